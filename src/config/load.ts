@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ErrorObject } from 'ajv';
+import { parse as parseYaml } from 'yaml';
+import { configSchema, type GatewayConfig } from './schema.js';
+
+/** Every problem found in a config, each naming the key it is about. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+const validate = ajv.compile<GatewayConfig>(configSchema);
+
+const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** The embedded default: in-memory sessions and the bundled example upstreams. */
+export function defaultConfigSource(): Record<string, unknown> {
+  const example = (name: string) => ({
+    name,
+    transport: 'stdio',
+    command: process.execPath,
+    args: [resolve(packageRoot, 'examples', name, 'server.mjs')],
+  });
+  return { upstreams: [example('echo'), example('slow')] };
+}
+
+function keyPath(instancePath: string): string {
+  if (instancePath === '') return '(root)';
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join('');
+}
+
+function describe(error: ErrorObject): string {
+  const at = keyPath(error.instancePath);
+  const p = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case 'additionalProperties':
+      return `${at === '(root)' ? '' : `${at}.`}${String(p.additionalProperty)}: unknown key`;
+    case 'required':
+      return `${at === '(root)' ? '' : `${at}.`}${String(p.missingProperty)}: is required`;
+    case 'enum':
+      return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return `${at}: ${error.message ?? 'is invalid'}`;
+  }
+}
+
+const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** `${NAME}` in upstream strings comes from the gateway's environment; a missing one is an error. */
+function substituteEnv(value: string, where: string, env: NodeJS.ProcessEnv, problems: string[]): string {
+  return value.replace(ENV_REF, (_m, name: string) => {
+    const v = env[name];
+    if (v === undefined) {
+      problems.push(`${where}: environment variable ${name} is not set`);
+      return '';
+    }
+    return v;
+  });
+}
+
+function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[] {
+  const problems: string[] = [];
+  const names = new Map<string, number>();
+  config.upstreams.forEach((u, i) => {
+    const at = `upstreams[${i}]`;
+    const seen = names.get(u.name);
+    if (seen !== undefined) problems.push(`${at}.name: "${u.name}" is already used by upstreams[${seen}]`);
+    names.set(u.name, i);
+    if (u.pool.min > u.pool.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
+    if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
+    u.command = substituteEnv(u.command, `${at}.command`, env, problems);
+    u.args = u.args.map((a, j) => substituteEnv(a, `${at}.args[${j}]`, env, problems));
+    for (const [k, v] of Object.entries(u.env)) u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
+  });
+  return problems;
+}
+
+function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): void {
+  const listen = (raw.listen ?? {}) as Record<string, unknown>;
+  if (env.MCPGW_HOST) listen.host = env.MCPGW_HOST;
+  if (env.MCPGW_PORT) {
+    const port = Number(env.MCPGW_PORT);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`MCPGW_PORT: "${env.MCPGW_PORT}" is not a port number`);
+    else listen.port = port;
+  }
+  if (env.MCPGW_HOST || env.MCPGW_PORT) raw.listen = listen;
+  if (env.MCPGW_LOG_LEVEL) raw.logLevel = env.MCPGW_LOG_LEVEL;
+}
+
+/** Validates a parsed config object (file contents, or the embedded default). */
+export function resolveConfig(source: unknown, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  if (typeof source !== 'object' || source === null || Array.isArray(source)) {
+    throw new ConfigError(['(root): the configuration must be a mapping of keys']);
+  }
+  const raw = structuredClone(source) as Record<string, unknown>;
+  const problems: string[] = [];
+  applyEnvOverrides(raw, env, problems);
+  if (!validate(raw)) {
+    problems.push(...(validate.errors ?? []).map(describe));
+    throw new ConfigError(problems);
+  }
+  const config = raw as unknown as GatewayConfig;
+  problems.push(...semanticChecks(config, env));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Reads `file` (YAML or JSON), or the embedded default when there is none. */
+export function loadConfig(file: string | undefined, env: NodeJS.ProcessEnv = process.env): GatewayConfig {
+  if (!file) return resolveConfig(defaultConfigSource(), env);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`${file}: cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})`]);
+  }
+  let parsed: unknown;
+  try {
+    parsed = parseYaml(text); // YAML is a superset of JSON, so one parser reads both
+  } catch (err) {
+    throw new ConfigError([`${file}: not valid YAML or JSON (${(err as Error).message.split('\n')[0]})`]);
+  }
+  return resolveConfig(parsed, env);
+}

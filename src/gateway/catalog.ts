@@ -1,0 +1,118 @@
+import { isObject } from '../jsonrpc/messages.js';
+
+/** The four lists an MCP server publishes, and the field that names an entry in each. */
+export const LISTS = {
+  tools: { method: 'tools/list', field: 'tools', key: 'name', capability: 'tools' },
+  prompts: { method: 'prompts/list', field: 'prompts', key: 'name', capability: 'prompts' },
+  resources: { method: 'resources/list', field: 'resources', key: 'uri', capability: 'resources' },
+  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', key: 'uriTemplate', capability: 'resources' },
+} as const;
+
+export type ListKind = keyof typeof LISTS;
+
+/** Where a client-visible name really lives. */
+export interface Route {
+  upstream: string;
+  /** The name (or URI) the upstream itself uses. */
+  original: string;
+}
+
+export interface UpstreamLists {
+  name: string;
+  /** '' exposes names unchanged. */
+  prefix: string;
+  lists: Partial<Record<ListKind, Array<Record<string, unknown>>>>;
+}
+
+export class CatalogCollisionError extends Error {
+  constructor(kind: ListKind, name: string, first: string, second: string) {
+    super(`${kind} name collision: "${name}" is offered by upstream "${first}" and by upstream "${second}"; give one of them another prefix`);
+    this.name = 'CatalogCollisionError';
+  }
+}
+
+export const PREFIX_SEPARATOR = '__';
+
+export function exposedName(prefix: string, name: string): string {
+  return prefix === '' ? name : `${prefix}${PREFIX_SEPARATOR}${name}`;
+}
+
+interface TemplateRoute extends Route {
+  /** The literal text before the first `{` of the template, used to route a URI to it. */
+  literalPrefix: string;
+}
+
+/**
+ * The merged, namespaced view of every upstream's lists. Immutable: a refresh builds a new
+ * catalog and swaps it in, so a request never sees half of one.
+ */
+export class Catalog {
+  readonly #entries: Record<ListKind, Array<Record<string, unknown>>>;
+  readonly #tools = new Map<string, Route>();
+  readonly #prompts = new Map<string, Route>();
+  readonly #resources = new Map<string, Route>();
+  readonly #templates: TemplateRoute[] = [];
+
+  constructor(upstreams: UpstreamLists[]) {
+    this.#entries = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
+    // Sorted by upstream name, then by the upstream's own order: deterministic across replicas.
+    const sorted = [...upstreams].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const u of sorted) {
+      for (const tool of u.lists.tools ?? []) this.#addNamed('tools', this.#tools, u, tool);
+      for (const prompt of u.lists.prompts ?? []) this.#addNamed('prompts', this.#prompts, u, prompt);
+      for (const resource of u.lists.resources ?? []) {
+        const uri = resource.uri;
+        if (typeof uri !== 'string') continue;
+        const seen = this.#resources.get(uri);
+        if (seen) throw new CatalogCollisionError('resources', uri, seen.upstream, u.name);
+        this.#resources.set(uri, { upstream: u.name, original: uri });
+        this.#entries.resources.push(resource);
+      }
+      for (const template of u.lists.resourceTemplates ?? []) {
+        const t = template.uriTemplate;
+        if (typeof t !== 'string') continue;
+        const brace = t.indexOf('{');
+        this.#templates.push({ upstream: u.name, original: t, literalPrefix: brace === -1 ? t : t.slice(0, brace) });
+        this.#entries.resourceTemplates.push(template);
+      }
+    }
+    // Longest literal prefix first, so the most specific template wins.
+    this.#templates.sort((a, b) => b.literalPrefix.length - a.literalPrefix.length);
+  }
+
+  list(kind: ListKind): ReadonlyArray<Record<string, unknown>> {
+    return this.#entries[kind];
+  }
+
+  tool(name: string): Route | undefined {
+    return this.#tools.get(name);
+  }
+
+  prompt(name: string): Route | undefined {
+    return this.#prompts.get(name);
+  }
+
+  /** The upstream serving `uri`: one that listed it, else one whose template matches it. */
+  resource(uri: string): Route | undefined {
+    const listed = this.#resources.get(uri);
+    if (listed) return listed;
+    const template = this.#templates.find((t) => t.literalPrefix.length > 0 && uri.startsWith(t.literalPrefix));
+    return template ? { upstream: template.upstream, original: uri } : undefined;
+  }
+
+  #addNamed(kind: 'tools' | 'prompts', routes: Map<string, Route>, u: UpstreamLists, entry: Record<string, unknown>): void {
+    const original = entry.name;
+    if (typeof original !== 'string' || original.length === 0) return;
+    const name = exposedName(u.prefix, original);
+    const seen = routes.get(name);
+    if (seen) throw new CatalogCollisionError(kind, name, seen.upstream, u.name);
+    routes.set(name, { upstream: u.name, original });
+    this.#entries[kind].push(u.prefix === '' ? entry : { ...entry, name });
+  }
+}
+
+/** Reads a list page's entries, tolerating an upstream that omits the field. */
+export function entriesOf(kind: ListKind, result: Record<string, unknown>): Array<Record<string, unknown>> {
+  const value = result[LISTS[kind].field];
+  return Array.isArray(value) ? value.filter(isObject) : [];
+}

@@ -1,0 +1,35 @@
+import type { JsonRpcId, JsonRpcMessage } from '../jsonrpc/messages.js';
+
+/** Where messages related to one client request go (the POST's SSE reply, or a session stream). */
+export interface MessageSink {
+  send(message: JsonRpcMessage): void;
+}
+
+export interface ClientInfo {
+  name: string;
+  version: string;
+  [key: string]: unknown;
+}
+
+/**
+ * Everything the virtual server needs to know about who asks and how to answer. The transport
+ * builds it per request: a 2025 request reads it from its session, a stateless (2026-07-28)
+ * request from its own `_meta`. Nothing below the transport looks up sessions.
+ */
+export interface RequestContext {
+  readonly protocolVersion: string;
+  readonly clientCapabilities: Readonly<Record<string, unknown>>;
+  readonly clientInfo: ClientInfo | undefined;
+  /**
+   * Names the space in which the client's request ids are unique (the session id for 2025
+   * clients, a per-request token for stateless ones): cancellation looks requests up by it.
+   */
+  readonly scope: string;
+  readonly sink: MessageSink;
+}
+
+export type RequestKey = `${string}\u0000${string}`;
+
+export function requestKey(scope: string, id: JsonRpcId): RequestKey {
+  return `${scope}\u0000${typeof id === 'number' ? `n${id}` : `s${id}`}`;
+}

@@ -1,0 +1,95 @@
+/**
+ * The one error table. Every failure that reaches a client is one of these entries: a stable
+ * name (sent as `error.data.type`), a JSON-RPC code and the HTTP status the transport uses when
+ * the error is the whole reply. Add entries here; never build an error object elsewhere.
+ *
+ * Gateway codes live in -32000..-32019, the range MCP leaves to implementations
+ * (2026-07-28 reserves -32020..-32099 for the spec itself). -32002 is not ours: MCP 2025
+ * uses it for "resource not found".
+ */
+import type { JsonRpcErrorObject, JsonRpcId } from './messages.js';
+
+export interface ErrorEntry {
+  readonly code: number;
+  readonly httpStatus: number;
+  readonly message: string;
+  /** A client may retry the same request later (the error carries `data.retryAfterMs`). */
+  readonly retryable: boolean;
+}
+
+export const ERRORS = {
+  // JSON-RPC / MCP spec codes
+  PARSE_ERROR: { code: -32700, httpStatus: 400, message: 'Parse error', retryable: false },
+  INVALID_REQUEST: { code: -32600, httpStatus: 400, message: 'Invalid Request', retryable: false },
+  METHOD_NOT_FOUND: { code: -32601, httpStatus: 200, message: 'Method not found', retryable: false },
+  INVALID_PARAMS: { code: -32602, httpStatus: 200, message: 'Invalid params', retryable: false },
+  INTERNAL_ERROR: { code: -32603, httpStatus: 500, message: 'Internal error', retryable: false },
+  RESOURCE_NOT_FOUND: { code: -32002, httpStatus: 200, message: 'Resource not found', retryable: false },
+
+  // Transport-level rejections (the HTTP status is what the spec asks for)
+  BATCH_NOT_SUPPORTED: { code: -32600, httpStatus: 400, message: 'Batch requests are not supported by this protocol version', retryable: false },
+  SESSION_ID_REQUIRED: { code: -32000, httpStatus: 400, message: 'Mcp-Session-Id header is required', retryable: false },
+  UNSUPPORTED_PROTOCOL_VERSION: { code: -32000, httpStatus: 400, message: 'Unsupported MCP-Protocol-Version', retryable: false },
+  NOT_INITIALIZED: { code: -32000, httpStatus: 400, message: 'First request of a session must be initialize', retryable: false },
+  NOT_ACCEPTABLE: { code: -32000, httpStatus: 406, message: 'Not Acceptable', retryable: false },
+  UNSUPPORTED_MEDIA_TYPE: { code: -32000, httpStatus: 415, message: 'Unsupported Media Type: Content-Type must be application/json', retryable: false },
+  PAYLOAD_TOO_LARGE: { code: -32000, httpStatus: 413, message: 'Payload Too Large', retryable: false },
+  METHOD_NOT_ALLOWED: { code: -32000, httpStatus: 405, message: 'Method Not Allowed', retryable: false },
+  STREAM_CONFLICT: { code: -32000, httpStatus: 409, message: 'A GET stream is already open for this session', retryable: false },
+  SESSION_NOT_FOUND: { code: -32001, httpStatus: 404, message: 'Session not found', retryable: false },
+  ORIGIN_FORBIDDEN: { code: -32003, httpStatus: 403, message: 'Origin not allowed', retryable: false },
+
+  // Data-path failures (carried in a 200 reply: the transport worked, the call did not)
+  UPSTREAM_UNAVAILABLE: { code: -32004, httpStatus: 200, message: 'Upstream unavailable', retryable: true },
+  UPSTREAM_TIMEOUT: { code: -32005, httpStatus: 200, message: 'Upstream timed out', retryable: false },
+  OVERLOADED: { code: -32006, httpStatus: 200, message: 'Upstream overloaded, retry later', retryable: true },
+  REQUEST_CANCELLED: { code: -32007, httpStatus: 200, message: 'Request cancelled', retryable: false },
+  UPSTREAM_PROTOCOL_ERROR: { code: -32008, httpStatus: 200, message: 'Upstream sent an invalid message', retryable: false },
+  SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
+  SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorName = keyof typeof ERRORS;
+
+/** Thrown anywhere on the data path; the transport turns it into a reply. */
+export class GatewayError extends Error {
+  readonly type: ErrorName;
+  readonly entry: ErrorEntry;
+  readonly detail: Record<string, unknown> | undefined;
+
+  constructor(type: ErrorName, message?: string, detail?: Record<string, unknown>) {
+    const entry: ErrorEntry = ERRORS[type];
+    super(message ?? entry.message);
+    this.name = 'GatewayError';
+    this.type = type;
+    this.entry = entry;
+    this.detail = detail;
+  }
+
+  toJsonRpc(): JsonRpcErrorObject {
+    return { code: this.entry.code, message: this.message, data: { type: this.type, ...this.detail } };
+  }
+}
+
+export function errorObject(type: ErrorName, message?: string, detail?: Record<string, unknown>): JsonRpcErrorObject {
+  return new GatewayError(type, message, detail).toJsonRpc();
+}
+
+/** An error an upstream sent us: passed to the client as it was, code and all. */
+export class UpstreamRpcError extends Error {
+  constructor(readonly error: JsonRpcErrorObject) {
+    super(error.message);
+    this.name = 'UpstreamRpcError';
+  }
+}
+
+/** Any thrown value → the JSON-RPC error object a client sees. Unknown errors never leak details. */
+export function toErrorObject(err: unknown): JsonRpcErrorObject {
+  if (err instanceof GatewayError) return err.toJsonRpc();
+  if (err instanceof UpstreamRpcError) return err.error;
+  return errorObject('INTERNAL_ERROR');
+}
+
+export function errorResponse(id: JsonRpcId | null, error: JsonRpcErrorObject) {
+  return { jsonrpc: '2.0' as const, id, error };
+}

@@ -1,0 +1,23 @@
+/** MCP protocol revisions this gateway speaks, newest first. */
+export const SUPPORTED_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
+export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
+
+export const LATEST_VERSION: ProtocolVersion = SUPPORTED_VERSIONS[0];
+/** What the transport spec says to assume when a request has no MCP-Protocol-Version header. */
+export const DEFAULT_HEADER_VERSION: ProtocolVersion = '2025-03-26';
+
+const supported: ReadonlySet<string> = new Set(SUPPORTED_VERSIONS);
+
+export function isSupportedVersion(v: unknown): v is ProtocolVersion {
+  return typeof v === 'string' && supported.has(v);
+}
+
+/** initialize negotiation: echo the client's version when we speak it, else offer our latest. */
+export function negotiateVersion(requested: unknown): ProtocolVersion {
+  return isSupportedVersion(requested) ? requested : LATEST_VERSION;
+}
+
+/** JSON-RPC batches exist only in 2025-03-26. */
+export function allowsBatch(v: string): boolean {
+  return v === '2025-03-26';
+}

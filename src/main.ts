@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { GATEWAY_VERSION, buildApp } from './app.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import { createLogger } from './observability/logger.js';
+
+const USAGE = `Usage: mcp-gateway [--config FILE]
+
+  -c, --config FILE   gateway config (YAML or JSON); also MCPGW_CONFIG.
+                      Without one: in-memory sessions and the bundled example upstreams.
+  -h, --help          show this help
+  -v, --version       show the version
+
+Environment: MCPGW_CONFIG, MCPGW_HOST, MCPGW_PORT, MCPGW_LOG_LEVEL override the file.`;
+
+async function main(): Promise<number> {
+  let args;
+  try {
+    args = parseArgs({
+      options: {
+        config: { type: 'string', short: 'c' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    }).values;
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (args.help) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  if (args.version) {
+    process.stdout.write(`${GATEWAY_VERSION}\n`);
+    return 0;
+  }
+
+  const file = args.config ?? process.env.MCPGW_CONFIG;
+  let config;
+  try {
+    config = loadConfig(file);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`mcp-gateway: ${file ?? 'default configuration'}: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+
+  const log = createLogger(config.logLevel);
+  let gateway;
+  try {
+    gateway = await buildApp(config, { logger: log });
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'gateway failed to start');
+    return 1;
+  }
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    gateway.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+
+  try {
+    const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
+    const url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
+    process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} listening: MCP endpoint ${url.href}\n`);
+    return -1; // keep running
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'cannot listen');
+    await gateway.close();
+    return 1;
+  }
+}
+
+main().then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`mcp-gateway: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

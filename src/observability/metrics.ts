@@ -1,0 +1,75 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The one metrics module. Names follow Prometheus conventions and OpenTelemetry's MCP semantic
+ * conventions; no label ever carries a session or request id.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly operationDuration = new Histogram({
+    name: 'mcp_server_operation_duration_seconds',
+    help: 'Duration of MCP requests handled by the gateway',
+    labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'error_type'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  readonly transportRejections = new Counter({
+    name: 'mcpgw_transport_rejections_total',
+    help: 'HTTP requests rejected by the transport before reaching the virtual server',
+    labelNames: ['error_type'] as const,
+    registers: [this.registry],
+  });
+
+  /** Set by the app: how many sessions the store holds, read at scrape time. */
+  countSessions: () => Promise<number> = async () => 0;
+
+  readonly sessionsActive: Gauge = new Gauge({
+    name: 'mcpgw_sessions_active',
+    help: 'Sessions known to the session store',
+    registers: [this.registry],
+    collect: async () => {
+      this.sessionsActive.set(await this.countSessions());
+    },
+  });
+
+  readonly sseStreamsOpen = new Gauge({
+    name: 'mcpgw_sse_streams_open',
+    help: 'SSE streams currently open on this replica',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamWorkers = new Gauge({
+    name: 'mcpgw_upstream_workers',
+    help: 'Live upstream workers per upstream',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamRestarts = new Counter({
+    name: 'mcpgw_upstream_restarts_total',
+    help: 'Upstream workers that exited unexpectedly and were restarted',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly poolQueueDepth = new Gauge({
+    name: 'mcpgw_pool_queue_depth',
+    help: 'Calls waiting for a free upstream worker',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly poolRejections = new Counter({
+    name: 'mcpgw_pool_rejections_total',
+    help: 'Calls rejected by an upstream pool (queue full or queue timeout)',
+    labelNames: ['upstream', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+  }
+}

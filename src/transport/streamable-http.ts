@@ -1,0 +1,304 @@
+import { randomUUID } from 'node:crypto';
+import type { OutgoingHttpHeaders } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ClientInfo, MessageSink, RequestContext } from '../gateway/context.js';
+import type { McpHandler } from '../gateway/virtual-server.js';
+import { GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
+import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { SUPPORTED_VERSIONS, allowsBatch, isSupportedVersion } from '../jsonrpc/versions.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import { PostReply } from './post-reply.js';
+import type { SessionStreams } from './session-streams.js';
+import { SseWriter } from './sse-writer.js';
+
+export interface StreamableHttpOptions {
+  path: string;
+  bodyLimit: number;
+  handler: McpHandler;
+  store: SessionStore;
+  streams: SessionStreams;
+  isAllowedOrigin: (origin: string | undefined) => boolean;
+  metrics: Metrics;
+  /** true once shutdown began: new work is refused with a retryable 503. */
+  isDraining: () => boolean;
+}
+
+export interface StreamableHttpTransport {
+  /** POST replies still being written (for the shutdown drain). */
+  readonly activeReplies: number;
+}
+
+const SESSION_HEADER = 'mcp-session-id';
+const VERSION_HEADER = 'mcp-protocol-version';
+const ALLOW = 'GET, POST, DELETE';
+const NO_SINK: MessageSink = { send: () => undefined };
+
+/** Thrown inside a handler to answer with one error from the table. */
+class Rejection extends GatewayError {
+  constructor(
+    type: ErrorName,
+    message?: string,
+    readonly id: JsonRpcId | null = null,
+    detail?: Record<string, unknown>,
+  ) {
+    super(type, message, detail);
+  }
+}
+
+function acceptsPost(accept: string | undefined): boolean {
+  if (!accept) return false;
+  if (accept.includes('*/*')) return true;
+  return accept.includes('application/json') && accept.includes('text/event-stream');
+}
+
+function acceptsSse(accept: string | undefined): boolean {
+  return !!accept && (accept.includes('text/event-stream') || accept.includes('*/*'));
+}
+
+function isJsonContentType(ct: string | undefined): boolean {
+  if (!ct) return false;
+  const semi = ct.indexOf(';');
+  return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * The client-facing side of the MCP Streamable HTTP transport (2025-03-26 … 2025-11-25) on one
+ * endpoint. It turns HTTP into RequestContexts and JSON-RPC messages for an McpHandler; what
+ * the handler does with them is not its business.
+ */
+export function registerStreamableHttp(app: FastifyInstance, options: StreamableHttpOptions): StreamableHttpTransport {
+  const { handler, store, streams, metrics } = options;
+  const state = { activeReplies: 0 };
+
+  function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
+    metrics.transportRejections.inc({ error_type: err.type });
+    if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
+    reply
+      .code(err.entry.httpStatus)
+      .header('content-type', 'application/json')
+      .send(JSON.stringify(errorResponse(id, err.toJsonRpc())));
+  }
+
+  function fail(reply: FastifyReply, err: unknown): void {
+    if (err instanceof Rejection) send(reply, err, err.id);
+    else if (err instanceof GatewayError) send(reply, err);
+    else {
+      reply.log.error({ err }, 'transport failure');
+      send(reply, new GatewayError('INTERNAL_ERROR'));
+    }
+  }
+
+  async function loadSession(request: FastifyRequest): Promise<SessionRecord> {
+    const sid = header(request, SESSION_HEADER);
+    if (!sid) throw new Rejection('SESSION_ID_REQUIRED');
+    let session: SessionRecord | undefined;
+    try {
+      session = await store.get(sid);
+    } catch (err) {
+      request.log.error({ err }, 'session store failure');
+      throw new Rejection('SESSION_STORE_UNAVAILABLE');
+    }
+    if (!session) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    return session;
+  }
+
+  function checkVersionHeader(request: FastifyRequest): void {
+    const v = header(request, VERSION_HEADER);
+    if (v !== undefined && !isSupportedVersion(v)) {
+      throw new Rejection('UNSUPPORTED_PROTOCOL_VERSION', `Unsupported MCP-Protocol-Version: ${v}`, null, { supported: [...SUPPORTED_VERSIONS] });
+    }
+  }
+
+  function contextOf(session: SessionRecord, sink: MessageSink): RequestContext {
+    return {
+      protocolVersion: session.protocolVersion,
+      clientCapabilities: session.clientCapabilities,
+      clientInfo: session.clientInfo,
+      scope: session.id,
+      sink,
+    };
+  }
+
+  /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */
+  function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
+    return reply.getHeaders() as OutgoingHttpHeaders;
+  }
+
+  async function initialize(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest): Promise<void> {
+    const params = message.params;
+    if (!params || typeof params.protocolVersion !== 'string') {
+      throw new Rejection('INVALID_PARAMS', 'initialize needs params.protocolVersion', message.id);
+    }
+    const { protocolVersion, result } = handler.initialize(params);
+    const clientInfo = isObject(params.clientInfo) ? (params.clientInfo as ClientInfo) : undefined;
+    const session: SessionRecord = {
+      id: randomUUID(),
+      protocolVersion,
+      clientCapabilities: isObject(params.capabilities) ? params.capabilities : {},
+      clientInfo,
+      initialized: false,
+      createdAt: Date.now(),
+    };
+    try {
+      await store.create(session);
+    } catch (err) {
+      request.log.error({ err }, 'session store failure');
+      throw new Rejection('SESSION_STORE_UNAVAILABLE', undefined, message.id);
+    }
+    request.log.info({ session: session.id, client: clientInfo?.name, version: protocolVersion }, 'session opened');
+    reply
+      .code(200)
+      .header('content-type', 'application/json')
+      .header(SESSION_HEADER, session.id)
+      .send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
+  }
+
+  function dispatch(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, messages: Classified[], batch: boolean): void {
+    let requests = 0;
+    for (const c of messages) if (c.kind === 'request' || c.kind === 'invalid') requests++;
+    const notificationCtx = contextOf(session, NO_SINK);
+    for (const c of messages) {
+      if (c.kind !== 'notification') continue;
+      if (c.message.method === 'notifications/initialized' && !session.initialized) {
+        store.update(session.id, { initialized: true }).catch((err: unknown) => request.log.warn({ err }, 'session update failed'));
+      }
+      handler.handleNotification(notificationCtx, c.message);
+    }
+    // Responses from the client answer server-to-client requests; a shared upstream sends none.
+    if (requests === 0) {
+      reply.code(202).send();
+      return;
+    }
+
+    reply.hijack();
+    const raw = reply.raw;
+    const post = new PostReply(raw, requests, batch, hookHeaders(reply));
+    state.activeReplies++;
+    raw.once('close', () => state.activeReplies--);
+    const ctx = contextOf(session, post);
+    for (const c of messages) {
+      if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
+      else if (c.kind === 'request') void handler.handleRequest(ctx, c.message).then((r) => post.respond(r));
+    }
+  }
+
+  async function onPost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (options.isDraining()) throw new Rejection('SHUTTING_DOWN');
+    if (!acceptsPost(header(request, 'accept'))) {
+      throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
+    }
+    if (!isJsonContentType(header(request, 'content-type'))) throw new Rejection('UNSUPPORTED_MEDIA_TYPE');
+
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body as string);
+    } catch {
+      throw new Rejection('PARSE_ERROR', 'Parse error: body is not valid JSON');
+    }
+    const batch = Array.isArray(body);
+    const items: unknown[] = batch ? (body as unknown[]) : [body];
+    if (items.length === 0) throw new Rejection('INVALID_REQUEST', 'Invalid Request: empty batch');
+    const messages = items.map(classify);
+
+    const first = messages[0]!;
+    if (!batch && first.kind === 'invalid') throw new Rejection('INVALID_REQUEST', `Invalid Request: ${first.reason}`, first.id);
+    const init = messages.find((c) => c.kind === 'request' && c.message.method === 'initialize');
+    if (init) {
+      if (batch) throw new Rejection('INVALID_REQUEST', 'Invalid Request: initialize must not be sent in a batch');
+      return initialize(request, reply, (init as { message: JsonRpcRequest }).message);
+    }
+
+    checkVersionHeader(request);
+    const session = await loadSession(request);
+    if (batch && !allowsBatch(session.protocolVersion)) {
+      throw new Rejection('BATCH_NOT_SUPPORTED', `Batch requests are not supported by protocol version ${session.protocolVersion}`);
+    }
+    dispatch(request, reply, session, messages, batch);
+  }
+
+  async function onGet(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (options.isDraining()) throw new Rejection('SHUTTING_DOWN');
+    if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
+    checkVersionHeader(request);
+    const session = await loadSession(request);
+    if (streams.has(session.id)) throw new Rejection('STREAM_CONFLICT');
+    reply.hijack();
+    const sse = new SseWriter(reply.raw);
+    sse.open(hookHeaders(reply));
+    streams.add(session.id, sse);
+    metrics.sseStreamsOpen.inc({ kind: 'get' });
+    sse.onClose(() => metrics.sseStreamsOpen.dec({ kind: 'get' }));
+  }
+
+  async function onDelete(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    checkVersionHeader(request);
+    const session = await loadSession(request);
+    let deleted: boolean;
+    try {
+      deleted = await store.delete(session.id);
+    } catch (err) {
+      request.log.error({ err }, 'session store failure');
+      throw new Rejection('SESSION_STORE_UNAVAILABLE');
+    }
+    if (!deleted) throw new Rejection('SESSION_NOT_FOUND');
+    handler.releaseScope(session.id);
+    streams.close(session.id);
+    request.log.info({ session: session.id }, 'session deleted');
+    reply.code(200).send();
+  }
+
+  const guard =
+    (fn: (request: FastifyRequest, reply: FastifyReply) => Promise<void>) =>
+    async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+      try {
+        await fn(request, reply);
+      } catch (err) {
+        fail(reply, err);
+      }
+    };
+
+  void app.register(async (scope) => {
+    // The body stays a string: the transport parses it itself, once, and answers 415/400 in
+    // JSON-RPC terms instead of Fastify's own error shapes.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: options.bodyLimit }, (_req, body, done) => done(null, body));
+    scope.addHook('onRequest', async (request, reply) => {
+      if (!options.isAllowedOrigin(header(request, 'origin'))) {
+        send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
+        return reply;
+      }
+      return undefined;
+    });
+    scope.setErrorHandler((err: { statusCode?: number; code?: string }, _request, reply) => {
+      if (err.statusCode === 413) send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
+      else if (err.statusCode === 415) send(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));
+      else if (err.statusCode !== undefined && err.statusCode < 500) send(reply, new GatewayError('PARSE_ERROR', 'Parse error: body could not be read'));
+      else fail(reply, err);
+    });
+    scope.post(options.path, guard(onPost));
+    scope.get(options.path, guard(onGet));
+    scope.delete(options.path, guard(onDelete));
+    scope.route({
+      method: ['PUT', 'PATCH'],
+      url: options.path,
+      handler: async (_request, reply) => send(reply, new GatewayError('METHOD_NOT_ALLOWED')),
+    });
+  });
+
+  store.onExpired((id) => {
+    handler.releaseScope(id);
+    streams.close(id);
+  });
+
+  return {
+    get activeReplies() {
+      return state.activeReplies;
+    },
+  };
+}

@@ -1,0 +1,154 @@
+import { GatewayError, UpstreamRpcError, errorObject, toErrorObject } from '../jsonrpc/errors.js';
+import {
+  classify,
+  isObject,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcNotification,
+  type JsonRpcRequest,
+} from '../jsonrpc/messages.js';
+import type { CallOptions, McpResult, UpstreamCall } from './upstream.js';
+
+type ProgressToken = string | number;
+
+/** Request correlation for one upstream connection: our own ids, our own progress tokens. */
+class PendingCall implements UpstreamCall {
+  readonly promise: Promise<McpResult>;
+  resolve!: (result: McpResult) => void;
+  reject!: (error: Error) => void;
+
+  constructor(
+    readonly id: number,
+    readonly clientToken: ProgressToken | undefined,
+    readonly onNotification: ((n: JsonRpcNotification) => void) | undefined,
+    private readonly connection: JsonRpcConnection,
+  ) {
+    this.promise = new Promise<McpResult>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  cancel(error: Error): void {
+    this.connection.cancel(this.id, error);
+  }
+}
+
+export interface ConnectionHandlers {
+  /** A request the upstream sends us; the returned result (or thrown error) is its answer. */
+  onRequest(request: JsonRpcRequest): Promise<McpResult>;
+  /** A notification not related to any call of ours (logging, list_changed, …). */
+  onNotification(notification: JsonRpcNotification): void;
+  /** A line that is not a JSON-RPC message, or a response to nothing. */
+  onProtocolError(reason: string): void;
+  onCallSettled(): void;
+}
+
+export class JsonRpcConnection {
+  #nextId = 1;
+  readonly #pending = new Map<number, PendingCall>();
+  #closedWith: GatewayError | undefined;
+
+  constructor(
+    private readonly send: (message: JsonRpcMessage) => void,
+    private readonly handlers: ConnectionHandlers,
+  ) {}
+
+  get inFlight(): number {
+    return this.#pending.size;
+  }
+
+  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions = {}): UpstreamCall {
+    const id = this.#nextId++;
+    const meta = params?._meta;
+    const clientToken = isObject(meta) ? (meta.progressToken as ProgressToken | undefined) : undefined;
+    const call = new PendingCall(id, clientToken, options.onNotification, this);
+    if (this.#closedWith) {
+      call.reject(this.#closedWith);
+      return call;
+    }
+    let outParams = params;
+    if (clientToken !== undefined && isObject(meta)) {
+      // Our id doubles as the progress token: unique on this connection by construction.
+      outParams = { ...params, _meta: { ...meta, progressToken: id } };
+    }
+    this.#pending.set(id, call);
+    this.send(outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams });
+    return call;
+  }
+
+  notify(method: string, params?: Record<string, unknown>): void {
+    if (this.#closedWith) return;
+    this.send(params === undefined ? { jsonrpc: '2.0', method } : { jsonrpc: '2.0', method, params });
+  }
+
+  cancel(id: number, error: Error): void {
+    const call = this.#pending.get(id);
+    if (!call) return;
+    this.#pending.delete(id);
+    this.notify('notifications/cancelled', { requestId: id, reason: error.message });
+    call.reject(error);
+    this.handlers.onCallSettled();
+  }
+
+  /** Fails every pending call with `error` and refuses new ones. */
+  close(error: GatewayError): void {
+    if (this.#closedWith) return;
+    this.#closedWith = error;
+    const calls = [...this.#pending.values()];
+    this.#pending.clear();
+    for (const call of calls) call.reject(error);
+    if (calls.length > 0) this.handlers.onCallSettled();
+  }
+
+  receive(value: unknown): void {
+    const c = classify(value);
+    switch (c.kind) {
+      case 'response': {
+        const { id } = c.message;
+        const call = typeof id === 'number' ? this.#pending.get(id) : undefined;
+        if (!call) {
+          this.handlers.onProtocolError(`response to unknown request id ${JSON.stringify(id)}`);
+          return;
+        }
+        this.#pending.delete(call.id);
+        if ('error' in c.message) call.reject(new UpstreamRpcError(c.message.error));
+        else if (isObject(c.message.result)) call.resolve(c.message.result);
+        else call.reject(new GatewayError('UPSTREAM_PROTOCOL_ERROR', 'Upstream result is not an object'));
+        this.handlers.onCallSettled();
+        return;
+      }
+      case 'notification':
+        this.#onNotification(c.message);
+        return;
+      case 'request':
+        this.#onRequest(c.message);
+        return;
+      case 'invalid':
+        this.handlers.onProtocolError(c.reason);
+        return;
+    }
+  }
+
+  #onNotification(n: JsonRpcNotification): void {
+    if (n.method === 'notifications/progress') {
+      const token = n.params?.progressToken;
+      const call = typeof token === 'number' ? this.#pending.get(token) : undefined;
+      // Progress for a finished or unknown request is dropped: nothing may follow a response.
+      if (!call || call.clientToken === undefined) return;
+      call.onNotification?.({ ...n, params: { ...n.params, progressToken: call.clientToken } });
+      return;
+    }
+    this.handlers.onNotification(n);
+  }
+
+  #onRequest(request: JsonRpcRequest): void {
+    const reply = (id: JsonRpcId, body: { result: McpResult } | { error: ReturnType<typeof errorObject> }) => {
+      if (!this.#closedWith) this.send({ jsonrpc: '2.0', id, ...body } as JsonRpcMessage);
+    };
+    this.handlers.onRequest(request).then(
+      (result) => reply(request.id, { result }),
+      (err: unknown) => reply(request.id, { error: toErrorObject(err) }),
+    );
+  }
+}

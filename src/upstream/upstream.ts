@@ -1,0 +1,52 @@
+import type { JsonRpcNotification } from '../jsonrpc/messages.js';
+
+/** What an upstream told us in its initialize result. */
+export interface UpstreamServerInfo {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string; [key: string]: unknown };
+  instructions?: string;
+}
+
+export type McpResult = Record<string, unknown>;
+
+export interface CallOptions {
+  /**
+   * Notifications the upstream relates to this call (progress). A progress token in the
+   * call's `_meta` is replaced by one unique on this connection and restored on the way back,
+   * so many clients can share one connection with colliding tokens.
+   */
+  onNotification?: (notification: JsonRpcNotification) => void;
+}
+
+/** One request in flight on an upstream. */
+export interface UpstreamCall {
+  readonly promise: Promise<McpResult>;
+  /** Tells the upstream (notifications/cancelled) and rejects the promise with `error`. */
+  cancel(error: Error): void;
+}
+
+/**
+ * One connection to an MCP server: a child process or a remote session. The pool owns many of
+ * these; nothing here knows about HTTP clients or gateway sessions.
+ */
+export interface Upstream {
+  readonly label: string;
+  readonly inFlight: number;
+  readonly info: UpstreamServerInfo | undefined;
+  start(): Promise<UpstreamServerInfo>;
+  call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
+  /** Stops the connection and everything it started; pending calls fail at once. */
+  close(): Promise<void>;
+  /** Fires once, when the connection ends for any reason other than close(). */
+  onExit(listener: (reason: string) => void): void;
+  /** Fires after every call settles, so the pool can hand out the freed slot. */
+  onCallSettled(listener: () => void): void;
+}
+
+/** The identity the gateway presents to upstreams it initializes itself. */
+export interface ClientIdentity {
+  clientInfo: { name: string; version: string };
+  capabilities: Record<string, unknown>;
+  protocolVersion: string;
+}
