@@ -30,7 +30,6 @@ export const ERRORS = {
   BATCH_NOT_SUPPORTED: { code: -32600, httpStatus: 400, message: 'Batch requests are not supported by this protocol version', retryable: false },
   SESSION_ID_REQUIRED: { code: -32000, httpStatus: 400, message: 'Mcp-Session-Id header is required', retryable: false },
   UNSUPPORTED_PROTOCOL_VERSION: { code: -32000, httpStatus: 400, message: 'Unsupported MCP-Protocol-Version', retryable: false },
-  NOT_INITIALIZED: { code: -32000, httpStatus: 400, message: 'First request of a session must be initialize', retryable: false },
   NOT_ACCEPTABLE: { code: -32000, httpStatus: 406, message: 'Not Acceptable', retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { code: -32000, httpStatus: 415, message: 'Unsupported Media Type: Content-Type must be application/json', retryable: false },
   PAYLOAD_TOO_LARGE: { code: -32000, httpStatus: 413, message: 'Payload Too Large', retryable: false },
@@ -67,7 +66,8 @@ export class GatewayError extends Error {
   }
 
   toJsonRpc(): JsonRpcErrorObject {
-    return { code: this.entry.code, message: this.message, data: { type: this.type, ...this.detail } };
+    const data = this.entry.retryable ? { type: this.type, retryable: true, ...this.detail } : { type: this.type, ...this.detail };
+    return { code: this.entry.code, message: this.message, data };
   }
 }
 
