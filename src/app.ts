@@ -2,17 +2,19 @@ import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
-import { VirtualServer, type UpstreamEntry } from './gateway/virtual-server.js';
+import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
 import { registerHealth } from './http/health.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { MemorySessionStore } from './session/memory-store.js';
+import { RedisSessionStore } from './session/redis-store.js';
 import type { SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
 import { SessionStreams } from './transport/session-streams.js';
 import { registerStreamableHttp } from './transport/streamable-http.js';
 import { UpstreamPool } from './upstream/pool.js';
+import { SessionWorkers } from './upstream/session-workers.js';
 import { StdioUpstream } from './upstream/stdio.js';
 import type { ClientIdentity } from './upstream/upstream.js';
 
@@ -36,12 +38,27 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function createStore(config: GatewayConfig): SessionStore {
-  return new MemorySessionStore({ ttlSeconds: config.sessions.ttlSeconds });
+function createStore(config: GatewayConfig, log: Logger): SessionStore {
+  const { store, redisUrl, keyPrefix, ttlSeconds } = config.sessions;
+  if (store === 'redis' && redisUrl) return new RedisSessionStore({ url: redisUrl, keyPrefix, ttlSeconds, log });
+  return new MemorySessionStore({ ttlSeconds });
 }
 
-function createPool(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics): UpstreamPool {
-  return new UpstreamPool(u.name, u.pool, (i) => new StdioUpstream(u, identity, log, i), log, metrics);
+function createUpstream(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, server: () => VirtualServer): UpstreamEntry {
+  const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs } };
+  if (u.mode === 'per-session') {
+    const workers = new SessionWorkers(
+      u.name,
+      u.pool,
+      (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer),
+      (scope) => server().sessionPeer(u.name, scope),
+      log,
+      metrics,
+    );
+    return { ...common, mode: 'per-session', workers };
+  }
+  const pool = new UpstreamPool(u.name, u.pool, (i) => new StdioUpstream(u, identity, log, i, server().sharedPeer(u.name)), log, metrics);
+  return { ...common, mode: 'shared', pool };
 }
 
 /** Builds the whole gateway, upstreams started and catalog loaded, ready to listen. */
@@ -55,16 +72,15 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     protocolVersion: LATEST_VERSION,
   };
 
+  // The upstreams' peers call back into the server, which needs the upstreams to exist first.
+  let server: VirtualServer | undefined;
+  const serverRef = () => server!;
   const upstreams = new Map<string, UpstreamEntry>();
-  for (const u of config.upstreams) {
-    upstreams.set(u.name, {
-      pool: createPool(u, identity, log, metrics),
-      prefix: u.prefix ?? u.name,
-      deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs },
-    });
-  }
-  const server = new VirtualServer({
+  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, serverRef));
+  server = new VirtualServer({
     upstreams,
+    // A probe of a per-session upstream offers every client capability, so no tool stays hidden.
+    probeIdentity: { ...identity, capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
     serverInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
     pageSize: config.pagination.pageSize,
     log,
@@ -77,7 +93,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     throw err;
   }
 
-  const store = createStore(config);
+  const store = createStore(config, log);
   const streams = new SessionStreams(config.sse.keepAliveMs);
   let draining = false;
   const isDraining = () => draining;
@@ -99,7 +115,8 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   registerHealth(app, {
     isDraining,
     metrics,
-    upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, u.pool.status()])),
+    upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, upstreamStatus(u)])),
+    store: store instanceof RedisSessionStore ? () => store.status() : undefined,
   });
   const transport = registerStreamableHttp(app, {
     path: config.path,
@@ -112,6 +129,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     isDraining,
   });
   metrics.countSessions = () => store.size();
+  server.onListChanged((method) => streams.broadcast({ jsonrpc: '2.0', method }));
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => streams.closeAll());
 

@@ -70,30 +70,43 @@ function substituteEnv(value: string, where: string, env: NodeJS.ProcessEnv, pro
 function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   const names = new Map<string, number>();
-  config.upstreams.forEach((u, i) => {
+  (Array.isArray(config.upstreams) ? config.upstreams : []).forEach((u, i) => {
+    if (typeof u !== 'object' || u === null) return; // (the schema errors already name it)
     const at = `upstreams[${i}]`;
     const seen = names.get(u.name);
     if (seen !== undefined) problems.push(`${at}.name: "${u.name}" is already used by upstreams[${seen}]`);
     names.set(u.name, i);
-    if (u.pool.min > u.pool.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
+    if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
     if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
-    u.command = substituteEnv(u.command, `${at}.command`, env, problems);
-    u.args = u.args.map((a, j) => substituteEnv(a, `${at}.args[${j}]`, env, problems));
-    for (const [k, v] of Object.entries(u.env)) u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
+    if (typeof u.command === 'string') u.command = substituteEnv(u.command, `${at}.command`, env, problems);
+    if (Array.isArray(u.args)) u.args = u.args.map((a, j) => (typeof a === 'string' ? substituteEnv(a, `${at}.args[${j}]`, env, problems) : a));
+    if (typeof u.env === 'object' && u.env !== null) {
+      for (const [k, v] of Object.entries(u.env)) if (typeof v === 'string') u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
+    }
   });
+  if (config.sessions?.store === 'redis' && !config.sessions.redisUrl) {
+    problems.push('sessions.redisUrl: is required when sessions.store is "redis" (or set MCPGW_REDIS_URL)');
+  }
   return problems;
 }
 
 function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): void {
-  const listen = (raw.listen ?? {}) as Record<string, unknown>;
+  // A `listen` that is not a mapping is left as it is, for the schema to name.
+  const listen = (typeof raw.listen === 'object' && raw.listen !== null ? raw.listen : {}) as Record<string, unknown>;
   if (env.MCPGW_HOST) listen.host = env.MCPGW_HOST;
   if (env.MCPGW_PORT) {
     const port = Number(env.MCPGW_PORT);
     if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`MCPGW_PORT: "${env.MCPGW_PORT}" is not a port number`);
     else listen.port = port;
   }
-  if (env.MCPGW_HOST || env.MCPGW_PORT) raw.listen = listen;
+  if ((env.MCPGW_HOST || env.MCPGW_PORT) && raw.listen === undefined) raw.listen = listen;
   if (env.MCPGW_LOG_LEVEL) raw.logLevel = env.MCPGW_LOG_LEVEL;
+  if (env.MCPGW_REDIS_URL) {
+    const sessions = raw.sessions ?? {};
+    if (typeof sessions === 'object' && sessions !== null && !Array.isArray(sessions)) {
+      raw.sessions = { ...sessions, redisUrl: env.MCPGW_REDIS_URL };
+    }
+  }
 }
 
 /** Validates a parsed config object (file contents, or the embedded default). */
@@ -104,11 +117,9 @@ export function resolveConfig(source: unknown, env: NodeJS.ProcessEnv = process.
   const raw = structuredClone(source) as Record<string, unknown>;
   const problems: string[] = [];
   applyEnvOverrides(raw, env, problems);
-  if (!validate(raw)) {
-    problems.push(...(validate.errors ?? []).map(describe));
-    throw new ConfigError(problems);
-  }
+  if (!validate(raw)) problems.push(...(validate.errors ?? []).map(describe));
   const config = raw as unknown as GatewayConfig;
+  // Also on a config the schema rejected (guarded against its shape), so one run names every problem.
   problems.push(...semanticChecks(config, env));
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -18,7 +18,7 @@ export interface StdioUpstreamConfig {
   args: string[];
   env: Record<string, string>;
   cwd?: string;
-  mode: 'shared';
+  mode: 'shared' | 'per-session';
   pool: PoolConfig;
   timeoutMs: number;
   maxTimeoutMs: number;
@@ -33,7 +33,7 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   limits: { bodyBytes: number };
   security: { allowedOrigins: string[] };
-  sessions: { store: 'memory'; ttlSeconds: number };
+  sessions: { store: 'memory' | 'redis'; redisUrl?: string; keyPrefix: string; ttlSeconds: number };
   sse: { keepAliveMs: number };
   pagination: { pageSize: number };
   shutdown: { drainMs: number };
@@ -64,7 +64,7 @@ const stdioUpstream: SchemaObject = {
     args: { type: 'array', items: { type: 'string' }, default: [] },
     env: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     cwd: { type: 'string', nullable: true },
-    mode: { type: 'string', enum: ['shared'], default: 'shared' },
+    mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
     pool: { ...pool, default: {} },
     timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
     maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
@@ -110,7 +110,10 @@ export const configSchema: SchemaObject = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        store: { type: 'string', enum: ['memory'], default: 'memory' },
+        store: { type: 'string', enum: ['memory', 'redis'], default: 'memory' },
+        redisUrl: { type: 'string', pattern: '^rediss?://' },
+        // No "{" or "}": the session id is the key's Cluster hash tag.
+        keyPrefix: { type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:' },
         ttlSeconds: { type: 'integer', minimum: 1, default: 3600 },
       },
       required: [],

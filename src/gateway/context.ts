@@ -2,7 +2,8 @@ import type { JsonRpcId, JsonRpcMessage } from '../jsonrpc/messages.js';
 
 /** Where messages related to one client request go (the POST's SSE reply, or a session stream). */
 export interface MessageSink {
-  send(message: JsonRpcMessage): void;
+  /** false when the stream is gone and the message was not delivered. */
+  send(message: JsonRpcMessage): boolean;
 }
 
 export interface ClientInfo {
@@ -25,7 +26,10 @@ export interface RequestContext {
    * clients, a per-request token for stateless ones): cancellation looks requests up by it.
    */
   readonly scope: string;
+  /** The stream of this request's reply. */
   readonly sink: MessageSink;
+  /** The client's stream for messages unrelated to any request (a 2025 session's GET stream). */
+  readonly sessionSink: MessageSink | undefined;
 }
 
 export type RequestKey = `${string}\u0000${string}`;

@@ -1,23 +1,33 @@
 import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { isObject, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { negotiateVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { UpstreamPool } from '../upstream/pool.js';
-import type { McpResult } from '../upstream/upstream.js';
+import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
+import type { SessionWorkers } from '../upstream/session-workers.js';
+import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
+import { ClientRequests } from './client-requests.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
-import { requestKey, type RequestContext } from './context.js';
+import { requestKey, type MessageSink, type RequestContext } from './context.js';
 import { InFlightTable, type Deadline } from './in-flight.js';
 import { paginate } from './pagination.js';
 
-export interface UpstreamEntry {
-  pool: UpstreamPool;
+interface EntryCommon {
   prefix: string;
   deadline: Deadline;
 }
 
+/** One configured upstream: a shared pool, or a worker per client session. */
+export type UpstreamEntry = EntryCommon & ({ mode: 'shared'; pool: UpstreamPool } | { mode: 'per-session'; workers: SessionWorkers });
+
+export function upstreamStatus(entry: UpstreamEntry): PoolStatus {
+  return entry.mode === 'shared' ? entry.pool.status() : entry.workers.status();
+}
+
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
+  /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
+  probeIdentity: ClientIdentity;
   serverInfo: { name: string; version: string };
   pageSize: number;
   log: Logger;
@@ -29,11 +39,28 @@ export interface McpHandler {
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult };
   handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse>;
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void;
+  /** The client's answer to a request an upstream sent it. */
+  handleResponse(ctx: RequestContext, response: JsonRpcResponse): void;
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void;
 }
 
 const MAX_LIST_PAGES = 100;
+
+/** Requests an upstream may send its client, and the client capability each needs. */
+const CLIENT_CAPABILITY: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
+/** The requests of one client scope that are in flight on its per-session workers. */
+interface ScopeLink {
+  active: RequestContext[];
+  last: RequestContext;
+}
+
+const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 const LIST_METHODS: Record<string, ListKind> = {
   'tools/list': 'tools',
@@ -47,6 +74,11 @@ export class VirtualServer implements McpHandler {
   #catalog = new Catalog([]);
   readonly #lists = new Map<string, UpstreamLists>();
   readonly #inFlight = new InFlightTable();
+  readonly #clientRequests = new ClientRequests();
+  readonly #links = new Map<string, ScopeLink>();
+  /** `${upstream}\0${uri}` → the scopes subscribed to it through a shared upstream. */
+  readonly #subscriptions = new Map<string, Map<string, MessageSink>>();
+  readonly #listChangedListeners: Array<(method: string) => void> = [];
   #started = false;
 
   constructor(private readonly options: VirtualServerOptions) {}
@@ -68,13 +100,14 @@ export class VirtualServer implements McpHandler {
     const { upstreams, log } = this.options;
     await Promise.all(
       [...upstreams].map(async ([name, entry]) => {
-        entry.pool.onInfo(() => {
-          // An upstream that was down at start-up: add its lists once it is up.
-          if (this.#started && !this.#lists.has(name)) void this.#refresh(name).catch((err: unknown) => log.error({ upstream: name, err: String(err) }, 'catalog refresh failed'));
-        });
+        if (entry.mode === 'shared') {
+          entry.pool.onInfo(() => {
+            // An upstream that was down at start-up: add its lists once it is up.
+            if (this.#started && !this.#lists.has(name)) this.#refreshLater(name);
+          });
+        }
         try {
-          await entry.pool.start();
-          this.#lists.set(name, await this.#fetchLists(name, entry));
+          this.#lists.set(name, await this.#loadLists(name, entry));
         } catch (err) {
           log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'upstream unavailable at start-up; retrying in the background');
         }
@@ -88,12 +121,19 @@ export class VirtualServer implements McpHandler {
     const protocolVersion = negotiateVersion(params?.protocolVersion);
     const capabilities: Record<string, unknown> = {};
     const instructions: string[] = [];
-    for (const [name, { pool }] of this.options.upstreams) {
-      const info = pool.info;
+    for (const [name, entry] of this.options.upstreams) {
+      const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
       if (!info) continue;
-      for (const cap of ['tools', 'prompts', 'resources', 'completions'] as const) {
-        if (info.capabilities[cap] !== undefined) capabilities[cap] = {};
+      // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
+      if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
+      if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
+      if (isObject(info.capabilities.resources)) {
+        const resources = (capabilities.resources ?? { listChanged: true }) as Record<string, unknown>;
+        if (info.capabilities.resources.subscribe === true) resources.subscribe = true;
+        capabilities.resources = resources;
       }
+      if (info.capabilities.completions !== undefined) capabilities.completions = {};
+      if (info.capabilities.logging !== undefined) capabilities.logging = {};
       if (info.instructions) instructions.push(`[${name}] ${info.instructions}`);
     }
     const result: McpResult = { protocolVersion, capabilities, serverInfo: this.options.serverInfo };
@@ -134,13 +174,82 @@ export class VirtualServer implements McpHandler {
     // notifications/initialized, roots/list_changed and the like need no action in shared mode.
   }
 
+  handleResponse(ctx: RequestContext, response: JsonRpcResponse): void {
+    if (!this.#clientRequests.receive(ctx.scope, response)) {
+      this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
+    }
+  }
+
   releaseScope(scope: string): void {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+    this.#clientRequests.cancelScope(scope);
+    this.#links.delete(scope);
+    for (const scopes of this.#subscriptions.values()) scopes.delete(scope);
+    for (const entry of this.options.upstreams.values()) {
+      if (entry.mode === 'per-session') void entry.workers.release(scope);
+    }
   }
 
   async close(): Promise<void> {
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
-    await Promise.all([...this.options.upstreams.values()].map((u) => u.pool.close()));
+    await Promise.all([...this.options.upstreams.values()].map((u) => (u.mode === 'shared' ? u.pool.close() : u.workers.close())));
+  }
+
+  /** The client side of a shared worker: nobody to ask, but its list changes still count. */
+  sharedPeer(upstream: string): UpstreamPeer {
+    return {
+      request: async (method) => {
+        // A shared worker serves many sessions: a request from it cannot be tied to one client.
+        throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available to a shared upstream worker (use mode: per-session)`);
+      },
+      notification: (n) => this.#onUpstreamNotification(upstream, undefined, n),
+    };
+  }
+
+  /** The client side of a per-session worker: its requests and notifications reach that client. */
+  sessionPeer(upstream: string, scope: string): UpstreamPeer {
+    return {
+      request: (method, params) => this.#askClient(upstream, scope, method, params),
+      notification: (n) => this.#onUpstreamNotification(upstream, scope, n),
+    };
+  }
+
+  #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+    const link = this.#links.get(scope);
+    if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
+    const capability = CLIENT_CAPABILITY[method];
+    if (capability === undefined || link.last.clientCapabilities[capability] === undefined) {
+      return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
+    }
+    const timeoutMs = this.options.upstreams.get(upstream)?.deadline.maxTimeoutMs ?? 60_000;
+    return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs);
+  }
+
+  /** A message for the client: on the newest open reply stream of the scope, else its own stream. */
+  #deliver(link: ScopeLink, message: JsonRpcMessage): boolean {
+    for (let i = link.active.length - 1; i >= 0; i--) {
+      if (link.active[i]!.sink.send(message)) return true;
+    }
+    return link.last.sessionSink?.send(message) ?? false;
+  }
+
+  /** Called with a list_changed method after the merged catalog changed. */
+  onListChanged(listener: (method: string) => void): void {
+    this.#listChangedListeners.push(listener);
+  }
+
+  #onUpstreamNotification(upstream: string, scope: string | undefined, n: JsonRpcNotification): void {
+    if (n.method.endsWith('/list_changed') && n.method !== 'notifications/roots/list_changed') {
+      this.#refreshLater(upstream, n.method);
+      return;
+    }
+    if (scope === undefined && n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
+      for (const sink of this.#subscriptions.get(`${upstream}\u0000${n.params.uri}`)?.values() ?? []) sink.send(n);
+      return;
+    }
+    const link = scope === undefined ? undefined : this.#links.get(scope);
+    // Logging and other notifications of a shared worker belong to no one client: never broadcast.
+    if (link) this.#deliver(link, n);
   }
 
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
@@ -163,6 +272,11 @@ export class VirtualServer implements McpHandler {
         if (!route) throw new GatewayError('RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
         return this.#forward(ctx, request, route.upstream, params);
       }
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return this.#subscription(ctx, request);
+      case 'logging/setLevel':
+        return this.#setLevel(ctx, request);
       case 'completion/complete':
         return this.#complete(ctx, request);
       case 'initialize':
@@ -170,6 +284,36 @@ export class VirtualServer implements McpHandler {
       default:
         throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
     }
+  }
+
+  async #subscription(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const uri = requireString(request.params, 'uri');
+    const route = this.#catalog.resource(uri);
+    if (!route) throw new GatewayError('RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+    const result = await this.#forward(ctx, request, route.upstream, request.params);
+    // A shared worker's updates carry no session: the gateway remembers who subscribed.
+    if (this.options.upstreams.get(route.upstream)?.mode === 'shared') {
+      const key = `${route.upstream}\u0000${uri}`;
+      if (request.method === 'resources/subscribe') {
+        const sink = ctx.sessionSink;
+        if (sink) {
+          const scopes = this.#subscriptions.get(key) ?? new Map<string, MessageSink>();
+          this.#subscriptions.set(key, scopes.set(ctx.scope, sink));
+        }
+      } else {
+        this.#subscriptions.get(key)?.delete(ctx.scope);
+      }
+    }
+    return result;
+  }
+
+  async #setLevel(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const level = requireString(request.params, 'level');
+    if (!LOG_LEVELS.has(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
+    // Only a session's own workers take its level; a shared worker's level would be everyone's.
+    const own = [...this.options.upstreams].filter(([, e]) => e.mode === 'per-session' && e.workers.workerOf(ctx.scope));
+    await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));
+    return {};
   }
 
   #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
@@ -199,28 +343,66 @@ export class VirtualServer implements McpHandler {
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
     const tracked = this.#inFlight.begin(key, entry.deadline);
+    const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
+    const options: CallOptions | undefined = wantsProgress
+      ? {
+          onNotification: (n) => {
+            tracked.touch();
+            ctx.sink.send(n);
+          },
+        }
+      : undefined;
+    if (entry.mode === 'shared') {
+      try {
+        tracked.call = entry.pool.call(request.method, params, options);
+        return await tracked.call.promise;
+      } finally {
+        this.#inFlight.end(key, tracked);
+      }
+    }
+    const link = this.#link(ctx);
+    link.active.push(ctx);
     try {
-      const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
-      tracked.call = entry.pool.call(
-        request.method,
-        params,
-        wantsProgress
-          ? {
-              onNotification: (n) => {
-                tracked.touch();
-                ctx.sink.send(n);
-              },
-            }
-          : undefined,
-      );
+      tracked.call = entry.workers.call(ctx.scope, () => identityOf(ctx), request.method, params, options);
       return await tracked.call.promise;
     } finally {
       this.#inFlight.end(key, tracked);
+      const i = link.active.indexOf(ctx);
+      if (i !== -1) link.active.splice(i, 1);
     }
   }
 
-  async #fetchLists(name: string, entry: UpstreamEntry): Promise<UpstreamLists> {
-    const info = entry.pool.info;
+  #link(ctx: RequestContext): ScopeLink {
+    let link = this.#links.get(ctx.scope);
+    if (!link) {
+      link = { active: [], last: ctx };
+      this.#links.set(ctx.scope, link);
+    }
+    link.last = ctx;
+    return link;
+  }
+
+  #refreshLater(name: string, method?: string): void {
+    void this.#refresh(name, method).catch((err: unknown) =>
+      this.options.log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'catalog refresh failed'),
+    );
+  }
+
+  /** Lists from a shared pool, or from a probe worker for a per-session upstream. */
+  #loadLists(name: string, entry: UpstreamEntry): Promise<UpstreamLists> {
+    if (entry.mode === 'shared') {
+      return entry.pool.start().then(() => this.#fetchLists(name, entry.prefix, (m, p) => entry.pool.call(m, p)));
+    }
+    return entry.workers.probe(this.options.probeIdentity, (probe) => this.#fetchLists(name, entry.prefix, (m, p) => probe.call(m, p)));
+  }
+
+  async #fetchLists(
+    name: string,
+    prefix: string,
+    call: (method: string, params: Record<string, unknown> | undefined) => UpstreamCall,
+  ): Promise<UpstreamLists> {
+    const entry = this.options.upstreams.get(name)!;
+    const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
     const lists: UpstreamLists['lists'] = {};
     for (const kind of Object.keys(LISTS) as ListKind[]) {
       const spec = LISTS[kind];
@@ -228,29 +410,39 @@ export class VirtualServer implements McpHandler {
       const all: Array<Record<string, unknown>> = [];
       let cursor: unknown;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const result = await entry.pool.call(spec.method, cursor === undefined ? undefined : { cursor }).promise;
+        const result = await call(spec.method, cursor === undefined ? undefined : { cursor }).promise;
         all.push(...entriesOf(kind, result));
         cursor = result.nextCursor;
         if (typeof cursor !== 'string' || cursor === '') break;
       }
       lists[kind] = all;
     }
-    return { name, prefix: entry.prefix, lists };
+    return { name, prefix, lists };
   }
 
-  async #refresh(name: string): Promise<void> {
+  async #refresh(name: string, method?: string): Promise<void> {
     const entry = this.options.upstreams.get(name);
     if (!entry) return;
-    const lists = await this.#fetchLists(name, entry);
+    const lists = await this.#loadLists(name, entry);
     const next = new Map(this.#lists).set(name, lists);
     try {
       this.#catalog = new Catalog([...next.values()]);
       this.#lists.set(name, lists);
-      this.options.log.info({ upstream: name }, 'upstream joined the catalog');
+      this.options.log.info({ upstream: name }, 'catalog refreshed');
+      const methods = method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed'];
+      for (const m of methods) for (const l of this.#listChangedListeners) l(m);
     } catch (err) {
       this.options.log.error({ upstream: name, err: (err as Error).message }, 'upstream left out of the catalog');
     }
   }
+}
+
+function identityOf(ctx: RequestContext): ClientIdentity {
+  return {
+    clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
+    capabilities: ctx.clientCapabilities,
+    protocolVersion: ctx.protocolVersion,
+  };
 }
 
 function requireString(params: Record<string, unknown> | undefined, key: string): string {

@@ -6,6 +6,8 @@ export interface HealthOptions {
   upstreams: () => Record<string, PoolStatus>;
   isDraining: () => boolean;
   metrics: Metrics;
+  /** The session store's connection state, when it has one (Redis); not ready unless 'ready'. */
+  store?: () => { state: string };
 }
 
 /** Liveness, readiness and the Prometheus scrape endpoint. */
@@ -14,9 +16,10 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
 
   app.get('/readyz', async (_request, reply) => {
     const upstreams = options.upstreams();
-    const ready = !options.isDraining() && Object.values(upstreams).every((u) => u.state === 'ready');
+    const store = options.store?.();
+    const ready = !options.isDraining() && Object.values(upstreams).every((u) => u.state === 'ready') && (!store || store.state === 'ready');
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : options.isDraining() ? 'draining' : 'not ready', upstreams };
+    return { status: ready ? 'ready' : options.isDraining() ? 'draining' : 'not ready', upstreams, ...(store ? { store } : {}) };
   });
 
   app.get('/metrics', async (_request, reply) => {

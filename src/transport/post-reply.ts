@@ -26,9 +26,9 @@ export class PostReply implements MessageSink {
     return this.#remaining === 0;
   }
 
-  send(message: JsonRpcMessage): void {
-    if (this.#remaining === 0) return; // nothing may follow the last response
-    this.#stream().send(message);
+  send(message: JsonRpcMessage): boolean {
+    if (this.#remaining === 0 || this.raw.destroyed) return false; // nothing may follow the last response
+    return this.#stream().send(message);
   }
 
   respond(response: JsonRpcResponse): void {

@@ -1,3 +1,4 @@
+import type { MessageSink } from '../gateway/context.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import type { SseWriter } from './sse-writer.js';
 
@@ -34,6 +35,16 @@ export class SessionStreams {
     if (!s || s.closed) return false;
     s.send(message);
     return true;
+  }
+
+  /** One copy to every session's stream: for changes that concern every client (list_changed). */
+  broadcast(message: JsonRpcMessage): void {
+    for (const s of this.#streams.values()) s.send(message);
+  }
+
+  /** A sink onto the session's GET stream, whichever stream is open when a message is sent. */
+  sinkFor(sessionId: string): MessageSink {
+    return { send: (message) => this.send(sessionId, message) };
   }
 
   close(sessionId: string): void {

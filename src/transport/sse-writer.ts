@@ -27,9 +27,10 @@ export class SseWriter {
     this.raw.flushHeaders();
   }
 
-  send(message: JsonRpcMessage, id?: string): void {
-    if (this.closed) return;
+  send(message: JsonRpcMessage, id?: string): boolean {
+    if (this.closed) return false;
     this.raw.write(id === undefined ? `event: message\ndata: ${JSON.stringify(message)}\n\n` : `id: ${id}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`);
+    return true;
   }
 
   /** A comment line: keeps idle connections (and the proxies between) from timing out. */

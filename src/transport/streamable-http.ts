@@ -32,7 +32,7 @@ export interface StreamableHttpTransport {
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const ALLOW = 'GET, POST, DELETE';
-const NO_SINK: MessageSink = { send: () => undefined };
+const NO_SINK: MessageSink = { send: () => false };
 
 /** Thrown inside a handler to answer with one error from the table. */
 class Rejection extends GatewayError {
@@ -122,6 +122,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       clientInfo: session.clientInfo,
       scope: session.id,
       sink,
+      sessionSink: streams.sinkFor(session.id),
     };
   }
 
@@ -170,7 +171,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       }
       handler.handleNotification(notificationCtx, c.message);
     }
-    // Responses from the client answer server-to-client requests; a shared upstream sends none.
+    for (const c of messages) if (c.kind === 'response') handler.handleResponse(notificationCtx, c.message);
     if (requests === 0) {
       reply.code(202).send();
       return;

@@ -3,34 +3,8 @@ import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from './backoff.js';
-import type { CallOptions, McpResult, Upstream, UpstreamCall, UpstreamServerInfo } from './upstream.js';
-
-/** A call waiting for a free worker. It becomes a real upstream call when one frees up. */
-class QueuedCall implements UpstreamCall {
-  readonly promise: Promise<McpResult>;
-  resolve!: (r: McpResult) => void;
-  reject!: (e: Error) => void;
-  inner: UpstreamCall | undefined;
-  timer: NodeJS.Timeout | undefined;
-  done = false;
-
-  constructor(
-    readonly method: string,
-    readonly params: Record<string, unknown> | undefined,
-    readonly options: CallOptions | undefined,
-    private readonly pool: UpstreamPool,
-  ) {
-    this.promise = new Promise<McpResult>((resolve, reject) => {
-      this.resolve = resolve;
-      this.reject = reject;
-    });
-  }
-
-  cancel(error: Error): void {
-    if (this.inner) this.inner.cancel(error);
-    else this.pool.dequeue(this, error);
-  }
-}
+import { DeferredCall, failedCall } from './deferred-call.js';
+import type { CallOptions, Upstream, UpstreamCall, UpstreamServerInfo } from './upstream.js';
 
 interface Worker {
   upstream: Upstream;
@@ -57,7 +31,7 @@ export interface PoolStatus {
  */
 export class UpstreamPool {
   readonly #workers: Worker[] = [];
-  readonly #queue: QueuedCall[] = [];
+  readonly #queue: DeferredCall[] = [];
   #starting = 0;
   #spawned = 0;
   #info: UpstreamServerInfo | undefined;
@@ -119,20 +93,20 @@ export class UpstreamPool {
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    if (this.#closed) return rejected(new GatewayError('SHUTTING_DOWN'));
+    if (this.#closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
     const worker = this.#pick();
     if (worker) return this.#dispatch(worker, method, params, options);
 
     if (this.#queue.length >= this.config.queueSize) {
       this.metrics.poolRejections.inc({ upstream: this.name, reason: 'queue_full' });
-      return rejected(this.#overloaded('queue is full'));
+      return failedCall(this.#overloaded('queue is full'));
     }
-    const queued = new QueuedCall(method, params, options, this);
+    const queued = new DeferredCall(method, params, options, (q) => this.#unqueue(q));
     queued.timer = setTimeout(() => {
       const anyReady = this.#workers.some((w) => w.ready);
       this.metrics.poolRejections.inc({ upstream: this.name, reason: anyReady ? 'queue_timeout' : 'unavailable' });
-      this.dequeue(
-        queued,
+      this.#unqueue(queued);
+      queued.fail(
         anyReady
           ? this.#overloaded(`no worker free within ${this.config.queueTimeoutMs} ms`)
           : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has no running worker${this.#lastError ? ` (${this.#lastError})` : ''}`, {
@@ -146,22 +120,18 @@ export class UpstreamPool {
     return queued;
   }
 
-  /** Takes a call out of the queue and fails it. */
-  dequeue(queued: QueuedCall, error: Error): void {
-    if (queued.done) return;
+  #unqueue(queued: DeferredCall): void {
     const i = this.#queue.indexOf(queued);
     if (i !== -1) this.#queue.splice(i, 1);
     this.metrics.poolQueueDepth.set({ upstream: this.name }, this.#queue.length);
-    queued.done = true;
-    clearTimeout(queued.timer);
-    queued.reject(error);
   }
 
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#reaper);
     clearTimeout(this.#restartTimer);
-    for (const q of [...this.#queue]) this.dequeue(q, new GatewayError('SHUTTING_DOWN'));
+    for (const q of this.#queue.splice(0)) q.fail(new GatewayError('SHUTTING_DOWN'));
+    this.metrics.poolQueueDepth.set({ upstream: this.name }, 0);
     const workers = this.#workers.splice(0);
     await Promise.all(workers.map((w) => w.upstream.close()));
     this.metrics.upstreamWorkers.set({ upstream: this.name }, 0);
@@ -200,11 +170,7 @@ export class UpstreamPool {
       const worker = this.#pick();
       if (!worker) return;
       const queued = this.#queue.shift()!;
-      clearTimeout(queued.timer);
-      queued.done = true;
-      const inner = this.#dispatch(worker, queued.method, queued.params, queued.options);
-      queued.inner = inner;
-      inner.promise.then(queued.resolve, queued.reject);
+      queued.dispatch(this.#dispatch(worker, queued.method, queued.params, queued.options));
     }
     this.metrics.poolQueueDepth.set({ upstream: this.name }, this.#queue.length);
   }
@@ -293,9 +259,4 @@ export class UpstreamPool {
       }
     }
   }
-}
-
-function rejected(error: Error): UpstreamCall {
-  const promise = Promise.reject(error);
-  return { promise, cancel: () => undefined };
 }

@@ -4,11 +4,13 @@ import type { StdioUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
-import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
 const STOP_GRACE_MS = 2000;
+/** A process start (runtime, imports, initialize) is not a tool call: a short per-call timeoutMs must not fail it. */
+const MIN_START_TIMEOUT_MS = 10_000;
 
 /**
  * Variables a child inherits from the gateway. Everything else must be named in the upstream's
@@ -45,11 +47,12 @@ export class StdioUpstream implements Upstream {
     private readonly identity: ClientIdentity,
     private readonly log: Logger,
     index: number,
+    private readonly peer: UpstreamPeer,
   ) {
     this.label = `${config.name}#${index}`;
     this.#connection = new JsonRpcConnection((m) => this.#write(m), {
       onRequest: (r) => this.#onUpstreamRequest(r),
-      onNotification: (n) => this.log.debug({ upstream: this.label, method: n.method }, 'upstream notification'),
+      onNotification: (n) => this.peer.notification(n),
       onProtocolError: (reason) => this.log.warn({ upstream: this.label, reason }, 'upstream protocol error'),
       onCallSettled: () => {
         for (const l of this.#settledListeners) l();
@@ -107,7 +110,7 @@ export class StdioUpstream implements Upstream {
     });
     const timer = setTimeout(
       () => initialize.cancel(new GatewayError('UPSTREAM_TIMEOUT', `${this.label} did not answer initialize in time`)),
-      Math.min(this.config.timeoutMs, 30_000),
+      Math.min(Math.max(this.config.timeoutMs, MIN_START_TIMEOUT_MS), 30_000),
     );
     try {
       const result = await initialize.promise;
@@ -238,8 +241,7 @@ export class StdioUpstream implements Upstream {
 
   async #onUpstreamRequest(request: JsonRpcRequest): Promise<McpResult> {
     if (request.method === 'ping') return {};
-    // A shared worker serves many sessions: a request from it cannot be tied to one client.
-    throw new GatewayError('METHOD_NOT_FOUND', `${request.method} is not available to a shared upstream worker`);
+    return this.peer.request(request.method, request.params);
   }
 }
 

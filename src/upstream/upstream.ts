@@ -50,3 +50,12 @@ export interface ClientIdentity {
   capabilities: Record<string, unknown>;
   protocolVersion: string;
 }
+
+/**
+ * The client side of an upstream connection: where the requests an upstream sends its client
+ * (sampling, elicitation, roots) and its unrelated notifications (logging, list_changed) go.
+ */
+export interface UpstreamPeer {
+  request(method: string, params: Record<string, unknown> | undefined): Promise<McpResult>;
+  notification(notification: JsonRpcNotification): void;
+}

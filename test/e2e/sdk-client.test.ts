@@ -6,16 +6,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, startGateway, type RunningGateway } from '../support/gateway.js';
+import { MCP_HEADERS, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 
 let gw: RunningGateway;
 let client: Client;
 let transport: StreamableHTTPClientTransport;
-
-function text(result: { content?: unknown }): string {
-  const content = result.content as Array<{ type: string; text?: string }>;
-  return content.map((c) => c.text ?? '').join('');
-}
 
 beforeAll(async () => {
   gw = await startGateway();
@@ -46,15 +41,15 @@ describe('SDK client through the gateway', () => {
 
   it('calls a tool of each upstream', async () => {
     const echoed = await client.callTool({ name: 'echo__echo', arguments: { text: 'hello gateway' } });
-    expect(text(echoed)).toBe('hello gateway');
+    expect(toolText(echoed)).toBe('hello gateway');
     const slept = await client.callTool({ name: 'slow__sleep', arguments: { ms: 10, steps: 0 } });
-    expect(text(slept)).toBe('slept 10ms');
+    expect(toolText(slept)).toBe('slept 10ms');
   });
 
   it('passes tool execution failures through as results with isError', async () => {
     const failed = await client.callTool({ name: 'slow__fail', arguments: {} });
     expect(failed.isError).toBe(true);
-    expect(text(failed)).toBe('tool failed on purpose');
+    expect(toolText(failed)).toBe('tool failed on purpose');
   });
 
   it('streams progress notifications for a slow tool before the result', async () => {
@@ -62,7 +57,7 @@ describe('SDK client through the gateway', () => {
     const result = await client.callTool({ name: 'slow__sleep', arguments: { ms: 200, steps: 4 } }, undefined, {
       onprogress: (p) => progress.push(p),
     });
-    expect(text(result)).toBe('slept 200ms');
+    expect(toolText(result)).toBe('slept 200ms');
     expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
     expect(progress.every((p) => p.total === 4)).toBe(true);
   });
@@ -92,7 +87,7 @@ describe('SDK client through the gateway', () => {
     for (let i = 0; i < 50 && gw.gateway.server.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
     expect(gw.gateway.server.inFlight).toBe(0);
     const after = await client.callTool({ name: 'echo__add', arguments: { a: 2, b: 40 } });
-    expect(text(after)).toBe('42');
+    expect(toolText(after)).toBe('42');
   });
 
   it('answers an unknown tool with a JSON-RPC error', async () => {

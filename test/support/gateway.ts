@@ -107,3 +107,9 @@ export function isAlive(pid: number): boolean {
     return false;
   }
 }
+
+/** The text of a tools/call result's content (the SDK types a result as a wide union). */
+export function toolText(result: unknown): string {
+  const content = (result as { content?: Array<{ text?: string }> }).content ?? [];
+  return content.map((c) => c.text ?? '').join('');
+}

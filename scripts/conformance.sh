@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# Runs the official MCP conformance suite (server scenarios) through the gateway:
+#   npm run test:conformance
+#
+# Starts `node dist/main.js` (the machine's Node) on a free loopback port, fronting
+# examples/conformance/server.mjs with prefix "", runs the suite (under the Node 22
+# that scripts/install-conformance.sh puts in .tools/) once per spec version it has
+# server scenarios for, stops the gateway, prints per-version results and a last line
+#   conformance: N passed, N failed
+# counted from the suite's checks.json files. Exits non-zero on any failed check.
+#
+# Environment:
+#   CONFORMANCE_MODE     upstream mode: shared | per-session | auto (default auto:
+#                        per-session if the gateway's config accepts it, else shared)
+#   CONFORMANCE_SUITE    the suite's --suite: active | all | pending (default all:
+#                        "active" leaves out the scenarios the suite marks pending)
+#   CONFORMANCE_VERSIONS spec versions to try (default "2025-03-26 2025-06-18 2025-11-25")
+#   CONFORMANCE_SCENARIO run only this scenario
+#   CONFORMANCE_OUT      results folder (default .tools/conformance-results)
+#   CONFORMANCE_TIMEOUT  seconds per suite run (default 300)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+MODE="${CONFORMANCE_MODE:-auto}"
+SUITE="${CONFORMANCE_SUITE:-all}"
+VERSIONS="${CONFORMANCE_VERSIONS:-2025-03-26 2025-06-18 2025-11-25}"
+OUT="${CONFORMANCE_OUT:-$ROOT/.tools/conformance-results}"
+RUN_TIMEOUT="${CONFORMANCE_TIMEOUT:-300}"
+case "$MODE" in shared | per-session | auto) ;; *) echo "conformance: CONFORMANCE_MODE must be shared, per-session or auto" >&2; exit 2 ;; esac
+
+# --- tools -------------------------------------------------------------------------
+eval "$(timeout 600 "$ROOT/scripts/install-conformance.sh" | grep -E '^(NODE22|CONFORMANCE)=')"
+suite() { "$NODE22" "$CONFORMANCE" "$@"; }
+[ -f dist/main.js ] || npm run build >&2
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+WORK="$(mktemp -d)"
+GW_PID=""
+
+stop_gateway() {
+  [ -n "$GW_PID" ] || return 0
+  if kill -0 "$GW_PID" 2>/dev/null; then
+    kill -TERM "$GW_PID" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$GW_PID" 2>/dev/null || true
+  fi
+  wait "$GW_PID" 2>/dev/null || true
+  GW_PID=""
+}
+trap 'stop_gateway; rm -rf "$WORK"' EXIT
+trap 'exit 130' INT TERM
+
+# Starts the gateway with upstream mode $1; sets GW_PID and URL. Returns 2 when the
+# gateway rejects the config, 1 on any other start-up failure.
+start_gateway() {
+  local mode="$1" cfg="$WORK/gateway-$1.json" log="$OUT/gateway-$1.log"
+  # Per-session: one worker per client session. The suite opens a session per scenario and
+  # closes it without DELETE (the SDK client's close() does not end the session), so idle
+  # workers must be reaped quickly and the cap must cover the sessions opened meanwhile.
+  local pool='{ "min": 1, "max": 4 }'
+  [ "$mode" = per-session ] && pool='{ "max": 32, "idleTimeoutMs": 2000 }'
+  cat >"$cfg" <<EOF
+{
+  "listen": { "host": "127.0.0.1", "port": 0 },
+  "path": "/mcp",
+  "logLevel": "${CONFORMANCE_LOG_LEVEL:-warn}",
+  "upstreams": [
+    {
+      "name": "conformance",
+      "transport": "stdio",
+      "command": "node",
+      "args": ["$ROOT/examples/conformance/server.mjs"],
+      "mode": "$mode",
+      "prefix": "",
+      "pool": $pool,
+      "timeoutMs": 30000
+    }
+  ]
+}
+EOF
+  node dist/main.js --config "$cfg" >"$log" 2>&1 &
+  GW_PID=$!
+  URL=""
+  for _ in $(seq 1 300); do # up to 30 s
+    URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n1 || true)"
+    [ -n "$URL" ] && break
+    if ! kill -0 "$GW_PID" 2>/dev/null; then
+      local rc=0
+      wait "$GW_PID" || rc=$?
+      GW_PID=""
+      [ "$rc" = 2 ] && return 2
+      echo "conformance: gateway exited with $rc at start-up:" >&2
+      cat "$log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  if [ -z "$URL" ]; then
+    echo "conformance: gateway did not start within 30 s:" >&2
+    cat "$log" >&2
+    return 1
+  fi
+  # Wait until the upstream has a ready worker (its catalog is loaded).
+  local base="${URL%/mcp}"
+  for _ in $(seq 1 100); do
+    node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$base/readyz" && return 0
+    sleep 0.1
+  done
+  echo "conformance: gateway not ready within 10 s" >&2
+  return 1
+}
+
+used_mode="$MODE"
+if [ "$MODE" = auto ]; then
+  used_mode=per-session
+  rc=0
+  start_gateway per-session || rc=$?
+  if [ "$rc" = 2 ]; then
+    echo "conformance: the gateway's config does not accept mode per-session yet; using shared" >&2
+    used_mode=shared
+    rc=0
+    start_gateway shared || rc=$?
+  fi
+  [ "$rc" = 0 ] || exit 1
+else
+  rc=0
+  start_gateway "$MODE" || rc=$?
+  if [ "$rc" = 2 ]; then
+    echo "conformance: the gateway rejected its config (mode $MODE):" >&2
+    cat "$OUT/gateway-$MODE.log" >&2
+  fi
+  [ "$rc" = 0 ] || exit 1
+fi
+echo "conformance: gateway at $URL (upstream mode $used_mode), suite '$SUITE'"
+
+# --- the suite, once per spec version ------------------------------------------------
+ran=()
+for v in $VERSIONS; do
+  if ! suite list --server --spec-version "$v" | grep -q '^  - '; then
+    echo "conformance: $v: the suite has no server scenarios for this version; skipped"
+    continue
+  fi
+  mkdir -p "$OUT/$v"
+  args=(server --url "$URL" --spec-version "$v" -o "$OUT/$v")
+  if [ -n "${CONFORMANCE_SCENARIO:-}" ]; then args+=(--scenario "$CONFORMANCE_SCENARIO"); else args+=(--suite "$SUITE"); fi
+  echo "conformance: $v: running (log: $OUT/$v/suite.log)"
+  rc=0
+  timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE" "${args[@]}" >"$OUT/$v/suite.log" 2>&1 || rc=$?
+  echo "$rc" >"$OUT/$v/exit-code"
+  [ "$rc" = 124 ] && echo "conformance: $v: the suite timed out after ${RUN_TIMEOUT}s" >&2
+  ran+=("$v")
+done
+
+stop_gateway
+
+# --- results ------------------------------------------------------------------------
+node - "$OUT" "${ran[@]}" <<'EOF'
+const fs = require('node:fs');
+const path = require('node:path');
+const [out, ...versions] = process.argv.slice(2);
+let passed = 0, failed = 0;
+for (const v of versions) {
+  const dir = path.join(out, v);
+  const exitCode = Number(fs.readFileSync(path.join(dir, 'exit-code'), 'utf8'));
+  const runs = fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'checks.json')));
+  let p = 0, f = 0, w = 0;
+  const lines = [];
+  for (const r of runs.sort((a, b) => a.name.localeCompare(b.name))) {
+    const scenario = r.name.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT.*$/, '');
+    const checks = JSON.parse(fs.readFileSync(path.join(dir, r.name, 'checks.json'), 'utf8'));
+    const sp = checks.filter((c) => c.status === 'SUCCESS').length;
+    const sf = checks.filter((c) => c.status === 'FAILURE');
+    const sw = checks.filter((c) => c.status === 'WARNING');
+    p += sp; f += sf.length; w += sw.length;
+    lines.push(`  ${sf.length ? 'FAIL' : sw.length ? 'warn' : 'ok  '} ${scenario}: ${sp} passed, ${sf.length} failed${sw.length ? `, ${sw.length} warnings` : ''}`);
+    for (const c of [...sf, ...sw]) lines.push(`         ${c.status === 'FAILURE' ? 'failed' : 'warning'} ${c.id}: ${c.errorMessage ?? c.description}`);
+  }
+  // The suite exits 1 on a failed check; anything else non-zero (a crash, a timeout) is a failure too.
+  if (exitCode !== 0 && f === 0) { f = 1; lines.push(`  the suite exited with ${exitCode} (see ${path.join(dir, 'suite.log')})`); }
+  console.log(`\n${v}: ${p} passed, ${f} failed, ${w} warnings (${runs.length} scenarios)`);
+  console.log(lines.join('\n'));
+  passed += p; failed += f;
+}
+if (versions.length === 0) { failed = 1; console.log('no spec version had server scenarios'); }
+console.log(`\nconformance: ${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);
+EOF

@@ -1,0 +1,62 @@
+import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcMessage, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { McpResult } from '../upstream/upstream.js';
+
+interface Pending {
+  scope: string;
+  resolve: (result: McpResult) => void;
+  reject: (error: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Requests an upstream sends to its client (sampling, elicitation, roots), on their way to the
+ * client under ids of the gateway's own, until the client's answer comes back in a POST.
+ */
+export class ClientRequests {
+  #next = 1;
+  readonly #pending = new Map<string, Pending>();
+
+  get size(): number {
+    return this.#pending.size;
+  }
+
+  /** `deliver` puts the request on one of the client's streams; false when none is open. */
+  send(scope: string, deliver: (message: JsonRpcMessage) => boolean, method: string, params: Record<string, unknown> | undefined, timeoutMs: number): Promise<McpResult> {
+    const id = `mcpgw-${this.#next++}`;
+    return new Promise<McpResult>((resolve, reject) => {
+      const message: JsonRpcMessage = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      if (!deliver(message)) {
+        reject(new GatewayError('UPSTREAM_UNAVAILABLE', `The client has no open stream to receive ${method}`));
+        return;
+      }
+      const timer = setTimeout(() => {
+        this.#pending.delete(id);
+        reject(new GatewayError('UPSTREAM_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#pending.set(id, { scope, resolve, reject, timer });
+    });
+  }
+
+  /** A response from the client; false when it answers nothing we asked in this scope. */
+  receive(scope: string, response: JsonRpcResponse): boolean {
+    const id = response.id;
+    const pending = typeof id === 'string' ? this.#pending.get(id) : undefined;
+    if (!pending || pending.scope !== scope) return false;
+    this.#pending.delete(id as string);
+    clearTimeout(pending.timer);
+    if ('error' in response) pending.reject(new UpstreamRpcError(response.error));
+    else if (isObject(response.result)) pending.resolve(response.result);
+    else pending.reject(new GatewayError('INVALID_PARAMS', 'The client answered with a result that is not an object'));
+    return true;
+  }
+
+  cancelScope(scope: string): void {
+    for (const [id, p] of this.#pending) {
+      if (p.scope !== scope) continue;
+      this.#pending.delete(id);
+      clearTimeout(p.timer);
+      p.reject(new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+    }
+  }
+}

@@ -1,0 +1,389 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+import type { SessionRecord, SessionStore } from './session-store.js';
+
+export interface RedisSessionStoreOptions {
+  /** redis:// or rediss:// URL (may carry user, password and db). */
+  url: string;
+  /** Prefix of every key this store writes. Must not contain `{` or `}` (hash tags). */
+  keyPrefix?: string;
+  ttlSeconds: number;
+  /** Refresh a session's TTL only when its last refresh is older than this fraction of the ttl. */
+  refreshFraction?: number;
+  /** Upper bound on the local map of last-refresh times (oldest entries are forgotten first). */
+  maxTracked?: number;
+  /** How often tracked sessions past their possible expiry are checked. */
+  sweepIntervalMs?: number;
+  /** Subscribe to keyspace expiry notifications (and try to enable them with CONFIG SET). */
+  keyspaceEvents?: boolean;
+  connectTimeoutMs?: number;
+  /** Every command fails after this long without a reply (a hung Redis must not hang requests). */
+  commandTimeoutMs?: number;
+  /** Reconnect backoff: 50 ms doubling up to this, with jitter, forever. */
+  maxBackoffMs?: number;
+  log?: Logger;
+}
+
+export interface RedisStoreStatus {
+  state: 'ready' | 'unavailable' | 'closed';
+  /** ioredis connection status (connecting, connect, ready, reconnecting, end, …). */
+  connection: string;
+  /** How expiry is noticed: Redis keyspace notifications, or only by this replica's own checks. */
+  expiryEvents: 'keyspace' | 'local';
+  /** Error code (or name) of the last connection error, without addresses or credentials. */
+  lastError?: string;
+}
+
+interface Tracked {
+  /** When this replica last set the key's TTL (taken before the command was sent). */
+  refreshedAt: number;
+}
+
+type CasCommand = (key: string, expected: string, next: string, ttlMs: number) => Promise<number>;
+
+// Replace the value only if nobody changed it since we read it; the write also refreshes the TTL.
+// 1: written, 0: the key is gone, -1: it changed under us (read again).
+const CAS_SCRIPT = `
+local current = redis.call('GET', KEYS[1])
+if not current then return 0 end
+if current ~= ARGV[1] then return -1 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`;
+
+const CAS_ATTEMPTS = 5;
+const SWEEP_BATCH = 1000;
+
+function errorCode(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const e = err as { code?: unknown; name?: unknown };
+    if (typeof e.code === 'string') return e.code;
+    if (typeof e.name === 'string') return e.name;
+  }
+  return 'Error';
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Whether a notify-keyspace-events value already publishes keyevent expiry notifications. */
+function publishesExpiry(flags: string): boolean {
+  return flags.includes('E') && (flags.includes('x') || flags.includes('A'));
+}
+
+/**
+ * Sessions in Redis: one string key per session, `${keyPrefix}{${id}}:session`, holding the JSON
+ * record. The `{id}` hash tag keeps every key of one session in one Cluster slot.
+ *
+ * Idle expiry without a write per request: the key's TTL is `ttl + refresh`, where refresh is
+ * `refreshFraction` (10 %) of the ttl, and a use re-sets it (PEXPIRE, pipelined with the GET, so
+ * still one round trip) only when this replica last did so more than `refresh` ago. A session used
+ * at time t therefore lives until at least t + ttl (never early) and at most t + ttl + refresh
+ * after its last use (bounded lateness). Another replica that has not refreshed the session
+ * itself always refreshes on its first use.
+ *
+ * Expiry events: keyspace notifications (`__keyevent@<db>__:expired`) when they can be enabled,
+ * else (and as a backstop for notifications lost while disconnected) a local sweep that checks
+ * the sessions this replica tracks once they are past their possible expiry. Either way, events
+ * fire only for sessions this replica knows of (created or used here, within `maxTracked`), once
+ * each; a session deleted by another replica is reported here as expired (the two cannot be told
+ * apart, and listeners only release local resources). `size()` is that local view, not a global
+ * count.
+ *
+ * Fails fast: no offline queue, one retry per request, connect and command timeouts; every Redis
+ * error is thrown to the caller (the transport answers SESSION_STORE_UNAVAILABLE). Reconnects with
+ * backoff forever; `ready`/`status()` feed /readyz.
+ */
+export class RedisSessionStore implements SessionStore {
+  readonly #redis: Redis;
+  readonly #subscriber: Redis | undefined;
+  readonly #prefix: string;
+  readonly #ttlMs: number;
+  readonly #refreshMs: number;
+  readonly #keyTtlMs: number;
+  readonly #maxTracked: number;
+  readonly #log: Logger | undefined;
+  readonly #listeners: Array<(id: string) => void> = [];
+  /** Insertion order = refresh order: the oldest refresh is first. */
+  readonly #tracked = new Map<string, Tracked>();
+  readonly #sweeper: NodeJS.Timeout;
+  #sweeping = false;
+  #closed = false;
+  #keyspaceEvents = false;
+  #loggedKeyspaceFallback = false;
+  #lastError: string | undefined;
+  #loggedError: string | undefined;
+  #wasReady = false;
+
+  constructor(options: RedisSessionStoreOptions) {
+    this.#prefix = options.keyPrefix ?? 'mcpgw:';
+    if (/[{}]/.test(this.#prefix)) throw new Error('sessions.keyPrefix must not contain "{" or "}"');
+    this.#ttlMs = options.ttlSeconds * 1000;
+    this.#refreshMs = Math.max(1, Math.round(this.#ttlMs * (options.refreshFraction ?? 0.1)));
+    this.#keyTtlMs = this.#ttlMs + this.#refreshMs;
+    this.#maxTracked = options.maxTracked ?? 100_000;
+    this.#log = options.log;
+    const maxBackoffMs = options.maxBackoffMs ?? 2000;
+
+    const redisOptions: RedisOptions = {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: options.connectTimeoutMs ?? 2000,
+      commandTimeout: options.commandTimeoutMs ?? 2000,
+      connectionName: 'mcp-gateway',
+      retryStrategy: (attempt) => {
+        const delay = Math.round(Math.min(maxBackoffMs, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+        if (!this.#closed && (attempt === 1 || attempt % 20 === 0)) {
+          this.#log?.warn({ attempt, retryInMs: delay, reason: this.#lastError }, 'session store: Redis unreachable, reconnecting');
+        }
+        return delay;
+      },
+    };
+    this.#redis = new Redis(options.url, redisOptions);
+    this.#redis.defineCommand('mcpgwSessionCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
+    this.#redis.on('error', (err: unknown) => this.#onError(err));
+    this.#redis.on('ready', () => this.#onReady());
+    this.#redis.on('close', () => {
+      if (this.#wasReady && !this.#closed) this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
+      this.#wasReady = false;
+      this.#lastError ??= 'CONNECTION_CLOSED';
+    });
+
+    if (options.keyspaceEvents ?? true) {
+      // Not on the request path: it may queue its SUBSCRIBE until connected, and resubscribes itself.
+      const subscriber = this.#redis.duplicate({
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: null,
+        commandTimeout: undefined,
+        connectionName: 'mcp-gateway-events',
+      });
+      subscriber.on('error', () => undefined); // the main connection logs outages
+      const channel = `__keyevent@${this.#redis.options.db ?? 0}__:expired`;
+      subscriber.on('message', (ch: string, key: string) => {
+        if (ch === channel) this.#onExpiredKey(key);
+      });
+      subscriber.subscribe(channel).catch((err: unknown) => this.#log?.warn({ err: errorMessage(err) }, 'session store: cannot subscribe to expiry events'));
+      this.#subscriber = subscriber;
+    }
+
+    const sweepMs = options.sweepIntervalMs ?? Math.min(30_000, Math.max(1000, this.#refreshMs));
+    this.#sweeper = setInterval(() => void this.#sweep(), sweepMs);
+    this.#sweeper.unref();
+  }
+
+  /** true while commands can be sent. */
+  get ready(): boolean {
+    return !this.#closed && this.#redis.status === 'ready';
+  }
+
+  status(): RedisStoreStatus {
+    const s: RedisStoreStatus = {
+      state: this.#closed ? 'closed' : this.ready ? 'ready' : 'unavailable',
+      connection: this.#redis.status,
+      expiryEvents: this.#keyspaceEvents ? 'keyspace' : 'local',
+    };
+    if (!this.ready && this.#lastError) s.lastError = this.#lastError;
+    return s;
+  }
+
+  async create(record: SessionRecord): Promise<void> {
+    const now = Date.now();
+    await this.#redis.set(this.#key(record.id), JSON.stringify(record), 'PX', this.#keyTtlMs);
+    this.#track(record.id, now);
+  }
+
+  async get(id: string): Promise<SessionRecord | undefined> {
+    const key = this.#key(id);
+    const now = Date.now();
+    const tracked = this.#tracked.get(id);
+    let raw: string | null;
+    if (tracked && now - tracked.refreshedAt < this.#refreshMs) {
+      raw = await this.#redis.get(key);
+    } else {
+      const results = await this.#redis.pipeline().get(key).pexpire(key, this.#keyTtlMs).exec();
+      raw = this.#pipelineValue<string | null>(results, 0);
+      this.#pipelineValue(results, 1);
+      if (raw !== null) this.#track(id, now);
+    }
+    if (raw === null) {
+      this.#gone(id);
+      return undefined;
+    }
+    return JSON.parse(raw) as SessionRecord;
+  }
+
+  async update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<boolean> {
+    const key = this.#key(id);
+    const cas = (this.#redis as unknown as { mcpgwSessionCas: CasCommand }).mcpgwSessionCas.bind(this.#redis);
+    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+      const raw = await this.#redis.get(key);
+      if (raw === null) {
+        this.#gone(id);
+        return false;
+      }
+      const next = JSON.stringify({ ...(JSON.parse(raw) as SessionRecord), ...patch, id });
+      const now = Date.now();
+      const result = Number(await cas(key, raw, next, this.#keyTtlMs));
+      if (result === 1) {
+        this.#track(id, now);
+        return true;
+      }
+      if (result === 0) {
+        this.#gone(id);
+        return false;
+      }
+    }
+    throw new Error(`session ${id}: concurrent updates kept conflicting`);
+  }
+
+  async delete(id: string): Promise<boolean> {
+    // Forget it first: an expiry notification racing the DEL must not report a deleted session.
+    this.#tracked.delete(id);
+    return (await this.#redis.del(this.#key(id))) > 0;
+  }
+
+  onExpired(listener: (id: string) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Sessions this replica created or used within about the last ttl (at most maxTracked). */
+  async size(): Promise<number> {
+    return this.#tracked.size;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#sweeper);
+    this.#tracked.clear();
+    this.#subscriber?.disconnect();
+    if (this.#redis.status === 'ready') {
+      try {
+        await this.#redis.quit();
+        return;
+      } catch {
+        // fall through: drop the connection
+      }
+    }
+    this.#redis.disconnect();
+  }
+
+  #key(id: string): string {
+    return `${this.#prefix}{${id}}:session`;
+  }
+
+  #pipelineValue<T>(results: Array<[Error | null, unknown]> | null, index: number): T {
+    const entry = results?.[index];
+    if (!entry) throw new Error('session store: Redis pipeline returned no result');
+    if (entry[0]) throw entry[0];
+    return entry[1] as T;
+  }
+
+  #track(id: string, refreshedAt: number): void {
+    this.#tracked.delete(id); // re-insert at the end: the map stays in refresh order
+    this.#tracked.set(id, { refreshedAt });
+    if (this.#tracked.size > this.#maxTracked) {
+      const oldest = this.#tracked.keys().next();
+      if (!oldest.done) this.#tracked.delete(oldest.value);
+    }
+  }
+
+  /** The key is gone: if this replica knew the session, report it expired (once). */
+  #gone(id: string): void {
+    if (!this.#tracked.delete(id)) return;
+    this.#emitExpired(id);
+  }
+
+  #emitExpired(id: string): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener(id);
+      } catch (err) {
+        this.#log?.error({ err, session: id }, 'session store: expiry listener failed');
+      }
+    }
+  }
+
+  #onExpiredKey(key: string): void {
+    const head = `${this.#prefix}{`;
+    const tail = '}:session';
+    if (!key.startsWith(head) || !key.endsWith(tail)) return;
+    this.#gone(key.slice(head.length, -tail.length));
+  }
+
+  /**
+   * Tracked sessions whose TTL, as far as this replica knows, has run out: EXISTS tells expired
+   * ones (reported) from ones another replica kept alive (checked again a ttl later, and
+   * refreshed by this replica on its next use).
+   */
+  async #sweep(): Promise<void> {
+    if (this.#sweeping || this.#closed || !this.ready) return;
+    const cutoff = Date.now() - this.#keyTtlMs;
+    const due: Array<[string, Tracked]> = [];
+    for (const [id, tracked] of this.#tracked) {
+      if (tracked.refreshedAt >= cutoff || due.length >= SWEEP_BATCH) break;
+      due.push([id, tracked]);
+    }
+    if (due.length === 0) return;
+    this.#sweeping = true;
+    try {
+      const pipeline = this.#redis.pipeline();
+      for (const [id] of due) pipeline.exists(this.#key(id));
+      const results = await pipeline.exec();
+      const now = Date.now();
+      due.forEach(([id, tracked], i) => {
+        if (this.#tracked.get(id) !== tracked) return; // used (or deleted) meanwhile
+        const exists = this.#pipelineValue<number>(results, i);
+        if (exists === 0) this.#gone(id);
+        else this.#track(id, now - this.#refreshMs); // unknown refresh time: the next use refreshes
+      });
+    } catch (err) {
+      this.#log?.debug({ err: errorMessage(err) }, 'session store: expiry sweep failed');
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+
+  #onError(err: unknown): void {
+    this.#lastError = errorCode(err);
+    const message = errorMessage(err);
+    if (this.#closed || message === this.#loggedError) return;
+    this.#loggedError = message;
+    this.#log?.warn({ err: message, code: this.#lastError }, 'session store: Redis error');
+  }
+
+  #onReady(): void {
+    if (this.#loggedError !== undefined) this.#log?.info('session store: Redis connection restored');
+    else this.#log?.info('session store: connected to Redis');
+    this.#loggedError = undefined;
+    this.#lastError = undefined;
+    this.#wasReady = true;
+    if (this.#subscriber) void this.#enableKeyspaceEvents();
+  }
+
+  /** Keyspace notifications are server config: a restarted Redis loses them, so this runs on every connect. */
+  async #enableKeyspaceEvents(): Promise<void> {
+    try {
+      const reply = (await this.#redis.config('GET', 'notify-keyspace-events')) as unknown as string[];
+      const flags = reply[1] ?? '';
+      if (!publishesExpiry(flags)) {
+        let next = flags;
+        if (!next.includes('E')) next += 'E';
+        if (!next.includes('x') && !next.includes('A')) next += 'x';
+        await this.#redis.config('SET', 'notify-keyspace-events', next);
+      }
+      if (!this.#keyspaceEvents) this.#log?.info('session store: expiry events from Redis keyspace notifications');
+      this.#keyspaceEvents = true;
+    } catch (err) {
+      if (this.#keyspaceEvents || !this.#loggedKeyspaceFallback) {
+        this.#log?.warn(
+          { err: errorMessage(err) },
+          'session store: cannot enable Redis keyspace notifications (CONFIG refused?); expiry events come only from this replica\'s own checks',
+        );
+      }
+      this.#loggedKeyspaceFallback = true;
+      this.#keyspaceEvents = false;
+    }
+  }
+}

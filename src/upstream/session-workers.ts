@@ -1,0 +1,181 @@
+import type { Logger } from 'pino';
+import type { PoolConfig } from '../config/schema.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import { DeferredCall, failedCall } from './deferred-call.js';
+import type { PoolStatus } from './pool.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+
+export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer) => Upstream;
+
+interface Dedicated {
+  upstream: Upstream;
+  ready: boolean;
+  waiting: DeferredCall[];
+  lastUsed: number;
+}
+
+/**
+ * `mode: per-session`: every client scope (session) gets its own worker, initialized with that
+ * client's own capabilities and clientInfo, so the upstream can ask that client for sampling,
+ * elicitation or roots. Started on first use (concurrent first calls share one start), stopped
+ * when the scope is released or idle, at most `pool.max` at once.
+ */
+export class SessionWorkers {
+  readonly #workers = new Map<string, Dedicated>();
+  #spawned = 0;
+  #info: UpstreamServerInfo | undefined;
+  #lastError: string | undefined;
+  #closed = false;
+  readonly #reaper: NodeJS.Timeout;
+
+  constructor(
+    readonly name: string,
+    private readonly config: PoolConfig,
+    private readonly createWorker: WorkerFactory,
+    /** The peer for a scope's worker: where its requests to the client go. */
+    private readonly peerFor: (scope: string) => UpstreamPeer,
+    private readonly log: Logger,
+    private readonly metrics: Metrics,
+  ) {
+    this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
+    this.#reaper.unref();
+  }
+
+  get info(): UpstreamServerInfo | undefined {
+    return this.#info;
+  }
+
+  get size(): number {
+    return this.#workers.size;
+  }
+
+  /** Pid-like label of a scope's worker, for logs and tests; undefined when it has none. */
+  workerOf(scope: string): Upstream | undefined {
+    return this.#workers.get(scope)?.upstream;
+  }
+
+  /**
+   * Learns the upstream's capabilities and lists from a probe worker initialized as the gateway
+   * itself (offering every client capability, so no tool is hidden), then stops it.
+   */
+  async probe<T>(identity: ClientIdentity, use: (probe: Upstream) => Promise<T>): Promise<T> {
+    const refuse: UpstreamPeer = {
+      request: async (method) => {
+        throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available while the gateway probes an upstream`);
+      },
+      notification: () => undefined,
+    };
+    const probe = this.createWorker(identity, this.#spawned++, refuse);
+    try {
+      this.#info = await probe.start();
+      this.#lastError = undefined;
+      return await use(probe);
+    } catch (err) {
+      this.#lastError = err instanceof Error ? err.message : String(err);
+      throw err;
+    } finally {
+      await probe.close();
+    }
+  }
+
+  status(): PoolStatus {
+    const ready = [...this.#workers.values()].filter((w) => w.ready).length;
+    return {
+      state: this.#closed ? 'closed' : this.#info ? 'ready' : this.#lastError ? 'down' : 'starting',
+      workers: this.#workers.size,
+      ready,
+      inFlight: [...this.#workers.values()].reduce((n, w) => n + w.upstream.inFlight, 0),
+      queued: [...this.#workers.values()].reduce((n, w) => n + w.waiting.length, 0),
+      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+    };
+  }
+
+  call(scope: string, identity: () => ClientIdentity, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+    if (this.#closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
+    let worker = this.#workers.get(scope);
+    if (!worker) {
+      if (this.#workers.size >= this.config.max) {
+        this.metrics.poolRejections.inc({ upstream: this.name, reason: 'max_sessions' });
+        return failedCall(
+          new GatewayError('OVERLOADED', `Upstream ${this.name} already runs its maximum of ${this.config.max} per-session workers`, {
+            retryAfterMs: 1000,
+          }),
+        );
+      }
+      worker = this.#start(scope, identity());
+    }
+    worker.lastUsed = Date.now();
+    if (worker.ready) {
+      if (worker.upstream.inFlight < this.config.maxInFlight) return worker.upstream.call(method, params, options);
+      this.metrics.poolRejections.inc({ upstream: this.name, reason: 'queue_full' });
+      return failedCall(new GatewayError('OVERLOADED', `This session already has ${this.config.maxInFlight} calls in flight on ${this.name}`, { retryAfterMs: 1000 }));
+    }
+    const deferred = new DeferredCall(method, params, options, (d) => {
+      const i = worker.waiting.indexOf(d);
+      if (i !== -1) worker.waiting.splice(i, 1);
+    });
+    worker.waiting.push(deferred);
+    return deferred;
+  }
+
+  /** Stops the scope's worker (its session ended). */
+  release(scope: string): Promise<void> {
+    const worker = this.#workers.get(scope);
+    if (!worker) return Promise.resolve();
+    this.#workers.delete(scope);
+    this.#updateGauge();
+    for (const d of worker.waiting.splice(0)) d.fail(new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+    this.log.info({ upstream: worker.upstream.label, scope }, 'stopping per-session worker');
+    return worker.upstream.close();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearInterval(this.#reaper);
+    await Promise.all([...this.#workers.keys()].map((scope) => this.release(scope)));
+  }
+
+  #start(scope: string, identity: ClientIdentity): Dedicated {
+    const upstream = this.createWorker(identity, this.#spawned++, this.peerFor(scope));
+    const worker: Dedicated = { upstream, ready: false, waiting: [], lastUsed: Date.now() };
+    this.#workers.set(scope, worker);
+    this.#updateGauge();
+    upstream.onExit((reason) => {
+      // The next call of this scope starts a new worker: a new upstream session, logged.
+      if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
+      this.#updateGauge();
+      this.metrics.upstreamRestarts.inc({ upstream: this.name });
+      for (const d of worker.waiting.splice(0)) d.fail(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream.label} ${reason}`));
+    });
+    upstream.start().then(
+      (info) => {
+        this.#info ??= info;
+        worker.ready = true;
+        for (const d of worker.waiting.splice(0)) {
+          if (d.waiting) d.dispatch(upstream.call(d.method, d.params, d.options));
+        }
+      },
+      (err: unknown) => {
+        this.#lastError = err instanceof Error ? err.message : String(err);
+        if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
+        this.#updateGauge();
+        for (const d of worker.waiting.splice(0)) {
+          d.fail(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.#lastError}`, { retryAfterMs: 1000 }));
+        }
+      },
+    );
+    return worker;
+  }
+
+  #updateGauge(): void {
+    this.metrics.upstreamWorkers.set({ upstream: this.name }, this.#workers.size);
+  }
+
+  #reapIdle(): void {
+    const cutoff = Date.now() - this.config.idleTimeoutMs;
+    for (const [scope, w] of this.#workers) {
+      if (w.ready && w.upstream.inFlight === 0 && w.lastUsed < cutoff) void this.release(scope);
+    }
+  }
+}
