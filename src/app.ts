@@ -40,7 +40,10 @@ export interface Gateway {
 
 function createStore(config: GatewayConfig, log: Logger): SessionStore {
   const { store, redisUrl, keyPrefix, ttlSeconds } = config.sessions;
-  if (store === 'redis' && redisUrl) return new RedisSessionStore({ url: redisUrl, keyPrefix, ttlSeconds, log });
+  if (store === 'redis') {
+    if (!redisUrl) throw new Error('sessions.redisUrl is required when sessions.store is "redis"');
+    return new RedisSessionStore({ url: redisUrl, keyPrefix, ttlSeconds, log });
+  }
   return new MemorySessionStore({ ttlSeconds });
 }
 
@@ -104,7 +107,8 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     // One log line per request costs more than the request itself on the fast path.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.limits.bodyBytes,
-    forceCloseConnections: 'idle',
+    // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
+    forceCloseConnections: true,
   });
   await app.register(cors, {
     origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),

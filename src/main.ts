@@ -49,14 +49,9 @@ async function main(): Promise<number> {
   }
 
   const log = createLogger(config.logLevel);
-  let gateway;
-  try {
-    gateway = await buildApp(config, { logger: log });
-  } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'gateway failed to start');
-    return 1;
-  }
-
+  // Signals are handled from here on, so one that arrives during start-up still stops the
+  // upstreams that have been started instead of orphaning them.
+  let gateway: Awaited<ReturnType<typeof buildApp>> | undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -65,6 +60,12 @@ async function main(): Promise<number> {
     }
     stopping = true;
     log.info({ signal }, 'shutting down');
+    if (!gateway) return; // start-up finishes, sees `stopping`, and closes
+    // The drain is bounded; if anything still hangs after it, exit rather than linger.
+    setTimeout(() => {
+      log.error('shutdown did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdown.drainMs + 15_000).unref();
     gateway.close().then(
       () => process.exit(0),
       (err: unknown) => {
@@ -75,6 +76,17 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+
+  try {
+    gateway = await buildApp(config, { logger: log });
+  } catch (err) {
+    log.fatal({ err: (err as Error).message }, 'gateway failed to start');
+    return 1;
+  }
+  if (stopping) {
+    await gateway.close();
+    return 0;
+  }
 
   try {
     const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port });

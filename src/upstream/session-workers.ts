@@ -95,6 +95,9 @@ export class SessionWorkers {
     if (this.#closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
     let worker = this.#workers.get(scope);
     if (!worker) {
+      // At the cap, the least recently used idle worker makes room: clients that vanish
+      // without DELETE must not lock everyone else out until their idle timeout.
+      if (this.#workers.size >= this.config.max) this.#evictIdle();
       if (this.#workers.size >= this.config.max) {
         this.metrics.poolRejections.inc({ upstream: this.name, reason: 'max_sessions' });
         return failedCall(
@@ -166,6 +169,21 @@ export class SessionWorkers {
       },
     );
     return worker;
+  }
+
+  #evictIdle(): void {
+    let victim: string | undefined;
+    let oldest = Infinity;
+    for (const [scope, w] of this.#workers) {
+      if (w.ready && w.upstream.inFlight === 0 && w.lastUsed < oldest) {
+        victim = scope;
+        oldest = w.lastUsed;
+      }
+    }
+    if (victim !== undefined) {
+      this.log.info({ upstream: this.name, scope: victim }, 'evicting the least recently used idle per-session worker');
+      void this.release(victim);
+    }
   }
 
   #updateGauge(): void {
