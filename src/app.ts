@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
+import { PerSessionRouter, type PerSessionUpstream } from './gateway/per-session-router.js';
 import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
 import { registerHealth } from './http/health.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
@@ -9,6 +10,7 @@ import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import { MemorySessionStore } from './session/memory-store.js';
 import { RedisSessionStore } from './session/redis-store.js';
+import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
 import { SessionStreams } from './transport/session-streams.js';
@@ -16,7 +18,7 @@ import { registerStreamableHttp } from './transport/streamable-http.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { SessionWorkers } from './upstream/session-workers.js';
 import { StdioUpstream } from './upstream/stdio.js';
-import type { ClientIdentity } from './upstream/upstream.js';
+import type { ClientIdentity, UpstreamPeer } from './upstream/upstream.js';
 
 export const GATEWAY_VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -47,20 +49,25 @@ function createStore(config: GatewayConfig, log: Logger): SessionStore {
   return new MemorySessionStore({ ttlSeconds });
 }
 
-function createUpstream(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, server: () => VirtualServer): UpstreamEntry {
+interface Peers {
+  shared(upstream: string): UpstreamPeer;
+  perSession(upstream: string, scope: string): UpstreamPeer;
+}
+
+function createUpstream(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, peers: Peers): UpstreamEntry {
   const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs } };
   if (u.mode === 'per-session') {
     const workers = new SessionWorkers(
       u.name,
       u.pool,
       (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer),
-      (scope) => server().sessionPeer(u.name, scope),
+      (scope) => peers.perSession(u.name, scope),
       log,
       metrics,
     );
     return { ...common, mode: 'per-session', workers };
   }
-  const pool = new UpstreamPool(u.name, u.pool, (i) => new StdioUpstream(u, identity, log, i, server().sharedPeer(u.name)), log, metrics);
+  const pool = new UpstreamPool(u.name, u.pool, (i) => new StdioUpstream(u, identity, log, i, peers.shared(u.name)), log, metrics);
   return { ...common, mode: 'shared', pool };
 }
 
@@ -75,13 +82,28 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     protocolVersion: LATEST_VERSION,
   };
 
-  // The upstreams' peers call back into the server, which needs the upstreams to exist first.
+  const replication = createReplication(config, log);
+  // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
-  const serverRef = () => server!;
+  let router: PerSessionRouter | undefined;
+  const peers: Peers = {
+    shared: (upstream) => server!.sharedPeer(upstream),
+    perSession: (upstream, scope) => router!.peer(upstream, scope),
+  };
   const upstreams = new Map<string, UpstreamEntry>();
-  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, serverRef));
+  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers));
+  const perSessionUpstreams = new Map<string, PerSessionUpstream>();
+  for (const [name, u] of upstreams) if (u.mode === 'per-session') perSessionUpstreams.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
+  router = new PerSessionRouter({
+    upstreams: perSessionUpstreams,
+    bus: replication.bus,
+    owners: replication.owners,
+    log,
+    onListChanged: (upstream, method) => server?.listChanged(upstream, method),
+  });
   server = new VirtualServer({
     upstreams,
+    perSession: router,
     // A probe of a per-session upstream offers every client capability, so no tool stays hidden.
     probeIdentity: { ...identity, capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
     serverInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
@@ -90,9 +112,11 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     metrics,
   });
   try {
+    await router.start();
     await server.start();
   } catch (err) {
     await server.close();
+    await replication.close();
     throw err;
   }
 
@@ -144,6 +168,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
       const deadline = Date.now() + config.shutdown.drainMs;
       while (transport.activeReplies > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       await server.close();
+      await replication.close();
       await app.close();
       await store.close();
     })();

@@ -17,13 +17,22 @@ export class ClientRequests {
   #next = 1;
   readonly #pending = new Map<string, Pending>();
 
+  /** `replicaId` goes into every id, so an answer that reaches another replica finds its way back. */
+  constructor(private readonly replicaId: string) {}
+
+  /** The replica that sent the request with this id, if the id is one of ours. */
+  static replicaOf(id: string): string | undefined {
+    const m = /^mcpgw\.([^.]+)\.\d+$/.exec(id);
+    return m?.[1];
+  }
+
   get size(): number {
     return this.#pending.size;
   }
 
   /** `deliver` puts the request on one of the client's streams; false when none is open. */
   send(scope: string, deliver: (message: JsonRpcMessage) => boolean, method: string, params: Record<string, unknown> | undefined, timeoutMs: number): Promise<McpResult> {
-    const id = `mcpgw-${this.#next++}`;
+    const id = `mcpgw.${this.replicaId}.${this.#next++}`;
     return new Promise<McpResult>((resolve, reject) => {
       const message: JsonRpcMessage = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
       if (!deliver(message)) {

@@ -6,7 +6,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
 import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
-import { ClientRequests } from './client-requests.js';
+import type { PerSessionRouter } from './per-session-router.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
 import { requestKey, type MessageSink, type RequestContext } from './context.js';
 import { InFlightTable, type Deadline } from './in-flight.js';
@@ -26,6 +26,8 @@ export function upstreamStatus(entry: UpstreamEntry): PoolStatus {
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
+  /** Calls on per-session workers, wherever their owner replica is. */
+  perSession: PerSessionRouter;
   /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
   probeIdentity: ClientIdentity;
   serverInfo: { name: string; version: string };
@@ -47,19 +49,6 @@ export interface McpHandler {
 
 const MAX_LIST_PAGES = 100;
 
-/** Requests an upstream may send its client, and the client capability each needs. */
-const CLIENT_CAPABILITY: Record<string, string> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
-
-/** The requests of one client scope that are in flight on its per-session workers. */
-interface ScopeLink {
-  active: RequestContext[];
-  last: RequestContext;
-}
-
 const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 const LIST_METHODS: Record<string, ListKind> = {
@@ -74,8 +63,6 @@ export class VirtualServer implements McpHandler {
   #catalog = new Catalog([]);
   readonly #lists = new Map<string, UpstreamLists>();
   readonly #inFlight = new InFlightTable();
-  readonly #clientRequests = new ClientRequests();
-  readonly #links = new Map<string, ScopeLink>();
   /** `${upstream}\0${uri}` → the scopes subscribed to it through a shared upstream. */
   readonly #subscriptions = new Map<string, Map<string, MessageSink>>();
   readonly #listChangedListeners: Array<(method: string) => void> = [];
@@ -89,6 +76,12 @@ export class VirtualServer implements McpHandler {
 
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /** How many per-session workers of `upstream` run on this replica. */
+  perSessionWorkers(upstream: string): number {
+    const entry = this.options.upstreams.get(upstream);
+    return entry?.mode === 'per-session' ? entry.workers.size : 0;
   }
 
   /**
@@ -175,24 +168,21 @@ export class VirtualServer implements McpHandler {
   }
 
   handleResponse(ctx: RequestContext, response: JsonRpcResponse): void {
-    if (!this.#clientRequests.receive(ctx.scope, response)) {
+    if (!this.options.perSession.handleResponse(ctx.scope, response)) {
       this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
     }
   }
 
   releaseScope(scope: string): void {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
-    this.#clientRequests.cancelScope(scope);
-    this.#links.delete(scope);
     for (const scopes of this.#subscriptions.values()) scopes.delete(scope);
-    for (const entry of this.options.upstreams.values()) {
-      if (entry.mode === 'per-session') void entry.workers.release(scope);
-    }
+    this.options.perSession.release(scope);
   }
 
   async close(): Promise<void> {
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
-    await Promise.all([...this.options.upstreams.values()].map((u) => (u.mode === 'shared' ? u.pool.close() : u.workers.close())));
+    await this.options.perSession.close();
+    await Promise.all([...this.options.upstreams.values()].map((u) => (u.mode === 'shared' ? u.pool.close() : undefined)));
   }
 
   /** The client side of a shared worker: nobody to ask, but its list changes still count. */
@@ -202,35 +192,8 @@ export class VirtualServer implements McpHandler {
         // A shared worker serves many sessions: a request from it cannot be tied to one client.
         throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available to a shared upstream worker (use mode: per-session)`);
       },
-      notification: (n) => this.#onUpstreamNotification(upstream, undefined, n),
+      notification: (n) => this.#onUpstreamNotification(upstream, n),
     };
-  }
-
-  /** The client side of a per-session worker: its requests and notifications reach that client. */
-  sessionPeer(upstream: string, scope: string): UpstreamPeer {
-    return {
-      request: (method, params) => this.#askClient(upstream, scope, method, params),
-      notification: (n) => this.#onUpstreamNotification(upstream, scope, n),
-    };
-  }
-
-  #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
-    const link = this.#links.get(scope);
-    if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
-    const capability = CLIENT_CAPABILITY[method];
-    if (capability === undefined || link.last.clientCapabilities[capability] === undefined) {
-      return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
-    }
-    const timeoutMs = this.options.upstreams.get(upstream)?.deadline.maxTimeoutMs ?? 60_000;
-    return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs);
-  }
-
-  /** A message for the client: on the newest open reply stream of the scope, else its own stream. */
-  #deliver(link: ScopeLink, message: JsonRpcMessage): boolean {
-    for (let i = link.active.length - 1; i >= 0; i--) {
-      if (link.active[i]!.sink.send(message)) return true;
-    }
-    return link.last.sessionSink?.send(message) ?? false;
   }
 
   /** Called with a list_changed method after the merged catalog changed. */
@@ -238,18 +201,21 @@ export class VirtualServer implements McpHandler {
     this.#listChangedListeners.push(listener);
   }
 
-  #onUpstreamNotification(upstream: string, scope: string | undefined, n: JsonRpcNotification): void {
+  /** A per-session upstream's lists changed. */
+  listChanged(upstream: string, method: string): void {
+    this.#refreshLater(upstream, method);
+  }
+
+  #onUpstreamNotification(upstream: string, n: JsonRpcNotification): void {
     if (n.method.endsWith('/list_changed') && n.method !== 'notifications/roots/list_changed') {
       this.#refreshLater(upstream, n.method);
       return;
     }
-    if (scope === undefined && n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
+    if (n.method === 'notifications/resources/updated' && typeof n.params?.uri === 'string') {
       for (const sink of this.#subscriptions.get(`${upstream}\u0000${n.params.uri}`)?.values() ?? []) sink.send(n);
       return;
     }
-    const link = scope === undefined ? undefined : this.#links.get(scope);
     // Logging and other notifications of a shared worker belong to no one client: never broadcast.
-    if (link) this.#deliver(link, n);
   }
 
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
@@ -360,26 +326,13 @@ export class VirtualServer implements McpHandler {
         this.#inFlight.end(key, tracked);
       }
     }
-    const link = this.#link(ctx);
-    link.active.push(ctx);
     try {
-      tracked.call = entry.workers.call(ctx.scope, () => identityOf(ctx), request.method, params, options);
-      return await tracked.call.promise;
+      return await this.options.perSession.call(ctx, upstream, request.method, params, options, (call) => {
+        tracked.call = call;
+      });
     } finally {
       this.#inFlight.end(key, tracked);
-      const i = link.active.indexOf(ctx);
-      if (i !== -1) link.active.splice(i, 1);
     }
-  }
-
-  #link(ctx: RequestContext): ScopeLink {
-    let link = this.#links.get(ctx.scope);
-    if (!link) {
-      link = { active: [], last: ctx };
-      this.#links.set(ctx.scope, link);
-    }
-    link.last = ctx;
-    return link;
   }
 
   #refreshLater(name: string, method?: string): void {
@@ -435,14 +388,6 @@ export class VirtualServer implements McpHandler {
       this.options.log.error({ upstream: name, err: (err as Error).message }, 'upstream left out of the catalog');
     }
   }
-}
-
-function identityOf(ctx: RequestContext): ClientIdentity {
-  return {
-    clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
-    capabilities: ctx.clientCapabilities,
-    protocolVersion: ctx.protocolVersion,
-  };
 }
 
 function requireString(params: Record<string, unknown> | undefined, key: string): string {

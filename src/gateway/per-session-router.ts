@@ -1,0 +1,208 @@
+import type { Logger } from 'pino';
+import { GatewayError } from '../jsonrpc/errors.js';
+import type { JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { Bus } from '../session/bus.js';
+import type { OwnerRegistry } from '../session/owner-registry.js';
+import { failedCall } from '../upstream/deferred-call.js';
+import type { SessionWorkers } from '../upstream/session-workers.js';
+import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
+import { ClientRequests } from './client-requests.js';
+import type { RequestContext } from './context.js';
+import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from './remote-calls.js';
+
+/** Requests an upstream may send its client, and the client capability each needs. */
+const CLIENT_CAPABILITY: Record<string, string> = {
+  'sampling/createMessage': 'sampling',
+  'elicitation/create': 'elicitation',
+  'roots/list': 'roots',
+};
+
+/** The requests of one client scope in flight on this replica's per-session workers. */
+interface ScopeLink {
+  active: RequestContext[];
+  last: RequestContext;
+}
+
+export interface PerSessionUpstream {
+  workers: SessionWorkers;
+  /** Hard ceiling of one call, and how long the client may take to answer a request. */
+  maxTimeoutMs: number;
+}
+
+export interface PerSessionRouterOptions {
+  upstreams: Map<string, PerSessionUpstream>;
+  owners: OwnerRegistry;
+  bus: Bus;
+  log: Logger;
+  /** An upstream's list changed (the catalog must refresh). */
+  onListChanged: (upstream: string, method: string) => void;
+}
+
+/**
+ * Calls on per-session workers: the worker of a scope runs on exactly one replica (its owner);
+ * other replicas forward to it. Requests and notifications from a worker reach the client on
+ * the reply stream of a call in flight, else on the client's own session stream.
+ */
+export class PerSessionRouter implements LocalExecutor {
+  readonly #links = new Map<string, ScopeLink>();
+  readonly #clientRequests: ClientRequests;
+  readonly #remote: RemoteCalls;
+
+  constructor(private readonly options: PerSessionRouterOptions) {
+    this.#clientRequests = new ClientRequests(options.bus.replicaId);
+    this.#remote = new RemoteCalls(options.bus, options.owners, this, options.log);
+  }
+
+  start(): Promise<void> {
+    return this.#remote.start();
+  }
+
+  async close(): Promise<void> {
+    await this.#remote.close();
+    await Promise.all([...this.options.upstreams.values()].map((u) => u.workers.close()));
+  }
+
+  /**
+   * Runs a call on the scope's worker, wherever it lives. `onCall` learns each underlying call
+   * (for cancellation and timeouts) as soon as it exists.
+   */
+  async call(
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+    onCall: (call: UpstreamCall) => void,
+  ): Promise<McpResult> {
+    const { owners } = this.options;
+    let owner = await owners.claim(ctx.scope, upstream);
+    if (owner !== owners.replicaId) {
+      try {
+        const remote = this.#remote.call(owner, ctx, upstream, method, params, options);
+        onCall(remote);
+        return await remote.promise;
+      } catch (err) {
+        if (!(err instanceof OwnerUnreachable)) throw err;
+        // The owner never acknowledged: the call did not start there, so it can run here.
+        owner = await owners.takeOver(ctx.scope, upstream, err.owner);
+        if (owner !== owners.replicaId) throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The replica running this session\'s worker did not answer', { retryAfterMs: 1000 });
+      }
+    }
+    const local = this.runLocal(ctx, upstream, method, params, options);
+    onCall(local);
+    return local.promise;
+  }
+
+  /** Runs on this replica's own worker for the scope; the call's life is bounded here too. */
+  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+    const entry = this.options.upstreams.get(upstream);
+    if (!entry) return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`));
+    const link = this.#link(ctx);
+    link.active.push(ctx);
+    const call = entry.workers.call(ctx.scope, () => identityOf(ctx), method, params, options);
+    // A call forwarded from a replica that then died has nobody left to time it out.
+    const guard = setTimeout(() => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within the hard limit of ${entry.maxTimeoutMs} ms`)), entry.maxTimeoutMs);
+    const done = () => {
+      clearTimeout(guard);
+      const i = link.active.indexOf(ctx);
+      if (i !== -1) link.active.splice(i, 1);
+    };
+    call.promise.then(done, done);
+    return call;
+  }
+
+  /** The client side of a per-session worker: its requests and notifications reach that client. */
+  peer(upstream: string, scope: string): UpstreamPeer {
+    return {
+      request: (method, params) => this.#askClient(upstream, scope, method, params),
+      notification: (n) => this.#onNotification(upstream, scope, n),
+    };
+  }
+
+  /** A client's answer to a request from a worker, here or on the replica that asked. */
+  handleResponse(scope: string, response: JsonRpcResponse): boolean {
+    const asker = typeof response.id === 'string' ? ClientRequests.replicaOf(response.id) : undefined;
+    if (asker !== undefined && asker !== this.options.bus.replicaId) {
+      this.#remote.forwardAnswer(asker, scope, response);
+      return true;
+    }
+    return this.#clientRequests.receive(scope, response);
+  }
+
+  receiveAnswer(scope: string, response: JsonRpcResponse): void {
+    this.#clientRequests.receive(scope, response);
+  }
+
+  /** The session ended: its workers stop, here and on whichever replica owns them. */
+  release(scope: string): void {
+    this.releaseLocal(scope);
+    this.#remote.forgetScope(scope);
+    for (const upstream of this.options.upstreams.keys()) {
+      this.options.owners.ownerOf(scope, upstream).then(
+        (owner) => {
+          if (owner === undefined) return;
+          if (owner !== this.options.owners.replicaId) this.#remote.releaseRemote(owner, scope);
+          else void this.options.owners.release(scope, upstream).catch(() => undefined);
+        },
+        () => undefined,
+      );
+    }
+  }
+
+  releaseLocal(scope: string): void {
+    this.#clientRequests.cancelScope(scope);
+    this.#links.delete(scope);
+    for (const entry of this.options.upstreams.values()) void entry.workers.release(scope);
+  }
+
+  /** Whether this replica runs a worker of `upstream` for the scope. */
+  hasLocalWorker(upstream: string, scope: string): boolean {
+    return this.options.upstreams.get(upstream)?.workers.workerOf(scope) !== undefined;
+  }
+
+  #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+    const link = this.#links.get(scope);
+    if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
+    const capability = CLIENT_CAPABILITY[method];
+    if (capability === undefined || link.last.clientCapabilities[capability] === undefined) {
+      return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
+    }
+    const timeoutMs = this.options.upstreams.get(upstream)?.maxTimeoutMs ?? 60_000;
+    return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs);
+  }
+
+  /** A message for the client: on the newest open reply stream of the scope, else its own stream. */
+  #deliver(link: ScopeLink, message: JsonRpcMessage): boolean {
+    for (let i = link.active.length - 1; i >= 0; i--) {
+      if (link.active[i]!.sink.send(message)) return true;
+    }
+    return link.last.sessionSink?.send(message) ?? false;
+  }
+
+  #onNotification(upstream: string, scope: string, n: JsonRpcNotification): void {
+    if (n.method.endsWith('/list_changed') && n.method !== 'notifications/roots/list_changed') {
+      this.options.onListChanged(upstream, n.method);
+      return;
+    }
+    const link = this.#links.get(scope);
+    if (link) this.#deliver(link, n);
+  }
+
+  #link(ctx: RequestContext): ScopeLink {
+    let link = this.#links.get(ctx.scope);
+    if (!link) {
+      link = { active: [], last: ctx };
+      this.#links.set(ctx.scope, link);
+    }
+    link.last = ctx;
+    return link;
+  }
+}
+
+function identityOf(ctx: RequestContext): ClientIdentity {
+  return {
+    clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
+    capabilities: ctx.clientCapabilities,
+    protocolVersion: ctx.protocolVersion,
+  };
+}

@@ -1,0 +1,279 @@
+import type { Logger } from 'pino';
+import { GatewayError, UpstreamRpcError, toErrorObject } from '../jsonrpc/errors.js';
+import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
+import { replicaChannel, type Bus } from '../session/bus.js';
+import type { OwnerRegistry } from '../session/owner-registry.js';
+import type { CallOptions, McpResult, UpstreamCall } from '../upstream/upstream.js';
+import type { ClientInfo, MessageSink, RequestContext } from './context.js';
+
+/** What travels between replicas for calls on per-session workers. */
+type Wire =
+  | {
+      t: 'call';
+      id: string;
+      from: string;
+      scope: string;
+      upstream: string;
+      protocolVersion: string;
+      clientCapabilities: Record<string, unknown>;
+      clientInfo: ClientInfo | undefined;
+      method: string;
+      params: Record<string, unknown> | undefined;
+      progress: boolean;
+    }
+  | { t: 'cancel'; id: string; reason: string }
+  | { t: 'ack'; id: string }
+  | { t: 'msg'; id: string; message: JsonRpcMessage }
+  | { t: 'session-msg'; scope: string; message: JsonRpcMessage }
+  | { t: 'done'; id: string; result?: McpResult; error?: JsonRpcErrorObject }
+  | { t: 'answer'; scope: string; response: JsonRpcResponse }
+  | { t: 'release'; scope: string };
+
+/** The owner did not acknowledge a call: it never started there, so another replica may run it. */
+export class OwnerUnreachable extends Error {
+  constructor(readonly owner: string) {
+    super(`Replica ${owner} did not answer`);
+    this.name = 'OwnerUnreachable';
+  }
+}
+
+/** What the owner side needs from the virtual server. */
+export interface LocalExecutor {
+  /** Runs a call on this replica's own worker for the scope (the per-session path). */
+  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
+  /** A client's answer to a request this replica's worker sent it. */
+  receiveAnswer(scope: string, response: JsonRpcResponse): void;
+  releaseLocal(scope: string): void;
+}
+
+interface Outgoing {
+  owner: string;
+  ctx: RequestContext;
+  options: CallOptions | undefined;
+  resolve: (r: McpResult) => void;
+  reject: (e: Error) => void;
+  ackTimer: NodeJS.Timeout;
+  aliveTimer: NodeJS.Timeout | undefined;
+}
+
+export interface RemoteCallsOptions {
+  /** No acknowledgement within this time: the owner is taken for dead. */
+  ackTimeoutMs?: number;
+  /** How often a replica waiting on another checks that it is still alive. */
+  livenessIntervalMs?: number;
+}
+
+/**
+ * Forwards calls on per-session workers to the replica that owns the worker, and runs the
+ * calls other replicas forward here. Everything the worker sends back (progress, requests to
+ * the client, the result) returns to the replica holding the client's connection.
+ */
+export class RemoteCalls {
+  #next = 1;
+  readonly #outgoing = new Map<string, Outgoing>();
+  readonly #incoming = new Map<string, UpstreamCall>();
+  /** The session stream of each scope that forwarded calls from here, for the owner's messages. */
+  readonly #sessionSinks = new Map<string, MessageSink>();
+  #unsubscribe: (() => Promise<void>) | undefined;
+  readonly #ackTimeoutMs: number;
+  readonly #livenessMs: number;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly owners: OwnerRegistry,
+    private readonly executor: LocalExecutor,
+    private readonly log: Logger,
+    options: RemoteCallsOptions = {},
+  ) {
+    this.#ackTimeoutMs = options.ackTimeoutMs ?? 1500;
+    this.#livenessMs = options.livenessIntervalMs ?? 1000;
+  }
+
+  get replicaId(): string {
+    return this.bus.replicaId;
+  }
+
+  async start(): Promise<void> {
+    this.#unsubscribe = await this.bus.subscribe(replicaChannel(this.bus.replicaId), (raw) => this.#onWire(raw));
+  }
+
+  async close(): Promise<void> {
+    await this.#unsubscribe?.();
+    for (const call of this.#incoming.values()) call.cancel(new GatewayError('SHUTTING_DOWN'));
+    for (const out of this.#outgoing.values()) this.#settle(out, undefined, new GatewayError('SHUTTING_DOWN'));
+    this.#outgoing.clear();
+  }
+
+  /** Origin side: runs the call on `owner`'s worker for the scope. */
+  call(owner: string, ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+    const id = `${this.bus.replicaId}:${this.#next++}`;
+    if (ctx.sessionSink) this.#sessionSinks.set(ctx.scope, ctx.sessionSink);
+    const promise = new Promise<McpResult>((resolve, reject) => {
+      const out: Outgoing = {
+        owner,
+        ctx,
+        options,
+        resolve,
+        reject,
+        aliveTimer: undefined,
+        ackTimer: setTimeout(() => {
+          this.#outgoing.delete(id);
+          reject(new OwnerUnreachable(owner));
+        }, this.#ackTimeoutMs),
+      };
+      this.#outgoing.set(id, out);
+      this.#send(owner, {
+        t: 'call',
+        id,
+        from: this.bus.replicaId,
+        scope: ctx.scope,
+        upstream,
+        protocolVersion: ctx.protocolVersion,
+        clientCapabilities: { ...ctx.clientCapabilities },
+        clientInfo: ctx.clientInfo,
+        method,
+        params,
+        progress: options?.onNotification !== undefined,
+      });
+    });
+    return {
+      promise,
+      cancel: (error: Error) => {
+        const out = this.#outgoing.get(id);
+        if (!out) return;
+        this.#outgoing.delete(id);
+        this.#send(out.owner, { t: 'cancel', id, reason: error.message });
+        this.#settle(out, undefined, error);
+      },
+    };
+  }
+
+  /** A client's answer that belongs to a request another replica's worker sent. */
+  forwardAnswer(replicaId: string, scope: string, response: JsonRpcResponse): void {
+    this.#send(replicaId, { t: 'answer', scope, response });
+  }
+
+  /** A session ended here: its worker on `owner` stops too. */
+  releaseRemote(owner: string, scope: string): void {
+    this.#sessionSinks.delete(scope);
+    this.#send(owner, { t: 'release', scope });
+  }
+
+  forgetScope(scope: string): void {
+    this.#sessionSinks.delete(scope);
+  }
+
+  #send(replicaId: string, wire: Wire): void {
+    this.bus.publish(replicaChannel(replicaId), JSON.stringify(wire)).catch((err: unknown) => {
+      this.log.warn({ err: (err as Error).message, to: replicaId, t: wire.t }, 'bus publish failed');
+      if ('id' in wire && (wire.t === 'call' || wire.t === 'cancel')) {
+        const out = this.#outgoing.get(wire.id);
+        if (out) {
+          this.#outgoing.delete(wire.id);
+          this.#settle(out, undefined, new GatewayError('UPSTREAM_UNAVAILABLE', 'Cannot reach the replica that runs this session\'s worker'));
+        }
+      }
+    });
+  }
+
+  #settle(out: Outgoing, result: McpResult | undefined, error?: Error): void {
+    clearTimeout(out.ackTimer);
+    clearInterval(out.aliveTimer);
+    if (error) out.reject(error);
+    else out.resolve(result ?? {});
+  }
+
+  #onWire(raw: string): void {
+    let wire: Wire;
+    try {
+      wire = JSON.parse(raw) as Wire;
+    } catch {
+      this.log.warn('unreadable bus message');
+      return;
+    }
+    switch (wire.t) {
+      case 'call':
+        this.#runForwarded(wire);
+        return;
+      case 'cancel':
+        this.#incoming.get(wire.id)?.cancel(new GatewayError('REQUEST_CANCELLED', wire.reason));
+        return;
+      case 'ack': {
+        const out = this.#outgoing.get(wire.id);
+        if (!out) return;
+        clearTimeout(out.ackTimer);
+        // From now on the call runs there: if that replica dies, the call fails (never hangs).
+        out.aliveTimer = setInterval(() => {
+          this.owners.isAlive(out.owner).then(
+            (alive) => {
+              if (alive || this.#outgoing.get(wire.id) !== out) return;
+              this.#outgoing.delete(wire.id);
+              this.#settle(out, undefined, new GatewayError('UPSTREAM_UNAVAILABLE', 'The replica running this session\'s worker stopped'));
+            },
+            () => undefined,
+          );
+        }, this.#livenessMs);
+        return;
+      }
+      case 'msg': {
+        const out = this.#outgoing.get(wire.id);
+        if (!out) return;
+        const m = wire.message;
+        if ('method' in m && m.method === 'notifications/progress' && !('id' in m) && out.options?.onNotification) {
+          out.options.onNotification(m as JsonRpcNotification);
+        } else if (!out.ctx.sink.send(m)) {
+          out.ctx.sessionSink?.send(m);
+        }
+        return;
+      }
+      case 'session-msg':
+        this.#sessionSinks.get(wire.scope)?.send(wire.message);
+        return;
+      case 'done': {
+        const out = this.#outgoing.get(wire.id);
+        if (!out) return;
+        this.#outgoing.delete(wire.id);
+        if (wire.error) this.#settle(out, undefined, new UpstreamRpcError(wire.error));
+        else this.#settle(out, wire.result);
+        return;
+      }
+      case 'answer':
+        this.executor.receiveAnswer(wire.scope, wire.response);
+        return;
+      case 'release':
+        this.executor.releaseLocal(wire.scope);
+        return;
+    }
+  }
+
+  /** Owner side: runs a forwarded call on this replica's worker, streaming back what it sends. */
+  #runForwarded(wire: Extract<Wire, { t: 'call' }>): void {
+    const origin = wire.from;
+    this.#send(origin, { t: 'ack', id: wire.id });
+    const sink: MessageSink = {
+      send: (message) => {
+        this.#send(origin, { t: 'msg', id: wire.id, message });
+        return true;
+      },
+    };
+    const ctx: RequestContext = {
+      protocolVersion: wire.protocolVersion,
+      clientCapabilities: wire.clientCapabilities,
+      clientInfo: wire.clientInfo,
+      scope: wire.scope,
+      sink,
+      sessionSink: {
+        send: (message) => {
+          this.#send(origin, { t: 'session-msg', scope: wire.scope, message });
+          return true;
+        },
+      },
+    };
+    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, wire.progress ? { onNotification: (n) => sink.send(n) } : undefined);
+    this.#incoming.set(wire.id, call);
+    call.promise.then(
+      (result) => this.#send(origin, { t: 'done', id: wire.id, result }),
+      (err: unknown) => this.#send(origin, { t: 'done', id: wire.id, error: toErrorObject(err) }),
+    ).finally(() => this.#incoming.delete(wire.id));
+  }
+}

@@ -1,0 +1,110 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../observability/logger.js';
+import type { OwnerRegistry } from './owner-registry.js';
+
+export interface RedisOwnerRegistryOptions {
+  replicaId: string;
+  keyPrefix: string;
+  /** A replica is dead once its heartbeat is this old. */
+  heartbeatTtlMs?: number;
+  log?: Logger;
+}
+
+// Set the owner to ARGV[2] only if it is still ARGV[1] (or unset): a take-over never races
+// another replica's take-over into two owners.
+const TAKE_OVER = `
+local current = redis.call('GET', KEYS[1])
+if current and current ~= ARGV[1] then return current end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return ARGV[2]
+`;
+
+/**
+ * Ownership in Redis. `{scope}:owner:<upstream>` names the owner (hash-tagged with the session's
+ * other keys); `replica:<id>` is each replica's heartbeat. Owner keys live as long as the owner
+ * keeps refreshing them, so a dead replica's scopes free themselves even if nobody takes over.
+ */
+export class RedisOwnerRegistry implements OwnerRegistry {
+  readonly replicaId: string;
+  readonly #ttl: number;
+  readonly #owned = new Set<string>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: RedisOwnerRegistryOptions,
+  ) {
+    this.replicaId = options.replicaId;
+    this.#ttl = options.heartbeatTtlMs ?? 3000;
+    this.#timer = setInterval(() => void this.#heartbeat(), Math.floor(this.#ttl / 3));
+    this.#timer.unref();
+    void this.#heartbeat();
+  }
+
+  async claim(scope: string, upstream: string): Promise<string> {
+    const key = this.#ownerKey(scope, upstream);
+    const won = await this.redis.set(key, this.replicaId, 'PX', this.#ttl * 2, 'NX');
+    if (won === 'OK') {
+      this.#owned.add(key);
+      return this.replicaId;
+    }
+    const owner = await this.redis.get(key);
+    if (owner === null) return this.claim(scope, upstream);
+    if (owner === this.replicaId) {
+      this.#owned.add(key);
+      return owner;
+    }
+    return (await this.isAlive(owner)) ? owner : this.takeOver(scope, upstream, owner);
+  }
+
+  async takeOver(scope: string, upstream: string, deadOwner: string): Promise<string> {
+    const key = this.#ownerKey(scope, upstream);
+    const owner = String(await this.redis.eval(TAKE_OVER, 1, key, deadOwner, this.replicaId, this.#ttl * 2));
+    if (owner === this.replicaId) {
+      this.#owned.add(key);
+      this.options.log?.warn({ scope, upstream, deadOwner }, 'took over a per-session worker from a replica that stopped answering');
+    }
+    return owner;
+  }
+
+  async ownerOf(scope: string, upstream: string): Promise<string | undefined> {
+    return (await this.redis.get(this.#ownerKey(scope, upstream))) ?? undefined;
+  }
+
+  async release(scope: string, upstream: string): Promise<void> {
+    const key = this.#ownerKey(scope, upstream);
+    this.#owned.delete(key);
+    // Only our own claim is removed: the owner may have changed meanwhile.
+    await this.redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, 1, key, this.replicaId);
+  }
+
+  async isAlive(replicaId: string): Promise<boolean> {
+    if (replicaId === this.replicaId) return true;
+    return (await this.redis.exists(this.#replicaKey(replicaId))) === 1;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    const keys = [...this.#owned];
+    this.#owned.clear();
+    await Promise.all([this.redis.del(this.#replicaKey(this.replicaId)), ...keys.map((k) => this.redis.del(k))]).catch(() => undefined);
+  }
+
+  async #heartbeat(): Promise<void> {
+    try {
+      const pipeline = this.redis.pipeline().set(this.#replicaKey(this.replicaId), '1', 'PX', this.#ttl);
+      for (const key of this.#owned) pipeline.pexpire(key, this.#ttl * 2);
+      await pipeline.exec();
+    } catch (err) {
+      this.options.log?.warn({ err: (err as Error).message }, 'replica heartbeat failed');
+    }
+  }
+
+  #ownerKey(scope: string, upstream: string): string {
+    return `${this.options.keyPrefix}{${scope}}:owner:${upstream}`;
+  }
+
+  #replicaKey(replicaId: string): string {
+    return `${this.options.keyPrefix}replica:${replicaId}`;
+  }
+}
