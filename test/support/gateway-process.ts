@@ -1,0 +1,79 @@
+/**
+ * A gateway as its own OS process (`node dist/main.js`), for tests that kill a replica.
+ * `npm test` builds dist/ first.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { ROOT } from './gateway.js';
+
+export const MAIN = resolve(ROOT, 'dist/main.js');
+
+export interface GatewayProcess {
+  readonly url: URL;
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** SIGTERM and wait for the exit (SIGKILL after 15 s). */
+  stop(): Promise<void>;
+  kill9(): void;
+  readonly exited: Promise<number | null>;
+}
+
+export async function spawnGateway(config: Record<string, unknown>): Promise<GatewayProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcpgw-'));
+  const file = join(dir, 'gateway.json');
+  writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', ...config }));
+  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+  const url = await new Promise<URL>((resolveUrl, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+      const m = /listening: MCP endpoint (\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolveUrl(new URL(m[1]!));
+      }
+    });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`gateway exited with ${code}: ${stderr}`));
+    });
+  });
+  return {
+    url,
+    pid: child.pid!,
+    child,
+    exited,
+    kill9: () => child.kill('SIGKILL'),
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+        await exited;
+        clearTimeout(t);
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Direct children of a process (from /proc), e.g. a gateway's upstream workers. */
+export function childrenOf(pid: number): number[] {
+  const kids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (ppid === pid) kids.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return kids;
+}
