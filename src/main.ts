@@ -89,7 +89,7 @@ async function main(): Promise<number> {
   }
 
   try {
-    const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port });
+    const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port, backlog: config.listen.backlog });
     const url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
     process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} listening: MCP endpoint ${url.href}\n`);
     return -1; // keep running

@@ -38,8 +38,37 @@ export function exposedName(prefix: string, name: string): string {
 }
 
 interface TemplateRoute extends Route {
-  /** The literal text before the first `{` of the template, used to route a URI to it. */
-  literalPrefix: string;
+  /** Matches the URIs the template can produce (RFC 6570 expressions as wildcards). */
+  pattern: RegExp;
+  /** Characters outside expressions: the more, the more specific the template. */
+  literalLength: number;
+}
+
+/**
+ * A URI template as a regular expression over the whole URI. Servers often fill a simple
+ * `{var}` with a value holding slashes (`file:///{path}`), so expressions match leniently;
+ * what decides between templates is that their literal text must match, all of it.
+ */
+export function templatePattern(template: string): { pattern: RegExp; literalLength: number } {
+  let source = '^';
+  let literalLength = 0;
+  let i = 0;
+  while (i < template.length) {
+    const open = template.indexOf('{', i);
+    const literal = open === -1 ? template.slice(i) : template.slice(i, open);
+    source += literal.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    literalLength += literal.length;
+    if (open === -1) break;
+    const close = template.indexOf('}', open);
+    if (close === -1) break;
+    const op = template[open + 1];
+    if (op === '+' || op === '#') source += '.*';
+    else if (op === '?' || op === '&') source += '(?:[?&][^#]*)?';
+    else if (op === '/') source += '(?:/[^?#]*)?';
+    else source += '[^?#]*';
+    i = close + 1;
+  }
+  return { pattern: new RegExp(`${source}$`), literalLength };
 }
 
 /**
@@ -71,13 +100,12 @@ export class Catalog {
       for (const template of u.lists.resourceTemplates ?? []) {
         const t = template.uriTemplate;
         if (typeof t !== 'string') continue;
-        const brace = t.indexOf('{');
-        this.#templates.push({ upstream: u.name, original: t, literalPrefix: brace === -1 ? t : t.slice(0, brace) });
+        this.#templates.push({ upstream: u.name, original: t, ...templatePattern(t) });
         this.#entries.resourceTemplates.push(template);
       }
     }
-    // Longest literal prefix first, so the most specific template wins.
-    this.#templates.sort((a, b) => b.literalPrefix.length - a.literalPrefix.length);
+    // Most literal text first, so the most specific template wins.
+    this.#templates.sort((a, b) => b.literalLength - a.literalLength);
   }
 
   list(kind: ListKind): ReadonlyArray<Record<string, unknown>> {
@@ -96,7 +124,7 @@ export class Catalog {
   resource(uri: string): Route | undefined {
     const listed = this.#resources.get(uri);
     if (listed) return listed;
-    const template = this.#templates.find((t) => t.literalPrefix.length > 0 && uri.startsWith(t.literalPrefix));
+    const template = this.#templates.find((t) => t.literalLength > 0 && t.pattern.test(uri));
     return template ? { upstream: template.upstream, original: uri } : undefined;
   }
 

@@ -27,7 +27,8 @@ export class MemorySessionStore implements SessionStore {
     const entry = this.#live(id);
     if (!entry) return undefined;
     entry.lastUsed = Date.now();
-    return entry.record;
+    // A copy, as from Redis: a caller changing it must not change the store behind its back.
+    return { ...entry.record };
   }
 
   async update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<boolean> {

@@ -113,6 +113,7 @@ describe('Catalog resource routing', () => {
       ],
     }),
     upstream('projects', 'projects', { resourceTemplates: [{ uriTemplate: 'file:///projects/src/{file}' }] }),
+    upstream('sources', 'sources', { resourceTemplates: [{ uriTemplate: 'file:///projects/{name}/src/{file}' }] }),
   ]);
 
   it('keeps URIs and templates unprefixed in the lists', () => {
@@ -123,6 +124,7 @@ describe('Catalog resource routing', () => {
       'file:///projects/{name}/README',
       '{anything}',
       'file:///projects/src/{file}',
+      'file:///projects/{name}/src/{file}',
     ]);
   });
 
@@ -131,11 +133,13 @@ describe('Catalog resource routing', () => {
     expect(catalog.resource('file:///special/one')).toEqual({ upstream: 'files', original: 'file:///special/one' });
   });
 
-  it('routes other URIs by the literal prefix of a template, the longest prefix winning', () => {
+  it('routes other URIs by the template they match whole, the most literal template winning', () => {
     expect(catalog.resource('echo://items/42')).toEqual({ upstream: 'echo', original: 'echo://items/42' });
     expect(catalog.resource('file:///etc/hosts')).toEqual({ upstream: 'files', original: 'file:///etc/hosts' });
     expect(catalog.resource('file:///projects/src/app.ts')).toEqual({ upstream: 'projects', original: 'file:///projects/src/app.ts' });
     expect(catalog.resource('file:///projects/gw/README')).toEqual({ upstream: 'files', original: 'file:///projects/gw/README' });
+    // Same literal prefix as the README template, but only this one matches the whole URI.
+    expect(catalog.resource('file:///projects/gw/src/main.ts')).toEqual({ upstream: 'sources', original: 'file:///projects/gw/src/main.ts' });
   });
 
   it('does not route a URI nothing matches (a template without a literal prefix matches nothing)', () => {

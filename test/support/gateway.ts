@@ -39,7 +39,7 @@ export interface RunningGateway {
 
 export async function startGateway(config: GatewayConfig = exampleConfig()): Promise<RunningGateway> {
   const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false });
-  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0, backlog: config.listen.backlog });
   return {
     gateway,
     url: new URL(config.path, address),
