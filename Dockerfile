@@ -21,18 +21,23 @@ COPY tsconfig.json ./
 COPY src ./src
 RUN npm run build
 
-# Runtime dependencies. `npm prune --omit=dev` alone would drop @modelcontextprotocol/sdk and
-# zod, which are devDependencies because the gateway itself never imports them -- but the
-# bundled example upstreams (examples/echo, examples/slow, examples/conformance) do, and the
-# image's default command serves those examples. So they are added back here, without
-# touching package.json (--no-save), at exactly the versions the lockfile pins (read from
-# package.json / package-lock.json, so this line never goes stale); their own dependencies
-# resolve to the lockfile's entries too. This costs ~30 MB (the SDK v1 brings express and
-# hono). An image that only fronts your own upstreams can drop this RUN line's second half.
-RUN npm prune --omit=dev --no-audit --no-fund \
- && npm install --no-save --omit=dev --no-audit --no-fund --ignore-scripts \
-      "@modelcontextprotocol/sdk@$(node -p "require('./package.json').devDependencies['@modelcontextprotocol/sdk']")" \
-      "zod@$(node -p "require('./package-lock.json').packages['node_modules/zod'].version")" \
+# Runtime dependencies: `npm prune --omit=dev` removes the devDependencies from node_modules.
+# But the bundled example upstreams (examples/echo, examples/slow, examples/conformance) import
+# @modelcontextprotocol/sdk and zod, which are devDependencies in the repository because the
+# gateway itself never imports them -- and the image's default command serves those examples.
+# So, in this build stage's copy of package.json only, the SDK moves to "dependencies" (same
+# pinned version) before the prune; zod stays as the SDK's required peer. Nothing is
+# downloaded: the prune keeps what `npm ci` installed from the lockfile, at the lockfile's
+# versions. The image's package.json therefore lists the SDK as a dependency, which is what
+# the image runs. The import check fails the build if either is missing. Cost: ~25 MB (the
+# SDK v1 brings express and hono); an image that fronts only your own upstreams can drop the
+# `npm pkg` part. (If the SDK ever becomes a dependency, `npm pkg get` prints {} and it is skipped.)
+RUN SDK_VERSION="$(npm pkg get 'devDependencies.@modelcontextprotocol/sdk' | tr -d '"')" \
+ && if [ "$SDK_VERSION" != "{}" ]; then \
+      npm pkg set "dependencies.@modelcontextprotocol/sdk=${SDK_VERSION}" \
+      && npm pkg delete 'devDependencies.@modelcontextprotocol/sdk'; \
+    fi \
+ && npm prune --omit=dev --no-audit --no-fund \
  && node -e "import('@modelcontextprotocol/sdk/server/mcp.js').then(() => import('zod'))" \
  && npm cache clean --force
 

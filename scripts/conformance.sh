@@ -18,6 +18,9 @@
 #   CONFORMANCE_SCENARIO run only this scenario
 #   CONFORMANCE_OUT      results folder (default .tools/conformance-results)
 #   CONFORMANCE_TIMEOUT  seconds per suite run (default 300)
+#   CONFORMANCE_UPSTREAM how the gateway reaches the fixture: stdio (default: a child process)
+#                        or http (examples/conformance/http.mjs serves it over Streamable HTTP
+#                        on a loopback port, and the gateway fronts that as `transport: http`)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,6 +31,8 @@ SUITE="${CONFORMANCE_SUITE:-all}"
 VERSIONS="${CONFORMANCE_VERSIONS:-2025-03-26 2025-06-18 2025-11-25}"
 OUT="${CONFORMANCE_OUT:-$ROOT/.tools/conformance-results}"
 RUN_TIMEOUT="${CONFORMANCE_TIMEOUT:-300}"
+UPSTREAM="${CONFORMANCE_UPSTREAM:-stdio}"
+case "$UPSTREAM" in stdio | http) ;; *) echo "conformance: CONFORMANCE_UPSTREAM must be stdio or http" >&2; exit 2 ;; esac
 case "$MODE" in shared | per-session | auto) ;; *) echo "conformance: CONFORMANCE_MODE must be shared, per-session or auto" >&2; exit 2 ;; esac
 
 # --- tools -------------------------------------------------------------------------
@@ -50,7 +55,37 @@ stop_gateway() {
   wait "$GW_PID" 2>/dev/null || true
   GW_PID=""
 }
-trap 'stop_gateway; rm -rf "$WORK"' EXIT
+FIXTURE_PID=""
+stop_fixture() {
+  [ -n "$FIXTURE_PID" ] || return 0
+  kill -TERM "$FIXTURE_PID" 2>/dev/null || true
+  for _ in $(seq 1 50); do kill -0 "$FIXTURE_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$FIXTURE_PID" 2>/dev/null || true
+  wait "$FIXTURE_PID" 2>/dev/null || true
+  FIXTURE_PID=""
+}
+trap 'stop_gateway; stop_fixture; rm -rf "$WORK"' EXIT
+
+# With CONFORMANCE_UPSTREAM=http, the fixture runs behind its own Streamable HTTP server.
+UPSTREAM_JSON=""
+if [ "$UPSTREAM" = http ]; then
+  node "$ROOT/examples/conformance/http.mjs" --port 0 >"$WORK/fixture.out" 2>"$OUT/fixture-http.log" &
+  FIXTURE_PID=$!
+  FIXTURE_URL=""
+  for _ in $(seq 1 100); do
+    FIXTURE_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$WORK/fixture.out" | head -n1 || true)"
+    [ -n "$FIXTURE_URL" ] && break
+    sleep 0.1
+  done
+  if [ -z "$FIXTURE_URL" ]; then
+    echo "conformance: the fixture's HTTP server did not start:" >&2
+    cat "$OUT/fixture-http.log" >&2
+    exit 1
+  fi
+  UPSTREAM_JSON="\"transport\": \"http\", \"url\": \"$FIXTURE_URL\","
+else
+  UPSTREAM_JSON="\"transport\": \"stdio\", \"command\": \"node\", \"args\": [\"$ROOT/examples/conformance/server.mjs\"],"
+fi
 trap 'exit 130' INT TERM
 
 # Starts the gateway with upstream mode $1; sets GW_PID and URL. Returns 2 when the
@@ -70,9 +105,7 @@ start_gateway() {
   "upstreams": [
     {
       "name": "conformance",
-      "transport": "stdio",
-      "command": "node",
-      "args": ["$ROOT/examples/conformance/server.mjs"],
+      $UPSTREAM_JSON
       "mode": "$mode",
       "prefix": "",
       "pool": $pool,
@@ -134,7 +167,7 @@ else
   fi
   [ "$rc" = 0 ] || exit 1
 fi
-echo "conformance: gateway at $URL (upstream mode $used_mode), suite '$SUITE'"
+echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM), suite '$SUITE'"
 
 # --- the suite, once per spec version ------------------------------------------------
 ran=()

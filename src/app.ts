@@ -8,15 +8,21 @@ import { registerHealth } from './http/health.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
+import type { EventStore } from './session/event-store.js';
+import { MemoryEventStore } from './session/memory-event-store.js';
 import { MemorySessionStore } from './session/memory-store.js';
+import { connectRedis } from './session/redis-connection.js';
+import { RedisEventStore } from './session/redis-event-store.js';
 import { RedisSessionStore } from './session/redis-store.js';
 import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
 import { SessionStreams } from './transport/session-streams.js';
+import { StreamServices } from './transport/stream-services.js';
 import { registerStreamableHttp } from './transport/streamable-http.js';
-import { UpstreamPool } from './upstream/pool.js';
-import { SessionWorkers } from './upstream/session-workers.js';
+import { UpstreamPool, type PoolStatus } from './upstream/pool.js';
+import { createRemoteUpstream, type RemoteUpstream } from './upstream/remote.js';
+import { SessionWorkers, type WorkerFactory } from './upstream/session-workers.js';
 import { StdioUpstream } from './upstream/stdio.js';
 import type { ClientIdentity, UpstreamPeer } from './upstream/upstream.js';
 
@@ -34,6 +40,10 @@ export interface Gateway {
   app: FastifyInstance;
   server: VirtualServer;
   store: SessionStore;
+  /** Recorded SSE events (resumability). */
+  events: EventStore;
+  /** The SSE streams of sessions on this replica: GET streams, recorded replies, resumptions. */
+  streams: SessionStreams;
   metrics: Metrics;
   log: Logger;
   /** Stops taking work, lets replies in flight finish (up to shutdown.drainMs), stops upstreams. */
@@ -49,26 +59,46 @@ function createStore(config: GatewayConfig, log: Logger): SessionStore {
   return new MemorySessionStore({ ttlSeconds });
 }
 
+/** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
+function createEventStore(config: GatewayConfig, log: Logger): EventStore {
+  const { store, redisUrl, keyPrefix } = config.sessions;
+  const limits = { maxEvents: config.resumability.maxEvents, maxAgeMs: config.resumability.maxAgeSeconds * 1000 };
+  if (store === 'redis' && redisUrl) {
+    return new RedisEventStore(connectRedis({ url: redisUrl, name: 'mcp-gateway-events', log }), { ...limits, keyPrefix });
+  }
+  return new MemoryEventStore(limits);
+}
+
 interface Peers {
   shared(upstream: string): UpstreamPeer;
   perSession(upstream: string, scope: string): UpstreamPeer;
 }
 
-function createUpstream(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, peers: Peers): UpstreamEntry {
+/** One upstream's workers, by transport: child processes, or sessions with a remote server. */
+function workerFactory(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, remotes: Map<string, RemoteUpstream>): WorkerFactory {
+  if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer);
+  const remote = createRemoteUpstream(u, identity, log, metrics);
+  remotes.set(u.name, remote);
+  return remote.createWorker;
+}
+
+function createUpstream(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, peers: Peers, remotes: Map<string, RemoteUpstream>): UpstreamEntry {
   const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs } };
+  const createWorker = workerFactory(u, identity, log, metrics, remotes);
   if (u.mode === 'per-session') {
-    const workers = new SessionWorkers(
-      u.name,
-      u.pool,
-      (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer),
-      (scope) => peers.perSession(u.name, scope),
-      log,
-      metrics,
-    );
+    const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics);
     return { ...common, mode: 'per-session', workers };
   }
-  const pool = new UpstreamPool(u.name, u.pool, (i) => new StdioUpstream(u, identity, log, i, peers.shared(u.name)), log, metrics);
+  const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics);
   return { ...common, mode: 'shared', pool };
+}
+
+/** The pool's view of an upstream, with a remote upstream's circuit: not ready while it is open. */
+function statusOf(entry: UpstreamEntry, remote: RemoteUpstream | undefined): PoolStatus {
+  const status = upstreamStatus(entry);
+  if (!remote) return status;
+  const health = remote.health;
+  return { ...status, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state };
 }
 
 /** Builds the whole gateway, upstreams started and catalog loaded, ready to listen. */
@@ -91,7 +121,9 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     perSession: (upstream, scope) => router!.peer(upstream, scope),
   };
   const upstreams = new Map<string, UpstreamEntry>();
-  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers));
+  const remotes = new Map<string, RemoteUpstream>();
+  const closeRemotes = () => Promise.all([...remotes.values()].map((r) => r.close()));
+  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes));
   const perSessionUpstreams = new Map<string, PerSessionUpstream>();
   for (const [name, u] of upstreams) if (u.mode === 'per-session') perSessionUpstreams.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
   router = new PerSessionRouter({
@@ -116,12 +148,25 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     await server.start();
   } catch (err) {
     await server.close();
+    await closeRemotes();
     await replication.close();
     throw err;
   }
+  // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.
+  for (const [name, remote] of remotes) {
+    remote.health.onChange((available) => server.setAvailable(name, available));
+    remote.health.start();
+  }
 
   const store = createStore(config, log);
-  const streams = new SessionStreams(config.sse.keepAliveMs);
+  const events = createEventStore(config, log);
+  const streams = new SessionStreams({
+    keepAliveMs: config.sse.keepAliveMs,
+    services: new StreamServices({ events, bus: replication.bus, retryMs: config.resumability.retryMs, metrics, log }),
+    // With Redis, another replica may hold a session's GET stream.
+    distributed: config.sessions.store === 'redis',
+    retainMs: config.resumability.maxAgeSeconds * 1000,
+  });
   let draining = false;
   const isDraining = () => draining;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
@@ -143,7 +188,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   registerHealth(app, {
     isDraining,
     metrics,
-    upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, upstreamStatus(u)])),
+    upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),
     store: store instanceof RedisSessionStore ? () => store.status() : undefined,
   });
   const transport = registerStreamableHttp(app, {
@@ -168,12 +213,14 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
       const deadline = Date.now() + config.shutdown.drainMs;
       while (transport.activeReplies > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       await server.close();
+      await closeRemotes();
       await replication.close();
       await app.close();
       await store.close();
+      await events.close();
     })();
     return closing;
   };
 
-  return { app, server, store, metrics, log, close };
+  return { app, server, store, events, streams, metrics, log, close };
 }

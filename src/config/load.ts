@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { configSchema, type GatewayConfig } from './schema.js';
+import { configSchema, type GatewayConfig, type HttpUpstreamConfig } from './schema.js';
 
 /** Every problem found in a config, each naming the key it is about. */
 export class ConfigError extends Error {
@@ -13,7 +13,8 @@ export class ConfigError extends Error {
   }
 }
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+// `discriminator`: an upstream is checked against the schema of its `transport` only.
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, discriminator: true });
 const validate = ajv.compile<GatewayConfig>(configSchema);
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -46,6 +47,9 @@ function describe(error: ErrorObject): string {
       return `${at === '(root)' ? '' : `${at}.`}${String(p.additionalProperty)}: unknown key`;
     case 'required':
       return `${at === '(root)' ? '' : `${at}.`}${String(p.missingProperty)}: is required`;
+    case 'pattern':
+      if (at.endsWith('.url')) return `${at}: must be an http or https URL`;
+      return `${at}: ${error.message ?? 'is invalid'}`;
     case 'enum':
       return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     default:
@@ -67,6 +71,33 @@ function substituteEnv(value: string, where: string, env: NodeJS.ProcessEnv, pro
   });
 }
 
+/** `${VAR}` in a remote upstream's url and header values; the url must then be an http(s) URL. */
+function remoteChecks(u: HttpUpstreamConfig, at: string, env: NodeJS.ProcessEnv, problems: string[]): void {
+  // (A url the schema's pattern already rejected is not named twice.)
+  if (typeof u.url === 'string' && /^(https?:\/\/|\$\{)/.test(u.url)) {
+    u.url = substituteEnv(u.url, `${at}.url`, env, problems);
+    let url: URL | undefined;
+    try {
+      url = new URL(u.url);
+    } catch {
+      problems.push(`${at}.url: "${u.url}" is not a URL`);
+    }
+    if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`${at}.url: must be an http or https URL`);
+    if (url && (url.username || url.password)) problems.push(`${at}.url: must not carry credentials (use headers)`);
+  }
+  if (typeof u.headers === 'object' && u.headers !== null) {
+    for (const [k, v] of Object.entries(u.headers)) {
+      if (typeof v === 'string') u.headers[k] = substituteEnv(v, `${at}.headers.${k}`, env, problems);
+      // The gateway sets these itself; an override would break the protocol or the session.
+      if (RESERVED_HEADERS.has(k.toLowerCase())) problems.push(`${at}.headers.${k}: is set by the gateway and cannot be configured`);
+    }
+  }
+  if (u.breaker && u.breaker.openMs > u.breaker.maxOpenMs) problems.push(`${at}.breaker.openMs: must be <= breaker.maxOpenMs (${u.breaker.maxOpenMs})`);
+  if (u.retry && u.retry.initialDelayMs > u.retry.maxDelayMs) problems.push(`${at}.retry.initialDelayMs: must be <= retry.maxDelayMs (${u.retry.maxDelayMs})`);
+}
+
+const RESERVED_HEADERS = new Set(['content-type', 'accept', 'content-length', 'host', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'connection', 'transfer-encoding']);
+
 function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[] {
   const problems: string[] = [];
   const names = new Map<string, number>();
@@ -78,6 +109,10 @@ function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[]
     names.set(u.name, i);
     if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
     if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
+    if (u.transport !== 'stdio') {
+      remoteChecks(u, at, env, problems);
+      return;
+    }
     if (typeof u.command === 'string') u.command = substituteEnv(u.command, `${at}.command`, env, problems);
     if (Array.isArray(u.args)) u.args = u.args.map((a, j) => (typeof a === 'string' ? substituteEnv(a, `${at}.args[${j}]`, env, problems) : a));
     if (typeof u.env === 'object' && u.env !== null) {
@@ -117,7 +152,8 @@ export function resolveConfig(source: unknown, env: NodeJS.ProcessEnv = process.
   const raw = structuredClone(source) as Record<string, unknown>;
   const problems: string[] = [];
   applyEnvOverrides(raw, env, problems);
-  if (!validate(raw)) problems.push(...(validate.errors ?? []).map(describe));
+  // A discriminator error repeats what the `transport` enum or `required` error already says.
+  if (!validate(raw)) problems.push(...(validate.errors ?? []).filter((e) => e.keyword !== 'discriminator').map(describe));
   const config = raw as unknown as GatewayConfig;
   // Also on a config the schema rejected (guarded against its shape), so one run names every problem.
   problems.push(...semanticChecks(config, env));

@@ -25,16 +25,60 @@ export interface StdioUpstreamConfig {
   prefix?: string;
 }
 
-export type UpstreamConfig = StdioUpstreamConfig;
+/** Retries of one HTTP exchange (see upstream/retry-policy.ts for which ones). */
+export interface RetryConfig {
+  /** Tries after the first one; 0 turns retries off. */
+  attempts: number;
+  initialDelayMs: number;
+  maxDelayMs: number;
+}
+
+export interface BreakerConfig {
+  /** Consecutive failed exchanges that open the circuit. */
+  failureThreshold: number;
+  /** How long the circuit stays open before a probe; doubles (jittered) per failed probe… */
+  openMs: number;
+  /** …up to this. */
+  maxOpenMs: number;
+}
+
+export interface HealthConfig {
+  /** Time between pings while the upstream is up; 0 turns pings off. */
+  intervalMs: number;
+  timeoutMs: number;
+}
+
+/** A remote MCP server: Streamable HTTP (`http`) or the 2024-11-05 HTTP+SSE transport (`sse`). */
+export interface HttpUpstreamConfig {
+  name: string;
+  transport: 'http' | 'sse';
+  /** The MCP endpoint (`http`), or the SSE endpoint to GET (`sse`). */
+  url: string;
+  /** Sent with every request to the upstream (credentials of the gateway's own, never a client's). */
+  headers: Record<string, string>;
+  connectTimeoutMs: number;
+  mode: 'shared' | 'per-session';
+  pool: PoolConfig;
+  timeoutMs: number;
+  maxTimeoutMs: number;
+  prefix?: string;
+  retry: RetryConfig;
+  breaker: BreakerConfig;
+  health: HealthConfig;
+}
+
+export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
 
 export interface GatewayConfig {
-  listen: { host: string; port: number };
+  listen: { host: string; port: number; backlog: number };
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   limits: { bodyBytes: number };
   security: { allowedOrigins: string[] };
   sessions: { store: 'memory' | 'redis'; redisUrl?: string; keyPrefix: string; ttlSeconds: number };
   sse: { keepAliveMs: number };
+  /** Recorded SSE events, for clients that resume a stream (GET with Last-Event-ID). */
+  resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
   pagination: { pageSize: number };
   shutdown: { drainMs: number };
   upstreams: UpstreamConfig[];
@@ -73,6 +117,57 @@ const stdioUpstream: SchemaObject = {
   required: ['name', 'transport', 'command'],
 };
 
+const httpUpstream: SchemaObject = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64 },
+    transport: { type: 'string', enum: ['http', 'sse'] },
+    // http(s), or a ${VAR} that must expand to one (checked after substitution).
+    url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+    headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
+    connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
+    mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
+    pool: { ...pool, default: {} },
+    timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
+    maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
+    prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
+    retry: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        attempts: { type: 'integer', minimum: 0, maximum: 10, default: 2 },
+        initialDelayMs: { type: 'integer', minimum: 1, default: 100 },
+        maxDelayMs: { type: 'integer', minimum: 1, default: 2000 },
+      },
+      required: [],
+      default: {},
+    },
+    breaker: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        failureThreshold: { type: 'integer', minimum: 1, default: 5 },
+        openMs: { type: 'integer', minimum: 1, default: 5000 },
+        maxOpenMs: { type: 'integer', minimum: 1, default: 60000 },
+      },
+      required: [],
+      default: {},
+    },
+    health: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        intervalMs: { type: 'integer', minimum: 0, default: 30000 },
+        timeoutMs: { type: 'integer', minimum: 1, default: 5000 },
+      },
+      required: [],
+      default: {},
+    },
+  },
+  required: ['name', 'transport', 'url'],
+};
+
 export const configSchema: SchemaObject = {
   type: 'object',
   additionalProperties: false,
@@ -83,6 +178,8 @@ export const configSchema: SchemaObject = {
       properties: {
         host: { type: 'string', minLength: 1, default: '127.0.0.1' },
         port: { type: 'integer', minimum: 0, maximum: 65535, default: 8080 },
+        // Node's default (511) overflows under a burst of new connections; the kernel caps it at somaxconn.
+        backlog: { type: 'integer', minimum: 1, maximum: 65535, default: 4096 },
       },
       required: [],
       default: {},
@@ -126,6 +223,20 @@ export const configSchema: SchemaObject = {
       required: [],
       default: {},
     },
+    resumability: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        // Per stream: the oldest events go first (Redis trims approximately: MAXLEN ~).
+        maxEvents: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
+        // Events older than this are dropped, and a stream unused this long is dropped whole.
+        maxAgeSeconds: { type: 'integer', minimum: 1, default: 300 },
+        // Sent as the SSE `retry` field with each 2025-11-25 priming event.
+        retryMs: { type: 'integer', minimum: 0, maximum: 600000, default: 1000 },
+      },
+      required: [],
+      default: {},
+    },
     pagination: {
       type: 'object',
       additionalProperties: false,
@@ -140,7 +251,18 @@ export const configSchema: SchemaObject = {
       required: [],
       default: {},
     },
-    upstreams: { type: 'array', items: stdioUpstream, minItems: 1 },
+    upstreams: {
+      type: 'array',
+      // One schema per transport, chosen by `transport`: errors name the keys of that one only.
+      items: {
+        type: 'object',
+        properties: { transport: { type: 'string', enum: ['stdio', 'http', 'sse'] } },
+        required: ['transport'],
+        discriminator: { propertyName: 'transport' },
+        oneOf: [stdioUpstream, httpUpstream],
+      },
+      minItems: 1,
+    },
   },
   required: ['upstreams'],
 };

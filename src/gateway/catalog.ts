@@ -82,26 +82,32 @@ export class Catalog {
   readonly #resources = new Map<string, Route>();
   readonly #templates: TemplateRoute[] = [];
 
-  constructor(upstreams: UpstreamLists[]) {
+  /**
+   * `hidden` upstreams keep their routes but are left out of every list: a remote upstream that
+   * is down disappears from the lists, while a client that still calls one of its tools gets
+   * the upstream's own fail-fast error rather than "unknown tool".
+   */
+  constructor(upstreams: UpstreamLists[], hidden: ReadonlySet<string> = new Set()) {
     this.#entries = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
     // Sorted by upstream name, then by the upstream's own order: deterministic across replicas.
     const sorted = [...upstreams].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const u of sorted) {
-      for (const tool of u.lists.tools ?? []) this.#addNamed('tools', this.#tools, u, tool);
-      for (const prompt of u.lists.prompts ?? []) this.#addNamed('prompts', this.#prompts, u, prompt);
+      const listed = !hidden.has(u.name);
+      for (const tool of u.lists.tools ?? []) this.#addNamed('tools', this.#tools, u, tool, listed);
+      for (const prompt of u.lists.prompts ?? []) this.#addNamed('prompts', this.#prompts, u, prompt, listed);
       for (const resource of u.lists.resources ?? []) {
         const uri = resource.uri;
         if (typeof uri !== 'string') continue;
         const seen = this.#resources.get(uri);
         if (seen) throw new CatalogCollisionError('resources', uri, seen.upstream, u.name);
         this.#resources.set(uri, { upstream: u.name, original: uri });
-        this.#entries.resources.push(resource);
+        if (listed) this.#entries.resources.push(resource);
       }
       for (const template of u.lists.resourceTemplates ?? []) {
         const t = template.uriTemplate;
         if (typeof t !== 'string') continue;
         this.#templates.push({ upstream: u.name, original: t, ...templatePattern(t) });
-        this.#entries.resourceTemplates.push(template);
+        if (listed) this.#entries.resourceTemplates.push(template);
       }
     }
     // Most literal text first, so the most specific template wins.
@@ -128,14 +134,14 @@ export class Catalog {
     return template ? { upstream: template.upstream, original: uri } : undefined;
   }
 
-  #addNamed(kind: 'tools' | 'prompts', routes: Map<string, Route>, u: UpstreamLists, entry: Record<string, unknown>): void {
+  #addNamed(kind: 'tools' | 'prompts', routes: Map<string, Route>, u: UpstreamLists, entry: Record<string, unknown>, listed: boolean): void {
     const original = entry.name;
     if (typeof original !== 'string' || original.length === 0) return;
     const name = exposedName(u.prefix, original);
     const seen = routes.get(name);
     if (seen) throw new CatalogCollisionError(kind, name, seen.upstream, u.name);
     routes.set(name, { upstream: u.name, original });
-    this.#entries[kind].push(u.prefix === '' ? entry : { ...entry, name });
+    if (listed) this.#entries[kind].push(u.prefix === '' ? entry : { ...entry, name });
   }
 }
 

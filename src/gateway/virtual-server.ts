@@ -66,6 +66,8 @@ export class VirtualServer implements McpHandler {
   /** `${upstream}\0${uri}` → the scopes subscribed to it through a shared upstream. */
   readonly #subscriptions = new Map<string, Map<string, MessageSink>>();
   readonly #listChangedListeners: Array<(method: string) => void> = [];
+  /** Remote upstreams whose circuit is open: out of the catalog until they recover. */
+  readonly #down = new Set<string>();
   #started = false;
 
   constructor(private readonly options: VirtualServerOptions) {}
@@ -106,7 +108,7 @@ export class VirtualServer implements McpHandler {
         }
       }),
     );
-    this.#catalog = new Catalog([...this.#lists.values()]);
+    this.#catalog = new Catalog([...this.#lists.values()], this.#down);
     this.#started = true;
   }
 
@@ -204,6 +206,29 @@ export class VirtualServer implements McpHandler {
   /** A per-session upstream's lists changed. */
   listChanged(upstream: string, method: string): void {
     this.#refreshLater(upstream, method);
+  }
+
+  /**
+   * A remote upstream went down (its tools, prompts and resources leave the catalog, and every
+   * session hears list_changed) or came back (they are listed again, with list_changed).
+   */
+  setAvailable(upstream: string, available: boolean): void {
+    if (available === !this.#down.has(upstream)) return;
+    if (available) this.#down.delete(upstream);
+    else this.#down.add(upstream);
+    const lists = this.#lists.get(upstream);
+    if (lists) {
+      // Its routes stay: a call to one of its tools fails fast with the upstream's own error.
+      this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+      this.options.log.warn({ upstream }, available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed');
+      const methods: string[] = [];
+      if (lists.lists.tools?.length) methods.push('notifications/tools/list_changed');
+      if (lists.lists.prompts?.length) methods.push('notifications/prompts/list_changed');
+      if (lists.lists.resources?.length || lists.lists.resourceTemplates?.length) methods.push('notifications/resources/list_changed');
+      for (const m of methods) for (const l of this.#listChangedListeners) l(m);
+    }
+    // It may come back with other lists (or, down at start-up, with its first ones).
+    if (available) this.#refreshLater(upstream);
   }
 
   #onUpstreamNotification(upstream: string, n: JsonRpcNotification): void {
@@ -379,7 +404,7 @@ export class VirtualServer implements McpHandler {
     const lists = await this.#loadLists(name, entry);
     const next = new Map(this.#lists).set(name, lists);
     try {
-      this.#catalog = new Catalog([...next.values()]);
+      this.#catalog = new Catalog([...next.values()], this.#down);
       this.#lists.set(name, lists);
       this.options.log.info({ upstream: name }, 'catalog refreshed');
       const methods = method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed'];

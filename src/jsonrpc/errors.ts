@@ -35,6 +35,8 @@ export const ERRORS = {
   PAYLOAD_TOO_LARGE: { code: -32000, httpStatus: 413, message: 'Payload Too Large', retryable: false },
   METHOD_NOT_ALLOWED: { code: -32000, httpStatus: 405, message: 'Method Not Allowed', retryable: false },
   STREAM_CONFLICT: { code: -32000, httpStatus: 409, message: 'A GET stream is already open for this session', retryable: false },
+  // Not 404: to a client, 404 means its session is gone and must be re-initialized.
+  EVENT_ID_UNKNOWN: { code: -32000, httpStatus: 400, message: 'Last-Event-ID names no event this session can resume from', retryable: false },
   SESSION_NOT_FOUND: { code: -32001, httpStatus: 404, message: 'Session not found', retryable: false },
   ORIGIN_FORBIDDEN: { code: -32003, httpStatus: 403, message: 'Origin not allowed', retryable: false },
 
@@ -46,6 +48,7 @@ export const ERRORS = {
   UPSTREAM_PROTOCOL_ERROR: { code: -32008, httpStatus: 200, message: 'Upstream sent an invalid message', retryable: false },
   SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
   SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
+  UPSTREAM_CIRCUIT_OPEN: { code: -32011, httpStatus: 200, message: 'Upstream is failing; calls to it fail fast until it recovers', retryable: true },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;

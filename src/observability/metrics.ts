@@ -69,6 +69,36 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** A state set: 1 for the current state of a remote upstream's circuit breaker, 0 for the others. */
+  readonly upstreamCircuitState = new Gauge({
+    name: 'mcpgw_upstream_circuit_state',
+    help: 'Circuit breaker state of a remote upstream (1 for the current state)',
+    labelNames: ['upstream', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamRetries = new Counter({
+    name: 'mcpgw_upstream_retries_total',
+    help: 'HTTP exchanges with a remote upstream that were tried again (connection failure, 5xx, stream cut)',
+    labelNames: ['upstream', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  /** Each one was degraded, not fatal: the event went out without an id, or a stream stayed local. */
+  readonly streamFailures = new Counter({
+    name: 'mcpgw_stream_failures_total',
+    help: 'Event store or bus operations of SSE streams that failed (the stream degraded: events without ids, or local delivery only)',
+    labelNames: ['component', 'operation'] as const,
+    registers: [this.registry],
+  });
+
+  readonly streamResumptions = new Counter({
+    name: 'mcpgw_stream_resumptions_total',
+    help: 'GET requests with Last-Event-ID, by outcome (resumed, unknown: the event is not retained, failed: the event store failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }

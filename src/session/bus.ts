@@ -21,3 +21,8 @@ export function replicaChannel(replicaId: string): string {
 export function sessionChannel(sessionId: string): string {
   return `session:{${sessionId}}`;
 }
+
+/** The live events of one SSE stream of a session, for a replica serving a resumed GET of it. */
+export function streamChannel(sessionId: string, streamId: string): string {
+  return `stream:{${sessionId}}:${streamId}`;
+}

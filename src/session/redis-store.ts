@@ -1,5 +1,6 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import { createRedisClient } from './redis-connection.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 
 export interface RedisSessionStoreOptions {
@@ -140,7 +141,7 @@ export class RedisSessionStore implements SessionStore {
         return delay;
       },
     };
-    this.#redis = new Redis(options.url, redisOptions);
+    this.#redis = createRedisClient(options.url, redisOptions);
     this.#redis.defineCommand('mcpgwSessionCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
     this.#redis.on('error', (err: unknown) => this.#onError(err));
     this.#redis.on('ready', () => this.#onReady());

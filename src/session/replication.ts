@@ -1,10 +1,10 @@
-import { Redis } from 'ioredis';
 import type { GatewayConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 import type { Bus } from './bus.js';
 import { MemoryBus } from './memory-bus.js';
 import { LocalOwnerRegistry, type OwnerRegistry } from './owner-registry.js';
 import { RedisBus } from './redis-bus.js';
+import { createRedisClient } from './redis-connection.js';
 import { RedisOwnerRegistry } from './redis-owner-registry.js';
 
 /** How replicas find each other: a bus and the owner records of per-session workers. */
@@ -22,9 +22,9 @@ export function createReplication(config: GatewayConfig, log: Logger): Replicati
     return { bus, owners: new LocalOwnerRegistry(bus.replicaId), close: () => bus.close() };
   }
   // Owner look-ups sit on the call path: fail fast rather than queue behind an outage.
-  const commands = new Redis(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
-  const publisher = new Redis(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
-  const subscriber = new Redis(redisUrl, { connectTimeout: 2000 });
+  const commands = createRedisClient(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
+  const publisher = createRedisClient(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  const subscriber = createRedisClient(redisUrl, { connectTimeout: 2000 });
   for (const c of [commands, publisher, subscriber]) c.on('error', (err: Error) => log.debug({ err: err.message }, 'replication redis connection error'));
   const bus = new RedisBus(publisher, subscriber, keyPrefix, log);
   const owners = new RedisOwnerRegistry(commands, { replicaId: bus.replicaId, keyPrefix, log });

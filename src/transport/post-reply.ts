@@ -3,14 +3,21 @@ import type { MessageSink } from '../gateway/context.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { SseWriter } from './sse-writer.js';
 
+/** An SSE reply as its events are recorded and written (see RecordedStream). */
+export interface ReplyStream {
+  send(message: JsonRpcMessage, final?: boolean): void;
+  end(): void;
+}
+
 /**
  * The reply to one POST that carried requests. Headers wait until the first message is known:
- * the answer first means a JSON reply; anything related first (progress, logging) means an SSE
- * stream that carries those messages and then the answers.
+ * the answer first means a JSON reply (which never touches the event store); anything related
+ * first (progress, logging) means an SSE stream that carries those messages and then the
+ * answers, each event recorded so that the client can resume the stream if its connection drops.
  */
 export class PostReply implements MessageSink {
   #remaining: number;
-  #sse: SseWriter | undefined;
+  #stream: ReplyStream | undefined;
   #collected: JsonRpcResponse[] = [];
 
   constructor(
@@ -18,6 +25,8 @@ export class PostReply implements MessageSink {
     requests: number,
     private readonly batch: boolean,
     private readonly headers: OutgoingHttpHeaders,
+    /** Turns the opened SSE writer into the stream events go through (recorded, with ids). */
+    private readonly record: (writer: SseWriter) => ReplyStream,
   ) {
     this.#remaining = requests;
   }
@@ -27,16 +36,20 @@ export class PostReply implements MessageSink {
   }
 
   send(message: JsonRpcMessage): boolean {
-    if (this.#remaining === 0 || this.raw.destroyed) return false; // nothing may follow the last response
-    return this.#stream().send(message);
+    if (this.#remaining === 0) return false; // nothing may follow the last response
+    // Before the stream opened, a gone client has no event id to resume from: not delivered.
+    // After, the event is recorded all the same (a dropped connection is not a cancellation).
+    if (!this.#stream && this.raw.destroyed) return false;
+    this.#open().send(message);
+    return true;
   }
 
   respond(response: JsonRpcResponse): void {
     if (this.#remaining === 0) return;
     this.#remaining--;
-    if (this.#sse) {
-      this.#sse.send(response);
-      if (this.#remaining === 0) this.#sse.end();
+    if (this.#stream) {
+      this.#stream.send(response, this.#remaining === 0);
+      if (this.#remaining === 0) this.#stream.end();
       return;
     }
     if (this.batch) {
@@ -47,14 +60,15 @@ export class PostReply implements MessageSink {
     this.#json(JSON.stringify(response));
   }
 
-  #stream(): SseWriter {
-    if (!this.#sse) {
-      this.#sse = new SseWriter(this.raw);
-      this.#sse.open(this.headers);
+  #open(): ReplyStream {
+    if (!this.#stream) {
+      const sse = new SseWriter(this.raw);
+      sse.open(this.headers);
+      this.#stream = this.record(sse);
       // Batch answers that were ready before the stream opened go first.
-      for (const r of this.#collected.splice(0)) this.#sse.send(r);
+      for (const r of this.#collected.splice(0)) this.#stream.send(r);
     }
-    return this.#sse;
+    return this.#stream;
   }
 
   #json(body: string): void {

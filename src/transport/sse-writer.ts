@@ -33,6 +33,16 @@ export class SseWriter {
     return true;
   }
 
+  /**
+   * The 2025-11-25 priming event: an id and empty data, so the client can resume from here even
+   * if nothing else arrives; `retry` tells it how long to wait before it reconnects.
+   */
+  prime(id: string, retryMs: number): boolean {
+    if (this.closed) return false;
+    this.raw.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
+    return true;
+  }
+
   /** A comment line: keeps idle connections (and the proxies between) from timing out. */
   comment(text: string): void {
     if (!this.closed) this.raw.write(`: ${text}\n\n`);

@@ -8,6 +8,7 @@ import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcReques
 import { SUPPORTED_VERSIONS, allowsBatch, isSupportedVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import { GET_STREAM, parseEventId } from './event-id.js';
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
@@ -33,6 +34,11 @@ const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const ALLOW = 'GET, POST, DELETE';
 const NO_SINK: MessageSink = { send: () => false };
+
+/** 2025-11-25 streams start with a priming event (an id, empty data) and a retry field. */
+function primesStreams(protocolVersion: string): boolean {
+  return protocolVersion >= '2025-11-25'; // revisions are dates: they order as strings
+}
 
 /** Thrown inside a handler to answer with one error from the table. */
 class Rejection extends GatewayError {
@@ -179,7 +185,8 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
 
     reply.hijack();
     const raw = reply.raw;
-    const post = new PostReply(raw, requests, batch, hookHeaders(reply));
+    const prime = primesStreams(session.protocolVersion);
+    const post = new PostReply(raw, requests, batch, hookHeaders(reply), (sse) => streams.record(session.id, sse, prime));
     state.activeReplies++;
     raw.once('close', () => state.activeReplies--);
     const ctx = contextOf(session, post);
@@ -228,13 +235,44 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
     checkVersionHeader(request);
     const session = await loadSession(request);
+    const prime = primesStreams(session.protocolVersion);
+    const lastEventId = header(request, 'last-event-id');
+    if (lastEventId !== undefined) return resume(request, reply, session, lastEventId, prime);
     if (streams.has(session.id)) throw new Rejection('STREAM_CONFLICT');
+    await streams.open(session.id, openSse(reply, 'get'), prime);
+  }
+
+  /**
+   * GET with Last-Event-ID: the named stream's later events, then live ones — until its final
+   * response for a POST reply; as the session's GET stream (taking it over) for `get`. An id we
+   * cannot resume from (not ours, another session's, trimmed or expired) is a 400, answered
+   * before any stream opens.
+   */
+  async function resume(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, lastEventId: string, prime: boolean): Promise<void> {
+    const unknown = () => new Rejection('EVENT_ID_UNKNOWN', `Last-Event-ID ${JSON.stringify(lastEventId)} names no event this session can resume from (unknown, or no longer retained)`);
+    const parsed = parseEventId(lastEventId);
+    if (!parsed) {
+      metrics.streamResumptions.inc({ outcome: 'unknown' });
+      throw unknown();
+    }
+    let resumption;
+    try {
+      resumption = await streams.resume(session.id, parsed.streamId, parsed.position);
+    } catch (err) {
+      request.log.error({ err }, 'event store failure');
+      throw new Rejection('SESSION_STORE_UNAVAILABLE', 'The event store cannot be reached: resume again later');
+    }
+    if (!resumption) throw unknown();
+    resumption.start(openSse(reply, parsed.streamId === GET_STREAM ? 'get' : 'resumed'), prime);
+  }
+
+  function openSse(reply: FastifyReply, kind: 'get' | 'resumed'): SseWriter {
     reply.hijack();
     const sse = new SseWriter(reply.raw);
     sse.open(hookHeaders(reply));
-    streams.add(session.id, sse);
-    metrics.sseStreamsOpen.inc({ kind: 'get' });
-    sse.onClose(() => metrics.sseStreamsOpen.dec({ kind: 'get' }));
+    metrics.sseStreamsOpen.inc({ kind });
+    sse.onClose(() => metrics.sseStreamsOpen.dec({ kind }));
+    return sse;
   }
 
   async function onDelete(request: FastifyRequest, reply: FastifyReply): Promise<void> {

@@ -11,8 +11,13 @@ import type { CallOptions, McpResult, UpstreamCall } from './upstream.js';
 
 type ProgressToken = string | number;
 
+/** A call on one connection; `id` is the JSON-RPC id it went out under (ours, unique here). */
+export interface ConnectionCall extends UpstreamCall {
+  readonly id: number;
+}
+
 /** Request correlation for one upstream connection: our own ids, our own progress tokens. */
-class PendingCall implements UpstreamCall {
+class PendingCall implements ConnectionCall {
   readonly promise: Promise<McpResult>;
   resolve!: (result: McpResult) => void;
   reject!: (error: Error) => void;
@@ -58,7 +63,12 @@ export class JsonRpcConnection {
     return this.#pending.size;
   }
 
-  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions = {}): UpstreamCall {
+  /** Whether request `id` still waits for its answer. */
+  has(id: number): boolean {
+    return this.#pending.has(id);
+  }
+
+  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions = {}): ConnectionCall {
     const id = this.#nextId++;
     const meta = params?._meta;
     const clientToken = isObject(meta) ? (meta.progressToken as ProgressToken | undefined) : undefined;
@@ -83,10 +93,19 @@ export class JsonRpcConnection {
   }
 
   cancel(id: number, error: Error): void {
+    if (!this.#pending.has(id)) return;
+    this.notify('notifications/cancelled', { requestId: id, reason: error.message });
+    this.fail(id, error);
+  }
+
+  /**
+   * Rejects a pending call without telling the upstream: for a request that never reached it
+   * (a transport that could not send it), where a cancellation would be noise.
+   */
+  fail(id: number, error: Error): void {
     const call = this.#pending.get(id);
     if (!call) return;
     this.#pending.delete(id);
-    this.notify('notifications/cancelled', { requestId: id, reason: error.message });
     call.reject(error);
     this.handlers.onCallSettled();
   }

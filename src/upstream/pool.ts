@@ -3,6 +3,7 @@ import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from './backoff.js';
+import type { CircuitState } from './circuit-breaker.js';
 import { DeferredCall, failedCall } from './deferred-call.js';
 import type { CallOptions, Upstream, UpstreamCall, UpstreamServerInfo } from './upstream.js';
 
@@ -22,6 +23,11 @@ export interface PoolStatus {
   inFlight: number;
   queued: number;
   lastError?: string;
+  /** A remote upstream's circuit breaker (see circuit-breaker.ts); absent for stdio. */
+  circuit?: CircuitState;
+  consecutiveFailures?: number;
+  retryAfterMs?: number;
+  lastFailure?: string;
 }
 
 /**
@@ -77,6 +83,8 @@ export class UpstreamPool {
 
   /** Starts `min` workers (at least one, to learn the upstream's capabilities). */
   async start(): Promise<UpstreamServerInfo> {
+    // Called again on every catalog refresh: a running pool must not grow by `min` each time.
+    if (this.#info && this.#workers.some((w) => w.ready)) return this.#info;
     const first = Math.max(1, this.config.min);
     const results = await Promise.allSettled(Array.from({ length: first }, () => this.#spawn()));
     const ok = results.find((r) => r.status === 'fulfilled');

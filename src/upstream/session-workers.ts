@@ -163,9 +163,12 @@ export class SessionWorkers {
         this.#lastError = err instanceof Error ? err.message : String(err);
         if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
         this.#updateGauge();
-        for (const d of worker.waiting.splice(0)) {
-          d.fail(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.#lastError}`, { retryAfterMs: 1000 }));
-        }
+        // An open circuit says so itself (with its own retry hint); anything else is "unavailable".
+        const error =
+          err instanceof GatewayError && err.type === 'UPSTREAM_CIRCUIT_OPEN'
+            ? err
+            : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.#lastError}`, { retryAfterMs: 1000 });
+        for (const d of worker.waiting.splice(0)) d.fail(error);
       },
     );
     return worker;

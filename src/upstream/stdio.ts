@@ -2,8 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/messages.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
+import { parseInitializeResult } from './initialize.js';
 import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
@@ -243,17 +244,4 @@ export class StdioUpstream implements Upstream {
     if (request.method === 'ping') return {};
     return this.peer.request(request.method, request.params);
   }
-}
-
-function parseInitializeResult(result: McpResult): UpstreamServerInfo {
-  const { protocolVersion, capabilities, serverInfo, instructions } = result;
-  if (typeof protocolVersion !== 'string' || !isObject(capabilities) || !isObject(serverInfo)) {
-    throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', 'Upstream initialize result lacks protocolVersion, capabilities or serverInfo');
-  }
-  return {
-    protocolVersion,
-    capabilities,
-    serverInfo: serverInfo as UpstreamServerInfo['serverInfo'],
-    ...(typeof instructions === 'string' ? { instructions } : {}),
-  };
 }

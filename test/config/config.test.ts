@@ -257,7 +257,7 @@ describe('resolveConfig', () => {
 
   it('applies the defaults', () => {
     const c = resolveConfig(minimal, {});
-    expect(c.listen).toEqual({ host: '127.0.0.1', port: 8080 });
+    expect(c.listen).toEqual({ host: '127.0.0.1', port: 8080, backlog: 4096 });
     expect(c.path).toBe('/mcp');
     expect(c.logLevel).toBe('info');
     expect(c.limits.bodyBytes).toBe(4 * 1024 * 1024);
@@ -291,10 +291,10 @@ describe('resolveConfig', () => {
       },
       {},
     );
-    expect(c.listen).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(c.listen).toEqual({ host: '0.0.0.0', port: 9000, backlog: 4096 });
     expect(c.path).toBe('/gateway');
     expect(c.logLevel).toBe('debug');
-    expect(c.upstreams[0]!.args).toEqual(['a']);
+    expect(c.upstreams[0]).toMatchObject({ args: ['a'] });
     expect(c.upstreams[0]!.pool).toMatchObject({ min: 1, max: 2 });
   });
 
@@ -307,16 +307,16 @@ describe('resolveConfig', () => {
   it('MCPGW_HOST, MCPGW_PORT and MCPGW_LOG_LEVEL override the file', () => {
     const file = { ...minimal, listen: { host: '127.0.0.1', port: 8080 }, logLevel: 'warn' };
     const c = resolveConfig(file, { MCPGW_HOST: '0.0.0.0', MCPGW_PORT: '9123', MCPGW_LOG_LEVEL: 'debug' });
-    expect(c.listen).toEqual({ host: '0.0.0.0', port: 9123 });
+    expect(c.listen).toEqual({ host: '0.0.0.0', port: 9123, backlog: 4096 });
     expect(c.logLevel).toBe('debug');
   });
 
   it('each override works alone and leaves the rest to the file or the defaults', () => {
-    expect(resolveConfig(minimal, { MCPGW_HOST: '::1' }).listen).toEqual({ host: '::1', port: 8080 });
-    expect(resolveConfig({ ...minimal, listen: { host: '10.0.0.1' } }, { MCPGW_PORT: '0' }).listen).toEqual({ host: '10.0.0.1', port: 0 });
+    expect(resolveConfig(minimal, { MCPGW_HOST: '::1' }).listen).toEqual({ host: '::1', port: 8080, backlog: 4096 });
+    expect(resolveConfig({ ...minimal, listen: { host: '10.0.0.1' } }, { MCPGW_PORT: '0' }).listen).toEqual({ host: '10.0.0.1', port: 0, backlog: 4096 });
     const c = resolveConfig({ ...minimal, listen: { port: 7000 } }, { MCPGW_LOG_LEVEL: 'silent' });
     expect(c.logLevel).toBe('silent');
-    expect(c.listen).toEqual({ host: '127.0.0.1', port: 7000 });
+    expect(c.listen).toEqual({ host: '127.0.0.1', port: 7000, backlog: 4096 });
   });
 
   it('rejects bad override values, naming them', () => {

@@ -119,8 +119,9 @@ describe('replica and Redis failures under load', () => {
   it('Redis restarted mid-load: errors only while it is down, then recovery without restarting a gateway', async () => {
     const live = [0, 2];
     const sessions = await Promise.all(Array.from({ length: 20 }, (_, i) => openSession(live[i % 2]!)));
-    let phase: 'before' | 'down' | 'after' = 'before';
-    const results: Array<{ phase: typeof phase; outcome: Outcome }> = [];
+    type Phase = 'before' | 'down' | 'after';
+    let phase = 'before' as Phase;
+    const results: Array<{ phase: Phase; outcome: Outcome }> = [];
     let stop = false;
     const traffic = sessions.map(async (sid, s) => {
       for (let k = 0; !stop; k++) {

@@ -1,0 +1,49 @@
+import type { Logger } from 'pino';
+import type { HttpUpstreamConfig } from '../config/schema.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import type { Metrics } from '../observability/metrics.js';
+import { HealthMonitor } from './health.js';
+import { HttpEndpoint } from './http-endpoint.js';
+import { HttpUpstream, type HttpUpstreamOptions } from './http.js';
+import { LegacySseUpstream } from './legacy-sse.js';
+import type { WorkerFactory } from './session-workers.js';
+import type { ClientIdentity, Upstream, UpstreamPeer } from './upstream.js';
+
+/** What the gateway holds per remote upstream, beside its pool: shared by all its workers. */
+export interface RemoteUpstream {
+  /** Workers for the pool (or per-session workers): one upstream session each. */
+  createWorker: WorkerFactory;
+  health: HealthMonitor;
+  /** Stops pinging and ends every connection; after the workers were closed. */
+  close(): Promise<void>;
+}
+
+/** A health probe answers nothing the upstream asks: it is nobody's client. */
+const PROBE_PEER: UpstreamPeer = {
+  request: async (method) => {
+    throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available to the gateway's health probe`);
+  },
+  notification: () => undefined,
+};
+
+/** The transport-specific half of an `http` or `sse` upstream; the pools stay transport-agnostic. */
+export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity: ClientIdentity, log: Logger, metrics: Metrics): RemoteUpstream {
+  const endpoint = new HttpEndpoint(config, log, metrics);
+  const make = (options: HttpUpstreamOptions): Upstream => (config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options));
+  const health = new HealthMonitor({
+    name: config.name,
+    config: config.health,
+    breaker: endpoint.breaker,
+    createProbe: () => make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
+    log,
+    metrics,
+  });
+  return {
+    createWorker: (identity, index, peer) => make({ endpoint, identity, log, index, peer }),
+    health,
+    close: async () => {
+      await health.close();
+      await endpoint.close();
+    },
+  };
+}
