@@ -35,6 +35,8 @@ export class MisbehavingUpstream {
   readonly cancelled: Array<string | number> = [];
   /** GETs that resumed a stream with Last-Event-ID. */
   resumes = 0;
+  /** Sessions ended with DELETE. */
+  deletes = 0;
   /** Every non-initialize request gets 404, as if sessions died as soon as they were made. */
   alwaysExpire = false;
   readonly #sessions = new Set<string>();
@@ -74,7 +76,10 @@ export class MisbehavingUpstream {
     try {
       const sid = req.headers['mcp-session-id'];
       if (req.method === 'GET') return this.#get(req, res, sid);
-      if (req.method === 'DELETE') return void res.writeHead(200).end();
+      if (req.method === 'DELETE') {
+        if (typeof sid === 'string' && this.#sessions.delete(sid)) this.deletes++;
+        return void res.writeHead(200).end();
+      }
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const msg = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Json;

@@ -11,6 +11,7 @@
  *   404 again on the new session               → UPSTREAM_UNAVAILABLE, the worker is replaced
  *   repeated failures                          → circuit open, UPSTREAM_CIRCUIT_OPEN without reaching it; a probe closes it
  *   down at gateway start-up                   → left out, joins the catalog when it comes up
+ *   gateway shutdown                           → every upstream session ended with DELETE
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -187,7 +188,7 @@ describe('the circuit breaker', () => {
 });
 
 describe('an upstream that is down when the gateway starts', () => {
-  it('is left out, reported down, and joins the catalog when it comes up', async () => {
+  it('is left out, reported down, and joins the catalog when it comes up; on shutdown its sessions are ended (DELETE)', async () => {
     const port = await freePort();
     const late = new MisbehavingUpstream();
     const gw2 = await startGateway(exampleConfig({ upstreams: [httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { health: { intervalMs: 200, timeoutMs: 500 } })] }));
@@ -207,6 +208,9 @@ describe('an upstream that is down when the gateway starts', () => {
         return body.result.tools.some((t) => t.name === 'late__ok');
       }, 20_000);
       expect((await fetch(new URL('/readyz', gw2.base))).status).toBe(200);
+      await gw2.stop();
+      // The pool's worker and the health probe: each its own session, each ended.
+      expect(late.deletes).toBeGreaterThanOrEqual(2);
     } finally {
       await gw2.stop();
       await late.stop();
