@@ -11,7 +11,7 @@ import { Metrics } from './observability/metrics.js';
 import type { EventStore } from './session/event-store.js';
 import { MemoryEventStore } from './session/memory-event-store.js';
 import { MemorySessionStore } from './session/memory-store.js';
-import { connectRedis } from './session/redis-connection.js';
+import { connectRedis, redisTarget } from './session/redis-connection.js';
 import { RedisEventStore } from './session/redis-event-store.js';
 import { RedisSessionStore } from './session/redis-store.js';
 import { createReplication } from './session/replication.js';
@@ -51,20 +51,21 @@ export interface Gateway {
 }
 
 function createStore(config: GatewayConfig, log: Logger): SessionStore {
-  const { store, redisUrl, keyPrefix, ttlSeconds } = config.sessions;
+  const { store, keyPrefix, ttlSeconds } = config.sessions;
   if (store === 'redis') {
-    if (!redisUrl) throw new Error('sessions.redisUrl is required when sessions.store is "redis"');
-    return new RedisSessionStore({ url: redisUrl, keyPrefix, ttlSeconds, log });
+    const target = redisTarget(config.sessions);
+    if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
+    return new RedisSessionStore({ target, keyPrefix, ttlSeconds, log });
   }
   return new MemorySessionStore({ ttlSeconds });
 }
 
 /** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
 function createEventStore(config: GatewayConfig, log: Logger): EventStore {
-  const { store, redisUrl, keyPrefix } = config.sessions;
   const limits = { maxEvents: config.resumability.maxEvents, maxAgeMs: config.resumability.maxAgeSeconds * 1000 };
-  if (store === 'redis' && redisUrl) {
-    return new RedisEventStore(connectRedis({ url: redisUrl, name: 'mcp-gateway-events', log }), { ...limits, keyPrefix });
+  const target = redisTarget(config.sessions);
+  if (target) {
+    return new RedisEventStore(connectRedis({ target, name: 'mcp-gateway-events', log }), { ...limits, keyPrefix: config.sessions.keyPrefix });
   }
   return new MemoryEventStore(limits);
 }
@@ -186,6 +187,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     exposedHeaders: ['mcp-session-id'],
   });
   registerHealth(app, {
+    required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),
     isDraining,
     metrics,
     upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),

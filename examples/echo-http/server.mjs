@@ -2,7 +2,7 @@
 // A Streamable HTTP MCP server (official SDK v1: McpServer + StreamableHTTPServerTransport on
 // node:http, stateful: one session per client) used as a remote upstream in docs and tests.
 //
-//   node examples/echo-http/server.mjs [--port N] [--json-response]
+//   node examples/echo-http/server.mjs [--port N] [--json-response] [--name NAME]
 //
 // Listens on 127.0.0.1 only (port 0 = a free one) and prints one line to stdout:
 //   listening on http://127.0.0.1:PORT/mcp
@@ -13,7 +13,7 @@
 //            sample {prompt} (asks the client for sampling/createMessage), hang {},
 //            toggle {} (adds or removes the tool `extra` in every session: tools/list_changed)
 // Prompts:   greeting {name}
-// Resources: echo-http://readme
+// Resources: <NAME>://readme (NAME defaults to echo-http; two servers of other names can share a catalog)
 
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -24,7 +24,7 @@ import { CreateMessageResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const { values: opts } = parseArgs({
-  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false } },
+  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' } },
 });
 
 /** @param {string} msg */
@@ -52,7 +52,7 @@ function addExtra(server) {
 
 /** @param {() => string | undefined} sessionId */
 function buildServer(sessionId) {
-  const server = new McpServer({ name: 'echo-http', version: '0.1.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
+  const server = new McpServer({ name: opts.name, version: '0.1.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
   server.registerTool('echo', { description: 'Returns the given text unchanged.', inputSchema: { text: z.string() } }, async ({ text }) => ({
     content: [{ type: 'text', text }],
   }));
@@ -95,7 +95,7 @@ function buildServer(sessionId) {
   server.registerPrompt('greeting', { description: 'Greets someone.', argsSchema: { name: z.string() } }, ({ name }) => ({
     messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }],
   }));
-  server.registerResource('readme', 'echo-http://readme', { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'echo-http readme' }] }));
+  server.registerResource('readme', `${opts.name}://readme`, { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${opts.name} readme` }] }));
   return server;
 }
 

@@ -49,6 +49,7 @@ function describe(error: ErrorObject): string {
       return `${at === '(root)' ? '' : `${at}.`}${String(p.missingProperty)}: is required`;
     case 'pattern':
       if (at.endsWith('.url')) return `${at}: must be an http or https URL`;
+      if (/\.cluster\[\d+\]$/.test(at)) return `${at}: must be host:port`;
       return `${at}: ${error.message ?? 'is invalid'}`;
     case 'enum':
       return `${at}: must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
@@ -119,10 +120,44 @@ function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[]
       for (const [k, v] of Object.entries(u.env)) if (typeof v === 'string') u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
     }
   });
-  if (config.sessions?.store === 'redis' && !config.sessions.redisUrl) {
-    problems.push('sessions.redisUrl: is required when sessions.store is "redis" (or set MCPGW_REDIS_URL)');
-  }
+  if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   return problems;
+}
+
+/** One Redis topology: `redisUrl` (a single node) or `redis` (Sentinel or Cluster), never both. */
+function redisChecks(sessions: GatewayConfig['sessions'], env: NodeJS.ProcessEnv, problems: string[]): void {
+  const redis = sessions.redis;
+  if (typeof redis !== 'object' || redis === null) {
+    if (sessions.store === 'redis' && !sessions.redisUrl) {
+      problems.push('sessions.redisUrl: is required when sessions.store is "redis" (or set MCPGW_REDIS_URL, or sessions.redis for Sentinel or Cluster)');
+    }
+    return;
+  }
+  if (sessions.redisUrl) {
+    const from = env.MCPGW_REDIS_URL ? ' (MCPGW_REDIS_URL is set)' : '';
+    problems.push(`sessions.redis: cannot be combined with sessions.redisUrl${from}: configure one Redis topology`);
+  }
+  const has = (key: string) => (redis as unknown as Record<string, unknown>)[key] !== undefined;
+  if (has('sentinels') && has('cluster')) {
+    problems.push('sessions.redis: set either sentinels (with name) or cluster, not both');
+  } else if (has('sentinels')) {
+    if (!has('name')) problems.push('sessions.redis.name: is required with sessions.redis.sentinels (the master group name)');
+  } else if (has('cluster')) {
+    // A Cluster has one database and no sentinels: these would be silently ignored.
+    for (const key of ['name', 'sentinelPassword', 'db']) if (has(key)) problems.push(`sessions.redis.${key}: applies to Sentinel only, not to sessions.redis.cluster`);
+    for (const [i, node] of ('cluster' in redis && Array.isArray(redis.cluster) ? redis.cluster : []).entries()) {
+      const port = typeof node === 'string' ? Number(node.slice(node.lastIndexOf(':') + 1)) : NaN;
+      if (port < 1 || port > 65535) problems.push(`sessions.redis.cluster[${i}]: port must be 1-65535`);
+    }
+  } else {
+    problems.push('sessions.redis: needs sentinels (with name) or cluster');
+  }
+  // Secrets may stay out of the file: ${VAR} comes from the gateway's environment.
+  const secrets = redis as { password?: unknown; sentinelPassword?: unknown };
+  if (typeof secrets.password === 'string') secrets.password = substituteEnv(secrets.password, 'sessions.redis.password', env, problems);
+  if (typeof secrets.sentinelPassword === 'string') {
+    secrets.sentinelPassword = substituteEnv(secrets.sentinelPassword, 'sessions.redis.sentinelPassword', env, problems);
+  }
 }
 
 function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, problems: string[]): void {

@@ -11,18 +11,24 @@ export interface PoolConfig {
   idleTimeoutMs: number;
 }
 
-export interface StdioUpstreamConfig {
+/** What every upstream has, whatever its transport. */
+export interface UpstreamCommon {
   name: string;
-  transport: 'stdio';
-  command: string;
-  args: string[];
-  env: Record<string, string>;
-  cwd?: string;
   mode: 'shared' | 'per-session';
   pool: PoolConfig;
   timeoutMs: number;
   maxTimeoutMs: number;
   prefix?: string;
+  /** /readyz fails while this upstream is down (default: only while it is still starting). */
+  required: boolean;
+}
+
+export interface StdioUpstreamConfig extends UpstreamCommon {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
 }
 
 /** Retries of one HTTP exchange (see upstream/retry-policy.ts for which ones). */
@@ -49,19 +55,13 @@ export interface HealthConfig {
 }
 
 /** A remote MCP server: Streamable HTTP (`http`) or the 2024-11-05 HTTP+SSE transport (`sse`). */
-export interface HttpUpstreamConfig {
-  name: string;
+export interface HttpUpstreamConfig extends UpstreamCommon {
   transport: 'http' | 'sse';
   /** The MCP endpoint (`http`), or the SSE endpoint to GET (`sse`). */
   url: string;
   /** Sent with every request to the upstream (credentials of the gateway's own, never a client's). */
   headers: Record<string, string>;
   connectTimeoutMs: number;
-  mode: 'shared' | 'per-session';
-  pool: PoolConfig;
-  timeoutMs: number;
-  maxTimeoutMs: number;
-  prefix?: string;
   retry: RetryConfig;
   breaker: BreakerConfig;
   health: HealthConfig;
@@ -69,13 +69,32 @@ export interface HttpUpstreamConfig {
 
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
 
+/** A master found through Redis Sentinel (`sessions.redis`). */
+export interface RedisSentinelConfig {
+  sentinels: Array<{ host: string; port: number }>;
+  /** The master group name the sentinels monitor. */
+  name: string;
+  password?: string;
+  sentinelPassword?: string;
+  db?: number;
+}
+
+/** A Redis Cluster (`sessions.redis`): some of its nodes as `host:port`; the rest are discovered. */
+export interface RedisClusterConfig {
+  cluster: string[];
+  password?: string;
+}
+
+/** Exactly one of the two (checked in load.ts, which names the keys); a single node is `sessions.redisUrl`. */
+export type RedisTopologyConfig = RedisSentinelConfig | RedisClusterConfig;
+
 export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   limits: { bodyBytes: number };
   security: { allowedOrigins: string[] };
-  sessions: { store: 'memory' | 'redis'; redisUrl?: string; keyPrefix: string; ttlSeconds: number };
+  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; keyPrefix: string; ttlSeconds: number };
   sse: { keepAliveMs: number };
   /** Recorded SSE events, for clients that resume a stream (GET with Last-Event-ID). */
   resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
@@ -98,21 +117,26 @@ const pool: SchemaObject = {
   required: [],
 };
 
+const commonUpstreamProperties = {
+  name: { type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64 },
+  mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
+  pool: { ...pool, default: {} },
+  timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
+  maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
+  prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
+  required: { type: 'boolean', default: false },
+};
+
 const stdioUpstream: SchemaObject = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: { type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64 },
+    ...commonUpstreamProperties,
     transport: { type: 'string', const: 'stdio' },
     command: { type: 'string', minLength: 1 },
     args: { type: 'array', items: { type: 'string' }, default: [] },
     env: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     cwd: { type: 'string', nullable: true },
-    mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
-    pool: { ...pool, default: {} },
-    timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
-    maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
-    prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
   },
   required: ['name', 'transport', 'command'],
 };
@@ -121,17 +145,12 @@ const httpUpstream: SchemaObject = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    name: { type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64 },
+    ...commonUpstreamProperties,
     transport: { type: 'string', enum: ['http', 'sse'] },
     // http(s), or a ${VAR} that must expand to one (checked after substitution).
     url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
     headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
-    mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
-    pool: { ...pool, default: {} },
-    timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
-    maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
-    prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
     retry: {
       type: 'object',
       additionalProperties: false,
@@ -209,6 +228,31 @@ export const configSchema: SchemaObject = {
       properties: {
         store: { type: 'string', enum: ['memory', 'redis'], default: 'memory' },
         redisUrl: { type: 'string', pattern: '^rediss?://' },
+        // Sentinel or Cluster instead of redisUrl. One object for both, so an error names the key
+        // at fault; which keys go together is checked in load.ts.
+        redis: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            sentinels: {
+              type: 'array',
+              minItems: 1,
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                properties: { host: { type: 'string', minLength: 1 }, port: { type: 'integer', minimum: 1, maximum: 65535 } },
+                required: ['host', 'port'],
+              },
+            },
+            name: { type: 'string', minLength: 1 },
+            sentinelPassword: { type: 'string' },
+            db: { type: 'integer', minimum: 0 },
+            // host:port, IPv6 hosts in brackets.
+            cluster: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$' } },
+            password: { type: 'string' },
+          },
+          required: [],
+        },
         // No "{" or "}": the session id is the key's Cluster hash tag.
         keyPrefix: { type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:' },
         ttlSeconds: { type: 'integer', minimum: 1, default: 3600 },

@@ -4,6 +4,8 @@ import type { PoolStatus } from '../upstream/pool.js';
 
 export interface HealthOptions {
   upstreams: () => Record<string, PoolStatus>;
+  /** Upstreams whose being down makes the replica unready (`required: true`). */
+  required: ReadonlySet<string>;
   isDraining: () => boolean;
   metrics: Metrics;
   /** The session store's connection state, when it has one (Redis); not ready unless 'ready'. */
@@ -17,7 +19,12 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
   app.get('/readyz', async (_request, reply) => {
     const upstreams = options.upstreams();
     const store = options.store?.();
-    const ready = !options.isDraining() && Object.values(upstreams).every((u) => u.state === 'ready') && (!store || store.state === 'ready');
+    // One remote server down must not take every replica out of rotation: the others still
+    // serve the rest of the catalog. Only a start-up in progress, or a required upstream, counts.
+    const upstreamsReady = Object.entries(upstreams).every(
+      ([name, u]) => u.state !== 'starting' && (u.state === 'ready' || !options.required.has(name)),
+    );
+    const ready = !options.isDraining() && upstreamsReady && (!store || store.state === 'ready');
     reply.code(ready ? 200 : 503);
     return { status: ready ? 'ready' : options.isDraining() ? 'draining' : 'not ready', upstreams, ...(store ? { store } : {}) };
   });

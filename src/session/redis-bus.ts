@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import type { Bus } from './bus.js';
+import type { RedisClient } from './redis-connection.js';
 
 /**
  * Redis pub/sub between replicas. One connection publishes, one subscribes to every channel
  * this replica listens on (a subscribed connection can do nothing else).
+ *
+ * On a Cluster this is classic pub/sub: a message published on any node reaches subscribers on
+ * every node (over the cluster bus), and ioredis moves the subscriber to another node if its own
+ * fails. Sharded pub/sub (SPUBLISH, Redis 7) would keep a session's messages on its slot's
+ * shard; it is not used: see "Running several replicas" in the README.
  */
 export class RedisBus implements Bus {
   readonly replicaId = randomUUID();
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
 
   constructor(
-    private readonly publisher: Redis,
-    private readonly subscriber: Redis,
+    private readonly publisher: RedisClient,
+    private readonly subscriber: RedisClient,
     private readonly prefix: string,
     private readonly log?: Logger,
   ) {

@@ -1,18 +1,71 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { GatewayConfig, RedisClusterConfig, RedisSentinelConfig } from '../config/schema.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
- * The one place that turns configuration into Redis connections: a single node from a URL today;
- * Sentinel and Cluster belong here too, so that every user (session store, event store, bus)
- * gets them at once.
+ * A connection to the configured topology. Keyed commands, Lua scripts and pub/sub have the same
+ * API on both; what differs (pipelines across slots, node-local keyspace notifications) is
+ * handled by the users, see redis-owner-registry.ts and redis-expiry-events.ts.
  */
-export function createRedisClient(url: string, options: RedisOptions): Redis {
-  return new Redis(url, options);
+export type RedisClient = Redis | Cluster;
+
+/** Where Redis is: a single node (URL), a master found through Sentinel, or a Cluster. */
+export type RedisTarget = { url: string } | RedisSentinelConfig | RedisClusterConfig;
+
+/** The Redis of `sessions`, or undefined when sessions are not kept in Redis. */
+export function redisTarget(sessions: GatewayConfig['sessions']): RedisTarget | undefined {
+  if (sessions.store !== 'redis') return undefined;
+  if (sessions.redis) return sessions.redis;
+  return sessions.redisUrl ? { url: sessions.redisUrl } : undefined;
+}
+
+/** "host:port" or "[v6 address]:port" (validated by the config schema). */
+function parseNode(address: string): { host: string; port: number } {
+  const colon = address.lastIndexOf(':');
+  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  return { host, port: Number(address.slice(colon + 1)) };
+}
+
+/**
+ * A Cluster with the same behaviour as a single connection given `options`: the retry strategy
+ * becomes the cluster's (it reconnects when every node is lost) and the offline queue the
+ * cluster's (fail fast while it is not ready); connect and command timeouts, retries per request
+ * and the connection name apply to each node's connection.
+ */
+function clusterOptions(options: RedisOptions, password: string | undefined): ClusterOptions {
+  const { retryStrategy, enableOfflineQueue, lazyConnect, host: _h, port: _p, path: _pa, sentinels: _s, readOnly: _r, ...node } = options;
+  return {
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    lazyConnect: lazyConnect ?? false,
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
+    redisOptions: { ...node, ...(password === undefined ? {} : { password }) },
+  };
+}
+
+/**
+ * The one place that turns configuration into Redis connections, so that every user (session
+ * store, event store, bus, owner registry) gets each topology at once.
+ */
+export function createRedisClient(target: RedisTarget, options: RedisOptions): RedisClient {
+  if ('url' in target) return new Redis(target.url, options);
+  if ('sentinels' in target) {
+    return new Redis({
+      ...options,
+      sentinels: target.sentinels,
+      name: target.name,
+      ...(target.password === undefined ? {} : { password: target.password }),
+      ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+      ...(target.db === undefined ? {} : { db: target.db }),
+      // Sentinel disconnects clients when it demotes a master, but a command may still reach the
+      // old master first: READONLY means "ask the sentinels again", so reconnect (the command fails).
+      reconnectOnError: (err) => err.message.startsWith('READONLY'),
+    });
+  }
+  return new Cluster(target.cluster.map(parseNode), clusterOptions(options, target.password));
 }
 
 export interface RedisConnectionOptions {
-  /** redis:// or rediss:// URL (may carry user, password and db). */
-  url: string;
+  target: RedisTarget;
   /** CLIENT SETNAME, so an operator can tell the gateway's connections apart. */
   name: string;
   /**
@@ -28,27 +81,34 @@ export interface RedisConnectionOptions {
   log?: Logger;
 }
 
+/** 50 ms doubling up to `maxMs`, with jitter: many replicas must not reconnect in step. */
+export function backoff(maxMs: number): (attempt: number) => number {
+  return (attempt) => Math.round(Math.min(maxMs, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+}
+
 /**
  * A connection that fails fast (no offline queue, one retry, connect and command timeouts) and
  * reconnects by itself with backoff. Errors are logged once per distinct message, not per retry.
  */
-export function connectRedis(options: RedisConnectionOptions): Redis {
-  const maxBackoffMs = options.maxBackoffMs ?? 2000;
-  const redis = createRedisClient(options.url, {
+export function connectRedis(options: RedisConnectionOptions): RedisClient {
+  const redis = createRedisClient(options.target, {
     connectionName: options.name,
     connectTimeout: options.connectTimeoutMs ?? 2000,
     ...(options.subscriber
       ? { enableOfflineQueue: true, maxRetriesPerRequest: null }
       : { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: options.commandTimeoutMs ?? 2000 }),
-    retryStrategy: (attempt) => Math.round(Math.min(maxBackoffMs, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2)),
+    retryStrategy: backoff(options.maxBackoffMs ?? 2000),
   });
   let logged: string | undefined;
-  redis.on('error', (err: unknown) => {
+  const onError = (err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
     if (message === logged) return;
     logged = message;
     options.log?.warn({ err: message, connection: options.name }, 'Redis connection error');
-  });
+  };
+  redis.on('error', onError);
+  // A Cluster reports a node's errors apart from its own.
+  if (redis instanceof Cluster) redis.on('node error', onError);
   redis.on('ready', () => {
     if (logged !== undefined) options.log?.info({ connection: options.name }, 'Redis connection restored');
     logged = undefined;
@@ -57,7 +117,7 @@ export function connectRedis(options: RedisConnectionOptions): Redis {
 }
 
 /** QUIT when connected (pending replies still arrive), else drop the connection. */
-export async function closeRedis(redis: Redis): Promise<void> {
+export async function closeRedis(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') {
     try {
       await redis.quit();
@@ -67,4 +127,29 @@ export async function closeRedis(redis: Redis): Promise<void> {
     }
   }
   redis.disconnect();
+}
+
+/**
+ * One single-key command per key, sent back to back (no round trip between them): one pipeline
+ * on a single node or Sentinel master; on a Cluster, one per key, since a pipeline's keys must all
+ * be served by one node. A reply per key, in order, as `pipeline.exec()` gives them.
+ */
+export async function perKey(
+  redis: RedisClient,
+  keys: readonly string[],
+  add: (pipeline: ChainableCommander, key: string) => void,
+): Promise<Array<[Error | null, unknown]>> {
+  if (!(redis instanceof Cluster)) {
+    const pipeline = redis.pipeline();
+    for (const key of keys) add(pipeline, key);
+    return (await pipeline.exec()) ?? [];
+  }
+  return Promise.all(
+    keys.map(async (key): Promise<[Error | null, unknown]> => {
+      const pipeline = redis.pipeline();
+      add(pipeline, key);
+      const [reply] = (await pipeline.exec()) ?? [];
+      return reply ?? [new Error('Redis pipeline returned no reply'), null];
+    }),
+  );
 }

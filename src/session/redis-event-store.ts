@@ -1,6 +1,5 @@
-import type { Redis } from 'ioredis';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { closeRedis } from './redis-connection.js';
+import { closeRedis, type RedisClient } from './redis-connection.js';
 import type { AppendOptions, EventStore, EventStoreLimits, Replay, StoredEvent } from './event-store.js';
 
 export interface RedisEventStoreOptions extends EventStoreLimits {
@@ -34,7 +33,8 @@ return {id, prev}
  * `MAXLEN ~` (approximate: Redis trims whole macro nodes, so a stream may briefly hold up to about
  * a hundred more), age with `MINID ~` and the key's TTL.
  *
- * It uses the connection it is given (fail-fast options: see redis-connection.ts) and closes it.
+ * Every command and the script touch one key, so it works unchanged on a Cluster. It uses the
+ * connection it is given (fail-fast options: see redis-connection.ts) and closes it.
  */
 export class RedisEventStore implements EventStore {
   readonly #prefix: string;
@@ -42,7 +42,7 @@ export class RedisEventStore implements EventStore {
   readonly #append: AppendCommand;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     options: RedisEventStoreOptions,
   ) {
     this.#prefix = options.keyPrefix ?? 'mcpgw:';

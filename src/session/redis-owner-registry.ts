@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import type { OwnerRegistry } from './owner-registry.js';
+import { perKey, type RedisClient } from './redis-connection.js';
 
 export interface RedisOwnerRegistryOptions {
   replicaId: string;
@@ -23,6 +23,8 @@ return ARGV[2]
  * Ownership in Redis. `{scope}:owner:<upstream>` names the owner (hash-tagged with the session's
  * other keys); `replica:<id>` is each replica's heartbeat. Owner keys live as long as the owner
  * keeps refreshing them, so a dead replica's scopes free themselves even if nobody takes over.
+ * Every command and script touches one key; the heartbeat refreshes keys of many slots, so it
+ * sends them as one command per key on a Cluster (see perKey).
  */
 export class RedisOwnerRegistry implements OwnerRegistry {
   readonly replicaId: string;
@@ -31,7 +33,7 @@ export class RedisOwnerRegistry implements OwnerRegistry {
   readonly #timer: NodeJS.Timeout;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly options: RedisOwnerRegistryOptions,
   ) {
     this.replicaId = options.replicaId;
@@ -92,9 +94,12 @@ export class RedisOwnerRegistry implements OwnerRegistry {
 
   async #heartbeat(): Promise<void> {
     try {
-      const pipeline = this.redis.pipeline().set(this.#replicaKey(this.replicaId), '1', 'PX', this.#ttl);
-      for (const key of this.#owned) pipeline.pexpire(key, this.#ttl * 2);
-      await pipeline.exec();
+      const replicaKey = this.#replicaKey(this.replicaId);
+      const replies = await perKey(this.redis, [replicaKey, ...this.#owned], (pipeline, key) =>
+        key === replicaKey ? pipeline.set(key, '1', 'PX', this.#ttl) : pipeline.pexpire(key, this.#ttl * 2),
+      );
+      const failed = replies.find(([err]) => err !== null);
+      if (failed) throw failed[0];
     } catch (err) {
       this.options.log?.warn({ err: (err as Error).message }, 'replica heartbeat failed');
     }

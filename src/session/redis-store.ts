@@ -1,11 +1,12 @@
-import type { Redis, RedisOptions } from 'ioredis';
+import { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { createRedisClient } from './redis-connection.js';
+import { backoff, createRedisClient, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
+import { RedisExpiryEvents } from './redis-expiry-events.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 
 export interface RedisSessionStoreOptions {
-  /** redis:// or rediss:// URL (may carry user, password and db). */
-  url: string;
+  /** A single node (URL), a Sentinel master or a Cluster. */
+  target: RedisTarget;
   /** Prefix of every key this store writes. Must not contain `{` or `}` (hash tags). */
   keyPrefix?: string;
   ttlSeconds: number;
@@ -15,7 +16,7 @@ export interface RedisSessionStoreOptions {
   maxTracked?: number;
   /** How often tracked sessions past their possible expiry are checked. */
   sweepIntervalMs?: number;
-  /** Subscribe to keyspace expiry notifications (and try to enable them with CONFIG SET). */
+  /** Subscribe to keyspace expiry notifications (and try to enable them with CONFIG SET), on every node of a Cluster. */
   keyspaceEvents?: boolean;
   connectTimeoutMs?: number;
   /** Every command fails after this long without a reply (a hung Redis must not hang requests). */
@@ -68,11 +69,6 @@ function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** Whether a notify-keyspace-events value already publishes keyevent expiry notifications. */
-function publishesExpiry(flags: string): boolean {
-  return flags.includes('E') && (flags.includes('x') || flags.includes('A'));
-}
-
 /**
  * Sessions in Redis: one string key per session, `${keyPrefix}{${id}}:session`, holding the JSON
  * record. The `{id}` hash tag keeps every key of one session in one Cluster slot.
@@ -84,7 +80,8 @@ function publishesExpiry(flags: string): boolean {
  * after its last use (bounded lateness). Another replica that has not refreshed the session
  * itself always refreshes on its first use.
  *
- * Expiry events: keyspace notifications (`__keyevent@<db>__:expired`) when they can be enabled,
+ * Expiry events: keyspace notifications (`__keyevent@<db>__:expired`, from every node of a Cluster:
+ * see redis-expiry-events.ts) when they can be enabled,
  * else (and as a backstop for notifications lost while disconnected) a local sweep that checks
  * the sessions this replica tracks once they are past their possible expiry. Either way, events
  * fire only for sessions this replica knows of (created or used here, within `maxTracked`), once
@@ -97,8 +94,8 @@ function publishesExpiry(flags: string): boolean {
  * backoff forever; `ready`/`status()` feed /readyz.
  */
 export class RedisSessionStore implements SessionStore {
-  readonly #redis: Redis;
-  readonly #subscriber: Redis | undefined;
+  readonly #redis: RedisClient;
+  readonly #events: RedisExpiryEvents | undefined;
   readonly #prefix: string;
   readonly #ttlMs: number;
   readonly #refreshMs: number;
@@ -111,8 +108,6 @@ export class RedisSessionStore implements SessionStore {
   readonly #sweeper: NodeJS.Timeout;
   #sweeping = false;
   #closed = false;
-  #keyspaceEvents = false;
-  #loggedKeyspaceFallback = false;
   #lastError: string | undefined;
   #loggedError: string | undefined;
   #wasReady = false;
@@ -125,7 +120,7 @@ export class RedisSessionStore implements SessionStore {
     this.#keyTtlMs = this.#ttlMs + this.#refreshMs;
     this.#maxTracked = options.maxTracked ?? 100_000;
     this.#log = options.log;
-    const maxBackoffMs = options.maxBackoffMs ?? 2000;
+    const retryIn = backoff(options.maxBackoffMs ?? 2000);
 
     const redisOptions: RedisOptions = {
       maxRetriesPerRequest: 1,
@@ -134,16 +129,18 @@ export class RedisSessionStore implements SessionStore {
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectionName: 'mcp-gateway',
       retryStrategy: (attempt) => {
-        const delay = Math.round(Math.min(maxBackoffMs, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+        const delay = retryIn(attempt);
         if (!this.#closed && (attempt === 1 || attempt % 20 === 0)) {
           this.#log?.warn({ attempt, retryInMs: delay, reason: this.#lastError }, 'session store: Redis unreachable, reconnecting');
         }
         return delay;
       },
     };
-    this.#redis = createRedisClient(options.url, redisOptions);
+    this.#redis = createRedisClient(options.target, redisOptions);
     this.#redis.defineCommand('mcpgwSessionCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
     this.#redis.on('error', (err: unknown) => this.#onError(err));
+    // A Cluster reports a node's errors apart from its own.
+    if (this.#redis instanceof Cluster) this.#redis.on('node error', (err: unknown) => this.#onError(err));
     this.#redis.on('ready', () => this.#onReady());
     this.#redis.on('close', () => {
       if (this.#wasReady && !this.#closed) this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
@@ -152,20 +149,11 @@ export class RedisSessionStore implements SessionStore {
     });
 
     if (options.keyspaceEvents ?? true) {
-      // Not on the request path: it may queue its SUBSCRIBE until connected, and resubscribes itself.
-      const subscriber = this.#redis.duplicate({
-        enableOfflineQueue: true,
-        maxRetriesPerRequest: null,
-        commandTimeout: undefined,
-        connectionName: 'mcp-gateway-events',
+      this.#events = new RedisExpiryEvents(this.#redis, {
+        onExpired: (key) => this.#onExpiredKey(key),
+        maxBackoffMs: options.maxBackoffMs,
+        log: this.#log,
       });
-      subscriber.on('error', () => undefined); // the main connection logs outages
-      const channel = `__keyevent@${this.#redis.options.db ?? 0}__:expired`;
-      subscriber.on('message', (ch: string, key: string) => {
-        if (ch === channel) this.#onExpiredKey(key);
-      });
-      subscriber.subscribe(channel).catch((err: unknown) => this.#log?.warn({ err: errorMessage(err) }, 'session store: cannot subscribe to expiry events'));
-      this.#subscriber = subscriber;
     }
 
     const sweepMs = options.sweepIntervalMs ?? Math.min(30_000, Math.max(1000, this.#refreshMs));
@@ -182,7 +170,7 @@ export class RedisSessionStore implements SessionStore {
     const s: RedisStoreStatus = {
       state: this.#closed ? 'closed' : this.ready ? 'ready' : 'unavailable',
       connection: this.#redis.status,
-      expiryEvents: this.#keyspaceEvents ? 'keyspace' : 'local',
+      expiryEvents: this.#events?.active ? 'keyspace' : 'local',
     };
     if (!this.ready && this.#lastError) s.lastError = this.#lastError;
     return s;
@@ -258,7 +246,7 @@ export class RedisSessionStore implements SessionStore {
     this.#closed = true;
     clearInterval(this.#sweeper);
     this.#tracked.clear();
-    this.#subscriber?.disconnect();
+    this.#events?.close();
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();
@@ -329,9 +317,11 @@ export class RedisSessionStore implements SessionStore {
     if (due.length === 0) return;
     this.#sweeping = true;
     try {
-      const pipeline = this.#redis.pipeline();
-      for (const [id] of due) pipeline.exists(this.#key(id));
-      const results = await pipeline.exec();
+      const results = await perKey(
+        this.#redis,
+        due.map(([id]) => this.#key(id)),
+        (pipeline, key) => pipeline.exists(key),
+      );
       const now = Date.now();
       due.forEach(([id, tracked], i) => {
         if (this.#tracked.get(id) !== tracked) return; // used (or deleted) meanwhile
@@ -360,31 +350,5 @@ export class RedisSessionStore implements SessionStore {
     this.#loggedError = undefined;
     this.#lastError = undefined;
     this.#wasReady = true;
-    if (this.#subscriber) void this.#enableKeyspaceEvents();
-  }
-
-  /** Keyspace notifications are server config: a restarted Redis loses them, so this runs on every connect. */
-  async #enableKeyspaceEvents(): Promise<void> {
-    try {
-      const reply = (await this.#redis.config('GET', 'notify-keyspace-events')) as unknown as string[];
-      const flags = reply[1] ?? '';
-      if (!publishesExpiry(flags)) {
-        let next = flags;
-        if (!next.includes('E')) next += 'E';
-        if (!next.includes('x') && !next.includes('A')) next += 'x';
-        await this.#redis.config('SET', 'notify-keyspace-events', next);
-      }
-      if (!this.#keyspaceEvents) this.#log?.info('session store: expiry events from Redis keyspace notifications');
-      this.#keyspaceEvents = true;
-    } catch (err) {
-      if (this.#keyspaceEvents || !this.#loggedKeyspaceFallback) {
-        this.#log?.warn(
-          { err: errorMessage(err) },
-          'session store: cannot enable Redis keyspace notifications (CONFIG refused?); expiry events come only from this replica\'s own checks',
-        );
-      }
-      this.#loggedKeyspaceFallback = true;
-      this.#keyspaceEvents = false;
-    }
   }
 }

@@ -4,7 +4,7 @@ import type { Bus } from './bus.js';
 import { MemoryBus } from './memory-bus.js';
 import { LocalOwnerRegistry, type OwnerRegistry } from './owner-registry.js';
 import { RedisBus } from './redis-bus.js';
-import { createRedisClient } from './redis-connection.js';
+import { createRedisClient, redisTarget } from './redis-connection.js';
 import { RedisOwnerRegistry } from './redis-owner-registry.js';
 
 /** How replicas find each other: a bus and the owner records of per-session workers. */
@@ -16,15 +16,16 @@ export interface Replication {
 
 /** One replica alone (memory sessions), or many sharing Redis. */
 export function createReplication(config: GatewayConfig, log: Logger): Replication {
-  const { store, redisUrl, keyPrefix } = config.sessions;
-  if (store !== 'redis' || !redisUrl) {
+  const { keyPrefix } = config.sessions;
+  const target = redisTarget(config.sessions);
+  if (!target) {
     const bus = new MemoryBus();
     return { bus, owners: new LocalOwnerRegistry(bus.replicaId), close: () => bus.close() };
   }
   // Owner look-ups sit on the call path: fail fast rather than queue behind an outage.
-  const commands = createRedisClient(redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
-  const publisher = createRedisClient(redisUrl, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
-  const subscriber = createRedisClient(redisUrl, { connectTimeout: 2000 });
+  const commands = createRedisClient(target, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
+  const publisher = createRedisClient(target, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
+  const subscriber = createRedisClient(target, { connectTimeout: 2000 });
   for (const c of [commands, publisher, subscriber]) c.on('error', (err: Error) => log.debug({ err: err.message }, 'replication redis connection error'));
   const bus = new RedisBus(publisher, subscriber, keyPrefix, log);
   const owners = new RedisOwnerRegistry(commands, { replicaId: bus.replicaId, keyPrefix, log });

@@ -49,6 +49,12 @@ export class ListenStream {
     let lastEventId: string | undefined;
     let retryMs: number | undefined;
     while (!this.#stopped) {
+      // While the circuit is not closed, the health probe finds out whether the upstream is back;
+      // a GET here would only take its place. The stream is opened at once when it closes.
+      if (endpoint.breaker.state !== 'closed') {
+        await this.#sleep(this.#backoff.next());
+        continue;
+      }
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream', ...this.options.headers() };
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
@@ -66,6 +72,7 @@ export class ListenStream {
           }
           throw new Error(`GET stream answered HTTP ${res.status} ${mediaType(res.headers)}${text ? `: ${text}` : ''}`);
         }
+        endpoint.breaker.success();
         await readSse(res.body, {
           onRetry: (ms) => {
             retryMs = ms;

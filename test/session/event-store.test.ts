@@ -4,10 +4,9 @@
  * failing fast (never hanging) while Redis is down.
  */
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryEventStore } from '../../src/session/memory-event-store.js';
-import { connectRedis } from '../../src/session/redis-connection.js';
+import { connectRedis, type RedisClient } from '../../src/session/redis-connection.js';
 import { RedisEventStore } from '../../src/session/redis-event-store.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { eventStoreContract } from './event-store-contract.js';
@@ -22,7 +21,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function ready(connection: Redis): Promise<Redis> {
+async function ready(connection: RedisClient): Promise<RedisClient> {
   if (connection.status === 'ready') return connection;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('Redis not ready within 5 s')), 5000);
@@ -35,7 +34,7 @@ async function ready(connection: Redis): Promise<Redis> {
 }
 
 async function redisStore(limits: { maxEvents: number; maxAgeMs: number }, keyPrefix = `t-${randomUUID().slice(0, 8)}:`): Promise<RedisEventStore> {
-  const connection = await ready(connectRedis({ url: redis.url, name: 'event-store-test' }));
+  const connection = await ready(connectRedis({ target: { url: redis.url }, name: 'event-store-test' }));
   return new RedisEventStore(connection, { ...limits, keyPrefix });
 }
 

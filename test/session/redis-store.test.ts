@@ -37,7 +37,7 @@ async function until(what: string, check: () => boolean | Promise<boolean>, time
 
 /** A store connected (and, with keyspace events, subscribed) before it is handed out. */
 async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }, server = redis): Promise<RedisSessionStore> {
-  const store = new RedisSessionStore({ url: server.url, keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });
+  const store = new RedisSessionStore({ target: { url: server.url }, keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });
   stores.push(store);
   await until('the store to be ready', () => store.ready, 5000);
   if (options.keyspaceEvents !== false && server === redis) {

@@ -13,7 +13,7 @@ const run = promisify(execFile);
 
 export interface RedisCluster {
   readonly nodes: RedisServer[];
-  /** host:port of every master, as the gateway's `sessions.redisCluster` takes them. */
+  /** host:port of every master, as the gateway's `sessions.redis.cluster` takes them. */
   readonly addresses: string[];
   stop(): Promise<void>;
 }

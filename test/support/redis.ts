@@ -105,9 +105,10 @@ async function waitForPing(port: number, child: ChildProcess, output: () => stri
 
 /**
  * Starts redis-server on a free port (or `port`) and resolves once it answers PING. `args` are
- * extra server options, e.g. ['--rename-command', 'CONFIG', ''] for a managed-Redis lookalike.
+ * extra server options, e.g. ['--rename-command', 'CONFIG', ''] for a managed-Redis lookalike;
+ * `configFile` is read first (a sentinel needs one it can rewrite: see redis-sentinel.ts).
  */
-export async function startRedis(options: { port?: number; args?: string[] } = {}): Promise<RedisServer> {
+export async function startRedis(options: { port?: number; args?: string[]; configFile?: string } = {}): Promise<RedisServer> {
   const p = options.port ?? (await freePort());
   const extra = options.args ?? [];
   let child: ChildProcess | undefined;
@@ -115,7 +116,8 @@ export async function startRedis(options: { port?: number; args?: string[] } = {
   const start = async () => {
     if (child) throw new Error('redis-server is already running');
     let output = '';
-    const proc = spawn('redis-server', ['--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], {
+    const file = options.configFile ? [options.configFile] : [];
+    const proc = spawn('redis-server', [...file, '--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     proc.stdout?.on('data', (c: Buffer) => (output += c.toString()));

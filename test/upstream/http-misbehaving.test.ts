@@ -76,7 +76,7 @@ beforeAll(async () => {
         // A breaker that never opens, so each misbehaviour is seen on its own…
         httpUpstream('bad', upstream.url, { ...common, breaker: { failureThreshold: 1000, openMs: 300, maxOpenMs: 600 } }),
         // …and one that opens after three failures.
-        httpUpstream('brk', other.url, { ...common, breaker: { failureThreshold: 3, openMs: 300, maxOpenMs: 600 } }),
+        httpUpstream('brk', other.url, { ...common, required: true, breaker: { failureThreshold: 3, openMs: 300, maxOpenMs: 600 } }),
       ],
     }),
   );
@@ -191,7 +191,7 @@ describe('an upstream that is down when the gateway starts', () => {
   it('is left out, reported down, and joins the catalog when it comes up; on shutdown its sessions are ended (DELETE)', async () => {
     const port = await freePort();
     const late = new MisbehavingUpstream();
-    const gw2 = await startGateway(exampleConfig({ upstreams: [httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { health: { intervalMs: 200, timeoutMs: 500 } })] }));
+    const gw2 = await startGateway(exampleConfig({ upstreams: [httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { required: true, health: { intervalMs: 200, timeoutMs: 500 } })] }));
     try {
       const ready = await fetch(new URL('/readyz', gw2.base));
       expect(ready.status).toBe(503);

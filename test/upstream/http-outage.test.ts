@@ -58,7 +58,7 @@ beforeAll(async () => {
   port = remote.port;
   gw = await startGateway(
     exampleConfig({
-      upstreams: [stdioUpstream('local', ECHO_SERVER), httpUpstream('remote', remote.url, { timeoutMs: TIMEOUT_MS, pool: { min: 1, max: 2 } })],
+      upstreams: [stdioUpstream('local', ECHO_SERVER), httpUpstream('remote', remote.url, { timeoutMs: TIMEOUT_MS, pool: { min: 1, max: 2 }, required: true })],
     }),
   );
   client = new Client({ name: 'outage', version: '1.0.0' });

@@ -1,8 +1,9 @@
 /**
  * Remote upstreams over Streamable HTTP, end to end: the official SDK client talks to the
  * gateway, which talks over real loopback HTTP to examples/echo-http (SDK server, stateful) in
- * shared mode and to @modelcontextprotocol/server-everything (streamableHttp) in per-session
- * mode: lists, calls, progress, and server-to-client requests (sampling, elicitation).
+ * shared mode and in per-session mode, and to @modelcontextprotocol/server-everything
+ * (streamableHttp) in per-session mode: lists, calls, progress, and server-to-client requests
+ * (sampling, elicitation).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,6 +13,8 @@ import { exampleConfig, startGateway, toolText, type RunningGateway } from '../s
 import { httpUpstream, startEchoHttp, startEverything, type HttpServerProcess } from '../support/http-upstream.js';
 
 let echo: HttpServerProcess;
+/** A second examples/echo-http, fronted per-session (its own name keeps its resource apart). */
+let mine: HttpServerProcess;
 let everything: HttpServerProcess;
 let gw: RunningGateway;
 const clients: Client[] = [];
@@ -34,11 +37,12 @@ async function connect(name: string): Promise<{ client: Client; listChanged: str
 }
 
 beforeAll(async () => {
-  [echo, everything] = await Promise.all([startEchoHttp(), startEverything('streamableHttp')]);
+  [echo, mine, everything] = await Promise.all([startEchoHttp(), startEchoHttp(0, ['--name', 'mine']), startEverything('streamableHttp')]);
   gw = await startGateway(
     exampleConfig({
       upstreams: [
         httpUpstream('echo', echo.url, { pool: { min: 1, max: 2 } }),
+        httpUpstream('mine', mine.url, { mode: 'per-session', pool: { max: 8 } }),
         httpUpstream('everything', everything.url, { mode: 'per-session', pool: { max: 8 }, timeoutMs: 20_000 }),
       ],
     }),
@@ -48,7 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
   await gw?.stop();
-  await Promise.all([echo?.stop(), everything?.stop()]);
+  await Promise.all([echo?.stop(), mine?.stop(), everything?.stop()]);
 });
 
 describe('remote upstreams over Streamable HTTP', () => {
@@ -87,6 +91,20 @@ describe('remote upstreams over Streamable HTTP', () => {
     expect(toolText(sampled)).toContain('model-of-alice');
     const elicited = await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
     expect(toolText(elicited)).toContain('alice-user');
+  });
+
+  it('per-session on our SDK server: sampling asked of the calling client, progress, and one upstream session per client', async () => {
+    const { client: dana } = await connect('dana');
+    const { client: eve } = await connect('eve');
+    expect(toolText(await dana.callTool({ name: 'mine__sample', arguments: { prompt: 'ping?' } }))).toBe('model-of-dana: dana says hi to {"type":"text","text":"ping?"}');
+    expect(toolText(await eve.callTool({ name: 'mine__sample', arguments: { prompt: 'pong?' } }))).toContain('model-of-eve');
+    const progress: number[] = [];
+    await dana.callTool({ name: 'mine__sleep', arguments: { ms: 100, steps: 2 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    expect(progress).toEqual([1, 2]);
+    const sessionOf = async (c: Client) => (JSON.parse(toolText(await c.callTool({ name: 'mine__whoami', arguments: {} }))) as { session: string }).session;
+    const [d1, d2, e1] = [await sessionOf(dana), await sessionOf(dana), await sessionOf(eve)];
+    expect(d1).toBe(d2);
+    expect(d1).not.toBe(e1);
   });
 
   it('streams progress of a per-session remote upstream', async () => {
