@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
 import { PerSessionRouter, type PerSessionUpstream } from './gateway/per-session-router.js';
+import { upstreamSessionMemory } from './gateway/upstream-session-memory.js';
 import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
 import { registerHealth } from './http/health.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
@@ -83,11 +84,21 @@ function workerFactory(u: UpstreamConfig, identity: ClientIdentity, log: Logger,
   return remote.createWorker;
 }
 
-function createUpstream(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, peers: Peers, remotes: Map<string, RemoteUpstream>): UpstreamEntry {
+function createUpstream(
+  u: UpstreamConfig,
+  identity: ClientIdentity,
+  log: Logger,
+  metrics: Metrics,
+  peers: Peers,
+  remotes: Map<string, RemoteUpstream>,
+  store: () => SessionStore,
+): UpstreamEntry {
   const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs } };
   const createWorker = workerFactory(u, identity, log, metrics, remotes);
   if (u.mode === 'per-session') {
-    const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics);
+    // A remote upstream session can move with its worker; a child process cannot.
+    const memoryFor = u.transport === 'http' ? (scope: string) => upstreamSessionMemory(store(), u.name, scope, log) : undefined;
+    const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor);
     return { ...common, mode: 'per-session', workers };
   }
   const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics);
@@ -124,7 +135,10 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   const upstreams = new Map<string, UpstreamEntry>();
   const remotes = new Map<string, RemoteUpstream>();
   const closeRemotes = () => Promise.all([...remotes.values()].map((r) => r.close()));
-  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes));
+  // Workers are created on demand, after the store below exists.
+  let store: SessionStore | undefined;
+  const storeRef = () => store!;
+  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes, storeRef));
   const perSessionUpstreams = new Map<string, PerSessionUpstream>();
   for (const [name, u] of upstreams) if (u.mode === 'per-session') perSessionUpstreams.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
   router = new PerSessionRouter({
@@ -159,7 +173,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     remote.health.start();
   }
 
-  const store = createStore(config, log);
+  store = createStore(config, log);
   const events = createEventStore(config, log);
   const streams = new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,

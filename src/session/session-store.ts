@@ -13,6 +13,8 @@ export interface SessionRecord {
   initialized: boolean;
   logLevel?: string;
   createdAt: number;
+  /** Per upstream name: the upstream session its per-session worker holds (opaque JSON here). */
+  upstreamSessions?: Record<string, unknown>;
 }
 
 /**

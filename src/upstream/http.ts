@@ -9,7 +9,7 @@ import { ListenStream } from './http-get-stream.js';
 import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
 import { ExchangeFailure, isRetryable } from './retry-policy.js';
-import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;
 
@@ -21,6 +21,8 @@ export interface HttpUpstreamOptions {
   peer: UpstreamPeer;
   /** Open the GET stream for the upstream's own messages (off for the health probe). */
   listen?: boolean;
+  /** Continue a remembered upstream session instead of initializing (per-session workers). */
+  memory?: UpstreamSessionMemory;
 }
 
 /**
@@ -84,7 +86,7 @@ export class HttpUpstream implements Upstream {
 
   async start(): Promise<UpstreamServerInfo> {
     try {
-      this.#info = await this.#initialize();
+      this.#info = (await this.#resume()) ?? (await this.#initialize());
     } catch (err) {
       await this.close();
       throw err;
@@ -116,6 +118,7 @@ export class HttpUpstream implements Upstream {
     this.#closed = true;
     this.#stop(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
     if (this.#sessionId === undefined || this.#exited) return;
+    this.options.memory?.remember(undefined);
     // Ends the session upstream; a server that cannot be reached or refuses is no reason to wait.
     try {
       const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), signal: AbortSignal.timeout(DELETE_TIMEOUT_MS) });
@@ -140,6 +143,16 @@ export class HttpUpstream implements Upstream {
     for (const l of this.#exitListeners) l(reason);
   }
 
+  /** The session another replica's worker left behind, if any: used as it is (a 404 later re-initializes). */
+  async #resume(): Promise<UpstreamServerInfo | undefined> {
+    const saved = await this.options.memory?.recall().catch(() => undefined);
+    if (!saved) return undefined;
+    this.#sessionId = saved.sessionId;
+    this.#protocolVersion = saved.info.protocolVersion;
+    this.options.log.info({ upstream: this.label, session: saved.sessionId }, 'continuing the upstream session of a worker that ran on another replica');
+    return saved.info;
+  }
+
   async #initialize(): Promise<UpstreamServerInfo> {
     const call = this.#connection.call('initialize', initializeParams(this.options.identity));
     const timer = setTimeout(
@@ -157,6 +170,7 @@ export class HttpUpstream implements Upstream {
     // Awaited, so nothing else reaches the new session before it knows it is initialized.
     await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
     if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} lost its session during initialization`);
+    if (this.#sessionId !== undefined) this.options.memory?.remember({ sessionId: this.#sessionId, info });
     return info;
   }
 

@@ -39,7 +39,7 @@ export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity
     metrics,
   });
   return {
-    createWorker: (identity, index, peer) => make({ endpoint, identity, log, index, peer }),
+    createWorker: (identity, index, peer, memory) => make({ endpoint, identity, log, index, peer, ...(memory ? { memory } : {}) }),
     health,
     close: async () => {
       await health.close();

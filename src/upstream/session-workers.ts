@@ -4,9 +4,9 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { DeferredCall, failedCall } from './deferred-call.js';
 import type { PoolStatus } from './pool.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
 
-export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer) => Upstream;
+export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer, memory?: UpstreamSessionMemory) => Upstream;
 
 interface Dedicated {
   upstream: Upstream;
@@ -37,6 +37,8 @@ export class SessionWorkers {
     private readonly peerFor: (scope: string) => UpstreamPeer,
     private readonly log: Logger,
     private readonly metrics: Metrics,
+    /** Where a scope's upstream session is remembered across replicas (remote upstreams). */
+    private readonly memoryFor?: (scope: string) => UpstreamSessionMemory,
   ) {
     this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
     this.#reaper.unref();
@@ -140,7 +142,7 @@ export class SessionWorkers {
   }
 
   #start(scope: string, identity: ClientIdentity): Dedicated {
-    const upstream = this.createWorker(identity, this.#spawned++, this.peerFor(scope));
+    const upstream = this.createWorker(identity, this.#spawned++, this.peerFor(scope), this.memoryFor?.(scope));
     const worker: Dedicated = { upstream, ready: false, waiting: [], lastUsed: Date.now() };
     this.#workers.set(scope, worker);
     this.#updateGauge();

@@ -59,3 +59,20 @@ export interface UpstreamPeer {
   request(method: string, params: Record<string, unknown> | undefined): Promise<McpResult>;
   notification(notification: JsonRpcNotification): void;
 }
+
+/** What it takes to continue an upstream session without a new initialize. */
+export interface UpstreamResumeState {
+  sessionId: string;
+  info: UpstreamServerInfo;
+}
+
+/**
+ * Remembers a per-session worker's upstream session (an HTTP `Mcp-Session-Id`) beside the
+ * client's session, so the replica that re-creates the worker after its owner died continues
+ * the same upstream session instead of starting a new one.
+ */
+export interface UpstreamSessionMemory {
+  recall(): Promise<UpstreamResumeState | undefined>;
+  /** undefined: the upstream session ended; the next worker starts a new one. */
+  remember(state: UpstreamResumeState | undefined): void;
+}
