@@ -151,6 +151,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   server = new VirtualServer({
     upstreams,
     perSession: router,
+    bus: replication.bus,
     // A probe of a per-session upstream offers every client capability, so no tool stays hidden.
     probeIdentity: { ...identity, capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
     serverInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },

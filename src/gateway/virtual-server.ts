@@ -6,6 +6,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
 import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
+import type { Bus } from '../session/bus.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
 import { requestKey, type MessageSink, type RequestContext } from './context.js';
@@ -28,6 +29,8 @@ export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
   /** Calls on per-session workers, wherever their owner replica is. */
   perSession: PerSessionRouter;
+  /** Carries cancellations to the replica that holds the request (no affinity between replicas). */
+  bus: Bus;
   /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
   probeIdentity: ClientIdentity;
   serverInfo: { name: string; version: string };
@@ -49,6 +52,15 @@ export interface McpHandler {
 
 const MAX_LIST_PAGES = 100;
 
+const CANCEL_CHANNEL = 'cancel';
+
+/** A client's notifications/cancelled that reached a replica not holding the request. */
+interface RemoteCancel {
+  scope: string;
+  id: string | number;
+  message?: string;
+}
+
 const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 const LIST_METHODS: Record<string, ListKind> = {
@@ -69,6 +81,7 @@ export class VirtualServer implements McpHandler {
   /** Remote upstreams whose circuit is open: out of the catalog until they recover. */
   readonly #down = new Set<string>();
   #started = false;
+  #unsubscribeCancels: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: VirtualServerOptions) {}
 
@@ -109,6 +122,7 @@ export class VirtualServer implements McpHandler {
       }),
     );
     this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+    this.#unsubscribeCancels = await this.options.bus.subscribe(CANCEL_CHANNEL, (raw) => this.#onRemoteCancel(raw));
     this.#started = true;
   }
 
@@ -164,7 +178,12 @@ export class VirtualServer implements McpHandler {
       const id = notification.params?.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') return;
       const reason = notification.params?.reason;
-      this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined));
+      const message = typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined;
+      if (!this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
+        // Not here: the request may be in flight on another replica.
+        const wire: RemoteCancel = { scope: ctx.scope, id, ...(message ? { message } : {}) };
+        this.options.bus.publish(CANCEL_CHANNEL, JSON.stringify(wire)).catch(() => undefined);
+      }
     }
     // notifications/initialized, roots/list_changed and the like need no action in shared mode.
   }
@@ -181,7 +200,17 @@ export class VirtualServer implements McpHandler {
     this.options.perSession.release(scope);
   }
 
+  #onRemoteCancel(raw: string): void {
+    try {
+      const wire = JSON.parse(raw) as RemoteCancel;
+      this.#inFlight.cancel(requestKey(wire.scope, wire.id), new GatewayError('REQUEST_CANCELLED', wire.message));
+    } catch {
+      this.options.log.warn('unreadable cancellation on the bus');
+    }
+  }
+
   async close(): Promise<void> {
+    await this.#unsubscribeCancels?.().catch(() => undefined);
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
     await this.options.perSession.close();
     await Promise.all([...this.options.upstreams.values()].map((u) => (u.mode === 'shared' ? u.pool.close() : undefined)));
