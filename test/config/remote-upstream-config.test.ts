@@ -25,6 +25,7 @@ describe('remote upstream config', () => {
       pool: { min: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000 },
       timeoutMs: 60000,
       maxTimeoutMs: 600000,
+      required: false,
       retry: { attempts: 2, initialDelayMs: 100, maxDelayMs: 2000 },
       breaker: { failureThreshold: 5, openMs: 5000, maxOpenMs: 60000 },
       health: { intervalMs: 30000, timeoutMs: 5000 },
