@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { negotiateVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';

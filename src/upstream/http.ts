@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import { Backoff } from './backoff.js';
 import { failedCall } from './deferred-call.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
-import { JsonRpcConnection } from './json-rpc-connection.js';
+import { BaseUpstream } from './base-upstream.js';
 import { ExchangeFailure, isRetryable } from './retry-policy.js';
-import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
+import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;
 
@@ -33,12 +33,9 @@ export interface HttpUpstreamOptions {
  * session re-initializes it once (one re-initialization for all calls that hit it) and sends
  * again what the upstream had not started.
  */
-export class HttpUpstream implements Upstream {
-  readonly label: string;
+export class HttpUpstream extends BaseUpstream {
   readonly #endpoint: HttpEndpoint;
-  readonly #connection: JsonRpcConnection;
   readonly #aborts = new Map<number, AbortController>();
-  #info: UpstreamServerInfo | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
@@ -47,28 +44,10 @@ export class HttpUpstream implements Upstream {
   #stream: ListenStream | undefined;
   #closed = false;
   #exited = false;
-  readonly #exitListeners: Array<(reason: string) => void> = [];
-  readonly #settledListeners: Array<() => void> = [];
 
   constructor(private readonly options: HttpUpstreamOptions) {
+    super(`${options.endpoint.name}#${options.index}`, options.peer, options.log);
     this.#endpoint = options.endpoint;
-    this.label = `${options.endpoint.name}#${options.index}`;
-    this.#connection = new JsonRpcConnection((m) => this.#send(m), {
-      onRequest: (r) => this.#onUpstreamRequest(r),
-      onNotification: (n) => options.peer.notification(n),
-      onProtocolError: (reason) => options.log.warn({ upstream: this.label, reason }, 'upstream protocol error'),
-      onCallSettled: () => {
-        for (const l of this.#settledListeners) l();
-      },
-    });
-  }
-
-  get inFlight(): number {
-    return this.#connection.inFlight;
-  }
-
-  get info(): UpstreamServerInfo | undefined {
-    return this.#info;
   }
 
   /** The upstream's Mcp-Session-Id (undefined for a server without sessions). */
@@ -76,24 +55,16 @@ export class HttpUpstream implements Upstream {
     return this.#sessionId;
   }
 
-  onExit(listener: (reason: string) => void): void {
-    this.#exitListeners.push(listener);
-  }
-
-  onCallSettled(listener: () => void): void {
-    this.#settledListeners.push(listener);
-  }
-
   async start(): Promise<UpstreamServerInfo> {
     try {
-      this.#info = (await this.#resume()) ?? (await this.#initialize());
+      this.serverInfo = (await this.#resume()) ?? (await this.#initialize());
     } catch (err) {
       await this.close();
       throw err;
     }
     this.#openStream();
-    this.options.log.info({ upstream: this.label, server: this.#info.serverInfo, version: this.#info.protocolVersion, session: this.#sessionId }, 'upstream ready');
-    return this.#info;
+    this.options.log.info({ upstream: this.label, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion, session: this.#sessionId }, 'upstream ready');
+    return this.serverInfo;
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
@@ -102,7 +73,7 @@ export class HttpUpstream implements Upstream {
       metrics.poolRejections.inc({ upstream: this.#endpoint.name, reason: 'circuit_open' });
       return failedCall(breaker.openError());
     }
-    const call = this.#connection.call(method, params, options);
+    const call = this.connection.call(method, params, options);
     return {
       promise: call.promise,
       cancel: (error) => {
@@ -130,7 +101,7 @@ export class HttpUpstream implements Upstream {
 
   #stop(error: GatewayError): void {
     this.#stream?.stop();
-    this.#connection.close(error);
+    this.connection.close(error);
     for (const abort of this.#aborts.values()) abort.abort(new Cancelled(error));
   }
 
@@ -140,7 +111,7 @@ export class HttpUpstream implements Upstream {
     this.#exited = true;
     this.#stop(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
     this.options.log.warn({ upstream: this.label, reason }, 'upstream session lost');
-    for (const l of this.#exitListeners) l(reason);
+    this.emitExit(reason);
   }
 
   /** The session another replica's worker left behind, if any: used as it is (a 404 later re-initializes). */
@@ -154,7 +125,7 @@ export class HttpUpstream implements Upstream {
   }
 
   async #initialize(): Promise<UpstreamServerInfo> {
-    const call = this.#connection.call('initialize', initializeParams(this.options.identity));
+    const call = this.connection.call('initialize', initializeParams(this.options.identity));
     const timer = setTimeout(
       () => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `${this.label} did not answer initialize in time`)),
       startTimeoutMs(this.#endpoint.config.timeoutMs),
@@ -183,7 +154,7 @@ export class HttpUpstream implements Upstream {
       this.#stream = undefined;
       this.#sessionId = undefined;
       try {
-        this.#info = await this.#initialize();
+        this.serverInfo = await this.#initialize();
       } catch (err) {
         this.#die(`lost its session and could not start another (${err instanceof Error ? err.message : String(err)})`);
         throw err;
@@ -196,7 +167,7 @@ export class HttpUpstream implements Upstream {
   }
 
   #openStream(): void {
-    const caps = this.#info?.capabilities ?? {};
+    const caps = this.serverInfo?.capabilities ?? {};
     const wants = (c: unknown, key: string) => typeof c === 'object' && c !== null && (c as Record<string, unknown>)[key] === true;
     const useful =
       wants(caps.tools, 'listChanged') || wants(caps.prompts, 'listChanged') || wants(caps.resources, 'listChanged') || wants(caps.resources, 'subscribe') || caps.logging !== undefined;
@@ -206,14 +177,14 @@ export class HttpUpstream implements Upstream {
       label: this.label,
       endpoint: this.#endpoint,
       headers: () => this.#sessionHeaders(),
-      onMessage: (m) => this.#connection.receive(m),
+      onMessage: (m) => this.connection.receive(m),
       onSessionLost: () => void this.#reinitialize(generation).catch(() => undefined),
       log: this.options.log,
     });
     this.#stream.start();
   }
 
-  #send(message: JsonRpcMessage): void {
+  protected send(message: JsonRpcMessage): void {
     this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
   }
 
@@ -238,7 +209,7 @@ export class HttpUpstream implements Upstream {
     let resendAfterReinit = true;
     let resumeFrom: string | undefined;
     for (;;) {
-      if ((id !== undefined && !this.#connection.has(id)) || this.#closed || this.#exited) return;
+      if ((id !== undefined && !this.connection.has(id)) || this.#closed || this.#exited) return;
       let outcome: Outcome;
       try {
         // A new session must be initialized before anything but its own handshake reaches it.
@@ -293,8 +264,8 @@ export class HttpUpstream implements Upstream {
       }
       // The upstream may still be working on a request it received: tell it we gave up.
       const received = failure instanceof ExchangeFailure && failure.kind !== 'connect' && failure.kind !== 'status';
-      if (received) this.#connection.cancel(id, error);
-      else this.#connection.fail(id, error);
+      if (received) this.connection.cancel(id, error);
+      else this.connection.fail(id, error);
       return;
     }
   }
@@ -306,7 +277,7 @@ export class HttpUpstream implements Upstream {
     try {
       return await exchange({
         endpoint: this.#endpoint,
-        connection: this.#connection,
+        connection: this.connection,
         message,
         id,
         method,
@@ -323,10 +294,6 @@ export class HttpUpstream implements Upstream {
     }
   }
 
-  async #onUpstreamRequest(request: JsonRpcRequest): Promise<McpResult> {
-    if (request.method === 'ping') return {};
-    return this.options.peer.request(request.method, request.params);
-  }
 }
 
 function sleep(ms: number): Promise<void> {

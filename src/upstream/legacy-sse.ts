@@ -1,15 +1,15 @@
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import { Backoff } from './backoff.js';
 import { failedCall } from './deferred-call.js';
 import { mediaType, retryAfterMs, snippet } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
 import { IdleTimer } from './idle-timer.js';
 import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
-import { JsonRpcConnection } from './json-rpc-connection.js';
+import { BaseUpstream } from './base-upstream.js';
 import { ExchangeFailure, isRetryable } from './retry-policy.js';
 import { readSse } from './sse-reader.js';
-import type { CallOptions, McpResult, Upstream, UpstreamCall, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, UpstreamCall, UpstreamServerInfo } from './upstream.js';
 
 /**
  * One session of the deprecated HTTP+SSE transport (2024-11-05), which many internal servers
@@ -17,48 +17,18 @@ import type { CallOptions, McpResult, Upstream, UpstreamCall, UpstreamServerInfo
  * every answer, progress and server request then arrives on that stream. The stream is the
  * session: when it ends, the worker exits and the pool starts another.
  */
-export class LegacySseUpstream implements Upstream {
-  readonly label: string;
-  readonly #connection: JsonRpcConnection;
+export class LegacySseUpstream extends BaseUpstream {
   readonly #stream = new AbortController();
   #postUrl: URL | undefined;
-  #info: UpstreamServerInfo | undefined;
   #closed = false;
   #exited = false;
-  readonly #exitListeners: Array<(reason: string) => void> = [];
-  readonly #settledListeners: Array<() => void> = [];
 
   constructor(private readonly options: HttpUpstreamOptions) {
-    this.label = `${options.endpoint.name}#${options.index}`;
-    this.#connection = new JsonRpcConnection(
-      (m) => {
-        this.#deliver(m).catch((err: unknown) => options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
-      },
-      {
-        onRequest: (r) => this.#onUpstreamRequest(r),
-        onNotification: (n) => options.peer.notification(n),
-        onProtocolError: (reason) => options.log.warn({ upstream: this.label, reason }, 'upstream protocol error'),
-        onCallSettled: () => {
-          for (const l of this.#settledListeners) l();
-        },
-      },
-    );
+    super(`${options.endpoint.name}#${options.index}`, options.peer, options.log);
   }
 
-  get inFlight(): number {
-    return this.#connection.inFlight;
-  }
-
-  get info(): UpstreamServerInfo | undefined {
-    return this.#info;
-  }
-
-  onExit(listener: (reason: string) => void): void {
-    this.#exitListeners.push(listener);
-  }
-
-  onCallSettled(listener: () => void): void {
-    this.#settledListeners.push(listener);
+  protected send(message: JsonRpcMessage): void {
+    this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
   }
 
   async start(): Promise<UpstreamServerInfo> {
@@ -66,14 +36,14 @@ export class LegacySseUpstream implements Upstream {
     try {
       this.#postUrl = await this.#openStream(startTimeoutMs(endpoint.config.timeoutMs));
       const init = this.call('initialize', initializeParams(this.options.identity));
-      this.#info = parseInitializeResult(await init.promise);
+      this.serverInfo = parseInitializeResult(await init.promise);
       await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
     } catch (err) {
       await this.close();
       throw err instanceof ExchangeFailure ? err.toGatewayError(endpoint.name) : err;
     }
-    this.options.log.info({ upstream: this.label, server: this.#info.serverInfo, version: this.#info.protocolVersion }, 'upstream ready');
-    return this.#info;
+    this.options.log.info({ upstream: this.label, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion }, 'upstream ready');
+    return this.serverInfo;
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
@@ -86,7 +56,7 @@ export class LegacySseUpstream implements Upstream {
     // restarted by its progress, so a call nobody else times out (a list, a ping) cannot hang.
     let timer: IdleTimer | undefined;
     const onNotification = options?.onNotification;
-    const call = this.#connection.call(method, params, onNotification ? { onNotification: (n) => (timer?.touch(), onNotification(n)) } : options);
+    const call = this.connection.call(method, params, onNotification ? { onNotification: (n) => (timer?.touch(), onNotification(n)) } : options);
     timer = new IdleTimer(config.timeoutMs, config.maxTimeoutMs, () => {
       breaker.failure('no answer in time');
       call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream ${this.label} did not answer within ${config.timeoutMs} ms`));
@@ -106,16 +76,16 @@ export class LegacySseUpstream implements Upstream {
   async close(): Promise<void> {
     this.#closed = true;
     this.#stream.abort();
-    this.#connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
+    this.connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
   }
 
   #die(reason: string): void {
     if (this.#exited || this.#closed) return;
     this.#exited = true;
     this.#stream.abort();
-    this.#connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
+    this.connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
     this.options.log.warn({ upstream: this.label, reason }, 'upstream SSE session ended');
-    for (const l of this.#exitListeners) l(reason);
+    this.emitExit(reason);
   }
 
   /** Opens the SSE stream; resolves with the POST URL from its `endpoint` event. */
@@ -154,7 +124,7 @@ export class LegacySseUpstream implements Upstream {
               log.warn({ upstream: this.label, data: event.data.slice(0, 200) }, 'upstream sent an SSE event that is not JSON; ignored');
               return;
             }
-            for (const m of Array.isArray(value) ? value : [value]) this.#connection.receive(m);
+            for (const m of Array.isArray(value) ? value : [value]) this.connection.receive(m);
           },
         }).then(
           () => {
@@ -184,7 +154,7 @@ export class LegacySseUpstream implements Upstream {
     const id = method !== undefined && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
     const backoff = new Backoff({ initialMs: endpoint.config.retry.initialDelayMs, maxMs: endpoint.config.retry.maxDelayMs });
     for (let retries = 0; ; retries++) {
-      if ((id !== undefined && !this.#connection.has(id)) || this.#closed || this.#exited || !this.#postUrl) return;
+      if ((id !== undefined && !this.connection.has(id)) || this.#closed || this.#exited || !this.#postUrl) return;
       let failure: ExchangeFailure | GatewayError;
       try {
         await this.#post(this.#postUrl, message);
@@ -203,7 +173,7 @@ export class LegacySseUpstream implements Upstream {
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(endpoint.name) : failure;
       if (id === undefined) log.debug({ upstream: this.label, method, err: error.message }, 'message to upstream not delivered');
-      else this.#connection.fail(id, error);
+      else this.connection.fail(id, error);
       return;
     }
   }
@@ -234,8 +204,4 @@ export class LegacySseUpstream implements Upstream {
     }
   }
 
-  async #onUpstreamRequest(request: JsonRpcRequest): Promise<McpResult> {
-    if (request.method === 'ping') return {};
-    return this.options.peer.request(request.method, request.params);
-  }
 }

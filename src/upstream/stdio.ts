@@ -2,10 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage, JsonRpcRequest } from '../jsonrpc/messages.js';
-import { JsonRpcConnection } from './json-rpc-connection.js';
+import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { BaseUpstream } from './base-upstream.js';
 import { parseInitializeResult } from './initialize.js';
-import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
@@ -29,56 +29,27 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 }
 
 /** An MCP server as a child process speaking newline-delimited JSON-RPC on stdin/stdout. */
-export class StdioUpstream implements Upstream {
-  readonly label: string;
+export class StdioUpstream extends BaseUpstream {
   #child: ChildProcess | undefined;
-  #info: UpstreamServerInfo | undefined;
-  readonly #connection: JsonRpcConnection;
   #outbox: string[] = [];
   #flushScheduled = false;
   #buffer = '';
   #closing = false;
   #exited = false;
   #exitWaiters: Array<() => void> = [];
-  #exitListeners: Array<(reason: string) => void> = [];
-  #settledListeners: Array<() => void> = [];
 
   constructor(
     private readonly config: StdioUpstreamConfig,
     private readonly identity: ClientIdentity,
     private readonly log: Logger,
     index: number,
-    private readonly peer: UpstreamPeer,
+    peer: UpstreamPeer,
   ) {
-    this.label = `${config.name}#${index}`;
-    this.#connection = new JsonRpcConnection((m) => this.#write(m), {
-      onRequest: (r) => this.#onUpstreamRequest(r),
-      onNotification: (n) => this.peer.notification(n),
-      onProtocolError: (reason) => this.log.warn({ upstream: this.label, reason }, 'upstream protocol error'),
-      onCallSettled: () => {
-        for (const l of this.#settledListeners) l();
-      },
-    });
+    super(`${config.name}#${index}`, peer, log);
   }
 
   get pid(): number | undefined {
     return this.#child?.pid;
-  }
-
-  get inFlight(): number {
-    return this.#connection.inFlight;
-  }
-
-  get info(): UpstreamServerInfo | undefined {
-    return this.#info;
-  }
-
-  onExit(listener: (reason: string) => void): void {
-    this.#exitListeners.push(listener);
-  }
-
-  onCallSettled(listener: () => void): void {
-    this.#settledListeners.push(listener);
   }
 
   async start(): Promise<UpstreamServerInfo> {
@@ -104,7 +75,7 @@ export class StdioUpstream implements Upstream {
     child.on('error', (err) => this.#onExit(`failed to start: ${err.message}`));
     child.on('exit', (code, signal) => this.#onExit(signal ? `exited on ${signal}` : `exited with code ${code}`, stderrTail));
 
-    const initialize = this.#connection.call('initialize', {
+    const initialize = this.connection.call('initialize', {
       protocolVersion: this.identity.protocolVersion,
       capabilities: this.identity.capabilities,
       clientInfo: this.identity.clientInfo,
@@ -115,25 +86,25 @@ export class StdioUpstream implements Upstream {
     );
     try {
       const result = await initialize.promise;
-      this.#info = parseInitializeResult(result);
+      this.serverInfo = parseInitializeResult(result);
     } catch (err) {
       await this.close();
       throw err;
     } finally {
       clearTimeout(timer);
     }
-    this.#connection.notify('notifications/initialized');
-    this.log.info({ upstream: this.label, pid: child.pid, server: this.#info.serverInfo, version: this.#info.protocolVersion }, 'upstream ready');
-    return this.#info;
+    this.connection.notify('notifications/initialized');
+    this.log.info({ upstream: this.label, pid: child.pid, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion }, 'upstream ready');
+    return this.serverInfo;
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    return this.#connection.call(method, params, options);
+    return this.connection.call(method, params, options);
   }
 
   async close(): Promise<void> {
     this.#closing = true;
-    this.#connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
+    this.connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
     const child = this.#child;
     if (!child || this.#exited) return;
     this.#flush();
@@ -174,13 +145,13 @@ export class StdioUpstream implements Upstream {
     if (this.#exited) return;
     this.#exited = true;
     // A call in flight on a dead process gets its error now, never a hang.
-    this.#connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
+    this.connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
     // Whatever the process left behind in its group goes with it.
     if (!this.#closing) this.#signalGroup('SIGKILL');
     for (const w of this.#exitWaiters.splice(0)) w();
     if (!this.#closing) {
       this.log.warn({ upstream: this.label, reason, stderr: stderrTail.slice(-500) || undefined }, 'upstream exited');
-      for (const l of this.#exitListeners) l(reason);
+      this.emitExit(reason);
     }
   }
 
@@ -213,7 +184,7 @@ export class StdioUpstream implements Upstream {
       this.log.warn({ upstream: this.label, line: line.slice(0, 200) }, 'upstream wrote a line that is not JSON');
       return;
     }
-    this.#connection.receive(value);
+    this.connection.receive(value);
   }
 
   #protocolFailure(reason: string): void {
@@ -222,7 +193,7 @@ export class StdioUpstream implements Upstream {
     this.#signalGroup('SIGKILL');
   }
 
-  #write(message: JsonRpcMessage): void {
+  protected send(message: JsonRpcMessage): void {
     this.#outbox.push(JSON.stringify(message) + '\n');
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
@@ -240,8 +211,4 @@ export class StdioUpstream implements Upstream {
     if (stdin && !stdin.destroyed && !this.#exited) stdin.write(data);
   }
 
-  async #onUpstreamRequest(request: JsonRpcRequest): Promise<McpResult> {
-    if (request.method === 'ping') return {};
-    return this.peer.request(request.method, request.params);
-  }
 }

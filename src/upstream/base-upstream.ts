@@ -1,0 +1,60 @@
+import type { Logger } from 'pino';
+import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { JsonRpcConnection } from './json-rpc-connection.js';
+import type { CallOptions, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+
+/**
+ * What every upstream connection shares, whatever carries its messages: the JSON-RPC
+ * correlation, the peer its requests and notifications go to, and the listeners a pool
+ * watches. A transport only puts messages on its wire (`send`) and feeds what comes back
+ * into `connection.receive`.
+ */
+export abstract class BaseUpstream implements Upstream {
+  protected readonly connection: JsonRpcConnection;
+  protected serverInfo: UpstreamServerInfo | undefined;
+  readonly #exitListeners: Array<(reason: string) => void> = [];
+  readonly #settledListeners: Array<() => void> = [];
+
+  protected constructor(
+    readonly label: string,
+    peer: UpstreamPeer,
+    log: Logger,
+  ) {
+    this.connection = new JsonRpcConnection((m) => this.send(m), {
+      onRequest: async (r) => (r.method === 'ping' ? {} : peer.request(r.method, r.params)),
+      onNotification: (n) => peer.notification(n),
+      onProtocolError: (reason) => log.warn({ upstream: label, reason }, 'upstream protocol error'),
+      onCallSettled: () => {
+        for (const l of this.#settledListeners) l();
+      },
+    });
+  }
+
+  /** Puts one outgoing message on this transport's wire. */
+  protected abstract send(message: JsonRpcMessage): void;
+
+  abstract start(): Promise<UpstreamServerInfo>;
+  abstract call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
+  abstract close(): Promise<void>;
+
+  get inFlight(): number {
+    return this.connection.inFlight;
+  }
+
+  get info(): UpstreamServerInfo | undefined {
+    return this.serverInfo;
+  }
+
+  onExit(listener: (reason: string) => void): void {
+    this.#exitListeners.push(listener);
+  }
+
+  onCallSettled(listener: () => void): void {
+    this.#settledListeners.push(listener);
+  }
+
+  /** The connection ended for a reason other than close(): the pool restarts or replaces it. */
+  protected emitExit(reason: string): void {
+    for (const l of this.#exitListeners) l(reason);
+  }
+}
