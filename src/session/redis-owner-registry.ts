@@ -31,6 +31,7 @@ export class RedisOwnerRegistry implements OwnerRegistry {
   readonly #ttl: number;
   readonly #owned = new Set<string>();
   readonly #timer: NodeJS.Timeout;
+  #closed = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -40,6 +41,8 @@ export class RedisOwnerRegistry implements OwnerRegistry {
     this.#ttl = options.heartbeatTtlMs ?? 3000;
     this.#timer = setInterval(() => void this.#heartbeat(), Math.floor(this.#ttl / 3));
     this.#timer.unref();
+    // The first beat as soon as Redis is reachable (and after each reconnect), not a period later.
+    redis.on('ready', () => void this.#heartbeat());
     void this.#heartbeat();
   }
 
@@ -86,6 +89,7 @@ export class RedisOwnerRegistry implements OwnerRegistry {
   }
 
   async close(): Promise<void> {
+    this.#closed = true;
     clearInterval(this.#timer);
     const keys = [...this.#owned];
     this.#owned.clear();
@@ -93,6 +97,8 @@ export class RedisOwnerRegistry implements OwnerRegistry {
   }
 
   async #heartbeat(): Promise<void> {
+    // Not connected (yet): nothing could be sent; the connection's own errors say why.
+    if (this.#closed || this.redis.status !== 'ready') return;
     try {
       const replicaKey = this.#replicaKey(this.replicaId);
       const replies = await perKey(this.redis, [replicaKey, ...this.#owned], (pipeline, key) =>

@@ -1,105 +1,11 @@
 /**
- * Three gateway replicas sharing one real Redis, no affinity: a client whose every HTTP request
- * goes to the next replica in turn completes the whole SDK flow, including a sampling
- * round-trip through a per-session upstream whose worker lives on one replica only.
+ * Three gateway replicas sharing one real redis-server (started by this file on a free loopback
+ * port), no affinity: the round-robin SDK flow of round-robin-flow.ts.
  */
-import { createRequire } from 'node:module';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, SLOW_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
+import { startRedis } from '../support/redis.js';
+import { roundRobinFlow } from './round-robin-flow.js';
 
-const require = createRequire(import.meta.url);
-const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
-
-let redis: RedisServer;
-const replicas: RunningGateway[] = [];
-const hits: number[] = [0, 0, 0];
-
-/** A fetch that sends each request to the next replica, whatever URL the client asked for. */
-function roundRobinFetch(): typeof fetch {
-  let next = 0;
-  return (input, init) => {
-    const i = next++ % replicas.length;
-    hits[i]!++;
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    const target = replicas[i]!.url;
-    url.host = target.host;
-    return fetch(url, init);
-  };
-}
-
-beforeAll(async () => {
-  redis = await startRedis();
-  for (let i = 0; i < 3; i++) {
-    replicas.push(
-      await startGateway(
-        exampleConfig({
-          sessions: { store: 'redis', redisUrl: redis.url, ttlSeconds: 600 },
-          upstreams: [
-            stdioUpstream('echo', ECHO_SERVER),
-            stdioUpstream('slow', SLOW_SERVER),
-            stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
-          ],
-        }),
-      ),
-    );
-  }
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all(replicas.map((r) => r.stop()));
-  await redis?.stop();
-});
-
-describe('three replicas, round-robin, no affinity', () => {
-  it('completes list, call with progress, sampling via a per-session upstream, and DELETE', async () => {
-    const client = new Client({ name: 'rr', version: '1.0.0' }, { capabilities: { sampling: {} } });
-    let sampled = 0;
-    client.setRequestHandler(CreateMessageRequestSchema, async () => {
-      sampled++;
-      return { role: 'assistant', content: { type: 'text', text: 'sampled across replicas' }, model: 'rr-model' };
-    });
-    const transport = new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch() });
-    await client.connect(transport);
-
-    const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toContain('everything__trigger-sampling-request');
-    expect(names).toContain('slow__sleep');
-
-    for (let i = 0; i < 3; i++) {
-      const progress: number[] = [];
-      const slept = await client.callTool({ name: 'slow__sleep', arguments: { ms: 90, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
-      expect(toolText(slept)).toBe('slept 90ms');
-      expect(progress).toEqual([1, 2, 3]);
-    }
-
-    // Several calls, so they land on different replicas than the one owning the worker.
-    for (let i = 0; i < 4; i++) {
-      const result = await client.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: `q${i}`, maxTokens: 5 } });
-      expect(toolText(result)).toContain('sampled across replicas');
-    }
-    expect(sampled).toBe(4);
-    // Exactly one replica runs this session's worker.
-    const owners = replicas.filter((r) => r.gateway.server.perSessionWorkers('everything') > 0);
-    expect(owners).toHaveLength(1);
-
-    const sid = transport.sessionId!;
-    await transport.terminateSession();
-    for (const r of replicas) {
-      const res = await fetch(r.url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-      });
-      expect(res.status).toBe(404);
-    }
-    // The owner's worker stopped with the session, though DELETE may have reached another replica.
-    for (let i = 0; i < 100 && replicas.some((r) => r.gateway.server.perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
-    expect(replicas.map((r) => r.gateway.server.perSessionWorkers('everything'))).toEqual([0, 0, 0]);
-    expect(hits.every((h) => h > 3)).toBe(true);
-    await client.close();
-  });
+roundRobinFlow('one Redis node', async () => {
+  const redis = await startRedis();
+  return { sessions: { redisUrl: redis.url }, stop: () => redis.stop() };
 });
