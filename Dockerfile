@@ -46,12 +46,17 @@ FROM node:22-bookworm-slim AS runtime
 
 # tini as PID 1: it forwards SIGTERM to the gateway (which drains, then stops its upstream
 # process groups) and reaps orphaned grandchildren of upstream processes, which Node as
-# PID 1 would leave as zombies.
+# PID 1 would leave as zombies. jemalloc: with glibc's allocator the gateway's RSS stays
+# ~15 % above its baseline after thousands of streams close (fragmentation: the V8 heap is
+# back within 1 MB); with jemalloc it returns to within ~5 % (load/, idle-sessions).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini \
+ && apt-get install -y --no-install-recommends tini libjemalloc2 \
+ && ln -s /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2 \
  && rm -rf /var/lib/apt/lists/*
 
-ENV NODE_ENV=production
+ENV NODE_ENV=production \
+    LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
+    MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000
 # In a container the gateway must listen beyond loopback, or nothing outside the container
 # (port publishing, a Kubernetes Service) can reach it. This exposes the MCP endpoint to
 # every network the container is attached to, so: publish the port on 127.0.0.1 only

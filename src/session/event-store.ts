@@ -48,6 +48,8 @@ export interface EventStore {
   replay(sessionId: string, streamId: string, position: string): Promise<Replay | undefined>;
   /** Keeps a stream that still has a reader from expiring while nothing is written to it. */
   touch(sessionId: string, streamId: string): Promise<void>;
+  /** Drops every stream of a session that ended: nothing is left to resume. */
+  forgetSession(sessionId: string): Promise<void>;
   close(): Promise<void>;
 }
 

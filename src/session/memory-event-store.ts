@@ -16,6 +16,8 @@ interface Stream {
  */
 export class MemoryEventStore implements EventStore {
   readonly #streams = new Map<string, Stream>();
+  /** The stream keys of each session, so an ended session's streams go at once. */
+  readonly #bySession = new Map<string, Set<string>>();
   readonly #limits: EventStoreLimits;
   readonly #maxStreams: number;
   readonly #sweeper: NodeJS.Timeout;
@@ -72,15 +74,21 @@ export class MemoryEventStore implements EventStore {
     if (stream) this.#use(key, stream, now);
   }
 
+  async forgetSession(sessionId: string): Promise<void> {
+    for (const key of this.#bySession.get(sessionId) ?? []) this.#streams.delete(key);
+    this.#bySession.delete(sessionId);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.#sweeper);
     this.#streams.clear();
+    this.#bySession.clear();
   }
 
   #live(key: string, now: number): Stream | undefined {
     const stream = this.#streams.get(key);
     if (stream && now - stream.usedAt > this.#limits.maxAgeMs) {
-      this.#streams.delete(key);
+      this.#drop(key);
       return undefined;
     }
     return stream;
@@ -91,11 +99,23 @@ export class MemoryEventStore implements EventStore {
     stream.usedAt = now;
     this.#streams.delete(key);
     this.#streams.set(key, stream);
+    const sessionId = sessionOf(key);
+    let keys = this.#bySession.get(sessionId);
+    if (!keys) this.#bySession.set(sessionId, (keys = new Set()));
+    keys.add(key);
     while (this.#streams.size > this.#maxStreams) {
       const oldest = this.#streams.keys().next();
       if (oldest.done) break;
-      this.#streams.delete(oldest.value);
+      this.#drop(oldest.value);
     }
+  }
+
+  #drop(key: string): void {
+    this.#streams.delete(key);
+    const sessionId = sessionOf(key);
+    const keys = this.#bySession.get(sessionId);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#bySession.delete(sessionId);
   }
 
   /** Drops events older than maxAge, but never the newest (it anchors the stream's next event). */
@@ -111,11 +131,15 @@ export class MemoryEventStore implements EventStore {
     // Oldest first: stop at the first stream still in use.
     for (const [key, stream] of this.#streams) {
       if (now - stream.usedAt <= this.#limits.maxAgeMs) break;
-      this.#streams.delete(key);
+      this.#drop(key);
     }
   }
 }
 
 function keyOf(sessionId: string, streamId: string): string {
   return `${sessionId}\u0000${streamId}`;
+}
+
+function sessionOf(key: string): string {
+  return key.slice(0, key.indexOf('\u0000'));
 }

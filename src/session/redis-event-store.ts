@@ -7,7 +7,7 @@ export interface RedisEventStoreOptions extends EventStoreLimits {
   keyPrefix?: string;
 }
 
-type AppendCommand = (key: string, onlyIfExists: string, maxEvents: number, maxAgeMs: number, message: string, final: string) => Promise<[string, string] | null>;
+type AppendCommand = (key: string, index: string, onlyIfExists: string, maxEvents: number, maxAgeMs: number, message: string, final: string) => Promise<[string, string] | null>;
 
 // One round trip, atomic: the new entry names the one before it, so a reader can tell a gap
 // (an event it missed) from the next event. Trimmed by length (MAXLEN ~) and by age (MINID ~ on
@@ -23,6 +23,9 @@ local t = redis.call('TIME')
 local minid = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) - tonumber(ARGV[3])
 if minid > 0 then redis.call('XTRIM', KEYS[1], 'MINID', '~', string.format('%d', minid)) end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+-- The session's index of its streams (same slot), so an ended session's streams can be dropped.
+if prev == '' then redis.call('SADD', KEYS[2], KEYS[1]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
 return {id, prev}
 `;
 
@@ -48,7 +51,7 @@ export class RedisEventStore implements EventStore {
     this.#prefix = options.keyPrefix ?? 'mcpgw:';
     if (/[{}]/.test(this.#prefix)) throw new Error('keyPrefix must not contain "{" or "}"');
     this.#limits = { maxEvents: options.maxEvents, maxAgeMs: options.maxAgeMs };
-    redis.defineCommand('mcpgwEventAppend', { numberOfKeys: 1, lua: APPEND_SCRIPT });
+    redis.defineCommand('mcpgwEventAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
     const command = (redis as unknown as { mcpgwEventAppend: AppendCommand }).mcpgwEventAppend;
     this.#append = command.bind(redis);
   }
@@ -58,6 +61,7 @@ export class RedisEventStore implements EventStore {
     const final = options.final ?? false;
     const reply = await this.#append(
       this.#key(sessionId, streamId),
+      this.#indexKey(sessionId),
       options.onlyIfExists ? '1' : '0',
       this.#limits.maxEvents,
       this.#limits.maxAgeMs,
@@ -80,8 +84,19 @@ export class RedisEventStore implements EventStore {
     await this.redis.pexpire(this.#key(sessionId, streamId), this.#limits.maxAgeMs);
   }
 
+  async forgetSession(sessionId: string): Promise<void> {
+    const index = this.#indexKey(sessionId);
+    const keys = await this.redis.smembers(index);
+    // One slot (the session's hash tag): a multi-key DEL is legal on a Cluster too.
+    await this.redis.del(index, ...keys);
+  }
+
   async close(): Promise<void> {
     await closeRedis(this.redis);
+  }
+
+  #indexKey(sessionId: string): string {
+    return `${this.#prefix}{${sessionId}}:events`;
   }
 
   #key(sessionId: string, streamId: string): string {

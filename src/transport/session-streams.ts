@@ -204,6 +204,12 @@ export class SessionStreams {
     return { send: (message) => this.send(sessionId, message) };
   }
 
+  /** The session ended: its GET stream closes and its recorded events go. */
+  endSession(sessionId: string): void {
+    this.close(sessionId);
+    this.#services.events.forgetSession(sessionId).catch((err: unknown) => this.#services.failed('event_store', 'forget', err));
+  }
+
   close(sessionId: string): void {
     this.#released.delete(sessionId);
     this.#holders.get(sessionId)?.writer.end();

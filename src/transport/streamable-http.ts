@@ -287,7 +287,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     }
     if (!deleted) throw new Rejection('SESSION_NOT_FOUND');
     handler.releaseScope(session.id);
-    streams.close(session.id);
+    streams.endSession(session.id);
     request.log.info({ session: session.id }, 'session deleted');
     reply.code(200).send();
   }
@@ -332,7 +332,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
 
   store.onExpired((id) => {
     handler.releaseScope(id);
-    streams.close(id);
+    streams.endSession(id);
   });
 
   return {

@@ -121,5 +121,20 @@ export function eventStoreContract(name: string, makeStore: EventStoreFactory): 
       // Appending to an expired stream starts a new one.
       expect((await store.append(sid, 'idle', note(2)))!.previous).toBe('');
     });
+
+    it('forgets every stream of an ended session, and only of that session', async () => {
+      const store = await make();
+      const ended = randomUUID();
+      const other = randomUUID();
+      const a = await store.append(ended, 'a', note(1));
+      const get = await store.append(ended, 'get', undefined);
+      const kept = await store.append(other, 'a', note(1));
+      await store.forgetSession(ended);
+      expect(await store.replay(ended, 'a', a!.position)).toBeUndefined();
+      expect(await store.replay(ended, 'get', get!.position)).toBeUndefined();
+      expect(await store.append(ended, 'get', note(2), { onlyIfExists: true })).toBeUndefined();
+      expect(await store.replay(other, 'a', kept!.position)).toBeDefined();
+      await store.forgetSession(randomUUID()); // a session without streams: nothing to do
+    });
   });
 }

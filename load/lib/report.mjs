@@ -1,0 +1,328 @@
+// @ts-check
+// The benchmark report: ratios against the baselines, load/results/<name>.md and .json, and a
+// compact table on stdout.
+
+import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { availableParallelism, cpus, release, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { ALLOCATOR } from './gateway.mjs';
+import { openFilesLimit } from './processes.mjs';
+
+/** @typedef {Record<string, any>} Row */
+
+export function machine() {
+  const nproc = Number(spawnSync('nproc', { encoding: 'utf8' }).stdout?.trim()) || availableParallelism();
+  let loadavg = '';
+  try {
+    loadavg = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  } catch {
+    /* not Linux */
+  }
+  return {
+    nproc,
+    cpuModel: cpus()[0]?.model ?? 'unknown',
+    memTotalMb: Math.round(totalmem() / 2 ** 20),
+    node: process.version,
+    allocator: ALLOCATOR,
+    kernel: `${process.platform} ${release()}`,
+    ulimitN: openFilesLimit(),
+    loadavgAtStart: loadavg,
+  };
+}
+
+/**
+ * Adds ratio columns in place: gateway/bare-fastify req/s, gateway/best-peer req/s (the
+ * tools/call echo rows only: the peers ran that load), p99/bare-fastify p99, and the share of the
+ * upstream's own ceiling.
+ * @param {Row[]} rows
+ */
+export function addRatios(rows) {
+  const measured = rows.filter((r) => typeof r.reqPerSec === 'number' && !r.skipped);
+  const bare = measured.find((r) => r.scenario === 'bare-fastify');
+  const upstream = measured.find((r) => r.scenario === 'upstream-direct');
+  const peers = measured.filter((r) => r.scenario === 'peers');
+  const bestPeer = peers.reduce((/** @type {Row | undefined} */ best, r) => (!best || r.reqPerSec > best.reqPerSec ? r : best), undefined);
+  for (const r of measured) {
+    // On a saturated 2-core machine req/s depends on who gets the cores; CPU per request does not.
+    const p = gatewayProc(r) ?? r.procs?.upstream;
+    r.cpuUsPerReq = p && r.reqPerSec > 0 ? (p.cpuPct / 100) * 1e6 / r.reqPerSec : undefined;
+  }
+  for (const r of measured) {
+    r.ratios = {
+      vsBare: bare && r !== bare ? r.reqPerSec / bare.reqPerSec : undefined,
+      p99VsBare: bare && r !== bare && bare.latencyMs.p99 > 0 ? r.latencyMs.p99 / bare.latencyMs.p99 : undefined,
+      vsBestPeer:
+        bestPeer && r.scenario !== 'peers' && /echo/.test(r.workload ?? '') && r.scenario !== 'session-churn'
+          ? r.reqPerSec / bestPeer.reqPerSec
+          : undefined,
+      vsUpstream: upstream && r !== upstream && /echo|stdio/.test(r.workload ?? '') ? r.reqPerSec / upstream.reqPerSec : undefined,
+      cpuPerReqVsBare: bare?.cpuUsPerReq && r !== bare && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / bare.cpuUsPerReq : undefined,
+    };
+  }
+  return { bare, upstream, bestPeer };
+}
+
+/** @param {number | undefined} v @param {number} [digits] */
+const num = (v, digits = 0) => (v === undefined || v === null || Number.isNaN(v) ? '—' : v.toFixed(digits));
+/** @param {number | undefined} v */
+const ratio = (v) => (v === undefined || Number.isNaN(v) ? '—' : `${v.toFixed(2)}×`);
+/** @param {number | undefined} v */
+const ms = (v) => (v === undefined ? '—' : v < 10 ? v.toFixed(2) : v.toFixed(1));
+/** @param {number | undefined} kb */
+const mb = (kb) => (kb === undefined ? '—' : (kb / 1024).toFixed(0));
+
+/** @param {Row} r */
+function label(r) {
+  return r.variant ? `${r.target} (${r.variant})` : r.target;
+}
+
+/** @param {Row} r */
+function gatewayProc(r) {
+  return r.procs?.gateway ?? r.procs?.server;
+}
+
+/** @param {Row} r */
+function errorsCell(r) {
+  return `${r.errors}/${r.non2xx}/${r.bad}`;
+}
+
+/** The compact table for stdout. @param {Row[]} rows */
+export function textTable(rows) {
+  const head = ['scenario', 'target', 'req/s', 'p50', 'p90', 'p99 ms', 'err/non2xx/bad', 'proc CPU%', 'up CPU%', 'other%', 'RSS MB', 'µs/req', '×bare', '×peer', 'p99/bare'];
+  /** @type {string[][]} */
+  const body = [];
+  for (const r of rows) {
+    if (r.skipped) {
+      body.push([r.scenario, r.target, 'skipped', '', '', '', '', '', '', '', '', '', '', '', '']);
+      continue;
+    }
+    if (r.idle) {
+      const i = r.idle;
+      body.push([
+        r.scenario,
+        r.target,
+        `${num(i.perSessionBytes)} B/session`,
+        `${num(i.perStreamBytes)} B/stream`,
+        `return ${num(i.returnPct, 1)}%`,
+        '',
+        '',
+        '',
+        '',
+        '',
+        mb(i.afterStreamsKb),
+        '',
+        '',
+        '',
+        '',
+      ]);
+      continue;
+    }
+    const g = gatewayProc(r);
+    body.push([
+      r.scenario,
+      label(r),
+      num(r.reqPerSec),
+      ms(r.latencyMs.p50),
+      ms(r.latencyMs.p90),
+      ms(r.latencyMs.p99),
+      errorsCell(r),
+      g ? num(g.cpuPct) : '—',
+      r.procs?.upstream ? num(r.procs.upstream.cpuPct) : '—',
+      num(r.otherCpuPct),
+      g ? mb(g.rssKb) : r.procs?.upstream ? mb(r.procs.upstream.rssKb) : '—',
+      num(r.cpuUsPerReq),
+      ratio(r.ratios?.vsBare),
+      ratio(r.ratios?.vsBestPeer),
+      ratio(r.ratios?.p99VsBare),
+    ]);
+  }
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (/** @type {string[]} */ cells) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
+}
+
+/**
+ * @param {object} o
+ * @param {Row[]} o.rows
+ * @param {Record<string, any>} o.meta
+ * @param {Array<{ scenario: string, error: string }>} o.failures
+ */
+export function markdown({ rows, meta, failures }) {
+  const m = meta.machine;
+  const out = [];
+  out.push(`# mcp-gateway benchmark — ${meta.date}`);
+  out.push('');
+  out.push(`Reproduce: \`${meta.command}\` (from the repository root; it builds first).`);
+  out.push('');
+  out.push(
+    `Machine: ${m.nproc} cores (${m.cpuModel}), ${m.memTotalMb} MB, ${m.kernel}, Node ${m.node}, gateway allocator ${m.allocator ?? 'glibc'}, ulimit -n ${m.ulimitN}. ` +
+      `Load average at start: ${m.loadavgAtStart}.`,
+  );
+  out.push(
+    `Settings: ${meta.settings.duration} s per measurement after a ${meta.settings.warmup} s warm-up, ` +
+      `${meta.settings.connections} connections, ${meta.settings.sessions} sessions round-robin, ` +
+      `gateway pool ${meta.settings.pool} unless stated, logLevel warn. Started ${meta.startedAt}, took ${meta.tookSeconds} s.`,
+  );
+  out.push('');
+  out.push(
+    'The load generator (autocannon, in the bench process) runs on the same 2 cores as the process under test and its upstream ' +
+      'workers, so every number here is "whole machine saturated" throughput, not the gateway alone.',
+  );
+  out.push('');
+  out.push('## Throughput and latency');
+  out.push('');
+  out.push(
+    '| scenario | target | workload | req/s (mean) | p50 ms | p90 ms | p99 ms | errors | non-2xx | bad replies | proc CPU % | proc RSS MB | upstream CPU % | upstream RSS MB | loadgen CPU % | other CPU % | proc CPU µs/req | ×bare-fastify | ×best peer | ×upstream | p99 / bare p99 | CPU/req ÷ bare |',
+  );
+  out.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  for (const r of rows) {
+    if (r.idle) continue;
+    if (r.skipped) {
+      out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | |`);
+      continue;
+    }
+    const g = gatewayProc(r);
+    const u = r.procs?.upstream;
+    out.push(
+      `| ${r.scenario} | ${label(r)} | ${r.workload ?? ''} | ${num(r.reqPerSec)} | ${ms(r.latencyMs.p50)} | ${ms(r.latencyMs.p90)} | ${ms(r.latencyMs.p99)} | ` +
+        `${r.errors} | ${r.non2xx} | ${r.bad} | ${g ? num(g.cpuPct) : '—'} | ${g ? mb(g.rssKb) : '—'} | ` +
+        `${u ? `${num(u.cpuPct)}${u.processes > 1 ? ` (${u.processes} procs)` : ''}` : '—'} | ${u ? mb(u.rssKb) : '—'} | ${num(r.loadgenCpuPct)} | ${num(r.otherCpuPct)}${r.attempts?.length > 1 ? ` (attempts: ${r.attempts.join(', ')})` : ''} | ${num(r.cpuUsPerReq)} | ` +
+        `${ratio(r.ratios?.vsBare)} | ${ratio(r.ratios?.vsBestPeer)} | ${ratio(r.ratios?.vsUpstream)} | ${ratio(r.ratios?.p99VsBare)} | ${ratio(r.ratios?.cpuPerReqVsBare)} |`,
+    );
+  }
+  out.push('');
+  out.push(
+    'req/s is autocannon\'s mean of per-second samples (upstream-direct: calls/s over the run). "proc" is the process under test ' +
+      '(gateway, peer or bare Fastify); CPU is utime+stime from /proc/<pid>/stat over the measured run as % of one core; RSS is VmRSS at the end of the run. ' +
+      '"upstream" sums the stdio server processes; "loadgen" is the bench process (autocannon); "other" is what the rest of the machine used ' +
+      'during the run (/proc/stat busy minus all of ours): well above 0 means that row is depressed by foreign load ' +
+      '(a run with more than BENCH_OTHER_MAX = 30 % is measured again, up to BENCH_RETRIES times, and the cleanest attempt kept). ' +
+      '"bad replies" are replies that were not 2xx, carried a JSON-RPC error, had no result, ' +
+      'or (SSE) did not carry the expected 10 progress notifications; a sample of replies (1 in 50) is also parsed and compared in full. ' +
+      '×best peer compares with the faster of supergateway and mcp-proxy on the same tools/call echo load. ' +
+      '"proc CPU µs/req" is the process under test\'s CPU time per request (upstream-direct: the echo server\'s), and "CPU/req ÷ bare" ' +
+      'compares it with bare Fastify: on a machine where the load generator and the upstreams share the cores, this is the steadier ' +
+      'measure of what the gateway itself costs.',
+  );
+  const memory = rows.find((r) => r.scenario === 'call-json' && !r.skipped);
+  const redis = rows.find((r) => r.scenario === 'call-redis' && !r.skipped);
+  if (memory && redis) {
+    out.push(
+      `**call-redis**: ${num(redis.reqPerSec)} req/s with sessions in Redis vs ${num(memory.reqPerSec)} req/s in memory in the same run: ` +
+        `${ratio(redis.reqPerSec / memory.reqPerSec)} of the memory store (target ≥ 0.80×); p99 ${ms(redis.latencyMs.p99)} vs ${ms(memory.latencyMs.p99)} ms.`,
+      '',
+    );
+  }
+  const churn = rows.find((r) => r.scenario === 'session-churn' && !r.skipped);
+  if (churn) {
+    out.push('');
+    out.push(
+      `**session-churn**: ${num(churn.sessionsPerSec)} sessions/s completed (initialize + initialized + tools/call + DELETE, 4 requests each; ` +
+        `${churn.extra.sessionsDeleted} sessions in ${num(churn.seconds, 1)} s)` +
+        (churn.procs?.gateway && churn.sessionsPerSec > 0
+          ? `, i.e. ${ms((10 * churn.procs.gateway.cpuPct) / churn.sessionsPerSec)} ms of gateway CPU per session life.`
+          : '.'),
+    );
+  }
+  const sse = rows.find((r) => r.scenario === 'call-sse-progress' && !r.skipped);
+  if (sse) {
+    out.push('');
+    out.push(
+      `**call-sse-progress**: ${num(sse.reqPerSec)} calls/s, each an SSE reply with 10 progress notifications + the result ` +
+        `(≈ ${num(sse.reqPerSec * 11)} SSE events/s); ${sse.extra.progressSeen} progress events checked in ${sse.extra.checked} replies.`,
+    );
+  }
+  const sweep = rows.filter((r) => r.scenario === 'pool-sweep' && !r.skipped);
+  if (sweep.length > 0) {
+    const best = sweep.reduce((a, b) => (b.reqPerSec > a.reqPerSec ? b : a));
+    out.push('');
+    out.push(
+      `**pool-sweep** (call-json load, workers × maxInFlight): best on this machine is ${best.variant} at ${num(best.reqPerSec)} req/s ` +
+        `(${sweep.map((r) => `${r.variant}: ${num(r.reqPerSec)} req/s, p99 ${ms(r.latencyMs.p99)} ms`).join('; ')}).`,
+    );
+  }
+
+  const idle = rows.find((r) => r.idle);
+  if (idle) {
+    const i = idle.idle;
+    const pass = (/** @type {boolean | undefined} */ p) => (p === undefined ? '—' : p ? 'pass' : 'FAIL');
+    out.push('');
+    out.push('## Idle sessions and streams (gateway RSS)');
+    out.push('');
+    out.push('| step | gateway RSS MB | delta | per item | target | |');
+    out.push('|---|--:|--:|--:|--:|---|');
+    out.push(`| baseline (after a warm-up of 1,000 sessions and 200 streams, all closed) | ${mb(i.baselineKb)} | | | | |`);
+    out.push(
+      `| ${i.sessions} sessions open | ${mb(i.afterSessionsKb)} | +${mb(i.afterSessionsKb - i.baselineKb)} MB | ${num(i.perSessionBytes)} B/session | ≤ ${i.targets.sessionBytes} B | ${pass(i.pass.session)} |`,
+    );
+    out.push(
+      `| + ${i.streams} GET streams open | ${mb(i.afterStreamsKb)} | +${mb(i.afterStreamsKb - i.afterSessionsKb)} MB | ${num(i.perStreamBytes)} B/stream | ≤ ${i.targets.streamBytes} B | ${pass(i.pass.stream)} |`,
+    );
+    out.push(`| streams closed | ${mb(i.afterStreamsClosedKb)} | | | | |`);
+    out.push(
+      `| sessions deleted (waited ${(i.returnWaitMs / 1000).toFixed(1)} s) | ${mb(i.afterCloseKb)} | ${num(i.returnPct, 1)} % vs baseline | | ≤ ${i.targets.returnPct} % | ${pass(i.pass.return)} |`,
+    );
+    out.push('');
+    const h = i.heapUsedBytes ?? {};
+    out.push(
+      `V8 heap used (from /metrics): baseline ${mb(h.baseline / 1024)} MB, with sessions ${mb(h.afterSessions / 1024)} MB ` +
+        `(${num(i.heapPerSessionBytes)} B/session), with streams ${mb(h.afterStreams / 1024)} MB (${num(i.heapPerStreamBytes)} B/stream), ` +
+        `after close ${mb(h.afterClose / 1024)} MB` +
+        (i.memory?.afterClose
+          ? `; V8 heap committed (total) baseline ${mb(i.memory.baseline?.total / 1024)} → after close ${mb(i.memory.afterClose.total / 1024)} MB, ` +
+            `external ${mb(i.memory.baseline?.external / 1024)} → ${mb(i.memory.afterClose.external / 1024)} MB`
+          : '') +
+        `. Sessions opened in ${(i.openSessionsMs / 1000).toFixed(1)} s, streams in ${(i.openStreamsMs / 1000).toFixed(1)} s; ` +
+        `gateway counted ${i.activeSessions} sessions and ${i.streamsOpen} open streams.` +
+        (idle.notes ? ` Note: ${idle.notes}.` : ''),
+    );
+  }
+
+  const peerRows = rows.filter((r) => r.scenario === 'peers');
+  if (peerRows.length > 0) {
+    out.push('');
+    out.push('## Peers');
+    out.push('');
+    for (const r of peerRows) {
+      if (r.skipped) out.push(`- **${r.target}**: skipped — ${r.skipped}`);
+      else out.push(`- **${r.target}** ${r.variant}: ${r.notes ?? ''}`);
+    }
+    out.push(
+      '- Installed with `npm install --prefix load/.peers` (git-ignored), not project dependencies; each run with ' +
+        '`node --require load/lib/loopback-only.cjs` so it listens on 127.0.0.1 only.',
+    );
+  }
+  const bad = rows.filter((r) => r.extra?.badSamples);
+  if (bad.length > 0) {
+    out.push('');
+    out.push('## Bad replies (first few)');
+    out.push('');
+    for (const r of bad) for (const s of r.extra.badSamples) out.push(`- ${r.scenario} / ${label(r)}: \`${String(s).replace(/\s+/g, ' ').slice(0, 200)}\``);
+  }
+  if (failures.length > 0) {
+    out.push('');
+    out.push('## Scenarios that failed');
+    out.push('');
+    for (const f of failures) out.push(`- **${f.scenario}**: ${f.error.replace(/\s+/g, ' ').slice(0, 500)}`);
+  }
+  out.push('');
+  return out.join('\n');
+}
+
+/**
+ * @param {string} dir
+ * @param {string} base   file name without extension
+ * @param {object} o
+ * @param {Row[]} o.rows
+ * @param {Record<string, any>} o.meta
+ * @param {Array<{ scenario: string, error: string }>} o.failures
+ */
+export function writeReport(dir, base, o) {
+  mkdirSync(dir, { recursive: true });
+  const md = join(dir, `${base}.md`);
+  const json = join(dir, `${base}.json`);
+  writeFileSync(md, markdown(o));
+  writeFileSync(json, `${JSON.stringify({ ...o.meta, rows: o.rows, failures: o.failures }, null, 2)}\n`);
+  return { md, json };
+}

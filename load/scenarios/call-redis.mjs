@@ -1,0 +1,35 @@
+// @ts-check
+// call-json with the Redis session store: a throwaway redis-server on a free loopback port.
+import { DEFAULT_POOL, ECHO_SERVER, poolLabel, startGateway } from '../lib/gateway.mjs';
+import { LOOPBACK, freePort, start } from '../lib/processes.mjs';
+import { measureEchoCalls } from './call-json.mjs';
+
+export const name = 'call-redis';
+export const kind = 'gateway';
+export const description = 'call-json with sessions in Redis (redis-server on a free port): compare with call-json';
+
+/** @param {import('../run.mjs').Context} ctx */
+export async function run(ctx) {
+  const port = await freePort();
+  const { proc: redis } = await start({
+    name: 'redis-server',
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
+    ready: /Ready to accept connections/,
+  });
+  try {
+    const gw = await startGateway({
+      upstreams: [{ name: 'echo', script: ECHO_SERVER }],
+      sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600 },
+    });
+    return await measureEchoCalls(ctx, gw, {
+      scenario: name,
+      variant: `pool ${poolLabel(DEFAULT_POOL)}, Redis store`,
+      tool: 'echo__echo',
+      // Redis serves the gateway's lookups: its CPU counts with the upstream's.
+      meters: { gateway: gw.gatewayPids, upstream: () => [...gw.upstreamPids(), redis.pid] },
+    });
+  } finally {
+    await redis.stop();
+  }
+}
