@@ -14,6 +14,7 @@ import { MemoryEventStore } from './session/memory-event-store.js';
 import { MemorySessionStore } from './session/memory-store.js';
 import { connectRedis, redisTarget } from './session/redis-connection.js';
 import { RedisEventStore } from './session/redis-event-store.js';
+import { CachedSessionStore } from './session/cached-store.js';
 import { RedisSessionStore } from './session/redis-store.js';
 import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
@@ -51,14 +52,17 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-function createStore(config: GatewayConfig, log: Logger): SessionStore {
+/** The session store, and the state of its connection when it has one (for /readyz). */
+function createStore(config: GatewayConfig, log: Logger): { store: SessionStore; status?: () => { state: string } } {
   const { store, keyPrefix, ttlSeconds } = config.sessions;
   if (store === 'redis') {
     const target = redisTarget(config.sessions);
     if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
-    return new RedisSessionStore({ target, keyPrefix, ttlSeconds, log });
+    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, log });
+    const cached = config.sessions.cacheMs > 0 ? new CachedSessionStore(redis, config.sessions.cacheMs) : redis;
+    return { store: cached, status: () => redis.status() };
   }
-  return new MemorySessionStore({ ttlSeconds });
+  return { store: new MemorySessionStore({ ttlSeconds }) };
 }
 
 /** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
@@ -174,7 +178,8 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     remote.health.start();
   }
 
-  store = createStore(config, log);
+  const created = createStore(config, log);
+  store = created.store;
   const events = createEventStore(config, log);
   const streams = new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,
@@ -206,7 +211,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     isDraining,
     metrics,
     upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),
-    store: store instanceof RedisSessionStore ? () => store.status() : undefined,
+    store: created.status,
   });
   const transport = registerStreamableHttp(app, {
     path: config.path,

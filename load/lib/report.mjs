@@ -206,10 +206,10 @@ export function markdown({ rows, meta, failures }) {
       'measure of what the gateway itself costs.',
   );
   const memory = rows.find((r) => r.scenario === 'call-json' && !r.skipped);
-  const redis = rows.find((r) => r.scenario === 'call-redis' && !r.skipped);
-  if (memory && redis) {
+  for (const redis of rows.filter((r) => r.scenario === 'call-redis' && !r.skipped)) {
+    if (!memory) break;
     out.push(
-      `**call-redis**: ${num(redis.reqPerSec)} req/s with sessions in Redis vs ${num(memory.reqPerSec)} req/s in memory in the same run: ` +
+      `**call-redis** (${redis.variant}): ${num(redis.reqPerSec)} req/s vs ${num(memory.reqPerSec)} req/s with the memory store in the same run: ` +
         `${ratio(redis.reqPerSec / memory.reqPerSec)} of the memory store (target ≥ 0.80×); p99 ${ms(redis.latencyMs.p99)} vs ${ms(memory.latencyMs.p99)} ms.`,
       '',
     );

@@ -6,10 +6,15 @@ import { measureEchoCalls } from './call-json.mjs';
 
 export const name = 'call-redis';
 export const kind = 'gateway';
-export const description = 'call-json with sessions in Redis (redis-server on a free port): compare with call-json';
+export const description = 'call-json with sessions in Redis (redis-server on a free port), with and without sessions.cacheMs';
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
+  return [...(await runWith(ctx, 0)), ...(await runWith(ctx, 500))];
+}
+
+/** @param {import('../run.mjs').Context} ctx @param {number} cacheMs */
+async function runWith(ctx, cacheMs) {
   const port = await freePort();
   const { proc: redis } = await start({
     name: 'redis-server',
@@ -20,11 +25,11 @@ export async function run(ctx) {
   try {
     const gw = await startGateway({
       upstreams: [{ name: 'echo', script: ECHO_SERVER }],
-      sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600 },
+      sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600, cacheMs },
     });
     return await measureEchoCalls(ctx, gw, {
       scenario: name,
-      variant: `pool ${poolLabel(DEFAULT_POOL)}, Redis store`,
+      variant: `pool ${poolLabel(DEFAULT_POOL)}, Redis store${cacheMs ? `, cacheMs ${cacheMs}` : ''}`,
       tool: 'echo__echo',
       // Redis serves the gateway's lookups: its CPU counts with the upstream's.
       meters: { gateway: gw.gatewayPids, upstream: () => [...gw.upstreamPids(), redis.pid] },

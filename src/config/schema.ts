@@ -94,7 +94,7 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   limits: { bodyBytes: number };
   security: { allowedOrigins: string[] };
-  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; keyPrefix: string; ttlSeconds: number };
+  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
   sse: { keepAliveMs: number };
   /** Recorded SSE events, for clients that resume a stream (GET with Last-Event-ID). */
   resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
@@ -256,6 +256,9 @@ export const configSchema: SchemaObject = {
         // No "{" or "}": the session id is the key's Cluster hash tag.
         keyPrefix: { type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:' },
         ttlSeconds: { type: 'integer', minimum: 1, default: 3600 },
+        // Redis store: how long a replica may serve a session record from its own cache
+        // (0: every request reads Redis). Bounded staleness: see session/cached-store.ts.
+        cacheMs: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
       },
       required: [],
       default: {},
