@@ -4,7 +4,7 @@ import { headerValue, mediaType, readText, retryAfterMs, snippet, type EndpointR
 import { IdleTimer } from './idle-timer.js';
 import type { JsonRpcConnection } from './json-rpc-connection.js';
 import { ExchangeFailure } from './retry-policy.js';
-import { readSse } from './sse-reader.js';
+import { messageData, readSse } from './sse-reader.js';
 
 /** Once the answer is in, how long an SSE reply may take to end by itself before we cut it. */
 const LINGER_MS = 1000;
@@ -148,13 +148,13 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
       },
       onEvent: (event) => {
         if (event.id !== undefined) lastEventId = event.id;
-        // Events without data prime a stream for resumption; other event types are not ours.
-        if (!event.data || (event.event !== undefined && event.event !== 'message')) return;
+        const data = messageData(event);
+        if (data === undefined) return;
         let value: unknown;
         try {
-          value = JSON.parse(event.data);
+          value = JSON.parse(data);
         } catch {
-          throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${event.data.slice(0, 100)})`);
+          throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
         }
         progressed = true;
         for (const m of Array.isArray(value) ? value : [value]) connection.receive(m);

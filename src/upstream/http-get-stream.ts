@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { Backoff } from './backoff.js';
 import { mediaType, snippet, type HttpEndpoint } from './http-endpoint.js';
-import { readSse } from './sse-reader.js';
+import { messageData, readSse } from './sse-reader.js';
 
 export interface ListenStreamOptions {
   label: string;
@@ -80,12 +80,13 @@ export class ListenStream {
           onEvent: (event) => {
             this.#backoff.reset();
             if (event.id !== undefined) lastEventId = event.id;
-            if (!event.data || (event.event !== undefined && event.event !== 'message')) return;
+            const data = messageData(event);
+            if (data === undefined) return;
             let value: unknown;
             try {
-              value = JSON.parse(event.data);
+              value = JSON.parse(data);
             } catch {
-              log.warn({ upstream: label, data: event.data.slice(0, 200) }, 'upstream sent a GET stream event that is not JSON; ignored');
+              log.warn({ upstream: label, data: data.slice(0, 200) }, 'upstream sent a GET stream event that is not JSON; ignored');
               return;
             }
             for (const m of Array.isArray(value) ? value : [value]) this.options.onMessage(m);

@@ -4,6 +4,15 @@ import { ExchangeFailure } from './retry-policy.js';
 
 export type SseEvent = EventSourceMessage;
 
+/**
+ * The JSON-RPC text an event carries, or undefined: events without data only prime a stream
+ * for resumption, and events of other types than `message` are not MCP's.
+ */
+export function messageData(event: SseEvent): string | undefined {
+  if (!event.data || (event.event !== undefined && event.event !== 'message')) return undefined;
+  return event.data;
+}
+
 export interface SseReadOptions {
   onEvent(event: SseEvent): void;
   /** Each chunk, comments and keep-alives included: the stream is alive. */
