@@ -9,36 +9,7 @@
 import { request, type IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
-
-interface SseEvent {
-  event?: string;
-  id?: string;
-  data: string;
-}
-
-/** Parses a whole text/event-stream body (comments ignored, multi-line data joined). */
-function parseSse(body: string): SseEvent[] {
-  const events: SseEvent[] = [];
-  for (const block of body.replace(/\r\n?/g, '\n').split('\n\n')) {
-    if (block.trim() === '') continue;
-    const ev: SseEvent = { data: '' };
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line === '' || line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? '' : line.slice(colon + 1);
-      if (value.startsWith(' ')) value = value.slice(1);
-      if (field === 'data') data.push(value);
-      else if (field === 'event') ev.event = value;
-      else if (field === 'id') ev.id = value;
-    }
-    if (data.length === 0) continue;
-    ev.data = data.join('\n');
-    events.push(ev);
-  }
-  return events;
-}
+import { parseSse } from '../support/sse.js';
 
 let gw: RunningGateway;
 let sid: string;
