@@ -16,6 +16,7 @@ import { connectRedis, redisTarget } from './session/redis-connection.js';
 import { RedisEventStore } from './session/redis-event-store.js';
 import { CachedSessionStore } from './session/cached-store.js';
 import { RedisSessionStore } from './session/redis-store.js';
+import type { Bus } from './session/bus.js';
 import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
@@ -53,17 +54,31 @@ export interface Gateway {
 }
 
 /** The session store, and the state of its connection when it has one (for /readyz). */
-function createStore(config: GatewayConfig, log: Logger): { store: SessionStore; status?: () => { state: string } } {
-  const { store, keyPrefix, ttlSeconds } = config.sessions;
+function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => { state: string }; start(): Promise<void> } {
+  const { store, keyPrefix, ttlSeconds, cacheMs } = config.sessions;
   if (store === 'redis') {
     const target = redisTarget(config.sessions);
     if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
     const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, log });
-    const cached = config.sessions.cacheMs > 0 ? new CachedSessionStore(redis, config.sessions.cacheMs) : redis;
-    return { store: cached, status: () => redis.status() };
+    if (cacheMs === 0) return { store: redis, status: () => redis.status(), start: async () => undefined };
+    const cached = new CachedSessionStore(redis, {
+      maxAgeMs: cacheMs,
+      healthy: () => redis.ready,
+      announce: (id) => bus.publish(SESSION_CHANGES, id),
+    });
+    return {
+      store: cached,
+      status: () => redis.status(),
+      // Every replica drops its copy of a session another replica changed or deleted.
+      start: async () => {
+        await bus.subscribe(SESSION_CHANGES, (id) => cached.invalidate(id));
+      },
+    };
   }
-  return { store: new MemorySessionStore({ ttlSeconds }) };
+  return { store: new MemorySessionStore({ ttlSeconds }), start: async () => undefined };
 }
+
+const SESSION_CHANGES = 'session-changes';
 
 /** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
 function createEventStore(config: GatewayConfig, log: Logger): EventStore {
@@ -178,7 +193,8 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     remote.health.start();
   }
 
-  const created = createStore(config, log);
+  const created = createStore(config, log, replication.bus);
+  await created.start();
   store = created.store;
   const events = createEventStore(config, log);
   const streams = new SessionStreams({

@@ -257,8 +257,9 @@ export const configSchema: SchemaObject = {
         keyPrefix: { type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:' },
         ttlSeconds: { type: 'integer', minimum: 1, default: 3600 },
         // Redis store: how long a replica may serve a session record from its own cache
-        // (0: every request reads Redis). Bounded staleness: see session/cached-store.ts.
-        cacheMs: { type: 'integer', minimum: 0, maximum: 10000, default: 0 },
+        // (0: every request reads Redis). Changes are announced to every replica; see
+        // session/cached-store.ts for what a lost announcement costs.
+        cacheMs: { type: 'integer', minimum: 0, maximum: 10000, default: 250 },
       },
       required: [],
       default: {},

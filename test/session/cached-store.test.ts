@@ -9,7 +9,7 @@ import { MemorySessionStore } from '../../src/session/memory-store.js';
 import type { SessionRecord } from '../../src/session/session-store.js';
 import { sessionStoreContract } from './store-contract.js';
 
-sessionStoreContract('CachedSessionStore over MemorySessionStore', ({ ttlSeconds }) => new CachedSessionStore(new MemorySessionStore({ ttlSeconds, sweepIntervalMs: 100 }), 50));
+sessionStoreContract('CachedSessionStore over MemorySessionStore', ({ ttlSeconds }) => new CachedSessionStore(new MemorySessionStore({ ttlSeconds, sweepIntervalMs: 100 }), { maxAgeMs: 50 }));
 
 const record = (id: string): SessionRecord => ({ id, protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: undefined, initialized: false, createdAt: Date.now() });
 
@@ -22,7 +22,7 @@ describe('CachedSessionStore staleness', () => {
   function make(cacheMs: number): { shared: MemorySessionStore; cached: CachedSessionStore } {
     const shared = new MemorySessionStore({ ttlSeconds: 60 });
     stores.push(shared);
-    return { shared, cached: new CachedSessionStore(shared, cacheMs) };
+    return { shared, cached: new CachedSessionStore(shared, { maxAgeMs: cacheMs }) };
   }
 
   it('serves a record deleted elsewhere for at most cacheMs, then reports it gone', async () => {
@@ -50,5 +50,34 @@ describe('CachedSessionStore staleness', () => {
     const got = (await cached.get('s3'))!;
     got.initialized = true;
     expect((await cached.get('s3'))!.initialized).toBe(false);
+  });
+
+  it('a delete through one replica drops the other replicas\' copies at once (announce → invalidate)', async () => {
+    const shared = new MemorySessionStore({ ttlSeconds: 60 });
+    stores.push(shared);
+    const replicas: CachedSessionStore[] = [];
+    const announce = async (id: string) => {
+      for (const r of replicas) r.invalidate(id);
+    };
+    replicas.push(new CachedSessionStore(shared, { maxAgeMs: 10_000, announce }), new CachedSessionStore(shared, { maxAgeMs: 10_000, announce }));
+    const [a, b] = replicas as [CachedSessionStore, CachedSessionStore];
+    await a.create(record('s4'));
+    expect(await b.get('s4')).toBeDefined(); // cached on b
+    expect(await a.delete('s4')).toBe(true);
+    expect(await b.get('s4')).toBeUndefined();
+  });
+
+  it('serves nothing from the cache while the shared store is unhealthy', async () => {
+    const shared = new MemorySessionStore({ ttlSeconds: 60 });
+    stores.push(shared);
+    let healthy = true;
+    const cached = new CachedSessionStore(shared, { maxAgeMs: 10_000, healthy: () => healthy });
+    await cached.create(record('s5'));
+    await shared.delete('s5');
+    expect(await cached.get('s5')).toBeDefined(); // healthy: a fresh copy is served
+    healthy = false;
+    expect(await cached.get('s5')).toBeUndefined(); // unhealthy: straight to the store
+    healthy = true;
+    expect(await cached.get('s5')).toBeUndefined(); // and the copies were dropped
   });
 });
