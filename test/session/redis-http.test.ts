@@ -38,6 +38,8 @@ beforeAll(async () => {
   redis = await startRedis();
   gw = await startGateway(exampleConfig({ sessions: { store: 'redis', redisUrl: redis.url } }));
   await until('/readyz 200', async () => (await readyz()).status === 200);
+  // The keyspace-event subscription is set up just after the connection is ready.
+  await until('keyspace expiry events', async () => (await readyz()).body.store?.expiryEvents === 'keyspace');
 });
 
 afterAll(async () => {
