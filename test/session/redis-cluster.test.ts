@@ -18,6 +18,7 @@ import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.j
 import type { RedisServer } from '../support/redis.js';
 import { eventStoreContract } from './event-store-contract.js';
 import { sessionStoreContract } from './store-contract.js';
+import { until } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -35,14 +36,6 @@ afterAll(async () => {
 
 const target = (): RedisTarget => ({ cluster: cluster.addresses });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-  return Date.now() - start;
-}
 
 async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }): Promise<RedisSessionStore> {
   const store = new RedisSessionStore({ target: target(), keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });

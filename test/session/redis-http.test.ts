@@ -6,8 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { until } from '../support/wait.js';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let redis: RedisServer;
 let gw: RunningGateway;
@@ -17,14 +17,6 @@ async function readyz(): Promise<{ status: number; body: any }> {
   return { status: res.status, body: await res.json() };
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-  return Date.now() - start;
-}
 
 function add(sid: string, id: number) {
   return post(

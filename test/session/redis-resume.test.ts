@@ -12,6 +12,7 @@ import { exampleConfig, MCP_HEADERS, openSession, startGateway, toolText, type R
 import { flakyFetch } from '../support/flaky-fetch.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { messagesOf, parseSse, SseReader, type SseEvent } from '../support/sse.js';
+import { until } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const ID = /^([A-Za-z0-9_-]+)\.(\d+-\d+)$/;
@@ -21,13 +22,6 @@ let redis: RedisServer;
 let a: RunningGateway;
 let b: RunningGateway;
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 async function ready(gw: RunningGateway): Promise<void> {
   await until('/readyz 200', async () => (await fetch(new URL('/readyz', gw.base))).status === 200);

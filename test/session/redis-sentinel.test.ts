@@ -14,8 +14,8 @@ import type { SessionRecord } from '../../src/session/session-store.js';
 import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel.js';
 import { eventStoreContract } from './event-store-contract.js';
 import { sessionStoreContract } from './store-contract.js';
+import { until } from '../support/wait.js';
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 let setup: RedisSentinelSetup;
 const stores: Array<{ close(): Promise<void> }> = [];
@@ -31,14 +31,6 @@ afterAll(async () => {
 
 const target = (): RedisTarget => ({ sentinels: setup.sentinels, name: setup.name });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-  return Date.now() - start;
-}
 
 async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }): Promise<RedisSessionStore> {
   const store = new RedisSessionStore({ target: target(), keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });

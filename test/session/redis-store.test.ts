@@ -10,6 +10,7 @@ import { RedisSessionStore, type RedisSessionStoreOptions } from '../../src/sess
 import type { SessionRecord } from '../../src/session/session-store.js';
 import { commandCalls, startRedis, type RedisServer } from '../support/redis.js';
 import { sessionStoreContract } from './store-contract.js';
+import { until } from '../support/wait.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -26,14 +27,6 @@ afterAll(async () => {
   await Promise.all([redis?.stop(), lockedDown?.stop()]);
 });
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<number> {
-  const start = Date.now();
-  while (!(await check())) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await sleep(20);
-  }
-  return Date.now() - start;
-}
 
 /** A store connected (and, with keyspace events, subscribed) before it is handed out. */
 async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }, server = redis): Promise<RedisSessionStore> {

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, exampleConfig, openSession, startGateway, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { MisbehavingUpstream } from '../support/misbehaving-upstream.js';
+import { until } from '../support/wait.js';
 
 const PROTOCOL = '2025-06-18';
 const TIMEOUT_MS = 1000;
@@ -57,13 +58,6 @@ async function rpc(method: string, params: Record<string, unknown>): Promise<Rep
 
 const callTool = (name: string, progress = false) => rpc('tools/call', { name, arguments: {}, ...(progress ? { _meta: { progressToken: 'p' } } : {}) });
 
-async function until(what: string, predicate: () => Promise<boolean> | boolean, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const toolNames = async () => ((await rpc('tools/list', {})).response.result.tools as Array<{ name: string }>).map((t) => t.name);
 

@@ -10,6 +10,7 @@ import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotoc
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
+import { until } from '../support/wait.js';
 
 const TIMEOUT_MS = 3000;
 
@@ -43,13 +44,6 @@ async function ready(): Promise<{ status: number; remote: Record<string, unknown
   return { status: res.status, remote: body.upstreams.remote! };
 }
 
-async function until(what: string, predicate: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const toolNames = async () => (await client.listTools()).tools.map((t) => t.name);
 
@@ -84,12 +78,12 @@ describe('a remote upstream killed mid-load', () => {
     const loops = Array.from({ length: 8 }, async () => {
       while (!stop) outcomes.push(await call('remote__sleep', { ms: 150 }));
     });
-    await until('some calls succeed', async () => outcomes.filter((o) => o.ok).length >= 8);
+    await until('some calls succeed', async () => outcomes.filter((o) => o.ok).length >= 8, 15_000);
     await remote.kill();
-    await until('the circuit opens', async () => (await ready()).remote.circuit !== 'closed');
+    await until('the circuit opens', async () => (await ready()).remote.circuit !== 'closed', 15_000);
     // Keep the load on for a moment with the circuit open: those calls must fail fast.
     const openAt = outcomes.length;
-    await until('calls fail while open', async () => outcomes.length >= openAt + 16);
+    await until('calls fail while open', async () => outcomes.length >= openAt + 16, 15_000);
     stop = true;
     await Promise.all(loops);
 
@@ -110,7 +104,7 @@ describe('a remote upstream killed mid-load', () => {
     expect(r.status).toBe(503);
     expect(r.remote.state).toBe('down');
     expect(['open', 'half-open']).toContain(r.remote.circuit);
-    await until('list_changed reached the client', async () => listChanged > 0);
+    await until('list_changed reached the client', async () => listChanged > 0, 15_000);
     const names = await toolNames();
     expect(names.some((n) => n.startsWith('remote__'))).toBe(false);
     expect(names).toContain('local__echo');
@@ -124,9 +118,9 @@ describe('a remote upstream killed mid-load', () => {
   it('recovers when the upstream is back: circuit closed, tools listed again with list_changed, calls work', async () => {
     const before = listChanged;
     remote = await startEchoHttp(port);
-    await until('its tools are listed again', async () => (await toolNames()).includes('remote__echo'));
+    await until('its tools are listed again', async () => (await toolNames()).includes('remote__echo'), 15_000);
     expect(listChanged).toBeGreaterThan(before);
-    await until('ready again', async () => (await ready()).status === 200);
+    await until('ready again', async () => (await ready()).status === 200, 15_000);
     expect((await ready()).remote).toMatchObject({ state: 'ready', circuit: 'closed' });
     const who = JSON.parse(toolText(await client.callTool({ name: 'remote__whoami', arguments: {} }))) as { pid: number };
     expect(who.pid).toBe(remote.pid);
