@@ -3,23 +3,20 @@ import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
 import type { HttpUpstreamConfig } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
+import type { Abort } from './abort.js';
 import { CircuitBreaker } from './circuit-breaker.js';
+import { ResponseBody } from './response-body.js';
 import { ExchangeFailure } from './retry-policy.js';
-
-/** A message (or an error page) larger than this is a broken upstream, not something to buffer. */
-export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 /** Node and undici error codes that mean no connection was made: the request never left. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
-
-export type ResponseBody = Dispatcher.ResponseData['body'];
 
 export interface EndpointRequest {
   method: 'GET' | 'POST' | 'DELETE';
   url: URL;
   headers: Record<string, string>;
   body?: string;
-  signal: AbortSignal;
+  abort: Abort;
 }
 
 export interface EndpointResponse {
@@ -38,6 +35,8 @@ export class HttpEndpoint {
   readonly url: URL;
   readonly breaker: CircuitBreaker;
   readonly #pool: Pool;
+  readonly #path: string;
+  readonly #hasHeaders: boolean;
 
   constructor(
     readonly config: HttpUpstreamConfig,
@@ -45,6 +44,8 @@ export class HttpEndpoint {
     readonly metrics: Metrics,
   ) {
     this.url = new URL(config.url);
+    this.#path = this.url.pathname + this.url.search;
+    this.#hasHeaders = Object.keys(config.headers).length > 0;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
       connect: { timeout: config.connectTimeoutMs },
@@ -59,33 +60,93 @@ export class HttpEndpoint {
 
   /**
    * One HTTP exchange, refused at once while the circuit is open. A failure to connect or a
-   * broken connection is thrown as an ExchangeFailure and counted by the breaker; an abort by
-   * `signal` rethrows its reason. What the answer means is the caller's to judge (and report).
+   * broken connection is thrown as an ExchangeFailure and counted by the breaker; an abort
+   * rejects with (and fails a body being read with) the abort's reason. What the answer means
+   * is the caller's to judge (and report).
    */
-  async request(req: EndpointRequest): Promise<EndpointResponse> {
-    if (req.url.origin !== this.url.origin) throw new ExchangeFailure('protocol', `refusing to send to another origin (${req.url.origin})`);
-    this.breaker.check();
+  request(req: EndpointRequest): Promise<EndpointResponse> {
+    if (req.url.origin !== this.url.origin) return Promise.reject(new ExchangeFailure('protocol', `refusing to send to another origin (${req.url.origin})`));
     try {
-      const res = await this.#pool.request({
-        method: req.method,
-        path: req.url.pathname + req.url.search,
-        headers: { ...this.config.headers, ...req.headers },
-        body: req.body ?? null,
-        signal: req.signal,
-      });
-      return { status: res.statusCode, headers: res.headers, body: res.body };
+      this.breaker.check();
     } catch (err) {
-      if (req.signal.aborted) throw req.signal.reason;
-      const failure = classify(err);
-      this.breaker.failure(failure.message);
-      throw failure;
+      return Promise.reject(err);
     }
+    return new Promise((resolve, reject) => {
+      const handler = new ExchangeHandler(req.abort, resolve, (err) => {
+        if (req.abort.aborted) return reject(req.abort.reason);
+        const failure = classify(err);
+        this.breaker.failure(failure.message);
+        reject(failure);
+      });
+      const headers = this.#hasHeaders ? { ...this.config.headers, ...req.headers } : req.headers;
+      const path = req.url === this.url ? this.#path : req.url.pathname + req.url.search;
+      this.#pool.dispatch({ method: req.method, path, headers, body: req.body ?? null }, handler);
+    });
   }
 
   /** Ends every connection at once: open SSE streams would keep a graceful close waiting. */
   async close(): Promise<void> {
     this.breaker.close();
     await this.#pool.destroy().catch(() => undefined);
+  }
+}
+
+/**
+ * undici's dispatch API, not its request(): request() wraps every response in a Readable, and
+ * that stream, its async iteration and an AbortSignal cost ~70 µs of CPU per upstream call
+ * against ~25 µs this way (measured side by side on loopback).
+ */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  #body: ResponseBody | undefined;
+  #settled = false;
+  readonly #unlisten: () => void;
+
+  constructor(
+    private readonly abort: Abort,
+    private readonly resolve: (res: EndpointResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.#unlisten = abort.listen((reason) => {
+      if (this.#controller) this.#controller.abort(reason instanceof Error ? reason : new Error('aborted'));
+      // Still queued for a connection: the caller hears now, undici when it gets one.
+      else this.#fail(reason);
+    });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.abort.aborted) controller.abort(new Error('aborted'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#body = new ResponseBody(controller);
+    this.resolve({ status: statusCode, headers, body: this.#body });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#body?.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#unlisten();
+    this.#body?.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.#fail(err);
+  }
+
+  #fail(err: unknown): void {
+    this.#unlisten();
+    const reason = this.abort.aborted ? this.abort.reason : err;
+    if (this.#body) this.#body.fail(reason);
+    else if (!this.#settled) {
+      this.#settled = true;
+      this.reject(reason);
+    }
   }
 }
 
@@ -117,37 +178,3 @@ export function retryAfterMs(headers: IncomingHttpHeaders, capMs = 60_000): numb
   return Number.isFinite(ms) ? Math.min(capMs, Math.max(0, Math.round(ms))) : undefined;
 }
 
-/** Reads a whole body as text, failing past `limit` bytes instead of buffering without end. */
-export async function readText(body: ResponseBody, limit = MAX_MESSAGE_BYTES, onChunk?: () => void): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    onChunk?.();
-    size += chunk.length;
-    if (size > limit) {
-      body.destroy();
-      throw new ExchangeFailure('protocol', `answer larger than ${limit} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/** The start of an error body, for a message: never the whole of a large page. */
-export async function snippet(body: ResponseBody): Promise<string> {
-  try {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      chunks.push(chunk);
-      size += chunk.length;
-      if (size > 2048) {
-        body.destroy();
-        break;
-      }
-    }
-    return Buffer.concat(chunks).toString('utf8').slice(0, 300).replace(/\s+/g, ' ').trim();
-  } catch {
-    return '';
-  }
-}

@@ -1,6 +1,7 @@
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { headerValue, mediaType, readText, retryAfterMs, snippet, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
+import type { Abort } from './abort.js';
+import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
 import { IdleTimer } from './idle-timer.js';
 import type { JsonRpcConnection } from './json-rpc-connection.js';
 import { ExchangeFailure } from './retry-policy.js';
@@ -35,7 +36,7 @@ export interface ExchangeRequest {
   generation: number;
   /** Resume the reply stream after this event id (a GET) instead of POSTing `message`. */
   resumeFrom: string | undefined;
-  abort: AbortController;
+  abort: Abort;
   /** The Mcp-Session-Id an initialize reply carries. */
   onSessionId(sessionId: string | undefined): void;
 }
@@ -57,24 +58,24 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
     try {
       res = await endpoint.request(
         resumeFrom !== undefined
-          ? { method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders }, signal: abort.signal }
+          ? { method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders }, abort }
           : {
               method: 'POST',
               url: endpoint.url,
               headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders },
               body: JSON.stringify(req.message),
-              signal: abort.signal,
+              abort,
             },
       );
     } catch (err) {
       // Connection failures were counted by the endpoint; an abort is judged below.
-      if (abort.signal.aborted) throw err;
+      if (abort.aborted) throw err;
       return { kind: 'failed', failure: err as ExchangeFailure | GatewayError };
     }
     timer.touch();
     return await onReply(req, res, timer);
   } catch (err) {
-    const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
+    const reason: unknown = abort.aborted ? abort.reason : err;
     if (reason instanceof Cancelled) {
       // A caller that timed out says as much about the upstream as our own timer would.
       if (reason.error instanceof GatewayError && reason.error.type === 'UPSTREAM_TIMEOUT') endpoint.breaker.failure(reason.error.message);
@@ -99,7 +100,7 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleT
     return { kind: 'done' };
   }
   if (res.status < 200 || res.status >= 300) {
-    const text = await snippet(res.body);
+    const text = await res.body.snippet();
     // 404 is the spec's "session gone"; servers built on the SDK's examples say 400 "No valid session ID".
     if (req.sessionHeaders['mcp-session-id'] !== undefined && (res.status === 404 || (res.status === 400 && /session/i.test(text)))) {
       breaker.success();
@@ -116,7 +117,7 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleT
   if (req.method === 'initialize') req.onSessionId(headerValue(res.headers, 'mcp-session-id'));
   const type = mediaType(res.headers);
   if (type === 'application/json') {
-    const text = await readText(res.body, undefined, () => timer.touch());
+    const text = await res.body.text(undefined, () => timer.touch());
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -165,7 +166,7 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
       },
     });
   } catch (err) {
-    if (abort.signal.aborted || err instanceof ExchangeFailure) throw err;
+    if (abort.aborted || err instanceof ExchangeFailure) throw err;
     // The stream broke; whether that matters depends on whether the answer is still owed.
   } finally {
     clearTimeout(linger);

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
+import { Abort } from './abort.js';
 import { Backoff } from './backoff.js';
-import { mediaType, snippet, type HttpEndpoint } from './http-endpoint.js';
+import { mediaType, type HttpEndpoint } from './http-endpoint.js';
 import { messageData, readSse } from './sse-reader.js';
 
 export interface ListenStreamOptions {
@@ -22,7 +23,7 @@ export interface ListenStreamOptions {
  * when the circuit closes after an outage it is opened at once.
  */
 export class ListenStream {
-  readonly #abort = new AbortController();
+  readonly #abort = new Abort();
   readonly #backoff = new Backoff({ initialMs: 500, maxMs: 30_000 });
   #stopped = false;
   #wake: (() => void) | undefined;
@@ -58,14 +59,14 @@ export class ListenStream {
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream', ...this.options.headers() };
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-        const res = await endpoint.request({ method: 'GET', url: endpoint.url, headers, signal: this.#abort.signal });
+        const res = await endpoint.request({ method: 'GET', url: endpoint.url, headers, abort: this.#abort });
         if (res.status === 405) {
           await res.body.dump();
           log.debug({ upstream: label }, 'upstream offers no GET stream');
           return;
         }
         if (res.status < 200 || res.status >= 300 || mediaType(res.headers) !== 'text/event-stream') {
-          const text = await snippet(res.body);
+          const text = await res.body.snippet();
           if (res.status === 404 || (res.status === 400 && /session/i.test(text))) {
             this.options.onSessionLost();
             return;

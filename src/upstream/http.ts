@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { Abort } from './abort.js';
 import { Backoff } from './backoff.js';
 import { failedCall } from './deferred-call.js';
 import type { HttpEndpoint } from './http-endpoint.js';
@@ -35,7 +36,7 @@ export interface HttpUpstreamOptions {
  */
 export class HttpUpstream extends BaseUpstream {
   readonly #endpoint: HttpEndpoint;
-  readonly #aborts = new Map<number, AbortController>();
+  readonly #aborts = new Map<number, Abort>();
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
@@ -91,11 +92,15 @@ export class HttpUpstream extends BaseUpstream {
     if (this.#sessionId === undefined || this.#exited) return;
     this.options.memory?.remember(undefined);
     // Ends the session upstream; a server that cannot be reached or refuses is no reason to wait.
+    const abort = new Abort();
+    const timer = setTimeout(() => abort.abort(), DELETE_TIMEOUT_MS);
     try {
-      const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), signal: AbortSignal.timeout(DELETE_TIMEOUT_MS) });
+      const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), abort });
       await res.body.dump();
     } catch {
       /* ignored */
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -272,7 +277,7 @@ export class HttpUpstream extends BaseUpstream {
 
   /** One exchange for `message`, cancellable through #aborts while it runs. */
   async #exchange(message: JsonRpcMessage, id: number | undefined, method: string | undefined, resumeFrom: string | undefined): Promise<Outcome> {
-    const abort = new AbortController();
+    const abort = new Abort();
     if (id !== undefined) this.#aborts.set(id, abort);
     try {
       return await exchange({

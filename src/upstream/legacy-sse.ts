@@ -1,8 +1,9 @@
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { Abort } from './abort.js';
 import { Backoff } from './backoff.js';
 import { failedCall } from './deferred-call.js';
-import { mediaType, retryAfterMs, snippet } from './http-endpoint.js';
+import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
 import { IdleTimer } from './idle-timer.js';
 import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
@@ -18,7 +19,7 @@ import type { CallOptions, UpstreamCall, UpstreamServerInfo } from './upstream.j
  * session: when it ends, the worker exits and the pool starts another.
  */
 export class LegacySseUpstream extends BaseUpstream {
-  readonly #stream = new AbortController();
+  readonly #stream = new Abort();
   #postUrl: URL | undefined;
   #closed = false;
   #exited = false;
@@ -93,9 +94,9 @@ export class LegacySseUpstream extends BaseUpstream {
     const { endpoint, log } = this.options;
     const timer = setTimeout(() => this.#stream.abort(new ExchangeFailure('timeout', `no endpoint event within ${timeoutMs} ms`)), timeoutMs);
     try {
-      const res = await endpoint.request({ method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream' }, signal: this.#stream.signal });
+      const res = await endpoint.request({ method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream' }, abort: this.#stream });
       if (res.status < 200 || res.status >= 300 || mediaType(res.headers) !== 'text/event-stream') {
-        const text = await snippet(res.body);
+        const text = await res.body.snippet();
         const failure = new ExchangeFailure(
           res.status >= 200 && res.status < 300 ? 'protocol' : 'status',
           `SSE endpoint answered HTTP ${res.status} ${mediaType(res.headers)}${text ? `: ${text}` : ''}`,
@@ -132,7 +133,7 @@ export class LegacySseUpstream extends BaseUpstream {
             this.#die('closed its SSE stream');
           },
           (err: unknown) => {
-            const reason = this.#stream.signal.aborted ? this.#stream.signal.reason : err;
+            const reason = this.#stream.aborted ? this.#stream.reason : err;
             reject(reason instanceof ExchangeFailure ? reason : new ExchangeFailure('cut', `SSE stream failed: ${String(reason)}`));
             if (reason instanceof ExchangeFailure && reason.kind === 'protocol') endpoint.breaker.failure(reason.message);
             this.#die(`SSE stream failed (${reason instanceof Error ? reason.message : String(reason)})`);
@@ -141,7 +142,7 @@ export class LegacySseUpstream extends BaseUpstream {
       });
     } catch (err) {
       if (err instanceof ExchangeFailure || err instanceof GatewayError) throw err;
-      throw this.#stream.signal.reason instanceof ExchangeFailure ? this.#stream.signal.reason : err;
+      throw this.#stream.reason instanceof ExchangeFailure ? this.#stream.reason : err;
     } finally {
       clearTimeout(timer);
     }
@@ -180,21 +181,21 @@ export class LegacySseUpstream extends BaseUpstream {
 
   async #post(url: URL, message: JsonRpcMessage): Promise<void> {
     const { endpoint } = this.options;
-    const abort = new AbortController();
+    const abort = new Abort();
     const { timeoutMs, maxTimeoutMs } = endpoint.config;
     // The POST is only accepted here (202); the answer comes on the stream.
     const timer = new IdleTimer(timeoutMs, maxTimeoutMs, () => abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)));
     try {
-      const res = await endpoint.request({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), signal: abort.signal });
+      const res = await endpoint.request({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), abort });
       if (res.status >= 200 && res.status < 300) {
         await res.body.dump();
         endpoint.breaker.success();
         return;
       }
-      const text = await snippet(res.body);
+      const text = await res.body.snippet();
       throw new ExchangeFailure('status', `answered HTTP ${res.status}${text ? `: ${text}` : ''}`, res.status, retryAfterMs(res.headers));
     } catch (err) {
-      const reason: unknown = abort.signal.aborted ? abort.signal.reason : err;
+      const reason: unknown = abort.aborted ? abort.reason : err;
       if (reason instanceof ExchangeFailure && reason.kind !== 'connect' && reason.kind !== 'sent' && reason.countsAsFailure && reason.status !== 404) {
         endpoint.breaker.failure(reason.message);
       }

@@ -1,5 +1,5 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { MAX_MESSAGE_BYTES, type ResponseBody } from './http-endpoint.js';
+import { MAX_MESSAGE_BYTES, type ResponseBody } from './response-body.js';
 import { ExchangeFailure } from './retry-policy.js';
 
 export type SseEvent = EventSourceMessage;
@@ -38,13 +38,9 @@ export async function readSse(body: ResponseBody, options: SseReadOptions): Prom
     maxBufferSize: MAX_MESSAGE_BYTES,
   });
   const decoder = new TextDecoder();
-  try {
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      options.onActivity?.();
-      parser.feed(decoder.decode(chunk, { stream: true }));
-      if (overflow) throw new ExchangeFailure('protocol', `SSE event larger than ${MAX_MESSAGE_BYTES} bytes`);
-    }
-  } finally {
-    if (!body.destroyed) body.destroy();
-  }
+  await body.each((chunk) => {
+    options.onActivity?.();
+    parser.feed(decoder.decode(chunk, { stream: true }));
+    if (overflow) throw new ExchangeFailure('protocol', `SSE event larger than ${MAX_MESSAGE_BYTES} bytes`);
+  });
 }
