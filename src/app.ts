@@ -20,6 +20,7 @@ import type { Bus } from './session/bus.js';
 import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
+import { ListenStreams } from './transport/listen-streams.js';
 import { SessionStreams } from './transport/session-streams.js';
 import { StreamServices } from './transport/stream-services.js';
 import { registerStreamableHttp } from './transport/streamable-http.js';
@@ -175,6 +176,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     probeIdentity: { ...identity, capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
     serverInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
     pageSize: config.pagination.pageSize,
+    caching: config.stateless,
     log,
     metrics,
   });
@@ -204,6 +206,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     distributed: config.sessions.store === 'redis',
     retainMs: config.resumability.maxAgeSeconds * 1000,
   });
+  const listens = new ListenStreams(config.sse.keepAliveMs);
   let draining = false;
   const isDraining = () => draining;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
@@ -219,7 +222,8 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   await app.register(cors, {
     origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
     methods: ['GET', 'POST', 'DELETE'],
-    allowedHeaders: ['content-type', 'accept', 'authorization', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id'],
+    // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
+    // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
     exposedHeaders: ['mcp-session-id'],
   });
   registerHealth(app, {
@@ -235,14 +239,21 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     handler: server,
     store,
     streams,
+    listens,
     isAllowedOrigin,
     metrics,
     isDraining,
   });
   metrics.countSessions = () => store.size();
-  server.onListChanged((method) => streams.broadcast({ jsonrpc: '2.0', method }));
+  server.onListChanged((method) => {
+    streams.broadcast({ jsonrpc: '2.0', method });
+    listens.broadcast(method);
+  });
   // Open SSE streams would keep fastify.close() waiting forever.
-  app.addHook('preClose', async () => streams.closeAll());
+  app.addHook('preClose', async () => {
+    listens.closeAll();
+    streams.closeAll();
+  });
 
   let closing: Promise<void> | undefined;
   const close = () => {

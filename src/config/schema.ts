@@ -99,6 +99,8 @@ export interface GatewayConfig {
   /** Recorded SSE events, for clients that resume a stream (GET with Last-Event-ID). */
   resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
   pagination: { pageSize: number };
+  /** Cache hints on 2026-07-28 (stateless) results: how long a client may reuse them. */
+  stateless: { listTtlMs: number; readTtlMs: number };
   shutdown: { drainMs: number };
   upstreams: UpstreamConfig[];
 }
@@ -289,6 +291,19 @@ export const configSchema: SchemaObject = {
       type: 'object',
       additionalProperties: false,
       properties: { pageSize: { type: 'integer', minimum: 1, maximum: 10000, default: 500 } },
+      required: [],
+      default: {},
+    },
+    stateless: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        // server/discover and the four lists: the catalog changes only when an upstream's does
+        // (listen streams hear of it at once); 0 asks clients not to cache.
+        listTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 60000 },
+        // resources/read: the gateway cannot know how fresh an upstream's resource is.
+        readTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 0 },
+      },
       required: [],
       default: {},
     },

@@ -1,4 +1,5 @@
 import { isObject } from '../jsonrpc/messages.js';
+import { mirroredParams, type MirroredParam } from './tool-headers.js';
 
 /** The four lists an MCP server publishes, and the field that names an entry in each. */
 export const LISTS = {
@@ -15,6 +16,8 @@ export interface Route {
   upstream: string;
   /** The name (or URI) the upstream itself uses. */
   original: string;
+  /** A tool's arguments that 2026-07-28 clients mirror into headers (none: undefined). */
+  mirrored?: readonly MirroredParam[];
 }
 
 export interface UpstreamLists {
@@ -140,7 +143,8 @@ export class Catalog {
     const name = exposedName(u.prefix, original);
     const seen = routes.get(name);
     if (seen) throw new CatalogCollisionError(kind, name, seen.upstream, u.name);
-    routes.set(name, { upstream: u.name, original });
+    const mirrored = kind === 'tools' ? mirroredParams(entry.inputSchema) : [];
+    routes.set(name, mirrored.length > 0 ? { upstream: u.name, original, mirrored } : { upstream: u.name, original });
     if (listed) this.#entries[kind].push(u.prefix === '' ? entry : { ...entry, name });
   }
 }

@@ -19,6 +19,11 @@ export interface ClientInfo {
  */
 export interface RequestContext {
   readonly protocolVersion: string;
+  /**
+   * A 2026-07-28 (or later) request: no session behind it, results shaped for that era
+   * (resultType, serverInfo in `_meta`, cache hints), no requests back to the client.
+   */
+  readonly stateless: boolean;
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
   readonly clientInfo: ClientInfo | undefined;
   /**

@@ -260,6 +260,7 @@ export class RemoteCalls {
       protocolVersion: wire.protocolVersion,
       clientCapabilities: wire.clientCapabilities,
       clientInfo: wire.clientInfo,
+      stateless: false,
       scope: wire.scope,
       sink,
       sessionSink: {

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
-import { negotiateVersion } from '../jsonrpc/versions.js';
+import { LOG_LEVELS, META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
+import { MODERN_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
@@ -12,6 +13,7 @@ import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamList
 import { requestKey, type MessageSink, type RequestContext } from './context.js';
 import { InFlightTable, type Deadline } from './in-flight.js';
 import { paginate } from './pagination.js';
+import type { MirroredParam } from './tool-headers.js';
 
 interface EntryCommon {
   prefix: string;
@@ -35,6 +37,8 @@ export interface VirtualServerOptions {
   probeIdentity: ClientIdentity;
   serverInfo: { name: string; version: string };
   pageSize: number;
+  /** Cache hints on stateless (2026-07-28) results. */
+  caching: { listTtlMs: number; readTtlMs: number };
   log: Logger;
   metrics: Metrics;
 }
@@ -42,6 +46,10 @@ export interface VirtualServerOptions {
 /** What the transport needs from the virtual server: nothing about upstreams leaks through. */
 export interface McpHandler {
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult };
+  /** What the virtual server offers; `stateless`: to 2026-07-28 clients, who reach shared upstreams only. */
+  capabilities(stateless: boolean): Record<string, unknown>;
+  /** The arguments of a tool that a 2026-07-28 client mirrors into Mcp-Param-* headers. */
+  mirroredParams(tool: string): readonly MirroredParam[];
   handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse>;
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void;
   /** The client's answer to a request an upstream sent it. */
@@ -61,7 +69,6 @@ interface RemoteCancel {
   message?: string;
 }
 
-const LOG_LEVELS = new Set(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
 
 const LIST_METHODS: Record<string, ListKind> = {
   'tools/list': 'tools',
@@ -70,9 +77,23 @@ const LIST_METHODS: Record<string, ListKind> = {
   'resources/templates/list': 'resourceTemplates',
 };
 
+/** Stateless results that carry cache hints, and which TTL applies to each. */
+const CACHEABLE: Record<string, 'list' | 'read'> = {
+  'server/discover': 'list',
+  'tools/list': 'list',
+  'prompts/list': 'list',
+  'resources/list': 'list',
+  'resources/templates/list': 'list',
+  'resources/read': 'read',
+};
+
+const NO_MIRRORED: readonly MirroredParam[] = [];
+
 /** The one MCP server clients see, built from every upstream's catalog. */
 export class VirtualServer implements McpHandler {
   #catalog = new Catalog([]);
+  /** What stateless clients see: per-session upstreams need a session, so they are not in it. */
+  #statelessCatalog = new Catalog([]);
   readonly #lists = new Map<string, UpstreamLists>();
   readonly #inFlight = new InFlightTable();
   /** `${upstream}\0${uri}` → the scopes subscribed to it through a shared upstream. */
@@ -121,33 +142,65 @@ export class VirtualServer implements McpHandler {
         }
       }),
     );
-    this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+    this.#rebuildCatalogs(this.#lists);
     this.#unsubscribeCancels = await this.options.bus.subscribe(CANCEL_CHANNEL, (raw) => this.#onRemoteCancel(raw));
     this.#started = true;
   }
 
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
     const protocolVersion = negotiateVersion(params?.protocolVersion);
+    const result: McpResult = { protocolVersion, capabilities: this.capabilities(false), serverInfo: this.options.serverInfo };
+    const instructions = this.#instructions(false);
+    if (instructions) result.instructions = instructions;
+    return { protocolVersion, result };
+  }
+
+  capabilities(stateless: boolean): Record<string, unknown> {
     const capabilities: Record<string, unknown> = {};
-    const instructions: string[] = [];
-    for (const [name, entry] of this.options.upstreams) {
-      const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
-      if (!info) continue;
+    for (const [, entry, info] of this.#upstreamInfos(stateless)) {
       // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
       if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
       if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
       if (isObject(info.capabilities.resources)) {
         const resources = (capabilities.resources ?? { listChanged: true }) as Record<string, unknown>;
-        if (info.capabilities.resources.subscribe === true) resources.subscribe = true;
+        // Stateless clients subscribe through subscriptions/listen, which carries list changes only.
+        if (info.capabilities.resources.subscribe === true && !stateless) resources.subscribe = true;
         capabilities.resources = resources;
       }
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
-      if (info.capabilities.logging !== undefined) capabilities.logging = {};
-      if (info.instructions) instructions.push(`[${name}] ${info.instructions}`);
+      // Log messages reach a client only through its own per-session worker.
+      if (info.capabilities.logging !== undefined && entry.mode === 'per-session') capabilities.logging = {};
     }
-    const result: McpResult = { protocolVersion, capabilities, serverInfo: this.options.serverInfo };
-    if (instructions.length > 0) result.instructions = instructions.join('\n\n');
-    return { protocolVersion, result };
+    return capabilities;
+  }
+
+  mirroredParams(tool: string): readonly MirroredParam[] {
+    return this.#statelessCatalog.tool(tool)?.mirrored ?? NO_MIRRORED;
+  }
+
+  #instructions(stateless: boolean): string | undefined {
+    const parts: string[] = [];
+    for (const [name, , info] of this.#upstreamInfos(stateless)) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
+    return parts.length > 0 ? parts.join('\n\n') : undefined;
+  }
+
+  /** Upstreams that are up, with what they said at initialize; per-session ones only for sessions. */
+  *#upstreamInfos(stateless: boolean): Generator<[string, UpstreamEntry, NonNullable<UpstreamPool['info']>]> {
+    for (const [name, entry] of this.options.upstreams) {
+      if (stateless && entry.mode === 'per-session') continue;
+      const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
+      if (info) yield [name, entry, info];
+    }
+  }
+
+  #rebuildCatalogs(lists: ReadonlyMap<string, UpstreamLists>): void {
+    const all = [...lists.values()];
+    const catalog = new Catalog(all, this.#down);
+    this.#statelessCatalog = new Catalog(
+      all.filter((l) => this.options.upstreams.get(l.name)?.mode === 'shared'),
+      this.#down,
+    );
+    this.#catalog = catalog;
   }
 
   async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
@@ -157,7 +210,7 @@ export class VirtualServer implements McpHandler {
     try {
       if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
       const result = await this.#dispatch(ctx, request);
-      return { jsonrpc: '2.0', id: request.id, result };
+      return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.#statelessResult(request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
       errorType = err instanceof GatewayError ? err.type : String(error.code);
@@ -171,6 +224,20 @@ export class VirtualServer implements McpHandler {
         (performance.now() - started) / 1000,
       );
     }
+  }
+
+  /**
+   * A result as 2026-07-28 has it: `resultType`, the server's identity in `_meta`, and cache
+   * hints on discover, lists and reads (public: without authorization every client sees the
+   * same catalog; a read is the upstream's data, so private).
+   */
+  #statelessResult(method: string, result: McpResult): McpResult {
+    const meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: this.options.serverInfo } : { [META.serverInfo]: this.options.serverInfo };
+    const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
+    const cacheable = CACHEABLE[method];
+    if (cacheable === 'list') Object.assign(shaped, { ttlMs: this.options.caching.listTtlMs, cacheScope: 'public' });
+    else if (cacheable === 'read') Object.assign(shaped, { ttlMs: this.options.caching.readTtlMs, cacheScope: 'private' });
+    return shaped;
   }
 
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void {
@@ -248,7 +315,7 @@ export class VirtualServer implements McpHandler {
     const lists = this.#lists.get(upstream);
     if (lists) {
       // Its routes stay: a call to one of its tools fails fast with the upstream's own error.
-      this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+      this.#rebuildCatalogs(this.#lists);
       this.options.log.warn({ upstream }, available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed');
       const methods: string[] = [];
       if (lists.lists.tools?.length) methods.push('notifications/tools/list_changed');
@@ -274,22 +341,26 @@ export class VirtualServer implements McpHandler {
 
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const params = request.params;
+    const catalog = ctx.stateless ? this.#statelessCatalog : this.#catalog;
     const listKind = LIST_METHODS[request.method];
     if (listKind) {
-      const { page, nextCursor } = paginate(this.#catalog.list(listKind), params?.cursor, this.options.pageSize);
+      const { page, nextCursor } = paginate(catalog.list(listKind), params?.cursor, this.options.pageSize);
       return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {
       case 'ping':
         return {};
+      case 'server/discover':
+        if (!ctx.stateless) break;
+        return this.#discover();
       case 'tools/call':
-        return this.#forwardNamed(ctx, request, this.#catalog.tool(requireString(params, 'name')), 'Unknown tool');
+        return this.#forwardNamed(ctx, request, catalog.tool(requireString(params, 'name')), 'Unknown tool');
       case 'prompts/get':
-        return this.#forwardNamed(ctx, request, this.#catalog.prompt(requireString(params, 'name')), 'Unknown prompt');
+        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt');
       case 'resources/read': {
         const uri = requireString(params, 'uri');
-        const route = this.#catalog.resource(uri);
-        if (!route) throw new GatewayError('RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+        const route = catalog.resource(uri);
+        if (!route) throw resourceNotFound(ctx, uri);
         return this.#forward(ctx, request, route.upstream, params);
       }
       case 'resources/subscribe':
@@ -301,15 +372,21 @@ export class VirtualServer implements McpHandler {
         return this.#complete(ctx, request);
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
-      default:
-        throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
     }
+    throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
+  }
+
+  #discover(): McpResult {
+    const result: McpResult = { supportedVersions: [...MODERN_VERSIONS], capabilities: this.capabilities(true) };
+    const instructions = this.#instructions(true);
+    if (instructions) result.instructions = instructions;
+    return result;
   }
 
   async #subscription(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const uri = requireString(request.params, 'uri');
     const route = this.#catalog.resource(uri);
-    if (!route) throw new GatewayError('RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+    if (!route) throw resourceNotFound(ctx, uri);
     const result = await this.#forward(ctx, request, route.upstream, request.params);
     // A shared worker's updates carry no session: the gateway remembers who subscribed.
     if (this.options.upstreams.get(route.upstream)?.mode === 'shared') {
@@ -329,7 +406,7 @@ export class VirtualServer implements McpHandler {
 
   async #setLevel(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const level = requireString(request.params, 'level');
-    if (!LOG_LEVELS.has(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
+    if (!LOG_LEVELS.includes(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
     // Only a session's own workers take its level; a shared worker's level would be everyone's.
     const own = [...this.options.upstreams].filter(([, e]) => e.mode === 'per-session' && e.workers.workerOf(ctx.scope));
     await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));
@@ -345,13 +422,13 @@ export class VirtualServer implements McpHandler {
     const ref = request.params?.ref;
     if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const route = this.#catalog.prompt(ref.name);
+      const route = (ctx.stateless ? this.#statelessCatalog : this.#catalog).prompt(ref.name);
       if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
       return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, name: route.original } });
     }
     if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const route = this.#catalog.resource(ref.uri);
-      if (!route) throw new GatewayError('RESOURCE_NOT_FOUND', `Resource not found: ${ref.uri}`, { uri: ref.uri });
+      const route = (ctx.stateless ? this.#statelessCatalog : this.#catalog).resource(ref.uri);
+      if (!route) throw resourceNotFound(ctx, ref.uri);
       return this.#forward(ctx, request, route.upstream, request.params);
     }
     throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
@@ -362,6 +439,7 @@ export class VirtualServer implements McpHandler {
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
+    if (ctx.stateless) params = upstreamParams(params);
     const tracked = this.#inFlight.begin(key, entry.deadline);
     const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
     const options: CallOptions | undefined = wantsProgress
@@ -433,7 +511,7 @@ export class VirtualServer implements McpHandler {
     const lists = await this.#loadLists(name, entry);
     const next = new Map(this.#lists).set(name, lists);
     try {
-      this.#catalog = new Catalog([...next.values()], this.#down);
+      this.#rebuildCatalogs(next);
       this.#lists.set(name, lists);
       this.options.log.info({ upstream: name }, 'catalog refreshed');
       const methods = method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed'];
@@ -448,4 +526,22 @@ function requireString(params: Record<string, unknown> | undefined, key: string)
   const v = params?.[key];
   if (typeof v !== 'string') throw new GatewayError('INVALID_PARAMS', `params.${key} must be a string`);
   return v;
+}
+
+function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
+  return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+}
+
+/**
+ * A stateless request's params as a 2025 upstream may see them: without the `_meta` fields that
+ * describe the client's request to the gateway (its version, capabilities, identity) and
+ * without input-required round trip fields, which the gateway never asked for.
+ */
+function upstreamParams(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!params) return params;
+  const { _meta: meta, inputResponses: _responses, requestState: _state, ...rest } = params;
+  if (!isObject(meta)) return rest;
+  const kept: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) kept[k] = v;
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }

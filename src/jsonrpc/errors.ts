@@ -4,8 +4,8 @@
  * the error is the whole reply. Add entries here; never build an error object elsewhere.
  *
  * Gateway codes live in -32000..-32019, the range MCP leaves to implementations
- * (2026-07-28 reserves -32020..-32099 for the spec itself). -32002 is not ours: MCP 2025
- * uses it for "resource not found".
+ * (2026-07-28 reserves -32020..-32099 for the spec itself, whose codes appear here only as
+ * the spec defines them). -32002 is not ours: MCP 2025 uses it for "resource not found".
  */
 import type { JsonRpcErrorObject, JsonRpcId } from './messages.js';
 
@@ -25,6 +25,16 @@ export const ERRORS = {
   INVALID_PARAMS: { code: -32602, httpStatus: 200, message: 'Invalid params', retryable: false },
   INTERNAL_ERROR: { code: -32603, httpStatus: 500, message: 'Internal error', retryable: false },
   RESOURCE_NOT_FOUND: { code: -32002, httpStatus: 200, message: 'Resource not found', retryable: false },
+
+  // 2026-07-28 (stateless) requests: the spec's own codes and statuses
+  /** Unknown or removed method: 404 on a modern request (in-band 200 for 2025 sessions). */
+  MODERN_METHOD_NOT_FOUND: { code: -32601, httpStatus: 404, message: 'Method not found', retryable: false },
+  /** A modern request without the `_meta` every request must carry. */
+  MODERN_META_INVALID: { code: -32602, httpStatus: 400, message: 'Invalid params: request _meta is missing or malformed', retryable: false },
+  /** Resource not found, as 2026-07-28 spells it (-32002 is retired there). */
+  MODERN_RESOURCE_NOT_FOUND: { code: -32602, httpStatus: 200, message: 'Resource not found', retryable: false },
+  HEADER_MISMATCH: { code: -32020, httpStatus: 400, message: 'Header mismatch', retryable: false },
+  MODERN_UNSUPPORTED_VERSION: { code: -32022, httpStatus: 400, message: 'Unsupported protocol version', retryable: false },
 
   // Transport-level rejections (the HTTP status is what the spec asks for)
   BATCH_NOT_SUPPORTED: { code: -32600, httpStatus: 400, message: 'Batch requests are not supported by this protocol version', retryable: false },

@@ -1,4 +1,4 @@
-/** MCP protocol revisions this gateway speaks, newest first. */
+/** The 2025 revisions this gateway speaks, newest first: sessions opened by initialize. */
 export const SUPPORTED_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as const;
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
 
@@ -20,4 +20,24 @@ export function negotiateVersion(requested: unknown): ProtocolVersion {
 /** JSON-RPC batches exist only in 2025-03-26. */
 export function allowsBatch(v: string): boolean {
   return v === '2025-03-26';
+}
+
+/**
+ * Stateless revisions (2026-07-28 on): every request names its version in `_meta`, with no
+ * initialize and no session. Served beside the 2025 revisions on the same endpoint.
+ */
+export const MODERN_VERSIONS = ['2026-07-28'] as const;
+
+/** Every revision, both eras, newest first: what an unsupported-version error offers. */
+export const ALL_VERSIONS: readonly string[] = [...MODERN_VERSIONS, ...SUPPORTED_VERSIONS];
+
+const modern: ReadonlySet<string> = new Set(MODERN_VERSIONS);
+
+export function isModernVersion(v: unknown): boolean {
+  return typeof v === 'string' && modern.has(v);
+}
+
+/** A version string of the stateless era, supported or not (revisions are dates: they order as strings). */
+export function isModernEra(v: string): boolean {
+  return v >= MODERN_VERSIONS[MODERN_VERSIONS.length - 1]!;
 }

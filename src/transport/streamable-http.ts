@@ -5,10 +5,12 @@ import type { ClientInfo, MessageSink, RequestContext } from '../gateway/context
 import type { McpHandler } from '../gateway/virtual-server.js';
 import { GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
-import { SUPPORTED_VERSIONS, allowsBatch, isSupportedVersion } from '../jsonrpc/versions.js';
+import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from './event-id.js';
+import { honouredFilter, type ListenStreams } from './listen-streams.js';
+import { checkMirroredParams, readModernMeta, versionClaim } from './modern-request.js';
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
@@ -19,6 +21,8 @@ export interface StreamableHttpOptions {
   handler: McpHandler;
   store: SessionStore;
   streams: SessionStreams;
+  /** subscriptions/listen streams of stateless clients. */
+  listens: ListenStreams;
   isAllowedOrigin: (origin: string | undefined) => boolean;
   metrics: Metrics;
   /** true once shutdown began: new work is refused with a retryable 503. */
@@ -34,6 +38,20 @@ const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const ALLOW = 'GET, POST, DELETE';
 const NO_SINK: MessageSink = { send: () => false };
+
+/** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
+const STATELESS_METHODS = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'completion/complete',
+  'subscriptions/listen',
+]);
 
 /** 2025-11-25 streams start with a priming event (an id, empty data) and a retry field. */
 function primesStreams(protocolVersion: string): boolean {
@@ -79,8 +97,10 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * the handler does with them is not its business.
  */
 export function registerStreamableHttp(app: FastifyInstance, options: StreamableHttpOptions): StreamableHttpTransport {
-  const { handler, store, streams, metrics } = options;
+  const { handler, store, streams, listens, metrics } = options;
   const state = { activeReplies: 0 };
+  /** Stateless requests get a scope of their own: unique on this replica, never stored. */
+  const statelessScopes = { prefix: `~${randomUUID().slice(0, 8)}.`, next: 0 };
 
   function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
     metrics.transportRejections.inc({ error_type: err.type });
@@ -114,6 +134,12 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     return session;
   }
 
+  /** The MCP-Protocol-Version header names a stateless revision (whatever the body says). */
+  function statelessHeader(request: FastifyRequest): boolean {
+    const v = header(request, VERSION_HEADER);
+    return v !== undefined && isModernEra(v);
+  }
+
   function checkVersionHeader(request: FastifyRequest): void {
     const v = header(request, VERSION_HEADER);
     if (v !== undefined && !isSupportedVersion(v)) {
@@ -126,10 +152,47 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
       clientInfo: session.clientInfo,
+      stateless: false,
       scope: session.id,
       sink,
       sessionSink: streams.sinkFor(session.id),
     };
+  }
+
+  /**
+   * A 2026-07-28 request: everything it needs is in its own `_meta` and headers; no session is
+   * read or made. Its reply is a JSON body or an SSE stream that is not recorded (nothing
+   * resumes in that revision), and the client closing that stream cancels the request.
+   */
+  function serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest): void {
+    let ctx: RequestContext | undefined;
+    try {
+      if (!STATELESS_METHODS.has(message.method)) throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
+      const lookup = (name: string) => header(request, name);
+      const meta = readModernMeta(message, lookup);
+      if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
+        checkMirroredParams(message.params.arguments, handler.mirroredParams(message.params.name), lookup);
+      }
+      ctx = { ...meta, stateless: true, scope: statelessScopes.prefix + statelessScopes.next++, sink: NO_SINK, sessionSink: undefined };
+    } catch (err) {
+      if (err instanceof GatewayError) throw new Rejection(err.type, err.message, message.id, err.detail);
+      throw err;
+    }
+    if (message.method === 'subscriptions/listen') {
+      listens.open(openSse(reply, 'listen'), message.id, honouredFilter(message.params?.notifications, handler.capabilities(true)));
+      return;
+    }
+    reply.hijack();
+    const raw = reply.raw;
+    const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
+    state.activeReplies++;
+    const scope = ctx.scope;
+    raw.once('close', () => {
+      state.activeReplies--;
+      // Closing the reply stream is how a stateless client cancels.
+      if (!post.finished) handler.releaseScope(scope);
+    });
+    void handler.handleRequest({ ...ctx, sink: post }, message).then((r) => post.respond(r));
   }
 
   /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */
@@ -216,6 +279,17 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
 
     const first = messages[0]!;
     if (!batch && first.kind === 'invalid') throw new Rejection('INVALID_REQUEST', `Invalid Request: ${first.reason}`, first.id);
+    // The era is the body's: a request that names its version in _meta is stateless.
+    if (!batch && first.kind === 'request' && versionClaim(first.message) !== undefined) return serveStateless(request, reply, first.message);
+    if (statelessHeader(request)) {
+      if (batch) throw new Rejection('INVALID_REQUEST', 'Invalid Request: batches do not exist in this protocol version');
+      // No client notification over HTTP is defined for the stateless revision: accepted, nothing to do.
+      if (first.kind === 'notification') return void reply.code(202).send();
+      throw new Rejection('MODERN_META_INVALID', `MCP-Protocol-Version ${header(request, VERSION_HEADER)} requires params._meta with the protocol version and client capabilities`, first.kind === 'request' ? first.message.id : null);
+    }
+    if (batch && messages.some((c) => c.kind === 'request' && versionClaim(c.message) !== undefined)) {
+      throw new Rejection('INVALID_REQUEST', 'Invalid Request: stateless requests cannot be batched');
+    }
     const init = messages.find((c) => c.kind === 'request' && c.message.method === 'initialize');
     if (init) {
       if (batch) throw new Rejection('INVALID_REQUEST', 'Invalid Request: initialize must not be sent in a batch');
@@ -232,6 +306,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
 
   async function onGet(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (options.isDraining()) throw new Rejection('SHUTTING_DOWN');
+    if (statelessHeader(request)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no GET stream (use subscriptions/listen)');
     if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
     checkVersionHeader(request);
     const session = await loadSession(request);
@@ -266,7 +341,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     resumption.start(openSse(reply, parsed.streamId === GET_STREAM ? 'get' : 'resumed'), prime);
   }
 
-  function openSse(reply: FastifyReply, kind: 'get' | 'resumed'): SseWriter {
+  function openSse(reply: FastifyReply, kind: 'get' | 'resumed' | 'listen'): SseWriter {
     reply.hijack();
     const sse = new SseWriter(reply.raw);
     sse.open(hookHeaders(reply));
@@ -276,6 +351,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   }
 
   async function onDelete(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    if (statelessHeader(request)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no sessions to delete');
     checkVersionHeader(request);
     const session = await loadSession(request);
     let deleted: boolean;

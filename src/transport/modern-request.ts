@@ -1,0 +1,96 @@
+import type { ClientInfo } from '../gateway/context.js';
+import type { MirroredParam } from '../gateway/tool-headers.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { LOG_LEVELS, META } from '../jsonrpc/meta-keys.js';
+import { ALL_VERSIONS, isModernVersion } from '../jsonrpc/versions.js';
+
+/** What a 2026-07-28 request says about its client, in its own `_meta`. */
+export interface ModernMeta {
+  protocolVersion: string;
+  clientCapabilities: Record<string, unknown>;
+  clientInfo: ClientInfo | undefined;
+}
+
+export type HeaderLookup = (name: string) => string | undefined;
+
+/** The version a request claims in `_meta`: its presence alone makes the request modern. */
+export function versionClaim(request: JsonRpcRequest): unknown {
+  const meta = request.params?._meta;
+  return isObject(meta) ? meta[META.protocolVersion] : undefined;
+}
+
+/**
+ * The per-request protocol fields of a modern request, checked as the spec orders it: version
+ * first (-32022 names what we speak), then the envelope (-32602), then the mirrored headers
+ * (-32020). Throws the GatewayError the transport answers with.
+ */
+export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): ModernMeta {
+  const meta = request.params!._meta as Record<string, unknown>;
+  const version = meta[META.protocolVersion];
+  if (typeof version !== 'string' || !isModernVersion(version)) {
+    throw new GatewayError('MODERN_UNSUPPORTED_VERSION', `Unsupported protocol version: ${JSON.stringify(version)}`, {
+      supported: [...ALL_VERSIONS],
+      requested: typeof version === 'string' ? version : String(version),
+    });
+  }
+  const capabilities = meta[META.clientCapabilities];
+  if (!isObject(capabilities)) throw new GatewayError('MODERN_META_INVALID', `_meta["${META.clientCapabilities}"] must be an object`);
+  const clientInfo = meta[META.clientInfo];
+  if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string')) {
+    throw new GatewayError('MODERN_META_INVALID', `_meta["${META.clientInfo}"] must be an object with a name`);
+  }
+  // Checked, not used: shared upstreams' log messages reach no client, so none is ever sent.
+  const logLevel = meta[META.logLevel];
+  if (logLevel !== undefined && (typeof logLevel !== 'string' || !LOG_LEVELS.includes(logLevel))) {
+    throw new GatewayError('MODERN_META_INVALID', `_meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  checkStandardHeaders(request, version, header);
+  return { protocolVersion: version, clientCapabilities: capabilities, clientInfo: clientInfo as ClientInfo | undefined };
+}
+
+/** Where Mcp-Name's value sits in the body, for the methods that carry one. */
+const NAME_PARAM: Record<string, string> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+
+function checkStandardHeaders(request: JsonRpcRequest, version: string, header: HeaderLookup): void {
+  mirror('MCP-Protocol-Version', header('mcp-protocol-version'), version);
+  mirror('Mcp-Method', header('mcp-method'), request.method);
+  const nameParam = NAME_PARAM[request.method];
+  const name = nameParam === undefined ? undefined : request.params?.[nameParam];
+  if (typeof name === 'string') mirror('Mcp-Name', header('mcp-name'), name);
+}
+
+function mirror(name: string, raw: string | undefined, expected: string): void {
+  if (raw === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: the ${name} header is required`);
+  const value = decodeHeaderValue(raw);
+  if (value !== expected) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${name} header value ${JSON.stringify(raw)} does not match body value ${JSON.stringify(expected)}`);
+}
+
+/**
+ * Checks the `Mcp-Param-*` headers of a tools/call against its arguments: a value present in the
+ * body must be in its header, equal after decoding (integers compared as numbers).
+ */
+export function checkMirroredParams(args: unknown, params: readonly MirroredParam[], header: HeaderLookup): void {
+  for (const p of params) {
+    let value: unknown = args;
+    for (const key of p.path) value = isObject(value) ? value[key] : undefined;
+    if (value === undefined || value === null) continue;
+    const raw = header(`mcp-param-${p.header.toLowerCase()}`);
+    const label = `Mcp-Param-${p.header}`;
+    if (raw === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: the ${label} header is required (arguments.${p.path.join('.')} is set)`);
+    const decoded = decodeHeaderValue(raw);
+    const same = typeof value === 'number' ? decoded.trim() !== '' && Number(decoded) === value : typeof value === 'boolean' ? decoded === String(value) : decoded === value;
+    if (!same) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${label} header value ${JSON.stringify(raw)} does not match body value ${JSON.stringify(value)}`);
+  }
+}
+
+const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+
+/**
+ * A header value as the client meant it: values that are not plain visible ASCII travel as
+ * `=?base64?…?=` (UTF-8 inside). A malformed sentinel stays as it is, and so mismatches.
+ */
+export function decodeHeaderValue(raw: string): string {
+  const m = SENTINEL.exec(raw);
+  return m ? Buffer.from(m[1]!, 'base64').toString('utf8') : raw;
+}
