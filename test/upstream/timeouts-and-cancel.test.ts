@@ -2,10 +2,11 @@
  * Deadlines and cancellation, end to end: the idle timeout, progress extending it, the hard
  * maximum, and a client's notifications/cancelled reaching the upstream process itself.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { MCP_HEADERS, SLOW_SERVER, exampleConfig, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 
 const PROTOCOL = '2025-06-18';
@@ -145,52 +146,6 @@ describe('deadlines (slow at timeoutMs 300, maxTimeoutMs 1500)', () => {
   });
 });
 
-/**
- * A preload for the slow server that records, in order, every line it reads from stdin
- * ("IN ...") and writes to stdout ("OUT ..."), so the test can see what the upstream got.
- * It hooks emit/write instead of adding listeners, so it changes nothing about the flow.
- */
-const TAP = `
-import { appendFileSync } from 'node:fs';
-const file = process.env.MCPGW_TAP;
-const buffers = { IN: '', OUT: '' };
-function record(dir, chunk) {
-  buffers[dir] += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-  let nl;
-  while ((nl = buffers[dir].indexOf('\\n')) !== -1) {
-    const line = buffers[dir].slice(0, nl);
-    buffers[dir] = buffers[dir].slice(nl + 1);
-    if (line.trim()) appendFileSync(file, dir + ' ' + line + '\\n');
-  }
-}
-const emit = process.stdin.emit;
-process.stdin.emit = function (event, ...args) {
-  if (event === 'data') record('IN', args[0]);
-  return emit.call(this, event, ...args);
-};
-const write = process.stdout.write;
-process.stdout.write = function (chunk, ...rest) {
-  record('OUT', chunk);
-  return write.call(this, chunk, ...rest);
-};
-`;
-
-function readTap(file: string): Array<{ dir: 'IN' | 'OUT'; message: any }> {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const space = line.indexOf(' ');
-      return { dir: line.slice(0, space) as 'IN' | 'OUT', message: JSON.parse(line.slice(space + 1)) };
-    });
-}
-
 describe('cancellation', () => {
   let gw: RunningGateway;
   let sid: string;
@@ -204,8 +159,7 @@ describe('cancellation', () => {
       exampleConfig({
         upstreams: [
           stdioUpstream('slow', SLOW_SERVER, {
-            args: ['--import', `data:text/javascript,${encodeURIComponent(TAP)}`, SLOW_SERVER],
-            env: { MCPGW_TAP: tap },
+            ...tappedStdio(SLOW_SERVER, tap),
             pool: { min: 1, max: 1 },
           }),
         ],

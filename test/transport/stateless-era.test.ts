@@ -1,0 +1,293 @@
+/**
+ * MCP 2026-07-28 (stateless) requests on the same endpoint as 2025 sessions, over raw HTTP: the
+ * request's own `_meta` and mirrored headers instead of a session, the spec's error codes and
+ * statuses for each bad input, result shapes, progress, cancellation by closing the stream, and
+ * subscriptions/listen. Real gateway, real stdio upstreams, loopback.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ECHO_SERVER, MCP_HEADERS, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { SseReader, messagesOf } from '../support/sse.js';
+import { readTap, tappedStdio } from '../support/stdio-tap.js';
+import { until } from '../support/wait.js';
+
+const VERSION = '2026-07-28';
+const META = {
+  'io.modelcontextprotocol/protocolVersion': VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'stateless-test', version: '1' },
+};
+
+/** A well-formed stateless request and the headers that mirror it. */
+function stateless(id: number | string, method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = META) {
+  const body = { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta, ...(params._meta as object) } } };
+  const headers: Record<string, string> = { 'mcp-protocol-version': VERSION, 'mcp-method': method };
+  if (method === 'tools/call' || method === 'prompts/get') headers['mcp-name'] = String(params.name);
+  if (method === 'resources/read') headers['mcp-name'] = String(params.uri);
+  return { body, headers };
+}
+
+async function send(gw: RunningGateway, id: number | string, method: string, params?: Record<string, unknown>, extraHeaders: Record<string, string | undefined> = {}) {
+  const { body, headers } = stateless(id, method, params);
+  const merged: Record<string, string> = { ...headers };
+  for (const [k, v] of Object.entries(extraHeaders)) {
+    if (v === undefined) delete merged[k];
+    else merged[k] = v;
+  }
+  return post(gw.url, body, merged);
+}
+
+let gw: RunningGateway;
+let dir: string;
+let tap: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mcpgw-stateless-'));
+  tap = join(dir, 'tap.log');
+  gw = await startGateway(
+    exampleConfig({
+      upstreams: [
+        stdioUpstream('echo', ECHO_SERVER),
+        stdioUpstream('slow', SLOW_SERVER, { ...tappedStdio(SLOW_SERVER, tap), pool: { min: 1, max: 1 } }),
+        // Needs a session: 2025 clients see it, stateless ones do not.
+        stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session' }),
+      ],
+      stateless: { listTtlMs: 5000, readTtlMs: 0 },
+    }),
+  );
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('stateless requests (2026-07-28)', () => {
+  it('server/discover: versions, capabilities, identity in _meta, cache hints; no session is made', async () => {
+    const r = await send(gw, 1, 'server/discover');
+    expect(r.status).toBe(200);
+    expect(r.headers.get('mcp-session-id')).toBeNull();
+    expect(r.json.result).toMatchObject({
+      resultType: 'complete',
+      supportedVersions: [VERSION],
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true } },
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-gateway' } },
+      ttlMs: 5000,
+      cacheScope: 'public',
+    });
+    // Resource subscriptions and logging need a session (or are not relayed): not offered.
+    expect(r.json.result.capabilities.resources.subscribe).toBeUndefined();
+    expect(r.json.result.capabilities.logging).toBeUndefined();
+    expect(await gw.gateway.store.size()).toBe(0);
+  });
+
+  it('tools/list: shared upstreams only, in the same order every time, with cache hints', async () => {
+    const r = await send(gw, 2, 'tools/list');
+    expect(r.status).toBe(200);
+    const names = r.json.result.tools.map((t: { name: string }) => t.name);
+    expect(names).toEqual(['echo__echo', 'echo__add', 'echo__whoami', 'slow__sleep', 'slow__crash', 'slow__hang', 'slow__pid', 'slow__fail']);
+    expect(r.json.result).toMatchObject({ resultType: 'complete', ttlMs: 5000, cacheScope: 'public' });
+    expect((await send(gw, 3, 'tools/list')).json.result.tools.map((t: { name: string }) => t.name)).toEqual(names);
+  });
+
+  it('a 2025 session on the same endpoint still sees the per-session upstream too', async () => {
+    const sid = await openSession(gw.url, '2025-11-25');
+    const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    const names = r.json.result.tools.map((t: { name: string }) => t.name);
+    expect(names).toContain('mine__pid');
+    expect(r.json.result.resultType).toBeUndefined();
+    // …and a stateless request for that tool finds no such tool.
+    const s = await send(gw, 4, 'tools/call', { name: 'mine__pid', arguments: {} });
+    expect(s.status).toBe(200);
+    expect(s.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
+  });
+
+  it('tools/call: the upstream result with resultType and serverInfo; the client _meta does not reach the upstream', async () => {
+    const r = await send(gw, 5, 'tools/call', { name: 'echo__echo', arguments: { text: 'stateless hello' } });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toContain('application/json');
+    expect(r.json.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'stateless hello' }], _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-gateway' } } });
+    expect(r.json.result.ttlMs).toBeUndefined();
+
+    await send(gw, 6, 'tools/call', { name: 'slow__pid', arguments: {}, _meta: { progressToken: 'kept', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
+    const call = readTap(tap).find((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'pid');
+    expect(call).toBeDefined();
+    const meta = call!.message.params._meta as Record<string, unknown>;
+    expect(Object.keys(meta).filter((k) => k.startsWith('io.modelcontextprotocol/'))).toEqual([]);
+    expect(meta.traceparent).toBe('00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01');
+  });
+
+  it('progress arrives on an SSE reply, then the result', async () => {
+    const { body, headers } = stateless(7, 'tools/call', { name: 'slow__sleep', arguments: { ms: 200, steps: 4 }, _meta: { progressToken: 'p7' } });
+    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    expect(res.headers.get('x-accel-buffering')).toBe('no');
+    const events = await new SseReader(res).rest();
+    // Nothing to resume in this revision: no event ids.
+    expect(events.every((e) => e.id === undefined)).toBe(true);
+    const messages = messagesOf(events);
+    const progress = messages.filter((m) => m.method === 'notifications/progress');
+    expect(progress.map((p) => p.params.progress)).toEqual([1, 2, 3, 4]);
+    expect(progress.every((p) => p.params.progressToken === 'p7')).toBe(true);
+    expect(messages.at(-1)).toMatchObject({ id: 7, result: { resultType: 'complete', content: [{ text: 'slept 200ms' }] } });
+  });
+
+  it('closing the reply stream cancels the call upstream', async () => {
+    const { body, headers } = stateless('to-close', 'tools/call', { name: 'slow__sleep', arguments: { ms: 5000, steps: 50 }, _meta: { progressToken: 'pc' } });
+    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const reader = new SseReader(res);
+    expect(JSON.parse((await reader.next())!.data).method).toBe('notifications/progress');
+    await reader.cancel();
+    await until('the gateway to drop the call', () => gw.gateway.server.inFlight === 0, 5000);
+    const lines = readTap(tap);
+    const call = lines.find((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?._meta?.progressToken !== undefined && t.message.params?.arguments?.ms === 5000);
+    expect(call).toBeDefined();
+    await until('the upstream to hear of it', () =>
+      readTap(tap).some((t) => t.dir === 'IN' && t.message.method === 'notifications/cancelled' && t.message.params?.requestId === call!.message.id),
+    );
+    // The worker is free for the next call.
+    expect((await send(gw, 8, 'tools/call', { name: 'slow__pid', arguments: {} })).json.result.content[0].text).toMatch(/pid/);
+  });
+
+  it('resources/read: private cache hints; an unknown URI is -32602, as 2026-07-28 spells not found', async () => {
+    const list = await send(gw, 9, 'resources/list');
+    const uri = list.json.result.resources[0].uri as string;
+    expect(list.json.result).toMatchObject({ ttlMs: 5000, cacheScope: 'public' });
+    const r = await send(gw, 10, 'resources/read', { uri });
+    expect(r.json.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
+    const missing = await send(gw, 11, 'resources/read', { uri: 'nowhere://x' });
+    expect(missing.status).toBe(200);
+    expect(missing.json.error).toMatchObject({ code: -32602, data: { type: 'MODERN_RESOURCE_NOT_FOUND', uri: 'nowhere://x' } });
+  });
+
+  it('ignores Mcp-Session-Id: a stateless request is not a session request', async () => {
+    const r = await send(gw, 12, 'tools/list', {}, { 'mcp-session-id': 'no-such-session' });
+    expect(r.status).toBe(200);
+    expect(r.json.result.tools.length).toBeGreaterThan(0);
+  });
+});
+
+describe('stateless bad inputs: the spec code and status, and nothing else disturbed', () => {
+  const cases: Array<{ name: string; run: () => Promise<{ status: number; json: any }>; status: number; code: number; type: string }> = [
+    {
+      name: 'unsupported version in _meta → 400 -32022 naming what is supported and what was asked',
+      run: () => post(gw.url, stateless(20, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }),
+      status: 400,
+      code: -32022,
+      type: 'MODERN_UNSUPPORTED_VERSION',
+    },
+    {
+      name: 'no client capabilities in _meta → 400 -32602',
+      run: () => post(gw.url, stateless(21, 'tools/list', {}, { 'io.modelcontextprotocol/protocolVersion': VERSION }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      status: 400,
+      code: -32602,
+      type: 'MODERN_META_INVALID',
+    },
+    {
+      name: 'a bad log level in _meta → 400 -32602',
+      run: () => post(gw.url, stateless(22, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/logLevel': 'loud' }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      status: 400,
+      code: -32602,
+      type: 'MODERN_META_INVALID',
+    },
+    {
+      name: 'the 2026 version header with no _meta → 400 -32602',
+      run: () => post(gw.url, { jsonrpc: '2.0', id: 23, method: 'tools/list' }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      status: 400,
+      code: -32602,
+      type: 'MODERN_META_INVALID',
+    },
+    { name: 'no MCP-Protocol-Version header → 400 -32020', run: () => send(gw, 24, 'tools/list', {}, { 'mcp-protocol-version': undefined }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
+    { name: 'MCP-Protocol-Version differs from _meta → 400 -32020', run: () => send(gw, 25, 'tools/list', {}, { 'mcp-protocol-version': '2025-11-25' }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
+    { name: 'no Mcp-Method header → 400 -32020', run: () => send(gw, 26, 'tools/list', {}, { 'mcp-method': undefined }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
+    { name: 'Mcp-Method differs from the body → 400 -32020', run: () => send(gw, 27, 'tools/list', {}, { 'mcp-method': 'prompts/list' }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
+    {
+      name: 'Mcp-Name differs from the tool name → 400 -32020',
+      run: () => send(gw, 28, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } }, { 'mcp-name': 'slow__crash' }),
+      status: 400,
+      code: -32020,
+      type: 'HEADER_MISMATCH',
+    },
+    {
+      name: 'no Mcp-Name on resources/read → 400 -32020',
+      run: () => send(gw, 29, 'resources/read', { uri: 'echo://x' }, { 'mcp-name': undefined }),
+      status: 400,
+      code: -32020,
+      type: 'HEADER_MISMATCH',
+    },
+    { name: 'a method removed in 2026-07-28 (ping) → 404 -32601', run: () => send(gw, 30, 'ping'), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
+    { name: 'initialize with a stateless _meta → 404 -32601', run: () => send(gw, 31, 'initialize', { protocolVersion: VERSION, capabilities: {} }), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
+    { name: 'resources/subscribe (replaced by listen) → 404 -32601', run: () => send(gw, 32, 'resources/subscribe', { uri: 'echo://x' }), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
+    { name: 'an unknown method → 404 -32601', run: () => send(gw, 33, 'tools/explode'), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
+    {
+      name: 'a stateless request inside a batch → 400 -32600',
+      run: () => post(gw.url, [stateless(34, 'tools/list').body], { 'mcp-protocol-version': '2025-03-26' }),
+      status: 400,
+      code: -32600,
+      type: 'INVALID_REQUEST',
+    },
+  ];
+
+  for (const c of cases) {
+    it(c.name, async () => {
+      const r = await c.run();
+      expect(r.status).toBe(c.status);
+      expect(r.json.error.code).toBe(c.code);
+      expect(r.json.error.data.type).toBe(c.type);
+      // The gateway is fine, and so is everyone else.
+      expect((await send(gw, 'after', 'tools/call', { name: 'echo__echo', arguments: { text: 'ok' } })).json.result.content[0].text).toBe('ok');
+    });
+  }
+
+  it('-32022 data lists every version the gateway speaks and echoes the one asked for', async () => {
+    const r = await post(gw.url, stateless(40, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' });
+    expect(r.json.error.data).toMatchObject({ supported: [VERSION, '2025-11-25', '2025-06-18', '2025-03-26'], requested: '2099-01-01' });
+  });
+
+  it('a base64 sentinel in Mcp-Name is decoded before comparing', async () => {
+    const name = 'echo__echo';
+    const ok = await send(gw, 41, 'tools/call', { name, arguments: { text: 'b64' } }, { 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` });
+    expect(ok.json.result.content[0].text).toBe('b64');
+    const bad = await send(gw, 42, 'tools/call', { name, arguments: { text: 'b64' } }, { 'mcp-name': `=?base64?${Buffer.from('other').toString('base64')}?=` });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error.code).toBe(-32020);
+  });
+
+  it('GET and DELETE under the 2026 version header → 405', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(gw.url, { method, headers: { accept: 'text/event-stream', 'mcp-protocol-version': VERSION } });
+      expect(res.status).toBe(405);
+      expect(((await res.json()) as any).error.data.type).toBe('METHOD_NOT_ALLOWED');
+    }
+  });
+
+  it('a notification under the 2026 version header is accepted (202) and changes nothing', async () => {
+    const r = await post(gw.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nothing', _meta: META } }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'notifications/cancelled' });
+    expect(r.status).toBe(202);
+  });
+});
+
+describe('subscriptions/listen', () => {
+  it('acknowledges what it honours, then delivers list changes tagged with the listen id', async () => {
+    const { body, headers } = stateless('listen-1', 'subscriptions/listen', { notifications: { toolsListChanged: true, resourceSubscriptions: ['echo://x'] } });
+    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/event-stream');
+    const reader = new SseReader(res);
+    const ack = JSON.parse((await reader.next())!.data);
+    expect(ack).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' }, notifications: { toolsListChanged: true } },
+    });
+    // What a list change of any upstream does (a per-session upstream's worker reports it so).
+    gw.gateway.server.listChanged('echo', 'notifications/prompts/list_changed');
+    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    const change = JSON.parse((await reader.next())!.data);
+    // prompts were not asked for: only the tools change arrives.
+    expect(change).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });
+    await reader.cancel();
+  });
+});
