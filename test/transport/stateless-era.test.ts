@@ -291,3 +291,76 @@ describe('subscriptions/listen', () => {
     await reader.cancel();
   });
 });
+
+/**
+ * A stdio MCP server in a few lines (raw JSON-RPC, no SDK) with one tool whose arguments carry
+ * `x-mcp-header` annotations, so that 2026-07-28 clients mirror them into Mcp-Param-* headers.
+ */
+const HEADER_TOOL_SERVER = `
+const tool = { name: 'route', inputSchema: { type: 'object', properties: {
+  region: { type: 'string', 'x-mcp-header': 'Region' },
+  shard: { type: 'integer', 'x-mcp-header': 'Shard' },
+  dryRun: { type: 'boolean', 'x-mcp-header': 'DryRun' },
+  options: { type: 'object', properties: { tenant: { type: 'string', 'x-mcp-header': 'Tenant' } } },
+  weight: { type: 'number', 'x-mcp-header': 'Weight' },
+} } };
+let buf = '';
+process.stdin.on('data', (c) => {
+  buf += c;
+  let nl;
+  while ((nl = buf.indexOf('\\n')) !== -1) {
+    const m = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    if (m.id === undefined) continue;
+    const result = m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hdr', version: '1' } }
+      : m.method === 'tools/list' ? { tools: [tool] }
+      : m.method === 'tools/call' ? { content: [{ type: 'text', text: JSON.stringify(m.params.arguments) }] }
+      : {};
+    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) + '\\n');
+  }
+});
+`;
+
+describe('Mcp-Param-* headers of x-mcp-header arguments', () => {
+  let hgw: RunningGateway;
+
+  beforeAll(async () => {
+    hgw = await startGateway(exampleConfig({ upstreams: [{ name: 'hdr', transport: 'stdio', command: process.execPath, args: ['-e', HEADER_TOOL_SERVER], prefix: '' }] }));
+  });
+
+  afterAll(async () => {
+    await hgw?.stop();
+  });
+
+  const call = (args: Record<string, unknown>, headers: Record<string, string>) => send(hgw, 'h', 'tools/call', { name: 'route', arguments: args }, headers);
+
+  it('a call whose headers mirror its arguments goes through (integers compared as numbers, base64 decoded)', async () => {
+    const r = await call(
+      { region: 'eu-west', shard: 42, dryRun: false, options: { tenant: 'Zürich' } },
+      { 'mcp-param-region': 'eu-west', 'mcp-param-shard': '42.0', 'mcp-param-dryrun': 'false', 'mcp-param-tenant': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` },
+    );
+    expect(r.status).toBe(200);
+    expect(JSON.parse(r.json.result.content[0].text)).toEqual({ region: 'eu-west', shard: 42, dryRun: false, options: { tenant: 'Zürich' } });
+  });
+
+  it('arguments that are absent need no header; a `number` annotation is not one the spec allows, so it is not checked', async () => {
+    const r = await call({ weight: 1.5 }, {});
+    expect(r.status).toBe(200);
+  });
+
+  for (const [name, args, headers] of [
+    ['a missing header for a present argument', { region: 'eu-west' }, {}],
+    ['a header that differs from the argument', { region: 'eu-west' }, { 'mcp-param-region': 'us-east' }],
+    ['an integer header that is not that number', { shard: 42 }, { 'mcp-param-shard': '43' }],
+    ['a boolean header spelled otherwise', { dryRun: true }, { 'mcp-param-dryrun': 'TRUE' }],
+    ['a nested argument without its header', { options: { tenant: 't1' } }, {}],
+  ] as const) {
+    it(`${name} → 400 -32020, and the gateway goes on`, async () => {
+      const r = await call(args, headers);
+      expect(r.status).toBe(400);
+      expect(r.json.error).toMatchObject({ code: -32020, data: { type: 'HEADER_MISMATCH' } });
+      expect(r.json.id).toBe('h');
+      expect((await call({}, {})).status).toBe(200);
+    });
+  }
+});
