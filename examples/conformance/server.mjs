@@ -15,7 +15,10 @@
 //   test_embedded_resource, test_multiple_content_types, test_tool_with_logging,
 //   test_error_handling, test_tool_with_progress, test_sampling {prompt},
 //   test_elicitation {message}, test_elicitation_sep1034_defaults,
-//   test_elicitation_sep1330_enums, json_schema_2020_12_tool, test_reconnection
+//   test_elicitation_sep1330_enums, json_schema_2020_12_tool, test_reconnection;
+//   for the 2026-07-28 scenarios: test_trigger_tool_change (toggles test_toggled_tool),
+//   test_trigger_prompt_change (toggles test_toggled_prompt), test_logging_tool,
+//   test_streaming_elicitation, test_header_tool {region} (x-mcp-header: Region)
 // Resources: test://static-text, test://static-binary, test://watched-resource,
 //   test://template/{id}/data (template)
 // Prompts: test_simple_prompt, test_prompt_with_arguments {arg1, arg2} (arg1 completes),
@@ -333,8 +336,8 @@ server.registerTool(
   },
 );
 
-// SEP-1613: the listed inputSchema must keep $schema (2020-12), $defs and
-// additionalProperties: false. zod's JSON Schema output carries .meta() keys at the
+// SEP-1613/SEP-2106: the listed inputSchema must keep $schema (2020-12), $defs (with $anchor),
+// allOf, if/then/else and additionalProperties: false. zod's JSON Schema output carries .meta() keys at the
 // root, and .strict() gives additionalProperties: false.
 const address = z.object({ street: z.string().optional(), city: z.string().optional() });
 server.registerTool(
@@ -350,8 +353,13 @@ server.registerTool(
       .meta({
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         $defs: {
-          address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
+          address: { $anchor: 'address', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
         },
+        // Composition and conditionals must reach clients as written (SEP-2106).
+        allOf: [{ anyOf: [{ required: ['name'] }, { required: ['address'] }, { type: 'object' }] }],
+        if: { properties: { name: { const: 'home' } }, required: ['name'] },
+        then: { required: ['address'] },
+        else: {},
       }),
   },
   async (args) => ({ content: [{ type: 'text', text: `Received: ${JSON.stringify(args)}` }] }),
@@ -409,6 +417,49 @@ server.registerResource(
   },
 );
 
+// 2026-07-28 diagnostics ---------------------------------------------------------------
+// The stateless scenarios change the lists while a subscriptions/listen stream is open, and
+// look for tools that log, that elicit, and that mirror an argument into a header.
+
+const toggledTool = server.registerTool('test_toggled_tool', { description: 'Comes and goes with test_trigger_tool_change.' }, async () => ({
+  content: [{ type: 'text', text: 'toggled tool' }],
+}));
+server.registerTool('test_trigger_tool_change', { description: 'Adds or removes test_toggled_tool (tools/list_changed).' }, async () => {
+  if (toggledTool.enabled) toggledTool.disable();
+  else toggledTool.enable();
+  return { content: [{ type: 'text', text: `test_toggled_tool ${toggledTool.enabled ? 'added' : 'removed'}` }] };
+});
+/** @type {import('@modelcontextprotocol/sdk/server/mcp.js').RegisteredPrompt | undefined} */
+let toggledPrompt;
+server.registerTool('test_trigger_prompt_change', { description: 'Adds or removes test_toggled_prompt (prompts/list_changed).' }, async () => {
+  if (toggledPrompt?.enabled) toggledPrompt.disable();
+  else toggledPrompt?.enable();
+  return { content: [{ type: 'text', text: `test_toggled_prompt ${toggledPrompt?.enabled ? 'added' : 'removed'}` }] };
+});
+server.registerTool('test_logging_tool', { description: 'Sends an info log notification, then answers.' }, async (extra) => {
+  await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'conformance', data: 'logging tool ran' } });
+  return { content: [{ type: 'text', text: 'logged' }] };
+});
+server.registerTool('test_streaming_elicitation', { description: 'Asks the client (elicitation/create) while it runs; answers either way.' }, async (extra) => {
+  try {
+    const result = await server.server.elicitInput(
+      { message: 'Continue?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } },
+      { relatedRequestId: extra.requestId },
+    );
+    return { content: [{ type: 'text', text: `elicitation: ${result.action}` }] };
+  } catch (err) {
+    return { content: [{ type: 'text', text: `no elicitation (${err instanceof Error ? err.message : String(err)})` }] };
+  }
+});
+server.registerTool(
+  'test_header_tool',
+  {
+    description: 'Echoes region, which 2026-07-28 clients mirror into an Mcp-Param-Region header.',
+    inputSchema: { region: z.string().meta({ 'x-mcp-header': 'Region' }) },
+  },
+  async ({ region }) => ({ content: [{ type: 'text', text: `region: ${region}` }] }),
+);
+
 /** URIs with at least one subscriber (this process serves one client in per-session mode). */
 const subscriptions = new Set();
 server.server.setRequestHandler(SubscribeRequestSchema, async (request) => {
@@ -421,6 +472,10 @@ server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
 });
 
 // Prompts -----------------------------------------------------------------------------
+
+toggledPrompt = server.registerPrompt('test_toggled_prompt', { description: 'Comes and goes with test_trigger_prompt_change.' }, () => ({
+  messages: [{ role: 'user', content: { type: 'text', text: 'toggled prompt' } }],
+}));
 
 server.registerPrompt('test_simple_prompt', { description: 'A prompt without arguments.' }, () => ({
   messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
