@@ -167,6 +167,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     owners: replication.owners,
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
+    inputWaitMs: config.stateless.inputTimeoutMs,
   });
   server = new VirtualServer({
     upstreams,

@@ -100,7 +100,7 @@ export interface GatewayConfig {
   resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
   pagination: { pageSize: number };
   /** Cache hints on 2026-07-28 (stateless) results: how long a client may reuse them. */
-  stateless: { listTtlMs: number; readTtlMs: number };
+  stateless: { listTtlMs: number; readTtlMs: number; inputTimeoutMs: number };
   shutdown: { drainMs: number };
   upstreams: UpstreamConfig[];
 }
@@ -303,6 +303,8 @@ export const configSchema: SchemaObject = {
         listTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 60000 },
         // resources/read: the gateway cannot know how fresh an upstream's resource is.
         readTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 0 },
+        // After an input-required result: how long the upstream call waits for the client's retry.
+        inputTimeoutMs: { type: 'integer', minimum: 1000, maximum: 86400000, default: 300000 },
       },
       required: [],
       default: {},

@@ -6,16 +6,11 @@ import type { OwnerRegistry } from '../session/owner-registry.js';
 import { failedCall } from '../upstream/deferred-call.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
 import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
+import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
 import { ClientRequests } from './client-requests.js';
 import type { RequestContext } from './context.js';
+import { CLIENT_CAPABILITY, InputChains, RESUME_METHOD, chainScopeOf, isChainScope, newChainScope } from './input-chains.js';
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from './remote-calls.js';
-
-/** Requests an upstream may send its client, and the client capability each needs. */
-const CLIENT_CAPABILITY: Record<string, string> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {
@@ -36,6 +31,8 @@ export interface PerSessionRouterOptions {
   log: Logger;
   /** An upstream's list changed (the catalog must refresh). */
   onListChanged: (upstream: string, method: string) => void;
+  /** After an input-required result, how long a stateless request's call waits for the retry. */
+  inputWaitMs: number;
 }
 
 /**
@@ -47,10 +44,25 @@ export class PerSessionRouter implements LocalExecutor {
   readonly #links = new Map<string, ScopeLink>();
   readonly #clientRequests: ClientRequests;
   readonly #remote: RemoteCalls;
+  readonly #chains: InputChains;
 
   constructor(private readonly options: PerSessionRouterOptions) {
     this.#clientRequests = new ClientRequests(options.bus.replicaId);
     this.#remote = new RemoteCalls(options.bus, options.owners, this, options.log);
+    this.#chains = new InputChains(
+      {
+        // The client has the whole wait to answer, and then some (its retry has to arrive).
+        ask: (scope, deliver, method, params) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2),
+        answer: (scope, response) => this.#clientRequests.receive(scope, response),
+        release: (scope) => this.release(scope),
+      },
+      options.inputWaitMs,
+    );
+  }
+
+  /** Stateless requests whose per-session call is running or waiting for input, on this replica. */
+  get chains(): number {
+    return this.#chains.size;
   }
 
   start(): Promise<void> {
@@ -58,6 +70,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 
   async close(): Promise<void> {
+    this.#chains.closeAll(new GatewayError('SHUTTING_DOWN'));
     await this.#remote.close();
     await Promise.all([...this.options.upstreams.values()].map((u) => u.workers.close()));
   }
@@ -75,6 +88,12 @@ export class PerSessionRouter implements LocalExecutor {
     onCall: (call: UpstreamCall) => void,
   ): Promise<McpResult> {
     const { owners } = this.options;
+    if (ctx.stateless) {
+      // No session: the request (and its retries, through requestState) gets a worker of its own.
+      const scope = method === RESUME_METHOD ? chainScopeOf(params?.requestState) : newChainScope();
+      if (scope === undefined) throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: altered, from an earlier round, for another request, or expired');
+      ctx = { ...ctx, scope };
+    }
     let owner = await owners.claim(ctx.scope, upstream);
     if (owner !== owners.replicaId) {
       try {
@@ -95,6 +114,11 @@ export class PerSessionRouter implements LocalExecutor {
 
   /** Runs on this replica's own worker for the scope; the call's life is bounded here too. */
   runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+    if (isChainScope(ctx.scope)) return this.#chains.run(ctx, method, params, options, (chainOptions) => this.#runWorker(ctx, upstream, method, params, chainOptions));
+    return this.#runWorker(ctx, upstream, method, params, options);
+  }
+
+  #runWorker(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
     const entry = this.options.upstreams.get(upstream);
     if (!entry) return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`));
     const link = this.#link(ctx);
@@ -161,6 +185,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 
   #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+    if (isChainScope(scope)) return this.#chains.ask(scope, method, params);
     const link = this.#links.get(scope);
     if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
     const capability = CLIENT_CAPABILITY[method];
@@ -184,6 +209,8 @@ export class PerSessionRouter implements LocalExecutor {
       this.options.onListChanged(upstream, n.method);
       return;
     }
+    // A stateless client hears only its own call's progress (see InputChains), never log messages it did not ask for.
+    if (isChainScope(scope)) return;
     const link = this.#links.get(scope);
     if (link) this.#deliver(link, n);
   }
@@ -203,6 +230,7 @@ function identityOf(ctx: RequestContext): ClientIdentity {
   return {
     clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
     capabilities: ctx.clientCapabilities,
-    protocolVersion: ctx.protocolVersion,
+    // The upstream speaks a 2025 revision: a stateless client's worker offers it the latest one.
+    protocolVersion: isModernEra(ctx.protocolVersion) ? LATEST_VERSION : ctx.protocolVersion,
   };
 }

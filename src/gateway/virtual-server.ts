@@ -8,6 +8,7 @@ import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
 import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
 import type { Bus } from '../session/bus.js';
+import { RESUME_METHOD } from './input-chains.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
 import { requestKey, type MessageSink, type RequestContext } from './context.js';
@@ -46,7 +47,7 @@ export interface VirtualServerOptions {
 /** What the transport needs from the virtual server: nothing about upstreams leaks through. */
 export interface McpHandler {
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult };
-  /** What the virtual server offers; `stateless`: to 2026-07-28 clients, who reach shared upstreams only. */
+  /** What the virtual server offers; `stateless`: to 2026-07-28 clients. */
   capabilities(stateless: boolean): Record<string, unknown>;
   /** The arguments of a tool that a 2026-07-28 client mirrors into Mcp-Param-* headers. */
   mirroredParams(tool: string): readonly MirroredParam[];
@@ -92,8 +93,6 @@ const NO_MIRRORED: readonly MirroredParam[] = [];
 /** The one MCP server clients see, built from every upstream's catalog. */
 export class VirtualServer implements McpHandler {
   #catalog = new Catalog([]);
-  /** What stateless clients see: per-session upstreams need a session, so they are not in it. */
-  #statelessCatalog = new Catalog([]);
   readonly #lists = new Map<string, UpstreamLists>();
   readonly #inFlight = new InFlightTable();
   /** `${upstream}\0${uri}` → the scopes subscribed to it through a shared upstream. */
@@ -142,7 +141,7 @@ export class VirtualServer implements McpHandler {
         }
       }),
     );
-    this.#rebuildCatalogs(this.#lists);
+    this.#catalog = new Catalog([...this.#lists.values()], this.#down);
     this.#unsubscribeCancels = await this.options.bus.subscribe(CANCEL_CHANNEL, (raw) => this.#onRemoteCancel(raw));
     this.#started = true;
   }
@@ -150,14 +149,14 @@ export class VirtualServer implements McpHandler {
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
     const protocolVersion = negotiateVersion(params?.protocolVersion);
     const result: McpResult = { protocolVersion, capabilities: this.capabilities(false), serverInfo: this.options.serverInfo };
-    const instructions = this.#instructions(false);
+    const instructions = this.#instructions();
     if (instructions) result.instructions = instructions;
     return { protocolVersion, result };
   }
 
   capabilities(stateless: boolean): Record<string, unknown> {
     const capabilities: Record<string, unknown> = {};
-    for (const [, entry, info] of this.#upstreamInfos(stateless)) {
+    for (const [, entry, info] of this.#upstreamInfos()) {
       // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
       if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
       if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
@@ -168,39 +167,28 @@ export class VirtualServer implements McpHandler {
         capabilities.resources = resources;
       }
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
-      // Log messages reach a client only through its own per-session worker.
-      if (info.capabilities.logging !== undefined && entry.mode === 'per-session') capabilities.logging = {};
+      // Log messages reach a client only through its own per-session worker, and only a session's.
+      if (info.capabilities.logging !== undefined && entry.mode === 'per-session' && !stateless) capabilities.logging = {};
     }
     return capabilities;
   }
 
   mirroredParams(tool: string): readonly MirroredParam[] {
-    return this.#statelessCatalog.tool(tool)?.mirrored ?? NO_MIRRORED;
+    return this.#catalog.tool(tool)?.mirrored ?? NO_MIRRORED;
   }
 
-  #instructions(stateless: boolean): string | undefined {
+  #instructions(): string | undefined {
     const parts: string[] = [];
-    for (const [name, , info] of this.#upstreamInfos(stateless)) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
+    for (const [name, , info] of this.#upstreamInfos()) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
     return parts.length > 0 ? parts.join('\n\n') : undefined;
   }
 
-  /** Upstreams that are up, with what they said at initialize; per-session ones only for sessions. */
-  *#upstreamInfos(stateless: boolean): Generator<[string, UpstreamEntry, NonNullable<UpstreamPool['info']>]> {
+  /** Upstreams that are up, with what they said at initialize. */
+  *#upstreamInfos(): Generator<[string, UpstreamEntry, NonNullable<UpstreamPool['info']>]> {
     for (const [name, entry] of this.options.upstreams) {
-      if (stateless && entry.mode === 'per-session') continue;
       const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
       if (info) yield [name, entry, info];
     }
-  }
-
-  #rebuildCatalogs(lists: ReadonlyMap<string, UpstreamLists>): void {
-    const all = [...lists.values()];
-    const catalog = new Catalog(all, this.#down);
-    this.#statelessCatalog = new Catalog(
-      all.filter((l) => this.options.upstreams.get(l.name)?.mode === 'shared'),
-      this.#down,
-    );
-    this.#catalog = catalog;
   }
 
   async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
@@ -234,7 +222,8 @@ export class VirtualServer implements McpHandler {
   #statelessResult(method: string, result: McpResult): McpResult {
     const meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: this.options.serverInfo } : { [META.serverInfo]: this.options.serverInfo };
     const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
-    const cacheable = CACHEABLE[method];
+    // An input-required result is the middle of a request, never to be cached.
+    const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE[method];
     if (cacheable === 'list') Object.assign(shaped, { ttlMs: this.options.caching.listTtlMs, cacheScope: 'public' });
     else if (cacheable === 'read') Object.assign(shaped, { ttlMs: this.options.caching.readTtlMs, cacheScope: 'private' });
     return shaped;
@@ -315,7 +304,7 @@ export class VirtualServer implements McpHandler {
     const lists = this.#lists.get(upstream);
     if (lists) {
       // Its routes stay: a call to one of its tools fails fast with the upstream's own error.
-      this.#rebuildCatalogs(this.#lists);
+      this.#catalog = new Catalog([...this.#lists.values()], this.#down);
       this.options.log.warn({ upstream }, available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed');
       const methods: string[] = [];
       if (lists.lists.tools?.length) methods.push('notifications/tools/list_changed');
@@ -341,7 +330,7 @@ export class VirtualServer implements McpHandler {
 
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const params = request.params;
-    const catalog = ctx.stateless ? this.#statelessCatalog : this.#catalog;
+    const catalog = this.#catalog;
     const listKind = LIST_METHODS[request.method];
     if (listKind) {
       const { page, nextCursor } = paginate(catalog.list(listKind), params?.cursor, this.options.pageSize);
@@ -378,7 +367,7 @@ export class VirtualServer implements McpHandler {
 
   #discover(): McpResult {
     const result: McpResult = { supportedVersions: [...MODERN_VERSIONS], capabilities: this.capabilities(true) };
-    const instructions = this.#instructions(true);
+    const instructions = this.#instructions();
     if (instructions) result.instructions = instructions;
     return result;
   }
@@ -422,12 +411,12 @@ export class VirtualServer implements McpHandler {
     const ref = request.params?.ref;
     if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const route = (ctx.stateless ? this.#statelessCatalog : this.#catalog).prompt(ref.name);
+      const route = this.#catalog.prompt(ref.name);
       if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
       return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, name: route.original } });
     }
     if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const route = (ctx.stateless ? this.#statelessCatalog : this.#catalog).resource(ref.uri);
+      const route = this.#catalog.resource(ref.uri);
       if (!route) throw resourceNotFound(ctx, ref.uri);
       return this.#forward(ctx, request, route.upstream, request.params);
     }
@@ -439,7 +428,17 @@ export class VirtualServer implements McpHandler {
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
-    if (ctx.stateless) params = upstreamParams(params);
+    let method = request.method;
+    if (ctx.stateless) {
+      if (request.params?.requestState !== undefined) {
+        // Only a per-session call can be waiting for input; the retry continues it.
+        if (entry.mode !== 'per-session') throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
+        // The params as sent (inputResponses, requestState, progressToken), names as the upstream has them.
+        method = RESUME_METHOD;
+      } else {
+        params = upstreamParams(params);
+      }
+    }
     const tracked = this.#inFlight.begin(key, entry.deadline);
     const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
     const options: CallOptions | undefined = wantsProgress
@@ -452,14 +451,14 @@ export class VirtualServer implements McpHandler {
       : undefined;
     if (entry.mode === 'shared') {
       try {
-        tracked.call = entry.pool.call(request.method, params, options);
+        tracked.call = entry.pool.call(method, params, options);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);
       }
     }
     try {
-      return await this.options.perSession.call(ctx, upstream, request.method, params, options, (call) => {
+      return await this.options.perSession.call(ctx, upstream, method, params, options, (call) => {
         tracked.call = call;
       });
     } finally {
@@ -511,7 +510,7 @@ export class VirtualServer implements McpHandler {
     const lists = await this.#loadLists(name, entry);
     const next = new Map(this.#lists).set(name, lists);
     try {
-      this.#rebuildCatalogs(next);
+      this.#catalog = new Catalog([...next.values()], this.#down);
       this.#lists.set(name, lists);
       this.options.log.info({ upstream: name }, 'catalog refreshed');
       const methods = method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed'];

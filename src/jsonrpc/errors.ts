@@ -34,6 +34,8 @@ export const ERRORS = {
   /** Resource not found, as 2026-07-28 spells it (-32002 is retired there). */
   MODERN_RESOURCE_NOT_FOUND: { code: -32602, httpStatus: 200, message: 'Resource not found', retryable: false },
   HEADER_MISMATCH: { code: -32020, httpStatus: 400, message: 'Header mismatch', retryable: false },
+  /** The request needs a client capability its _meta does not declare (data.requiredCapabilities). */
+  MISSING_CLIENT_CAPABILITY: { code: -32021, httpStatus: 400, message: 'Missing required client capability', retryable: false },
   MODERN_UNSUPPORTED_VERSION: { code: -32022, httpStatus: 400, message: 'Unsupported protocol version', retryable: false },
 
   // Transport-level rejections (the HTTP status is what the spec asks for)

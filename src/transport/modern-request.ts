@@ -65,6 +65,7 @@ function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): vo
 function mirror(name: string, raw: string | undefined, expected: string): void {
   if (raw === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: the ${name} header is required`);
   const value = decodeHeaderValue(raw);
+  if (value === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${name} header value ${JSON.stringify(raw)} is not valid Base64`);
   if (value !== expected) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${name} header value ${JSON.stringify(raw)} does not match body value ${JSON.stringify(expected)}`);
 }
 
@@ -81,18 +82,22 @@ export function checkMirroredParams(args: unknown, params: readonly MirroredPara
     const label = `Mcp-Param-${p.header}`;
     if (raw === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: the ${label} header is required (arguments.${p.path.join('.')} is set)`);
     const decoded = decodeHeaderValue(raw);
+    if (decoded === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${label} header value ${JSON.stringify(raw)} is not valid Base64`);
     const same = typeof value === 'number' ? decoded.trim() !== '' && Number(decoded) === value : typeof value === 'boolean' ? decoded === String(value) : decoded === value;
     if (!same) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${label} header value ${JSON.stringify(raw)} does not match body value ${JSON.stringify(value)}`);
   }
 }
 
-const SENTINEL = /^=\?base64\?([A-Za-z0-9+/]*={0,2})\?=$/;
+const SENTINEL = /^=\?base64\?(.*)\?=$/s;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 /**
  * A header value as the client meant it: values that are not plain visible ASCII travel as
- * `=?base64?…?=` (UTF-8 inside). A malformed sentinel stays as it is, and so mismatches.
+ * `=?base64?…?=` (UTF-8 inside). Undefined when the wrapper holds no valid Base64 (bad padding
+ * or characters): such a header matches nothing. Without the whole wrapper a value is literal.
  */
-export function decodeHeaderValue(raw: string): string {
+export function decodeHeaderValue(raw: string): string | undefined {
   const m = SENTINEL.exec(raw);
-  return m ? Buffer.from(m[1]!, 'base64').toString('utf8') : raw;
+  if (!m) return raw;
+  return BASE64.test(m[1]!) ? Buffer.from(m[1]!, 'base64').toString('utf8') : undefined;
 }

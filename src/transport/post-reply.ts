@@ -44,7 +44,8 @@ export class PostReply implements MessageSink {
     return true;
   }
 
-  respond(response: JsonRpcResponse): void {
+  /** `status` applies to a JSON reply (an SSE stream already said 200). */
+  respond(response: JsonRpcResponse, status = 200): void {
     if (this.#remaining === 0) return;
     this.#remaining--;
     if (this.#stream) {
@@ -57,7 +58,7 @@ export class PostReply implements MessageSink {
       if (this.#remaining === 0) this.#json(JSON.stringify(this.#collected));
       return;
     }
-    this.#json(JSON.stringify(response));
+    this.#json(JSON.stringify(response), status);
   }
 
   #open(): ReplyStream {
@@ -71,9 +72,9 @@ export class PostReply implements MessageSink {
     return this.#stream;
   }
 
-  #json(body: string): void {
+  #json(body: string, status = 200): void {
     if (this.raw.destroyed) return;
-    this.raw.writeHead(200, { ...this.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    this.raw.writeHead(status, { ...this.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     this.raw.end(body);
   }
 }

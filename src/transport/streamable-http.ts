@@ -3,8 +3,8 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientInfo, MessageSink, RequestContext } from '../gateway/context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
-import { GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
-import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { ERRORS, GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
+import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
@@ -84,6 +84,11 @@ function isJsonContentType(ct: string | undefined): boolean {
   if (!ct) return false;
   const semi = ct.indexOf(';');
   return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
+}
+
+/** Errors about a stateless request are in-band (200), but for the one the spec gives 400. */
+function statelessStatus(response: JsonRpcResponse): number {
+  return 'error' in response && response.error.code === ERRORS.MISSING_CLIENT_CAPABILITY.code ? ERRORS.MISSING_CLIENT_CAPABILITY.httpStatus : 200;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -192,7 +197,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       // Closing the reply stream is how a stateless client cancels.
       if (!post.finished) handler.releaseScope(scope);
     });
-    void handler.handleRequest({ ...ctx, sink: post }, message).then((r) => post.respond(r));
+    void handler.handleRequest({ ...ctx, sink: post }, message).then((r) => post.respond(r, statelessStatus(r)));
   }
 
   /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */
