@@ -18,7 +18,8 @@
 //   test_elicitation_sep1330_enums, json_schema_2020_12_tool, test_reconnection;
 //   for the 2026-07-28 scenarios: test_trigger_tool_change (toggles test_toggled_tool),
 //   test_trigger_prompt_change (toggles test_toggled_prompt), test_logging_tool,
-//   test_streaming_elicitation, test_header_tool {region} (x-mcp-header: Region)
+//   test_streaming_elicitation, test_missing_capability (asks for sampling regardless),
+//   test_header_tool {region} (x-mcp-header: Region)
 // Resources: test://static-text, test://static-binary, test://watched-resource,
 //   test://template/{id}/data (template)
 // Prompts: test_simple_prompt, test_prompt_with_arguments {arg1, arg2} (arg1 completes),
@@ -451,6 +452,17 @@ server.registerTool('test_streaming_elicitation', { description: 'Asks the clien
     return { content: [{ type: 'text', text: `no elicitation (${err instanceof Error ? err.message : String(err)})` }] };
   }
 });
+server.registerTool(
+  'test_missing_capability',
+  { description: 'Asks the client for sampling whatever it declared (the SDK does not check sampling without tools).' },
+  async (extra) => {
+    const result = await server.server.createMessage(
+      { messages: [{ role: 'user', content: { type: 'text', text: 'ping' } }], maxTokens: 10 },
+      { relatedRequestId: extra.requestId },
+    );
+    return { content: [{ type: 'text', text: `sampled: ${JSON.stringify(result.content)}` }] };
+  },
+);
 server.registerTool(
   'test_header_tool',
   {
