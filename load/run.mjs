@@ -21,6 +21,7 @@ import * as callHttp from './scenarios/call-http.mjs';
 import * as callJson from './scenarios/call-json.mjs';
 import * as callPerSession from './scenarios/call-per-session.mjs';
 import * as callRedis from './scenarios/call-redis.mjs';
+import * as callStateless from './scenarios/call-stateless.mjs';
 import * as callSse from './scenarios/call-sse-progress.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
@@ -36,7 +37,7 @@ import * as sessionChurn from './scenarios/session-churn.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = [bareFastify, upstreamDirect, callJson, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
+const ALL = [bareFastify, upstreamDirect, callJson, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

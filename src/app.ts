@@ -246,6 +246,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     isDraining,
   });
   metrics.countSessions = () => store.size();
+  metrics.countInputChains = () => router?.chains ?? 0;
   server.onListChanged((method) => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);

@@ -23,6 +23,31 @@ export function initializeBody(id = 0) {
   });
 }
 
+/** The stateless revision: no session, the request carries its own version and capabilities. */
+export const STATELESS_VERSION = '2026-07-28';
+
+/**
+ * Headers of a stateless tools/call (the version, method and tool mirrored from the body).
+ * @param {string} tool
+ */
+export function statelessCallHeaders(tool) {
+  return { ...POST_HEADERS, 'mcp-protocol-version': STATELESS_VERSION, 'mcp-method': 'tools/call', 'mcp-name': tool };
+}
+
+/**
+ * @param {number | string} id
+ * @param {string} name
+ * @param {Record<string, unknown>} args
+ */
+export function statelessToolsCallBody(id, name, args) {
+  const _meta = {
+    'io.modelcontextprotocol/protocolVersion': STATELESS_VERSION,
+    'io.modelcontextprotocol/clientCapabilities': {},
+    'io.modelcontextprotocol/clientInfo': { name: 'mcp-gateway-bench', version: '1' },
+  };
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta } });
+}
+
 export const INITIALIZED_BODY = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
 /**

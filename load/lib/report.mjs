@@ -214,6 +214,14 @@ export function markdown({ rows, meta, failures }) {
       '',
     );
   }
+  const stateless = rows.find((r) => r.scenario === 'call-stateless' && !r.skipped);
+  if (stateless && memory) {
+    out.push(
+      `**call-stateless**: ${num(stateless.reqPerSec)} req/s as 2026-07-28 stateless requests vs ${num(memory.reqPerSec)} req/s on 2025 sessions in the same run: ` +
+        `${ratio(stateless.reqPerSec / memory.reqPerSec)}; p99 ${ms(stateless.latencyMs.p99)} vs ${ms(memory.latencyMs.p99)} ms.`,
+      '',
+    );
+  }
   const churn = rows.find((r) => r.scenario === 'session-churn' && !r.skipped);
   if (churn) {
     out.push('');

@@ -9,6 +9,8 @@ import {
   checkCallReply,
   initializeBody,
   sessionHeaders,
+  statelessCallHeaders,
+  statelessToolsCallBody,
   toolsCallBody,
   verifyEchoReply,
 } from './mcp.mjs';
@@ -23,10 +25,11 @@ const VERIFY_EVERY = 50;
 let nextId = 1;
 
 /**
- * tools/call rotating through `sids` (one id per call, sessions round-robin).
+ * tools/call rotating through `sids` (one id per call, sessions round-robin); with no `sids`,
+ * stateless (2026-07-28) requests that carry their own `_meta` instead of a session.
  * @param {object} o
  * @param {string} o.path
- * @param {string[]} o.sids
+ * @param {string[] | undefined} o.sids
  * @param {string} o.tool
  * @param {Record<string, unknown>} o.args
  * @param {string} o.expectText        the text the tool result should carry (sample-verified)
@@ -40,7 +43,7 @@ export function toolCallLoad({ path, sids, tool, args, expectText, expectProgres
   /** @type {string[]} */
   const badSamples = [];
   let k = 0;
-  const n = sids.length;
+  const statelessHeaders = statelessCallHeaders(tool);
   const requests = [
     {
       method: 'POST',
@@ -48,7 +51,8 @@ export function toolCallLoad({ path, sids, tool, args, expectText, expectProgres
       headers: POST_HEADERS,
       setupRequest: (/** @type {any} */ req) => {
         const id = nextId++;
-        const sid = /** @type {string} */ (sids[k++ % n]);
+        if (!sids) return { ...req, headers: statelessHeaders, body: statelessToolsCallBody(id, tool, args) };
+        const sid = /** @type {string} */ (sids[k++ % sids.length]);
         return {
           ...req,
           headers: sessionHeaders(sid),

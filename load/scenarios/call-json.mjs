@@ -24,12 +24,12 @@ export async function run(ctx, pool = DEFAULT_POOL, scenario = name) {
  * scenarios (Redis store, HTTP upstream, per-session) change only the gateway.
  * @param {import('../run.mjs').Context} ctx
  * @param {import('../lib/gateway.mjs').RunningGateway} gw
- * @param {{ scenario: string, variant: string, tool: string, meters?: Record<string, () => number[]>, prepare?: (sids: string[]) => Promise<void> }} o
+ * @param {{ scenario: string, variant: string, tool: string, meters?: Record<string, () => number[]>, prepare?: (sids: string[]) => Promise<void>, stateless?: boolean }} o
  */
-export async function measureEchoCalls(ctx, gw, { scenario, variant, tool, meters, prepare }) {
+export async function measureEchoCalls(ctx, gw, { scenario, variant, tool, meters, prepare, stateless }) {
   try {
-    const sids = await openSessions(gw.url, ctx.sessions);
-    await prepare?.(sids);
+    const sids = stateless ? undefined : await openSessions(gw.url, ctx.sessions);
+    if (sids) await prepare?.(sids);
     const m = await measure({
       url: gw.url,
       connections: ctx.connections,
@@ -47,7 +47,7 @@ export async function measureEchoCalls(ctx, gw, { scenario, variant, tool, meter
       ctx.log(`cpu profile of pid ${gw.pid} in ${gw.cpuProfDir} (written when the gateway exits); summary of the measured run:`);
       ctx.log(`  node load/tools/profile-summary.mjs ${gw.cpuProfDir} --skip ${skip} --until ${until}`);
     }
-    return [{ scenario, target: 'mcp-gateway', variant, workload: 'tools/call echo (JSON)', ...m }];
+    return [{ scenario, target: 'mcp-gateway', variant, workload: stateless ? 'tools/call echo (JSON, 2026-07-28 stateless)' : 'tools/call echo (JSON)', ...m }];
   } finally {
     await gw.stop();
   }

@@ -156,7 +156,7 @@ export class VirtualServer implements McpHandler {
 
   capabilities(stateless: boolean): Record<string, unknown> {
     const capabilities: Record<string, unknown> = {};
-    for (const [, entry, info] of this.#upstreamInfos()) {
+    for (const [, info] of this.#upstreamInfos()) {
       // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
       if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
       if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
@@ -167,8 +167,8 @@ export class VirtualServer implements McpHandler {
         capabilities.resources = resources;
       }
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
-      // Log messages reach a client only through its own per-session worker, and only a session's.
-      if (info.capabilities.logging !== undefined && entry.mode === 'per-session' && !stateless) capabilities.logging = {};
+      // Stateless requests get no log messages (none asks with a log level the gateway honours).
+      if (info.capabilities.logging !== undefined && !stateless) capabilities.logging = {};
     }
     return capabilities;
   }
@@ -179,15 +179,15 @@ export class VirtualServer implements McpHandler {
 
   #instructions(): string | undefined {
     const parts: string[] = [];
-    for (const [name, , info] of this.#upstreamInfos()) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
+    for (const [name, info] of this.#upstreamInfos()) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
     return parts.length > 0 ? parts.join('\n\n') : undefined;
   }
 
   /** Upstreams that are up, with what they said at initialize. */
-  *#upstreamInfos(): Generator<[string, UpstreamEntry, NonNullable<UpstreamPool['info']>]> {
+  *#upstreamInfos(): Generator<[string, NonNullable<UpstreamPool['info']>]> {
     for (const [name, entry] of this.options.upstreams) {
       const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
-      if (info) yield [name, entry, info];
+      if (info) yield [name, info];
     }
   }
 

@@ -34,6 +34,18 @@ export class Metrics {
     },
   });
 
+  /** Set by the app: stateless requests whose per-session call runs or waits for input here. */
+  countInputChains: () => number = () => 0;
+
+  readonly inputChains: Gauge = new Gauge({
+    name: 'mcpgw_input_chains',
+    help: 'Stateless (2026-07-28) requests on this replica whose per-session upstream call is running or waiting for the client\'s input',
+    registers: [this.registry],
+    collect: () => {
+      this.inputChains.set(this.countInputChains());
+    },
+  });
+
   readonly sseStreamsOpen = new Gauge({
     name: 'mcpgw_sse_streams_open',
     help: 'SSE streams currently open on this replica',

@@ -60,6 +60,7 @@ describe('input-required results over raw HTTP', () => {
     expect(r1.inputRequests[keys[0]!]).toMatchObject({ method: 'elicitation/create', params: { message: 'Who are you?', requestedSchema: { type: 'object' } } });
     expect(typeof r1.requestState).toBe('string');
     expect(workers()).toBe(1);
+    expect(await fetch(`${gw.base}/metrics`).then((r) => r.text())).toMatch(/^mcpgw_input_chains 1$/m);
 
     const answer = { action: 'accept', content: { username: 'alice', email: 'alice@example.com' } };
     const second = await callTool(2, 'test_elicitation', { message: 'Who are you?' }, { inputResponses: { [keys[0]!]: answer }, requestState: r1.requestState });
