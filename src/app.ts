@@ -20,6 +20,7 @@ import type { Bus } from './session/bus.js';
 import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
+import { createAuthenticator, registerProtectedResourceMetadata } from './http/auth.js';
 import { ListenStreams } from './transport/listen-streams.js';
 import { SessionStreams } from './transport/session-streams.js';
 import { StreamServices } from './transport/stream-services.js';
@@ -225,7 +226,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     methods: ['GET', 'POST', 'DELETE'],
     // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
     // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
-    exposedHeaders: ['mcp-session-id'],
+    exposedHeaders: ['mcp-session-id', 'www-authenticate'],
   });
   registerHealth(app, {
     required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),
@@ -234,6 +235,8 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),
     store: created.status,
   });
+  registerProtectedResourceMetadata(app, config.auth);
+  const authenticator = createAuthenticator(config.auth);
   const transport = registerStreamableHttp(app, {
     path: config.path,
     bodyLimit: config.limits.bodyBytes,
@@ -244,6 +247,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     isAllowedOrigin,
     metrics,
     isDraining,
+    ...(authenticator ? { authenticate: (authorization: string | undefined) => authenticator.authenticate(authorization) } : {}),
   });
   metrics.countSessions = () => store.size();
   metrics.countInputChains = () => router?.chains ?? 0;

@@ -121,6 +121,12 @@ function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[]
     }
   });
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
+  if (typeof config.auth === 'object' && config.auth !== null && config.auth.mode === 'jwt') {
+    for (const key of ['resource', 'issuer', 'jwksUrl'] as const) {
+      if (config.auth[key] === undefined) problems.push(`auth.${key}: is required when auth.mode is "jwt"`);
+    }
+    if (config.auth.authorizationServers.length === 0) problems.push('auth.authorizationServers: name at least one when auth.mode is "jwt"');
+  }
   return problems;
 }
 

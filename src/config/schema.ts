@@ -88,6 +88,23 @@ export interface RedisClusterConfig {
 /** Exactly one of the two (checked in load.ts, which names the keys); a single node is `sessions.redisUrl`. */
 export type RedisTopologyConfig = RedisSentinelConfig | RedisClusterConfig;
 
+export interface AuthConfig {
+  mode: 'none' | 'jwt';
+  /** The gateway's MCP endpoint as clients name it (RFC 8707 resource, RFC 9728 metadata). */
+  resource?: string;
+  /** Issuers clients get tokens from, listed in the protected resource metadata. */
+  authorizationServers: string[];
+  /** The `iss` a token must carry. */
+  issuer?: string;
+  /** Where the issuer publishes its signing keys. */
+  jwksUrl?: string;
+  /** The `aud` a token must carry (default: `resource`). */
+  audience?: string;
+  /** Scopes every request's token must carry. */
+  requiredScopes: string[];
+  clockToleranceSeconds: number;
+}
+
 export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
   path: string;
@@ -101,6 +118,8 @@ export interface GatewayConfig {
   pagination: { pageSize: number };
   /** Cache hints on 2026-07-28 (stateless) results: how long a client may reuse them. */
   stateless: { listTtlMs: number; readTtlMs: number; inputTimeoutMs: number };
+  /** Who may call: `none`, or OAuth 2.1 bearer tokens (JWTs) checked against the issuer's keys. */
+  auth: AuthConfig;
   shutdown: { drainMs: number };
   upstreams: UpstreamConfig[];
 }
@@ -305,6 +324,22 @@ export const configSchema: SchemaObject = {
         readTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 0 },
         // After an input-required result: how long the upstream call waits for the client's retry.
         inputTimeoutMs: { type: 'integer', minimum: 1000, maximum: 86400000, default: 300000 },
+      },
+      required: [],
+      default: {},
+    },
+    auth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        mode: { type: 'string', enum: ['none', 'jwt'], default: 'none' },
+        resource: { type: 'string', pattern: '^https?://' },
+        authorizationServers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
+        issuer: { type: 'string', minLength: 1 },
+        jwksUrl: { type: 'string', pattern: '^https?://' },
+        audience: { type: 'string', minLength: 1 },
+        requiredScopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        clockToleranceSeconds: { type: 'integer', minimum: 0, maximum: 600, default: 30 },
       },
       required: [],
       default: {},

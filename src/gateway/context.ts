@@ -26,6 +26,8 @@ export interface RequestContext {
   readonly stateless: boolean;
   readonly clientCapabilities: Readonly<Record<string, unknown>>;
   readonly clientInfo: ClientInfo | undefined;
+  /** With auth on: who asks (the token's issuer and subject). */
+  readonly principal?: string | undefined;
   /**
    * Names the space in which the client's request ids are unique (the session id for 2025
    * clients, a per-request token for stateless ones): cancellation looks requests up by it.

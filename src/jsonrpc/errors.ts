@@ -61,6 +61,10 @@ export const ERRORS = {
   SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
   SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
   UPSTREAM_CIRCUIT_OPEN: { code: -32011, httpStatus: 200, message: 'Upstream is failing; calls to it fail fast until it recovers', retryable: true },
+
+  // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
+  UNAUTHORIZED: { code: -32012, httpStatus: 401, message: 'Unauthorized: a valid bearer token is required', retryable: false },
+  INSUFFICIENT_SCOPE: { code: -32013, httpStatus: 403, message: 'Forbidden: the token lacks a required scope', retryable: false },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;
@@ -83,6 +87,17 @@ export class GatewayError extends Error {
   toJsonRpc(): JsonRpcErrorObject {
     const data = this.entry.retryable ? { type: this.type, retryable: true, ...this.detail } : { type: this.type, ...this.detail };
     return { code: this.entry.code, message: this.message, data };
+  }
+}
+
+/** A rejection whose HTTP reply carries a `WWW-Authenticate` challenge (RFC 6750). */
+export class AuthChallenge extends GatewayError {
+  constructor(
+    type: 'UNAUTHORIZED' | 'INSUFFICIENT_SCOPE',
+    message: string,
+    readonly challenge: string,
+  ) {
+    super(type, message);
   }
 }
 

@@ -11,6 +11,8 @@ export interface SessionRecord {
   clientInfo: ClientInfo | undefined;
   /** Set once the client has sent notifications/initialized. */
   initialized: boolean;
+  /** With auth on: who opened the session; nobody else may use it. */
+  principal?: string;
   logLevel?: string;
   createdAt: number;
   /** Per upstream name: the upstream session its per-session worker holds (opaque JSON here). */

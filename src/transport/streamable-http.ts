@@ -3,7 +3,7 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientInfo, MessageSink, RequestContext } from '../gateway/context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
-import { ERRORS, GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
+import { AuthChallenge, ERRORS, GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -27,6 +27,8 @@ export interface StreamableHttpOptions {
   metrics: Metrics;
   /** true once shutdown began: new work is refused with a retryable 503. */
   isDraining: () => boolean;
+  /** With auth on: who sends a request (its Authorization header); throws an AuthChallenge. */
+  authenticate?: (authorization: string | undefined) => Promise<string>;
 }
 
 export interface StreamableHttpTransport {
@@ -104,12 +106,14 @@ function header(request: FastifyRequest, name: string): string | undefined {
 export function registerStreamableHttp(app: FastifyInstance, options: StreamableHttpOptions): StreamableHttpTransport {
   const { handler, store, streams, listens, metrics } = options;
   const state = { activeReplies: 0 };
+  const principals = new WeakMap<FastifyRequest, string>();
   /** Stateless requests get a scope of their own: unique on this replica, never stored. */
   const statelessScopes = { prefix: `~${randomUUID().slice(0, 8)}.`, next: 0 };
 
   function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
     metrics.transportRejections.inc({ error_type: err.type });
     if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
+    if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
     reply
       .code(err.entry.httpStatus)
       .header('content-type', 'application/json')
@@ -135,7 +139,8 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       request.log.error({ err }, 'session store failure');
       throw new Rejection('SESSION_STORE_UNAVAILABLE');
     }
-    if (!session) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    // Another principal's session is not theirs to learn exists.
+    if (!session || session.principal !== principals.get(request)) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
     return session;
   }
 
@@ -157,6 +162,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
       clientInfo: session.clientInfo,
+      principal: session.principal,
       stateless: false,
       scope: session.id,
       sink,
@@ -178,7 +184,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
         checkMirroredParams(message.params.arguments, handler.mirroredParams(message.params.name), lookup);
       }
-      ctx = { ...meta, stateless: true, scope: statelessScopes.prefix + statelessScopes.next++, sink: NO_SINK, sessionSink: undefined };
+      ctx = { ...meta, principal: principals.get(request), stateless: true, scope: statelessScopes.prefix + statelessScopes.next++, sink: NO_SINK, sessionSink: undefined };
     } catch (err) {
       if (err instanceof GatewayError) throw new Rejection(err.type, err.message, message.id, err.detail);
       throw err;
@@ -220,6 +226,8 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       initialized: false,
       createdAt: Date.now(),
     };
+    const principal = principals.get(request);
+    if (principal !== undefined) session.principal = principal;
     try {
       await store.create(session);
     } catch (err) {
@@ -392,6 +400,14 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       if (!options.isAllowedOrigin(header(request, 'origin'))) {
         send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
         return reply;
+      }
+      if (options.authenticate) {
+        try {
+          principals.set(request, await options.authenticate(header(request, 'authorization')));
+        } catch (err) {
+          fail(reply, err);
+          return reply;
+        }
       }
       return undefined;
     });

@@ -1,0 +1,78 @@
+import type { FastifyInstance } from 'fastify';
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import type { AuthConfig } from '../config/schema.js';
+import { AuthChallenge } from '../jsonrpc/errors.js';
+
+/** Who a request comes from: the token's issuer and subject. */
+export type Principal = string;
+
+export interface Authenticator {
+  /** The principal of a request's `Authorization` header; throws an AuthChallenge when it has none that holds. */
+  authenticate(authorization: string | undefined): Promise<Principal>;
+}
+
+/**
+ * The gateway as an OAuth 2.1 resource server (MCP authorization): every request to the MCP
+ * endpoint carries a bearer JWT issued for this gateway (`aud`), by the configured issuer,
+ * signed with one of its published keys, unexpired, with the required scopes. The token stays
+ * here: upstreams get their own configured credentials, never the client's token.
+ */
+export function createAuthenticator(config: AuthConfig): Authenticator | undefined {
+  if (config.mode !== 'jwt') return undefined;
+  const resource = config.resource!;
+  const keys = createRemoteJWKSet(new URL(config.jwksUrl!));
+  const metadataUrl = protectedResourceMetadataUrl(resource);
+  const challenge = (params: string) => `Bearer resource_metadata="${metadataUrl}"${params ? `, ${params}` : ''}`;
+  const scopeHint = config.requiredScopes.length > 0 ? `, scope="${config.requiredScopes.join(' ')}"` : '';
+
+  return {
+    async authenticate(authorization) {
+      const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? '');
+      if (!match) {
+        // No credentials at all: the challenge names where to learn how to get some (RFC 9728).
+        throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: a bearer token is required', challenge(scopeHint.slice(2)));
+      }
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(match[1]!, keys, {
+          issuer: config.issuer!,
+          audience: config.audience ?? resource,
+          clockTolerance: config.clockToleranceSeconds,
+        }));
+      } catch (err) {
+        const why = err instanceof joseErrors.JWTExpired ? 'the token has expired' : err instanceof joseErrors.JWTClaimValidationFailed ? `the token's ${err.claim} claim is not accepted` : 'the token is not valid';
+        throw new AuthChallenge('UNAUTHORIZED', `Unauthorized: ${why}`, challenge(`error="invalid_token", error_description="${why}"`));
+      }
+      const granted = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ') : []);
+      const missing = config.requiredScopes.filter((s) => !granted.has(s));
+      if (missing.length > 0) {
+        throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: the token lacks the scope ${missing.join(' ')}`, challenge(`error="insufficient_scope"${scopeHint}`));
+      }
+      if (typeof payload.sub !== 'string' || payload.sub === '') {
+        throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
+      }
+      return `${payload.iss ?? ''} ${payload.sub}`;
+    },
+  };
+}
+
+/** RFC 9728: the metadata of `https://host/mcp` lives at `https://host/.well-known/oauth-protected-resource/mcp`. */
+function protectedResourceMetadataUrl(resource: string): string {
+  const url = new URL(resource);
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+  return `${url.origin}/.well-known/oauth-protected-resource${path}`;
+}
+
+/** Serves the protected resource metadata: what a client needs to find the authorization server. */
+export function registerProtectedResourceMetadata(app: FastifyInstance, config: AuthConfig): void {
+  if (config.mode !== 'jwt') return;
+  const document = {
+    resource: config.resource,
+    authorization_servers: config.authorizationServers,
+    bearer_methods_supported: ['header'],
+    ...(config.requiredScopes.length > 0 ? { scopes_supported: config.requiredScopes } : {}),
+  };
+  const path = new URL(protectedResourceMetadataUrl(config.resource!)).pathname;
+  // Both the path-specific location and the root one: clients try either.
+  for (const p of new Set([path, '/.well-known/oauth-protected-resource'])) app.get(p, async () => document);
+}

@@ -1,0 +1,196 @@
+/**
+ * The gateway as an OAuth 2.1 resource server: bearer JWTs checked against an issuer's keys
+ * (served by a real JWKS endpoint on loopback), 401/403 with the RFC 6750 / RFC 9728 challenge,
+ * protected resource metadata, sessions bound to the principal that opened them, stateless
+ * requests checked alike, and the client's token never passed to an upstream.
+ */
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
+
+const RESOURCE = 'http://127.0.0.1/mcp';
+const ISSUER = 'http://127.0.0.1/issuer';
+const METADATA = 'http://127.0.0.1/.well-known/oauth-protected-resource/mcp';
+
+let keys: { privateKey: CryptoKey; publicKey: CryptoKey };
+let strangerKey: CryptoKey;
+let jwks: Server;
+let echo: HttpServerProcess;
+let gw: RunningGateway;
+
+function token(claims: Record<string, unknown> = {}, o: { key?: CryptoKey; expiresIn?: string } = {}): Promise<string> {
+  return new SignJWT({ scope: 'mcp:tools', ...claims })
+    .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+    .setIssuer((claims.iss as string) ?? ISSUER)
+    .setAudience((claims.aud as string) ?? RESOURCE)
+    .setSubject((claims.sub as string) ?? 'alice')
+    .setIssuedAt()
+    .setExpirationTime(o.expiresIn ?? '5m')
+    .sign(o.key ?? keys.privateKey);
+}
+
+const bearer = async (claims?: Record<string, unknown>, o?: { key?: CryptoKey; expiresIn?: string }) => ({ authorization: `Bearer ${await token(claims, o)}` });
+
+function initialize(headers: Record<string, string>) {
+  return post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } }, headers);
+}
+
+beforeAll(async () => {
+  keys = await generateKeyPair('RS256');
+  strangerKey = (await generateKeyPair('RS256')).privateKey;
+  const jwk = { ...(await exportJWK(keys.publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+  jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+  await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
+  echo = await startEchoHttp();
+  gw = await startGateway(
+    exampleConfig({
+      auth: {
+        mode: 'jwt',
+        resource: RESOURCE,
+        issuer: ISSUER,
+        jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
+        authorizationServers: [ISSUER],
+        requiredScopes: ['mcp:tools'],
+      },
+      upstreams: [httpUpstream('remote', echo.url, { headers: { 'x-upstream-key': 'configured-secret' } })],
+    }),
+  );
+});
+
+afterAll(async () => {
+  await gw?.stop();
+  await echo?.stop();
+  await new Promise((r) => jwks?.close(r));
+});
+
+describe('bearer tokens', () => {
+  it('no token: 401 with a challenge naming the protected resource metadata, which is served', async () => {
+    const r = await initialize({});
+    expect(r.status).toBe(401);
+    expect(r.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${METADATA}", scope="mcp:tools"`);
+    expect(r.json.error).toMatchObject({ code: -32012, data: { type: 'UNAUTHORIZED' } });
+    const metadata = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', gw.base)).then((res) => res.json());
+    expect(metadata).toEqual({ resource: RESOURCE, authorization_servers: [ISSUER], bearer_methods_supported: ['header'], scopes_supported: ['mcp:tools'] });
+  });
+
+  const rejected: Array<[string, () => Promise<Record<string, string>>, RegExp]> = [
+    ['a token that is not a JWT', async () => ({ authorization: 'Bearer not.a.jwt' }), /error="invalid_token"/],
+    ['an expired token', () => bearer({}, { expiresIn: '-10m' }), /error="invalid_token", error_description="the token has expired"/],
+    ['a token for another resource', () => bearer({ aud: 'http://127.0.0.1/other' }), /the token's aud claim is not accepted/],
+    ['a token of another issuer', () => bearer({ iss: 'http://127.0.0.1/evil' }), /the token's iss claim is not accepted/],
+    ['a token signed with another key', () => bearer({}, { key: strangerKey }), /error="invalid_token"/],
+    ['a Basic credential', async () => ({ authorization: 'Basic YWxpY2U6c2VjcmV0' }), /^Bearer resource_metadata=/],
+  ];
+  for (const [name, headers, challenge] of rejected) {
+    it(`${name}: 401 invalid_token, and nothing else is disturbed`, async () => {
+      const r = await initialize(await headers());
+      expect(r.status).toBe(401);
+      expect(r.headers.get('www-authenticate')).toMatch(challenge);
+      expect(r.json.error.data.type).toBe('UNAUTHORIZED');
+      expect((await initialize(await bearer())).status).toBe(200);
+    });
+  }
+
+  it('a token without the required scope: 403 insufficient_scope', async () => {
+    const r = await initialize(await bearer({ scope: 'mcp:read' }));
+    expect(r.status).toBe(403);
+    expect(r.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${METADATA}", error="insufficient_scope", scope="mcp:tools"`);
+    expect(r.json.error).toMatchObject({ code: -32013, data: { type: 'INSUFFICIENT_SCOPE' } });
+  });
+
+  it('health and metrics need no token', async () => {
+    expect((await fetch(new URL('/healthz', gw.base))).status).toBe(200);
+    expect((await fetch(new URL('/metrics', gw.base))).status).toBe(200);
+  });
+});
+
+describe('with a valid token', () => {
+  it('the SDK client works the whole flow', async () => {
+    const client = new Client({ name: 'auth-e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: await bearer() } }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('remote__echo');
+      expect(toolText(await client.callTool({ name: 'remote__echo', arguments: { text: 'authorized' } }))).toBe('authorized');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a session is its principal's: another valid token gets 404 for it", async () => {
+    const alice = await bearer({ sub: 'alice' });
+    const sid = (await initialize(alice)).headers.get('mcp-session-id')!;
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const asBob = await post(gw.url, list, { ...(await bearer({ sub: 'bob' })), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    expect(asBob.status).toBe(404);
+    expect(asBob.json.error.data.type).toBe('SESSION_NOT_FOUND');
+    const asAlice = await post(gw.url, list, { ...alice, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    expect(asAlice.status).toBe(200);
+    expect(asAlice.json.result.tools.length).toBeGreaterThan(0);
+  });
+
+  it('stateless (2026-07-28) requests are checked alike', async () => {
+    const body = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'remote__echo', arguments: { text: 'stateless' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+    };
+    const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'remote__echo' };
+    expect((await post(gw.url, body, headers)).status).toBe(401);
+    const ok = await post(gw.url, body, { ...headers, ...(await bearer()) });
+    expect(ok.status).toBe(200);
+    expect(ok.json.result.content[0].text).toBe('stateless');
+  });
+
+  it("the upstream never sees the client's token, only its own configured credentials", async () => {
+    const seen: IncomingHttpHeaders[] = [];
+    // A remote upstream that records what it is sent, in front of nothing but itself.
+    const recorder = createServer((req, res) => {
+      seen.push(req.headers);
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        const msg = body ? JSON.parse(body) : {};
+        if (msg.id === undefined) return void res.writeHead(202).end();
+        const result =
+          msg.method === 'initialize'
+            ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'recorder', version: '1' } }
+            : msg.method === 'tools/list'
+              ? { tools: [{ name: 'rec', inputSchema: { type: 'object' } }] }
+              : { content: [{ type: 'text', text: 'recorded' }] };
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      });
+    });
+    await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
+    const gw2 = await startGateway(
+      exampleConfig({
+        auth: { mode: 'jwt', resource: RESOURCE, issuer: ISSUER, jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`, authorizationServers: [ISSUER] },
+        upstreams: [httpUpstream('rec', `http://127.0.0.1:${(recorder.address() as AddressInfo).port}/mcp`, { headers: { authorization: 'Bearer upstream-own-credential' } })],
+      }),
+    );
+    try {
+      const client = new Client({ name: 'auth-passthrough', version: '1.0.0' });
+      const clientToken = await token();
+      await client.connect(new StreamableHTTPClientTransport(gw2.url, { requestInit: { headers: { authorization: `Bearer ${clientToken}` } } }));
+      expect(toolText(await client.callTool({ name: 'rec__rec', arguments: {} }))).toBe('recorded');
+      await client.close();
+      expect(seen.length).toBeGreaterThan(2);
+      for (const h of seen) expect(h.authorization).toBe('Bearer upstream-own-credential');
+      expect(JSON.stringify(seen)).not.toContain(clientToken);
+    } finally {
+      await gw2.stop();
+      await new Promise((r) => recorder.close(r));
+    }
+  });
+});
+
+describe('config', () => {
+  it('jwt mode without its issuer, keys or resource is a start-up error naming each key', async () => {
+    expect(() => exampleConfig({ auth: { mode: 'jwt' } })).toThrow(/auth\.resource[\s\S]*auth\.issuer[\s\S]*auth\.jwksUrl[\s\S]*auth\.authorizationServers/);
+  });
+});
