@@ -4,6 +4,8 @@ import type { SchemaObject } from 'ajv';
 
 export interface PoolConfig {
   min: number;
+  /** mode per-session, stdio: processes started ahead of the sessions (or stateless requests) that will use them. */
+  spares: number;
   max: number;
   maxInFlight: number;
   queueSize: number;
@@ -129,6 +131,7 @@ const pool: SchemaObject = {
   additionalProperties: false,
   properties: {
     min: { type: 'integer', minimum: 0, default: 1 },
+    spares: { type: 'integer', minimum: 0, maximum: 16, default: 1 },
     max: { type: 'integer', minimum: 1, default: 4 },
     maxInFlight: { type: 'integer', minimum: 1, default: 32 },
     queueSize: { type: 'integer', minimum: 0, default: 1000 },

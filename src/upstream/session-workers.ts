@@ -15,6 +15,14 @@ interface Dedicated {
   lastUsed: number;
 }
 
+/** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
+interface Spare {
+  upstream: Upstream;
+  /** Filled in when a scope takes the spare: its client's identity, and where its requests go. */
+  binding: { identity: ClientIdentity; peer: UpstreamPeer | undefined };
+  exited: boolean;
+}
+
 /**
  * `mode: per-session`: every client scope (session) gets its own worker, initialized with that
  * client's own capabilities and clientInfo, so the upstream can ask that client for sampling,
@@ -23,6 +31,9 @@ interface Dedicated {
  */
 export class SessionWorkers {
   readonly #workers = new Map<string, Dedicated>();
+  #spares: Spare[] = [];
+  /** Workers of this transport have nothing to start ahead (remote sessions). */
+  #prewarmable = true;
   #spawned = 0;
   #info: UpstreamServerInfo | undefined;
   #lastError: string | undefined;
@@ -72,6 +83,7 @@ export class SessionWorkers {
     try {
       this.#info = await probe.start();
       this.#lastError = undefined;
+      this.#refillSpares();
       return await use(probe);
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err);
@@ -138,11 +150,52 @@ export class SessionWorkers {
   async close(): Promise<void> {
     this.#closed = true;
     clearInterval(this.#reaper);
+    await Promise.all(this.#spares.splice(0).map((s) => s.upstream.close()));
     await Promise.all([...this.#workers.keys()].map((scope) => this.release(scope)));
   }
 
+  /**
+   * A process start (runtime and imports) costs far more than initialize: with spares, a new
+   * session (or a stateless request's chain) gets a process already running, and only
+   * initializes it with its own client's identity. A spare that dies unused is not replaced
+   * until a scope takes one, so a crashing command does not spin.
+   */
+  #refillSpares(): void {
+    while (this.#prewarmable && !this.#closed && this.#spares.length < this.config.spares) {
+      const binding: Spare['binding'] = { identity: { clientInfo: { name: '', version: '' }, capabilities: {}, protocolVersion: '' }, peer: undefined };
+      const peer: UpstreamPeer = {
+        request: (method, params) => binding.peer?.request(method, params) ?? Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method}: this worker has no client yet`)),
+        notification: (n) => binding.peer?.notification(n),
+      };
+      const upstream = this.createWorker(binding.identity, this.#spawned++, peer);
+      if (!upstream.prewarm) {
+        this.#prewarmable = false;
+        return;
+      }
+      const spare: Spare = { upstream, binding, exited: false };
+      upstream.onExit(() => {
+        spare.exited = true;
+        this.#spares = this.#spares.filter((s) => s !== spare);
+      });
+      upstream.prewarm();
+      this.#spares.push(spare);
+    }
+  }
+
+  /** A running spare for `scope`, bound to its client, or a new worker. */
+  #createFor(scope: string, identity: ClientIdentity): Upstream {
+    // Each new scope tops the spares up (a dead spare is replaced here, not when it dies).
+    setImmediate(() => this.#refillSpares());
+    const spare = this.#spares.find((s) => !s.exited);
+    if (!spare) return this.createWorker(identity, this.#spawned++, this.peerFor(scope), this.memoryFor?.(scope));
+    this.#spares = this.#spares.filter((s) => s !== spare);
+    Object.assign(spare.binding.identity, identity);
+    spare.binding.peer = this.peerFor(scope);
+    return spare.upstream;
+  }
+
   #start(scope: string, identity: ClientIdentity): Dedicated {
-    const upstream = this.createWorker(identity, this.#spawned++, this.peerFor(scope), this.memoryFor?.(scope));
+    const upstream = this.#createFor(scope, identity);
     const worker: Dedicated = { upstream, ready: false, waiting: [], lastUsed: Date.now() };
     this.#workers.set(scope, worker);
     this.#updateGauge();

@@ -52,29 +52,13 @@ export class StdioUpstream extends BaseUpstream {
     return this.#child?.pid;
   }
 
-  async start(): Promise<UpstreamServerInfo> {
-    const child = spawn(this.config.command, this.config.args, {
-      cwd: this.config.cwd,
-      env: childEnv(this.config.env),
-      stdio: ['pipe', 'pipe', 'pipe'],
-      // Its own process group, so stopping it also stops whatever it spawned.
-      detached: true,
-    });
-    this.#child = child;
-    child.stdout!.setEncoding('utf8');
-    child.stdout!.on('data', (chunk: string) => this.#onData(chunk));
-    child.stderr!.setEncoding('utf8');
-    let stderrTail = '';
-    child.stderr!.on('data', (chunk: string) => {
-      stderrTail = (stderrTail + chunk).slice(-2000);
-      for (const line of chunk.split('\n')) {
-        if (line.trim()) this.log.info({ upstream: this.label, pid: child.pid, stderr: line }, 'upstream stderr');
-      }
-    });
-    child.stdin!.on('error', (err) => this.log.debug({ upstream: this.label, err }, 'upstream stdin error'));
-    child.on('error', (err) => this.#onExit(`failed to start: ${err.message}`));
-    child.on('exit', (code, signal) => this.#onExit(signal ? `exited on ${signal}` : `exited with code ${code}`, stderrTail));
+  prewarm(): void {
+    if (!this.#child) this.#spawn();
+  }
 
+  async start(): Promise<UpstreamServerInfo> {
+    const child = this.#child ?? this.#spawn();
+    if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} exited before it was initialized`);
     const initialize = this.connection.call('initialize', {
       protocolVersion: this.identity.protocolVersion,
       capabilities: this.identity.capabilities,
@@ -96,6 +80,31 @@ export class StdioUpstream extends BaseUpstream {
     this.connection.notify('notifications/initialized');
     this.log.info({ upstream: this.label, pid: child.pid, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion }, 'upstream ready');
     return this.serverInfo;
+  }
+
+  #spawn(): ChildProcess {
+    const child = spawn(this.config.command, this.config.args, {
+      cwd: this.config.cwd,
+      env: childEnv(this.config.env),
+      stdio: ['pipe', 'pipe', 'pipe'],
+      // Its own process group, so stopping it also stops whatever it spawned.
+      detached: true,
+    });
+    this.#child = child;
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (chunk: string) => this.#onData(chunk));
+    child.stderr!.setEncoding('utf8');
+    let stderrTail = '';
+    child.stderr!.on('data', (chunk: string) => {
+      stderrTail = (stderrTail + chunk).slice(-2000);
+      for (const line of chunk.split('\n')) {
+        if (line.trim()) this.log.info({ upstream: this.label, pid: child.pid, stderr: line }, 'upstream stderr');
+      }
+    });
+    child.stdin!.on('error', (err) => this.log.debug({ upstream: this.label, err }, 'upstream stdin error'));
+    child.on('error', (err) => this.#onExit(`failed to start: ${err.message}`));
+    child.on('exit', (code, signal) => this.#onExit(signal ? `exited on ${signal}` : `exited with code ${code}`, stderrTail));
+    return child;
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {

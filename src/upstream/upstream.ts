@@ -35,6 +35,11 @@ export interface Upstream {
   readonly inFlight: number;
   readonly info: UpstreamServerInfo | undefined;
   start(): Promise<UpstreamServerInfo>;
+  /**
+   * Starts what can start before the client is known (a process and its runtime), so that a
+   * later start() only initializes. Absent where there is nothing to start ahead (HTTP).
+   */
+  prewarm?(): void;
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
   /** Stops the connection and everything it started; pending calls fail at once. */
   close(): Promise<void>;
