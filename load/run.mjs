@@ -6,6 +6,8 @@
 // Environment: BENCH_DURATION (s per measurement, 10), BENCH_WARMUP (s, 2), BENCH_CONNECTIONS
 // (50), BENCH_SESSIONS (sessions the call loads rotate through, 50), BENCH_POOLS (pool-sweep),
 // BENCH_PEERS (comma list), BENCH_CPU_PROF (folder: run the gateway with --cpu-prof into it),
+// BENCH_ROUNDS (3: every throughput scenario is measured this many times, the rounds interleaved,
+// and each row reports its median round; on a shared machine one measurement can be off by 30 %),
 // BENCH_IDLE_* (see scenarios/idle-sessions.mjs).
 
 import { readFileSync } from 'node:fs';
@@ -58,7 +60,7 @@ function usage() {
     '',
     ...ALL.map((s) => `  ${s.name.padEnd(18)} ${s.kind.padEnd(9)} ${s.description}`),
     '',
-    'Env: BENCH_DURATION=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=50 BENCH_SESSIONS=50 BENCH_POOLS=1x64,2x64,3x64,2x16',
+    'Env: BENCH_DURATION=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=50 BENCH_SESSIONS=50 BENCH_ROUNDS=3 BENCH_POOLS=1x64,2x64,3x64,2x16',
     '     BENCH_PEERS=supergateway,mcp-proxy BENCH_CPU_PROF=<dir> BENCH_IDLE_SESSIONS=10000 BENCH_IDLE_STREAMS=5000',
   ].join('\n');
 }
@@ -116,6 +118,7 @@ async function main() {
     sessions: envNumber('BENCH_SESSIONS', 50),
     log,
   };
+  const rounds = Math.round(envNumber('BENCH_ROUNDS', 3));
 
   const started = new Date();
   const envPart = Object.entries(process.env)
@@ -128,22 +131,27 @@ async function main() {
     startedAt: started.toISOString(),
     command,
     machine: machine(),
-    settings: { duration: ctx.duration, warmup: ctx.warmup, connections: ctx.connections, sessions: ctx.sessions, pool: poolLabel(DEFAULT_POOL) },
+    settings: { duration: ctx.duration, warmup: ctx.warmup, connections: ctx.connections, sessions: ctx.sessions, pool: poolLabel(DEFAULT_POOL), rounds },
     cpuProfile: process.env.BENCH_CPU_PROF,
     tookSeconds: 0,
   };
-  log(`${selected.map((s) => s.name).join(', ')}: ${ctx.duration} s per measurement, ${ctx.warmup} s warm-up, c=${ctx.connections}`);
+  log(`${selected.map((s) => s.name).join(', ')}: ${ctx.duration} s per measurement, ${ctx.warmup} s warm-up, c=${ctx.connections}, ${rounds} round(s)`);
 
   /** @type {Record<string, any>[]} */
   const rows = [];
   /** @type {Array<{ scenario: string, error: string }>} */
   const failures = [];
-  for (const s of selected) {
+  // Round after round of the whole selection, so that a slow spell of the machine lands on
+  // every scenario alike rather than on one; memory and sweep scenarios run in the first only.
+  const plan = [];
+  for (let round = 1; round <= rounds; round++) for (const s of selected) if (round === 1 || !('once' in s && s.once)) plan.push({ s, round });
+  for (const { s, round } of plan) {
     if (interrupted) break;
-    log(`— ${s.name}: ${s.description}`);
+    log(`— ${s.name}${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}: ${s.description}`);
     const t0 = Date.now();
     try {
       const out = /** @type {Record<string, any>[]} */ (await s.run(ctx));
+      for (const r of out) r.round = round;
       rows.push(...out);
       for (const r of out) {
         if (r.skipped) log(`  ${r.target}: skipped`);
@@ -165,6 +173,7 @@ async function main() {
   }
   meta.tookSeconds = Math.round((Date.now() - started.getTime()) / 1000);
 
+  rows.splice(0, rows.length, ...medianRows(rows));
   addRatios(rows);
   const partial = args.length > 0 ? `-${selected.map((s) => s.name).join('+')}` : '';
   const profiled = process.env.BENCH_CPU_PROF ? '-profiled' : '';
@@ -178,6 +187,27 @@ async function main() {
   if (left.length > 0) log(`still running after stop: ${left.join(', ')}`);
   if (interrupted) return 130;
   return failures.length > 0 ? 1 : 0;
+}
+
+/**
+ * One row per scenario and variant: the round with the median req/s, every round's req/s kept
+ * beside it (`rounds`). Rows without req/s (idle memory, skipped peers) pass through.
+ * @param {Record<string, any>[]} rows
+ */
+function medianRows(rows) {
+  /** @type {Map<string, Record<string, any>[]>} */
+  const groups = new Map();
+  for (const r of rows) {
+    const key = `${r.scenario}\u0000${r.target}\u0000${r.variant ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  return [...groups.values()].map((group) => {
+    const measured = group.filter((r) => typeof r.reqPerSec === 'number' && !r.skipped);
+    if (measured.length === 0) return group[0];
+    const sorted = [...measured].sort((a, b) => a.reqPerSec - b.reqPerSec);
+    const median = sorted[Math.floor((sorted.length - 1) / 2)];
+    return { ...median, rounds: measured.map((r) => r.reqPerSec) };
+  });
 }
 
 main().then(

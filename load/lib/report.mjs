@@ -172,6 +172,15 @@ export function markdown({ rows, meta, failures }) {
   out.push('');
   out.push('## Throughput and latency');
   out.push('');
+  if ((meta.settings.rounds ?? 1) > 1) {
+    out.push(
+      `Each throughput row is the median of ${meta.settings.rounds} rounds; the rounds ran one after another over the whole selection ` +
+        '(not one scenario three times in a row), and every ratio compares medians. req/s of each round, in order:',
+    );
+    out.push('');
+    for (const r of rows) if (r.rounds?.length > 1) out.push(`- ${r.scenario} ${label(r)}: ${r.rounds.map((v) => num(v)).join(', ')}`);
+    out.push('');
+  }
   out.push(
     '| scenario | target | workload | req/s (mean) | p50 ms | p90 ms | p99 ms | errors | non-2xx | bad replies | proc CPU % | proc RSS MB | upstream CPU % | upstream RSS MB | loadgen CPU % | other CPU % | proc CPU µs/req | ×bare-fastify | ×best peer | ×upstream | p99 / bare p99 | CPU/req ÷ bare |',
   );

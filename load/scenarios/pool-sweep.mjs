@@ -6,6 +6,8 @@ import { run as callJson } from './call-json.mjs';
 
 export const name = 'pool-sweep';
 export const kind = 'gateway';
+/** A sweep of four settings already: measured once, in the first round. */
+export const once = true;
 export const description = 'call-json with several pool settings (BENCH_POOLS, default 1x64,2x64,3x64,2x16)';
 
 /** @param {import('../run.mjs').Context} ctx */
