@@ -95,6 +95,8 @@ class Chain {
     readonly scope: string,
     readonly method: string,
     readonly digest: string,
+    /** With auth on: who started it; only they may continue it. */
+    readonly principal: string | undefined,
   ) {}
 }
 
@@ -108,7 +110,8 @@ class Chain {
  *
  * The worker and its call live on the replica that started the chain; a retry reaching another
  * replica is forwarded there like any per-session call. requestState is signed with a key of
- * that replica and bound to the chain, the round, the method and its target.
+ * that replica and bound to the chain, the round, the method and its target; with auth on, only
+ * the principal that started a chain may continue it.
  */
 export class InputChains {
   readonly #chains = new Map<string, Chain>();
@@ -127,7 +130,7 @@ export class InputChains {
   /** Starts a chain (`start` runs the call on the scope's worker), or continues one (RESUME_METHOD). */
   run(ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, start: (options: CallOptions) => UpstreamCall): UpstreamCall {
     if (method === RESUME_METHOD) return this.#resume(ctx, params ?? {}, options);
-    const chain = new Chain(ctx.scope, method, targetDigest(method, params));
+    const chain = new Chain(ctx.scope, method, targetDigest(method, params), ctx.principal);
     this.#chains.set(chain.scope, chain);
     const round = this.#open(chain, ctx, params, options);
     chain.call = start({ onNotification: (n) => this.#notify(chain, n) });
@@ -166,7 +169,7 @@ export class InputChains {
   #resume(ctx: RequestContext, params: Record<string, unknown>, options: CallOptions | undefined): UpstreamCall {
     const chain = this.#chains.get(ctx.scope);
     const state = params.requestState;
-    if (!chain || typeof state !== 'string' || !this.#verify(chain, state, params)) {
+    if (!chain || typeof state !== 'string' || chain.principal !== ctx.principal || !this.#verify(chain, state, params)) {
       // A retry for a chain that is not here claimed its scope on the way: let it go.
       if (!chain) this.host.release(ctx.scope);
       return failedCall(new GatewayError('INVALID_PARAMS', 'requestState is not valid: altered, from an earlier round, for another request, or expired'));

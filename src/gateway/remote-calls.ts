@@ -17,6 +17,7 @@ type Wire =
       protocolVersion: string;
       clientCapabilities: Record<string, unknown>;
       clientInfo: ClientInfo | undefined;
+      principal?: string;
       method: string;
       params: Record<string, unknown> | undefined;
       progress: boolean;
@@ -131,6 +132,7 @@ export class RemoteCalls {
         protocolVersion: ctx.protocolVersion,
         clientCapabilities: { ...ctx.clientCapabilities },
         clientInfo: ctx.clientInfo,
+        ...(ctx.principal !== undefined ? { principal: ctx.principal } : {}),
         method,
         params,
         progress: options?.onNotification !== undefined,
@@ -260,6 +262,7 @@ export class RemoteCalls {
       protocolVersion: wire.protocolVersion,
       clientCapabilities: wire.clientCapabilities,
       clientInfo: wire.clientInfo,
+      principal: wire.principal,
       stateless: false,
       scope: wire.scope,
       sink,

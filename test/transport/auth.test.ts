@@ -10,7 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import { resolve } from 'node:path';
+import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
@@ -57,7 +58,10 @@ beforeAll(async () => {
         authorizationServers: [ISSUER],
         requiredScopes: ['mcp:tools'],
       },
-      upstreams: [httpUpstream('remote', echo.url, { headers: { 'x-upstream-key': 'configured-secret' } })],
+      upstreams: [
+        httpUpstream('remote', echo.url, { headers: { 'x-upstream-key': 'configured-secret' } }),
+        stdioUpstream('fx', resolve(ROOT, 'examples/conformance/server.mjs'), { mode: 'per-session' }),
+      ],
     }),
   );
 });
@@ -145,6 +149,31 @@ describe('with a valid token', () => {
     const ok = await post(gw.url, body, { ...headers, ...(await bearer()) });
     expect(ok.status).toBe(200);
     expect(ok.json.result.content[0].text).toBe('stateless');
+  });
+
+  it('an input-required round trip can be continued only by the principal that started it', async () => {
+    const call = async (sub: string, id: number, extra: Record<string, unknown> = {}) =>
+      post(
+        gw.url,
+        {
+          jsonrpc: '2.0',
+          id,
+          method: 'tools/call',
+          params: {
+            name: 'fx__test_elicitation',
+            arguments: { message: 'who?' },
+            ...extra,
+            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
+          },
+        },
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fx__test_elicitation', ...(await bearer({ sub })) },
+      );
+    const first = (await call('alice', 1)).json.result;
+    expect(first.resultType).toBe('input_required');
+    const [key] = Object.keys(first.inputRequests);
+    const retry = { inputResponses: { [key!]: { action: 'decline' } }, requestState: first.requestState };
+    expect((await call('bob', 2, retry)).json.error).toMatchObject({ code: -32602 });
+    expect(toolText((await call('alice', 3, retry)).json.result)).toBe('User response: action=decline, content={}');
   });
 
   it("the upstream never sees the client's token, only its own configured credentials", async () => {
