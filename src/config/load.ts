@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
@@ -92,6 +92,20 @@ function remoteChecks(u: HttpUpstreamConfig, at: string, env: NodeJS.ProcessEnv,
       // The gateway sets these itself; an override would break the protocol or the session.
       if (RESERVED_HEADERS.has(k.toLowerCase())) problems.push(`${at}.headers.${k}: is set by the gateway and cannot be configured`);
     }
+  }
+  if (typeof u.tls === 'object' && u.tls !== null) {
+    const tls = u.tls;
+    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) problems.push(`${at}.tls: certFile and keyFile go together (a client certificate and its key)`);
+    for (const key of ['caFile', 'certFile', 'keyFile'] as const) {
+      const file = tls[key];
+      if (file === undefined) continue;
+      try {
+        accessSync(file, constants.R_OK);
+      } catch {
+        problems.push(`${at}.tls.${key}: cannot read ${file}`);
+      }
+    }
+    if (typeof u.url === 'string' && u.url.startsWith('http:')) problems.push(`${at}.tls: applies to https URLs only`);
   }
   if (u.breaker && u.breaker.openMs > u.breaker.maxOpenMs) problems.push(`${at}.breaker.openMs: must be <= breaker.maxOpenMs (${u.breaker.maxOpenMs})`);
   if (u.retry && u.retry.initialDelayMs > u.retry.maxDelayMs) problems.push(`${at}.retry.initialDelayMs: must be <= retry.maxDelayMs (${u.retry.maxDelayMs})`);

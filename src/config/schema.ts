@@ -64,9 +64,23 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   /** Sent with every request to the upstream (credentials of the gateway's own, never a client's). */
   headers: Record<string, string>;
   connectTimeoutMs: number;
+  /** For https URLs: a private CA, a client certificate (mTLS), the name to verify. */
+  tls?: UpstreamTlsConfig;
   retry: RetryConfig;
   breaker: BreakerConfig;
   health: HealthConfig;
+}
+
+export interface UpstreamTlsConfig {
+  /** PEM file of the CA(s) that sign the upstream's certificate (instead of the system's). */
+  caFile?: string;
+  /** PEM files of the gateway's client certificate and its key, for upstreams that require one. */
+  certFile?: string;
+  keyFile?: string;
+  /** The name the upstream's certificate must carry, when it differs from the URL's host. */
+  serverName?: string;
+  /** false accepts any certificate: for a test bench, never for production. */
+  rejectUnauthorized: boolean;
 }
 
 export type UpstreamConfig = StdioUpstreamConfig | HttpUpstreamConfig;
@@ -175,6 +189,18 @@ const httpUpstream: SchemaObject = {
     url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
     headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
+    tls: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        caFile: { type: 'string', minLength: 1 },
+        certFile: { type: 'string', minLength: 1 },
+        keyFile: { type: 'string', minLength: 1 },
+        serverName: { type: 'string', minLength: 1 },
+        rejectUnauthorized: { type: 'boolean', default: true },
+      },
+      required: [],
+    },
     retry: {
       type: 'object',
       additionalProperties: false,

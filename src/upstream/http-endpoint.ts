@@ -1,7 +1,8 @@
+import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
-import type { HttpUpstreamConfig } from '../config/schema.js';
+import type { HttpUpstreamConfig, UpstreamTlsConfig } from '../config/schema.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Abort } from './abort.js';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -10,6 +11,8 @@ import { ExchangeFailure } from './retry-policy.js';
 
 /** Node and undici error codes that mean no connection was made: the request never left. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_OSSL_)/;
 
 export interface EndpointRequest {
   method: 'GET' | 'POST' | 'DELETE';
@@ -48,7 +51,7 @@ export class HttpEndpoint {
     this.#hasHeaders = Object.keys(config.headers).length > 0;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
-      connect: { timeout: config.connectTimeoutMs },
+      connect: { timeout: config.connectTimeoutMs, ...tlsOptions(config.tls) },
       headersTimeout: 0,
       bodyTimeout: 0,
     });
@@ -150,10 +153,25 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 }
 
+/** What tls.connect needs for a private CA and a client certificate; read once, at start-up. */
+function tlsOptions(tls: UpstreamTlsConfig | undefined): Record<string, unknown> {
+  if (!tls) return {};
+  return {
+    ...(tls.caFile ? { ca: readFileSync(tls.caFile) } : {}),
+    ...(tls.certFile ? { cert: readFileSync(tls.certFile) } : {}),
+    ...(tls.keyFile ? { key: readFileSync(tls.keyFile) } : {}),
+    ...(tls.serverName ? { servername: tls.serverName } : {}),
+    rejectUnauthorized: tls.rejectUnauthorized,
+  };
+}
+
 function classify(err: unknown): ExchangeFailure {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
   if (typeof code === 'string' && CONNECT_CODES.has(code)) return new ExchangeFailure('connect', `cannot connect (${code}: ${message})`);
+  // A failed TLS handshake (certificate not trusted, wrong name, client certificate refused):
+  // no request reached the upstream.
+  if (typeof code === 'string' && TLS_CODE.test(code)) return new ExchangeFailure('connect', `TLS handshake failed (${code}: ${message})`);
   // HPE_*: what came back is not HTTP at all.
   if (typeof code === 'string' && code.startsWith('HPE_')) return new ExchangeFailure('protocol', `answered with something that is not HTTP (${code})`);
   return new ExchangeFailure('sent', `connection failed (${typeof code === 'string' ? `${code}: ` : ''}${message})`);
