@@ -10,7 +10,7 @@ import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from './event-id.js';
 import { honouredFilter, type ListenStreams } from './listen-streams.js';
-import { checkMirroredParams, readModernMeta, versionClaim } from './modern-request.js';
+import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from './modern-request.js';
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
@@ -176,15 +176,14 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
    * resumes in that revision), and the client closing that stream cancels the request.
    */
   function serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest): void {
-    let ctx: RequestContext | undefined;
+    let meta: ModernMeta;
     try {
       if (!STATELESS_METHODS.has(message.method)) throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
       const lookup = (name: string) => header(request, name);
-      const meta = readModernMeta(message, lookup);
+      meta = readModernMeta(message, lookup);
       if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
         checkMirroredParams(message.params.arguments, handler.mirroredParams(message.params.name), lookup);
       }
-      ctx = { ...meta, principal: principals.get(request), stateless: true, scope: statelessScopes.prefix + statelessScopes.next++, sink: NO_SINK, sessionSink: undefined };
     } catch (err) {
       if (err instanceof GatewayError) throw new Rejection(err.type, err.message, message.id, err.detail);
       throw err;
@@ -196,14 +195,15 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
+    const scope = statelessScopes.prefix + statelessScopes.next++;
+    const ctx: RequestContext = { ...meta, principal: principals.get(request), stateless: true, scope, sink: post, sessionSink: undefined };
     state.activeReplies++;
-    const scope = ctx.scope;
     raw.once('close', () => {
       state.activeReplies--;
       // Closing the reply stream is how a stateless client cancels.
       if (!post.finished) handler.releaseScope(scope);
     });
-    void handler.handleRequest({ ...ctx, sink: post }, message).then((r) => post.respond(r, statelessStatus(r)));
+    void handler.handleRequest(ctx, message).then((r) => post.respond(r, statelessStatus(r)));
   }
 
   /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */
