@@ -19,7 +19,7 @@
 //   for the 2026-07-28 scenarios: test_trigger_tool_change (toggles test_toggled_tool),
 //   test_trigger_prompt_change (toggles test_toggled_prompt), test_logging_tool,
 //   test_streaming_elicitation, test_missing_capability (asks for sampling regardless),
-//   test_header_tool {region} (x-mcp-header: Region)
+//   test_header_tool {region} (x-mcp-header: Region), test_touch_resource {uri} (resources/updated)
 // Resources: test://static-text, test://static-binary, test://watched-resource,
 //   test://template/{id}/data (template)
 // Prompts: test_simple_prompt, test_prompt_with_arguments {arg1, arg2} (arg1 completes),
@@ -415,6 +415,19 @@ server.registerResource(
         { uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) },
       ],
     };
+  },
+);
+
+server.registerTool(
+  'test_touch_resource',
+  {
+    description: 'Tells subscribers that a resource changed (notifications/resources/updated), if anyone subscribed to it.',
+    inputSchema: { uri: z.string() },
+  },
+  async ({ uri }) => {
+    const subscribed = subscriptions.has(uri);
+    if (subscribed) await server.server.sendResourceUpdated({ uri });
+    return { content: [{ type: 'text', text: subscribed ? `updated ${uri}` : `nobody subscribed to ${uri}` }] };
   },
 );
 

@@ -55,6 +55,11 @@ export interface McpHandler {
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void;
   /** The client's answer to a request an upstream sent it. */
   handleResponse(ctx: RequestContext, response: JsonRpcResponse): void;
+  /**
+   * Resource updates for a stateless client's listen stream (`scope` is the stream's): the URIs
+   * it can follow, now subscribed upstream; updates go to `sink` until the scope is released.
+   */
+  watchResources(scope: string, uris: unknown, sink: MessageSink): string[];
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void;
 }
@@ -156,14 +161,14 @@ export class VirtualServer implements McpHandler {
 
   capabilities(stateless: boolean): Record<string, unknown> {
     const capabilities: Record<string, unknown> = {};
-    for (const [, info] of this.#upstreamInfos()) {
+    for (const [name, info] of this.#upstreamInfos()) {
       // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
       if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
       if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
       if (isObject(info.capabilities.resources)) {
         const resources = (capabilities.resources ?? { listChanged: true }) as Record<string, unknown>;
-        // Stateless clients subscribe through subscriptions/listen, which carries list changes only.
-        if (info.capabilities.resources.subscribe === true && !stateless) resources.subscribe = true;
+        // Stateless clients subscribe on a listen stream, relayed for shared upstreams only (see watchResources).
+        if (info.capabilities.resources.subscribe === true && (!stateless || this.options.upstreams.get(name)?.mode === 'shared')) resources.subscribe = true;
         capabilities.resources = resources;
       }
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
@@ -248,6 +253,27 @@ export class VirtualServer implements McpHandler {
     if (!this.options.perSession.handleResponse(ctx.scope, response)) {
       this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
     }
+  }
+
+  watchResources(scope: string, uris: unknown, sink: MessageSink): string[] {
+    if (!Array.isArray(uris)) return [];
+    const watched: string[] = [];
+    for (const uri of new Set(uris)) {
+      if (typeof uri !== 'string') continue;
+      const route = this.#catalog.resource(uri);
+      const entry = route && this.options.upstreams.get(route.upstream);
+      // A shared worker holds the subscription for everyone; a per-session one would need a session.
+      if (!route || entry?.mode !== 'shared' || !isObject(entry.pool.info?.capabilities.resources) || entry.pool.info.capabilities.resources.subscribe !== true) continue;
+      const key = `${route.upstream}\u0000${uri}`;
+      const scopes = this.#subscriptions.get(key) ?? new Map<string, MessageSink>();
+      this.#subscriptions.set(key, scopes.set(scope, sink));
+      // Subscribing again is harmless upstream; a failure leaves the stream quiet for this URI.
+      entry.pool.call('resources/subscribe', { uri }).promise.catch((err: unknown) =>
+        this.options.log.warn({ upstream: route.upstream, uri, err: err instanceof Error ? err.message : String(err) }, 'upstream refused a resource subscription'),
+      );
+      watched.push(uri);
+    }
+    return watched;
   }
 
   releaseScope(scope: string): void {

@@ -1,3 +1,4 @@
+import type { MessageSink } from '../gateway/context.js';
 import type { JsonRpcId } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { SseWriter } from './sse-writer.js';
@@ -12,14 +13,10 @@ const LIST_CHANGES = {
 type ListChange = keyof typeof LIST_CHANGES;
 
 /** The part of a listen request's filter the gateway honours, as acknowledged to the client. */
-export type Honoured = Partial<Record<ListChange, true>>;
+export type Honoured = Partial<Record<ListChange, true>> & { resourceSubscriptions?: string[] };
 
-/**
- * What the gateway honours of a listen filter: list changes of lists it has. Resource
- * subscriptions are left out: updates of a shared upstream's resources are not relayed to
- * stateless clients (yet), and the acknowledgement says so by omitting them.
- */
-export function honouredFilter(requested: unknown, capabilities: Record<string, unknown>): Honoured {
+/** The list changes of a listen filter the gateway honours: those of lists it has. */
+export function honouredListChanges(requested: unknown, capabilities: Record<string, unknown>): Honoured {
   const honoured: Honoured = {};
   if (typeof requested !== 'object' || requested === null) return honoured;
   for (const field of Object.keys(LIST_CHANGES) as ListChange[]) {
@@ -55,13 +52,22 @@ export class ListenStreams {
     return this.#listeners.size;
   }
 
-  open(sse: SseWriter, id: JsonRpcId, honoured: Honoured): void {
+  /** Acknowledges `honoured` and keeps the stream; the sink tags what else it carries (resource updates). */
+  open(sse: SseWriter, id: JsonRpcId, honoured: Honoured): MessageSink {
     const methods = new Set<string>();
-    for (const field of Object.keys(honoured) as ListChange[]) methods.add(LIST_CHANGES[field].method);
+    for (const field of Object.keys(LIST_CHANGES) as ListChange[]) if (honoured[field]) methods.add(LIST_CHANGES[field].method);
     const listener: Listener = { sse, id, methods };
     sse.send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: id }, notifications: honoured } });
     this.#listeners.add(listener);
     sse.onClose(() => this.#listeners.delete(listener));
+    return {
+      send: (message) => {
+        if (!('method' in message) || 'id' in message) return false;
+        const params = message.params ?? {};
+        const meta = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
+        return sse.send({ ...message, params: { ...params, _meta: { ...meta, [META.subscriptionId]: id } } });
+      },
+    };
   }
 
   /** A list of the virtual server changed: `method` is its list_changed notification. */

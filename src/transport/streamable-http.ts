@@ -9,7 +9,7 @@ import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from './event-id.js';
-import { honouredFilter, type ListenStreams } from './listen-streams.js';
+import { honouredListChanges, type ListenStreams } from './listen-streams.js';
 import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from './modern-request.js';
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
@@ -188,14 +188,11 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       if (err instanceof GatewayError) throw new Rejection(err.type, err.message, message.id, err.detail);
       throw err;
     }
-    if (message.method === 'subscriptions/listen') {
-      listens.open(openSse(reply, 'listen'), message.id, honouredFilter(message.params?.notifications, handler.capabilities(true)));
-      return;
-    }
+    const scope = statelessScopes.prefix + statelessScopes.next++;
+    if (message.method === 'subscriptions/listen') return listen(reply, message, scope);
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
-    const scope = statelessScopes.prefix + statelessScopes.next++;
     const ctx: RequestContext = { ...meta, principal: principals.get(request), stateless: true, scope, sink: post, sessionSink: undefined };
     state.activeReplies++;
     raw.once('close', () => {
@@ -204,6 +201,22 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       if (!post.finished) handler.releaseScope(scope);
     });
     void handler.handleRequest(ctx, message).then((r) => post.respond(r, statelessStatus(r)));
+  }
+
+  /**
+   * subscriptions/listen: list changes the virtual server has, and updates of the resources a
+   * shared upstream can watch; the acknowledgement names exactly those.
+   */
+  function listen(reply: FastifyReply, message: JsonRpcRequest, scope: string): void {
+    const requested = isObject(message.params?.notifications) ? message.params.notifications : {};
+    const honoured = honouredListChanges(requested, handler.capabilities(true));
+    // The virtual server learns the stream's sink below; the URIs it can watch are known first, for the acknowledgement.
+    let deliver: MessageSink = NO_SINK;
+    const uris = handler.watchResources(scope, requested.resourceSubscriptions, { send: (m) => deliver.send(m) });
+    if (uris.length > 0) honoured.resourceSubscriptions = uris;
+    const sse = openSse(reply, 'listen');
+    deliver = listens.open(sse, message.id, honoured);
+    sse.onClose(() => handler.releaseScope(scope));
   }
 
   /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */

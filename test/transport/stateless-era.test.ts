@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, MCP_HEADERS, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { resolve } from 'node:path';
+import { ECHO_SERVER, MCP_HEADERS, ROOT, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { SseReader, messagesOf } from '../support/sse.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
@@ -77,7 +78,7 @@ describe('stateless requests (2026-07-28)', () => {
       ttlMs: 5000,
       cacheScope: 'public',
     });
-    // Resource subscriptions and logging need a session (or are not relayed): not offered.
+    // No example upstream here offers resource subscriptions; log messages reach no stateless client.
     expect(r.json.result.capabilities.resources.subscribe).toBeUndefined();
     expect(r.json.result.capabilities.logging).toBeUndefined();
     expect(await gw.gateway.store.size()).toBe(0);
@@ -373,4 +374,43 @@ describe('Mcp-Param-* headers of x-mcp-header arguments', () => {
       expect((await call({}, {})).status).toBe(200);
     });
   }
+});
+
+describe('subscriptions/listen with resource subscriptions', () => {
+  let fgw: RunningGateway;
+
+  beforeAll(async () => {
+    fgw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('fx', resolve(ROOT, 'examples/conformance/server.mjs'), { prefix: '' })] }));
+  });
+
+  afterAll(async () => {
+    await fgw?.stop();
+  });
+
+  it('follows the resources a shared upstream can watch, acknowledges only those, and relays their updates tagged', async () => {
+    const discover = (await send(fgw, 1, 'server/discover')).json.result;
+    expect(discover.capabilities.resources.subscribe).toBe(true);
+    const { body, headers } = stateless('listen-r', 'subscriptions/listen', {
+      notifications: { resourceSubscriptions: ['test://watched-resource', 'nowhere://unknown'] },
+    });
+    const res = await fetch(fgw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const reader = new SseReader(res);
+    const ack = JSON.parse((await reader.next())!.data);
+    expect(ack.params.notifications).toEqual({ resourceSubscriptions: ['test://watched-resource'] });
+
+    const touched = await send(fgw, 2, 'tools/call', { name: 'test_touch_resource', arguments: { uri: 'test://watched-resource' } });
+    expect(touched.json.result.content[0].text).toBe('updated test://watched-resource');
+    const update = JSON.parse((await reader.next())!.data);
+    expect(update).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/resources/updated',
+      params: { uri: 'test://watched-resource', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-r' } },
+    });
+    await reader.cancel();
+    await until('the gateway to drop the closed listen stream', async () =>
+      /^mcpgw_sse_streams_open\{kind="listen"\} 0$/m.test(await fetch(new URL('/metrics', fgw.base)).then((r) => r.text())),
+    );
+    // An update now reaches nobody, and breaks nothing.
+    expect((await send(fgw, 3, 'tools/call', { name: 'test_touch_resource', arguments: { uri: 'test://watched-resource' } })).status).toBe(200);
+  });
 });
