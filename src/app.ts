@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
 import { PerSessionRouter, type PerSessionUpstream } from './gateway/per-session-router.js';
+import { toolFilter } from './gateway/tool-filter.js';
 import { upstreamSessionMemory } from './gateway/upstream-session-memory.js';
 import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
 import { registerHealth } from './http/health.js';
@@ -114,7 +115,7 @@ function createUpstream(
   remotes: Map<string, RemoteUpstream>,
   store: () => SessionStore,
 ): UpstreamEntry {
-  const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs } };
+  const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools) };
   const createWorker = workerFactory(u, identity, log, metrics, remotes);
   if (u.mode === 'per-session') {
     // A remote upstream session can move with its worker; a child process cannot.

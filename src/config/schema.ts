@@ -23,6 +23,8 @@ export interface UpstreamCommon {
   prefix?: string;
   /** /readyz fails while this upstream is down (default: only while it is still starting). */
   required: boolean;
+  /** Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters). */
+  tools?: { allow?: string[]; deny?: string[] };
 }
 
 export interface StdioUpstreamConfig extends UpstreamCommon {
@@ -163,6 +165,15 @@ const commonUpstreamProperties = {
   maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
   prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
   required: { type: 'boolean', default: false },
+  tools: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      allow: { type: 'array', items: { type: 'string', minLength: 1 } },
+      deny: { type: 'array', items: { type: 'string', minLength: 1 } },
+    },
+    required: [],
+  },
 };
 
 const stdioUpstream: SchemaObject = {

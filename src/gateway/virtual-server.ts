@@ -19,6 +19,8 @@ import type { MirroredParam } from './tool-headers.js';
 interface EntryCommon {
   prefix: string;
   deadline: Deadline;
+  /** Which of its tools (by their own names) the gateway offers; the rest do not exist for clients. */
+  offersTool?: (name: string) => boolean;
 }
 
 /** One configured upstream: a shared pool, or a worker per client session. */
@@ -525,7 +527,7 @@ export class VirtualServer implements McpHandler {
         cursor = result.nextCursor;
         if (typeof cursor !== 'string' || cursor === '') break;
       }
-      lists[kind] = all;
+      lists[kind] = kind === 'tools' && entry.offersTool ? all.filter((t) => typeof t.name === 'string' && entry.offersTool!(t.name)) : all;
     }
     return { name, prefix, lists };
   }
