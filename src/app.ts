@@ -248,7 +248,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     isAllowedOrigin,
     metrics,
     isDraining,
-    ...(authenticator ? { authenticate: (authorization: string | undefined) => authenticator.authenticate(authorization) } : {}),
+    ...(authenticator ? { auth: authenticator } : {}),
   });
   metrics.countSessions = () => store.size();
   metrics.countInputChains = () => router?.chains ?? 0;

@@ -120,6 +120,8 @@ export interface AuthConfig {
   audience?: string;
   /** Scopes every request's token must carry. */
   requiredScopes: string[];
+  /** Scopes a tools/call must carry besides, by the tool's name as clients see it (`*` globs). */
+  toolScopes: Array<{ tools: string[]; scopes: string[] }>;
   clockToleranceSeconds: number;
 }
 
@@ -379,6 +381,19 @@ export const configSchema: SchemaObject = {
         jwksUrl: { type: 'string', pattern: '^https?://' },
         audience: { type: 'string', minLength: 1 },
         requiredScopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        toolScopes: {
+          type: 'array',
+          default: [],
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              tools: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+              scopes: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+            },
+            required: ['tools', 'scopes'],
+          },
+        },
         clockToleranceSeconds: { type: 'integer', minimum: 0, maximum: 600, default: 30 },
       },
       required: [],

@@ -1,14 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { AuthConfig } from '../config/schema.js';
+import { toolFilter } from '../gateway/tool-filter.js';
 import { AuthChallenge } from '../jsonrpc/errors.js';
 
-/** Who a request comes from: the token's issuer and subject. */
-export type Principal = string;
+/** Who a request comes from (the token's issuer and subject), and what its token allows. */
+export interface Identity {
+  principal: string;
+  scopes: ReadonlySet<string>;
+}
 
 export interface Authenticator {
-  /** The principal of a request's `Authorization` header; throws an AuthChallenge when it has none that holds. */
-  authenticate(authorization: string | undefined): Promise<Principal>;
+  /** Who sent a request, from its `Authorization` header; throws an AuthChallenge when that does not hold. */
+  authenticate(authorization: string | undefined): Promise<Identity>;
+  /** Throws an AuthChallenge (403) when the identity lacks a scope `auth.toolScopes` asks for this tool. */
+  authorizeTool(identity: Identity, tool: string): void;
 }
 
 /**
@@ -24,6 +30,7 @@ export function createAuthenticator(config: AuthConfig): Authenticator | undefin
   const metadataUrl = protectedResourceMetadataUrl(resource);
   const challenge = (params: string) => `Bearer resource_metadata="${metadataUrl}"${params ? `, ${params}` : ''}`;
   const scopeHint = config.requiredScopes.length > 0 ? `, scope="${config.requiredScopes.join(' ')}"` : '';
+  const toolRules = config.toolScopes.map((rule) => ({ matches: toolFilter({ allow: rule.tools }), scopes: rule.scopes }));
 
   return {
     async authenticate(authorization) {
@@ -51,7 +58,14 @@ export function createAuthenticator(config: AuthConfig): Authenticator | undefin
       if (typeof payload.sub !== 'string' || payload.sub === '') {
         throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
       }
-      return `${payload.iss ?? ''} ${payload.sub}`;
+      return { principal: `${payload.iss ?? ''} ${payload.sub}`, scopes: granted };
+    },
+
+    authorizeTool(identity, tool) {
+      const missing = toolRules.filter((r) => r.matches(tool)).flatMap((r) => r.scopes.filter((s) => !identity.scopes.has(s)));
+      if (missing.length === 0) return;
+      const needed = [...new Set(missing)].join(' ');
+      throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: calling ${tool} needs the scope ${needed}`, challenge(`error="insufficient_scope", scope="${needed}"`));
     },
   };
 }

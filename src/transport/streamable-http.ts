@@ -14,6 +14,7 @@ import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } fr
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
+import type { Authenticator, Identity } from '../http/auth.js';
 
 export interface StreamableHttpOptions {
   path: string;
@@ -27,8 +28,8 @@ export interface StreamableHttpOptions {
   metrics: Metrics;
   /** true once shutdown began: new work is refused with a retryable 503. */
   isDraining: () => boolean;
-  /** With auth on: who sends a request (its Authorization header); throws an AuthChallenge. */
-  authenticate?: (authorization: string | undefined) => Promise<string>;
+  /** With auth on: who sends a request, and what they may call. */
+  auth?: Authenticator;
 }
 
 export interface StreamableHttpTransport {
@@ -106,7 +107,17 @@ function header(request: FastifyRequest, name: string): string | undefined {
 export function registerStreamableHttp(app: FastifyInstance, options: StreamableHttpOptions): StreamableHttpTransport {
   const { handler, store, streams, listens, metrics } = options;
   const state = { activeReplies: 0 };
-  const principals = new WeakMap<FastifyRequest, string>();
+  const identities = new WeakMap<FastifyRequest, Identity>();
+  const principalOf = (request: FastifyRequest) => identities.get(request)?.principal;
+
+  /** With auth on, a tools/call needs the scopes `auth.toolScopes` names for its tool. */
+  function authorizeCalls(request: FastifyRequest, messages: Classified[]): void {
+    const identity = identities.get(request);
+    if (!identity || !options.auth) return;
+    for (const c of messages) {
+      if (c.kind === 'request' && c.message.method === 'tools/call' && typeof c.message.params?.name === 'string') options.auth.authorizeTool(identity, c.message.params.name);
+    }
+  }
   /** Stateless requests get a scope of their own: unique on this replica, never stored. */
   const statelessScopes = { prefix: `~${randomUUID().slice(0, 8)}.`, next: 0 };
 
@@ -140,7 +151,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       throw new Rejection('SESSION_STORE_UNAVAILABLE');
     }
     // Another principal's session is not theirs to learn exists.
-    if (!session || session.principal !== principals.get(request)) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    if (!session || session.principal !== principalOf(request)) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
     return session;
   }
 
@@ -184,7 +195,9 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
         checkMirroredParams(message.params.arguments, handler.mirroredParams(message.params.name), lookup);
       }
+      authorizeCalls(request, [{ kind: 'request', message }]);
     } catch (err) {
+      if (err instanceof AuthChallenge) throw err;
       if (err instanceof GatewayError) throw new Rejection(err.type, err.message, message.id, err.detail);
       throw err;
     }
@@ -193,7 +206,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
-    const ctx: RequestContext = { ...meta, principal: principals.get(request), stateless: true, scope, sink: post, sessionSink: undefined };
+    const ctx: RequestContext = { ...meta, principal: principalOf(request), stateless: true, scope, sink: post, sessionSink: undefined };
     state.activeReplies++;
     raw.once('close', () => {
       state.activeReplies--;
@@ -239,7 +252,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       initialized: false,
       createdAt: Date.now(),
     };
-    const principal = principals.get(request);
+    const principal = principalOf(request);
     if (principal !== undefined) session.principal = principal;
     try {
       await store.create(session);
@@ -324,6 +337,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
 
     checkVersionHeader(request);
     const session = await loadSession(request);
+    authorizeCalls(request, messages);
     if (batch && !allowsBatch(session.protocolVersion)) {
       throw new Rejection('BATCH_NOT_SUPPORTED', `Batch requests are not supported by protocol version ${session.protocolVersion}`);
     }
@@ -414,9 +428,9 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
         send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
         return reply;
       }
-      if (options.authenticate) {
+      if (options.auth) {
         try {
-          principals.set(request, await options.authenticate(header(request, 'authorization')));
+          identities.set(request, await options.auth.authenticate(header(request, 'authorization')));
         } catch (err) {
           fail(reply, err);
           return reply;

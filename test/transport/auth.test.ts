@@ -57,6 +57,8 @@ beforeAll(async () => {
         jwksUrl: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/jwks`,
         authorizationServers: [ISSUER],
         requiredScopes: ['mcp:tools'],
+        // Calling this one tool takes a scope of its own.
+        toolScopes: [{ tools: ['remote__ec*'], scopes: ['mcp:echo'] }],
       },
       upstreams: [
         httpUpstream('remote', echo.url, { headers: { 'x-upstream-key': 'configured-secret' } }),
@@ -116,13 +118,36 @@ describe('bearer tokens', () => {
 describe('with a valid token', () => {
   it('the SDK client works the whole flow', async () => {
     const client = new Client({ name: 'auth-e2e', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: await bearer() } }));
+    await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: await bearer({ scope: 'mcp:tools mcp:echo' }) } }));
     try {
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('remote__echo');
       expect(toolText(await client.callTool({ name: 'remote__echo', arguments: { text: 'authorized' } }))).toBe('authorized');
     } finally {
       await client.close();
     }
+  });
+
+  it('a tool with its own scope: 403 insufficient_scope naming it, for sessions and stateless requests; other tools work', async () => {
+    const headers = await bearer();
+    const sid = (await initialize(headers)).headers.get('mcp-session-id')!;
+    const session = { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+    const denied = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'remote__echo', arguments: { text: 'x' } } }, session);
+    expect(denied.status).toBe(403);
+    expect(denied.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${METADATA}", error="insufficient_scope", scope="mcp:echo"`);
+    expect(denied.json.error.data.type).toBe('INSUFFICIENT_SCOPE');
+    const other = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fx__test_simple_text', arguments: {} } }, session);
+    expect(other.json.result.content[0].text).toBe('This is a simple text response for testing.');
+    const stateless = await post(
+      gw.url,
+      {
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'remote__echo', arguments: { text: 'x' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+      },
+      { ...headers, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'remote__echo' },
+    );
+    expect(stateless.status).toBe(403);
   });
 
   it("a session is its principal's: another valid token gets 404 for it", async () => {
@@ -146,7 +171,7 @@ describe('with a valid token', () => {
     };
     const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'remote__echo' };
     expect((await post(gw.url, body, headers)).status).toBe(401);
-    const ok = await post(gw.url, body, { ...headers, ...(await bearer()) });
+    const ok = await post(gw.url, body, { ...headers, ...(await bearer({ scope: 'mcp:tools mcp:echo' })) });
     expect(ok.status).toBe(200);
     expect(ok.json.result.content[0].text).toBe('stateless');
   });
