@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
+import { oneToolHandler } from '../support/one-tool-server.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 const ISSUER = 'http://127.0.0.1/issuer';
@@ -204,22 +205,7 @@ describe('with a valid token', () => {
   it("the upstream never sees the client's token, only its own configured credentials", async () => {
     const seen: IncomingHttpHeaders[] = [];
     // A remote upstream that records what it is sent, in front of nothing but itself.
-    const recorder = createServer((req, res) => {
-      seen.push(req.headers);
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const msg = body ? JSON.parse(body) : {};
-        if (msg.id === undefined) return void res.writeHead(202).end();
-        const result =
-          msg.method === 'initialize'
-            ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'recorder', version: '1' } }
-            : msg.method === 'tools/list'
-              ? { tools: [{ name: 'rec', inputSchema: { type: 'object' } }] }
-              : { content: [{ type: 'text', text: 'recorded' }] };
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-      });
-    });
+    const recorder = createServer(oneToolHandler('rec', 'recorded', (req) => seen.push(req.headers)));
     await new Promise<void>((r) => recorder.listen(0, '127.0.0.1', r));
     const gw2 = await startGateway(
       exampleConfig({

@@ -14,6 +14,7 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
+import { oneToolHandler } from '../support/one-tool-server.js';
 import { until } from '../support/wait.js';
 
 let dir: string;
@@ -42,25 +43,7 @@ function makeCertificates(): void {
 function startHttpsUpstream(): Promise<void> {
   server = createServer(
     { key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.pem')), ca: readFileSync(join(dir, 'ca.pem')), requestCert: true, rejectUnauthorized: true },
-    (req, res) => {
-      clientNames.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN));
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        if (req.method !== 'POST') return void res.writeHead(405).end();
-        const msg = JSON.parse(body);
-        if (msg.id === undefined) return void res.writeHead(202).end();
-        const result =
-          msg.method === 'initialize'
-            ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'tls-upstream', version: '1' } }
-            : msg.method === 'tools/list'
-              ? { tools: [{ name: 'secure', inputSchema: { type: 'object' } }] }
-              : msg.method === 'tools/call'
-                ? { content: [{ type: 'text', text: 'over mTLS' }] }
-                : {};
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-      });
-    },
+    oneToolHandler('secure', 'over mTLS', (req) => clientNames.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN))),
   );
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r()));
 }
