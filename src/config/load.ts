@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { configSchema, type GatewayConfig, type HttpUpstreamConfig } from './schema.js';
+import { configSchema, type GatewayConfig, type HttpUpstreamConfig, type TlsConfig } from './schema.js';
 
 /** Every problem found in a config, each naming the key it is about. */
 export class ConfigError extends Error {
@@ -94,21 +94,25 @@ function remoteChecks(u: HttpUpstreamConfig, at: string, env: NodeJS.ProcessEnv,
     }
   }
   if (typeof u.tls === 'object' && u.tls !== null) {
-    const tls = u.tls;
-    if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) problems.push(`${at}.tls: certFile and keyFile go together (a client certificate and its key)`);
-    for (const key of ['caFile', 'certFile', 'keyFile'] as const) {
-      const file = tls[key];
-      if (file === undefined) continue;
-      try {
-        accessSync(file, constants.R_OK);
-      } catch {
-        problems.push(`${at}.tls.${key}: cannot read ${file}`);
-      }
-    }
+    tlsChecks(u.tls, `${at}.tls`, problems);
     if (typeof u.url === 'string' && u.url.startsWith('http:')) problems.push(`${at}.tls: applies to https URLs only`);
   }
   if (u.breaker && u.breaker.openMs > u.breaker.maxOpenMs) problems.push(`${at}.breaker.openMs: must be <= breaker.maxOpenMs (${u.breaker.maxOpenMs})`);
   if (u.retry && u.retry.initialDelayMs > u.retry.maxDelayMs) problems.push(`${at}.retry.initialDelayMs: must be <= retry.maxDelayMs (${u.retry.maxDelayMs})`);
+}
+
+/** A `tls` block: a client certificate comes with its key, and every file named can be read. */
+function tlsChecks(tls: TlsConfig, at: string, problems: string[]): void {
+  if ((tls.certFile === undefined) !== (tls.keyFile === undefined)) problems.push(`${at}: certFile and keyFile go together (a client certificate and its key)`);
+  for (const key of ['caFile', 'certFile', 'keyFile'] as const) {
+    const file = tls[key];
+    if (file === undefined) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      problems.push(`${at}.${key}: cannot read ${file}`);
+    }
+  }
 }
 
 const RESERVED_HEADERS = new Set(['content-type', 'accept', 'content-length', 'host', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'connection', 'transfer-encoding']);
@@ -146,6 +150,10 @@ function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[]
 
 /** One Redis topology: `redisUrl` (a single node) or `redis` (Sentinel or Cluster), never both. */
 function redisChecks(sessions: GatewayConfig['sessions'], env: NodeJS.ProcessEnv, problems: string[]): void {
+  if (typeof sessions.tls === 'object' && sessions.tls !== null) {
+    tlsChecks(sessions.tls, 'sessions.tls', problems);
+    if (sessions.redisUrl?.startsWith('redis://')) problems.push('sessions.tls: needs a rediss:// URL (redis:// is plain TCP)');
+  }
   const redis = sessions.redis;
   if (typeof redis !== 'object' || redis === null) {
     if (sessions.store === 'redis' && !sessions.redisUrl) {

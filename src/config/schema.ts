@@ -67,19 +67,20 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   headers: Record<string, string>;
   connectTimeoutMs: number;
   /** For https URLs: a private CA, a client certificate (mTLS), the name to verify. */
-  tls?: UpstreamTlsConfig;
+  tls?: TlsConfig;
   retry: RetryConfig;
   breaker: BreakerConfig;
   health: HealthConfig;
 }
 
-export interface UpstreamTlsConfig {
-  /** PEM file of the CA(s) that sign the upstream's certificate (instead of the system's). */
+/** TLS towards a server the gateway connects to (an upstream, Redis). */
+export interface TlsConfig {
+  /** PEM file of the CA(s) that sign the server's certificate (instead of the system's). */
   caFile?: string;
-  /** PEM files of the gateway's client certificate and its key, for upstreams that require one. */
+  /** PEM files of the gateway's client certificate and its key, for servers that require one. */
   certFile?: string;
   keyFile?: string;
-  /** The name the upstream's certificate must carry, when it differs from the URL's host. */
+  /** The name the server's certificate must carry, when it differs from the host connected to. */
   serverName?: string;
   /** false accepts any certificate: for a test bench, never for production. */
   rejectUnauthorized: boolean;
@@ -131,7 +132,7 @@ export interface GatewayConfig {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   limits: { bodyBytes: number };
   security: { allowedOrigins: string[] };
-  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
+  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; tls?: TlsConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
   sse: { keepAliveMs: number };
   /** Recorded SSE events, for clients that resume a stream (GET with Last-Event-ID). */
   resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
@@ -155,6 +156,19 @@ const pool: SchemaObject = {
     queueSize: { type: 'integer', minimum: 0, default: 1000 },
     queueTimeoutMs: { type: 'integer', minimum: 1, default: 5000 },
     idleTimeoutMs: { type: 'integer', minimum: 1000, default: 300000 },
+  },
+  required: [],
+};
+
+const tls: SchemaObject = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    caFile: { type: 'string', minLength: 1 },
+    certFile: { type: 'string', minLength: 1 },
+    keyFile: { type: 'string', minLength: 1 },
+    serverName: { type: 'string', minLength: 1 },
+    rejectUnauthorized: { type: 'boolean', default: true },
   },
   required: [],
 };
@@ -202,18 +216,7 @@ const httpUpstream: SchemaObject = {
     url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
     headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
-    tls: {
-      type: 'object',
-      additionalProperties: false,
-      properties: {
-        caFile: { type: 'string', minLength: 1 },
-        certFile: { type: 'string', minLength: 1 },
-        keyFile: { type: 'string', minLength: 1 },
-        serverName: { type: 'string', minLength: 1 },
-        rejectUnauthorized: { type: 'boolean', default: true },
-      },
-      required: [],
-    },
+    tls,
     retry: {
       type: 'object',
       additionalProperties: false,
@@ -323,6 +326,8 @@ export const configSchema: SchemaObject = {
         // (0: every request reads Redis). Changes are announced to every replica; see
         // session/cached-store.ts for what a lost announcement costs.
         cacheMs: { type: 'integer', minimum: 0, maximum: 10000, default: 250 },
+        // For rediss:// (and Sentinel or Cluster over TLS): a private CA, a client certificate.
+        tls,
       },
       required: [],
       default: {},

@@ -1,5 +1,7 @@
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
+import type { ConnectionOptions } from 'node:tls';
 import type { GatewayConfig, RedisClusterConfig, RedisSentinelConfig } from '../config/schema.js';
+import { tlsConnectOptions } from '../config/tls-files.js';
 import type { Logger } from '../observability/logger.js';
 
 /**
@@ -9,14 +11,16 @@ import type { Logger } from '../observability/logger.js';
  */
 export type RedisClient = Redis | Cluster;
 
-/** Where Redis is: a single node (URL), a master found through Sentinel, or a Cluster. */
-export type RedisTarget = { url: string } | RedisSentinelConfig | RedisClusterConfig;
+/** Where Redis is: a single node (URL), a master found through Sentinel, or a Cluster; and how to speak TLS to it. */
+export type RedisTarget = ({ url: string } | RedisSentinelConfig | RedisClusterConfig) & { tls?: ConnectionOptions };
 
 /** The Redis of `sessions`, or undefined when sessions are not kept in Redis. */
 export function redisTarget(sessions: GatewayConfig['sessions']): RedisTarget | undefined {
   if (sessions.store !== 'redis') return undefined;
-  if (sessions.redis) return sessions.redis;
-  return sessions.redisUrl ? { url: sessions.redisUrl } : undefined;
+  const tls = tlsConnectOptions(sessions.tls);
+  const withTls = <T extends object>(t: T): T & { tls?: ConnectionOptions } => (tls ? { ...t, tls } : t);
+  if (sessions.redis) return withTls(sessions.redis);
+  return sessions.redisUrl ? withTls({ url: sessions.redisUrl }) : undefined;
 }
 
 /** "host:port" or "[v6 address]:port" (validated by the config schema). */
@@ -46,11 +50,14 @@ function clusterOptions(options: RedisOptions, password: string | undefined): Cl
  * The one place that turns configuration into Redis connections, so that every user (session
  * store, event store, bus, owner registry) gets each topology at once.
  */
-export function createRedisClient(target: RedisTarget, options: RedisOptions): RedisClient {
+export function createRedisClient(target: RedisTarget, base: RedisOptions): RedisClient {
+  const options: RedisOptions = target.tls ? { ...base, tls: target.tls } : base;
   if ('url' in target) return new Redis(target.url, options);
   if ('sentinels' in target) {
     return new Redis({
       ...options,
+      // The sentinels speak TLS too when the data nodes do.
+      ...(target.tls ? { enableTLSForSentinelMode: true, sentinelTLS: target.tls } : {}),
       sentinels: target.sentinels,
       name: target.name,
       ...(target.password === undefined ? {} : { password: target.password }),
@@ -99,21 +106,29 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
       : { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: options.commandTimeoutMs ?? 2000 }),
     retryStrategy: backoff(options.maxBackoffMs ?? 2000),
   });
+  if (options.log) logConnectionErrors(redis, options.name, options.log);
+  return redis;
+}
+
+/**
+ * Logs a connection's errors once per distinct message, not per retry (a refused TLS client
+ * certificate or a wrong password repeats with every reconnect), and when it is back.
+ */
+export function logConnectionErrors(redis: RedisClient, name: string, log: Logger): void {
   let logged: string | undefined;
   const onError = (err: unknown) => {
     const message = err instanceof Error ? err.message : String(err);
     if (message === logged) return;
     logged = message;
-    options.log?.warn({ err: message, connection: options.name }, 'Redis connection error');
+    log.warn({ err: message, connection: name }, 'Redis connection error');
   };
   redis.on('error', onError);
   // A Cluster reports a node's errors apart from its own.
   if (redis instanceof Cluster) redis.on('node error', onError);
   redis.on('ready', () => {
-    if (logged !== undefined) options.log?.info({ connection: options.name }, 'Redis connection restored');
+    if (logged !== undefined) log.info({ connection: name }, 'Redis connection restored');
     logged = undefined;
   });
-  return redis;
 }
 
 /** QUIT when connected (pending replies still arrive), else drop the connection. */

@@ -4,7 +4,7 @@ import type { Bus } from './bus.js';
 import { MemoryBus } from './memory-bus.js';
 import { LocalOwnerRegistry, type OwnerRegistry } from './owner-registry.js';
 import { RedisBus } from './redis-bus.js';
-import { createRedisClient, redisTarget } from './redis-connection.js';
+import { createRedisClient, logConnectionErrors, redisTarget } from './redis-connection.js';
 import { RedisOwnerRegistry } from './redis-owner-registry.js';
 
 /** How replicas find each other: a bus and the owner records of per-session workers. */
@@ -26,7 +26,9 @@ export function createReplication(config: GatewayConfig, log: Logger): Replicati
   const commands = createRedisClient(target, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
   const publisher = createRedisClient(target, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
   const subscriber = createRedisClient(target, { connectTimeout: 2000 });
-  for (const c of [commands, publisher, subscriber]) c.on('error', (err: Error) => log.debug({ err: err.message }, 'replication redis connection error'));
+  logConnectionErrors(commands, 'replication-commands', log);
+  logConnectionErrors(publisher, 'replication-publisher', log);
+  logConnectionErrors(subscriber, 'replication-subscriber', log);
   const bus = new RedisBus(publisher, subscriber, keyPrefix, log);
   const owners = new RedisOwnerRegistry(commands, { replicaId: bus.replicaId, keyPrefix, log });
   return {

@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
-import type { HttpUpstreamConfig, UpstreamTlsConfig } from '../config/schema.js';
+import type { HttpUpstreamConfig } from '../config/schema.js';
+import { tlsConnectOptions } from '../config/tls-files.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Abort } from './abort.js';
 import { CircuitBreaker } from './circuit-breaker.js';
@@ -51,7 +51,7 @@ export class HttpEndpoint {
     this.#hasHeaders = Object.keys(config.headers).length > 0;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
-      connect: { timeout: config.connectTimeoutMs, ...tlsOptions(config.tls) },
+      connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
       headersTimeout: 0,
       bodyTimeout: 0,
     });
@@ -151,18 +151,6 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       this.reject(reason);
     }
   }
-}
-
-/** What tls.connect needs for a private CA and a client certificate; read once, at start-up. */
-function tlsOptions(tls: UpstreamTlsConfig | undefined): Record<string, unknown> {
-  if (!tls) return {};
-  return {
-    ...(tls.caFile ? { ca: readFileSync(tls.caFile) } : {}),
-    ...(tls.certFile ? { cert: readFileSync(tls.certFile) } : {}),
-    ...(tls.keyFile ? { key: readFileSync(tls.keyFile) } : {}),
-    ...(tls.serverName ? { servername: tls.serverName } : {}),
-    rejectUnauthorized: tls.rejectUnauthorized,
-  };
 }
 
 function classify(err: unknown): ExchangeFailure {

@@ -4,63 +4,43 @@
  * certificate, and the failures a wrong setup must show (untrusted server, no client
  * certificate) without breaking the rest of the gateway.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { makeCertificates, type TestCertificates } from '../support/certificates.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { oneToolHandler } from '../support/one-tool-server.js';
 import { until } from '../support/wait.js';
 
-let dir: string;
+let certs: TestCertificates;
 let server: Server;
 let url: string;
 const clientNames: string[] = [];
 
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { cwd: dir, stdio: 'ignore' });
-}
-
-/** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
-function makeCertificates(): void {
-  openssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=test-ca');
-  for (const [name, cn, ext] of [
-    ['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1'],
-    ['client', 'mcp-gateway', 'extendedKeyUsage=clientAuth'],
-  ] as const) {
-    writeFileSync(join(dir, `${name}.ext`), `${ext}\n`);
-    openssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
-    openssl('x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '1', '-extfile', `${name}.ext`);
-  }
-}
-
 /** A minimal MCP server over HTTPS that requires a client certificate signed by the CA. */
 function startHttpsUpstream(): Promise<void> {
   server = createServer(
-    { key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.pem')), ca: readFileSync(join(dir, 'ca.pem')), requestCert: true, rejectUnauthorized: true },
+    { key: readFileSync(file('server.key')), cert: readFileSync(file('server.pem')), ca: readFileSync(file('ca.pem')), requestCert: true, rejectUnauthorized: true },
     oneToolHandler('secure', 'over mTLS', (req) => clientNames.push(String((req.socket as TLSSocket).getPeerCertificate().subject?.CN))),
   );
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r()));
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcpgw-tls-'));
-  makeCertificates();
+  certs = makeCertificates();
   await startHttpsUpstream();
   url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
 });
 
 afterAll(async () => {
   await new Promise((r) => server?.close(r));
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  certs?.remove();
 });
 
-const file = (name: string) => join(dir, name);
+const file = (name: string) => certs.file(name);
 const callSecure = async (gw: RunningGateway) => {
   const sid = await openSession(gw.url);
   return post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'remote__secure', arguments: {} } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
