@@ -28,6 +28,8 @@ export interface RequestContext {
   readonly clientInfo: ClientInfo | undefined;
   /** With auth on: who asks (the token's issuer and subject). */
   readonly principal?: string | undefined;
+  /** With per-tool scopes: whether this client may call a tool (tools/list leaves out the rest). */
+  readonly mayCall?: ((tool: string) => boolean) | undefined;
   /**
    * Names the space in which the client's request ids are unique (the session id for 2025
    * clients, a per-request token for stateless ones): cancellation looks requests up by it.

@@ -205,7 +205,7 @@ export class VirtualServer implements McpHandler {
     try {
       if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
       const result = await this.#dispatch(ctx, request);
-      return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.#statelessResult(request.method, result) : result };
+      return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.#statelessResult(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
       errorType = err instanceof GatewayError ? err.type : String(error.code);
@@ -223,15 +223,16 @@ export class VirtualServer implements McpHandler {
 
   /**
    * A result as 2026-07-28 has it: `resultType`, the server's identity in `_meta`, and cache
-   * hints on discover, lists and reads (public: without authorization every client sees the
-   * same catalog; a read is the upstream's data, so private).
+   * hints on discover, lists and reads (public while every client sees the same catalog,
+   * private once the tool list depends on the token's scopes; a read is the upstream's data,
+   * so private).
    */
-  #statelessResult(method: string, result: McpResult): McpResult {
+  #statelessResult(ctx: RequestContext, method: string, result: McpResult): McpResult {
     const meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: this.options.serverInfo } : { [META.serverInfo]: this.options.serverInfo };
     const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
     // An input-required result is the middle of a request, never to be cached.
     const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE[method];
-    if (cacheable === 'list') Object.assign(shaped, { ttlMs: this.options.caching.listTtlMs, cacheScope: 'public' });
+    if (cacheable === 'list') Object.assign(shaped, { ttlMs: this.options.caching.listTtlMs, cacheScope: ctx.mayCall ? 'private' : 'public' });
     else if (cacheable === 'read') Object.assign(shaped, { ttlMs: this.options.caching.readTtlMs, cacheScope: 'private' });
     return shaped;
   }
@@ -361,7 +362,10 @@ export class VirtualServer implements McpHandler {
     const catalog = this.#catalog;
     const listKind = LIST_METHODS[request.method];
     if (listKind) {
-      const { page, nextCursor } = paginate(catalog.list(listKind), params?.cursor, this.options.pageSize);
+      const all = catalog.list(listKind);
+      const mayCall = ctx.mayCall;
+      const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
+      const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
       return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {

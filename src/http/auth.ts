@@ -15,6 +15,8 @@ export interface Authenticator {
   authenticate(authorization: string | undefined): Promise<Identity>;
   /** Throws an AuthChallenge (403) when the identity lacks a scope `auth.toolScopes` asks for this tool. */
   authorizeTool(identity: Identity, tool: string): void;
+  /** Whether the identity may call a tool, for lists; undefined when no tool has scopes of its own. */
+  toolPolicy(identity: Identity): ((tool: string) => boolean) | undefined;
 }
 
 /**
@@ -59,6 +61,11 @@ export function createAuthenticator(config: AuthConfig): Authenticator | undefin
         throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
       }
       return { principal: `${payload.iss ?? ''} ${payload.sub}`, scopes: granted };
+    },
+
+    toolPolicy(identity) {
+      if (toolRules.length === 0) return undefined;
+      return (tool) => toolRules.every((r) => !r.matches(tool) || r.scopes.every((s) => identity.scopes.has(s)));
     },
 
     authorizeTool(identity, tool) {

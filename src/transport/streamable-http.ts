@@ -109,6 +109,11 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   const state = { activeReplies: 0 };
   const identities = new WeakMap<FastifyRequest, Identity>();
   const principalOf = (request: FastifyRequest) => identities.get(request)?.principal;
+  /** With per-tool scopes: what this request's token may call (the session's lists follow the token, not the session). */
+  const mayCallOf = (request: FastifyRequest) => {
+    const identity = identities.get(request);
+    return identity && options.auth ? options.auth.toolPolicy(identity) : undefined;
+  };
 
   /** With auth on, a tools/call needs the scopes `auth.toolScopes` names for its tool. */
   function authorizeCalls(request: FastifyRequest, messages: Classified[]): void {
@@ -168,12 +173,13 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     }
   }
 
-  function contextOf(session: SessionRecord, sink: MessageSink): RequestContext {
+  function contextOf(request: FastifyRequest, session: SessionRecord, sink: MessageSink): RequestContext {
     return {
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
       clientInfo: session.clientInfo,
       principal: session.principal,
+      mayCall: mayCallOf(request),
       stateless: false,
       scope: session.id,
       sink,
@@ -206,7 +212,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
-    const ctx: RequestContext = { ...meta, principal: principalOf(request), stateless: true, scope, sink: post, sessionSink: undefined };
+    const ctx: RequestContext = { ...meta, principal: principalOf(request), mayCall: mayCallOf(request), stateless: true, scope, sink: post, sessionSink: undefined };
     state.activeReplies++;
     raw.once('close', () => {
       state.activeReplies--;
@@ -271,7 +277,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   function dispatch(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, messages: Classified[], batch: boolean): void {
     let requests = 0;
     for (const c of messages) if (c.kind === 'request' || c.kind === 'invalid') requests++;
-    const notificationCtx = contextOf(session, NO_SINK);
+    const notificationCtx = contextOf(request, session, NO_SINK);
     for (const c of messages) {
       if (c.kind !== 'notification') continue;
       if (c.message.method === 'notifications/initialized' && !session.initialized) {
@@ -291,7 +297,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     const post = new PostReply(raw, requests, batch, hookHeaders(reply), (sse) => streams.record(session.id, sse, prime));
     state.activeReplies++;
     raw.once('close', () => state.activeReplies--);
-    const ctx = contextOf(session, post);
+    const ctx = contextOf(request, session, post);
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
       else if (c.kind === 'request') void handler.handleRequest(ctx, c.message).then((r) => post.respond(r));

@@ -136,6 +136,19 @@ describe('with a valid token', () => {
     expect(denied.status).toBe(403);
     expect(denied.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${METADATA}", error="insufficient_scope", scope="mcp:echo"`);
     expect(denied.json.error.data.type).toBe('INSUFFICIENT_SCOPE');
+    // The list follows the token: a tool it cannot call is not offered.
+    const list = await post(gw.url, { jsonrpc: '2.0', id: 4, method: 'tools/list' }, session);
+    const names = list.json.result.tools.map((t: { name: string }) => t.name);
+    expect(names).not.toContain('remote__echo');
+    expect(names).toContain('fx__test_simple_text');
+    const statelessList = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } },
+      { ...(await bearer({ scope: 'mcp:tools mcp:echo' })), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
+    );
+    expect(statelessList.json.result.tools.map((t: { name: string }) => t.name)).toContain('remote__echo');
+    // Lists that depend on the token must not be shared between tokens.
+    expect(statelessList.json.result.cacheScope).toBe('private');
     const other = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fx__test_simple_text', arguments: {} } }, session);
     expect(other.json.result.content[0].text).toBe('This is a simple text response for testing.');
     const stateless = await post(
