@@ -19,7 +19,8 @@
 //   for the 2026-07-28 scenarios: test_trigger_tool_change (toggles test_toggled_tool),
 //   test_trigger_prompt_change (toggles test_toggled_prompt), test_logging_tool,
 //   test_streaming_elicitation, test_missing_capability (asks for sampling regardless),
-//   test_header_tool {region} (x-mcp-header: Region), test_touch_resource {uri} (resources/updated)
+//   test_header_tool {region} (x-mcp-header: Region), test_touch_resource {uri} (resources/updated),
+//   test_elicitation_pair (a second question while the first is unanswered)
 // Resources: test://static-text, test://static-binary, test://watched-resource,
 //   test://template/{id}/data (template)
 // Prompts: test_simple_prompt, test_prompt_with_arguments {arg1, arg2} (arg1 completes),
@@ -415,6 +416,19 @@ server.registerResource(
         { uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) },
       ],
     };
+  },
+);
+
+server.registerTool(
+  'test_elicitation_pair',
+  { description: 'Asks the client two questions, the second 100 ms after the first while neither is answered.' },
+  async (extra) => {
+    const ask = (/** @type {string} */ message) =>
+      server.server.elicitInput({ message, requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } } }, { relatedRequestId: extra.requestId });
+    const first = ask('First?');
+    await delay(100);
+    const [a, b] = await Promise.all([first, ask('Second?')]);
+    return { content: [{ type: 'text', text: `first=${JSON.stringify(a.content ?? {})} second=${JSON.stringify(b.content ?? {})}` }] };
   },
 );
 

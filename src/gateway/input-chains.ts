@@ -68,7 +68,6 @@ interface Round {
   options: CallOptions | undefined;
   /** The progress token of this request: progress of the continuing call is renamed to it. */
   progressToken: unknown;
-  capabilities: Readonly<Record<string, unknown>>;
 }
 
 export interface ChainHost {
@@ -90,6 +89,8 @@ class Chain {
   outcome: { result: McpResult } | { error: Error } | undefined;
   expiry: NodeJS.Timeout | undefined;
   yieldScheduled = false;
+  /** What the latest request of the chain declared: asks between rounds are judged by it too. */
+  capabilities: Readonly<Record<string, unknown>> = {};
 
   constructor(
     readonly scope: string,
@@ -149,8 +150,7 @@ export class InputChains {
       return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method} cannot reach a stateless client during ${chain.method}`));
     }
     const capability = CLIENT_CAPABILITY[method];
-    const declared = chain.round?.capabilities ?? {};
-    if (capability === undefined || declared[capability] === undefined) {
+    if (capability === undefined || chain.capabilities[capability] === undefined) {
       // The spec's answer to the client: this request needs a capability it did not declare.
       const error = new GatewayError('MISSING_CLIENT_CAPABILITY', `${chain.method} needs the client capability "${capability ?? method}"`, {
         requiredCapabilities: { [capability ?? method]: {} },
@@ -192,8 +192,9 @@ export class InputChains {
 
   #open(chain: Chain, ctx: RequestContext, params: Record<string, unknown> | undefined, options: CallOptions | undefined): UpstreamCall {
     const meta = isObject(params?._meta) ? params._meta : {};
+    chain.capabilities = ctx.clientCapabilities;
     const promise = new Promise<McpResult>((resolve, reject) => {
-      chain.round = { resolve, reject, options, progressToken: meta.progressToken, capabilities: ctx.clientCapabilities };
+      chain.round = { resolve, reject, options, progressToken: meta.progressToken };
     });
     return { promise, cancel: (error) => this.#cancel(chain, error) };
   }

@@ -93,6 +93,20 @@ describe('input-required results over raw HTTP', () => {
     expect(toolText(done.json.result)).toBe('User response: action=decline, content={}');
   });
 
+  it('a question the upstream asks while the client is away (between rounds) is asked on the next round', async () => {
+    const r1 = (await callTool(20, 'test_elicitation_pair', {})).json.result;
+    expect(Object.values(r1.inputRequests).map((r: any) => r.params.message)).toEqual(['First?']);
+    // The second question comes 100 ms after the first, while no request of the client waits.
+    await new Promise((r) => setTimeout(r, 400));
+    const [first] = Object.keys(r1.inputRequests);
+    const r2 = (await callTool(21, 'test_elicitation_pair', {}, { inputResponses: { [first!]: { action: 'accept', content: { answer: 'one' } } }, requestState: r1.requestState })).json.result;
+    expect(r2.resultType).toBe('input_required');
+    expect(Object.values(r2.inputRequests).map((r: any) => r.params.message)).toEqual(['Second?']);
+    const [second] = Object.keys(r2.inputRequests);
+    const done = await callTool(22, 'test_elicitation_pair', {}, { inputResponses: { [second!]: { action: 'accept', content: { answer: 'two' } } }, requestState: r2.requestState });
+    expect(toolText(done.json.result)).toBe('first={"answer":"one"} second={"answer":"two"}');
+  });
+
   it('a tampered requestState, or one for another tool, is rejected (-32602) and the real one still works', async () => {
     const r1 = (await callTool(9, 'test_elicitation', { message: 'tamper?' })).json.result;
     const [key] = Object.keys(r1.inputRequests);
@@ -157,6 +171,11 @@ describe('the official v2 client fulfils the rounds by itself', () => {
       expect(toolText(elicited)).toBe('User response: action=accept, content={"username":"v2","email":"v2@example.com"}');
       expect(asked).toEqual(['Your name?']);
       expect(toolText(await client.callTool({ name: 'test_sampling', arguments: { prompt: 'hello' } }))).toBe('LLM response: sampled');
+      // A second question while the first is out (between rounds): each asked once, both answered.
+      asked.length = 0;
+      const pair = await client.callTool({ name: 'test_elicitation_pair', arguments: {} });
+      expect(toolText(pair)).toBe('first={"username":"v2","email":"v2@example.com"} second={"username":"v2","email":"v2@example.com"}');
+      expect(asked.sort()).toEqual(['First?', 'Second?']);
     } finally {
       await client.close();
     }
