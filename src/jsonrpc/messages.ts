@@ -93,3 +93,14 @@ export function classify(value: unknown): Classified {
 export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
+
+/** The messages a JSON-RPC payload holds (a batch is several); undefined when it is not JSON. */
+export function parseMessages(text: string): unknown[] | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return Array.isArray(value) ? value : [value];
+}

@@ -1,5 +1,5 @@
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { parseMessages, type JsonRpcMessage } from '../jsonrpc/messages.js';
 import type { Abort } from './abort.js';
 import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
 import { IdleTimer } from './idle-timer.js';
@@ -118,13 +118,9 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleT
   const type = mediaType(res.headers);
   if (type === 'application/json') {
     const text = await res.body.text(undefined, () => timer.touch());
-    let value: unknown;
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new ExchangeFailure('protocol', `answered with a body that is not JSON (${text.slice(0, 100)})`);
-    }
-    for (const m of Array.isArray(value) ? value : [value]) connection.receive(m);
+    const messages = parseMessages(text);
+    if (!messages) throw new ExchangeFailure('protocol', `answered with a body that is not JSON (${text.slice(0, 100)})`);
+    for (const m of messages) connection.receive(m);
     if (connection.has(id)) throw new ExchangeFailure('protocol', 'answered without a JSON-RPC response to the request');
     breaker.success();
     return { kind: 'done' };
@@ -151,14 +147,10 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
         if (event.id !== undefined) lastEventId = event.id;
         const data = messageData(event);
         if (data === undefined) return;
-        let value: unknown;
-        try {
-          value = JSON.parse(data);
-        } catch {
-          throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
-        }
+        const messages = parseMessages(data);
+        if (!messages) throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
         progressed = true;
-        for (const m of Array.isArray(value) ? value : [value]) connection.receive(m);
+        for (const m of messages) connection.receive(m);
         if (id !== undefined && !connection.has(id) && linger === undefined) {
           linger = setTimeout(() => abort.abort(ANSWERED), LINGER_MS);
           linger.unref();

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { parseMessages } from '../jsonrpc/messages.js';
 import { Abort } from './abort.js';
 import { Backoff } from './backoff.js';
 import { mediaType, type HttpEndpoint } from './http-endpoint.js';
@@ -83,14 +84,12 @@ export class ListenStream {
             if (event.id !== undefined) lastEventId = event.id;
             const data = messageData(event);
             if (data === undefined) return;
-            let value: unknown;
-            try {
-              value = JSON.parse(data);
-            } catch {
+            const messages = parseMessages(data);
+            if (!messages) {
               log.warn({ upstream: label, data: data.slice(0, 200) }, 'upstream sent a GET stream event that is not JSON; ignored');
               return;
             }
-            for (const m of Array.isArray(value) ? value : [value]) this.options.onMessage(m);
+            for (const m of messages) this.options.onMessage(m);
           },
         });
         log.debug({ upstream: label }, 'upstream GET stream ended; opening it again');

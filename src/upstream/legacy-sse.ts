@@ -1,5 +1,5 @@
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { parseMessages, type JsonRpcMessage } from '../jsonrpc/messages.js';
 import { Abort } from './abort.js';
 import { Backoff } from './backoff.js';
 import { failedCall } from './deferred-call.js';
@@ -9,7 +9,7 @@ import { IdleTimer } from './idle-timer.js';
 import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
 import { BaseUpstream } from './base-upstream.js';
 import { ExchangeFailure, isRetryable } from './retry-policy.js';
-import { readSse } from './sse-reader.js';
+import { messageData, readSse } from './sse-reader.js';
 import type { CallOptions, UpstreamCall, UpstreamServerInfo } from './upstream.js';
 
 /**
@@ -117,15 +117,14 @@ export class LegacySseUpstream extends BaseUpstream {
               resolve(url);
               return;
             }
-            if (!event.data || (event.event !== undefined && event.event !== 'message')) return;
-            let value: unknown;
-            try {
-              value = JSON.parse(event.data);
-            } catch {
-              log.warn({ upstream: this.label, data: event.data.slice(0, 200) }, 'upstream sent an SSE event that is not JSON; ignored');
+            const data = messageData(event);
+            if (data === undefined) return;
+            const messages = parseMessages(data);
+            if (!messages) {
+              log.warn({ upstream: this.label, data: data.slice(0, 200) }, 'upstream sent an SSE event that is not JSON; ignored');
               return;
             }
-            for (const m of Array.isArray(value) ? value : [value]) this.connection.receive(m);
+            for (const m of messages) this.connection.receive(m);
           },
         }).then(
           () => {
