@@ -41,9 +41,11 @@ export function openFilesLimit() {
 }
 
 /**
- * utime+stime (ticks), VmRSS and VmHWM (kB) of one process; undefined when it is gone.
+ * utime+stime (ticks), VmRSS and VmHWM (kB), read/write syscalls and context switches of one
+ * process; undefined when it is gone. Syscalls matter on a VM: each write that wakes another
+ * process can cost more than the JavaScript around it.
  * @param {number} pid
- * @returns {{ ticks: number, rssKb: number, hwmKb: number } | undefined}
+ * @returns {{ ticks: number, rssKb: number, hwmKb: number, syscalls: number, switches: number } | undefined}
  */
 export function procStat(pid) {
   try {
@@ -54,7 +56,22 @@ export function procStat(pid) {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const rss = /VmRSS:\s+(\d+) kB/.exec(status);
     const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-    return { ticks, rssKb: rss ? Number(rss[1]) : 0, hwmKb: hwm ? Number(hwm[1]) : 0 };
+    const vol = /^voluntary_ctxt_switches:\s+(\d+)/m.exec(status);
+    const invol = /nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status);
+    let syscalls = 0;
+    try {
+      const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+      syscalls = Number(/syscr: (\d+)/.exec(io)?.[1] ?? 0) + Number(/syscw: (\d+)/.exec(io)?.[1] ?? 0);
+    } catch {
+      // /proc/<pid>/io is not readable for another user's process: counted as 0.
+    }
+    return {
+      ticks,
+      rssKb: rss ? Number(rss[1]) : 0,
+      hwmKb: hwm ? Number(hwm[1]) : 0,
+      syscalls,
+      switches: Number(vol?.[1] ?? 0) + Number(invol?.[1] ?? 0),
+    };
   } catch {
     return undefined;
   }
@@ -263,10 +280,11 @@ export function stillRunning() {
  * @param {number} [intervalMs]
  */
 export function meter(pids, intervalMs = 250) {
-  /** @type {Map<number, number>} */
-  const startTicks = new Map();
-  /** @type {Map<number, number>} */
-  const lastTicks = new Map();
+  /** @typedef {{ ticks: number, syscalls: number, switches: number }} Counts */
+  /** @type {Map<number, Counts>} */
+  const first = new Map();
+  /** @type {Map<number, Counts>} */
+  const last = new Map();
   let peakRssKb = 0;
   let lastRssKb = 0;
   const sample = () => {
@@ -274,8 +292,9 @@ export function meter(pids, intervalMs = 250) {
     for (const pid of pids()) {
       const s = procStat(pid);
       if (!s) continue;
-      if (!startTicks.has(pid)) startTicks.set(pid, s.ticks);
-      lastTicks.set(pid, s.ticks);
+      const counts = { ticks: s.ticks, syscalls: s.syscalls, switches: s.switches };
+      if (!first.has(pid)) first.set(pid, counts);
+      last.set(pid, counts);
       rss += s.rssKb;
     }
     lastRssKb = rss;
@@ -286,18 +305,25 @@ export function meter(pids, intervalMs = 250) {
   const timer = setInterval(sample, intervalMs);
   timer.unref();
   return {
-    /** @returns {{ cpuPct: number, rssKb: number, peakRssKb: number, processes: number }} */
+    /** @returns {{ cpuPct: number, rssKb: number, peakRssKb: number, processes: number, syscalls: number, switches: number }} */
     stop() {
       clearInterval(timer);
       sample();
       const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
-      let ticks = 0;
-      for (const [pid, last] of lastTicks) ticks += last - (startTicks.get(pid) ?? last);
+      const sum = { ticks: 0, syscalls: 0, switches: 0 };
+      for (const [pid, end] of last) {
+        const begin = first.get(pid) ?? end;
+        sum.ticks += end.ticks - begin.ticks;
+        sum.syscalls += end.syscalls - begin.syscalls;
+        sum.switches += end.switches - begin.switches;
+      }
       return {
-        cpuPct: (ticks / CLK_TCK / seconds) * 100,
+        cpuPct: (sum.ticks / CLK_TCK / seconds) * 100,
         rssKb: lastRssKb,
         peakRssKb,
-        processes: lastTicks.size,
+        processes: last.size,
+        syscalls: sum.syscalls,
+        switches: sum.switches,
       };
     },
   };

@@ -47,6 +47,8 @@ export function addRatios(rows) {
     // On a saturated 2-core machine req/s depends on who gets the cores; CPU per request does not.
     const p = gatewayProc(r) ?? r.procs?.upstream;
     r.cpuUsPerReq = p && r.reqPerSec > 0 ? (p.cpuPct / 100) * 1e6 / r.reqPerSec : undefined;
+    // Older result files have no syscall counts.
+    r.syscallsPerReq = p?.syscalls !== undefined && r.completed > 0 ? p.syscalls / r.completed : undefined;
   }
   for (const r of measured) {
     r.ratios = {
@@ -182,13 +184,13 @@ export function markdown({ rows, meta, failures }) {
     out.push('');
   }
   out.push(
-    '| scenario | target | workload | req/s (mean) | p50 ms | p90 ms | p99 ms | errors | non-2xx | bad replies | proc CPU % | proc RSS MB | upstream CPU % | upstream RSS MB | loadgen CPU % | other CPU % | proc CPU µs/req | ×bare-fastify | ×best peer | ×upstream | p99 / bare p99 | CPU/req ÷ bare |',
+    '| scenario | target | workload | req/s (mean) | p50 ms | p90 ms | p99 ms | errors | non-2xx | bad replies | proc CPU % | proc RSS MB | upstream CPU % | upstream RSS MB | loadgen CPU % | other CPU % | proc CPU µs/req | proc syscalls/req | ×bare-fastify | ×best peer | ×upstream | p99 / bare p99 | CPU/req ÷ bare |',
   );
-  out.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  out.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
     if (r.idle) continue;
     if (r.skipped) {
-      out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | |`);
+      out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | | |`);
       continue;
     }
     const g = gatewayProc(r);
@@ -196,7 +198,7 @@ export function markdown({ rows, meta, failures }) {
     out.push(
       `| ${r.scenario} | ${label(r)} | ${r.workload ?? ''} | ${num(r.reqPerSec)} | ${ms(r.latencyMs.p50)} | ${ms(r.latencyMs.p90)} | ${ms(r.latencyMs.p99)} | ` +
         `${r.errors} | ${r.non2xx} | ${r.bad} | ${g ? num(g.cpuPct) : '—'} | ${g ? mb(g.rssKb) : '—'} | ` +
-        `${u ? `${num(u.cpuPct)}${u.processes > 1 ? ` (${u.processes} procs)` : ''}` : '—'} | ${u ? mb(u.rssKb) : '—'} | ${num(r.loadgenCpuPct)} | ${num(r.otherCpuPct)}${r.attempts?.length > 1 ? ` (attempts: ${r.attempts.join(', ')})` : ''} | ${num(r.cpuUsPerReq)} | ` +
+        `${u ? `${num(u.cpuPct)}${u.processes > 1 ? ` (${u.processes} procs)` : ''}` : '—'} | ${u ? mb(u.rssKb) : '—'} | ${num(r.loadgenCpuPct)} | ${num(r.otherCpuPct)}${r.attempts?.length > 1 ? ` (attempts: ${r.attempts.join(', ')})` : ''} | ${num(r.cpuUsPerReq)} | ${r.syscallsPerReq === undefined ? '—' : r.syscallsPerReq.toFixed(1)} | ` +
         `${ratio(r.ratios?.vsBare)} | ${ratio(r.ratios?.vsBestPeer)} | ${ratio(r.ratios?.vsUpstream)} | ${ratio(r.ratios?.p99VsBare)} | ${ratio(r.ratios?.cpuPerReqVsBare)} |`,
     );
   }
@@ -210,7 +212,7 @@ export function markdown({ rows, meta, failures }) {
       '"bad replies" are replies that were not 2xx, carried a JSON-RPC error, had no result, ' +
       'or (SSE) did not carry the expected 10 progress notifications; a sample of replies (1 in 50) is also parsed and compared in full. ' +
       '×best peer compares with the faster of supergateway and mcp-proxy on the same tools/call echo load. ' +
-      '"proc CPU µs/req" is the process under test\'s CPU time per request (upstream-direct: the echo server\'s), and "CPU/req ÷ bare" ' +
+      '"proc CPU µs/req" is the process under test\'s CPU time per request (upstream-direct: the echo server\'s); "proc syscalls/req" counts its read and write system calls per request (/proc/<pid>/io syscr + syscw); "CPU/req ÷ bare" ' +
       'compares it with bare Fastify: on a machine where the load generator and the upstreams share the cores, this is the steadier ' +
       'measure of what the gateway itself costs.',
   );
