@@ -74,6 +74,11 @@ const ms = (v) => (v === undefined ? '—' : v < 10 ? v.toFixed(2) : v.toFixed(1
 /** @param {number | undefined} kb */
 const mb = (kb) => (kb === undefined ? '—' : (kb / 1024).toFixed(0));
 
+/** A change in RSS with its sign: the allocator can return more pages than new items take. */
+function signedMb(/** @type {number} */ kb) {
+  return `${kb < 0 ? '−' : '+'}${mb(Math.abs(kb))}`;
+}
+
 /** @param {Row} r */
 function label(r) {
   return r.variant ? `${r.target} (${r.variant})` : r.target;
@@ -273,10 +278,10 @@ export function markdown({ rows, meta, failures }) {
     out.push('|---|--:|--:|--:|--:|---|');
     out.push(`| baseline (after a warm-up of 1,000 sessions and 200 streams, all closed) | ${mb(i.baselineKb)} | | | | |`);
     out.push(
-      `| ${i.sessions} sessions open | ${mb(i.afterSessionsKb)} | +${mb(i.afterSessionsKb - i.baselineKb)} MB | ${num(i.perSessionBytes)} B/session | ≤ ${i.targets.sessionBytes} B | ${pass(i.pass.session)} |`,
+      `| ${i.sessions} sessions open | ${mb(i.afterSessionsKb)} | ${signedMb(i.afterSessionsKb - i.baselineKb)} MB | ${num(i.perSessionBytes)} B/session | ≤ ${i.targets.sessionBytes} B | ${pass(i.pass.session)} |`,
     );
     out.push(
-      `| + ${i.streams} GET streams open | ${mb(i.afterStreamsKb)} | +${mb(i.afterStreamsKb - i.afterSessionsKb)} MB | ${num(i.perStreamBytes)} B/stream | ≤ ${i.targets.streamBytes} B | ${pass(i.pass.stream)} |`,
+      `| + ${i.streams} GET streams open | ${mb(i.afterStreamsKb)} | ${signedMb(i.afterStreamsKb - i.afterSessionsKb)} MB | ${num(i.perStreamBytes)} B/stream | ≤ ${i.targets.streamBytes} B | ${pass(i.pass.stream)} |`,
     );
     out.push(`| streams closed | ${mb(i.afterStreamsClosedKb)} | | | | |`);
     out.push(
