@@ -16,7 +16,7 @@ import { MemorySessionStore } from './session/memory-store.js';
 import { connectRedis, redisTarget } from './session/redis-connection.js';
 import { RedisEventStore } from './session/redis-event-store.js';
 import { CachedSessionStore } from './session/cached-store.js';
-import { RedisSessionStore } from './session/redis-store.js';
+import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './session/bus.js';
 import { createReplication } from './session/replication.js';
 import type { SessionStore } from './session/session-store.js';
@@ -57,7 +57,7 @@ export interface Gateway {
 }
 
 /** The session store, and the state of its connection when it has one (for /readyz). */
-function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => { state: string }; start(): Promise<void> } {
+function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> } {
   const { store, keyPrefix, ttlSeconds, cacheMs } = config.sessions;
   if (store === 'redis') {
     const target = redisTarget(config.sessions);
@@ -251,6 +251,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     ...(authenticator ? { auth: authenticator } : {}),
   });
   metrics.countSessions = () => store.size();
+  metrics.storeStatus = created.status;
   metrics.countInputChains = () => router?.chains ?? 0;
   server.onListChanged((method) => {
     streams.broadcast({ jsonrpc: '2.0', method });

@@ -46,6 +46,31 @@ export class Metrics {
     },
   });
 
+  /** Set by the app when sessions live in Redis: the store's state, read at scrape time. */
+  storeStatus: (() => { state: string; cluster?: { failingMasters: string[] } }) | undefined;
+
+  readonly sessionStoreUp: Gauge = new Gauge({
+    name: 'mcpgw_session_store_up',
+    help: 'Whether the session store (Redis) accepts commands: 1 yes, 0 no (not reported for the memory store)',
+    registers: [this.registry],
+    collect: () => {
+      this.sessionStoreUp.reset();
+      const status = this.storeStatus?.();
+      if (status) this.sessionStoreUp.set(status.state === 'ready' ? 1 : 0);
+    },
+  });
+
+  readonly sessionStoreFailingMasters: Gauge = new Gauge({
+    name: 'mcpgw_session_store_failing_masters',
+    help: 'Redis Cluster masters that are failing or do not answer this replica: sessions in their slots cannot be served',
+    registers: [this.registry],
+    collect: () => {
+      this.sessionStoreFailingMasters.reset();
+      const cluster = this.storeStatus?.().cluster;
+      if (cluster) this.sessionStoreFailingMasters.set(cluster.failingMasters.length);
+    },
+  });
+
   readonly sseStreamsOpen = new Gauge({
     name: 'mcpgw_sse_streams_open',
     help: 'SSE streams currently open on this replica',

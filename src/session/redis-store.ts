@@ -1,5 +1,6 @@
 import { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
+import { ClusterHealth } from './redis-cluster-health.js';
 import { backoff, createRedisClient, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
 import { RedisExpiryEvents } from './redis-expiry-events.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
@@ -23,6 +24,8 @@ export interface RedisSessionStoreOptions {
   commandTimeoutMs?: number;
   /** Reconnect backoff: 50 ms doubling up to this, with jitter, forever. */
   maxBackoffMs?: number;
+  /** Cluster only: how often the cluster is asked for its state (redis-cluster-health.ts). */
+  clusterProbeIntervalMs?: number;
   log?: Logger;
 }
 
@@ -34,6 +37,8 @@ export interface RedisStoreStatus {
   expiryEvents: 'keyspace' | 'local';
   /** Error code (or name) of the last connection error, without addresses or credentials. */
   lastError?: string;
+  /** Cluster only: the cluster's own state, and masters whose slots cannot be served now. */
+  cluster?: { state: 'ok' | 'fail' | 'unknown'; failingMasters: string[] };
 }
 
 interface Tracked {
@@ -96,6 +101,7 @@ function errorMessage(err: unknown): string {
 export class RedisSessionStore implements SessionStore {
   readonly #redis: RedisClient;
   readonly #events: RedisExpiryEvents | undefined;
+  readonly #clusterHealth: ClusterHealth | undefined;
   readonly #prefix: string;
   readonly #ttlMs: number;
   readonly #refreshMs: number;
@@ -142,6 +148,13 @@ export class RedisSessionStore implements SessionStore {
     // A Cluster reports a node's errors apart from its own.
     if (this.#redis instanceof Cluster) this.#redis.on('node error', (err: unknown) => this.#onError(err));
     this.#redis.on('ready', () => this.#onReady());
+    if (this.#redis instanceof Cluster) {
+      this.#clusterHealth = new ClusterHealth(this.#redis, {
+        intervalMs: options.clusterProbeIntervalMs,
+        probeTimeoutMs: options.commandTimeoutMs ?? 2000,
+        log: this.#log,
+      });
+    }
     this.#redis.on('close', () => {
       if (this.#wasReady && !this.#closed) this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
       this.#wasReady = false;
@@ -161,9 +174,9 @@ export class RedisSessionStore implements SessionStore {
     this.#sweeper.unref();
   }
 
-  /** true while commands can be sent. */
+  /** true while commands can be sent (for a Cluster: unless it declared itself down). */
   get ready(): boolean {
-    return !this.#closed && this.#redis.status === 'ready';
+    return !this.#closed && this.#redis.status === 'ready' && this.#clusterHealth?.status.clusterState !== 'fail';
   }
 
   status(): RedisStoreStatus {
@@ -172,7 +185,10 @@ export class RedisSessionStore implements SessionStore {
       connection: this.#redis.status,
       expiryEvents: this.#events?.active ? 'keyspace' : 'local',
     };
-    if (!this.ready && this.#lastError) s.lastError = this.#lastError;
+    const cluster = this.#clusterHealth?.status;
+    if (cluster) s.cluster = { state: cluster.clusterState, failingMasters: cluster.failingMasters };
+    const lastError = cluster?.clusterState === 'fail' ? 'CLUSTERDOWN' : this.#lastError;
+    if (!this.ready && lastError) s.lastError = lastError;
     return s;
   }
 
@@ -247,6 +263,7 @@ export class RedisSessionStore implements SessionStore {
     clearInterval(this.#sweeper);
     this.#tracked.clear();
     this.#events?.close();
+    this.#clusterHealth?.close();
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();
