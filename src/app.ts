@@ -13,7 +13,7 @@ import { Metrics } from './observability/metrics.js';
 import type { EventStore } from './session/event-store.js';
 import { MemoryEventStore } from './session/memory-event-store.js';
 import { MemorySessionStore } from './session/memory-store.js';
-import { connectRedis, redisTarget } from './session/redis-connection.js';
+import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './session/redis-connection.js';
 import { RedisEventStore } from './session/redis-event-store.js';
 import { CachedSessionStore } from './session/cached-store.js';
 import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
@@ -82,6 +82,31 @@ function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: Ses
 }
 
 const SESSION_CHANGES = 'session-changes';
+
+/**
+ * Start-up subscribes to the bus. A single Redis gives up on a command after its retries, but a
+ * Cluster client queues commands until it reaches the cluster, however long that takes: a replica
+ * that cannot reach its Redis must fail its start and say why, not hang in it.
+ */
+const REDIS_START_DEADLINE_MS = 15_000;
+
+async function withinStartDeadline(start: Promise<void>, target: RedisTarget | undefined): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const said = `Redis was not reachable within ${REDIS_START_DEADLINE_MS / 1000} s of start`;
+      void (target ? diagnoseCluster(target) : Promise.resolve(undefined)).then(
+        (why) => reject(new Error(why ? `${said}: ${why}` : `${said} (see the Redis connection errors logged above)`)),
+        () => reject(new Error(said)),
+      );
+    }, REDIS_START_DEADLINE_MS);
+  });
+  try {
+    await Promise.race([start, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
 function createEventStore(config: GatewayConfig, log: Logger): EventStore {
@@ -184,7 +209,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     metrics,
   });
   try {
-    await router.start();
+    await withinStartDeadline(router.start(), redisTarget(config.sessions));
     await server.start();
   } catch (err) {
     await server.close();
@@ -199,7 +224,15 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   }
 
   const created = createStore(config, log, replication.bus);
-  await created.start();
+  try {
+    await withinStartDeadline(created.start(), redisTarget(config.sessions));
+  } catch (err) {
+    await server.close();
+    await closeRemotes();
+    await replication.close();
+    await created.store.close();
+    throw err;
+  }
   store = created.store;
   const events = createEventStore(config, log);
   const streams = new SessionStreams({

@@ -1,5 +1,6 @@
 import { Cluster, Redis, type ChainableCommander, type ClusterOptions, type RedisOptions } from 'ioredis';
-import type { ConnectionOptions } from 'node:tls';
+import { isIP } from 'node:net';
+import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { GatewayConfig, RedisClusterConfig, RedisSentinelConfig } from '../config/schema.js';
 import { tlsConnectOptions } from '../config/tls-files.js';
 import type { Logger } from '../observability/logger.js';
@@ -111,23 +112,92 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
 }
 
 /**
- * Logs a connection's errors once per distinct message, not per retry (a refused TLS client
- * certificate or a wrong password repeats with every reconnect), and when it is back.
+ * Logs a connection's errors once per distinct message until it is ready again, not per retry (a
+ * refused TLS client certificate or a wrong password repeats with every reconnect, and a Cluster
+ * alternates several messages), and says when it is back.
  */
 export function logConnectionErrors(redis: RedisClient, name: string, log: Logger): void {
-  let logged: string | undefined;
+  const logged = new Set<string>();
   const onError = (err: unknown) => {
-    const message = err instanceof Error ? err.message : String(err);
-    if (message === logged) return;
-    logged = message;
+    const message = connectionErrorMessage(err);
+    if (logged.has(message)) return;
+    logged.add(message);
     log.warn({ err: message, connection: name }, 'Redis connection error');
   };
   redis.on('error', onError);
   // A Cluster reports a node's errors apart from its own.
   if (redis instanceof Cluster) redis.on('node error', onError);
   redis.on('ready', () => {
-    if (logged !== undefined) log.info({ connection: name }, 'Redis connection restored');
-    logged = undefined;
+    if (logged.size > 0) log.info({ connection: name }, 'Redis connection restored');
+    logged.clear();
+  });
+}
+
+/**
+ * A Cluster's "Failed to refresh slots cache." hides why: the last node's error (a TLS alert, a
+ * refused password) rides along as `lastNodeError`.
+ */
+export function connectionErrorMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const cause = (err as { lastNodeError?: unknown } | null)?.lastNodeError;
+  return cause instanceof Error ? `${message} (last node error: ${cause.message})` : message;
+}
+
+/**
+ * Why a Cluster cannot be reached, asked of its first seed node over a plain connection with the
+ * same TLS and password: a Cluster client reports only "Connection is closed." for a refused
+ * client certificate, a TLS alert or a wrong password. Undefined for other topologies (their
+ * connection errors already say why) or when the seed answers.
+ */
+export async function diagnoseCluster(target: RedisTarget): Promise<string | undefined> {
+  if (!('cluster' in target)) return undefined;
+  const seed = target.cluster[0];
+  if (!seed) return undefined;
+  if (target.tls) {
+    const refused = await tlsRefusal(parseNode(seed), target.tls);
+    if (refused) return `${seed}: ${refused}`;
+  }
+  const probe = new Redis({
+    ...parseNode(seed),
+    ...(target.tls ? { tls: target.tls } : {}),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    lazyConnect: true,
+    retryStrategy: () => null,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2000,
+  });
+  let cause: string | undefined;
+  probe.on('error', (err: unknown) => (cause = connectionErrorMessage(err)));
+  try {
+    await probe.connect();
+    await probe.ping();
+    return undefined;
+  } catch (err) {
+    return `${seed}: ${cause ?? connectionErrorMessage(err)}`;
+  } finally {
+    probe.disconnect();
+  }
+}
+
+/**
+ * A server that wants a client certificate says so with an alert after the handshake (TLS 1.3);
+ * a client that writes first only sees the reset that follows. So: connect, write nothing, and
+ * listen for a moment.
+ */
+function tlsRefusal(node: { host: string; port: number }, options: ConnectionOptions): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const socket = tlsConnect({ ...options, host: node.host, port: node.port, servername: options.servername ?? (isIP(node.host) ? undefined : node.host) });
+    const done = (why: string | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(why);
+    };
+    const timer = setTimeout(() => done(undefined), 2000);
+    socket.once('error', (err) => done(err.message));
+    socket.once('secureConnect', () => {
+      clearTimeout(timer);
+      setTimeout(() => done(undefined), 500);
+    });
   });
 }
 
