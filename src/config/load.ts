@@ -139,13 +139,22 @@ function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[]
     }
   });
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
-  if (typeof config.auth === 'object' && config.auth !== null && config.auth.mode === 'jwt') {
-    for (const key of ['resource', 'issuer', 'jwksUrl'] as const) {
-      if (config.auth[key] === undefined) problems.push(`auth.${key}: is required when auth.mode is "jwt"`);
-    }
-    if (config.auth.authorizationServers.length === 0) problems.push('auth.authorizationServers: name at least one when auth.mode is "jwt"');
-  }
+  if (typeof config.auth === 'object' && config.auth !== null && config.auth.mode !== 'none') authChecks(config.auth, env, problems);
   return problems;
+}
+
+function authChecks(auth: GatewayConfig['auth'], env: NodeJS.ProcessEnv, problems: string[]): void {
+  const required = auth.mode === 'jwt' ? (['resource', 'issuer', 'jwksUrl'] as const) : (['resource', 'introspection'] as const);
+  for (const key of required) {
+    if (auth[key] === undefined) problems.push(`auth.${key}: is required when auth.mode is "${auth.mode}"`);
+  }
+  if (auth.authorizationServers.length === 0) problems.push(`auth.authorizationServers: name at least one when auth.mode is "${auth.mode}"`);
+  const introspection = auth.introspection;
+  if (introspection) {
+    introspection.url = substituteEnv(introspection.url, 'auth.introspection.url', env, problems);
+    introspection.clientSecret = substituteEnv(introspection.clientSecret, 'auth.introspection.clientSecret', env, problems);
+    if (!/^https?:\/\//.test(introspection.url)) problems.push('auth.introspection.url: must be an http(s) URL');
+  }
 }
 
 /** One Redis topology: `redisUrl` (a single node) or `redis` (Sentinel or Cluster), never both. */

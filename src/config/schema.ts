@@ -108,15 +108,18 @@ export interface RedisClusterConfig {
 export type RedisTopologyConfig = RedisSentinelConfig | RedisClusterConfig;
 
 export interface AuthConfig {
-  mode: 'none' | 'jwt';
+  /** jwt: tokens verified with the issuer's keys; introspection: opaque tokens checked with the authorization server (RFC 7662). */
+  mode: 'none' | 'jwt' | 'introspection';
   /** The gateway's MCP endpoint as clients name it (RFC 8707 resource, RFC 9728 metadata). */
   resource?: string;
   /** Issuers clients get tokens from, listed in the protected resource metadata. */
   authorizationServers: string[];
-  /** The `iss` a token must carry. */
+  /** The `iss` a token must carry (introspection: when the answer names one). */
   issuer?: string;
-  /** Where the issuer publishes its signing keys. */
+  /** Where the issuer publishes its signing keys (jwt). */
   jwksUrl?: string;
+  /** How to ask the authorization server about a token (introspection). */
+  introspection?: { url: string; clientId: string; clientSecret: string; cacheSeconds: number; timeoutMs: number };
   /** The `aud` a token must carry (default: `resource`). */
   audience?: string;
   /** Scopes every request's token must carry. */
@@ -379,11 +382,24 @@ export const configSchema: SchemaObject = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        mode: { type: 'string', enum: ['none', 'jwt'], default: 'none' },
+        mode: { type: 'string', enum: ['none', 'jwt', 'introspection'], default: 'none' },
         resource: { type: 'string', pattern: '^https?://' },
         authorizationServers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
         issuer: { type: 'string', minLength: 1 },
         jwksUrl: { type: 'string', pattern: '^https?://' },
+        introspection: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+            clientId: { type: 'string', minLength: 1 },
+            // ${VAR} is expanded from the environment: keep the secret out of the file.
+            clientSecret: { type: 'string', minLength: 1 },
+            cacheSeconds: { type: 'integer', minimum: 0, maximum: 3600, default: 60 },
+            timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 5000 },
+          },
+          required: ['url', 'clientId', 'clientSecret'],
+        },
         audience: { type: 'string', minLength: 1 },
         requiredScopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
         toolScopes: {

@@ -3,6 +3,8 @@ import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } 
 import type { AuthConfig } from '../config/schema.js';
 import { toolFilter } from '../gateway/tool-filter.js';
 import { AuthChallenge } from '../jsonrpc/errors.js';
+import type { Logger } from '../observability/logger.js';
+import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
 
 /** Who a request comes from (the token's issuer and subject), and what its token allows. */
 export interface Identity {
@@ -21,14 +23,19 @@ export interface Authenticator {
 
 /**
  * The gateway as an OAuth 2.1 resource server (MCP authorization): every request to the MCP
- * endpoint carries a bearer JWT issued for this gateway (`aud`), by the configured issuer,
- * signed with one of its published keys, unexpired, with the required scopes. The token stays
- * here: upstreams get their own configured credentials, never the client's token.
+ * endpoint carries a bearer token issued for this gateway (`aud`), by the configured issuer,
+ * unexpired, with the required scopes: a JWT signed with one of the issuer's published keys
+ * (`jwt`), or any token the authorization server vouches for when asked (`introspection`,
+ * RFC 7662). The token stays here: upstreams get their own configured credentials, never the
+ * client's token.
  */
-export function createAuthenticator(config: AuthConfig): Authenticator | undefined {
-  if (config.mode !== 'jwt') return undefined;
+export function createAuthenticator(config: AuthConfig, log?: Logger): Authenticator | undefined {
+  if (config.mode === 'none') return undefined;
   const resource = config.resource!;
-  const keys = createRemoteJWKSet(new URL(config.jwksUrl!));
+  const audience = config.audience ?? resource;
+  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log);
+  // Principals name their issuer: an introspection answer need not, so its server stands in.
+  const defaultIssuer = config.issuer ?? (config.introspection ? new URL(config.introspection.url).origin : '');
   const metadataUrl = protectedResourceMetadataUrl(resource);
   const challenge = (params: string) => `Bearer resource_metadata="${metadataUrl}"${params ? `, ${params}` : ''}`;
   const scopeHint = config.requiredScopes.length > 0 ? `, scope="${config.requiredScopes.join(' ')}"` : '';
@@ -41,16 +48,13 @@ export function createAuthenticator(config: AuthConfig): Authenticator | undefin
         // No credentials at all: the challenge names where to learn how to get some (RFC 9728).
         throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: a bearer token is required', challenge(scopeHint.slice(2)));
       }
-      let payload: JWTPayload;
+      let payload: TokenClaims;
       try {
-        ({ payload } = await jwtVerify(match[1]!, keys, {
-          issuer: config.issuer!,
-          audience: config.audience ?? resource,
-          clockTolerance: config.clockToleranceSeconds,
-        }));
+        payload = await verify(match[1]!);
       } catch (err) {
-        const why = err instanceof joseErrors.JWTExpired ? 'the token has expired' : err instanceof joseErrors.JWTClaimValidationFailed ? `the token's ${err.claim} claim is not accepted` : 'the token is not valid';
-        throw new AuthChallenge('UNAUTHORIZED', `Unauthorized: ${why}`, challenge(`error="invalid_token", error_description="${why}"`));
+        // Anything else (the authorization server unreachable) is not the token's fault.
+        if (!(err instanceof InvalidToken)) throw err;
+        throw new AuthChallenge('UNAUTHORIZED', `Unauthorized: ${err.reason}`, challenge(`error="invalid_token", error_description="${err.reason}"`));
       }
       const granted = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ') : []);
       const missing = config.requiredScopes.filter((s) => !granted.has(s));
@@ -60,7 +64,7 @@ export function createAuthenticator(config: AuthConfig): Authenticator | undefin
       if (typeof payload.sub !== 'string' || payload.sub === '') {
         throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
       }
-      return { principal: `${payload.iss ?? ''} ${payload.sub}`, scopes: granted };
+      return { principal: `${typeof payload.iss === 'string' ? payload.iss : defaultIssuer} ${payload.sub}`, scopes: granted };
     },
 
     toolPolicy(identity) {
@@ -77,6 +81,35 @@ export function createAuthenticator(config: AuthConfig): Authenticator | undefin
   };
 }
 
+function jwtVerifier(config: AuthConfig, audience: string): (token: string) => Promise<TokenClaims> {
+  const keys = createRemoteJWKSet(new URL(config.jwksUrl!));
+  return async (token) => {
+    try {
+      const { payload } = await jwtVerify(token, keys, { issuer: config.issuer!, audience, clockTolerance: config.clockToleranceSeconds });
+      return payload satisfies JWTPayload;
+    } catch (err) {
+      throw new InvalidToken(
+        err instanceof joseErrors.JWTExpired ? 'the token has expired' : err instanceof joseErrors.JWTClaimValidationFailed ? `the token's ${err.claim} claim is not accepted` : 'the token is not valid',
+      );
+    }
+  };
+}
+
+/** RFC 7662 answers carry iss and aud only optionally: checked when present. */
+function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined): (token: string) => Promise<TokenClaims> {
+  const introspection = config.introspection!;
+  const introspect = createIntrospector({ ...introspection, log });
+  return async (token) => {
+    const claims = await introspect(token);
+    if (config.issuer !== undefined && claims.iss !== undefined && claims.iss !== config.issuer) throw new InvalidToken("the token's iss claim is not accepted");
+    if (claims.aud !== undefined) {
+      const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      if (!audiences.includes(audience)) throw new InvalidToken("the token's aud claim is not accepted");
+    }
+    return claims;
+  };
+}
+
 /** RFC 9728: the metadata of `https://host/mcp` lives at `https://host/.well-known/oauth-protected-resource/mcp`. */
 function protectedResourceMetadataUrl(resource: string): string {
   const url = new URL(resource);
@@ -86,7 +119,7 @@ function protectedResourceMetadataUrl(resource: string): string {
 
 /** Serves the protected resource metadata: what a client needs to find the authorization server. */
 export function registerProtectedResourceMetadata(app: FastifyInstance, config: AuthConfig): void {
-  if (config.mode !== 'jwt') return;
+  if (config.mode === 'none') return;
   const document = {
     resource: config.resource,
     authorization_servers: config.authorizationServers,

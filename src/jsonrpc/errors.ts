@@ -65,6 +65,8 @@ export const ERRORS = {
   // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
   UNAUTHORIZED: { code: -32012, httpStatus: 401, message: 'Unauthorized: a valid bearer token is required', retryable: false },
   INSUFFICIENT_SCOPE: { code: -32013, httpStatus: 403, message: 'Forbidden: the token lacks a required scope', retryable: false },
+  // Token introspection failed: not the token's fault, so not a 401.
+  AUTHORIZATION_SERVER_UNAVAILABLE: { code: -32014, httpStatus: 503, message: 'The authorization server cannot check tokens right now', retryable: true },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;
