@@ -2,7 +2,8 @@
  * Sessions in a Redis that speaks only TLS and wants a client certificate (rediss://, as managed
  * Redis offerings run): a real redis-server with a throwaway CA, the gateway with sessions.tls,
  * and what a missing client certificate must show: no start, and the reason in the log. Then
- * the same for a 3-master Redis Cluster whose bus and client ports speak TLS.
+ * the same for a 3-master Redis Cluster whose bus and client ports speak TLS, and for a master
+ * found through a Sentinel that speaks TLS to it and to the gateway.
  */
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,6 +11,7 @@ import { buildApp } from '../../src/app.js';
 import { makeCertificates, type TestCertificates } from '../support/certificates.js';
 import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream } from '../support/gateway.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
+import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
@@ -108,5 +110,41 @@ describe('Redis Cluster over TLS', () => {
     // A Cluster client reports only "Connection is closed.": the start-up error asks a seed node why.
     await expect(buildApp(config, { logger: log, defaultMetrics: false })).rejects.toThrow(/not reachable within 15 s of start: 127\.0\.0\.1:\d+: .*certificate required/);
     expect(lines.some((l) => /Redis connection error/.test(l))).toBe(true);
+  }, 30_000);
+});
+
+describe('Redis Sentinel over TLS', () => {
+  let setup: RedisSentinelSetup;
+
+  beforeAll(async () => {
+    setup = await startRedisSentinel({ tls: { certFile: certs.file('server.pem'), keyFile: certs.file('server.key'), caFile: certs.file('ca.pem') } });
+  }, 30_000);
+
+  afterAll(async () => {
+    await setup?.stop();
+  });
+
+  it('with the CA and a client certificate: the sentinel and the master it names are reached over TLS, sessions live there', async () => {
+    const gw = await startGateway(
+      exampleConfig({
+        sessions: {
+          store: 'redis',
+          redis: { sentinels: setup.sentinels, name: setup.name },
+          tls: { caFile: certs.file('ca.pem'), certFile: certs.file('client.pem'), keyFile: certs.file('client.key') },
+        },
+        upstreams: [stdioUpstream('echo', ECHO_SERVER)],
+      }),
+    );
+    try {
+      await until('/readyz 200 (sentinel and master over TLS)', async () => (await fetch(new URL('/readyz', gw.base))).status === 200);
+      const sid = await openSession(gw.url);
+      expect(await setup.master.command('EXISTS', `mcpgw:{${sid}}:session`)).toMatch(/1/);
+      const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'via sentinel' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+      expect(r.json.result.content[0].text).toBe('via sentinel');
+      // The sentinel names the master's TLS port: the gateway could not have used the plain one.
+      expect(await setup.masterPort()).not.toBe(setup.master.port);
+    } finally {
+      await gw.stop();
+    }
   }, 30_000);
 });

@@ -3,11 +3,15 @@
  * a replica of it, and one `redis-server --sentinel` monitoring the master with quorum 1 (it
  * decides alone), from a sentinel.conf generated into a temporary directory (Sentinel rewrites
  * its config file, so it must be writable). All on free ports; stop() stops every process.
+ *
+ * With `tls` (no replica), the master and the sentinel also listen on TLS ports that want a client
+ * certificate, the sentinel monitors the master over TLS, and `sentinels` names the TLS port;
+ * `command` keeps a plain way in.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startRedis, type RedisServer } from './redis.js';
+import { freePort, startRedis, type RedisServer } from './redis.js';
 
 export interface RedisSentinelSetup {
   readonly master: RedisServer;
@@ -34,7 +38,12 @@ function bulkStrings(reply: string): string[] {
   return reply.split('\r\n').filter((_, i) => i > 0 && i % 2 === 0);
 }
 
-export async function startRedisSentinel(options: { replica?: boolean } = {}): Promise<RedisSentinelSetup> {
+export async function startRedisSentinel(options: { replica?: boolean; tls?: { certFile: string; keyFile: string; caFile: string } } = {}): Promise<RedisSentinelSetup> {
+  const { tls } = options;
+  if (tls && options.replica) throw new Error('startRedisSentinel: tls with a replica is not built here');
+  const tlsSettings = tls ? { 'tls-cert-file': tls.certFile, 'tls-key-file': tls.keyFile, 'tls-ca-cert-file': tls.caFile, 'tls-auth-clients': 'yes', 'tls-replication': 'yes' } : {};
+  const masterTlsPort = tls ? await freePort() : undefined;
+  const sentinelTlsPort = tls ? await freePort() : undefined;
   const name = 'mymaster';
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-sentinel-'));
   const started: RedisServer[] = [];
@@ -46,7 +55,8 @@ export async function startRedisSentinel(options: { replica?: boolean } = {}): P
     // A replica writes the RDB of its full sync to `dir` (not the test's working directory); the
     // master sends it at once instead of waiting for more replicas to join the transfer.
     const args = (i: number) => ['--dir', mkdtempSync(join(dir, `node-${i}-`)), '--repl-diskless-sync-delay', '0'];
-    const master = await startRedis({ args: args(0) });
+    const tlsArgs = (port: number | undefined) => (port === undefined ? [] : ['--tls-port', String(port), ...Object.entries(tlsSettings).flatMap(([k, v]) => [`--${k}`, v])]);
+    const master = await startRedis({ args: [...args(0), ...tlsArgs(masterTlsPort)] });
     started.push(master);
     let replica: RedisServer | undefined;
     if (options.replica) {
@@ -57,7 +67,8 @@ export async function startRedisSentinel(options: { replica?: boolean } = {}): P
     writeFileSync(
       conf,
       [
-        `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+        `sentinel monitor ${name} 127.0.0.1 ${masterTlsPort ?? master.port} 1`,
+        ...(sentinelTlsPort === undefined ? [] : [`tls-port ${sentinelTlsPort}`, ...Object.entries(tlsSettings).map(([k, v]) => `${k} ${v}`)]),
         // Failovers happen when a test asks for one (SENTINEL FAILOVER), not because a test
         // paused the master for a few seconds.
         `sentinel down-after-milliseconds ${name} 30000`,
@@ -88,7 +99,7 @@ export async function startRedisSentinel(options: { replica?: boolean } = {}): P
       return target;
     };
 
-    return { master, replica, sentinel, name, sentinels: [{ host: '127.0.0.1', port: sentinel.port }], masterPort, failover, stop };
+    return { master, replica, sentinel, name, sentinels: [{ host: '127.0.0.1', port: sentinelTlsPort ?? sentinel.port }], masterPort, failover, stop };
   } catch (err) {
     await stop();
     throw err;
