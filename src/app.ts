@@ -274,6 +274,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   const transport = registerStreamableHttp(app, {
     path: config.path,
     bodyLimit: config.limits.bodyBytes,
+    maxInFlightPerClient: config.limits.maxInFlightPerClient,
     handler: server,
     store,
     streams,

@@ -133,7 +133,7 @@ export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  limits: { bodyBytes: number };
+  limits: { bodyBytes: number; maxInFlightPerClient: number };
   security: { allowedOrigins: string[] };
   sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; tls?: TlsConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
   sse: { keepAliveMs: number };
@@ -277,7 +277,11 @@ export const configSchema: SchemaObject = {
     limits: {
       type: 'object',
       additionalProperties: false,
-      properties: { bodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 } },
+      properties: {
+        bodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 },
+        // Per session, or per principal of stateless requests; on each replica. 0: no limit.
+        maxInFlightPerClient: { type: 'integer', minimum: 0, default: 64 },
+      },
       required: [],
       default: {},
     },

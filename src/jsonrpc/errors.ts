@@ -61,6 +61,8 @@ export const ERRORS = {
   SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
   SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
   UPSTREAM_CIRCUIT_OPEN: { code: -32011, httpStatus: 200, message: 'Upstream is failing; calls to it fail fast until it recovers', retryable: true },
+  // One client past limits.maxInFlightPerClient: the others keep their share of the workers.
+  CLIENT_TOO_MANY_IN_FLIGHT: { code: -32015, httpStatus: 429, message: 'Too many requests in flight for this client', retryable: true },
 
   // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
   UNAUTHORIZED: { code: -32012, httpStatus: 401, message: 'Unauthorized: a valid bearer token is required', retryable: false },

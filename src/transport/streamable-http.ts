@@ -11,6 +11,7 @@ import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from './event-id.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
 import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from './modern-request.js';
+import { InFlightLimit } from './in-flight-limit.js';
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
@@ -19,6 +20,8 @@ import type { Authenticator, Identity } from '../http/auth.js';
 export interface StreamableHttpOptions {
   path: string;
   bodyLimit: number;
+  /** Requests one client may have in flight on this replica (0: no limit). */
+  maxInFlightPerClient: number;
   handler: McpHandler;
   store: SessionStore;
   streams: SessionStreams;
@@ -125,6 +128,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   }
   /** Stateless requests get a scope of their own: unique on this replica, never stored. */
   const statelessScopes = { prefix: `~${randomUUID().slice(0, 8)}.`, next: 0 };
+  const inFlight = new InFlightLimit(options.maxInFlightPerClient);
 
   function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
     metrics.transportRejections.inc({ error_type: err.type });
@@ -212,14 +216,25 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
-    const ctx: RequestContext = { ...meta, principal: principalOf(request), mayCall: mayCallOf(request), stateless: true, scope, sink: post, sessionSink: undefined };
+    const principal = principalOf(request);
+    // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
+    if (!inFlight.acquire(principal)) return post.respond(tooMany(message.id, 'this principal'), 429);
+    const ctx: RequestContext = { ...meta, principal, mayCall: mayCallOf(request), stateless: true, scope, sink: post, sessionSink: undefined };
     state.activeReplies++;
     raw.once('close', () => {
       state.activeReplies--;
       // Closing the reply stream is how a stateless client cancels.
       if (!post.finished) handler.releaseScope(scope);
     });
-    void handler.handleRequest(ctx, message).then((r) => post.respond(r, statelessStatus(r)));
+    void handler.handleRequest(ctx, message).then((r) => {
+      inFlight.release(principal);
+      post.respond(r, statelessStatus(r));
+    });
+  }
+
+  function tooMany(id: JsonRpcId, client: string): JsonRpcResponse {
+    metrics.transportRejections.inc({ error_type: 'CLIENT_TOO_MANY_IN_FLIGHT' });
+    return errorResponse(id, new GatewayError('CLIENT_TOO_MANY_IN_FLIGHT', `Too many requests in flight for ${client} (limit ${inFlight.limit}): wait for answers before sending more`).toJsonRpc());
   }
 
   /**
@@ -300,7 +315,14 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     const ctx = contextOf(request, session, post);
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
-      else if (c.kind === 'request') void handler.handleRequest(ctx, c.message).then((r) => post.respond(r));
+      else if (c.kind !== 'request') continue;
+      else if (!inFlight.acquire(session.id)) post.respond(tooMany(c.message.id, 'this session'), 429);
+      else {
+        void handler.handleRequest(ctx, c.message).then((r) => {
+          inFlight.release(session.id);
+          post.respond(r);
+        });
+      }
     }
   }
 

@@ -1,0 +1,32 @@
+/**
+ * Requests in flight per client on this replica: a session (2025), or the principal of stateless
+ * requests. One client flooding the gateway must not take every worker slot and queue place from
+ * the others; past its limit it is told to slow down (429) at once.
+ */
+export class InFlightLimit {
+  readonly #counts = new Map<string, number>();
+
+  /** `max` 0: no limit. */
+  constructor(private readonly max: number) {}
+
+  /** Counts one more request of `client` unless it is at its limit; undefined clients are not limited. */
+  acquire(client: string | undefined): boolean {
+    if (this.max === 0 || client === undefined) return true;
+    const n = this.#counts.get(client) ?? 0;
+    if (n >= this.max) return false;
+    this.#counts.set(client, n + 1);
+    return true;
+  }
+
+  /** Once per successful acquire, when its request has been answered. */
+  release(client: string | undefined): void {
+    if (this.max === 0 || client === undefined) return;
+    const n = (this.#counts.get(client) ?? 1) - 1;
+    if (n <= 0) this.#counts.delete(client);
+    else this.#counts.set(client, n);
+  }
+
+  get limit(): number {
+    return this.max;
+  }
+}
