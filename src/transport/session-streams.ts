@@ -55,7 +55,7 @@ export class SessionStreams {
   readonly #holders = new Map<string, Holder>();
   /** Readers of resumed POST replies (ticks and shutdown reach them here). */
   readonly #resumed = new Set<{ writer: SseWriter; follower: StreamFollower }>();
-  /** Single replica: sessions whose GET record exists although nobody holds it (dropped, resumable). */
+  /** Sessions whose GET stream this replica held until it dropped (resumable until the time given). */
   readonly #released = new Map<string, number>();
   /** This replica's appends to each session's GET record, in order. */
   readonly #appends = new Map<string, Promise<void>>();
@@ -194,9 +194,14 @@ export class SessionStreams {
     return true;
   }
 
-  /** One copy to every session's stream held here: for changes that concern every client (list_changed). */
+  /**
+   * One copy to every session's stream held here, and into the record of every stream that was
+   * held here until it dropped: a client away when the tool list changed learns of it when it
+   * resumes, on whichever replica. For changes that concern every client (list_changed).
+   */
   broadcast(message: JsonRpcMessage): void {
     for (const sessionId of this.#holders.keys()) this.#appendHeld(sessionId, message);
+    for (const sessionId of [...this.#released.keys()]) if (this.#wasHeld(sessionId)) this.#appendUnheld(sessionId, message);
   }
 
   /** A sink onto the session's GET stream, whichever replica holds it when a message is sent. */
@@ -232,7 +237,7 @@ export class SessionStreams {
     writer.onClose(() => {
       if (this.#holders.get(sessionId) !== holder) return;
       this.#holders.delete(sessionId);
-      if (!this.#options.distributed) this.#released.set(sessionId, Date.now() + this.#options.retainMs);
+      this.#released.set(sessionId, Date.now() + this.#options.retainMs);
     });
     return holder;
   }

@@ -163,6 +163,22 @@ describe('the session\'s GET stream across gateways', () => {
     await expect(onA.next(400)).rejects.toThrow(/no SSE event/);
     await onA.cancel();
   });
+
+  it('a list change on A while the client is away from its GET stream (held on A) is replayed when it resumes on B', async () => {
+    const sid = await openSession(a.url, V);
+    const onA = new SseReader(await getStream(a, sid));
+    const priming = (await onA.next())!;
+    await onA.cancel();
+    await until('A let the stream go', async () => !a.gateway.streams.has(sid), 3000);
+
+    // Each replica learns of a change through its own upstream workers: here only A does.
+    a.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    await sleep(100);
+    const onB = new SseReader(await getStream(b, sid, priming.id));
+    expect(await onB.next()).toMatchObject({ id: priming.id, data: '' });
+    expect(JSON.parse((await onB.next())!.data)).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await onB.cancel();
+  });
 });
 
 describe('Redis failures degrade streams, never hang them', () => {

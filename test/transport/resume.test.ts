@@ -234,6 +234,22 @@ describe('resuming the session\'s GET stream', () => {
     expect(await resumed.rest()).toEqual([]);
   });
 
+  it('a list change while the client is away is replayed when it resumes', async () => {
+    const sid = await openSession(gw.url, '2025-11-25');
+    const first = new SseReader(await getStream(sid, '2025-11-25'));
+    const priming = (await first.next())!;
+    await first.cancel();
+    for (let i = 0; i < 100 && gw.gateway.streams.has(sid); i++) await sleep(10);
+    expect(gw.gateway.streams.has(sid)).toBe(false);
+
+    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    await sleep(50);
+    const resumed = new SseReader(await getStream(sid, '2025-11-25', priming.id));
+    expect(await resumed.next()).toMatchObject({ id: priming.id, data: '' });
+    expect(JSON.parse((await resumed.next())!.data)).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    await resumed.cancel();
+  });
+
   it('a session that never opened a GET stream records nothing and is told so', async () => {
     const sid = await openSession(gw.url, '2025-11-25');
     expect(gw.gateway.streams.sinkFor(sid).send({ jsonrpc: '2.0', method: 'notifications/message', params: {} })).toBe(false);
