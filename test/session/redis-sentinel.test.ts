@@ -42,6 +42,8 @@ async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeco
 
 async function readyConnection(): Promise<RedisClient> {
   const connection = connectRedis({ target: target(), name: 'sentinel-test' });
+  // Closed with the stores: left open, it would keep asking the stopped sentinel after the file ends.
+  stores.push({ close: async () => connection.disconnect() });
   await until('the connection to be ready', () => connection.status === 'ready', 5000);
   return connection;
 }
