@@ -270,7 +270,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     store: created.status,
   });
   registerProtectedResourceMetadata(app, config.auth);
-  const authenticator = createAuthenticator(config.auth, log);
+  const authenticator = createAuthenticator(config.auth, log, metrics);
   const transport = registerStreamableHttp(app, {
     path: config.path,
     bodyLimit: config.limits.bodyBytes,

@@ -4,6 +4,7 @@ import type { AuthConfig } from '../config/schema.js';
 import { toolFilter } from '../gateway/tool-filter.js';
 import { AuthChallenge } from '../jsonrpc/errors.js';
 import type { Logger } from '../observability/logger.js';
+import type { Metrics } from '../observability/metrics.js';
 import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
 
 /** Who a request comes from (the token's issuer and subject), and what its token allows. */
@@ -29,11 +30,11 @@ export interface Authenticator {
  * RFC 7662). The token stays here: upstreams get their own configured credentials, never the
  * client's token.
  */
-export function createAuthenticator(config: AuthConfig, log?: Logger): Authenticator | undefined {
+export function createAuthenticator(config: AuthConfig, log?: Logger, metrics?: Metrics): Authenticator | undefined {
   if (config.mode === 'none') return undefined;
   const resource = config.resource!;
   const audience = config.audience ?? resource;
-  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log);
+  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, metrics);
   // Principals name their issuer: an introspection answer need not, so its server stands in.
   const defaultIssuer = config.issuer ?? (config.introspection ? new URL(config.introspection.url).origin : '');
   const metadataUrl = protectedResourceMetadataUrl(resource);
@@ -96,9 +97,9 @@ function jwtVerifier(config: AuthConfig, audience: string): (token: string) => P
 }
 
 /** RFC 7662 answers carry iss and aud only optionally: checked when present. */
-function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined): (token: string) => Promise<TokenClaims> {
+function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined, metrics: Metrics | undefined): (token: string) => Promise<TokenClaims> {
   const introspection = config.introspection!;
-  const introspect = createIntrospector({ ...introspection, log });
+  const introspect = createIntrospector({ ...introspection, log, onOutcome: (outcome) => metrics?.tokenIntrospections.inc({ outcome }) });
   return async (token) => {
     const claims = await introspect(token);
     if (config.issuer !== undefined && claims.iss !== undefined && claims.iss !== config.issuer) throw new InvalidToken("the token's iss claim is not accepted");

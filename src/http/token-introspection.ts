@@ -30,6 +30,8 @@ export interface IntrospectionOptions {
   /** Answers kept at most (the oldest are forgotten first). */
   maxCached?: number;
   log?: Logger;
+  /** Each question's outcome, for the metric. */
+  onOutcome?: (outcome: 'active' | 'inactive' | 'failed') => void;
 }
 
 type Answer = { claims: TokenClaims; until: number } | { invalid: string; until: number };
@@ -63,6 +65,7 @@ export function createIntrospector(options: IntrospectionOptions): (token: strin
     try {
       body = await introspect(token);
     } catch (err) {
+      options.onOutcome?.('failed');
       downUntil = Date.now() + 1000;
       if (!failing) options.log?.error({ introspection: options.url, reason: (err as Error).message }, 'token introspection failed: requests with new tokens get 503 until it works again');
       failing = true;
@@ -70,6 +73,7 @@ export function createIntrospector(options: IntrospectionOptions): (token: strin
     }
     if (failing) options.log?.info({ introspection: options.url }, 'token introspection works again');
     failing = false;
+    options.onOutcome?.(body.active === true ? 'active' : 'inactive');
     if (body.active !== true) return { invalid: 'the token is not active', until };
     if (typeof body.exp === 'number' && body.exp * 1000 <= now) return { invalid: 'the token has expired', until };
     return { claims: body, until: typeof body.exp === 'number' ? Math.min(until, body.exp * 1000) : until };

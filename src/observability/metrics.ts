@@ -136,6 +136,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Questions to the authorization server, not answers served from the cache. */
+  readonly tokenIntrospections = new Counter({
+    name: 'mcpgw_token_introspections_total',
+    help: 'Token introspection requests to the authorization server, by outcome (active, inactive, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
   }

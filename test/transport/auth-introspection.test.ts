@@ -36,6 +36,8 @@ function answerFor(token: string): Record<string, unknown> {
       return { ...good, sub: 'bob' };
     case 'carol':
       return { ...good, sub: 'carol' };
+    case 'frank':
+      return { ...good, sub: 'frank' };
     case 'wrong-scope':
       return { ...good, sub: 'dave', scope: 'other' };
     case 'wrong-aud':
@@ -187,6 +189,22 @@ describe('token introspection', () => {
     // Once it answers again, so does the gateway; the token was never cached as bad.
     expect((await initialize(as(token))).status).toBe(401);
     expect(asked.get(token)).toBe(2);
+  });
+
+  it('counts its questions by outcome in mcpgw_token_introspections_total (cached answers are not questions)', async () => {
+    const count = async (outcome: string) => {
+      const text = await (await fetch(new URL('/metrics', gw.base))).text();
+      return Number(new RegExp(`^mcpgw_token_introspections_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    };
+    behaviour = 'answer';
+    const before = { active: await count('active'), inactive: await count('inactive') };
+    await initialize(as('counted-unknown'));
+    const sid = await session('frank');
+    await echo('frank', sid, 'cached');
+    await echo('frank', sid, 'cached again');
+    expect(await count('inactive')).toBe(before.inactive + 1);
+    expect(await count('active')).toBe(before.active + 1);
+    expect(await count('failed')).toBeGreaterThan(0); // the outage cases above
   });
 
   it('wrong client credentials of the gateway itself: 503, not 401 (the token may be good)', async () => {
