@@ -58,10 +58,11 @@ export interface McpHandler {
   /** The client's answer to a request an upstream sent it. */
   handleResponse(ctx: RequestContext, response: JsonRpcResponse): void;
   /**
-   * Resource updates for a stateless client's listen stream (`scope` is the stream's): the URIs
-   * it can follow, now subscribed upstream; updates go to `sink` until the scope is released.
+   * Resource updates for a stateless client's listen stream (`ctx.scope` is the stream's, and
+   * `ctx` says who listens): the URIs it can follow, now subscribed upstream; updates go to
+   * `sink` until the scope is released.
    */
-  watchResources(scope: string, uris: unknown, sink: MessageSink): string[];
+  watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[];
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void;
 }
@@ -163,14 +164,14 @@ export class VirtualServer implements McpHandler {
 
   capabilities(stateless: boolean): Record<string, unknown> {
     const capabilities: Record<string, unknown> = {};
-    for (const [name, info] of this.#upstreamInfos()) {
+    for (const [, info] of this.#upstreamInfos()) {
       // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
       if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
       if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
       if (isObject(info.capabilities.resources)) {
         const resources = (capabilities.resources ?? { listChanged: true }) as Record<string, unknown>;
-        // Stateless clients subscribe on a listen stream, relayed for shared upstreams only (see watchResources).
-        if (info.capabilities.resources.subscribe === true && (!stateless || this.options.upstreams.get(name)?.mode === 'shared')) resources.subscribe = true;
+        // Stateless clients subscribe on a listen stream (see watchResources).
+        if (info.capabilities.resources.subscribe === true) resources.subscribe = true;
         capabilities.resources = resources;
       }
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
@@ -258,22 +259,28 @@ export class VirtualServer implements McpHandler {
     }
   }
 
-  watchResources(scope: string, uris: unknown, sink: MessageSink): string[] {
+  watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[] {
     if (!Array.isArray(uris)) return [];
     const watched: string[] = [];
+    const refused = (upstream: string, uri: string) => (err: unknown) =>
+      this.options.log.warn({ upstream, uri, err: err instanceof Error ? err.message : String(err) }, 'upstream refused a resource subscription');
     for (const uri of new Set(uris)) {
       if (typeof uri !== 'string') continue;
       const route = this.#catalog.resource(uri);
       const entry = route && this.options.upstreams.get(route.upstream);
-      // A shared worker holds the subscription for everyone; a per-session one would need a session.
-      if (!route || entry?.mode !== 'shared' || !isObject(entry.pool.info?.capabilities.resources) || entry.pool.info.capabilities.resources.subscribe !== true) continue;
-      const key = `${route.upstream}\u0000${uri}`;
-      const scopes = this.#subscriptions.get(key) ?? new Map<string, MessageSink>();
-      this.#subscriptions.set(key, scopes.set(scope, sink));
+      if (!route || !entry) continue;
+      const info = entry.mode === 'shared' ? entry.pool.info : entry.workers.info;
+      if (!isObject(info?.capabilities.resources) || info.capabilities.resources.subscribe !== true) continue;
       // Subscribing again is harmless upstream; a failure leaves the stream quiet for this URI.
-      entry.pool.call('resources/subscribe', { uri }).promise.catch((err: unknown) =>
-        this.options.log.warn({ upstream: route.upstream, uri, err: err instanceof Error ? err.message : String(err) }, 'upstream refused a resource subscription'),
-      );
+      if (entry.mode === 'shared') {
+        // A shared worker holds the subscription for everyone; the gateway remembers who listens.
+        const key = `${route.upstream}\u0000${uri}`;
+        const scopes = this.#subscriptions.get(key) ?? new Map<string, MessageSink>();
+        this.#subscriptions.set(key, scopes.set(ctx.scope, sink));
+        entry.pool.call('resources/subscribe', { uri }).promise.catch(refused(route.upstream, uri));
+      } else {
+        this.options.perSession.call(listenerContext(ctx, sink), route.upstream, 'resources/subscribe', { uri }, undefined, () => undefined).catch(refused(route.upstream, uri));
+      }
       watched.push(uri);
     }
     return watched;
@@ -575,4 +582,16 @@ function upstreamParams(params: Record<string, unknown> | undefined): Record<str
   const kept: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) kept[k] = v;
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}
+
+/**
+ * A listen stream as the session of its own per-session worker: the worker lives until the stream
+ * closes (its scope is released), and only resource updates travel back. It is offered no client
+ * capabilities: nobody could answer a request on a listen stream.
+ */
+function listenerContext(ctx: RequestContext, sink: MessageSink): RequestContext {
+  const updates: MessageSink = {
+    send: (m) => 'method' in m && !('id' in m) && m.method === 'notifications/resources/updated' && sink.send(m),
+  };
+  return { ...ctx, stateless: false, clientCapabilities: {}, sink: updates, sessionSink: updates };
 }

@@ -212,11 +212,13 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       throw err;
     }
     const scope = statelessScopes.prefix + statelessScopes.next++;
-    if (message.method === 'subscriptions/listen') return listen(reply, message, scope);
+    const principal = principalOf(request);
+    if (message.method === 'subscriptions/listen') {
+      return listen(reply, message, { ...meta, principal, mayCall: mayCallOf(request), stateless: true, scope, sink: NO_SINK, sessionSink: undefined });
+    }
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), (sse) => ({ send: (m) => sse.send(m), end: () => sse.end() }));
-    const principal = principalOf(request);
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
     if (!inFlight.acquire(principal)) return post.respond(tooMany(message.id, 'this principal'), 429);
     const ctx: RequestContext = { ...meta, principal, mayCall: mayCallOf(request), stateless: true, scope, sink: post, sessionSink: undefined };
@@ -238,15 +240,16 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   }
 
   /**
-   * subscriptions/listen: list changes the virtual server has, and updates of the resources a
-   * shared upstream can watch; the acknowledgement names exactly those.
+   * subscriptions/listen: list changes the virtual server has, and updates of the resources its
+   * upstreams can watch; the acknowledgement names exactly those. `ctx` is the listener's.
    */
-  function listen(reply: FastifyReply, message: JsonRpcRequest, scope: string): void {
+  function listen(reply: FastifyReply, message: JsonRpcRequest, ctx: RequestContext): void {
+    const scope = ctx.scope;
     const requested = isObject(message.params?.notifications) ? message.params.notifications : {};
     const honoured = honouredListChanges(requested, handler.capabilities(true));
     // The virtual server learns the stream's sink below; the URIs it can watch are known first, for the acknowledgement.
     let deliver: MessageSink = NO_SINK;
-    const uris = handler.watchResources(scope, requested.resourceSubscriptions, { send: (m) => deliver.send(m) });
+    const uris = handler.watchResources(ctx, requested.resourceSubscriptions, { send: (m) => deliver.send(m) });
     if (uris.length > 0) honoured.resourceSubscriptions = uris;
     const sse = openSse(reply, 'listen');
     deliver = listens.open(sse, message.id, honoured);

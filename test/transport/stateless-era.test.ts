@@ -414,3 +414,89 @@ describe('subscriptions/listen with resource subscriptions', () => {
     expect((await send(fgw, 3, 'tools/call', { name: 'test_touch_resource', arguments: { uri: 'test://watched-resource' } })).status).toBe(200);
   });
 });
+
+/**
+ * A per-session stdio server in a few lines (raw JSON-RPC): one resource, `clock://tick`, whose
+ * subscribers hear an update every 100 ms (and a log message each time, which a listen stream
+ * must not relay). Each process counts its updates, so a stream can tell whose they are.
+ */
+const CLOCK_SERVER = `
+let buf = '';
+let timer;
+let n = 0;
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+process.stdin.on('data', (c) => {
+  buf += c;
+  let nl;
+  while ((nl = buf.indexOf('\\n')) !== -1) {
+    const m = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    if (m.id === undefined) continue;
+    if (m.method === 'resources/subscribe' && !timer) {
+      timer = setInterval(() => {
+        n++;
+        send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'tick ' + n } });
+        send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'clock://tick', title: 'update ' + n + ' of ' + process.pid } });
+      }, 100);
+    }
+    const result = m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { resources: { subscribe: true }, logging: {} }, serverInfo: { name: 'clock', version: '1' } }
+      : m.method === 'resources/list' ? { resources: [{ uri: 'clock://tick', name: 'tick' }] }
+      : {};
+    send({ jsonrpc: '2.0', id: m.id, result });
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+describe('subscriptions/listen with resources of a per-session upstream', () => {
+  let cgw: RunningGateway;
+
+  beforeAll(async () => {
+    cgw = await startGateway(exampleConfig({ upstreams: [{ name: 'clock', transport: 'stdio', command: process.execPath, args: ['-e', CLOCK_SERVER], prefix: '', mode: 'per-session', pool: { spares: 0 } }] }));
+  });
+
+  afterAll(async () => {
+    await cgw?.stop();
+  });
+
+  const workers = async () => Number(/^mcpgw_upstream_workers\{upstream="clock"\} (\d+)$/m.exec(await fetch(new URL('/metrics', cgw.base)).then((r) => r.text()))?.[1] ?? 0);
+
+  async function listenTo(id: string): Promise<SseReader> {
+    const { body, headers } = stateless(id, 'subscriptions/listen', { notifications: { resourceSubscriptions: ['clock://tick'] } });
+    const res = await fetch(cgw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    const reader = new SseReader(res);
+    expect(JSON.parse((await reader.next())!.data).params.notifications).toEqual({ resourceSubscriptions: ['clock://tick'] });
+    return reader;
+  }
+
+  it('discover offers subscribe; each listen stream gets its own worker, hears only its updates (no log messages), and the worker stops with the stream', async () => {
+    expect((await send(cgw, 1, 'server/discover')).json.result.capabilities.resources.subscribe).toBe(true);
+    const before = await workers();
+    const [one, two] = [await listenTo('listen-a'), await listenTo('listen-b')];
+    const updatesOf = async (reader: SseReader, id: string) => {
+      const seen: Array<{ method: string; params: { uri: string; title: string; _meta: Record<string, unknown> } }> = [];
+      for (let i = 0; i < 3; i++) seen.push(JSON.parse((await reader.next())!.data));
+      for (const m of seen) {
+        expect(m.method).toBe('notifications/resources/updated');
+        expect(m.params.uri).toBe('clock://tick');
+        expect(m.params._meta['io.modelcontextprotocol/subscriptionId']).toBe(id);
+      }
+      return seen.map((m) => m.params.title.split(' of ')[1]);
+    };
+    const pidsA = new Set(await updatesOf(one, 'listen-a'));
+    const pidsB = new Set(await updatesOf(two, 'listen-b'));
+    // One process per stream: never each other's updates.
+    expect(pidsA.size).toBe(1);
+    expect(pidsB.size).toBe(1);
+    expect([...pidsA][0]).not.toBe([...pidsB][0]);
+    expect(await workers()).toBe(before + 2);
+
+    await one.cancel();
+    await until('the first stream\'s worker to stop', async () => (await workers()) === before + 1);
+    // The other stream goes on.
+    expect(new Set(await updatesOf(two, 'listen-b'))).toEqual(pidsB);
+    await two.cancel();
+    await until('every listen worker to stop', async () => (await workers()) === before);
+  });
+});
