@@ -93,6 +93,13 @@ function remoteChecks(u: HttpUpstreamConfig, at: string, env: NodeJS.ProcessEnv,
       if (RESERVED_HEADERS.has(k.toLowerCase())) problems.push(`${at}.headers.${k}: is set by the gateway and cannot be configured`);
     }
   }
+  if (typeof u.oauth === 'object' && u.oauth !== null) {
+    u.oauth.tokenUrl = substituteEnv(u.oauth.tokenUrl, `${at}.oauth.tokenUrl`, env, problems);
+    u.oauth.clientSecret = substituteEnv(u.oauth.clientSecret, `${at}.oauth.clientSecret`, env, problems);
+    if (!/^https?:\/\//.test(u.oauth.tokenUrl)) problems.push(`${at}.oauth.tokenUrl: must be an http(s) URL`);
+    const named = Object.keys(u.headers ?? {}).find((k) => k.toLowerCase() === 'authorization');
+    if (named) problems.push(`${at}.headers.${named}: cannot be set with ${at}.oauth (the token goes there)`);
+  }
   if (typeof u.tls === 'object' && u.tls !== null) {
     tlsChecks(u.tls, `${at}.tls`, problems);
     if (typeof u.url === 'string' && u.url.startsWith('http:')) problems.push(`${at}.tls: applies to https URLs only`);

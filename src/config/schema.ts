@@ -65,12 +65,23 @@ export interface HttpUpstreamConfig extends UpstreamCommon {
   url: string;
   /** Sent with every request to the upstream (credentials of the gateway's own, never a client's). */
   headers: Record<string, string>;
+  /** The gateway's own OAuth client for this upstream: a bearer token by the client credentials grant. */
+  oauth?: OAuthClientConfig;
   connectTimeoutMs: number;
   /** For https URLs: a private CA, a client certificate (mTLS), the name to verify. */
   tls?: TlsConfig;
   retry: RetryConfig;
   breaker: BreakerConfig;
   health: HealthConfig;
+}
+
+export interface OAuthClientConfig {
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  scopes: string[];
+  /** RFC 8707 resource indicator: the upstream's MCP endpoint as its authorization server names it. */
+  resource?: string;
 }
 
 /** TLS towards a server the gateway connects to (an upstream, Redis). */
@@ -218,6 +229,19 @@ const httpUpstream: SchemaObject = {
     // http(s), or a ${VAR} that must expand to one (checked after substitution).
     url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
     headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
+    oauth: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+        clientId: { type: 'string', minLength: 1 },
+        // ${VAR} is expanded from the environment: keep the secret out of the file.
+        clientSecret: { type: 'string', minLength: 1 },
+        scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        resource: { type: 'string', pattern: '^https?://' },
+      },
+      required: ['tokenUrl', 'clientId', 'clientSecret'],
+    },
     connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
     tls,
     retry: {

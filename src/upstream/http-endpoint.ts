@@ -6,6 +6,7 @@ import { tlsConnectOptions } from '../config/tls-files.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Abort } from './abort.js';
 import { CircuitBreaker } from './circuit-breaker.js';
+import { ClientCredentials } from './client-credentials.js';
 import { ResponseBody } from './response-body.js';
 import { ExchangeFailure } from './retry-policy.js';
 
@@ -40,6 +41,7 @@ export class HttpEndpoint {
   readonly #pool: Pool;
   readonly #path: string;
   readonly #hasHeaders: boolean;
+  readonly #credentials: ClientCredentials | undefined;
 
   constructor(
     readonly config: HttpUpstreamConfig,
@@ -49,6 +51,7 @@ export class HttpEndpoint {
     this.url = new URL(config.url);
     this.#path = this.url.pathname + this.url.search;
     this.#hasHeaders = Object.keys(config.headers).length > 0;
+    this.#credentials = config.oauth ? new ClientCredentials(config.oauth) : undefined;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
       connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
@@ -74,6 +77,31 @@ export class HttpEndpoint {
     } catch (err) {
       return Promise.reject(err);
     }
+    return this.#credentials ? this.#authorized(req, this.#credentials) : this.#exchange(req);
+  }
+
+  /**
+   * With the gateway's own token. A 401 means the upstream no longer takes it (revoked, keys
+   * rotated): one new token, one more try; a second 401 is the caller's to report.
+   */
+  async #authorized(req: EndpointRequest, credentials: ClientCredentials): Promise<EndpointResponse> {
+    const token = async () => {
+      try {
+        return await credentials.authorization();
+      } catch (err) {
+        if (err instanceof ExchangeFailure) this.breaker.failure(err.message);
+        throw err;
+      }
+    };
+    const first = await token();
+    const res = await this.#exchange(req, first);
+    if (res.status !== 401) return res;
+    await res.body.dump();
+    credentials.invalidate(first);
+    return this.#exchange(req, await token());
+  }
+
+  #exchange(req: EndpointRequest, authorization?: string): Promise<EndpointResponse> {
     return new Promise((resolve, reject) => {
       const handler = new ExchangeHandler(req.abort, resolve, (err) => {
         if (req.abort.aborted) return reject(req.abort.reason);
@@ -81,7 +109,8 @@ export class HttpEndpoint {
         this.breaker.failure(failure.message);
         reject(failure);
       });
-      const headers = this.#hasHeaders ? { ...this.config.headers, ...req.headers } : req.headers;
+      let headers = this.#hasHeaders ? { ...this.config.headers, ...req.headers } : req.headers;
+      if (authorization !== undefined) headers = { ...headers, authorization };
       const path = req.url === this.url ? this.#path : req.url.pathname + req.url.search;
       this.#pool.dispatch({ method: req.method, path, headers, body: req.body ?? null }, handler);
     });
