@@ -8,6 +8,7 @@ import { upstreamSessionMemory } from './gateway/upstream-session-memory.js';
 import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
 import { registerHealth } from './http/health.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
+import { AuditLog } from './observability/audit.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { EventStore } from './session/event-store.js';
@@ -207,6 +208,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     caching: config.stateless,
     log,
     metrics,
+    audit: config.audit.methods.length > 0 ? new AuditLog(config.audit.methods, log) : undefined,
   });
   try {
     await withinStartDeadline(router.start(), redisTarget(config.sessions));

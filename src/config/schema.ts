@@ -156,6 +156,8 @@ export interface GatewayConfig {
   /** Who may call: `none`, or OAuth 2.1 bearer tokens (JWTs) checked against the issuer's keys. */
   auth: AuthConfig;
   shutdown: { drainMs: number };
+  /** Requests of these methods get one audit log line each (none by default). */
+  audit: { methods: string[] };
   upstreams: UpstreamConfig[];
 }
 
@@ -452,6 +454,20 @@ export const configSchema: SchemaObject = {
       type: 'object',
       additionalProperties: false,
       properties: { drainMs: { type: 'integer', minimum: 0, default: 10000 } },
+      required: [],
+      default: {},
+    },
+    audit: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        methods: {
+          type: 'array',
+          uniqueItems: true,
+          items: { type: 'string', enum: ['tools/call', 'prompts/get', 'resources/read', 'resources/subscribe', 'completion/complete', 'tools/list', 'prompts/list', 'resources/list'] },
+          default: [],
+        },
+      },
       required: [],
       default: {},
     },

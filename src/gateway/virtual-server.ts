@@ -3,6 +3,7 @@ import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '..
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
 import { MODERN_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
+import type { AuditLog } from '../observability/audit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
@@ -44,6 +45,8 @@ export interface VirtualServerOptions {
   caching: { listTtlMs: number; readTtlMs: number };
   log: Logger;
   metrics: Metrics;
+  /** One line per audited request, when `audit.methods` names any. */
+  audit?: AuditLog | undefined;
 }
 
 /** What the transport needs from the virtual server: nothing about upstreams leaks through. */
@@ -203,9 +206,10 @@ export class VirtualServer implements McpHandler {
     const started = performance.now();
     let tool = '';
     let errorType = '';
+    let result: McpResult | undefined;
     try {
       if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
-      const result = await this.#dispatch(ctx, request);
+      result = await this.#dispatch(ctx, request);
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.#statelessResult(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
@@ -215,10 +219,26 @@ export class VirtualServer implements McpHandler {
       }
       return errorResponse(request.id, error) as JsonRpcResponse;
     } finally {
+      const seconds = (performance.now() - started) / 1000;
       this.options.metrics.operationDuration.observe(
         { mcp_method_name: request.method, gen_ai_tool_name: tool && this.#catalog.tool(tool) ? tool : '', error_type: errorType },
-        (performance.now() - started) / 1000,
+        seconds,
       );
+      const audit = this.options.audit;
+      if (audit?.covers(request.method)) {
+        const params = request.params;
+        const target = typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined;
+        audit.record({
+          method: request.method,
+          target,
+          principal: ctx.principal,
+          session: ctx.stateless ? undefined : ctx.scope,
+          stateless: ctx.stateless,
+          outcome: errorType || 'ok',
+          ...(result?.isError === true ? { toolError: true } : {}),
+          durationMs: Math.round(seconds * 1e4) / 10,
+        });
+      }
     }
   }
 

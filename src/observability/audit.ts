@@ -1,0 +1,41 @@
+import type { Logger } from './logger.js';
+
+export interface AuditEntry {
+  method: string;
+  /** The tool or prompt name, or the resource URI, as the client named it. */
+  target?: string | undefined;
+  /** With auth on: the token's issuer and subject. */
+  principal?: string | undefined;
+  /** A 2025 session's id; absent for stateless requests. */
+  session?: string | undefined;
+  stateless: boolean;
+  /** `ok`, or the error type from the error table (or the upstream's JSON-RPC code). */
+  outcome: string;
+  /** A tools/call whose result says isError: the tool ran and failed. */
+  toolError?: boolean;
+  durationMs: number;
+}
+
+/**
+ * One log line per audited request (`audit.methods`): who asked what, how it ended and how long
+ * it took. Never arguments or results: those may carry anything, and an audit trail must be safe
+ * to ship to any log store. Written at info level whatever `logLevel` says, so that quieting the
+ * gateway's own log does not silence the trail.
+ */
+export class AuditLog {
+  readonly #methods: ReadonlySet<string>;
+  readonly #log: Logger;
+
+  constructor(methods: readonly string[], log: Logger) {
+    this.#methods = new Set(methods);
+    this.#log = log.child({ component: 'audit' }, { level: 'info' });
+  }
+
+  covers(method: string): boolean {
+    return this.#methods.has(method);
+  }
+
+  record(entry: AuditEntry): void {
+    this.#log.info({ audit: entry }, 'mcp request');
+  }
+}
