@@ -3,9 +3,9 @@ import type { Logger } from '../observability/logger.js';
 
 /** What the gateway can tell of a Redis Cluster beyond "the client is connected". */
 export interface ClusterHealthStatus {
-  /** The cluster's own verdict (CLUSTER INFO cluster_state) from a master that answered. */
+  /** The cluster's own verdict (CLUSTER INFO cluster_state): ok when any master that answered says so, fail when all say fail. */
   clusterState: 'ok' | 'fail' | 'unknown';
-  /** Masters flagged failing by the cluster, or not answering this replica: their slots' commands fail. */
+  /** Masters flagged failing by the cluster, not answering this replica, or not yet seeing the cluster ok: their slots' commands fail. */
   failingMasters: string[];
 }
 
@@ -82,14 +82,18 @@ export class ClusterHealth {
     // A dead master may already be gone from the client's node list: the cluster still names it.
     for (const a of answered) for (const address of failingInNodes(a.nodes!)) failing.add(address);
     let clusterState: ClusterHealthStatus['clusterState'] = 'unknown';
+    const notOk: string[] = [];
     for (const a of answered) {
       const state = /cluster_state:(\w+)/.exec(a.info!)?.[1];
-      if (state === 'ok') {
-        clusterState = 'ok';
-        break;
+      if (state === 'ok') clusterState = 'ok';
+      else {
+        if (state === 'fail' && clusterState === 'unknown') clusterState = 'fail';
+        notOk.push(a.address);
       }
-      if (state === 'fail') clusterState = 'fail';
     }
+    // While the others say ok, a master that does not (one that rejoined and has not caught up)
+    // refuses its slots' commands (CLUSTERDOWN). When all say fail, the culprits are the flagged ones.
+    if (clusterState === 'ok') for (const address of notOk) failing.add(address);
     return { clusterState, failingMasters: [...failing].sort() };
   }
 

@@ -113,8 +113,16 @@ describe('a Redis Cluster master dies', () => {
     }, 20_000);
     expect(await metric(gw, 'mcpgw_session_store_up')).toBe(1);
     await until('a survivor session to be served again', async () => (await call(gw!, off[1]!, 'after')).json?.result?.content?.[0]?.text === 'after', 10_000);
-    // Nothing was persisted on the dead master: its sessions are gone, as on any lost Redis.
-    expect((await call(gw, on[1]!, 'lost')).status).toBe(404);
+    // Nothing was persisted on the dead master: its sessions are gone, as on any lost Redis. The
+    // client's slot map may lag the cluster for a moment (a retryable 503 meanwhile, never a hang).
+    const statuses: number[] = [];
+    await until('the dead master\'s session to be reported gone', async () => {
+      const r = await call(gw!, on[1]!, 'lost');
+      statuses.push(r.status);
+      if (r.status === 503) expect(r.json.error.code).toBe(-32010);
+      return r.status === 404;
+    }, 10_000);
+    console.log(`after the master returned, a request for a session it had held answered: ${statuses.join(', ')}`);
   }, 90_000);
 
   it('with replicas: the cluster fails over and sessions of the dead master keep working', async () => {
