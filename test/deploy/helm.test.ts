@@ -20,6 +20,7 @@ import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
 import { unknownFields } from './k8s-fields.js';
 import { ROOT, checkGatewayConfig, missingExampleScripts } from './support.js';
 
@@ -33,6 +34,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/ServiceAccount': ServiceAccount,
   'apps/v1/Deployment': Deployment,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
 };
 
 type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
@@ -134,6 +136,7 @@ describe('helm chart metadata', () => {
 describe.each([
   { name: 'default values', override: undefined as Record<string, unknown> | undefined },
   { name: 'override (redis Secret, 3 replicas, ServiceMonitor)', override: OVERRIDE as Record<string, unknown> },
+  { name: 'autoscaled (redis Secret, HorizontalPodAutoscaler)', override: { redis: OVERRIDE.redis, autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12 } } as Record<string, unknown> },
 ])('helm template, $name', ({ override }) => {
   let objs: K8sObject[];
   const v = (path: string[]): any => {
@@ -160,6 +163,7 @@ describe.each([
     const kinds = objs.map((o) => o.kind).sort();
     const expected = ['ConfigMap', 'Deployment', 'PodDisruptionBudget', 'Service', 'ServiceAccount'];
     if (v(['serviceMonitor', 'enabled'])) expected.push('ServiceMonitor');
+    if (v(['autoscaling', 'enabled'])) expected.push('HorizontalPodAutoscaler');
     expect(kinds).toEqual(expected.sort());
     for (const obj of objs) {
       expect(obj.metadata?.name, `${obj.kind} name`).toMatch(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
@@ -271,8 +275,24 @@ describe.each([
     const pdb = one(objs, 'PodDisruptionBudget');
     expect(matches(pdb.spec.selector.matchLabels)).toBe(true);
     expect(pdb.spec.maxUnavailable ?? pdb.spec.minAvailable).toBeDefined();
-    expect(deployment().spec.replicas).toBe(v(['replicaCount']));
+    // With an autoscaler the replica count is its to set: a fixed one would fight it on every upgrade.
+    expect(deployment().spec.replicas).toBe(v(['autoscaling', 'enabled']) ? undefined : v(['replicaCount']));
     expect(container().image).toBe(`${v(['image', 'repository'])}:${v(['image', 'tag']) || '0.1.0'}`);
+  });
+
+  it('HorizontalPodAutoscaler only when enabled: on the Deployment, CPU utilization, slow scale-in', () => {
+    const hpas = objs.filter((o) => o.kind === 'HorizontalPodAutoscaler');
+    if (!v(['autoscaling', 'enabled'])) {
+      expect(hpas).toEqual([]);
+      return;
+    }
+    const hpa = one(objs, 'HorizontalPodAutoscaler');
+    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata.name });
+    expect([hpa.spec.minReplicas, hpa.spec.maxReplicas]).toEqual([v(['autoscaling', 'minReplicas']), v(['autoscaling', 'maxReplicas'])]);
+    expect(hpa.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: v(['autoscaling', 'targetCPUUtilizationPercentage']) } } }]);
+    expect(hpa.spec.behavior.scaleDown.policies).toEqual([{ type: 'Pods', value: 1, periodSeconds: 60 }]);
+    // Utilization is measured against the request: without one the autoscaler cannot work.
+    expect(container().resources.requests.cpu).toBeDefined();
   });
 
   it('ServiceMonitor only when enabled, scraping /metrics on the Service port', () => {
@@ -300,6 +320,13 @@ describe('helm template refuses values that would only fail in the cluster', () 
   it('sessions.store redis without redis.existingSecret, or a Redis URL in the ConfigMap', () => {
     expect(renderError({ config: { ...values.config, sessions: { store: 'redis' } } })).toMatch(/redis\.existingSecret/);
     expect(renderError({ config: { ...values.config, sessions: { redisUrl: 'redis://:secret@r:6379' } } })).toMatch(/ConfigMap/);
+  });
+
+  it('autoscaling with memory sessions, without a CPU request, or with min above max', () => {
+    expect(renderError({ autoscaling: { enabled: true } })).toMatch(/autoscaling\.enabled needs sessions in Redis/);
+    const redis = { redis: { existingSecret: 's' } };
+    expect(renderError({ ...redis, autoscaling: { enabled: true }, resources: { requests: { cpu: null } } })).toMatch(/resources\.requests\.cpu/);
+    expect(renderError({ ...redis, autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } })).toMatch(/minReplicas \(5\) must not exceed autoscaling\.maxReplicas \(3\)/);
   });
 
   it('config.listen (the chart owns the address and port)', () => {
