@@ -12,8 +12,9 @@ export interface CachedSessionStoreOptions {
   healthy?: () => boolean;
   /**
    * Tells the other replicas that a record changed or went (they call `invalidate`). Awaited
-   * before a delete or update returns, so a client that hears "deleted" from this replica finds
-   * the others told already.
+   * before a delete or update returns: the message is with Redis then, and reaches the others as
+   * fast as pub/sub delivers (a Cluster relays it between nodes first), not necessarily before
+   * the client's next request does.
    */
   announce?: (id: string) => Promise<void>;
   maxEntries?: number;

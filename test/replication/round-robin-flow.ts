@@ -10,6 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { until } from '../support/wait.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -96,13 +97,17 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
 
       const sid = transport.sessionId!;
       await transport.terminateSession();
+      // The other replicas drop their cached copy when the DELETE's announcement reaches them over
+      // the bus (a Cluster relays it between nodes first): within cacheMs (250 ms) at worst.
       for (const r of replicas) {
-        const res = await fetch(r.url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-        });
-        expect(res.status).toBe(404);
+        await until('every replica to answer 404 for the deleted session', async () => {
+          const res = await fetch(r.url, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+          });
+          return res.status === 404;
+        }, 2000);
       }
       // The owner's worker stopped with the session, though DELETE may have reached another replica.
       for (let i = 0; i < 100 && replicas.some((r) => r.gateway.server.perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
