@@ -4,10 +4,12 @@ import { GATEWAY_VERSION, buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { createLogger } from './observability/logger.js';
 
-const USAGE = `Usage: mcp-gateway [--config FILE]
+const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
 
   -c, --config FILE   gateway config (YAML or JSON); also MCPGW_CONFIG.
                       Without one: in-memory sessions and the bundled example upstreams.
+      --check         validate the config (schema, cross-checks, \${VAR}s, readable files) and
+                      exit: 0 when the gateway would accept it, 2 naming every problem
   -h, --help          show this help
   -v, --version       show the version
 
@@ -19,6 +21,7 @@ async function main(): Promise<number> {
     args = parseArgs({
       options: {
         config: { type: 'string', short: 'c' },
+        check: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -46,6 +49,12 @@ async function main(): Promise<number> {
       return 2;
     }
     throw err;
+  }
+  if (args.check) {
+    // Nothing is started: a deploy pipeline can run this against the real environment.
+    const upstreams = config.upstreams.map((u) => u.name).join(', ');
+    process.stdout.write(`mcp-gateway: ${file ?? 'default configuration'}: OK (${config.upstreams.length} upstream(s): ${upstreams}; sessions: ${config.sessions.store}; auth: ${config.auth.mode})\n`);
+    return 0;
   }
 
   const log = createLogger(config.logLevel);

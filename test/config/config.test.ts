@@ -184,6 +184,16 @@ describe('CLI: bad configs exit 2 and say why', () => {
     expect(r.stderr()).toMatch(/MCPGW_PORT: "eighty" is not a port number/);
   });
 
+  it('--check with a bad config → exit 2 naming every problem, nothing started', async () => {
+    const file = writeConfig('check-bad.yaml', goodYaml('limits: { maxInFlightPerClient: -1 }\nauth: { mode: introspection }'));
+    const r = run(['--check', '--config', file]);
+    const { code } = await r.exited;
+    expect(code).toBe(2);
+    expect(r.stderr()).toMatch(/limits\.maxInFlightPerClient/);
+    expect(r.stderr()).toMatch(/auth\.introspection: is required/);
+    expect(r.stdout()).not.toContain('listening');
+  });
+
   it('an unknown CLI flag → exit 2 with the usage', async () => {
     const r = run(['--no-such-flag']);
     const { code } = await r.exited;
@@ -193,6 +203,15 @@ describe('CLI: bad configs exit 2 and say why', () => {
 });
 
 describe('CLI: a good config', () => {
+  it('--check → exit 0 with a summary, without starting the gateway', async () => {
+    const file = writeConfig('check-good.yaml', goodYaml());
+    const r = run(['--check', '--config', file]);
+    const { code } = await r.exited;
+    expect(code).toBe(0);
+    expect(r.stdout()).toBe(`mcp-gateway: ${file}: OK (2 upstream(s): echo, slow; sessions: memory; auth: none)\n`);
+    expect(r.stdout()).not.toContain('listening');
+  });
+
   it('listens, answers initialize, and on SIGTERM exits 0 with its upstream processes gone', { timeout: 90_000 }, async () => {
     const file = writeConfig('good.yaml', goodYaml());
     const r = run(['--config', file], cleanEnv({ MCPGW_PORT: '0' }));
