@@ -9,9 +9,9 @@ import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from './event-id.js';
+import { InFlightLimit } from './in-flight-limit.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
 import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from './modern-request.js';
-import { InFlightLimit } from './in-flight-limit.js';
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
@@ -318,14 +318,15 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     const ctx = contextOf(request, session, post);
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
-      else if (c.kind !== 'request') continue;
-      else if (!inFlight.acquire(session.id)) post.respond(tooMany(c.message.id, 'this session'), 429);
-      else {
-        void handler.handleRequest(ctx, c.message).then((r) => {
-          inFlight.release(session.id);
-          post.respond(r);
-        });
+      if (c.kind !== 'request') continue;
+      if (!inFlight.acquire(session.id)) {
+        post.respond(tooMany(c.message.id, 'this session'), 429);
+        continue;
       }
+      void handler.handleRequest(ctx, c.message).then((r) => {
+        inFlight.release(session.id);
+        post.respond(r);
+      });
     }
   }
 
