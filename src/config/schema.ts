@@ -222,6 +222,13 @@ const stdioUpstream: SchemaObject = {
   required: ['name', 'transport', 'command'],
 };
 
+/** The gateway as an OAuth client (towards an upstream's authorization server, or the one that introspects tokens). */
+const oauthClientCredentials = {
+  clientId: { type: 'string', minLength: 1 },
+  // ${VAR} is expanded from the environment: keep the secret out of the file.
+  clientSecret: { type: 'string', minLength: 1 },
+};
+
 const httpUpstream: SchemaObject = {
   type: 'object',
   additionalProperties: false,
@@ -236,9 +243,7 @@ const httpUpstream: SchemaObject = {
       additionalProperties: false,
       properties: {
         tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
-        clientId: { type: 'string', minLength: 1 },
-        // ${VAR} is expanded from the environment: keep the secret out of the file.
-        clientSecret: { type: 'string', minLength: 1 },
+        ...oauthClientCredentials,
         scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
         resource: { type: 'string', pattern: '^https?://' },
       },
@@ -422,9 +427,7 @@ export const configSchema: SchemaObject = {
           additionalProperties: false,
           properties: {
             url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
-            clientId: { type: 'string', minLength: 1 },
-            // ${VAR} is expanded from the environment: keep the secret out of the file.
-            clientSecret: { type: 'string', minLength: 1 },
+            ...oauthClientCredentials,
             cacheSeconds: { type: 'integer', minimum: 0, maximum: 3600, default: 60 },
             timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 5000 },
           },

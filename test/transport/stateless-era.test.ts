@@ -302,17 +302,15 @@ describe('subscriptions/listen', () => {
 });
 
 /**
- * A stdio MCP server in a few lines (raw JSON-RPC, no SDK) with one tool whose arguments carry
- * `x-mcp-header` annotations, so that 2026-07-28 clients mirror them into Mcp-Param-* headers.
+ * The source of a stdio MCP server in a few lines (raw JSON-RPC, no SDK), run with `node -e`:
+ * `answer` is the body of `function answer(m)`, which returns the result of request `m`; `send`
+ * writes a message. The process ends when its stdin does.
  */
-const HEADER_TOOL_SERVER = `
-const tool = { name: 'route', inputSchema: { type: 'object', properties: {
-  region: { type: 'string', 'x-mcp-header': 'Region' },
-  shard: { type: 'integer', 'x-mcp-header': 'Shard' },
-  dryRun: { type: 'boolean', 'x-mcp-header': 'DryRun' },
-  options: { type: 'object', properties: { tenant: { type: 'string', 'x-mcp-header': 'Tenant' } } },
-  weight: { type: 'number', 'x-mcp-header': 'Weight' },
-} } };
+function rawStdioServer(answer: string, preamble = ''): string {
+  return `
+${preamble}
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+function answer(m) { ${answer} }
 let buf = '';
 process.stdin.on('data', (c) => {
   buf += c;
@@ -320,15 +318,27 @@ process.stdin.on('data', (c) => {
   while ((nl = buf.indexOf('\\n')) !== -1) {
     const m = JSON.parse(buf.slice(0, nl));
     buf = buf.slice(nl + 1);
-    if (m.id === undefined) continue;
-    const result = m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hdr', version: '1' } }
-      : m.method === 'tools/list' ? { tools: [tool] }
-      : m.method === 'tools/call' ? { content: [{ type: 'text', text: JSON.stringify(m.params.arguments) }] }
-      : {};
-    process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }) + '\\n');
+    if (m.id !== undefined) send({ jsonrpc: '2.0', id: m.id, result: answer(m) });
   }
 });
+process.stdin.on('end', () => process.exit(0));
 `;
+}
+
+/** One tool whose arguments carry `x-mcp-header` annotations: 2026-07-28 clients mirror them into Mcp-Param-* headers. */
+const HEADER_TOOL_SERVER = rawStdioServer(
+  `return m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'hdr', version: '1' } }
+    : m.method === 'tools/list' ? { tools: [tool] }
+    : m.method === 'tools/call' ? { content: [{ type: 'text', text: JSON.stringify(m.params.arguments) }] }
+    : {};`,
+  `const tool = { name: 'route', inputSchema: { type: 'object', properties: {
+  region: { type: 'string', 'x-mcp-header': 'Region' },
+  shard: { type: 'integer', 'x-mcp-header': 'Shard' },
+  dryRun: { type: 'boolean', 'x-mcp-header': 'DryRun' },
+  options: { type: 'object', properties: { tenant: { type: 'string', 'x-mcp-header': 'Tenant' } } },
+  weight: { type: 'number', 'x-mcp-header': 'Weight' },
+} } };`,
+);
 
 describe('Mcp-Param-* headers of x-mcp-header arguments', () => {
   let hgw: RunningGateway;
@@ -416,37 +426,23 @@ describe('subscriptions/listen with resource subscriptions', () => {
 });
 
 /**
- * A per-session stdio server in a few lines (raw JSON-RPC): one resource, `clock://tick`, whose
- * subscribers hear an update every 100 ms (and a log message each time, which a listen stream
- * must not relay). Each process counts its updates, so a stream can tell whose they are.
+ * A per-session server with one resource, `clock://tick`, whose subscribers hear an update every
+ * 100 ms (and a log message each time, which a listen stream must not relay). Each process counts
+ * its updates and names its pid, so a stream can tell whose they are.
  */
-const CLOCK_SERVER = `
-let buf = '';
-let timer;
-let n = 0;
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-process.stdin.on('data', (c) => {
-  buf += c;
-  let nl;
-  while ((nl = buf.indexOf('\\n')) !== -1) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id === undefined) continue;
-    if (m.method === 'resources/subscribe' && !timer) {
-      timer = setInterval(() => {
-        n++;
-        send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'tick ' + n } });
-        send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'clock://tick', title: 'update ' + n + ' of ' + process.pid } });
-      }, 100);
-    }
-    const result = m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { resources: { subscribe: true }, logging: {} }, serverInfo: { name: 'clock', version: '1' } }
-      : m.method === 'resources/list' ? { resources: [{ uri: 'clock://tick', name: 'tick' }] }
-      : {};
-    send({ jsonrpc: '2.0', id: m.id, result });
+const CLOCK_SERVER = rawStdioServer(
+  `if (m.method === 'resources/subscribe' && !timer) {
+    timer = setInterval(() => {
+      n++;
+      send({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'tick ' + n } });
+      send({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: 'clock://tick', title: 'update ' + n + ' of ' + process.pid } });
+    }, 100);
   }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
+  return m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { resources: { subscribe: true }, logging: {} }, serverInfo: { name: 'clock', version: '1' } }
+    : m.method === 'resources/list' ? { resources: [{ uri: 'clock://tick', name: 'tick' }] }
+    : {};`,
+  'let timer;\nlet n = 0;',
+);
 
 describe('subscriptions/listen with resources of a per-session upstream', () => {
   let cgw: RunningGateway;
