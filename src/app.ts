@@ -276,6 +276,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   const transport = registerStreamableHttp(app, {
     path: config.path,
     bodyLimit: config.limits.bodyBytes,
+    intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
     maxInFlightPerClient: config.limits.maxInFlightPerClient,
     handler: server,
     store,

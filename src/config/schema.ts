@@ -144,7 +144,7 @@ export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  limits: { bodyBytes: number; maxInFlightPerClient: number };
+  limits: { bodyBytes: number; maxJsonDepth: number; maxBatchSize: number; maxInFlightPerClient: number };
   security: { allowedOrigins: string[] };
   sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; tls?: TlsConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
   sse: { keepAliveMs: number };
@@ -310,6 +310,10 @@ export const configSchema: SchemaObject = {
       additionalProperties: false,
       properties: {
         bodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 },
+        // MCP messages nest a few levels; thousands make recursive consumers overflow their stack.
+        maxJsonDepth: { type: 'integer', minimum: 8, maximum: 1000, default: 64 },
+        // Batches exist only in 2025-03-26 sessions.
+        maxBatchSize: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
         // Per session, or per principal of stateless requests; on each replica. 0: no limit.
         maxInFlightPerClient: { type: 'integer', minimum: 0, default: 64 },
       },

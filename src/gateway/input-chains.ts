@@ -15,11 +15,11 @@ export const RESUME_METHOD = 'mcpgw/continue';
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** Requests an upstream may send its client, and the client capability each needs. */
-export const CLIENT_CAPABILITY: Readonly<Record<string, string>> = {
-  'sampling/createMessage': 'sampling',
-  'elicitation/create': 'elicitation',
-  'roots/list': 'roots',
-};
+export const CLIENT_CAPABILITY: ReadonlyMap<string, string> = new Map([
+  ['sampling/createMessage', 'sampling'],
+  ['elicitation/create', 'elicitation'],
+  ['roots/list', 'roots'],
+]);
 
 const CHAIN_PREFIX = '~chain.';
 
@@ -149,7 +149,7 @@ export class InputChains {
     if (!INPUT_REQUIRED_METHODS.has(chain.method)) {
       return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method} cannot reach a stateless client during ${chain.method}`));
     }
-    const capability = CLIENT_CAPABILITY[method];
+    const capability = CLIENT_CAPABILITY.get(method);
     if (capability === undefined || chain.capabilities[capability] === undefined) {
       // The spec's answer to the client: this request needs a capability it did not declare.
       const error = new GatewayError('MISSING_CLIENT_CAPABILITY', `${chain.method} needs the client capability "${capability ?? method}"`, {

@@ -188,7 +188,7 @@ export class PerSessionRouter implements LocalExecutor {
     if (isChainScope(scope)) return this.#chains.ask(scope, method, params);
     const link = this.#links.get(scope);
     if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
-    const capability = CLIENT_CAPABILITY[method];
+    const capability = CLIENT_CAPABILITY.get(method);
     if (capability === undefined || link.last.clientCapabilities[capability] === undefined) {
       return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
     }

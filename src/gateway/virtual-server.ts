@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
+import { isKnownMethod } from '../jsonrpc/params-schemas.js';
 import { MODERN_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
 import type { AuditLog } from '../observability/audit.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -82,24 +83,27 @@ interface RemoteCancel {
 }
 
 
-const LIST_METHODS: Record<string, ListKind> = {
-  'tools/list': 'tools',
-  'prompts/list': 'prompts',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resourceTemplates',
-};
+// Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
+const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
+  ['tools/list', 'tools'],
+  ['prompts/list', 'prompts'],
+  ['resources/list', 'resources'],
+  ['resources/templates/list', 'resourceTemplates'],
+]);
 
 /** Stateless results that carry cache hints, and which TTL applies to each. */
-const CACHEABLE: Record<string, 'list' | 'read'> = {
-  'server/discover': 'list',
-  'tools/list': 'list',
-  'prompts/list': 'list',
-  'resources/list': 'list',
-  'resources/templates/list': 'list',
-  'resources/read': 'read',
-};
+const CACHEABLE: ReadonlyMap<string, 'list' | 'read'> = new Map([
+  ['server/discover', 'list'],
+  ['tools/list', 'list'],
+  ['prompts/list', 'list'],
+  ['resources/list', 'list'],
+  ['resources/templates/list', 'list'],
+  ['resources/read', 'read'],
+]);
 
 const NO_MIRRORED: readonly MirroredParam[] = [];
+
+const OTHER_LABEL = '_other';
 
 /** The one MCP server clients see, built from every upstream's catalog. */
 export class VirtualServer implements McpHandler {
@@ -213,7 +217,7 @@ export class VirtualServer implements McpHandler {
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.#statelessResult(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
-      errorType = err instanceof GatewayError ? err.type : String(error.code);
+      errorType = err instanceof GatewayError ? err.type : errorCodeLabel(error.code);
       if (!(err instanceof GatewayError) && !(err instanceof UpstreamRpcError)) {
         this.options.log.error({ err, method: request.method }, 'unexpected error handling a request');
       }
@@ -221,7 +225,8 @@ export class VirtualServer implements McpHandler {
     } finally {
       const seconds = (performance.now() - started) / 1000;
       this.options.metrics.operationDuration.observe(
-        { mcp_method_name: request.method, gen_ai_tool_name: tool && this.#catalog.tool(tool) ? tool : '', error_type: errorType },
+        // Label values a client chooses are bounded: unknown methods share one series.
+        { mcp_method_name: isKnownMethod(request.method) ? request.method : OTHER_LABEL, gen_ai_tool_name: tool && this.#catalog.tool(tool) ? tool : '', error_type: errorType },
         seconds,
       );
       const audit = this.options.audit;
@@ -252,7 +257,7 @@ export class VirtualServer implements McpHandler {
     const meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: this.options.serverInfo } : { [META.serverInfo]: this.options.serverInfo };
     const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
     // An input-required result is the middle of a request, never to be cached.
-    const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE[method];
+    const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE.get(method);
     if (cacheable === 'list') Object.assign(shaped, { ttlMs: this.options.caching.listTtlMs, cacheScope: ctx.mayCall ? 'private' : 'public' });
     else if (cacheable === 'read') Object.assign(shaped, { ttlMs: this.options.caching.readTtlMs, cacheScope: 'private' });
     return shaped;
@@ -387,7 +392,7 @@ export class VirtualServer implements McpHandler {
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const params = request.params;
     const catalog = this.#catalog;
-    const listKind = LIST_METHODS[request.method];
+    const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
       const all = catalog.list(listKind);
       const mayCall = ctx.mayCall;
@@ -580,6 +585,11 @@ export class VirtualServer implements McpHandler {
   }
 }
 
+/** An upstream's own error code as a label: JSON-RPC's reserved range by number, anything else as one value. */
+function errorCodeLabel(code: number): string {
+  return Number.isInteger(code) && code >= -32768 && code <= -32000 ? String(code) : OTHER_LABEL;
+}
+
 function requireString(params: Record<string, unknown> | undefined, key: string): string {
   const v = params?.[key];
   if (typeof v !== 'string') throw new GatewayError('INVALID_PARAMS', `params.${key} must be a string`);
@@ -599,7 +609,8 @@ function upstreamParams(params: Record<string, unknown> | undefined): Record<str
   if (!params) return params;
   const { _meta: meta, inputResponses: _responses, requestState: _state, ...rest } = params;
   if (!isObject(meta)) return rest;
-  const kept: Record<string, unknown> = {};
+  // Keys are the client's: on a plain object "__proto__" would set the prototype, not a key.
+  const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) kept[k] = v;
   return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
 }

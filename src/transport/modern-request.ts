@@ -53,11 +53,15 @@ export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): M
 }
 
 /** Where Mcp-Name's value sits in the body, for the methods that carry one. */
-const NAME_PARAM: Record<string, string> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+const NAME_PARAM: ReadonlyMap<string, string> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+]);
 
 function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): void {
   mirror('Mcp-Method', header('mcp-method'), request.method);
-  const nameParam = NAME_PARAM[request.method];
+  const nameParam = NAME_PARAM.get(request.method);
   const name = nameParam === undefined ? undefined : request.params?.[nameParam];
   if (typeof name === 'string') mirror('Mcp-Name', header('mcp-name'), name);
 }
@@ -76,7 +80,7 @@ function mirror(name: string, raw: string | undefined, expected: string): void {
 export function checkMirroredParams(args: unknown, params: readonly MirroredParam[], header: HeaderLookup): void {
   for (const p of params) {
     let value: unknown = args;
-    for (const key of p.path) value = isObject(value) ? value[key] : undefined;
+    for (const key of p.path) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
     if (value === undefined || value === null) continue;
     const raw = header(`mcp-param-${p.header.toLowerCase()}`);
     const label = `Mcp-Param-${p.header}`;

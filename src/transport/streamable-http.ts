@@ -3,13 +3,15 @@ import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientInfo, MessageSink, RequestContext } from '../gateway/context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
-import { AuthChallenge, ERRORS, GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
-import { classify, isObject, type Classified, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { AuthChallenge, ERRORS, GatewayError, errorObject, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
+import { paramsProblem } from '../jsonrpc/params-schemas.js';
+import { isObject, type Classified, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from './event-id.js';
 import { InFlightLimit } from './in-flight-limit.js';
+import { readMessages, type IntakeLimits } from './message-intake.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
 import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from './modern-request.js';
 import { PostReply } from './post-reply.js';
@@ -20,6 +22,8 @@ import type { Authenticator, Identity } from '../http/auth.js';
 export interface StreamableHttpOptions {
   path: string;
   bodyLimit: number;
+  /** Depth and batch bounds a body must keep to. */
+  intake: IntakeLimits;
   /** Requests one client may have in flight on this replica (0: no limit). */
   maxInFlightPerClient: number;
   handler: McpHandler;
@@ -202,6 +206,8 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       if (!STATELESS_METHODS.has(message.method)) throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
       const lookup = (name: string) => header(request, name);
       meta = readModernMeta(message, lookup);
+      const problem = paramsProblem(message.method, message.params);
+      if (problem) throw new GatewayError('INVALID_PARAMS', `Invalid params: ${problem}`);
       if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
         checkMirroredParams(message.params.arguments, handler.mirroredParams(message.params.name), lookup);
       }
@@ -228,10 +234,22 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       // Closing the reply stream is how a stateless client cancels.
       if (!post.finished) handler.releaseScope(scope);
     });
-    void handler.handleRequest(ctx, message).then((r) => {
-      inFlight.release(principal);
-      post.respond(r, statelessStatus(r));
-    });
+    answer(message, ctx, post, principal, statelessStatus);
+  }
+
+  /** Runs one request and writes its response; its in-flight place is given back first, whatever happened. */
+  function answer(message: JsonRpcRequest, ctx: RequestContext, post: PostReply, client: string | undefined, status?: (r: JsonRpcResponse) => number): void {
+    handler.handleRequest(ctx, message).then(
+      (r) => {
+        inFlight.release(client);
+        post.respond(r, status?.(r));
+      },
+      (err: unknown) => {
+        inFlight.release(client);
+        app.log.error({ err, method: message.method }, 'request handler failed');
+        post.respond(errorResponse(message.id, errorObject('INTERNAL_ERROR')) as JsonRpcResponse);
+      },
+    );
   }
 
   function tooMany(id: JsonRpcId, client: string): JsonRpcResponse {
@@ -262,10 +280,9 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   }
 
   async function initialize(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest): Promise<void> {
-    const params = message.params;
-    if (!params || typeof params.protocolVersion !== 'string') {
-      throw new Rejection('INVALID_PARAMS', 'initialize needs params.protocolVersion', message.id);
-    }
+    const params = message.params ?? {};
+    const problem = paramsProblem('initialize', params);
+    if (problem) throw new Rejection('INVALID_PARAMS', `Invalid params: ${problem}`, message.id);
     const { protocolVersion, result } = handler.initialize(params);
     const clientInfo = isObject(params.clientInfo) ? (params.clientInfo as ClientInfo) : undefined;
     const session: SessionRecord = {
@@ -298,6 +315,13 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     const notificationCtx = contextOf(request, session, NO_SINK);
     for (const c of messages) {
       if (c.kind !== 'notification') continue;
+      const problem = paramsProblem(c.message.method, c.message.params);
+      if (problem) {
+        // Nothing answers a notification: alone in the body it is refused, in a batch skipped.
+        if (!batch) throw new Rejection('INVALID_REQUEST', `Invalid notification: ${problem}`);
+        metrics.transportRejections.inc({ error_type: 'INVALID_PARAMS' });
+        continue;
+      }
       if (c.message.method === 'notifications/initialized' && !session.initialized) {
         store.update(session.id, { initialized: true }).catch((err: unknown) => request.log.warn({ err }, 'session update failed'));
       }
@@ -319,14 +343,16 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
       if (c.kind !== 'request') continue;
+      const problem = paramsProblem(c.message.method, c.message.params);
+      if (problem) {
+        post.respond(errorResponse(c.message.id, errorObject('INVALID_PARAMS', `Invalid params: ${problem}`)));
+        continue;
+      }
       if (!inFlight.acquire(session.id)) {
         post.respond(tooMany(c.message.id, 'this session'), 429);
         continue;
       }
-      void handler.handleRequest(ctx, c.message).then((r) => {
-        inFlight.release(session.id);
-        post.respond(r);
-      });
+      answer(c.message, ctx, post, session.id);
     }
   }
 
@@ -337,17 +363,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     }
     if (!isJsonContentType(header(request, 'content-type'))) throw new Rejection('UNSUPPORTED_MEDIA_TYPE');
 
-    let body: unknown;
-    try {
-      body = JSON.parse(request.body as string);
-    } catch {
-      throw new Rejection('PARSE_ERROR', 'Parse error: body is not valid JSON');
-    }
-    const batch = Array.isArray(body);
-    const items: unknown[] = batch ? (body as unknown[]) : [body];
-    if (items.length === 0) throw new Rejection('INVALID_REQUEST', 'Invalid Request: empty batch');
-    const messages = items.map(classify);
-
+    const { batch, messages } = readMessages(request.body as string, options.intake);
     const first = messages[0]!;
     if (!batch && first.kind === 'invalid') throw new Rejection('INVALID_REQUEST', `Invalid Request: ${first.reason}`, first.id);
     // The era is the body's: a request that names its version in _meta is stateless.

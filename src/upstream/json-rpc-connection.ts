@@ -83,7 +83,13 @@ export class JsonRpcConnection {
       outParams = { ...params, _meta: { ...meta, progressToken: id } };
     }
     this.#pending.set(id, call);
-    this.send(outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams });
+    try {
+      this.send(outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams });
+    } catch (err) {
+      // A message the wire cannot carry (JSON.stringify throws) must not keep its slot.
+      this.#pending.delete(id);
+      call.reject(new GatewayError('INVALID_PARAMS', `The request cannot be sent to the upstream: ${err instanceof Error ? err.message : String(err)}`));
+    }
     return call;
   }
 
