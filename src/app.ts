@@ -20,7 +20,7 @@ import { CachedSessionStore } from './session/cached-store.js';
 import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './session/bus.js';
 import { createReplication } from './session/replication.js';
-import type { SessionStore } from './session/session-store.js';
+import type { SessionLimits, SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './transport/origin.js';
 import { createAuthenticator, registerProtectedResourceMetadata } from './http/auth.js';
 import { ListenStreams } from './transport/listen-streams.js';
@@ -60,10 +60,15 @@ export interface Gateway {
 /** The session store, and the state of its connection when it has one (for /readyz). */
 function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> } {
   const { store, keyPrefix, ttlSeconds, cacheMs } = config.sessions;
+  const limits: SessionLimits = {
+    maxSessions: config.limits.maxSessions,
+    maxPerPrincipal: config.limits.maxSessionsPerPrincipal,
+    evictIdleMs: config.limits.sessionEvictionIdleSeconds * 1000,
+  };
   if (store === 'redis') {
     const target = redisTarget(config.sessions);
     if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
-    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, log });
+    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, limits, log });
     if (cacheMs === 0) return { store: redis, status: () => redis.status(), start: async () => undefined };
     const cached = new CachedSessionStore(redis, {
       maxAgeMs: cacheMs,
@@ -79,7 +84,7 @@ function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: Ses
       },
     };
   }
-  return { store: new MemorySessionStore({ ttlSeconds }), start: async () => undefined };
+  return { store: new MemorySessionStore({ ttlSeconds, limits }), start: async () => undefined };
 }
 
 const SESSION_CHANGES = 'session-changes';
@@ -278,6 +283,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     bodyLimit: config.limits.bodyBytes,
     intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
     maxInFlightPerClient: config.limits.maxInFlightPerClient,
+    maxStreams: config.limits.maxStreams,
     handler: server,
     store,
     streams,

@@ -144,7 +144,16 @@ export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  limits: { bodyBytes: number; maxJsonDepth: number; maxBatchSize: number; maxInFlightPerClient: number };
+  limits: {
+    bodyBytes: number;
+    maxJsonDepth: number;
+    maxBatchSize: number;
+    maxInFlightPerClient: number;
+    maxSessions: number;
+    maxSessionsPerPrincipal: number;
+    sessionEvictionIdleSeconds: number;
+    maxStreams: number;
+  };
   security: { allowedOrigins: string[] };
   sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; tls?: TlsConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
   sse: { keepAliveMs: number };
@@ -316,6 +325,14 @@ export const configSchema: SchemaObject = {
         maxBatchSize: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
         // Per session, or per principal of stateless requests; on each replica. 0: no limit.
         maxInFlightPerClient: { type: 'integer', minimum: 0, default: 64 },
+        // Memory store: per replica; Redis: across all replicas. A session is ~300 B in memory.
+        maxSessions: { type: 'integer', minimum: 1, default: 100_000 },
+        // With auth on; 0: no limit.
+        maxSessionsPerPrincipal: { type: 'integer', minimum: 0, default: 1000 },
+        // At a limit, the least recently used session makes room if it was idle this long.
+        sessionEvictionIdleSeconds: { type: 'integer', minimum: 0, default: 60 },
+        // Long-lived SSE streams (GET, resumed, listen) per replica.
+        maxStreams: { type: 'integer', minimum: 1, default: 10_000 },
       },
       required: [],
       default: {},

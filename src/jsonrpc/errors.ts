@@ -63,6 +63,12 @@ export const ERRORS = {
   UPSTREAM_CIRCUIT_OPEN: { code: -32011, httpStatus: 200, message: 'Upstream is failing; calls to it fail fast until it recovers', retryable: true },
   // One client past limits.maxInFlightPerClient: the others keep their share of the workers.
   CLIENT_TOO_MANY_IN_FLIGHT: { code: -32015, httpStatus: 429, message: 'Too many requests in flight for this client', retryable: true },
+  // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
+  SESSION_LIMIT: { code: -32016, httpStatus: 503, message: 'The gateway holds its maximum of sessions; retry later', retryable: true },
+  // Past limits.maxSessionsPerPrincipal: one principal cannot take every session from the others.
+  PRINCIPAL_SESSION_LIMIT: { code: -32017, httpStatus: 429, message: 'Too many sessions for this principal', retryable: true },
+  // Past limits.maxStreams: long-lived SSE streams (GET, resumed, listen) on this replica.
+  STREAM_LIMIT: { code: -32018, httpStatus: 503, message: 'Too many open streams on this replica; retry later', retryable: true },
 
   // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
   UNAUTHORIZED: { code: -32012, httpStatus: 401, message: 'Unauthorized: a valid bearer token is required', retryable: false },

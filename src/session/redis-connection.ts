@@ -238,3 +238,17 @@ export async function perKey(
     }),
   );
 }
+
+/** A Redis error's code (or name), without addresses or credentials: fit for status and logs. */
+export function errorCode(err: unknown): string {
+  if (err && typeof err === 'object') {
+    const e = err as { code?: unknown; name?: unknown };
+    if (typeof e.code === 'string') return e.code;
+    if (typeof e.name === 'string') return e.name;
+  }
+  return 'Error';
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

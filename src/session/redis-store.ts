@@ -1,9 +1,10 @@
 import { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
 import { ClusterHealth } from './redis-cluster-health.js';
-import { backoff, createRedisClient, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
+import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
 import { RedisExpiryEvents } from './redis-expiry-events.js';
-import type { SessionRecord, SessionStore } from './session-store.js';
+import { RedisSessionIndex } from './redis-session-index.js';
+import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore } from './session-store.js';
 
 export interface RedisSessionStoreOptions {
   /** A single node (URL), a Sentinel master or a Cluster. */
@@ -26,6 +27,8 @@ export interface RedisSessionStoreOptions {
   maxBackoffMs?: number;
   /** Cluster only: how often the cluster is asked for its state (redis-cluster-health.ts). */
   clusterProbeIntervalMs?: number;
+  /** limits.maxSessions and friends, across every replica sharing this Redis. */
+  limits?: SessionLimits;
   log?: Logger;
 }
 
@@ -44,6 +47,7 @@ export interface RedisStoreStatus {
 interface Tracked {
   /** When this replica last set the key's TTL (taken before the command was sent). */
   refreshedAt: number;
+  principal: string | undefined;
 }
 
 type CasCommand = (key: string, expected: string, next: string, ttlMs: number) => Promise<number>;
@@ -60,19 +64,6 @@ return 1
 
 const CAS_ATTEMPTS = 5;
 const SWEEP_BATCH = 1000;
-
-function errorCode(err: unknown): string {
-  if (err && typeof err === 'object') {
-    const e = err as { code?: unknown; name?: unknown };
-    if (typeof e.code === 'string') return e.code;
-    if (typeof e.name === 'string') return e.name;
-  }
-  return 'Error';
-}
-
-function errorMessage(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
 
 /**
  * Sessions in Redis: one string key per session, `${keyPrefix}{${id}}:session`, holding the JSON
@@ -100,6 +91,7 @@ function errorMessage(err: unknown): string {
  */
 export class RedisSessionStore implements SessionStore {
   readonly #redis: RedisClient;
+  readonly #index: RedisSessionIndex;
   readonly #events: RedisExpiryEvents | undefined;
   readonly #clusterHealth: ClusterHealth | undefined;
   readonly #prefix: string;
@@ -144,6 +136,7 @@ export class RedisSessionStore implements SessionStore {
     };
     this.#redis = createRedisClient(options.target, redisOptions);
     this.#redis.defineCommand('mcpgwSessionCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
+    this.#index = new RedisSessionIndex(this.#redis, this.#prefix, options.limits ?? UNLIMITED, this.#keyTtlMs);
     this.#redis.on('error', (err: unknown) => this.#onError(err));
     // A Cluster reports a node's errors apart from its own.
     if (this.#redis instanceof Cluster) this.#redis.on('node error', (err: unknown) => this.#onError(err));
@@ -194,8 +187,26 @@ export class RedisSessionStore implements SessionStore {
 
   async create(record: SessionRecord): Promise<void> {
     const now = Date.now();
-    await this.#redis.set(this.#key(record.id), JSON.stringify(record), 'PX', this.#keyTtlMs);
-    this.#track(record.id, now);
+    const evicted = await this.#index.admit(record.id, record.principal, now);
+    try {
+      await this.#redis.set(this.#key(record.id), JSON.stringify(record), 'PX', this.#keyTtlMs);
+    } catch (err) {
+      this.#index.forget(record.id, record.principal);
+      throw err;
+    }
+    this.#track(record.id, now, record.principal);
+    if (evicted.length > 0) await this.#evict(evicted);
+  }
+
+  /** Sessions that made room for a new one: gone for every replica, released here at once. */
+  async #evict(ids: string[]): Promise<void> {
+    this.#log?.info({ sessions: ids.length }, 'session store: evicted the least recently used idle sessions to make room');
+    await perKey(
+      this.#redis,
+      ids.map((id) => this.#key(id)),
+      (pipeline, key) => pipeline.del(key),
+    ).catch(() => undefined);
+    for (const id of ids) this.#gone(id);
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
@@ -209,7 +220,12 @@ export class RedisSessionStore implements SessionStore {
       const results = await this.#redis.pipeline().get(key).pexpire(key, this.#keyTtlMs).exec();
       raw = this.#pipelineValue<string | null>(results, 0);
       this.#pipelineValue(results, 1);
-      if (raw !== null) this.#track(id, now);
+      if (raw !== null) {
+        const record = JSON.parse(raw) as SessionRecord;
+        this.#track(id, now, record.principal);
+        this.#index.touched(id, record.principal, now);
+        return record;
+      }
     }
     if (raw === null) {
       this.#gone(id);
@@ -231,7 +247,9 @@ export class RedisSessionStore implements SessionStore {
       const now = Date.now();
       const result = Number(await cas(key, raw, next, this.#keyTtlMs));
       if (result === 1) {
-        this.#track(id, now);
+        const principal = (JSON.parse(raw) as SessionRecord).principal;
+        this.#track(id, now, principal);
+        this.#index.touched(id, principal, now);
         return true;
       }
       if (result === 0) {
@@ -244,8 +262,11 @@ export class RedisSessionStore implements SessionStore {
 
   async delete(id: string): Promise<boolean> {
     // Forget it first: an expiry notification racing the DEL must not report a deleted session.
+    const tracked = this.#tracked.get(id);
     this.#tracked.delete(id);
-    return (await this.#redis.del(this.#key(id))) > 0;
+    const deleted = (await this.#redis.del(this.#key(id))) > 0;
+    this.#index.forget(id, tracked?.principal);
+    return deleted;
   }
 
   onExpired(listener: (id: string) => void): void {
@@ -286,9 +307,9 @@ export class RedisSessionStore implements SessionStore {
     return entry[1] as T;
   }
 
-  #track(id: string, refreshedAt: number): void {
+  #track(id: string, refreshedAt: number, principal: string | undefined): void {
     this.#tracked.delete(id); // re-insert at the end: the map stays in refresh order
-    this.#tracked.set(id, { refreshedAt });
+    this.#tracked.set(id, { refreshedAt, principal });
     if (this.#tracked.size > this.#maxTracked) {
       const oldest = this.#tracked.keys().next();
       if (!oldest.done) this.#tracked.delete(oldest.value);
@@ -297,7 +318,10 @@ export class RedisSessionStore implements SessionStore {
 
   /** The key is gone: if this replica knew the session, report it expired (once). */
   #gone(id: string): void {
-    if (!this.#tracked.delete(id)) return;
+    const tracked = this.#tracked.get(id);
+    if (!tracked) return;
+    this.#tracked.delete(id);
+    this.#index.forget(id, tracked.principal);
     this.#emitExpired(id);
   }
 
@@ -344,7 +368,7 @@ export class RedisSessionStore implements SessionStore {
         if (this.#tracked.get(id) !== tracked) return; // used (or deleted) meanwhile
         const exists = this.#pipelineValue<number>(results, i);
         if (exists === 0) this.#gone(id);
-        else this.#track(id, now - this.#refreshMs); // unknown refresh time: the next use refreshes
+        else this.#track(id, now - this.#refreshMs, tracked.principal); // unknown refresh time: the next use refreshes
       });
     } catch (err) {
       this.#log?.debug({ err: errorMessage(err) }, 'session store: expiry sweep failed');

@@ -19,12 +19,28 @@ export interface SessionRecord {
   upstreamSessions?: Record<string, unknown>;
 }
 
+/** How many sessions a store admits, and when an idle one gives way to a new one. */
+export interface SessionLimits {
+  maxSessions: number;
+  /** Per principal (sessions opened with auth on); 0: no limit. */
+  maxPerPrincipal: number;
+  /** At a limit, the least recently used session is evicted if unused this long, else the new one is refused. */
+  evictIdleMs: number;
+}
+
+export const UNLIMITED: SessionLimits = { maxSessions: Number.MAX_SAFE_INTEGER, maxPerPrincipal: 0, evictIdleMs: 0 };
+
 /**
  * Session persistence. Records expire after `ttlSeconds` without use; `touch` refreshes that
  * idle timer. Implementations may refresh lazily (bounded staleness) but never expire a
  * session that was used within the last ttl.
  */
 export interface SessionStore {
+  /**
+   * Stores a new session. At a limit it first evicts the least recently used session idle for
+   * `evictIdleMs` (reported to onExpired listeners), else throws SESSION_LIMIT or
+   * PRINCIPAL_SESSION_LIMIT.
+   */
   create(record: SessionRecord): Promise<void>;
   /** The record, or undefined when unknown, expired or deleted. Counts as use. */
   get(id: string): Promise<SessionRecord | undefined>;

@@ -26,6 +26,8 @@ export interface StreamableHttpOptions {
   intake: IntakeLimits;
   /** Requests one client may have in flight on this replica (0: no limit). */
   maxInFlightPerClient: number;
+  /** Long-lived SSE streams (GET, resumed, listen) open at once on this replica. */
+  maxStreams: number;
   handler: McpHandler;
   store: SessionStore;
   streams: SessionStreams;
@@ -113,7 +115,7 @@ function header(request: FastifyRequest, name: string): string | undefined {
  */
 export function registerStreamableHttp(app: FastifyInstance, options: StreamableHttpOptions): StreamableHttpTransport {
   const { handler, store, streams, listens, metrics } = options;
-  const state = { activeReplies: 0 };
+  const state = { activeReplies: 0, streams: 0 };
   const identities = new WeakMap<FastifyRequest, Identity>();
   const principalOf = (request: FastifyRequest) => identities.get(request)?.principal;
   /** With per-tool scopes: what this request's token may call (the session's lists follow the token, not the session). */
@@ -138,6 +140,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     metrics.transportRejections.inc({ error_type: err.type });
     if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
     if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
+    if (err.entry.retryable) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(err.detail?.retryAfterMs ?? 1000) / 1000))));
     reply
       .code(err.entry.httpStatus)
       .header('content-type', 'application/json')
@@ -220,6 +223,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     const scope = statelessScopes.prefix + statelessScopes.next++;
     const principal = principalOf(request);
     if (message.method === 'subscriptions/listen') {
+      checkStreamRoom(message.id);
       return listen(reply, message, { ...meta, principal, mayCall: mayCallOf(request), stateless: true, scope, sink: NO_SINK, sessionSink: undefined });
     }
     reply.hijack();
@@ -298,6 +302,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     try {
       await store.create(session);
     } catch (err) {
+      if (err instanceof GatewayError) throw new Rejection(err.type, err.message, message.id, err.detail);
       request.log.error({ err }, 'session store failure');
       throw new Rejection('SESSION_STORE_UNAVAILABLE', undefined, message.id);
     }
@@ -397,6 +402,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     if (statelessHeader(request)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no GET stream (use subscriptions/listen)');
     if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
     checkVersionHeader(request);
+    checkStreamRoom();
     const session = await loadSession(request);
     const prime = primesStreams(session.protocolVersion);
     const lastEventId = header(request, 'last-event-id');
@@ -429,12 +435,23 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     resumption.start(openSse(reply, parsed.streamId === GET_STREAM ? 'get' : 'resumed'), prime);
   }
 
+  /** Throws STREAM_LIMIT while this replica holds `maxStreams` long-lived streams; before any reply is written. */
+  function checkStreamRoom(id: JsonRpcId | null = null): void {
+    if (state.streams >= options.maxStreams) {
+      throw new Rejection('STREAM_LIMIT', `This replica holds its maximum of ${options.maxStreams} open streams (limits.maxStreams): retry later`, id, { retryAfterMs: 5000 });
+    }
+  }
+
   function openSse(reply: FastifyReply, kind: 'get' | 'resumed' | 'listen'): SseWriter {
     reply.hijack();
     const sse = new SseWriter(reply.raw);
     sse.open(hookHeaders(reply));
+    state.streams++;
     metrics.sseStreamsOpen.inc({ kind });
-    sse.onClose(() => metrics.sseStreamsOpen.dec({ kind }));
+    sse.onClose(() => {
+      state.streams--;
+      metrics.sseStreamsOpen.dec({ kind });
+    });
     return sse;
   }
 
