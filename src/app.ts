@@ -146,7 +146,7 @@ function createUpstream(
   remotes: Map<string, RemoteUpstream>,
   store: () => SessionStore,
 ): UpstreamEntry {
-  const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools) };
+  const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
   const createWorker = workerFactory(u, identity, log, metrics, remotes);
   if (u.mode === 'per-session') {
     // A remote upstream session can move with its worker; a child process cannot.

@@ -2,12 +2,13 @@
 // A Streamable HTTP MCP server (official SDK v1: McpServer + StreamableHTTPServerTransport on
 // node:http, stateful: one session per client) used as a remote upstream in docs and tests.
 //
-//   node examples/echo-http/server.mjs [--port N] [--json-response] [--name NAME]
+//   node examples/echo-http/server.mjs [--port N] [--json-response] [--name NAME] [--record FILE]
 //
 // Listens on 127.0.0.1 only (port 0 = a free one) and prints one line to stdout:
 //   listening on http://127.0.0.1:PORT/mcp
 // Diagnostics go to stderr. Unknown session ids get 404, as the spec asks, so a client can
-// tell "session gone" apart from a bad request.
+// tell "session gone" apart from a bad request. --record appends every JSON-RPC message the
+// server receives to FILE, one line each, so a test can see what reached it.
 //
 // Tools:     echo {text}, add {a, b}, whoami {} (pid and session), sleep {ms, steps} (progress),
 //            sample {prompt} (asks the client for sampling/createMessage), hang {},
@@ -16,6 +17,7 @@
 // Resources: <NAME>://readme (NAME defaults to echo-http; two servers of other names can share a catalog)
 
 import { randomUUID } from 'node:crypto';
+import { appendFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -24,7 +26,7 @@ import { CreateMessageResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const { values: opts } = parseArgs({
-  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' } },
+  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' }, record: { type: 'string' } },
 });
 
 /** @param {string} msg */
@@ -104,6 +106,7 @@ async function readJson(req) {
   const chunks = [];
   for await (const chunk of req) chunks.push(chunk);
   const text = Buffer.concat(chunks).toString('utf8');
+  if (opts.record && text) appendFileSync(opts.record, `${text.replace(/\n/g, ' ')}\n`);
   return text ? JSON.parse(text) : undefined;
 }
 

@@ -25,6 +25,8 @@ export interface UpstreamCommon {
   required: boolean;
   /** Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters). */
   tools?: { allow?: string[]; deny?: string[] };
+  /** tools/call arguments are checked against the tool's inputSchema before they reach the upstream. */
+  validateArguments: boolean;
 }
 
 export interface StdioUpstreamConfig extends UpstreamCommon {
@@ -206,6 +208,7 @@ const commonUpstreamProperties = {
   maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
   prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
   required: { type: 'boolean', default: false },
+  validateArguments: { type: 'boolean', default: true },
   tools: {
     type: 'object',
     additionalProperties: false,

@@ -1,4 +1,5 @@
 import { isObject } from '../jsonrpc/messages.js';
+import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
 import { mirroredParams, type MirroredParam } from './tool-headers.js';
 
 /** The four lists an MCP server publishes, and the field that names an entry in each. */
@@ -18,6 +19,8 @@ export interface Route {
   original: string;
   /** A tool's arguments that 2026-07-28 clients mirror into headers (none: undefined). */
   mirrored?: readonly MirroredParam[];
+  /** A tool's check of its arguments against its inputSchema (none: nothing to check). */
+  arguments?: ArgumentCheck;
 }
 
 export interface UpstreamLists {
@@ -84,13 +87,16 @@ export class Catalog {
   readonly #prompts = new Map<string, Route>();
   readonly #resources = new Map<string, Route>();
   readonly #templates: TemplateRoute[] = [];
+  readonly #checks: ArgumentChecks | undefined;
 
   /**
    * `hidden` upstreams keep their routes but are left out of every list: a remote upstream that
    * is down disappears from the lists, while a client that still calls one of its tools gets
-   * the upstream's own fail-fast error rather than "unknown tool".
+   * the upstream's own fail-fast error rather than "unknown tool". `checks` gives each tool
+   * its arguments check.
    */
-  constructor(upstreams: UpstreamLists[], hidden: ReadonlySet<string> = new Set()) {
+  constructor(upstreams: UpstreamLists[], hidden: ReadonlySet<string> = new Set(), checks?: ArgumentChecks) {
+    this.#checks = checks;
     this.#entries = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
     // Sorted by upstream name, then by the upstream's own order: deterministic across replicas.
     const sorted = [...upstreams].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -143,8 +149,14 @@ export class Catalog {
     const name = exposedName(u.prefix, original);
     const seen = routes.get(name);
     if (seen) throw new CatalogCollisionError(kind, name, seen.upstream, u.name);
-    const mirrored = kind === 'tools' ? mirroredParams(entry.inputSchema) : [];
-    routes.set(name, mirrored.length > 0 ? { upstream: u.name, original, mirrored } : { upstream: u.name, original });
+    const route: Route = { upstream: u.name, original };
+    if (kind === 'tools') {
+      const mirrored = mirroredParams(entry.inputSchema);
+      if (mirrored.length > 0) route.mirrored = mirrored;
+      const check = this.#checks?.forTool(u.name, name, entry.inputSchema);
+      if (check) route.arguments = check;
+    }
+    routes.set(name, route);
     if (listed) this.#entries[kind].push(u.prefix === '' ? entry : { ...entry, name });
   }
 }

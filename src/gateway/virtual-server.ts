@@ -10,6 +10,7 @@ import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
 import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
 import type { Bus } from '../session/bus.js';
+import { ArgumentValidator } from './argument-validator.js';
 import { RESUME_METHOD } from './input-chains.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
@@ -23,6 +24,8 @@ interface EntryCommon {
   deadline: Deadline;
   /** Which of its tools (by their own names) the gateway offers; the rest do not exist for clients. */
   offersTool?: (name: string) => boolean;
+  /** Whether tools/call arguments are checked against the tool's inputSchema (`upstreams[].validateArguments`). */
+  validateArguments: boolean;
 }
 
 /** One configured upstream: a shared pool, or a worker per client session. */
@@ -117,8 +120,11 @@ export class VirtualServer implements McpHandler {
   readonly #down = new Set<string>();
   #started = false;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
+  readonly #arguments: ArgumentValidator;
 
-  constructor(private readonly options: VirtualServerOptions) {}
+  constructor(private readonly options: VirtualServerOptions) {
+    this.#arguments = new ArgumentValidator({ log: options.log, enabled: (upstream) => options.upstreams.get(upstream)?.validateArguments !== false });
+  }
 
   get catalog(): Catalog {
     return this.#catalog;
@@ -156,7 +162,7 @@ export class VirtualServer implements McpHandler {
         }
       }),
     );
-    this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+    this.#catalog = this.#buildCatalog(this.#lists);
     this.#unsubscribeCancels = await this.options.bus.subscribe(CANCEL_CHANNEL, (raw) => this.#onRemoteCancel(raw));
     this.#started = true;
   }
@@ -365,7 +371,7 @@ export class VirtualServer implements McpHandler {
     const lists = this.#lists.get(upstream);
     if (lists) {
       // Its routes stay: a call to one of its tools fails fast with the upstream's own error.
-      this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+      this.#catalog = this.#buildCatalog(this.#lists);
       this.options.log.warn({ upstream }, available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed');
       const methods: string[] = [];
       if (lists.lists.tools?.length) methods.push('notifications/tools/list_changed');
@@ -406,8 +412,12 @@ export class VirtualServer implements McpHandler {
       case 'server/discover':
         if (!ctx.stateless) break;
         return this.#discover();
-      case 'tools/call':
-        return this.#forwardNamed(ctx, request, catalog.tool(requireString(params, 'name')), 'Unknown tool');
+      case 'tools/call': {
+        const route = catalog.tool(requireString(params, 'name'));
+        // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
+        route?.arguments?.check(params?.arguments);
+        return this.#forwardNamed(ctx, request, route, 'Unknown tool');
+      }
       case 'prompts/get':
         return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt');
       case 'resources/read': {
@@ -530,6 +540,14 @@ export class VirtualServer implements McpHandler {
     }
   }
 
+  /** A new catalog version; its tools keep the compiled argument checks of unchanged schemas. */
+  #buildCatalog(lists: ReadonlyMap<string, UpstreamLists>): Catalog {
+    const checks = this.#arguments.nextVersion();
+    const catalog = new Catalog([...lists.values()], this.#down, checks);
+    checks.commit();
+    return catalog;
+  }
+
   #refreshLater(name: string, method?: string): void {
     void this.#refresh(name, method).catch((err: unknown) =>
       this.options.log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'catalog refresh failed'),
@@ -574,7 +592,7 @@ export class VirtualServer implements McpHandler {
     const lists = await this.#loadLists(name, entry);
     const next = new Map(this.#lists).set(name, lists);
     try {
-      this.#catalog = new Catalog([...next.values()], this.#down);
+      this.#catalog = this.#buildCatalog(next);
       this.#lists.set(name, lists);
       this.options.log.info({ upstream: name }, 'catalog refreshed');
       const methods = method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed'];

@@ -4,6 +4,7 @@
  * legacy `sse` mode (bound to 127.0.0.1 by test/support/loopback-only.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { ROOT } from './gateway.js';
@@ -73,6 +74,23 @@ function start(spec: SpawnSpec): Promise<HttpServerProcess> {
       reject(new Error(`server exited with ${code} before listening:\n${output}`));
     });
   });
+}
+
+/**
+ * What an echo-http started with `--record FILE` received, every JSON-RPC message in order (a
+ * batch as its messages): the upstream's own view of what reached it.
+ */
+export function readRecording(file: string): any[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .flatMap((line) => JSON.parse(line) as unknown);
 }
 
 /** examples/echo-http on `port` (0: a free one). */

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { ECHO_SERVER, MCP_HEADERS, ROOT, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { SseReader, messagesOf } from '../support/sse.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
@@ -300,30 +301,6 @@ describe('subscriptions/listen', () => {
     await reader.cancel();
   });
 });
-
-/**
- * The source of a stdio MCP server in a few lines (raw JSON-RPC, no SDK), run with `node -e`:
- * `answer` is the body of `function answer(m)`, which returns the result of request `m`; `send`
- * writes a message. The process ends when its stdin does.
- */
-function rawStdioServer(answer: string, preamble = ''): string {
-  return `
-${preamble}
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-function answer(m) { ${answer} }
-let buf = '';
-process.stdin.on('data', (c) => {
-  buf += c;
-  let nl;
-  while ((nl = buf.indexOf('\\n')) !== -1) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id !== undefined) send({ jsonrpc: '2.0', id: m.id, result: answer(m) });
-  }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
-}
 
 /** One tool whose arguments carry `x-mcp-header` annotations: 2026-07-28 clients mirror them into Mcp-Param-* headers. */
 const HEADER_TOOL_SERVER = rawStdioServer(
