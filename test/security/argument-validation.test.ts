@@ -148,8 +148,10 @@ describe('tools/call arguments against the inputSchema', () => {
     expectInvalidArguments(await call(sid, 2, 'echo__add', { a: 1 }), MISSING_B);
     // Absent arguments are checked as {}.
     expectInvalidArguments(await call(sid, 3, 'echo__echo'), { keyword: 'required', params: { missingProperty: 'text' } });
-    // Not an object at all, to a tool whose schema says only that.
-    expectInvalidArguments(await call(sid, 4, 'echo__whoami', 'me'), { keyword: 'type', params: { type: 'object' } });
+    // Not an object at all: the envelope check at the door refuses it before any schema is consulted.
+    const notObject = await call(sid, 4, 'echo__whoami', 'me');
+    expect(notObject.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
+    expect(notObject.json.error.message).toBe('Invalid params: params.arguments must be object');
 
     const ok = await call(sid, 5, 'echo__add', { a: 2, b: 3 });
     expect(textOf(ok)).toBe('5');
