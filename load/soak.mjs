@@ -1,0 +1,157 @@
+// @ts-check
+// Soak: a long, bounded run that asks one question — does the gateway's memory stay flat?
+// 1,000,000 requests (SOAK_CALLS) at c=50 through a shared stdio pool, memory store: 9 in 10 are
+// tools/call echo__echo on 50 sessions, 1 in 10 is hostile (an invented method name never sent
+// before, `_meta` that is a string, arguments of the wrong type, a forged session id, a body
+// nested past the depth limit), so that anything the hostile ones leave behind accumulates.
+// The gateway's RSS is sampled every second. "Flat": after warm-up (the first SOAK_WARMUP_PCT %
+// of the requests, default 10), no sample is more than 10 % above the first one.
+//
+//   npm run build && node load/soak.mjs            # ~2 min on 2 cores; not part of CI or `npm run bench`
+//
+// SOAK_CALLS (1000000), SOAK_CONNECTIONS (50), SOAK_MAX_SECONDS (900: the run stops then, even
+// short of SOAK_CALLS), SOAK_WARMUP_PCT (10). Writes load/results/<date>-soak.md and .json.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { DEFAULT_POOL, ECHO_SERVER, ROOT, startGateway } from './lib/gateway.mjs';
+import { POST_HEADERS, openSessions, sessionHeaders, toolsCallBody } from './lib/mcp.mjs';
+import { killAllNow, rssKb, stopAll } from './lib/processes.mjs';
+
+const CALLS = Number(process.env.SOAK_CALLS ?? 1_000_000);
+const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
+const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 900);
+const WARMUP_PCT = Number(process.env.SOAK_WARMUP_PCT ?? 10);
+const FLAT_PCT = 10;
+
+const log = (/** @type {string} */ msg) => process.stderr.write(`soak: ${msg}\n`);
+
+/** The hostile tenth, in turn. */
+const HOSTILE = [
+  (/** @type {number} */ id) => JSON.stringify({ jsonrpc: '2.0', id, method: `invented/${id}/${'x'.repeat(64)}` }),
+  (/** @type {number} */ id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x' }, _meta: 'x' } }),
+  (/** @type {number} */ id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 'one', b: 2 } } }),
+  (/** @type {number} */ id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo__echo","arguments":{"text":"x","deep":${'['.repeat(200)}${']'.repeat(200)}}}}`,
+];
+
+async function main() {
+  const gw = await startGateway({ upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: DEFAULT_POOL }] });
+  /** @type {Array<{ t: number, requests: number, rssKb: number }>} */
+  const samples = [];
+  let done = 0;
+  let sampler;
+  try {
+    const sids = await openSessions(gw.url, 50);
+    const path = new URL(gw.url).pathname;
+    let id = 1;
+    let k = 0;
+    const counts = { ok: 0, refused: 0, bad: 0 };
+    const started = Date.now();
+    sampler = setInterval(() => samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) }), 1000);
+    log(`gateway pid ${gw.pid}: ${CALLS} requests at c=${CONNECTIONS}, at most ${MAX_SECONDS} s`);
+    const instance = autocannon({
+      url: gw.url,
+      connections: CONNECTIONS,
+      amount: CALLS,
+      duration: MAX_SECONDS,
+      requests: [
+        {
+          method: 'POST',
+          path,
+          headers: POST_HEADERS,
+          setupRequest: (/** @type {any} */ req) => {
+            const n = id++;
+            const sid = /** @type {string} */ (sids[k++ % sids.length]);
+            if (n % 10 !== 0) return { ...req, headers: sessionHeaders(sid), body: toolsCallBody(n, 'echo__echo', { text: 'soak' }) };
+            const hostile = (n / 10) % (HOSTILE.length + 1);
+            const headers = hostile === HOSTILE.length ? sessionHeaders(`forged-${n}`) : sessionHeaders(sid);
+            return { ...req, headers, body: hostile === HOSTILE.length ? toolsCallBody(n, 'echo__echo', { text: 'x' }) : HOSTILE[hostile](n) };
+          },
+          onResponse: (/** @type {number} */ status, /** @type {string} */ body) => {
+            done++;
+            if (status === 200 && body.includes('"result"')) counts.ok++;
+            else if ((status === 200 || status === 400 || status === 404) && body.includes('"error"')) counts.refused++;
+            else counts.bad++;
+          },
+        },
+      ],
+    });
+    const onSignal = () => instance.stop();
+    process.once('SIGINT', onSignal);
+    const result = await instance;
+    process.off('SIGINT', onSignal);
+    clearInterval(sampler);
+    samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) });
+    const scrape = await (await fetch(`${gw.base}/metrics`)).text();
+    const series = scrape.split('\n').filter((l) => l.startsWith('mcp_server_operation_duration_seconds_count')).length;
+    report({ result, samples, counts, seriesCount: series, seconds: (Date.now() - started) / 1000 });
+  } finally {
+    clearInterval(sampler);
+    await gw.stop();
+    await stopAll();
+  }
+}
+
+/**
+ * @param {{ result: any, samples: Array<{ t: number, requests: number, rssKb: number }>, counts: Record<string, number>, seriesCount: number | undefined, seconds: number }} r
+ */
+function report({ result, samples, counts, seriesCount, seconds }) {
+  const total = counts.ok + counts.refused + counts.bad;
+  const warm = samples.filter((s) => s.requests >= (total * WARMUP_PCT) / 100);
+  const base = warm[0]?.rssKb ?? 0;
+  const peak = Math.max(...warm.map((s) => s.rssKb));
+  const end = warm.at(-1)?.rssKb ?? 0;
+  const growthPct = base ? ((peak - base) / base) * 100 : NaN;
+  const flat = growthPct <= FLAT_PCT;
+  const summary = {
+    date: new Date().toISOString(),
+    requests: total,
+    seconds: Math.round(seconds),
+    reqPerSec: Math.round(total / seconds),
+    ...counts,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    rssKb: { afterWarmup: base, peak, end },
+    growthPct: Math.round(growthPct * 10) / 10,
+    flat,
+    operationSeries: seriesCount,
+    samples,
+  };
+  const day = summary.date.slice(0, 10);
+  const dir = join(ROOT, 'load/results');
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, `${day}-soak.json`), `${JSON.stringify(summary, null, 2)}\n`);
+  const mb = (/** @type {number} */ kb) => (kb / 1024).toFixed(1);
+  const md = [
+    `# Soak ${day}`,
+    '',
+    `\`node load/soak.mjs\`: ${total.toLocaleString('en')} requests in ${summary.seconds} s (${summary.reqPerSec} req/s), c=${CONNECTIONS}, shared stdio pool ${DEFAULT_POOL.max}x${DEFAULT_POOL.maxInFlight}, memory store.`,
+    '9 in 10 are tools/call echo__echo; 1 in 10 hostile (invented method names, `_meta` a string, wrong argument types, nesting past the limit, forged session ids).',
+    '',
+    '| answered with a result | refused with a typed error | anything else | socket errors | timeouts |',
+    '|---|---|---|---|---|',
+    `| ${counts.ok} | ${counts.refused} | ${counts.bad} | ${result.errors} | ${result.timeouts} |`,
+    '',
+    `Gateway RSS after warm-up (${WARMUP_PCT} % of the requests): ${mb(base)} MB; peak after it ${mb(peak)} MB; at the end ${mb(end)} MB.`,
+    `Growth of the peak over the first reading after warm-up: **${summary.growthPct} %** (flat means at most ${FLAT_PCT} %): **${flat ? 'flat' : 'NOT flat'}**.`,
+    `Series of mcp_server_operation_duration_seconds_count at the end: ${seriesCount ?? 'unknown'} (invented method names share one).`,
+    '',
+    '| s | requests | RSS MB |',
+    '|---|---|---|',
+    ...samples.filter((_, i) => i % 10 === 0 || i === samples.length - 1).map((s) => `| ${s.t.toFixed(0)} | ${s.requests} | ${mb(s.rssKb)} |`),
+    '',
+  ].join('\n');
+  writeFileSync(join(dir, `${day}-soak.md`), md);
+  process.stdout.write(`${md}\n`);
+  if (!flat || counts.bad > 0) process.exitCode = 1;
+}
+
+process.once('SIGTERM', () => {
+  killAllNow();
+  process.exit(143);
+});
+main().catch(async (err) => {
+  log(err instanceof Error ? (err.stack ?? err.message) : String(err));
+  await stopAll();
+  process.exit(1);
+});
