@@ -21,6 +21,7 @@ import * as peers from './baselines/peers.mjs';
 import * as upstreamDirect from './baselines/upstream-direct.mjs';
 import * as callHttp from './scenarios/call-http.mjs';
 import * as callJson from './scenarios/call-json.mjs';
+import * as callJsonUnchecked from './scenarios/call-json-unchecked.mjs';
 import * as callPerSession from './scenarios/call-per-session.mjs';
 import * as callRedis from './scenarios/call-redis.mjs';
 import * as callStateless from './scenarios/call-stateless.mjs';
@@ -39,7 +40,7 @@ import * as sessionChurn from './scenarios/session-churn.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = [bareFastify, upstreamDirect, callJson, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
+const ALL = [bareFastify, upstreamDirect, callJson, callJsonUnchecked, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

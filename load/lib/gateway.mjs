@@ -49,12 +49,17 @@ export function poolLabel(p) {
 /**
  * An upstream of the gateway under test: a stdio example (`script`) or a remote MCP server
  * (`url`, Streamable HTTP).
- * @typedef {{ name: string, script?: string, url?: string, pool?: Pool, mode?: 'shared' | 'per-session' }} BenchUpstream
+ * @typedef {{ name: string, script?: string, url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean }} BenchUpstream
  */
 
 /** @param {BenchUpstream} u */
 function upstreamConfig(u) {
-  const common = { name: u.name, mode: u.mode ?? 'shared', pool: { queueSize: 10000, queueTimeoutMs: 10000, ...(u.pool ?? DEFAULT_POOL) } };
+  const common = {
+    name: u.name,
+    mode: u.mode ?? 'shared',
+    pool: { queueSize: 10000, queueTimeoutMs: 10000, ...(u.pool ?? DEFAULT_POOL) },
+    ...(u.validateArguments === undefined ? {} : { validateArguments: u.validateArguments }),
+  };
   if (u.url) return { ...common, transport: 'http', url: u.url };
   return { ...common, transport: 'stdio', command: process.execPath, args: [u.script] };
 }
