@@ -4,9 +4,9 @@
  * legacy `sse` mode (bound to 127.0.0.1 by test/support/loopback-only.mjs).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
+import { fileLines } from './file-lines.js';
 import { ROOT } from './gateway.js';
 
 const require = createRequire(import.meta.url);
@@ -81,16 +81,7 @@ function start(spec: SpawnSpec): Promise<HttpServerProcess> {
  * batch as its messages): the upstream's own view of what reached it.
  */
 export function readRecording(file: string): any[] {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .flatMap((line) => JSON.parse(line) as unknown);
+  return fileLines(file).flatMap((line) => JSON.parse(line) as unknown);
 }
 
 /** examples/echo-http on `port` (0: a free one). */

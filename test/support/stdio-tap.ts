@@ -2,7 +2,7 @@
  * Seeing what a stdio upstream itself received and sent: a preload (`--import`) that appends
  * every JSON-RPC line to a file, for tests that check what reached the upstream process.
  */
-import { readFileSync } from 'node:fs';
+import { fileLines } from './file-lines.js';
 
 /**
  * A preload for the slow server that records, in order, every line it reads from stdin
@@ -35,19 +35,10 @@ process.stdout.write = function (chunk, ...rest) {
 `;
 
 export function readTap(file: string): Array<{ dir: 'IN' | 'OUT'; message: any }> {
-  let text = '';
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  return text
-    .split('\n')
-    .filter(Boolean)
-    .map((line) => {
-      const space = line.indexOf(' ');
-      return { dir: line.slice(0, space) as 'IN' | 'OUT', message: JSON.parse(line.slice(space + 1)) };
-    });
+  return fileLines(file).map((line) => {
+    const space = line.indexOf(' ');
+    return { dir: line.slice(0, space) as 'IN' | 'OUT', message: JSON.parse(line.slice(space + 1)) };
+  });
 }
 
 /** `args` and `env` for a stdio upstream running `script` with the tap writing to `file`. */
