@@ -22,6 +22,8 @@ export interface PoolStatus {
   ready: number;
   inFlight: number;
   queued: number;
+  /** Per-session upstreams: requests their workers made of clients, not answered yet. */
+  clientRequests?: number;
   lastError?: string;
   /** A remote upstream's circuit breaker (see circuit-breaker.ts); absent for stdio. */
   circuit?: CircuitState;
