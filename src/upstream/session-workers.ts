@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
+import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ClientAsks } from './client-asks.js';
 import { DeferredCall, failedCall } from './deferred-call.js';
@@ -16,6 +17,8 @@ interface Dedicated {
   /** What its upstream asked the client and still waits for. */
   asks: ClientAsks;
   lastUsed: number;
+  /** release() stopped it: a start it cuts short is no failure of the upstream. */
+  released: boolean;
 }
 
 /** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
@@ -57,6 +60,8 @@ export class SessionWorkers {
     private readonly metrics: Metrics,
     /** Where a scope's upstream session is remembered across replicas (remote upstreams). */
     private readonly memoryFor?: (scope: string) => UpstreamSessionMemory,
+    /** Starts that fail are logged at this pace: every new session of a broken upstream tries again. */
+    private readonly throttle: LogThrottle = new LogThrottle(),
   ) {
     this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
     this.#reaper.unref();
@@ -88,7 +93,13 @@ export class SessionWorkers {
     };
     const probe = this.createWorker(identity, this.#spawned++, refuse);
     try {
-      this.#info = await probe.start();
+      try {
+        this.#info = await probe.start();
+      } catch (err) {
+        // The caller logs it (once at start-up, or as a failed catalog refresh); counted here.
+        this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+        throw err;
+      }
       this.#lastError = undefined;
       this.#refillSpares();
       return await use(probe);
@@ -154,6 +165,7 @@ export class SessionWorkers {
     const worker = this.#workers.get(scope);
     if (!worker) return Promise.resolve();
     this.#workers.delete(scope);
+    worker.released = true;
     this.#updateGauge();
     this.#retire(worker, new GatewayError('REQUEST_CANCELLED', reason));
     this.log.info({ upstream: worker.upstream.label, scope }, 'stopping per-session worker');
@@ -193,9 +205,12 @@ export class SessionWorkers {
         return;
       }
       const spare: Spare = { upstream, binding, exited: false };
-      upstream.onExit(() => {
+      upstream.onExit((reason) => {
         spare.exited = true;
+        const unused = this.#spares.includes(spare);
         this.#spares = this.#spares.filter((s) => s !== spare);
+        // Taken, it is a worker like any other (see #start); unused, it never got to start.
+        if (unused) this.#startFailed(upstream.label, `spare ${reason}`);
       });
       upstream.prewarm();
       this.#spares.push(spare);
@@ -237,26 +252,30 @@ export class SessionWorkers {
   #start(scope: string, identity: ClientIdentity): Dedicated {
     const asks = new ClientAsks(this.#asks);
     const upstream = this.#createFor(scope, identity, asks);
-    const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now() };
+    const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now(), released: false };
     this.#workers.set(scope, worker);
     this.#updateGauge();
     upstream.onExit((reason) => {
       // The next call of this scope starts a new worker: a new upstream session, logged.
       if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
       this.#updateGauge();
-      this.metrics.upstreamRestarts.inc({ upstream: this.name });
+      // One that dies while it starts is a failed start (counted when its start rejects).
+      if (worker.ready) this.metrics.upstreamRestarts.inc({ upstream: this.name });
       this.#retire(worker, new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream.label} ${reason}`));
     });
     upstream.start().then(
       (info) => {
         this.#info ??= info;
         worker.ready = true;
+        const unlogged = this.throttle.reset('start');
+        if (unlogged > 0) this.log.info({ upstream: this.name, failedStartsNotLogged: unlogged }, 'per-session worker started after failed starts');
         for (const d of worker.waiting.splice(0)) {
           if (d.waiting) d.dispatch(upstream.call(d.method, d.params, d.options));
         }
       },
       (err: unknown) => {
         this.#lastError = err instanceof Error ? err.message : String(err);
+        if (!worker.released) this.#startFailed(upstream.label, this.#lastError);
         if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
         this.#updateGauge();
         // An open circuit says so itself (with its own retry hint); anything else is "unavailable".
@@ -268,6 +287,12 @@ export class SessionWorkers {
       },
     );
     return worker;
+  }
+
+  #startFailed(label: string, reason: string): void {
+    this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+    const suppressed = this.throttle.take('start');
+    if (suppressed !== undefined) this.log.warn({ upstream: label, err: reason, ...suppressedField(suppressed) }, 'per-session worker failed to start');
   }
 
   /** Everything a worker that goes still holds, other than its calls in flight (its close fails those), ends now. */
