@@ -54,7 +54,14 @@ export class ClientRequests {
         reject(new GatewayError('UPSTREAM_UNAVAILABLE', `The client has no open stream to receive ${method}`));
         return;
       }
-      const onAbort = () => this.#settle(id)?.reject(abortReason(signal!));
+      const onAbort = () => {
+        const pending = this.#settle(id);
+        if (!pending) return;
+        const reason = abortReason(signal!);
+        pending.reject(reason);
+        // The client may be showing a question (elicitation) nobody waits for any more.
+        deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason.message } });
+      };
       const timer = setTimeout(() => {
         this.#settle(id)?.reject(new GatewayError('UPSTREAM_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`));
       }, timeoutMs);

@@ -24,11 +24,18 @@ export class ClientAsks {
   /** `peer`, with every request it carries counted here until it settles or `failAll` ends it. */
   track(peer: UpstreamPeer): UpstreamPeer {
     return {
-      request: (method, params) =>
+      request: (method, params, cancelled) =>
         new Promise<McpResult>((resolve, reject) => {
           const ask: OpenAsk = { controller: new AbortController(), reject };
           this.#add(ask);
-          const done = () => this.#delete(ask);
+          // The upstream cancelled it: the client need not answer, and the worker waits no more.
+          const onCancel = () => this.#end(ask, cancelled?.reason instanceof Error ? cancelled.reason : new Error('cancelled by the upstream'));
+          cancelled?.addEventListener('abort', onCancel, { once: true });
+          const done = () => {
+            cancelled?.removeEventListener('abort', onCancel);
+            this.#delete(ask);
+          };
+          if (cancelled?.aborted) onCancel();
           peer.request(method, params, ask.controller.signal).then(
             (result) => {
               done();
@@ -45,11 +52,13 @@ export class ClientAsks {
   }
 
   failAll(error: Error): void {
-    for (const ask of [...this.#open]) {
-      this.#delete(ask);
-      ask.controller.abort(error);
-      ask.reject(error);
-    }
+    for (const ask of [...this.#open]) this.#end(ask, error);
+  }
+
+  #end(ask: OpenAsk, error: Error): void {
+    this.#delete(ask);
+    ask.controller.abort(error);
+    ask.reject(error);
   }
 
   #add(ask: OpenAsk): void {

@@ -255,6 +255,10 @@ export class SessionWorkers {
     const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now(), released: false };
     this.#workers.set(scope, worker);
     this.#updateGauge();
+    // Idle time counts from the end of its last call, not its start: a long call is use too.
+    upstream.onCallSettled(() => {
+      worker.lastUsed = Date.now();
+    });
     upstream.onExit((reason) => {
       // The next call of this scope starts a new worker: a new upstream session, logged.
       if (this.#workers.get(scope) === worker) this.#workers.delete(scope);

@@ -6,7 +6,8 @@
  * Every call completes or fails with a typed error from the gateway's table, none hangs (a
  * 15 s abort per call detects a hang; it is not a speed limit), and afterwards the pool holds
  * nothing in flight, queued or asked, and a new session's call succeeds. And a worker that
- * goes (it crashed, its session ended) ends its requests to the client at once.
+ * goes (it crashed, its session ended) ends its requests to the client at once, as does an
+ * upstream that withdraws its question (notifications/cancelled).
  *
  * The conformance fixture runs as a stdio child process and behind its own Streamable HTTP
  * server (examples/conformance/http.mjs); the clients are the official SDK's.
@@ -262,5 +263,76 @@ describe('a per-session worker whose upstream waits for its client', () => {
     await until('its request to the client ended', async () => (await pool(gw.base)).clientRequests === 0);
     held.open();
     await freshSessionSamples(gw.url);
+  });
+});
+
+/**
+ * A raw stdio MCP server (no SDK): tool `ask` sends its client a sampling request and answers at
+ * once without waiting for it; tool `withdraw` cancels that request (notifications/cancelled).
+ */
+const ASKING_SERVER = `
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
+let buf = '';
+process.stdin.on('data', (c) => {
+  buf += c;
+  let nl;
+  while ((nl = buf.indexOf('\\n')) !== -1) {
+    const m = JSON.parse(buf.slice(0, nl));
+    buf = buf.slice(nl + 1);
+    if (m.id === undefined || m.method === undefined) continue;
+    if (m.method === 'tools/call' && m.params.name === 'ask') {
+      send({ jsonrpc: '2.0', id: 'q1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
+    }
+    if (m.method === 'tools/call' && m.params.name === 'withdraw') send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'q1', reason: 'no longer needed' } });
+    send({ jsonrpc: '2.0', id: m.id, result: m.method === 'initialize'
+      ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'asker', version: '1' } }
+      : m.method === 'tools/list' ? { tools: [{ name: 'ask', inputSchema: { type: 'object' } }, { name: 'withdraw', inputSchema: { type: 'object' } }] }
+      : m.method === 'tools/call' ? { content: [{ type: 'text', text: m.params.name }] }
+      : {} });
+  }
+});
+process.stdin.on('end', () => process.exit(0));
+`;
+
+describe('an upstream that withdraws its question', () => {
+  let gw: RunningGateway;
+
+  beforeAll(async () => {
+    gw = await startGateway(
+      exampleConfig({ upstreams: [{ name: 'conformance', transport: 'stdio', command: process.execPath, args: ['-e', ASKING_SERVER], prefix: '', mode: 'per-session', pool: { max: 1, spares: 0 } }] }),
+    );
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('frees its worker at once, and the client hears the cancellation under the id it was asked with', async () => {
+    const client = new Client({ name: 'withdrawn', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((r) => (asked = r));
+    const cancelled = new Promise<string>((resolve) => {
+      client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => {
+        asked();
+        // Answered only if nobody withdraws the question.
+        return new Promise((_r, reject) => extra.signal.addEventListener('abort', () => (resolve(String(extra.requestId)), reject(new Error('withdrawn')))));
+      });
+    });
+    await client.connect(new StreamableHTTPClientTransport(gw.url));
+    try {
+      expect(await callTool(client, 'ask', {})).toEqual({ kind: 'ok', text: 'ask' });
+      await wasAsked;
+      expect(await pool(gw.base)).toMatchObject({ inFlight: 0, clientRequests: 1 });
+      expect(await callTool(client, 'withdraw', {})).toEqual({ kind: 'ok', text: 'withdraw' });
+      expect(await cancelled).toMatch(/^mcpgw\./);
+      await settled(gw.base);
+      // Idle now: another session's call takes its place instead of being refused.
+      const other = new Client({ name: 'other', version: '1.0.0' });
+      await other.connect(new StreamableHTTPClientTransport(gw.url));
+      expect(await callTool(other, 'ask', {})).toMatchObject({ kind: 'ok' });
+      await other.close();
+    } finally {
+      await client.close();
+    }
   });
 });
