@@ -9,6 +9,7 @@ import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/vir
 import { registerHealth } from './http/health.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { AuditLog } from './observability/audit.js';
+import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { EventStore } from './session/event-store.js';
@@ -130,8 +131,8 @@ interface Peers {
 }
 
 /** One upstream's workers, by transport: child processes, or sessions with a remote server. */
-function workerFactory(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, remotes: Map<string, RemoteUpstream>): WorkerFactory {
-  if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer);
+function workerFactory(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, remotes: Map<string, RemoteUpstream>, throttle: LogThrottle): WorkerFactory {
+  if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { metrics, throttle });
   const remote = createRemoteUpstream(u, identity, log, metrics);
   remotes.set(u.name, remote);
   return remote.createWorker;
@@ -145,16 +146,18 @@ function createUpstream(
   peers: Peers,
   remotes: Map<string, RemoteUpstream>,
   store: () => SessionStore,
+  /** One per upstream: its repeated failures are logged at this pace, whichever worker has them. */
+  throttle: LogThrottle,
 ): UpstreamEntry {
   const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
-  const createWorker = workerFactory(u, identity, log, metrics, remotes);
+  const createWorker = workerFactory(u, identity, log, metrics, remotes, throttle);
   if (u.mode === 'per-session') {
     // A remote upstream session can move with its worker; a child process cannot.
     const memoryFor = u.transport === 'http' ? (scope: string) => upstreamSessionMemory(store(), u.name, scope, log) : undefined;
-    const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor);
+    const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor, throttle);
     return { ...common, mode: 'per-session', workers };
   }
-  const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics);
+  const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics, throttle);
   return { ...common, mode: 'shared', pool };
 }
 
@@ -191,7 +194,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   // Workers are created on demand, after the store below exists.
   let store: SessionStore | undefined;
   const storeRef = () => store!;
-  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes, storeRef));
+  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes, storeRef, new LogThrottle(config.logRepeatMs)));
   const perSessionUpstreams = new Map<string, PerSessionUpstream>();
   for (const [name, u] of upstreams) if (u.mode === 'per-session') perSessionUpstreams.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
   router = new PerSessionRouter({

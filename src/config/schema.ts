@@ -146,6 +146,8 @@ export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** A repeated upstream failure is logged the first time, then at most once per this many ms, with a count. */
+  logRepeatMs: number;
   limits: {
     bodyBytes: number;
     maxJsonDepth: number;
@@ -317,6 +319,7 @@ export const configSchema: SchemaObject = {
     },
     path: { type: 'string', pattern: '^/', default: '/mcp' },
     logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
+    logRepeatMs: { type: 'integer', minimum: 100, default: 60000 },
     limits: {
       type: 'object',
       additionalProperties: false,

@@ -138,7 +138,7 @@ export class PerSessionRouter implements LocalExecutor {
   /** The client side of a per-session worker: its requests and notifications reach that client. */
   peer(upstream: string, scope: string): UpstreamPeer {
     return {
-      request: (method, params) => this.#askClient(upstream, scope, method, params),
+      request: (method, params, signal) => this.#askClient(upstream, scope, method, params, signal),
       notification: (n) => this.#onNotification(upstream, scope, n),
     };
   }
@@ -184,7 +184,7 @@ export class PerSessionRouter implements LocalExecutor {
     return this.options.upstreams.get(upstream)?.workers.workerOf(scope) !== undefined;
   }
 
-  #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+  #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {
     if (isChainScope(scope)) return this.#chains.ask(scope, method, params);
     const link = this.#links.get(scope);
     if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
@@ -193,7 +193,7 @@ export class PerSessionRouter implements LocalExecutor {
       return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
     }
     const timeoutMs = this.options.upstreams.get(upstream)?.maxTimeoutMs ?? 60_000;
-    return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs);
+    return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs, signal);
   }
 
   /** A message for the client: on the newest open reply stream of the scope, else its own stream. */

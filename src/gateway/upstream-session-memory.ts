@@ -19,15 +19,14 @@ export function upstreamSessionMemory(store: SessionStore, upstream: string, sco
       const state = (await store.get(scope))?.upstreamSessions?.[upstream];
       return isResumeState(state) ? state : undefined;
     },
-    remember: (state) => {
-      void (async () => {
+    remember: (state) =>
+      (async () => {
         const record = await store.get(scope);
         if (!record) return;
         const sessions = { ...record.upstreamSessions };
         if (state) sessions[upstream] = state;
         else delete sessions[upstream];
         await store.update(scope, { upstreamSessions: sessions });
-      })().catch((err: unknown) => log.warn({ upstream, err: (err as Error).message }, 'could not record the upstream session'));
-    },
+      })().catch((err: unknown) => log.warn({ upstream, err: (err as Error).message }, 'could not record the upstream session')),
   };
 }

@@ -92,6 +92,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** A worker that never became ready; one that ran and then exited counts in upstreamRestarts. */
+  readonly upstreamStartFailures = new Counter({
+    name: 'mcpgw_upstream_start_failures_total',
+    help: 'Upstream workers (shared and per-session) that failed to start: spawn failed, exited or failed before initialize was answered, connection refused',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamStdoutGarbage = new Counter({
+    name: 'mcpgw_upstream_stdout_garbage_total',
+    help: 'Lines a stdio upstream wrote to stdout that are not JSON (ignored)',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
   readonly poolQueueDepth = new Gauge({
     name: 'mcpgw_pool_queue_depth',
     help: 'Calls waiting for a free upstream worker',

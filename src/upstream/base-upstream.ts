@@ -21,7 +21,7 @@ export abstract class BaseUpstream implements Upstream {
     log: Logger,
   ) {
     this.connection = new JsonRpcConnection((m) => this.send(m), {
-      onRequest: async (r) => (r.method === 'ping' ? {} : peer.request(r.method, r.params)),
+      onRequest: async (r, signal) => (r.method === 'ping' ? {} : peer.request(r.method, r.params, signal)),
       onNotification: (n) => peer.notification(n),
       onProtocolError: (reason) => log.warn({ upstream: label, reason }, 'upstream protocol error'),
       onCallSettled: () => {

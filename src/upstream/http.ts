@@ -90,7 +90,8 @@ export class HttpUpstream extends BaseUpstream {
     this.#closed = true;
     this.#stop(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
     if (this.#sessionId === undefined || this.#exited) return;
-    this.options.memory?.remember(undefined);
+    // Settled before close() is: a worker started after this one must not find this session recorded.
+    const forgotten = this.options.memory?.remember(undefined);
     // Ends the session upstream; a server that cannot be reached or refuses is no reason to wait.
     const abort = new Abort();
     const timer = setTimeout(() => abort.abort(), DELETE_TIMEOUT_MS);
@@ -102,6 +103,7 @@ export class HttpUpstream extends BaseUpstream {
     } finally {
       clearTimeout(timer);
     }
+    await forgotten;
   }
 
   #stop(error: GatewayError): void {
@@ -146,7 +148,7 @@ export class HttpUpstream extends BaseUpstream {
     // Awaited, so nothing else reaches the new session before it knows it is initialized.
     await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
     if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} lost its session during initialization`);
-    if (this.#sessionId !== undefined) this.options.memory?.remember({ sessionId: this.#sessionId, info });
+    if (this.#sessionId !== undefined) void this.options.memory?.remember({ sessionId: this.#sessionId, info });
     return info;
   }
 

@@ -40,8 +40,11 @@ class PendingCall implements ConnectionCall {
 }
 
 export interface ConnectionHandlers {
-  /** A request the upstream sends us; the returned result (or thrown error) is its answer. */
-  onRequest(request: JsonRpcRequest): Promise<McpResult>;
+  /**
+   * A request the upstream sends us; the returned result (or thrown error) is its answer.
+   * `signal` aborts when the upstream cancels it (notifications/cancelled) or the connection ends.
+   */
+  onRequest(request: JsonRpcRequest, signal: AbortSignal): Promise<McpResult>;
   /** A notification not related to any call of ours (logging, list_changed, …). */
   onNotification(notification: JsonRpcNotification): void;
   /** A line that is not a JSON-RPC message, or a response to nothing. */
@@ -52,6 +55,8 @@ export interface ConnectionHandlers {
 export class JsonRpcConnection {
   #nextId = 1;
   readonly #pending = new Map<number, PendingCall>();
+  /** Requests of the upstream we have not answered yet, by its id: what its cancellations name. */
+  readonly #incoming = new Map<JsonRpcId, AbortController>();
   #closedWith: GatewayError | undefined;
 
   constructor(
@@ -120,6 +125,8 @@ export class JsonRpcConnection {
   close(error: GatewayError): void {
     if (this.#closedWith) return;
     this.#closedWith = error;
+    for (const controller of this.#incoming.values()) controller.abort(error);
+    this.#incoming.clear();
     const calls = [...this.#pending.values()];
     this.#pending.clear();
     for (const call of calls) call.reject(error);
@@ -156,6 +163,18 @@ export class JsonRpcConnection {
   }
 
   #onNotification(n: JsonRpcNotification): void {
+    if (n.method === 'notifications/cancelled') {
+      // The upstream no longer wants the answer to a request of its own: its id means nothing
+      // to anyone but us, so the cancellation stops here (the peer tells the client its own way).
+      const id = n.params?.requestId;
+      const controller = typeof id === 'string' || typeof id === 'number' ? this.#incoming.get(id) : undefined;
+      if (controller) {
+        this.#incoming.delete(id as JsonRpcId);
+        const reason = typeof n.params?.reason === 'string' ? `: ${n.params.reason}` : '';
+        controller.abort(new GatewayError('REQUEST_CANCELLED', `The upstream cancelled its request${reason}`));
+        return;
+      }
+    }
     if (n.method === 'notifications/progress') {
       const token = n.params?.progressToken;
       const call = typeof token === 'number' ? this.#pending.get(token) : undefined;
@@ -168,10 +187,14 @@ export class JsonRpcConnection {
   }
 
   #onRequest(request: JsonRpcRequest): void {
+    const controller = new AbortController();
+    this.#incoming.set(request.id, controller);
     const reply = (id: JsonRpcId, body: { result: McpResult } | { error: ReturnType<typeof errorObject> }) => {
-      if (!this.#closedWith) this.send({ jsonrpc: '2.0', id, ...body } as JsonRpcMessage);
+      if (this.#incoming.get(id) === controller) this.#incoming.delete(id);
+      // A cancelled request is not answered (the upstream has moved on).
+      if (!this.#closedWith && !controller.signal.aborted) this.send({ jsonrpc: '2.0', id, ...body } as JsonRpcMessage);
     };
-    this.handlers.onRequest(request).then(
+    this.handlers.onRequest(request, controller.signal).then(
       (result) => reply(request.id, { result }),
       (err: unknown) => reply(request.id, { error: toErrorObject(err) }),
     );

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
+import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from './backoff.js';
 import type { CircuitState } from './circuit-breaker.js';
@@ -22,6 +23,8 @@ export interface PoolStatus {
   ready: number;
   inFlight: number;
   queued: number;
+  /** Per-session upstreams: requests their workers made of clients, not answered yet. */
+  clientRequests?: number;
   lastError?: string;
   /** A remote upstream's circuit breaker (see circuit-breaker.ts); absent for stdio. */
   circuit?: CircuitState;
@@ -54,6 +57,8 @@ export class UpstreamPool {
     private readonly createWorker: (index: number) => Upstream,
     private readonly log: Logger,
     private readonly metrics: Metrics,
+    /** An upstream that cannot start is retried forever: its failures are logged at this pace. */
+    private readonly throttle: LogThrottle = new LogThrottle(),
   ) {
     this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
     this.#reaper.unref();
@@ -204,6 +209,8 @@ export class UpstreamPool {
       const info = await upstream.start();
       worker.ready = true;
       this.#lastError = undefined;
+      const unlogged = this.throttle.reset('start');
+      if (unlogged > 0) this.log.info({ upstream: this.name, failedStartsNotLogged: unlogged }, 'upstream worker started after failed starts');
       const first = this.#info === undefined;
       this.#info = info;
       if (first) for (const l of this.#infoListeners) l(info);
@@ -213,7 +220,11 @@ export class UpstreamPool {
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err);
       this.#remove(worker);
-      this.log.error({ upstream: upstream.label, err: this.#lastError }, 'upstream worker failed to start');
+      this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+      const suppressed = this.throttle.take('start');
+      if (suppressed !== undefined) {
+        this.log.error({ upstream: upstream.label, err: this.#lastError, ...suppressedField(suppressed) }, 'upstream worker failed to start');
+      }
       throw err;
     } finally {
       this.#starting--;
@@ -243,7 +254,8 @@ export class UpstreamPool {
     const needed = Math.max(this.config.min, this.#queue.length > 0 ? 1 : 0, this.#info === undefined ? 1 : 0);
     if (this.#workers.length + this.#starting >= needed) return;
     const delay = this.#backoff.next();
-    this.log.info({ upstream: this.name, delayMs: delay }, 'restarting upstream worker');
+    // Said already: by the failed start, or by the worker's exit (each throttled).
+    this.log.debug({ upstream: this.name, delayMs: delay }, 'restarting upstream worker');
     this.#restartTimer = setTimeout(() => {
       this.#restartTimer = undefined;
       this.#spawn().then(

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
+import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
+import { ClientAsks } from './client-asks.js';
 import { DeferredCall, failedCall } from './deferred-call.js';
 import type { PoolStatus } from './pool.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
@@ -12,7 +14,11 @@ interface Dedicated {
   upstream: Upstream;
   ready: boolean;
   waiting: DeferredCall[];
+  /** What its upstream asked the client and still waits for. */
+  asks: ClientAsks;
   lastUsed: number;
+  /** release() stopped it: a start it cuts short is no failure of the upstream. */
+  released: boolean;
 }
 
 /** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
@@ -31,6 +37,10 @@ interface Spare {
  */
 export class SessionWorkers {
   readonly #workers = new Map<string, Dedicated>();
+  /** Scopes whose worker this replica is stopping (its upstream session is being ended). */
+  readonly #stopping = new Map<string, Promise<void>>();
+  /** Requests to clients still open, of every worker this upstream started (stopped ones too, until they end). */
+  readonly #asks = { open: 0 };
   #spares: Spare[] = [];
   /** Workers of this transport have nothing to start ahead (remote sessions). */
   #prewarmable = true;
@@ -50,6 +60,8 @@ export class SessionWorkers {
     private readonly metrics: Metrics,
     /** Where a scope's upstream session is remembered across replicas (remote upstreams). */
     private readonly memoryFor?: (scope: string) => UpstreamSessionMemory,
+    /** Starts that fail are logged at this pace: every new session of a broken upstream tries again. */
+    private readonly throttle: LogThrottle = new LogThrottle(),
   ) {
     this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
     this.#reaper.unref();
@@ -81,7 +93,13 @@ export class SessionWorkers {
     };
     const probe = this.createWorker(identity, this.#spawned++, refuse);
     try {
-      this.#info = await probe.start();
+      try {
+        this.#info = await probe.start();
+      } catch (err) {
+        // The caller logs it (once at start-up, or as a failed catalog refresh); counted here.
+        this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+        throw err;
+      }
       this.#lastError = undefined;
       this.#refillSpares();
       return await use(probe);
@@ -101,6 +119,7 @@ export class SessionWorkers {
       ready,
       inFlight: [...this.#workers.values()].reduce((n, w) => n + w.upstream.inFlight, 0),
       queued: [...this.#workers.values()].reduce((n, w) => n + w.waiting.length, 0),
+      clientRequests: this.#asks.open,
       ...(this.#lastError ? { lastError: this.#lastError } : {}),
     };
   }
@@ -136,15 +155,27 @@ export class SessionWorkers {
     return deferred;
   }
 
-  /** Stops the scope's worker (its session ended). */
-  release(scope: string): Promise<void> {
+  /**
+   * Stops the scope's worker (its session ended, or it was idle). Whatever it still held ends at
+   * once: calls waiting for its start, its requests to the client, and (as it closes) its calls
+   * in flight. The scope's next call starts a new worker at once; it does not continue the
+   * upstream session this one is ending.
+   */
+  release(scope: string, reason = 'Session ended'): Promise<void> {
     const worker = this.#workers.get(scope);
     if (!worker) return Promise.resolve();
     this.#workers.delete(scope);
+    worker.released = true;
     this.#updateGauge();
-    for (const d of worker.waiting.splice(0)) d.fail(new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+    this.#retire(worker, new GatewayError('REQUEST_CANCELLED', reason));
     this.log.info({ upstream: worker.upstream.label, scope }, 'stopping per-session worker');
-    return worker.upstream.close();
+    const closed = worker.upstream.close();
+    this.#stopping.set(scope, closed);
+    const stopped = () => {
+      if (this.#stopping.get(scope) === closed) this.#stopping.delete(scope);
+    };
+    closed.then(stopped, stopped);
+    return closed;
   }
 
   async close(): Promise<void> {
@@ -164,7 +195,8 @@ export class SessionWorkers {
     while (this.#prewarmable && !this.#closed && this.#spares.length < this.config.spares) {
       const binding: Spare['binding'] = { identity: { clientInfo: { name: '', version: '' }, capabilities: {}, protocolVersion: '' }, peer: undefined };
       const peer: UpstreamPeer = {
-        request: (method, params) => binding.peer?.request(method, params) ?? Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method}: this worker has no client yet`)),
+        request: (method, params, signal) =>
+          binding.peer?.request(method, params, signal) ?? Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method}: this worker has no client yet`)),
         notification: (n) => binding.peer?.notification(n),
       };
       const upstream = this.createWorker(binding.identity, this.#spawned++, peer);
@@ -173,49 +205,81 @@ export class SessionWorkers {
         return;
       }
       const spare: Spare = { upstream, binding, exited: false };
-      upstream.onExit(() => {
+      upstream.onExit((reason) => {
         spare.exited = true;
+        const unused = this.#spares.includes(spare);
         this.#spares = this.#spares.filter((s) => s !== spare);
+        // Taken, it is a worker like any other (see #start); unused, it never got to start.
+        if (unused) this.#startFailed(upstream.label, `spare ${reason}`);
       });
       upstream.prewarm();
       this.#spares.push(spare);
     }
   }
 
-  /** A running spare for `scope`, bound to its client, or a new worker. */
-  #createFor(scope: string, identity: ClientIdentity): Upstream {
+  /** A running spare for `scope`, bound to its client, or a new worker; its requests to the client counted in `asks`. */
+  #createFor(scope: string, identity: ClientIdentity, asks: ClientAsks): Upstream {
     // Each new scope tops the spares up (a dead spare is replaced here, not when it dies).
     setImmediate(() => this.#refillSpares());
+    const peer = asks.track(this.peerFor(scope));
     const spare = this.#spares.find((s) => !s.exited);
-    if (!spare) return this.createWorker(identity, this.#spawned++, this.peerFor(scope), this.memoryFor?.(scope));
+    if (!spare) return this.createWorker(identity, this.#spawned++, peer, this.#memoryFor(scope));
     this.#spares = this.#spares.filter((s) => s !== spare);
     Object.assign(spare.binding.identity, identity);
-    spare.binding.peer = this.peerFor(scope);
+    spare.binding.peer = peer;
     return spare.upstream;
   }
 
+  /**
+   * While this replica is still ending the scope's previous upstream session (its DELETE and
+   * the record of it in the store), the new worker must not continue that session: it would
+   * send calls into a session about to vanish, and the old worker's "forget" could land after
+   * the new worker recorded its own session. So it starts a new one, and records it after.
+   */
+  #memoryFor(scope: string): UpstreamSessionMemory | undefined {
+    const memory = this.memoryFor?.(scope);
+    const stopping = this.#stopping.get(scope);
+    if (!memory || !stopping) return memory;
+    return {
+      recall: async () => undefined,
+      remember: (state) => stopping.then(
+        () => memory.remember(state),
+        () => memory.remember(state),
+      ),
+    };
+  }
+
   #start(scope: string, identity: ClientIdentity): Dedicated {
-    const upstream = this.#createFor(scope, identity);
-    const worker: Dedicated = { upstream, ready: false, waiting: [], lastUsed: Date.now() };
+    const asks = new ClientAsks(this.#asks);
+    const upstream = this.#createFor(scope, identity, asks);
+    const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now(), released: false };
     this.#workers.set(scope, worker);
     this.#updateGauge();
+    // Idle time counts from the end of its last call, not its start: a long call is use too.
+    upstream.onCallSettled(() => {
+      worker.lastUsed = Date.now();
+    });
     upstream.onExit((reason) => {
       // The next call of this scope starts a new worker: a new upstream session, logged.
       if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
       this.#updateGauge();
-      this.metrics.upstreamRestarts.inc({ upstream: this.name });
-      for (const d of worker.waiting.splice(0)) d.fail(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream.label} ${reason}`));
+      // One that dies while it starts is a failed start (counted when its start rejects).
+      if (worker.ready) this.metrics.upstreamRestarts.inc({ upstream: this.name });
+      this.#retire(worker, new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream.label} ${reason}`));
     });
     upstream.start().then(
       (info) => {
         this.#info ??= info;
         worker.ready = true;
+        const unlogged = this.throttle.reset('start');
+        if (unlogged > 0) this.log.info({ upstream: this.name, failedStartsNotLogged: unlogged }, 'per-session worker started after failed starts');
         for (const d of worker.waiting.splice(0)) {
           if (d.waiting) d.dispatch(upstream.call(d.method, d.params, d.options));
         }
       },
       (err: unknown) => {
         this.#lastError = err instanceof Error ? err.message : String(err);
+        if (!worker.released) this.#startFailed(upstream.label, this.#lastError);
         if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
         this.#updateGauge();
         // An open circuit says so itself (with its own retry hint); anything else is "unavailable".
@@ -223,24 +287,45 @@ export class SessionWorkers {
           err instanceof GatewayError && err.type === 'UPSTREAM_CIRCUIT_OPEN'
             ? err
             : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.#lastError}`, { retryAfterMs: 1000 });
-        for (const d of worker.waiting.splice(0)) d.fail(error);
+        this.#retire(worker, error);
       },
     );
     return worker;
+  }
+
+  #startFailed(label: string, reason: string): void {
+    this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+    const suppressed = this.throttle.take('start');
+    if (suppressed !== undefined) this.log.warn({ upstream: label, err: reason, ...suppressedField(suppressed) }, 'per-session worker failed to start');
+  }
+
+  /** Everything a worker that goes still holds, other than its calls in flight (its close fails those), ends now. */
+  #retire(worker: Dedicated, error: GatewayError): void {
+    for (const d of worker.waiting.splice(0)) d.fail(error);
+    worker.asks.failAll(error);
+  }
+
+  /**
+   * Idle: started, no call in flight or waiting, and no request to its client unanswered (the
+   * upstream may be in the middle of a call that needs that answer). Only such a worker may be
+   * evicted or reaped; a busy one is never taken from its client.
+   */
+  #idle(w: Dedicated): boolean {
+    return w.ready && w.upstream.inFlight === 0 && w.waiting.length === 0 && w.asks.size === 0;
   }
 
   #evictIdle(): void {
     let victim: string | undefined;
     let oldest = Infinity;
     for (const [scope, w] of this.#workers) {
-      if (w.ready && w.upstream.inFlight === 0 && w.lastUsed < oldest) {
+      if (this.#idle(w) && w.lastUsed < oldest) {
         victim = scope;
         oldest = w.lastUsed;
       }
     }
     if (victim !== undefined) {
       this.log.info({ upstream: this.name, scope: victim }, 'evicting the least recently used idle per-session worker');
-      void this.release(victim);
+      void this.release(victim, 'Evicted to make room for another session');
     }
   }
 
@@ -251,7 +336,7 @@ export class SessionWorkers {
   #reapIdle(): void {
     const cutoff = Date.now() - this.config.idleTimeoutMs;
     for (const [scope, w] of this.#workers) {
-      if (w.ready && w.upstream.inFlight === 0 && w.lastUsed < cutoff) void this.release(scope);
+      if (this.#idle(w) && w.lastUsed < cutoff) void this.release(scope, 'Idle for longer than pool.idleTimeoutMs');
     }
   }
 }

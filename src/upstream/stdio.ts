@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import type { StdioUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { suppressedField, type LogThrottle } from '../observability/log-throttle.js';
+import type { Metrics } from '../observability/metrics.js';
 import { BaseUpstream } from './base-upstream.js';
 import { parseInitializeResult } from './initialize.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
@@ -28,6 +30,12 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...env, ...extra };
 }
 
+/** What every worker of one upstream shares: its counters, and the throttle of its repeated log lines. */
+export interface WorkerDiagnostics {
+  metrics: Metrics;
+  throttle: LogThrottle;
+}
+
 /** An MCP server as a child process speaking newline-delimited JSON-RPC on stdin/stdout. */
 export class StdioUpstream extends BaseUpstream {
   #child: ChildProcess | undefined;
@@ -44,6 +52,7 @@ export class StdioUpstream extends BaseUpstream {
     private readonly log: Logger,
     index: number,
     peer: UpstreamPeer,
+    private readonly diagnostics: WorkerDiagnostics,
   ) {
     super(`${config.name}#${index}`, peer, log);
   }
@@ -159,9 +168,24 @@ export class StdioUpstream extends BaseUpstream {
     if (!this.#closing) this.#signalGroup('SIGKILL');
     for (const w of this.#exitWaiters.splice(0)) w();
     if (!this.#closing) {
-      this.log.warn({ upstream: this.label, reason, stderr: stderrTail.slice(-500) || undefined }, 'upstream exited');
+      this.#logExit(reason, stderrTail);
       this.emitExit(reason);
     }
+  }
+
+  /**
+   * A worker that never answered initialize failed to start: whoever started it logs that (its
+   * stderr lines are logged as they come). One that ran and died is news, but a server that
+   * dies again after every restart is one line per logRepeatMs, not one per death.
+   */
+  #logExit(reason: string, stderrTail: string): void {
+    if (this.serverInfo === undefined) {
+      this.log.debug({ upstream: this.label, reason }, 'upstream exited before it was initialized');
+      return;
+    }
+    const suppressed = this.diagnostics.throttle.take('exit');
+    if (suppressed === undefined) return;
+    this.log.warn({ upstream: this.label, reason, stderr: stderrTail.slice(-500) || undefined, ...suppressedField(suppressed) }, 'upstream exited');
   }
 
   #onData(chunk: string): void {
@@ -190,7 +214,10 @@ export class StdioUpstream extends BaseUpstream {
     try {
       value = JSON.parse(line);
     } catch {
-      this.log.warn({ upstream: this.label, line: line.slice(0, 200) }, 'upstream wrote a line that is not JSON');
+      // A server that logs to stdout would otherwise put every one of its lines in ours.
+      this.diagnostics.metrics.upstreamStdoutGarbage.inc({ upstream: this.config.name });
+      const suppressed = this.diagnostics.throttle.take('stdout');
+      if (suppressed !== undefined) this.log.warn({ upstream: this.label, line: line.slice(0, 200), ...suppressedField(suppressed) }, 'upstream wrote a line that is not JSON');
       return;
     }
     this.connection.receive(value);

@@ -61,7 +61,8 @@ export interface ClientIdentity {
  * (sampling, elicitation, roots) and its unrelated notifications (logging, list_changed) go.
  */
 export interface UpstreamPeer {
-  request(method: string, params: Record<string, unknown> | undefined): Promise<McpResult>;
+  /** `signal` aborts when the worker that asked stops: the request ends then, answered or not. */
+  request(method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult>;
   notification(notification: JsonRpcNotification): void;
 }
 
@@ -78,6 +79,6 @@ export interface UpstreamResumeState {
  */
 export interface UpstreamSessionMemory {
   recall(): Promise<UpstreamResumeState | undefined>;
-  /** undefined: the upstream session ended; the next worker starts a new one. */
-  remember(state: UpstreamResumeState | undefined): void;
+  /** undefined: the upstream session ended; the next worker starts a new one. Settles (never rejects) once recorded. */
+  remember(state: UpstreamResumeState | undefined): Promise<void>;
 }

@@ -11,6 +11,8 @@ import { ROOT } from './gateway.js';
 
 const require = createRequire(import.meta.url);
 export const ECHO_HTTP_SERVER = resolve(ROOT, 'examples/echo-http/server.mjs');
+export const CONFORMANCE_SERVER = resolve(ROOT, 'examples/conformance/server.mjs');
+export const CONFORMANCE_HTTP_SERVER = resolve(ROOT, 'examples/conformance/http.mjs');
 export const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const LOOPBACK_ONLY = resolve(ROOT, 'test/support/loopback-only.mjs');
 
@@ -117,4 +119,12 @@ export function httpUpstream(name: string, url: string, extra: Record<string, un
     health: { intervalMs: 500, timeoutMs: 1000 },
     ...extra,
   };
+}
+
+/** examples/conformance/http.mjs: the conformance fixture over Streamable HTTP, one child per session. */
+export function startConformanceHttp(port = 0): Promise<HttpServerProcess> {
+  return start({
+    args: [CONFORMANCE_HTTP_SERVER, '--port', String(port)],
+    ready: (line) => /^listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],
+  });
 }
