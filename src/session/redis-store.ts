@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { ClusterHealth } from './redis-cluster-health.js';
 import { backoff, createRedisClient, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
 import { RedisExpiryEvents } from './redis-expiry-events.js';
+import { RedisPing } from './redis-ping.js';
 import type { SessionRecord, SessionStore } from './session-store.js';
 
 export interface RedisSessionStoreOptions {
@@ -26,6 +27,8 @@ export interface RedisSessionStoreOptions {
   maxBackoffMs?: number;
   /** Cluster only: how often the cluster is asked for its state (redis-cluster-health.ts). */
   clusterProbeIntervalMs?: number;
+  /** Single node or Sentinel: a timed PING (redis-ping.ts); a Cluster is watched by its own probe instead. */
+  health?: { intervalMs: number; timeoutMs: number };
   log?: Logger;
 }
 
@@ -102,6 +105,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #redis: RedisClient;
   readonly #events: RedisExpiryEvents | undefined;
   readonly #clusterHealth: ClusterHealth | undefined;
+  readonly #ping: RedisPing | undefined;
   readonly #prefix: string;
   readonly #ttlMs: number;
   readonly #refreshMs: number;
@@ -155,6 +159,10 @@ export class RedisSessionStore implements SessionStore {
         log: this.#log,
       });
     }
+    if (!(this.#redis instanceof Cluster) && options.health) {
+      const redis = this.#redis;
+      this.#ping = new RedisPing(() => redis.ping(), { ...options.health, connected: () => redis.status === 'ready', log: this.#log });
+    }
     this.#redis.on('close', () => {
       if (this.#wasReady && !this.#closed) this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
       this.#wasReady = false;
@@ -176,7 +184,7 @@ export class RedisSessionStore implements SessionStore {
 
   /** true while commands can be sent (for a Cluster: unless it declared itself down). */
   get ready(): boolean {
-    return !this.#closed && this.#redis.status === 'ready' && this.#clusterHealth?.status.clusterState !== 'fail';
+    return !this.#closed && this.#redis.status === 'ready' && this.#clusterHealth?.status.clusterState !== 'fail' && this.#ping?.answering !== false;
   }
 
   status(): RedisStoreStatus {
@@ -187,7 +195,7 @@ export class RedisSessionStore implements SessionStore {
     };
     const cluster = this.#clusterHealth?.status;
     if (cluster) s.cluster = { state: cluster.clusterState, failingMasters: cluster.failingMasters };
-    const lastError = cluster?.clusterState === 'fail' ? 'CLUSTERDOWN' : this.#lastError;
+    const lastError = cluster?.clusterState === 'fail' ? 'CLUSTERDOWN' : (this.#lastError ?? (this.#ping?.answering === false ? 'NO_PING_REPLY' : undefined));
     if (!this.ready && lastError) s.lastError = lastError;
     return s;
   }
@@ -264,6 +272,7 @@ export class RedisSessionStore implements SessionStore {
     this.#tracked.clear();
     this.#events?.close();
     this.#clusterHealth?.close();
+    this.#ping?.close();
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();

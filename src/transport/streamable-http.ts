@@ -15,6 +15,7 @@ import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } fr
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
+import { replyWithError } from './error-reply.js';
 import type { Authenticator, Identity } from '../http/auth.js';
 
 export interface StreamableHttpOptions {
@@ -31,6 +32,8 @@ export interface StreamableHttpOptions {
   metrics: Metrics;
   /** true once shutdown began: new work is refused with a retryable 503. */
   isDraining: () => boolean;
+  /** false until the upstreams have started: requests are refused with a retryable 503 until then. */
+  isReady: () => boolean;
   /** With auth on: who sends a request, and what they may call. */
   auth?: Authenticator;
 }
@@ -42,8 +45,8 @@ export interface StreamableHttpTransport {
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
-const ALLOW = 'GET, POST, DELETE';
 const NO_SINK: MessageSink = { send: () => false };
+const SERVED_METHODS = new Set(['GET', 'POST', 'DELETE']);
 
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
 const STATELESS_METHODS = new Set([
@@ -131,13 +134,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   const inFlight = new InFlightLimit(options.maxInFlightPerClient);
 
   function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
-    metrics.transportRejections.inc({ error_type: err.type });
-    if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
-    if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
-    reply
-      .code(err.entry.httpStatus)
-      .header('content-type', 'application/json')
-      .send(JSON.stringify(errorResponse(id, err.toJsonRpc())));
+    replyWithError(reply, metrics, err, id);
   }
 
   function fail(reply: FastifyReply, err: unknown): void {
@@ -460,6 +457,12 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
         send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
         return reply;
       }
+      // Only what would be served: another method gets its 405 whether the gateway is ready or not.
+      if (!options.isReady() && SERVED_METHODS.has(request.method)) {
+        reply.header('retry-after', '1');
+        send(reply, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
+        return reply;
+      }
       if (options.auth) {
         try {
           identities.set(request, await options.auth.authenticate(header(request, 'authorization')));
@@ -477,13 +480,22 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       else fail(reply, err);
     });
     scope.post(options.path, guard(onPost));
-    scope.get(options.path, guard(onGet));
+    // Not HEAD: a GET here opens a stream, and HEAD is not among the methods the endpoint allows.
+    scope.get(options.path, { exposeHeadRoute: false }, guard(onGet));
     scope.delete(options.path, guard(onDelete));
     scope.route({
-      method: ['PUT', 'PATCH'],
+      // OPTIONS stays with CORS (see preflight.ts).
+      method: app.supportedMethods.filter((m) => !SERVED_METHODS.has(m) && m !== 'OPTIONS'),
       url: options.path,
       handler: async (_request, reply) => send(reply, new GatewayError('METHOD_NOT_ALLOWED')),
     });
+  });
+  // Methods Fastify does not route at all (PROPFIND, LOCK, …) end up here: on the endpoint, 405 as for the others.
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0];
+    if (path === options.path) return send(reply, new GatewayError('METHOD_NOT_ALLOWED'));
+    // Fastify's own answer elsewhere.
+    reply.code(404).send({ message: `Route ${request.method}:${request.url} not found`, error: 'Not Found', statusCode: 404 });
   });
 
   store.onExpired((id) => {
