@@ -473,8 +473,10 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       }
       return undefined;
     });
-    scope.setErrorHandler((err: { statusCode?: number; code?: string }, _request, reply) => {
-      if (err.statusCode === 413) send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
+    scope.setErrorHandler((err: { statusCode?: number; code?: string }, request, reply) => {
+      // A body method the endpoint does not serve (QUERY without Content-Type, say) is refused for its method first.
+      if (!SERVED_METHODS.has(request.method)) send(reply, new GatewayError('METHOD_NOT_ALLOWED'));
+      else if (err.statusCode === 413) send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
       else if (err.statusCode === 415) send(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));
       else if (err.statusCode !== undefined && err.statusCode < 500) send(reply, new GatewayError('PARSE_ERROR', 'Parse error: body could not be read'));
       else fail(reply, err);
