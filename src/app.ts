@@ -27,7 +27,7 @@ import { createAuthenticator, registerProtectedResourceMetadata } from './http/a
 import { ListenStreams } from './transport/listen-streams.js';
 import { SessionStreams } from './transport/session-streams.js';
 import { StreamServices } from './transport/stream-services.js';
-import { registerPreflightCheck } from './transport/preflight.js';
+import { registerEndpointMethods } from './transport/endpoint-methods.js';
 import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
 import { UpstreamPool, type PoolStatus } from './upstream/pool.js';
 import { createRemoteUpstream, type RemoteUpstream } from './upstream/remote.js';
@@ -240,7 +240,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
   });
   capConnections(app.server, config.server.maxConnections, metrics, log);
   // Before CORS, which would answer a bad preflight in its own terms.
-  registerPreflightCheck(app, { path: config.path, isAllowedOrigin, metrics });
+  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, metrics });
   await app.register(cors, {
     origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
     methods: ['GET', 'POST', 'DELETE'],

@@ -46,7 +46,6 @@ export interface StreamableHttpTransport {
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
 const NO_SINK: MessageSink = { send: () => false };
-const SERVED_METHODS = new Set(['GET', 'POST', 'DELETE']);
 
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
 const STATELESS_METHODS = new Set([
@@ -457,8 +456,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
         send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
         return reply;
       }
-      // Only what would be served: another method gets its 405 whether the gateway is ready or not.
-      if (!options.isReady() && SERVED_METHODS.has(request.method)) {
+      if (!options.isReady()) {
         reply.header('retry-after', '1');
         send(reply, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
         return reply;
@@ -473,31 +471,16 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       }
       return undefined;
     });
-    scope.setErrorHandler((err: { statusCode?: number; code?: string }, request, reply) => {
-      // A body method the endpoint does not serve (QUERY without Content-Type, say) is refused for its method first.
-      if (!SERVED_METHODS.has(request.method)) send(reply, new GatewayError('METHOD_NOT_ALLOWED'));
-      else if (err.statusCode === 413) send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
+    scope.setErrorHandler((err: { statusCode?: number; code?: string }, _request, reply) => {
+      if (err.statusCode === 413) send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
       else if (err.statusCode === 415) send(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));
       else if (err.statusCode !== undefined && err.statusCode < 500) send(reply, new GatewayError('PARSE_ERROR', 'Parse error: body could not be read'));
       else fail(reply, err);
     });
     scope.post(options.path, guard(onPost));
-    // Not HEAD: a GET here opens a stream, and HEAD is not among the methods the endpoint allows.
+    // Not HEAD: a GET here opens a stream. Other methods are refused in endpoint-methods.ts.
     scope.get(options.path, { exposeHeadRoute: false }, guard(onGet));
     scope.delete(options.path, guard(onDelete));
-    scope.route({
-      // OPTIONS stays with CORS (see preflight.ts).
-      method: app.supportedMethods.filter((m) => !SERVED_METHODS.has(m) && m !== 'OPTIONS'),
-      url: options.path,
-      handler: async (_request, reply) => send(reply, new GatewayError('METHOD_NOT_ALLOWED')),
-    });
-  });
-  // Methods Fastify does not route at all (PROPFIND, LOCK, …) end up here: on the endpoint, 405 as for the others.
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?', 1)[0];
-    if (path === options.path) return send(reply, new GatewayError('METHOD_NOT_ALLOWED'));
-    // Fastify's own answer elsewhere.
-    reply.code(404).send({ message: `Route ${request.method}:${request.url} not found`, error: 'Not Found', statusCode: 404 });
   });
 
   store.onExpired((id) => {

@@ -69,7 +69,8 @@ describe('headers too large', () => {
 
 describe('OPTIONS on the endpoint', () => {
   it('without Origin or Access-Control-Request-Method (not a preflight): 405 with Allow', async () => {
-    for (const headers of [{}, { origin: 'https://app.example.com' }, { 'access-control-request-method': 'POST' }]) {
+    const notPreflights: Array<Record<string, string>> = [{}, { origin: 'https://app.example.com' }, { 'access-control-request-method': 'POST' }];
+    for (const headers of notPreflights) {
       const r = await raw('OPTIONS', '/mcp', headers);
       expectJsonRpcError(r, 405, -32000, 'METHOD_NOT_ALLOWED');
       expect(r.headers.allow).toBe('GET, POST, DELETE');

@@ -3,12 +3,15 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { replyWithError } from './error-reply.js';
 
-export interface PreflightOptions {
+export interface EndpointMethodOptions {
   /** The MCP endpoint. */
   path: string;
   isAllowedOrigin: (origin: string | undefined) => boolean;
   metrics: Metrics;
 }
+
+/** What the endpoint serves; its routes exist for these only. */
+const SERVED = new Set(['GET', 'POST', 'DELETE']);
 
 function pathOf(request: FastifyRequest): string {
   const q = request.url.indexOf('?');
@@ -16,14 +19,20 @@ function pathOf(request: FastifyRequest): string {
 }
 
 /**
- * OPTIONS on the MCP endpoint exists for CORS preflights, which @fastify/cors answers (204).
- * What it is not, @fastify/cors would answer in its own terms (400 text/plain, or 404): this
- * hook, added before that plugin, answers in JSON-RPC instead. Not a preflight (no Origin, or
- * no Access-Control-Request-Method): 405; a preflight from an origin not allowed: 403.
+ * Refuses, in JSON-RPC, the HTTP methods the MCP endpoint does not serve, before anything else
+ * answers them in its own terms: Fastify (404 for a method it has no route for, or a 400 for
+ * QUERY without a Content-Type) and @fastify/cors (400 text/plain for an OPTIONS that is not a
+ * preflight, 404 for a preflight from an origin it refuses). Added ahead of @fastify/cors, which
+ * still answers good preflights (204).
+ *
+ * OPTIONS without Origin or Access-Control-Request-Method (not a preflight) and every method
+ * but GET, POST and DELETE (HEAD, PUT, TRACE, PROPFIND, …): 405 with Allow. A preflight from an
+ * origin not allowed: 403.
  */
-export function registerPreflightCheck(app: FastifyInstance, options: PreflightOptions): void {
+export function registerEndpointMethods(app: FastifyInstance, options: EndpointMethodOptions): void {
   app.addHook('onRequest', async (request, reply) => {
-    if (request.method !== 'OPTIONS' || pathOf(request) !== options.path) return undefined;
+    if (SERVED.has(request.method) || pathOf(request) !== options.path) return undefined;
+    if (request.method !== 'OPTIONS') return replyWithError(reply, options.metrics, new GatewayError('METHOD_NOT_ALLOWED'));
     const origin = request.headers.origin;
     if (origin === undefined || request.headers['access-control-request-method'] === undefined) {
       return replyWithError(reply, options.metrics, new GatewayError('METHOD_NOT_ALLOWED', 'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)'));
