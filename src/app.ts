@@ -7,6 +7,7 @@ import { toolFilter } from './gateway/tool-filter.js';
 import { upstreamSessionMemory } from './gateway/upstream-session-memory.js';
 import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
 import { registerHealth } from './http/health.js';
+import { capConnections, serverOptions } from './http/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { AuditLog } from './observability/audit.js';
 import { LogThrottle } from './observability/log-throttle.js';
@@ -27,7 +28,8 @@ import { createAuthenticator, registerProtectedResourceMetadata } from './http/a
 import { ListenStreams } from './transport/listen-streams.js';
 import { SessionStreams } from './transport/session-streams.js';
 import { StreamServices } from './transport/stream-services.js';
-import { registerStreamableHttp } from './transport/streamable-http.js';
+import { registerEndpointMethods } from './transport/endpoint-methods.js';
+import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
 import { UpstreamPool, type PoolStatus } from './upstream/pool.js';
 import { createRemoteUpstream, type RemoteUpstream } from './upstream/remote.js';
 import { SessionWorkers, type WorkerFactory } from './upstream/session-workers.js';
@@ -54,13 +56,21 @@ export interface Gateway {
   streams: SessionStreams;
   metrics: Metrics;
   log: Logger;
+  /**
+   * Starts the bus, the store's subscriptions and every upstream, and loads the catalog; until
+   * it resolves /readyz is 503 and MCP requests get NOT_READY. Rejects at once on a fatal
+   * configuration error (a catalog collision). Called once; later calls return the same promise.
+   */
+  start(): Promise<void>;
+  /** true once start() has succeeded. */
+  readonly ready: boolean;
   /** Stops taking work, lets replies in flight finish (up to shutdown.drainMs), stops upstreams. */
   close(): Promise<void>;
 }
 
 /** The session store, and the state of its connection when it has one (for /readyz). */
 function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> } {
-  const { store, keyPrefix, ttlSeconds, cacheMs } = config.sessions;
+  const { store, keyPrefix, ttlSeconds, cacheMs, health } = config.sessions;
   const limits: SessionLimits = {
     maxSessions: config.limits.maxSessions,
     maxPerPrincipal: config.limits.maxSessionsPerPrincipal,
@@ -69,7 +79,7 @@ function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: Ses
   if (store === 'redis') {
     const target = redisTarget(config.sessions);
     if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
-    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, limits, log });
+    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, limits, health, log });
     if (cacheMs === 0) return { store: redis, status: () => redis.status(), start: async () => undefined };
     const cached = new CachedSessionStore(redis, {
       maxAgeMs: cacheMs,
@@ -169,18 +179,8 @@ function statusOf(entry: UpstreamEntry, remote: RemoteUpstream | undefined): Poo
   return { ...status, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state };
 }
 
-/** Builds the whole gateway, upstreams started and catalog loaded, ready to listen. */
-export async function buildApp(config: GatewayConfig, options: BuildOptions = {}): Promise<Gateway> {
-  const log = options.logger ?? createLogger(config.logLevel);
-  const metrics = new Metrics({ defaultMetrics: options.defaultMetrics });
-  const identity: ClientIdentity = {
-    clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
-    // A shared worker serves many clients, so it is offered none of their capabilities.
-    capabilities: {},
-    protocolVersion: LATEST_VERSION,
-  };
-
-  const replication = createReplication(config, log);
+/** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, metrics: Metrics) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -190,11 +190,7 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   };
   const upstreams = new Map<string, UpstreamEntry>();
   const remotes = new Map<string, RemoteUpstream>();
-  const closeRemotes = () => Promise.all([...remotes.values()].map((r) => r.close()));
-  // Workers are created on demand, after the store below exists.
-  let store: SessionStore | undefined;
-  const storeRef = () => store!;
-  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes, storeRef, new LogThrottle(config.logRepeatMs)));
+  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes, () => store, new LogThrottle(config.logRepeatMs)));
   const perSessionUpstreams = new Map<string, PerSessionUpstream>();
   for (const [name, u] of upstreams) if (u.mode === 'per-session') perSessionUpstreams.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
   router = new PerSessionRouter({
@@ -218,45 +214,29 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     metrics,
     audit: config.audit.methods.length > 0 ? new AuditLog(config.audit.methods, log) : undefined,
   });
-  try {
-    await withinStartDeadline(router.start(), redisTarget(config.sessions));
-    await server.start();
-  } catch (err) {
-    await server.close();
-    await closeRemotes();
-    await replication.close();
-    throw err;
-  }
-  // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.
-  for (const [name, remote] of remotes) {
-    remote.health.onChange((available) => server.setAvailable(name, available));
-    remote.health.start();
-  }
+  return { server, router, upstreams, remotes };
+}
 
-  const created = createStore(config, log, replication.bus);
-  try {
-    await withinStartDeadline(created.start(), redisTarget(config.sessions));
-  } catch (err) {
-    await server.close();
-    await closeRemotes();
-    await replication.close();
-    await created.store.close();
-    throw err;
-  }
-  store = created.store;
-  const events = createEventStore(config, log);
-  const streams = new SessionStreams({
-    keepAliveMs: config.sse.keepAliveMs,
-    services: new StreamServices({ events, bus: replication.bus, retryMs: config.resumability.retryMs, metrics, log }),
-    // With Redis, another replica may hold a session's GET stream.
-    distributed: config.sessions.store === 'redis',
-    retainMs: config.resumability.maxAgeSeconds * 1000,
-  });
-  const listens = new ListenStreams(config.sse.keepAliveMs);
-  let draining = false;
-  const isDraining = () => draining;
+type Replication = ReturnType<typeof createReplication>;
+
+interface HttpParts {
+  config: GatewayConfig;
+  log: Logger;
+  metrics: Metrics;
+  server: VirtualServer;
+  store: SessionStore;
+  storeStatus: (() => RedisStoreStatus) | undefined;
+  streams: SessionStreams;
+  listens: ListenStreams;
+  upstreamStatus: () => Record<string, PoolStatus>;
+  isDraining: () => boolean;
+  isReady: () => boolean;
+}
+
+/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
+async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: StreamableHttpTransport }> {
+  const { config, log, metrics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
-
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
     // One log line per request costs more than the request itself on the fast path.
@@ -264,7 +244,11 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     bodyLimit: config.limits.bodyBytes,
     // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
     forceCloseConnections: true,
+    ...serverOptions(config.server, metrics, log),
   });
+  capConnections(app.server, config.server.maxConnections, metrics, log);
+  // Before CORS, which would answer a bad preflight in its own terms.
+  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, metrics });
   await app.register(cors, {
     origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
     methods: ['GET', 'POST', 'DELETE'],
@@ -274,10 +258,11 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
   });
   registerHealth(app, {
     required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),
-    isDraining,
+    isDraining: parts.isDraining,
+    isStarted: parts.isReady,
     metrics,
-    upstreams: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),
-    store: created.status,
+    upstreams: parts.upstreamStatus,
+    store: parts.storeStatus,
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, metrics);
@@ -287,32 +272,100 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
     maxInFlightPerClient: config.limits.maxInFlightPerClient,
     maxStreams: config.limits.maxStreams,
-    handler: server,
-    store,
-    streams,
-    listens,
+    handler: parts.server,
+    store: parts.store,
+    streams: parts.streams,
+    listens: parts.listens,
     isAllowedOrigin,
     metrics,
-    isDraining,
+    isDraining: parts.isDraining,
+    isReady: parts.isReady,
     ...(authenticator ? { auth: authenticator } : {}),
+  });
+  // Open SSE streams would keep fastify.close() waiting forever.
+  app.addHook('preClose', async () => {
+    parts.listens.closeAll();
+    parts.streams.closeAll();
+  });
+  return { app, transport };
+}
+
+/** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
+async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, remotes: Map<string, RemoteUpstream>, store: { start(): Promise<void> }): Promise<void> {
+  await Promise.all([
+    withinStartDeadline(router.start(), target),
+    server.start().then(() => {
+      // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.
+      for (const [name, remote] of remotes) {
+        remote.health.onChange((available) => server.setAvailable(name, available));
+        remote.health.start();
+      }
+    }),
+    withinStartDeadline(store.start(), target),
+  ]);
+}
+
+/**
+ * Builds the whole gateway without starting anything: the app can listen at once (health
+ * answers, /readyz and MCP requests say "starting") while `start()` brings up the upstreams.
+ */
+export async function createGateway(config: GatewayConfig, options: BuildOptions = {}): Promise<Gateway> {
+  const log = options.logger ?? createLogger(config.logLevel);
+  const metrics = new Metrics({ defaultMetrics: options.defaultMetrics });
+  const identity: ClientIdentity = {
+    clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
+    // A shared worker serves many clients, so it is offered none of their capabilities.
+    capabilities: {},
+    protocolVersion: LATEST_VERSION,
+  };
+  const replication = createReplication(config, log);
+  const created = createStore(config, log, replication.bus);
+  const store = created.store;
+  const { server, router, upstreams, remotes } = createVirtualServer(config, identity, replication, store, log, metrics);
+  const closeRemotes = () => Promise.all([...remotes.values()].map((r) => r.close()));
+  const events = createEventStore(config, log);
+  const streams = new SessionStreams({
+    keepAliveMs: config.sse.keepAliveMs,
+    services: new StreamServices({ events, bus: replication.bus, retryMs: config.resumability.retryMs, metrics, log }),
+    // With Redis, another replica may hold a session's GET stream.
+    distributed: config.sessions.store === 'redis',
+    retainMs: config.resumability.maxAgeSeconds * 1000,
+  });
+  const listens = new ListenStreams(config.sse.keepAliveMs);
+  const state = { draining: false, ready: false };
+  const { app, transport } = await createHttp({
+    config,
+    log,
+    metrics,
+    server,
+    store,
+    storeStatus: created.status,
+    streams,
+    listens,
+    upstreamStatus: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),
+    isDraining: () => state.draining,
+    isReady: () => state.ready,
   });
   metrics.countSessions = () => store.size();
   metrics.storeStatus = created.status;
-  metrics.countInputChains = () => router?.chains ?? 0;
+  metrics.countInputChains = () => router.chains;
   server.onListChanged((method) => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
   });
-  // Open SSE streams would keep fastify.close() waiting forever.
-  app.addHook('preClose', async () => {
-    listens.closeAll();
-    streams.closeAll();
-  });
+
+  let starting: Promise<void> | undefined;
+  const start = () => {
+    starting ??= startParts(redisTarget(config.sessions), router, server, remotes, created).then(() => {
+      state.ready = true;
+    });
+    return starting;
+  };
 
   let closing: Promise<void> | undefined;
   const close = () => {
     closing ??= (async () => {
-      draining = true;
+      state.draining = true;
       const deadline = Date.now() + config.shutdown.drainMs;
       while (transport.activeReplies > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       await server.close();
@@ -325,5 +378,30 @@ export async function buildApp(config: GatewayConfig, options: BuildOptions = {}
     return closing;
   };
 
-  return { app, server, store, events, streams, metrics, log, close };
+  return {
+    app,
+    server,
+    store,
+    events,
+    streams,
+    metrics,
+    log,
+    start,
+    get ready() {
+      return state.ready;
+    },
+    close,
+  };
+}
+
+/** Builds the whole gateway and starts it: upstreams started and catalog loaded, ready to listen. */
+export async function buildApp(config: GatewayConfig, options: BuildOptions = {}): Promise<Gateway> {
+  const gateway = await createGateway(config, options);
+  try {
+    await gateway.start();
+  } catch (err) {
+    await gateway.close();
+    throw err;
+  }
+  return gateway;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
-import { GATEWAY_VERSION, buildApp } from './app.js';
+import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import { createLogger } from './observability/logger.js';
+import type { GatewayConfig } from './config/schema.js';
+import { createLogger, type Logger } from './observability/logger.js';
 
 const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
 
@@ -60,7 +61,7 @@ async function main(): Promise<number> {
   const log = createLogger(config.logLevel);
   // Signals are handled from here on, so one that arrives during start-up still stops the
   // upstreams that have been started instead of orphaning them.
-  let gateway: Awaited<ReturnType<typeof buildApp>> | undefined;
+  let gateway: Gateway | undefined;
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) {
@@ -87,26 +88,51 @@ async function main(): Promise<number> {
   process.on('SIGTERM', () => stop('SIGTERM'));
 
   try {
-    gateway = await buildApp(config, { logger: log });
+    gateway = await createGateway(config, { logger: log });
   } catch (err) {
-    log.fatal({ err: (err as Error).message }, 'gateway failed to start');
-    return 1;
+    return startFailed(log, err);
   }
   if (stopping) {
     await gateway.close();
     return 0;
   }
 
+  return serve(gateway, config, log, () => stopping);
+}
+
+/** The port first: liveness answers at once, and /readyz says "starting" until the upstreams are up. -1: keep running. */
+async function serve(gateway: Gateway, config: GatewayConfig, log: Logger, stopping: () => boolean): Promise<number> {
+  let url: URL;
   try {
     const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port, backlog: config.listen.backlog });
-    const url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
-    process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} listening: MCP endpoint ${url.href}\n`);
-    return -1; // keep running
+    url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
+    // Not the endpoint's URL yet: scripts wait for the "listening" line below to send MCP traffic.
+    process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} starting: health on ${new URL('/healthz', url).href}, upstreams starting\n`);
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'cannot listen');
     await gateway.close();
     return 1;
   }
+  try {
+    await gateway.start();
+  } catch (err) {
+    if (stopping()) return -1; // a signal stopped the start-up; its handler exits
+    const code = startFailed(log, err);
+    // Bounded: the upstreams still starting are stopped, but an exit must not wait on one that hangs.
+    await Promise.race([gateway.close(), new Promise((r) => setTimeout(r, 10_000))]);
+    return code;
+  }
+  if (stopping()) return -1;
+  process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} listening: MCP endpoint ${url.href}\n`);
+  return -1; // keep running
+}
+
+/** A start-up that cannot succeed (a catalog collision, Redis unreachable): said on stderr too, where --check and config errors go. */
+function startFailed(log: Logger, err: unknown): number {
+  const message = err instanceof Error ? err.message : String(err);
+  log.fatal({ err: message }, 'gateway failed to start');
+  process.stderr.write(`mcp-gateway: failed to start: ${message}\n`);
+  return 1;
 }
 
 main().then(

@@ -145,6 +145,11 @@ function semanticChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): string[]
       for (const [k, v] of Object.entries(u.env)) if (typeof v === 'string') u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
     }
   });
+  const server = config.server;
+  // Node refuses a headers timeout longer than the whole-request one.
+  if (typeof server === 'object' && server !== null && server.headersTimeoutMs > server.requestTimeoutMs) {
+    problems.push(`server.headersTimeoutMs: must be <= server.requestTimeoutMs (${server.requestTimeoutMs})`);
+  }
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null && config.auth.mode !== 'none') authChecks(config.auth, env, problems);
   return problems;

@@ -142,8 +142,22 @@ export interface AuthConfig {
   clockToleranceSeconds: number;
 }
 
+/** Bounds of the HTTP server itself; a reply already being written (an SSE stream) is not affected. */
+export interface ServerConfig {
+  /** From connecting (or starting the next request of a keep-alive connection) to the end of the request headers. */
+  headersTimeoutMs: number;
+  /** From the same start to the end of the request body. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection between two requests. */
+  keepAliveTimeoutMs: number;
+  /** Open connections on this replica (SSE streams included); the next ones are closed at once. */
+  maxConnections: number;
+}
+
 export interface GatewayConfig {
   listen: { host: string; port: number; backlog: number };
+  /** The HTTP server's own bounds on connections (slow or idle sockets, how many at once). */
+  server: ServerConfig;
   path: string;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /** A repeated upstream failure is logged the first time, then at most once per this many ms, with a count. */
@@ -159,7 +173,7 @@ export interface GatewayConfig {
     maxStreams: number;
   };
   security: { allowedOrigins: string[] };
-  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; tls?: TlsConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number };
+  sessions: { store: 'memory' | 'redis'; redisUrl?: string; redis?: RedisTopologyConfig; tls?: TlsConfig; keyPrefix: string; ttlSeconds: number; cacheMs: number; health: { intervalMs: number; timeoutMs: number } };
   sse: { keepAliveMs: number };
   /** Recorded SSE events, for clients that resume a stream (GET with Last-Event-ID). */
   resumability: { maxEvents: number; maxAgeSeconds: number; retryMs: number };
@@ -317,6 +331,21 @@ export const configSchema: SchemaObject = {
       required: [],
       default: {},
     },
+    server: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        // A socket that sent nothing, or half a request line, is closed this long after it connected.
+        headersTimeoutMs: { type: 'integer', minimum: 100, maximum: 600000, default: 10000 },
+        // Headers then no body (or a trickle): closed this long after the request began.
+        requestTimeoutMs: { type: 'integer', minimum: 100, maximum: 3600000, default: 30000 },
+        keepAliveTimeoutMs: { type: 'integer', minimum: 100, maximum: 600000, default: 5000 },
+        // Lowered at start-up when the process's open-file limit could not hold this many.
+        maxConnections: { type: 'integer', minimum: 1, default: 10000 },
+      },
+      required: [],
+      default: {},
+    },
     path: { type: 'string', pattern: '^/', default: '/mcp' },
     logLevel: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info' },
     logRepeatMs: { type: 'integer', minimum: 100, default: 60000 },
@@ -391,6 +420,18 @@ export const configSchema: SchemaObject = {
         // (0: every request reads Redis). Changes are announced to every replica; see
         // session/cached-store.ts for what a lost announcement costs.
         cacheMs: { type: 'integer', minimum: 0, maximum: 10000, default: 250 },
+        // Redis store: a timed PING; /readyz is 503 while the last one went unanswered (a frozen
+        // Redis keeps its connections open, so their state alone does not show it).
+        health: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            intervalMs: { type: 'integer', minimum: 100, maximum: 600000, default: 2000 },
+            timeoutMs: { type: 'integer', minimum: 50, maximum: 60000, default: 1000 },
+          },
+          required: [],
+          default: {},
+        },
         // For rediss:// (and Sentinel or Cluster over TLS): a private CA, a client certificate.
         tls,
       },

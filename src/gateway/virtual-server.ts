@@ -143,7 +143,7 @@ export class VirtualServer implements McpHandler {
   /**
    * Starts every upstream pool and builds the catalog from the ones that came up. An upstream
    * that fails to start is retried in the background and joins the catalog when it does; a
-   * name collision between upstreams is a start-up error.
+   * name collision between upstreams is a start-up error, thrown as soon as it shows.
    */
   async start(): Promise<void> {
     const { upstreams, log } = this.options;
@@ -159,7 +159,10 @@ export class VirtualServer implements McpHandler {
           this.#lists.set(name, await this.#loadLists(name, entry));
         } catch (err) {
           log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'upstream unavailable at start-up; retrying in the background');
+          return;
         }
+        // A collision ends start-up as soon as the second list is in, not after the slowest upstream.
+        this.#catalog = new Catalog([...this.#lists.values()], this.#down);
       }),
     );
     this.#catalog = this.#buildCatalog(this.#lists);

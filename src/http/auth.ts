@@ -86,14 +86,19 @@ function jwtVerifier(config: AuthConfig, audience: string): (token: string) => P
   const keys = createRemoteJWKSet(new URL(config.jwksUrl!));
   return async (token) => {
     try {
-      const { payload } = await jwtVerify(token, keys, { issuer: config.issuer!, audience, clockTolerance: config.clockToleranceSeconds });
+      // RFC 9068 requires exp of a JWT access token: one without it would be good forever.
+      const { payload } = await jwtVerify(token, keys, { issuer: config.issuer!, audience, clockTolerance: config.clockToleranceSeconds, requiredClaims: ['exp'] });
       return payload satisfies JWTPayload;
     } catch (err) {
-      throw new InvalidToken(
-        err instanceof joseErrors.JWTExpired ? 'the token has expired' : err instanceof joseErrors.JWTClaimValidationFailed ? `the token's ${err.claim} claim is not accepted` : 'the token is not valid',
-      );
+      throw new InvalidToken(jwtRejection(err));
     }
   };
+}
+
+function jwtRejection(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return 'the token has expired';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return err.reason === 'missing' ? `the token has no ${err.claim} claim` : `the token's ${err.claim} claim is not accepted`;
+  return 'the token is not valid';
 }
 
 /** RFC 7662 answers carry iss and aud only optionally: checked when present. */
@@ -121,11 +126,13 @@ function protectedResourceMetadataUrl(resource: string): string {
 /** Serves the protected resource metadata: what a client needs to find the authorization server. */
 export function registerProtectedResourceMetadata(app: FastifyInstance, config: AuthConfig): void {
   if (config.mode === 'none') return;
+  // Every scope a challenge of this gateway can name: the required ones and each tool's.
+  const scopes = [...new Set([...config.requiredScopes, ...config.toolScopes.flatMap((rule) => rule.scopes)])];
   const document = {
     resource: config.resource,
     authorization_servers: config.authorizationServers,
     bearer_methods_supported: ['header'],
-    ...(config.requiredScopes.length > 0 ? { scopes_supported: config.requiredScopes } : {}),
+    ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
   };
   const path = new URL(protectedResourceMetadataUrl(config.resource!)).pathname;
   // Both the path-specific location and the root one: clients try either.

@@ -7,6 +7,8 @@ export interface HealthOptions {
   /** Upstreams whose being down makes the replica unready (`required: true`). */
   required: ReadonlySet<string>;
   isDraining: () => boolean;
+  /** false while the upstreams are still starting (the port is bound before they are). */
+  isStarted: () => boolean;
   metrics: Metrics;
   /** The session store's connection state, when it has one (Redis); not ready unless 'ready'. */
   store?: () => { state: string };
@@ -24,9 +26,11 @@ export function registerHealth(app: FastifyInstance, options: HealthOptions): vo
     const upstreamsReady = Object.entries(upstreams).every(
       ([name, u]) => u.state !== 'starting' && (u.state === 'ready' || !options.required.has(name)),
     );
-    const ready = !options.isDraining() && upstreamsReady && (!store || store.state === 'ready');
+    const started = options.isStarted();
+    const ready = started && !options.isDraining() && upstreamsReady && (!store || store.state === 'ready');
     reply.code(ready ? 200 : 503);
-    return { status: ready ? 'ready' : options.isDraining() ? 'draining' : 'not ready', upstreams, ...(store ? { store } : {}) };
+    const status = ready ? 'ready' : options.isDraining() ? 'draining' : started ? 'not ready' : 'starting';
+    return { status, upstreams, ...(store ? { store } : {}) };
   });
 
   app.get('/metrics', async (_request, reply) => {

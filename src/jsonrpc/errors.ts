@@ -46,6 +46,9 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { code: -32000, httpStatus: 415, message: 'Unsupported Media Type: Content-Type must be application/json', retryable: false },
   PAYLOAD_TOO_LARGE: { code: -32000, httpStatus: 413, message: 'Payload Too Large', retryable: false },
   METHOD_NOT_ALLOWED: { code: -32000, httpStatus: 405, message: 'Method Not Allowed', retryable: false },
+  // Answered by the HTTP server before any route (see http/server-limits.ts): the request never got whole.
+  REQUEST_TIMEOUT: { code: -32000, httpStatus: 408, message: 'Request Timeout: the request did not arrive in time', retryable: false },
+  HEADERS_TOO_LARGE: { code: -32000, httpStatus: 431, message: 'Request Header Fields Too Large', retryable: false },
   STREAM_CONFLICT: { code: -32000, httpStatus: 409, message: 'A GET stream is already open for this session', retryable: false },
   // Not 404: to a client, 404 means its session is gone and must be re-initialized.
   EVENT_ID_UNKNOWN: { code: -32000, httpStatus: 400, message: 'Last-Event-ID names no event this session can resume from', retryable: false },
@@ -60,6 +63,8 @@ export const ERRORS = {
   UPSTREAM_PROTOCOL_ERROR: { code: -32008, httpStatus: 200, message: 'Upstream sent an invalid message', retryable: false },
   SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
   SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
+  // The port is bound before the upstreams have started (so health probes answer): until then, MCP requests wait outside.
+  NOT_READY: { code: -32019, httpStatus: 503, message: 'Gateway is starting: retry shortly', retryable: true },
   UPSTREAM_CIRCUIT_OPEN: { code: -32011, httpStatus: 200, message: 'Upstream is failing; calls to it fail fast until it recovers', retryable: true },
   // One client past limits.maxInFlightPerClient: the others keep their share of the workers.
   CLIENT_TOO_MANY_IN_FLIGHT: { code: -32015, httpStatus: 429, message: 'Too many requests in flight for this client', retryable: true },

@@ -22,6 +22,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly connectionsRefused = new Counter({
+    name: 'mcpgw_connections_refused_total',
+    help: 'Connections closed as soon as they were accepted because server.maxConnections were open',
+    registers: [this.registry],
+  });
+
   /** Set by the app: how many sessions the store holds, read at scrape time. */
   countSessions: () => Promise<number> = async () => 0;
 

@@ -3,6 +3,7 @@ import type { Logger } from '../observability/logger.js';
 import { ClusterHealth } from './redis-cluster-health.js';
 import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
 import { RedisExpiryEvents } from './redis-expiry-events.js';
+import { RedisPing } from './redis-ping.js';
 import { RedisSessionIndex } from './redis-session-index.js';
 import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore } from './session-store.js';
 
@@ -29,6 +30,8 @@ export interface RedisSessionStoreOptions {
   clusterProbeIntervalMs?: number;
   /** limits.maxSessions and friends, across every replica sharing this Redis. */
   limits?: SessionLimits;
+  /** Single node or Sentinel: a timed PING (redis-ping.ts); a Cluster is watched by its own probe instead. */
+  health?: { intervalMs: number; timeoutMs: number };
   log?: Logger;
 }
 
@@ -94,6 +97,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #index: RedisSessionIndex;
   readonly #events: RedisExpiryEvents | undefined;
   readonly #clusterHealth: ClusterHealth | undefined;
+  readonly #ping: RedisPing | undefined;
   readonly #prefix: string;
   readonly #ttlMs: number;
   readonly #refreshMs: number;
@@ -148,6 +152,10 @@ export class RedisSessionStore implements SessionStore {
         log: this.#log,
       });
     }
+    if (!(this.#redis instanceof Cluster) && options.health) {
+      const redis = this.#redis;
+      this.#ping = new RedisPing(() => redis.ping(), { ...options.health, connected: () => redis.status === 'ready', log: this.#log });
+    }
     this.#redis.on('close', () => {
       if (this.#wasReady && !this.#closed) this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
       this.#wasReady = false;
@@ -169,7 +177,7 @@ export class RedisSessionStore implements SessionStore {
 
   /** true while commands can be sent (for a Cluster: unless it declared itself down). */
   get ready(): boolean {
-    return !this.#closed && this.#redis.status === 'ready' && this.#clusterHealth?.status.clusterState !== 'fail';
+    return !this.#closed && this.#redis.status === 'ready' && this.#clusterHealth?.status.clusterState !== 'fail' && this.#ping?.answering !== false;
   }
 
   status(): RedisStoreStatus {
@@ -180,7 +188,7 @@ export class RedisSessionStore implements SessionStore {
     };
     const cluster = this.#clusterHealth?.status;
     if (cluster) s.cluster = { state: cluster.clusterState, failingMasters: cluster.failingMasters };
-    const lastError = cluster?.clusterState === 'fail' ? 'CLUSTERDOWN' : this.#lastError;
+    const lastError = cluster?.clusterState === 'fail' ? 'CLUSTERDOWN' : (this.#lastError ?? (this.#ping?.answering === false ? 'NO_PING_REPLY' : undefined));
     if (!this.ready && lastError) s.lastError = lastError;
     return s;
   }
@@ -285,6 +293,7 @@ export class RedisSessionStore implements SessionStore {
     this.#tracked.clear();
     this.#events?.close();
     this.#clusterHealth?.close();
+    this.#ping?.close();
     if (this.#redis.status === 'ready') {
       try {
         await this.#redis.quit();

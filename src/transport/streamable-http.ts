@@ -17,6 +17,7 @@ import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } fr
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from './session-streams.js';
 import { SseWriter } from './sse-writer.js';
+import { replyWithError } from './error-reply.js';
 import type { Authenticator, Identity } from '../http/auth.js';
 
 export interface StreamableHttpOptions {
@@ -37,6 +38,8 @@ export interface StreamableHttpOptions {
   metrics: Metrics;
   /** true once shutdown began: new work is refused with a retryable 503. */
   isDraining: () => boolean;
+  /** false until the upstreams have started: requests are refused with a retryable 503 until then. */
+  isReady: () => boolean;
   /** With auth on: who sends a request, and what they may call. */
   auth?: Authenticator;
 }
@@ -48,7 +51,6 @@ export interface StreamableHttpTransport {
 
 const SESSION_HEADER = 'mcp-session-id';
 const VERSION_HEADER = 'mcp-protocol-version';
-const ALLOW = 'GET, POST, DELETE';
 const NO_SINK: MessageSink = { send: () => false };
 
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
@@ -137,14 +139,7 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   const inFlight = new InFlightLimit(options.maxInFlightPerClient);
 
   function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
-    metrics.transportRejections.inc({ error_type: err.type });
-    if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
-    if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
-    if (err.entry.retryable) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(err.detail?.retryAfterMs ?? 1000) / 1000))));
-    reply
-      .code(err.entry.httpStatus)
-      .header('content-type', 'application/json')
-      .send(JSON.stringify(errorResponse(id, err.toJsonRpc())));
+    replyWithError(reply, metrics, err, id);
   }
 
   function fail(reply: FastifyReply, err: unknown): void {
@@ -493,6 +488,11 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
         send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
         return reply;
       }
+      if (!options.isReady()) {
+        reply.header('retry-after', '1');
+        send(reply, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
+        return reply;
+      }
       if (options.auth) {
         try {
           identities.set(request, await options.auth.authenticate(header(request, 'authorization')));
@@ -510,13 +510,9 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
       else fail(reply, err);
     });
     scope.post(options.path, guard(onPost));
-    scope.get(options.path, guard(onGet));
+    // Not HEAD: a GET here opens a stream. Other methods are refused in endpoint-methods.ts.
+    scope.get(options.path, { exposeHeadRoute: false }, guard(onGet));
     scope.delete(options.path, guard(onDelete));
-    scope.route({
-      method: ['PUT', 'PATCH'],
-      url: options.path,
-      handler: async (_request, reply) => send(reply, new GatewayError('METHOD_NOT_ALLOWED')),
-    });
   });
 
   store.onExpired((id) => {

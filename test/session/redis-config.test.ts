@@ -16,12 +16,12 @@ function problems(source: Record<string, unknown>, env: NodeJS.ProcessEnv = {}):
 describe('sessions config', () => {
   it('defaults to the memory store with the mcpgw: key prefix', () => {
     const config = resolveConfig({ upstreams }, {});
-    expect(config.sessions).toEqual({ store: 'memory', keyPrefix: 'mcpgw:', ttlSeconds: 3600, cacheMs: 250 });
+    expect(config.sessions).toEqual({ store: 'memory', keyPrefix: 'mcpgw:', ttlSeconds: 3600, cacheMs: 250, health: { intervalMs: 2000, timeoutMs: 1000 } });
   });
 
   it('accepts a redis store with a URL', () => {
     const config = resolveConfig({ upstreams, sessions: { store: 'redis', redisUrl: 'redis://10.0.0.5:6379/2', keyPrefix: 'gw1:' } }, {});
-    expect(config.sessions).toEqual({ store: 'redis', redisUrl: 'redis://10.0.0.5:6379/2', keyPrefix: 'gw1:', ttlSeconds: 3600, cacheMs: 250 });
+    expect(config.sessions).toEqual({ store: 'redis', redisUrl: 'redis://10.0.0.5:6379/2', keyPrefix: 'gw1:', ttlSeconds: 3600, cacheMs: 250, health: { intervalMs: 2000, timeoutMs: 1000 } });
   });
 
   it('rejects store: redis without a URL, naming the key', () => {
@@ -56,6 +56,7 @@ describe('sessions config', () => {
       keyPrefix: 'mcpgw:',
       ttlSeconds: 3600,
       cacheMs: 250,
+      health: { intervalMs: 2000, timeoutMs: 1000 },
     });
     const cluster = { cluster: ['10.0.0.1:6379', 'redis-2.internal:7000', '[::1]:7001'], password: 'pw' };
     expect(resolveConfig({ upstreams, sessions: { store: 'redis', redis: cluster } }, {}).sessions.redis).toEqual(cluster);

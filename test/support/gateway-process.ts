@@ -20,10 +20,20 @@ export interface GatewayProcess {
   readonly exited: Promise<number | null>;
 }
 
-export async function spawnGateway(config: Record<string, unknown>): Promise<GatewayProcess> {
+function writeConfig(config: Record<string, unknown>): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-'));
   const file = join(dir, 'gateway.json');
   writeFileSync(file, JSON.stringify({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', ...config }));
+  return { dir, file };
+}
+
+/**
+ * Resolves once the gateway serves MCP (its "listening" line), or with `until: 'bound'` as soon
+ * as its port is bound (its "starting" line: /healthz answers, the upstreams are still starting).
+ */
+export async function spawnGateway(config: Record<string, unknown>, options: { until?: 'ready' | 'bound' } = {}): Promise<GatewayProcess> {
+  const { dir, file } = writeConfig(config);
+  const path = typeof config.path === 'string' ? config.path : '/mcp';
   const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let stderr = '';
@@ -33,10 +43,10 @@ export async function spawnGateway(config: Record<string, unknown>): Promise<Gat
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
-      const m = /listening: MCP endpoint (\S+)/.exec(out);
+      const m = options.until === 'bound' ? /starting: health on (\S+)/.exec(out) : /listening: MCP endpoint (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
-        resolveUrl(new URL(m[1]!));
+        resolveUrl(options.until === 'bound' ? new URL(path, m[1]!) : new URL(m[1]!));
       }
     });
     void exited.then((code) => {
@@ -60,6 +70,21 @@ export async function spawnGateway(config: Record<string, unknown>): Promise<Gat
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs a gateway that is expected to exit by itself (a start-up that fails); SIGKILL after `timeoutMs`. */
+export async function runGatewayToExit(config: Record<string, unknown>, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const { dir, file } = writeConfig(config);
+  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+  const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  clearTimeout(killer);
+  rmSync(dir, { recursive: true, force: true });
+  return { code, stdout, stderr };
 }
 
 /** Direct children of a process (from /proc), e.g. a gateway's upstream workers. */

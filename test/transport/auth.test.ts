@@ -25,18 +25,19 @@ let jwks: Server;
 let echo: HttpServerProcess;
 let gw: RunningGateway;
 
-function token(claims: Record<string, unknown> = {}, o: { key?: CryptoKey; expiresIn?: string } = {}): Promise<string> {
-  return new SignJWT({ scope: 'mcp:tools', ...claims })
+/** `expiresIn: null` signs a token without an exp claim. */
+function token(claims: Record<string, unknown> = {}, o: { key?: CryptoKey; expiresIn?: string | null } = {}): Promise<string> {
+  const jwt = new SignJWT({ scope: 'mcp:tools', ...claims })
     .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
     .setIssuer((claims.iss as string) ?? ISSUER)
     .setAudience((claims.aud as string) ?? RESOURCE)
     .setSubject((claims.sub as string) ?? 'alice')
-    .setIssuedAt()
-    .setExpirationTime(o.expiresIn ?? '5m')
-    .sign(o.key ?? keys.privateKey);
+    .setIssuedAt();
+  if (o.expiresIn !== null) jwt.setExpirationTime(o.expiresIn ?? '5m');
+  return jwt.sign(o.key ?? keys.privateKey);
 }
 
-const bearer = async (claims?: Record<string, unknown>, o?: { key?: CryptoKey; expiresIn?: string }) => ({ authorization: `Bearer ${await token(claims, o)}` });
+const bearer = async (claims?: Record<string, unknown>, o?: { key?: CryptoKey; expiresIn?: string | null }) => ({ authorization: `Bearer ${await token(claims, o)}` });
 
 function initialize(headers: Record<string, string>) {
   return post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } }, headers);
@@ -82,12 +83,15 @@ describe('bearer tokens', () => {
     expect(r.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${METADATA}", scope="mcp:tools"`);
     expect(r.json.error).toMatchObject({ code: -32012, data: { type: 'UNAUTHORIZED' } });
     const metadata = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', gw.base)).then((res) => res.json());
-    expect(metadata).toEqual({ resource: RESOURCE, authorization_servers: [ISSUER], bearer_methods_supported: ['header'], scopes_supported: ['mcp:tools'] });
+    // Every scope a challenge can name: the required one and the one toolScopes asks for.
+    expect(metadata).toEqual({ resource: RESOURCE, authorization_servers: [ISSUER], bearer_methods_supported: ['header'], scopes_supported: ['mcp:tools', 'mcp:echo'] });
   });
 
   const rejected: Array<[string, () => Promise<Record<string, string>>, RegExp]> = [
     ['a token that is not a JWT', async () => ({ authorization: 'Bearer not.a.jwt' }), /error="invalid_token"/],
     ['an expired token', () => bearer({}, { expiresIn: '-10m' }), /error="invalid_token", error_description="the token has expired"/],
+    // RFC 9068: a JWT access token carries exp; one without it would never expire.
+    ['a token without exp', () => bearer({}, { expiresIn: null }), /error="invalid_token", error_description="the token has no exp claim"/],
     ['a token for another resource', () => bearer({ aud: 'http://127.0.0.1/other' }), /the token's aud claim is not accepted/],
     ['a token of another issuer', () => bearer({ iss: 'http://127.0.0.1/evil' }), /the token's iss claim is not accepted/],
     ['a token signed with another key', () => bearer({}, { key: strangerKey }), /error="invalid_token"/],

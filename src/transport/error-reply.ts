@@ -1,0 +1,19 @@
+import type { FastifyReply } from 'fastify';
+import { AuthChallenge, errorResponse, type GatewayError } from '../jsonrpc/errors.js';
+import type { JsonRpcId } from '../jsonrpc/messages.js';
+import type { Metrics } from '../observability/metrics.js';
+
+/** The HTTP methods of the MCP endpoint, as a 405 names them. */
+export const ALLOW = 'GET, POST, DELETE';
+
+/** One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for. */
+export function replyWithError(reply: FastifyReply, metrics: Metrics, err: GatewayError, id: JsonRpcId | null = null): FastifyReply {
+  metrics.transportRejections.inc({ error_type: err.type });
+  if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
+  if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
+  if (err.entry.retryable) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(err.detail?.retryAfterMs ?? 1000) / 1000))));
+  return reply
+    .code(err.entry.httpStatus)
+    .header('content-type', 'application/json')
+    .send(JSON.stringify(errorResponse(id, err.toJsonRpc())));
+}
