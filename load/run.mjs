@@ -40,7 +40,7 @@ import * as sessionChurn from './scenarios/session-churn.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = [bareFastify, upstreamDirect, callJson, callJsonUnchecked, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
+const ALL = [bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {
