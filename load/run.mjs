@@ -29,6 +29,7 @@ import * as callSse from './scenarios/call-sse-progress.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
+import { withBeforeTwins } from './scenarios/before.mjs';
 
 /**
  * @typedef {object} Context
@@ -40,7 +41,7 @@ import * as sessionChurn from './scenarios/session-churn.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = [bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions];
+const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {
@@ -109,7 +110,8 @@ async function main() {
     process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}\n\n${usage()}\n`);
     return 2;
   }
-  const selected = args.length === 0 ? ALL : ALL.filter((s) => args.includes(s.name));
+  // A `@before` twin comes with the scenario it repeats.
+  const selected = args.length === 0 ? ALL : ALL.filter((s) => args.includes(s.name) || args.includes(s.name.replace(/@before$/, '')));
 
   /** @type {Context} */
   const ctx = {

@@ -10,6 +10,17 @@ import { LOOPBACK, descendants, start } from './processes.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
+/**
+ * Where the gateway under test is built (its dist/main.js): this checkout, or for the `@before`
+ * rows of BENCH_COMPARE_ROOT another checkout of an earlier commit, measured in the same run.
+ */
+let gatewayRoot = ROOT;
+
+/** @param {string | undefined} root  undefined: this checkout again */
+export function useGatewayRoot(root) {
+  gatewayRoot = root ?? ROOT;
+}
+
 const JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
 
 /**
@@ -94,9 +105,9 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
     started = await start({
       name: 'mcp-gateway',
       command: process.execPath,
-      args: [...nodeArgs, join(ROOT, 'dist/main.js'), '--config', configFile],
+      args: [...nodeArgs, join(gatewayRoot, 'dist/main.js'), '--config', configFile],
       env: { MCPGW_PORT: '0', MCPGW_HOST: LOOPBACK, MCPGW_LOG_LEVEL: logLevel, ...ALLOCATOR_ENV },
-      cwd: ROOT,
+      cwd: gatewayRoot,
       ready: /listening: MCP endpoint (\S+)/,
     });
   } catch (err) {

@@ -61,6 +61,12 @@ export function addRatios(rows) {
       vsUpstream: upstream && r !== upstream && /echo|stdio/.test(r.workload ?? '') ? r.reqPerSec / upstream.reqPerSec : undefined,
       cpuPerReqVsBare: bare?.cpuUsPerReq && r !== bare && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / bare.cpuUsPerReq : undefined,
     };
+    // A scenario measured again on an earlier build (load/scenarios/before.mjs): this build over that one.
+    const before = measured.find((b) => b.scenario === `${r.scenario}@before`);
+    if (before) {
+      r.ratios.vsBefore = r.reqPerSec / before.reqPerSec;
+      r.ratios.cpuVsBefore = r.cpuUsPerReq !== undefined && before.cpuUsPerReq ? r.cpuUsPerReq / before.cpuUsPerReq : undefined;
+    }
   }
   return { bare, upstream, bestPeer };
 }
@@ -186,6 +192,11 @@ export function markdown({ rows, meta, failures }) {
     );
     out.push('');
     for (const r of rows) if (r.rounds?.length > 1) out.push(`- ${r.scenario} ${label(r)}: ${r.rounds.map((v) => num(v)).join(', ')}`);
+    out.push('');
+  }
+  const twins = rows.filter((r) => r.ratios?.vsBefore !== undefined);
+  if (twins.length > 0) {
+    out.push('Against the earlier build (`@before` rows, BENCH_COMPARE_ROOT), medians: ' + twins.map((r) => `${r.scenario} ${ratio(r.ratios.vsBefore)} req/s, ${ratio(r.ratios.cpuVsBefore)} CPU/req`).join('; ') + '.');
     out.push('');
   }
   out.push(
