@@ -1,16 +1,16 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
-import type { Bus } from '../session/bus.js';
-import type { OwnerRegistry } from '../session/owner-registry.js';
-import { failedCall } from '../upstream/deferred-call.js';
+import type { Bus } from '../cluster/bus.js';
+import type { OwnerRegistry } from '../cluster/owner-registry.js';
+import { failedCall } from '../contracts/deferred-call.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
-import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
+import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
 import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
 import { ClientRequests } from './client-requests.js';
-import type { RequestContext } from './context.js';
-import { CLIENT_CAPABILITY, InputChains, RESUME_METHOD, chainScopeOf, isChainScope, newChainScope } from './input-chains.js';
-import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from './remote-calls.js';
+import type { RequestContext } from '../contracts/request-context.js';
+import { CLIENT_CAPABILITY, InputChains, RESUME_METHOD, chainScopeOf, isChainScope, newChainScope } from '../modern/input-chains.js';
+import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {

@@ -8,16 +8,16 @@ import type { AuditLog } from '../observability/audit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
-import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
-import type { Bus } from '../session/bus.js';
+import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
+import type { Bus } from '../cluster/bus.js';
 import { ArgumentValidator } from './argument-validator.js';
-import { RESUME_METHOD } from './input-chains.js';
+import { RESUME_METHOD } from '../modern/input-chains.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
-import { requestKey, type MessageSink, type RequestContext } from './context.js';
+import { requestKey, type MessageSink, type RequestContext } from '../contracts/request-context.js';
 import { InFlightTable, type Deadline } from './in-flight.js';
 import { paginate } from './pagination.js';
-import type { MirroredParam } from './tool-headers.js';
+import type { MirroredParam } from '../modern/mirrored-params.js';
 
 interface EntryCommon {
   prefix: string;

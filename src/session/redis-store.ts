@@ -1,9 +1,9 @@
 import { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { ClusterHealth } from './redis-cluster-health.js';
-import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
-import { RedisExpiryEvents } from './redis-expiry-events.js';
-import { RedisPing } from './redis-ping.js';
+import { ClusterHealth } from '../redis/cluster-health.js';
+import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient, type RedisTarget } from '../redis/connection.js';
+import { RedisExpiryEvents } from '../redis/expiry-events.js';
+import { RedisPing } from '../redis/ping.js';
 import { RedisSessionIndex } from './redis-session-index.js';
 import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore } from './session-store.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ClientInfo, MessageSink, RequestContext } from '../gateway/context.js';
+import type { ClientInfo, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
 import { AuthChallenge, ERRORS, GatewayError, errorObject, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
@@ -9,16 +9,16 @@ import { isObject, type Classified, type JsonRpcId, type JsonRpcRequest, type Js
 import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
-import { GET_STREAM, parseEventId } from './event-id.js';
+import { GET_STREAM, parseEventId } from '../streams/event-id.js';
 import { InFlightLimit } from './in-flight-limit.js';
 import { readMessages, type IntakeLimits } from './message-intake.js';
-import { honouredListChanges, type ListenStreams } from './listen-streams.js';
-import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from './modern-request.js';
+import { honouredListChanges, type ListenStreams } from '../modern/listen-streams.js';
+import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } from '../modern/request-meta.js';
 import { PostReply } from './post-reply.js';
-import type { SessionStreams } from './session-streams.js';
-import { SseWriter } from './sse-writer.js';
+import type { SessionStreams } from '../streams/session-streams.js';
+import { SseWriter } from '../streams/sse-writer.js';
 import { replyWithError } from './error-reply.js';
-import type { Authenticator, Identity } from '../http/auth.js';
+import type { Authenticator, Identity } from '../contracts/authenticator.js';
 
 export interface StreamableHttpOptions {
   path: string;

@@ -4,7 +4,7 @@
  * callable, by 2025 sessions and stateless requests alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolFilter } from '../../src/gateway/tool-filter.js';
+import { toolFilter } from '../../src/config/tool-filter.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 
 describe('toolFilter', () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isPosition } from '../session/event-store.js';
+import { isPosition } from './event-store.js';
 
 /**
  * SSE event ids: `<stream>.<position>`. The stream part names one of the session's streams (a

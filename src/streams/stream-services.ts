@@ -1,8 +1,8 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
-import type { Bus } from '../session/bus.js';
-import type { EventStore, StoredEvent } from '../session/event-store.js';
+import type { Bus } from '../cluster/bus.js';
+import type { EventStore, StoredEvent } from './event-store.js';
 
 /** What travels on a stream's bus channel. */
 export type StreamWire =

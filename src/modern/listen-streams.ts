@@ -1,7 +1,7 @@
-import type { MessageSink } from '../gateway/context.js';
+import type { MessageSink } from '../contracts/request-context.js';
 import type { JsonRpcId } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
-import type { SseWriter } from './sse-writer.js';
+import type { SseWriter } from '../streams/sse-writer.js';
 
 /** The change notifications a `subscriptions/listen` request can ask for, by filter field. */
 const LIST_CHANGES = {

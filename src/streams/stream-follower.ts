@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { comparePositions, type StoredEvent } from '../session/event-store.js';
+import { comparePositions, type StoredEvent } from './event-store.js';
 import { formatEventId } from './event-id.js';
 import type { SseWriter } from './sse-writer.js';
 import type { StreamServices } from './stream-services.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { request } from 'undici';
-import { GatewayError } from '../jsonrpc/errors.js';
-import type { Logger } from '../observability/logger.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import type { Logger } from '../../observability/logger.js';
 
 /** What a verified token says, whichever way it was verified (a JWT's claims, an introspection response). */
 export interface TokenClaims {

@@ -4,7 +4,7 @@ import type { Bus } from './bus.js';
 import { MemoryBus } from './memory-bus.js';
 import { LocalOwnerRegistry, type OwnerRegistry } from './owner-registry.js';
 import { RedisBus } from './redis-bus.js';
-import { createRedisClient, logConnectionErrors, redisTarget } from './redis-connection.js';
+import { createRedisClient, logConnectionErrors, redisTarget } from '../redis/connection.js';
 import { RedisOwnerRegistry } from './redis-owner-registry.js';
 
 /** How replicas find each other: a bus and the owner records of per-session workers. */

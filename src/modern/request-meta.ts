@@ -1,5 +1,5 @@
-import type { ClientInfo } from '../gateway/context.js';
-import type { MirroredParam } from '../gateway/tool-headers.js';
+import type { ClientInfo } from '../contracts/request-context.js';
+import type { MirroredParam } from './mirrored-params.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, META } from '../jsonrpc/meta-keys.js';

@@ -1,6 +1,6 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { streamChannel } from '../session/bus.js';
-import type { StoredEvent } from '../session/event-store.js';
+import { streamChannel } from '../cluster/bus.js';
+import type { StoredEvent } from './event-store.js';
 import { formatEventId } from './event-id.js';
 import type { SseWriter } from './sse-writer.js';
 import type { StreamServices } from './stream-services.js';

@@ -1,6 +1,6 @@
 import { Cluster, type Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { backoff, type RedisClient } from './redis-connection.js';
+import { backoff, type RedisClient } from './connection.js';
 
 export interface RedisExpiryEventsOptions {
   /** The name of each expired key. */

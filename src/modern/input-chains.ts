@@ -1,9 +1,9 @@
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse } from '../jsonrpc/messages.js';
-import { failedCall } from '../upstream/deferred-call.js';
-import type { CallOptions, McpResult, UpstreamCall } from '../upstream/upstream.js';
-import type { RequestContext } from './context.js';
+import { failedCall } from '../contracts/deferred-call.js';
+import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
+import type { RequestContext } from '../contracts/request-context.js';
 
 /**
  * The pseudo-method a stateless retry (one that carries `requestState`) is sent under, to the

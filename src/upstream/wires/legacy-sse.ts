@@ -1,16 +1,16 @@
-import { GatewayError } from '../jsonrpc/errors.js';
-import { parseMessages, type JsonRpcMessage } from '../jsonrpc/messages.js';
-import { Abort } from './abort.js';
-import { Backoff } from './backoff.js';
-import { failedCall } from './deferred-call.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
+import { Abort } from '../abort.js';
+import { Backoff } from '../backoff.js';
+import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
-import { IdleTimer } from './idle-timer.js';
-import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
-import { BaseUpstream } from './base-upstream.js';
-import { ExchangeFailure, isRetryable } from './retry-policy.js';
+import { IdleTimer } from '../idle-timer.js';
+import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
+import { BaseUpstream } from '../base-upstream.js';
+import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
-import type { CallOptions, UpstreamCall, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, UpstreamCall, UpstreamServerInfo } from '../../contracts/upstream.js';
 
 /**
  * One session of the deprecated HTTP+SSE transport (2024-11-05), which many internal servers

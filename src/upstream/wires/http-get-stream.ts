@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { parseMessages } from '../jsonrpc/messages.js';
-import { Abort } from './abort.js';
-import { Backoff } from './backoff.js';
+import { parseMessages } from '../../jsonrpc/messages.js';
+import { Abort } from '../abort.js';
+import { Backoff } from '../backoff.js';
 import { mediaType, type HttpEndpoint } from './http-endpoint.js';
 import { messageData, readSse } from './sse-reader.js';
 

@@ -1,14 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
-import type { HttpUpstreamConfig } from '../config/schema.js';
-import { tlsConnectOptions } from '../config/tls-files.js';
-import type { Metrics } from '../observability/metrics.js';
-import type { Abort } from './abort.js';
-import { CircuitBreaker } from './circuit-breaker.js';
-import { ClientCredentials } from './client-credentials.js';
+import type { HttpUpstreamConfig } from '../../config/schema.js';
+import { tlsConnectOptions } from '../../config/tls-files.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { Abort } from '../abort.js';
+import { CircuitBreaker } from '../circuit-breaker.js';
+import { ClientCredentials } from '../client-credentials.js';
 import { ResponseBody } from './response-body.js';
-import { ExchangeFailure } from './retry-policy.js';
+import { ExchangeFailure } from '../retry-policy.js';
 
 /** Node and undici error codes that mean no connection was made: the request never left. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);

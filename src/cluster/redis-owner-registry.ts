@@ -1,6 +1,6 @@
 import type { Logger } from '../observability/logger.js';
 import type { OwnerRegistry } from './owner-registry.js';
-import { perKey, type RedisClient } from './redis-connection.js';
+import { perKey, type RedisClient } from '../redis/connection.js';
 
 export interface RedisOwnerRegistryOptions {
   replicaId: string;

@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { closeRedis, type RedisClient } from './redis-connection.js';
+import { closeRedis, type RedisClient } from '../redis/connection.js';
 import type { AppendOptions, EventStore, EventStoreLimits, Replay, StoredEvent } from './event-store.js';
 
 export interface RedisEventStoreOptions extends EventStoreLimits {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../observability/logger.js';
 import type { Bus } from './bus.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '../redis/connection.js';
 
 /**
  * Redis pub/sub between replicas. One connection publishes, one subscribes to every channel

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
-import { replyWithError } from './error-reply.js';
+import { replyWithError } from '../transport/error-reply.js';
 
 export interface EndpointMethodOptions {
   /** The MCP endpoint. */

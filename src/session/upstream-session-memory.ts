@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { isObject } from '../jsonrpc/messages.js';
-import type { SessionStore } from '../session/session-store.js';
-import type { UpstreamResumeState, UpstreamSessionMemory } from '../upstream/upstream.js';
+import type { SessionStore } from './session-store.js';
+import type { UpstreamResumeState, UpstreamSessionMemory } from '../contracts/upstream.js';
 
 function isResumeState(v: unknown): v is UpstreamResumeState {
   return isObject(v) && typeof v.sessionId === 'string' && isObject(v.info) && typeof v.info.protocolVersion === 'string';

@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, toErrorObject } from '../jsonrpc/errors.js';
 import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
-import { replicaChannel, type Bus } from '../session/bus.js';
-import type { OwnerRegistry } from '../session/owner-registry.js';
-import type { CallOptions, McpResult, UpstreamCall } from '../upstream/upstream.js';
-import type { ClientInfo, MessageSink, RequestContext } from './context.js';
+import { replicaChannel, type Bus } from './bus.js';
+import type { OwnerRegistry } from './owner-registry.js';
+import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
+import type { ClientInfo, MessageSink, RequestContext } from '../contracts/request-context.js';
 
 /** What travels between replicas for calls on per-session workers. */
 type Wire =

@@ -1,10 +1,10 @@
-import { GatewayError } from '../jsonrpc/errors.js';
-import { parseMessages, type JsonRpcMessage } from '../jsonrpc/messages.js';
-import type { Abort } from './abort.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
+import type { Abort } from '../abort.js';
 import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
-import { IdleTimer } from './idle-timer.js';
-import type { JsonRpcConnection } from './json-rpc-connection.js';
-import { ExchangeFailure } from './retry-policy.js';
+import { IdleTimer } from '../idle-timer.js';
+import type { JsonRpcConnection } from '../json-rpc-connection.js';
+import { ExchangeFailure } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
 
 /** Once the answer is in, how long an SSE reply may take to end by itself before we cut it. */

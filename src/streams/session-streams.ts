@@ -1,7 +1,7 @@
-import type { MessageSink } from '../gateway/context.js';
+import type { MessageSink } from '../contracts/request-context.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { streamChannel } from '../session/bus.js';
-import type { StoredEvent } from '../session/event-store.js';
+import { streamChannel } from '../cluster/bus.js';
+import type { StoredEvent } from './event-store.js';
 import { GET_STREAM, formatEventId, newStreamId } from './event-id.js';
 import { RecordedStream } from './recorded-stream.js';
 import type { SseWriter } from './sse-writer.js';

@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Logger } from 'pino';
-import type { StdioUpstreamConfig } from '../config/schema.js';
-import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { suppressedField, type LogThrottle } from '../observability/log-throttle.js';
-import type { Metrics } from '../observability/metrics.js';
-import { BaseUpstream } from './base-upstream.js';
-import { parseInitializeResult } from './initialize.js';
-import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+import type { StdioUpstreamConfig } from '../../config/schema.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
+import { suppressedField, type LogThrottle } from '../../observability/log-throttle.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { BaseUpstream } from '../base-upstream.js';
+import { parseInitializeResult } from '../initialize.js';
+import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;

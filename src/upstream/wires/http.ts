@@ -1,16 +1,16 @@
 import type { Logger } from 'pino';
-import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { Abort } from './abort.js';
-import { Backoff } from './backoff.js';
-import { failedCall } from './deferred-call.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
+import { Abort } from '../abort.js';
+import { Backoff } from '../backoff.js';
+import { failedCall } from '../../contracts/deferred-call.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
-import { initializeParams, parseInitializeResult, startTimeoutMs } from './initialize.js';
-import { BaseUpstream } from './base-upstream.js';
-import { ExchangeFailure, isRetryable } from './retry-policy.js';
-import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
+import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
+import { BaseUpstream } from '../base-upstream.js';
+import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;
 

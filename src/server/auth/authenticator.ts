@@ -1,26 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import type { AuthConfig } from '../config/schema.js';
-import { toolFilter } from '../gateway/tool-filter.js';
-import { AuthChallenge } from '../jsonrpc/errors.js';
-import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { AuthConfig } from '../../config/schema.js';
+import { toolFilter } from '../../config/tool-filter.js';
+import { AuthChallenge } from '../../jsonrpc/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { Authenticator } from '../../contracts/authenticator.js';
 import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
-
-/** Who a request comes from (the token's issuer and subject), and what its token allows. */
-export interface Identity {
-  principal: string;
-  scopes: ReadonlySet<string>;
-}
-
-export interface Authenticator {
-  /** Who sent a request, from its `Authorization` header; throws an AuthChallenge when that does not hold. */
-  authenticate(authorization: string | undefined): Promise<Identity>;
-  /** Throws an AuthChallenge (403) when the identity lacks a scope `auth.toolScopes` asks for this tool. */
-  authorizeTool(identity: Identity, tool: string): void;
-  /** Whether the identity may call a tool, for lists; undefined when no tool has scopes of its own. */
-  toolPolicy(identity: Identity): ((tool: string) => boolean) | undefined;
-}
 
 /**
  * The gateway as an OAuth 2.1 resource server (MCP authorization): every request to the MCP
