@@ -7,8 +7,9 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { ROOT, post, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
@@ -33,16 +34,12 @@ const workers = (r: RunningGateway) => r.gateway.server.perSessionWorkers('fx');
 
 beforeAll(async () => {
   redis = await startRedis();
-  for (let i = 0; i < 2; i++) {
-    replicas.push(
-      await startGateway(
-        exampleConfig({
-          sessions: { store: 'redis', redisUrl: redis.url },
-          upstreams: [stdioUpstream('fx', FIXTURE, { mode: 'per-session', prefix: '', pool: { max: 8 } })],
-        }),
-      ),
-    );
-  }
+  replicas.push(
+    ...(await startReplicas(2, {
+      sessions: { redisUrl: redis.url },
+      upstreams: [stdioUpstream('fx', FIXTURE, { mode: 'per-session', prefix: '', pool: { max: 8 } })],
+    })),
+  );
 }, 60_000);
 
 afterAll(async () => {
