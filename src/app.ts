@@ -22,6 +22,7 @@ import { CachedSessionStore } from './session/cached-store.js';
 import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
 import { createReplication } from './cluster/replication.js';
+import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
 import type { SessionLimits, SessionStore } from './session/session-store.js';
 import { createOriginCheck } from './server/origin.js';
 import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
@@ -84,21 +85,19 @@ function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: Ses
     const cached = new CachedSessionStore(redis, {
       maxAgeMs: cacheMs,
       healthy: () => redis.ready,
-      announce: (id) => bus.publish(SESSION_CHANGES, id),
+      announce: (id) => announceSessionChange(bus, id),
     });
     return {
       store: cached,
       status: () => redis.status(),
       // Every replica drops its copy of a session another replica changed or deleted.
       start: async () => {
-        await bus.subscribe(SESSION_CHANGES, (id) => cached.invalidate(id));
+        await subscribeSessionChanges(bus, (id) => cached.invalidate(id));
       },
     };
   }
   return { store: new MemorySessionStore({ ttlSeconds, limits }), start: async () => undefined };
 }
-
-const SESSION_CHANGES = 'session-changes';
 
 /**
  * Start-up subscribes to the bus. A single Redis gives up on a command after its retries, but a

@@ -1,34 +1,11 @@
 import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, toErrorObject } from '../jsonrpc/errors.js';
-import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
-import { replicaChannel, type Bus } from './bus.js';
+import type { JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { Bus } from './bus.js';
+import { decodeRemoteCall, encodeRemoteCall, replicaChannel, type RemoteCallMessage, type RemoteCallRequest } from './wire.js';
 import type { OwnerRegistry } from './owner-registry.js';
 import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
-import type { ClientInfo, MessageSink, RequestContext } from '../contracts/request-context.js';
-
-/** What travels between replicas for calls on per-session workers. */
-type Wire =
-  | {
-      t: 'call';
-      id: string;
-      from: string;
-      scope: string;
-      upstream: string;
-      protocolVersion: string;
-      clientCapabilities: Record<string, unknown>;
-      clientInfo: ClientInfo | undefined;
-      principal?: string;
-      method: string;
-      params: Record<string, unknown> | undefined;
-      progress: boolean;
-    }
-  | { t: 'cancel'; id: string; reason: string }
-  | { t: 'ack'; id: string }
-  | { t: 'msg'; id: string; message: JsonRpcMessage }
-  | { t: 'session-msg'; scope: string; message: JsonRpcMessage }
-  | { t: 'done'; id: string; result?: McpResult; error?: JsonRpcErrorObject }
-  | { t: 'answer'; scope: string; response: JsonRpcResponse }
-  | { t: 'release'; scope: string };
+import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 
 /** The owner did not acknowledge a call: it never started there, so another replica may run it. */
 export class OwnerUnreachable extends Error {
@@ -124,9 +101,9 @@ export class RemoteCalls {
       };
       this.#outgoing.set(id, out);
       this.#send(owner, {
-        t: 'call',
-        id,
-        from: this.bus.replicaId,
+        type: 'call',
+        callId: id,
+        originReplica: this.bus.replicaId,
         scope: ctx.scope,
         upstream,
         protocolVersion: ctx.protocolVersion,
@@ -135,7 +112,7 @@ export class RemoteCalls {
         ...(ctx.principal !== undefined ? { principal: ctx.principal } : {}),
         method,
         params,
-        progress: options?.onNotification !== undefined,
+        wantsProgress: options?.onNotification !== undefined,
       });
     });
     return {
@@ -144,7 +121,7 @@ export class RemoteCalls {
         const out = this.#outgoing.get(id);
         if (!out) return;
         this.#outgoing.delete(id);
-        this.#send(out.owner, { t: 'cancel', id, reason: error.message });
+        this.#send(out.owner, { type: 'cancel', callId: id, reason: error.message });
         this.#settle(out, undefined, error);
       },
     };
@@ -152,26 +129,26 @@ export class RemoteCalls {
 
   /** A client's answer that belongs to a request another replica's worker sent. */
   forwardAnswer(replicaId: string, scope: string, response: JsonRpcResponse): void {
-    this.#send(replicaId, { t: 'answer', scope, response });
+    this.#send(replicaId, { type: 'answer', scope, response });
   }
 
   /** A session ended here: its worker on `owner` stops too. */
   releaseRemote(owner: string, scope: string): void {
     this.#sessionSinks.delete(scope);
-    this.#send(owner, { t: 'release', scope });
+    this.#send(owner, { type: 'release', scope });
   }
 
   forgetScope(scope: string): void {
     this.#sessionSinks.delete(scope);
   }
 
-  #send(replicaId: string, wire: Wire): void {
-    this.bus.publish(replicaChannel(replicaId), JSON.stringify(wire)).catch((err: unknown) => {
-      this.log.warn({ err: (err as Error).message, to: replicaId, t: wire.t }, 'bus publish failed');
-      if ('id' in wire && (wire.t === 'call' || wire.t === 'cancel')) {
-        const out = this.#outgoing.get(wire.id);
+  #send(replicaId: string, wire: RemoteCallMessage): void {
+    this.bus.publish(replicaChannel(replicaId), encodeRemoteCall(wire)).catch((err: unknown) => {
+      this.log.warn({ err: (err as Error).message, to: replicaId, type: wire.type }, 'bus publish failed');
+      if (wire.type === 'call' || wire.type === 'cancel') {
+        const out = this.#outgoing.get(wire.callId);
         if (out) {
-          this.#outgoing.delete(wire.id);
+          this.#outgoing.delete(wire.callId);
           this.#settle(out, undefined, new GatewayError('UPSTREAM_UNAVAILABLE', 'Cannot reach the replica that runs this session\'s worker'));
         }
       }
@@ -186,30 +163,28 @@ export class RemoteCalls {
   }
 
   #onWire(raw: string): void {
-    let wire: Wire;
-    try {
-      wire = JSON.parse(raw) as Wire;
-    } catch {
+    const wire = decodeRemoteCall(raw);
+    if (!wire) {
       this.log.warn('unreadable bus message');
       return;
     }
-    switch (wire.t) {
+    switch (wire.type) {
       case 'call':
         this.#runForwarded(wire);
         return;
       case 'cancel':
-        this.#incoming.get(wire.id)?.cancel(new GatewayError('REQUEST_CANCELLED', wire.reason));
+        this.#incoming.get(wire.callId)?.cancel(new GatewayError('REQUEST_CANCELLED', wire.reason));
         return;
-      case 'ack': {
-        const out = this.#outgoing.get(wire.id);
+      case 'acknowledged': {
+        const out = this.#outgoing.get(wire.callId);
         if (!out) return;
         clearTimeout(out.ackTimer);
         // From now on the call runs there: if that replica dies, the call fails (never hangs).
         out.aliveTimer = setInterval(() => {
           this.owners.isAlive(out.owner).then(
             (alive) => {
-              if (alive || this.#outgoing.get(wire.id) !== out) return;
-              this.#outgoing.delete(wire.id);
+              if (alive || this.#outgoing.get(wire.callId) !== out) return;
+              this.#outgoing.delete(wire.callId);
               this.#settle(out, undefined, new GatewayError('UPSTREAM_UNAVAILABLE', 'The replica running this session\'s worker stopped'));
             },
             () => undefined,
@@ -217,8 +192,8 @@ export class RemoteCalls {
         }, this.#livenessMs);
         return;
       }
-      case 'msg': {
-        const out = this.#outgoing.get(wire.id);
+      case 'message': {
+        const out = this.#outgoing.get(wire.callId);
         if (!out) return;
         const m = wire.message;
         if ('method' in m && m.method === 'notifications/progress' && !('id' in m) && out.options?.onNotification) {
@@ -228,13 +203,13 @@ export class RemoteCalls {
         }
         return;
       }
-      case 'session-msg':
+      case 'session-message':
         this.#sessionSinks.get(wire.scope)?.send(wire.message);
         return;
       case 'done': {
-        const out = this.#outgoing.get(wire.id);
+        const out = this.#outgoing.get(wire.callId);
         if (!out) return;
-        this.#outgoing.delete(wire.id);
+        this.#outgoing.delete(wire.callId);
         if (wire.error) this.#settle(out, undefined, new UpstreamRpcError(wire.error));
         else this.#settle(out, wire.result);
         return;
@@ -249,12 +224,12 @@ export class RemoteCalls {
   }
 
   /** Owner side: runs a forwarded call on this replica's worker, streaming back what it sends. */
-  #runForwarded(wire: Extract<Wire, { t: 'call' }>): void {
-    const origin = wire.from;
-    this.#send(origin, { t: 'ack', id: wire.id });
+  #runForwarded(wire: RemoteCallRequest): void {
+    const origin = wire.originReplica;
+    this.#send(origin, { type: 'acknowledged', callId: wire.callId });
     const sink: MessageSink = {
       send: (message) => {
-        this.#send(origin, { t: 'msg', id: wire.id, message });
+        this.#send(origin, { type: 'message', callId: wire.callId, message });
         return true;
       },
     };
@@ -268,16 +243,16 @@ export class RemoteCalls {
       sink,
       sessionSink: {
         send: (message) => {
-          this.#send(origin, { t: 'session-msg', scope: wire.scope, message });
+          this.#send(origin, { type: 'session-message', scope: wire.scope, message });
           return true;
         },
       },
     };
-    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, wire.progress ? { onNotification: (n) => sink.send(n) } : undefined);
-    this.#incoming.set(wire.id, call);
+    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, wire.wantsProgress ? { onNotification: (n) => sink.send(n) } : undefined);
+    this.#incoming.set(wire.callId, call);
     call.promise.then(
-      (result) => this.#send(origin, { t: 'done', id: wire.id, result }),
-      (err: unknown) => this.#send(origin, { t: 'done', id: wire.id, error: toErrorObject(err) }),
-    ).finally(() => this.#incoming.delete(wire.id));
+      (result) => this.#send(origin, { type: 'done', callId: wire.callId, result }),
+      (err: unknown) => this.#send(origin, { type: 'done', callId: wire.callId, error: toErrorObject(err) }),
+    ).finally(() => this.#incoming.delete(wire.callId));
   }
 }

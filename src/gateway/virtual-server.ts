@@ -10,6 +10,7 @@ import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
 import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
+import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
 import { ArgumentValidator } from './argument-validator.js';
 import { RESUME_METHOD } from '../modern/input-chains.js';
 import type { PerSessionRouter } from './per-session-router.js';
@@ -75,16 +76,6 @@ export interface McpHandler {
 }
 
 const MAX_LIST_PAGES = 100;
-
-const CANCEL_CHANNEL = 'cancel';
-
-/** A client's notifications/cancelled that reached a replica not holding the request. */
-interface RemoteCancel {
-  scope: string;
-  id: string | number;
-  message?: string;
-}
-
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
 const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
@@ -166,7 +157,7 @@ export class VirtualServer implements McpHandler {
       }),
     );
     this.#catalog = this.#buildCatalog(this.#lists);
-    this.#unsubscribeCancels = await this.options.bus.subscribe(CANCEL_CHANNEL, (raw) => this.#onRemoteCancel(raw));
+    this.#unsubscribeCancels = await subscribeRemoteCancels(this.options.bus, this.options.log, (cancel) => this.#onRemoteCancel(cancel));
     this.#started = true;
   }
 
@@ -280,8 +271,7 @@ export class VirtualServer implements McpHandler {
       const message = typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined;
       if (!this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
         // Not here: the request may be in flight on another replica.
-        const wire: RemoteCancel = { scope: ctx.scope, id, ...(message ? { message } : {}) };
-        this.options.bus.publish(CANCEL_CHANNEL, JSON.stringify(wire)).catch(() => undefined);
+        publishRemoteCancel(this.options.bus, { scope: ctx.scope, requestId: id, ...(message ? { message } : {}) });
       }
     }
     // notifications/initialized, roots/list_changed and the like need no action in shared mode.
@@ -326,13 +316,8 @@ export class VirtualServer implements McpHandler {
     this.options.perSession.release(scope);
   }
 
-  #onRemoteCancel(raw: string): void {
-    try {
-      const wire = JSON.parse(raw) as RemoteCancel;
-      this.#inFlight.cancel(requestKey(wire.scope, wire.id), new GatewayError('REQUEST_CANCELLED', wire.message));
-    } catch {
-      this.options.log.warn('unreadable cancellation on the bus');
-    }
+  #onRemoteCancel(cancel: RemoteCancel): void {
+    this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
   async close(): Promise<void> {

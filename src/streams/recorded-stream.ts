@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { streamChannel } from '../cluster/bus.js';
+import { streamChannel } from '../cluster/wire.js';
 import type { StoredEvent } from './event-store.js';
 import { formatEventId } from './event-id.js';
 import type { SseWriter } from './sse-writer.js';
@@ -70,6 +70,6 @@ export class RecordedStream {
     const id = formatEventId(this.streamId, event.position);
     if (message === undefined) this.writer.prime(id, services.retryMs);
     else this.writer.send(message, id);
-    services.publish(this.#channel, { e: event });
+    services.publish(this.#channel, { type: 'event', event });
   }
 }

@@ -1,6 +1,6 @@
 import type { MessageSink } from '../contracts/request-context.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { streamChannel } from '../cluster/bus.js';
+import { streamChannel } from '../cluster/wire.js';
 import type { StoredEvent } from './event-store.js';
 import { GET_STREAM, formatEventId, newStreamId } from './event-id.js';
 import { RecordedStream } from './recorded-stream.js';
@@ -116,7 +116,7 @@ export class SessionStreams {
       follower.anchor(marker.position);
       if (prime) writer.prime(formatEventId(GET_STREAM, marker.position), services.retryMs);
     }
-    services.publish(streamChannel(sessionId, GET_STREAM), { h: holder.token });
+    services.publish(streamChannel(sessionId, GET_STREAM), { type: 'holder', holderToken: holder.token });
     follower.start();
   }
 
@@ -157,7 +157,7 @@ export class SessionStreams {
           const holder = this.#install(sessionId, writer, follower);
           deliver = (wire) => this.#onWire(holder, follower, wire);
           if (!unsubscribe) this.#poll(writer, follower);
-          services.publish(channel, { h: holder.token });
+          services.publish(channel, { type: 'holder', holderToken: holder.token });
           for (const wire of early) deliver(wire);
           follower.start(events);
           return;
@@ -250,9 +250,9 @@ export class SessionStreams {
   }
 
   #onWire(holder: Holder | undefined, follower: StreamFollower, wire: StreamWire): void {
-    if ('e' in wire) follower.offer(wire.e);
-    else if ('u' in wire) follower.offerUnrecorded(wire.u);
-    else if ('h' in wire && holder && wire.h !== holder.token) holder.writer.end(); // taken over elsewhere
+    if (wire.type === 'event') follower.offer(wire.event);
+    else if (wire.type === 'unrecorded') follower.offerUnrecorded(wire.message);
+    else if (holder && wire.holderToken !== holder.token) holder.writer.end(); // taken over elsewhere
   }
 
   #poll(writer: SseWriter, follower: StreamFollower): void {
@@ -276,11 +276,11 @@ export class SessionStreams {
       const holder = this.#holders.get(sessionId);
       if (!event) {
         if (holder) holder.follower.offerUnrecorded(message);
-        else services.publish(streamChannel(sessionId, GET_STREAM), { u: message });
+        else services.publish(streamChannel(sessionId, GET_STREAM), { type: 'unrecorded', message });
         return;
       }
       holder?.follower.offer(event);
-      services.publish(streamChannel(sessionId, GET_STREAM), { e: event });
+      services.publish(streamChannel(sessionId, GET_STREAM), { type: 'event', event });
     });
   }
 
@@ -290,15 +290,15 @@ export class SessionStreams {
     this.#enqueue(sessionId, async () => {
       const channel = streamChannel(sessionId, GET_STREAM);
       if (!services.storeAvailable) {
-        services.publish(channel, { u: message });
+        services.publish(channel, { type: 'unrecorded', message });
         return;
       }
       try {
         const event = await services.events.append(sessionId, GET_STREAM, message, { onlyIfExists: true });
-        if (event) services.publish(channel, { e: event });
+        if (event) services.publish(channel, { type: 'event', event });
       } catch (err) {
         services.failed('event_store', 'append', err);
-        services.publish(channel, { u: message }); // a holder elsewhere still writes it, without an id
+        services.publish(channel, { type: 'unrecorded', message }); // a holder elsewhere still writes it, without an id
       }
     });
   }

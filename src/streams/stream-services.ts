@@ -1,17 +1,11 @@
-import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import type { Logger } from '../observability/logger.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { Bus } from '../cluster/bus.js';
+import { decodeStreamMessage, encodeStreamMessage, type StreamMessage } from '../cluster/wire.js';
 import type { EventStore, StoredEvent } from './event-store.js';
 
-/** What travels on a stream's bus channel. */
-export type StreamWire =
-  /** A recorded event (the reader writes it under its id). */
-  | { e: StoredEvent }
-  /** A message whose append failed: written without an id (it cannot be resumed). */
-  | { u: JsonRpcMessage }
-  /** A replica took the session's GET stream: every other holder ends its own. */
-  | { h: string };
+/** What travels on a stream's bus channel (cluster/wire.ts): events as this event store records them. */
+export type StreamWire = StreamMessage<StoredEvent>;
 
 export interface StreamServicesOptions {
   events: EventStore;
@@ -77,7 +71,7 @@ export class StreamServices {
   publish(channel: string, wire: StreamWire): void {
     let text: string;
     try {
-      text = JSON.stringify(wire);
+      text = encodeStreamMessage(wire);
     } catch (err) {
       this.failed('bus', 'publish', err);
       return;
@@ -91,13 +85,8 @@ export class StreamServices {
    */
   async subscribe(channel: string, handler: (wire: StreamWire) => void): Promise<(() => Promise<void>) | undefined> {
     const onMessage = (raw: string) => {
-      let wire: StreamWire;
-      try {
-        wire = JSON.parse(raw) as StreamWire;
-      } catch {
-        return;
-      }
-      handler(wire);
+      const wire = decodeStreamMessage<StoredEvent>(raw);
+      if (wire) handler(wire);
     };
     let timer: NodeJS.Timeout | undefined;
     const subscription = this.bus.subscribe(channel, onMessage);

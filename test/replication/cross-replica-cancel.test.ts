@@ -3,15 +3,16 @@
  * holding the request: it is carried over the bus (Redis pub/sub) and still cancels it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, exampleConfig, openSession, startGateway, type RunningGateway } from '../support/gateway.js';
+import { MCP_HEADERS, openSession, type RunningGateway } from '../support/gateway.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
 
 let redis: RedisServer;
 const replicas: RunningGateway[] = [];
 
 beforeAll(async () => {
   redis = await startRedis();
-  for (let i = 0; i < 2; i++) replicas.push(await startGateway(exampleConfig({ sessions: { store: 'redis', redisUrl: redis.url } })));
+  replicas.push(...(await startReplicas(2, { sessions: { redisUrl: redis.url } })));
 }, 60_000);
 
 afterAll(async () => {

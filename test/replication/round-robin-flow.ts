@@ -9,7 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, SLOW_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { ECHO_SERVER, SLOW_SERVER, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
 
 const require = createRequire(import.meta.url);
@@ -42,20 +43,16 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
 
   beforeAll(async () => {
     shared = await startShared();
-    for (let i = 0; i < 3; i++) {
-      replicas.push(
-        await startGateway(
-          exampleConfig({
-            sessions: { store: 'redis', ttlSeconds: 600, ...shared.sessions },
-            upstreams: [
-              stdioUpstream('echo', ECHO_SERVER),
-              stdioUpstream('slow', SLOW_SERVER),
-              stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
-            ],
-          }),
-        ),
-      );
-    }
+    replicas.push(
+      ...(await startReplicas(3, {
+        sessions: { ttlSeconds: 600, ...shared.sessions },
+        upstreams: [
+          stdioUpstream('echo', ECHO_SERVER),
+          stdioUpstream('slow', SLOW_SERVER),
+          stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
+        ],
+      })),
+    );
   }, 60_000);
 
   afterAll(async () => {
