@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ClientInfo, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
-import { AuthChallenge, ERRORS, GatewayError, errorObject, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
+import { AuthChallenge, ERRORS, GatewayError, errorObject, errorResponse } from '../jsonrpc/errors.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import { isObject, type Classified, type JsonRpcId, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { SUPPORTED_VERSIONS, allowsBatch, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
@@ -17,7 +16,8 @@ import { checkMirroredParams, readModernMeta, versionClaim, type ModernMeta } fr
 import { PostReply } from './post-reply.js';
 import type { SessionStreams } from '../streams/session-streams.js';
 import { SseWriter } from '../streams/sse-writer.js';
-import { replyWithError } from './error-reply.js';
+import { Rejection, replyWithError, replyWithFailure } from './error-reply.js';
+import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHeaders, isJsonContentType, primesStreams } from './http-headers.js';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
 
 export interface StreamableHttpOptions {
@@ -49,8 +49,6 @@ export interface StreamableHttpTransport {
   readonly activeReplies: number;
 }
 
-const SESSION_HEADER = 'mcp-session-id';
-const VERSION_HEADER = 'mcp-protocol-version';
 const NO_SINK: MessageSink = { send: () => false };
 
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
@@ -67,47 +65,9 @@ const STATELESS_METHODS = new Set([
   'subscriptions/listen',
 ]);
 
-/** 2025-11-25 streams start with a priming event (an id, empty data) and a retry field. */
-function primesStreams(protocolVersion: string): boolean {
-  return protocolVersion >= '2025-11-25'; // revisions are dates: they order as strings
-}
-
-/** Thrown inside a handler to answer with one error from the table. */
-class Rejection extends GatewayError {
-  constructor(
-    type: ErrorName,
-    message?: string,
-    readonly id: JsonRpcId | null = null,
-    detail?: Record<string, unknown>,
-  ) {
-    super(type, message, detail);
-  }
-}
-
-function acceptsPost(accept: string | undefined): boolean {
-  if (!accept) return false;
-  if (accept.includes('*/*')) return true;
-  return accept.includes('application/json') && accept.includes('text/event-stream');
-}
-
-function acceptsSse(accept: string | undefined): boolean {
-  return !!accept && (accept.includes('text/event-stream') || accept.includes('*/*'));
-}
-
-function isJsonContentType(ct: string | undefined): boolean {
-  if (!ct) return false;
-  const semi = ct.indexOf(';');
-  return (semi === -1 ? ct : ct.slice(0, semi)).trim().toLowerCase() === 'application/json';
-}
-
 /** Errors about a stateless request are in-band (200), but for the one the spec gives 400. */
 function statelessStatus(response: JsonRpcResponse): number {
   return 'error' in response && response.error.code === ERRORS.MISSING_CLIENT_CAPABILITY.code ? ERRORS.MISSING_CLIENT_CAPABILITY.httpStatus : 200;
-}
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const v = request.headers[name];
-  return Array.isArray(v) ? v[0] : v;
 }
 
 /**
@@ -138,17 +98,12 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
   const statelessScopes = { prefix: `~${randomUUID().slice(0, 8)}.`, next: 0 };
   const inFlight = new InFlightLimit(options.maxInFlightPerClient);
 
-  function send(reply: FastifyReply, err: GatewayError, id: JsonRpcId | null = null): void {
-    replyWithError(reply, metrics, err, id);
+  function send(reply: FastifyReply, err: GatewayError): void {
+    replyWithError(reply, metrics, err);
   }
 
   function fail(reply: FastifyReply, err: unknown): void {
-    if (err instanceof Rejection) send(reply, err, err.id);
-    else if (err instanceof GatewayError) send(reply, err);
-    else {
-      reply.log.error({ err }, 'transport failure');
-      send(reply, new GatewayError('INTERNAL_ERROR'));
-    }
+    replyWithFailure(reply, metrics, err);
   }
 
   async function loadSession(request: FastifyRequest): Promise<SessionRecord> {
@@ -271,11 +226,6 @@ export function registerStreamableHttp(app: FastifyInstance, options: Streamable
     const sse = openSse(reply, 'listen');
     deliver = listens.open(sse, message.id, honoured);
     sse.onClose(() => handler.releaseScope(scope));
-  }
-
-  /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */
-  function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
-    return reply.getHeaders() as OutgoingHttpHeaders;
   }
 
   async function initialize(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest): Promise<void> {
