@@ -17,6 +17,7 @@ import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamList
 import { requestKey, type MessageSink, type RequestContext } from '../contracts/request-context.js';
 import { InFlightTable, type Deadline } from './in-flight.js';
 import { paginate } from './pagination.js';
+import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { MirroredParam } from '../modern/mirrored-params.js';
 
 interface EntryCommon {
@@ -130,14 +131,19 @@ export class VirtualServer implements McpHandler {
     return this.#catalog;
   }
 
-  get inFlight(): number {
-    return this.#inFlight.size;
-  }
-
-  /** How many per-session workers of `upstream` run on this replica. */
-  perSessionWorkers(upstream: string): number {
-    const entry = this.options.upstreams.get(upstream);
-    return entry?.mode === 'per-session' ? entry.workers.size : 0;
+  /** For tests only (see internals.ts). */
+  get [INTERNALS](): VirtualServerInternals {
+    const { upstreams } = this.options;
+    const inFlight = this.#inFlight;
+    return {
+      get inFlight() {
+        return inFlight.size;
+      },
+      perSessionWorkers(upstream) {
+        const entry = upstreams.get(upstream);
+        return entry?.mode === 'per-session' ? entry.workers.size : 0;
+      },
+    };
   }
 
   /**

@@ -10,6 +10,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
 const VERSION = '2026-07-28';
@@ -33,7 +34,7 @@ function callTool(id: number, name: string, args: Record<string, unknown>, extra
   );
 }
 
-const workers = () => gw.gateway.server.perSessionWorkers('fx');
+const workers = () => internals(gw.gateway.server).perSessionWorkers('fx');
 
 beforeAll(async () => {
   gw = await startGateway(

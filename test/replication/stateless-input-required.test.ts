@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
 const VERSION = '2026-07-28';
@@ -29,7 +30,7 @@ function callTool(replica: RunningGateway, id: number, args: Record<string, unkn
   );
 }
 
-const workers = (r: RunningGateway) => r.gateway.server.perSessionWorkers('fx');
+const workers = (r: RunningGateway) => internals(r.gateway.server).perSessionWorkers('fx');
 
 beforeAll(async () => {
   redis = await startRedis();
