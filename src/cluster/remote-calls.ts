@@ -3,7 +3,7 @@ import { GatewayError, UpstreamRpcError, toErrorObject } from '../jsonrpc/errors
 import type { JsonRpcErrorObject, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { replicaChannel, type Bus } from './bus.js';
 import type { OwnerRegistry } from './owner-registry.js';
-import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
+import type { CallOptions, McpResult, PerSessionCallOptions, UpstreamCall } from '../contracts/upstream.js';
 import type { ClientInfo, MessageSink, RequestContext } from '../contracts/request-context.js';
 
 /** What travels between replicas for calls on per-session workers. */
@@ -21,6 +21,8 @@ type Wire =
       method: string;
       params: Record<string, unknown> | undefined;
       progress: boolean;
+      /** A stateless retry: it continues its input-required chain's call (see PerSessionCallOptions). */
+      continuation: boolean;
     }
   | { t: 'cancel'; id: string; reason: string }
   | { t: 'ack'; id: string }
@@ -41,7 +43,7 @@ export class OwnerUnreachable extends Error {
 /** What the owner side needs from the virtual server. */
 export interface LocalExecutor {
   /** Runs a call on this replica's own worker for the scope (the per-session path). */
-  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
+  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall;
   /** A client's answer to a request this replica's worker sent it. */
   receiveAnswer(scope: string, response: JsonRpcResponse): void;
   releaseLocal(scope: string): void;
@@ -106,7 +108,7 @@ export class RemoteCalls {
   }
 
   /** Origin side: runs the call on `owner`'s worker for the scope. */
-  call(owner: string, ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+  call(owner: string, ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall {
     const id = `${this.bus.replicaId}:${this.#next++}`;
     if (ctx.sessionSink) this.#sessionSinks.set(ctx.scope, ctx.sessionSink);
     const promise = new Promise<McpResult>((resolve, reject) => {
@@ -136,6 +138,7 @@ export class RemoteCalls {
         method,
         params,
         progress: options?.onNotification !== undefined,
+        continuation: options?.continuation === true,
       });
     });
     return {
@@ -273,7 +276,9 @@ export class RemoteCalls {
         },
       },
     };
-    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, wire.progress ? { onNotification: (n) => sink.send(n) } : undefined);
+    const onNotification = wire.progress ? (n: JsonRpcNotification) => sink.send(n) : undefined;
+    const options = onNotification || wire.continuation ? { onNotification, continuation: wire.continuation } : undefined;
+    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, options);
     this.#incoming.set(wire.id, call);
     call.promise.then(
       (result) => this.#send(origin, { t: 'done', id: wire.id, result }),

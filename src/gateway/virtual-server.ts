@@ -8,10 +8,9 @@ import type { AuditLog } from '../observability/audit.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { PoolStatus, UpstreamPool } from '../upstream/pool.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
-import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
+import type { ClientIdentity, McpResult, PerSessionCallOptions, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
 import { ArgumentValidator } from './argument-validator.js';
-import { RESUME_METHOD } from '../modern/input-chains.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type Route, type UpstreamLists } from './catalog.js';
 import { requestKey, type MessageSink, type RequestContext } from '../contracts/request-context.js';
@@ -108,6 +107,9 @@ const CACHEABLE: ReadonlyMap<string, 'list' | 'read'> = new Map([
 const NO_MIRRORED: readonly MirroredParam[] = [];
 
 const OTHER_LABEL = '_other';
+
+/** Shared by every retry without a progress token: nothing to allocate per call. */
+const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
 
 /** The one MCP server clients see, built from every upstream's catalog. */
 export class VirtualServer implements McpHandler {
@@ -511,37 +513,40 @@ export class VirtualServer implements McpHandler {
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
-    let method = request.method;
+    let continuation = false;
     if (ctx.stateless) {
       if (request.params?.requestState !== undefined) {
         // Only a per-session call can be waiting for input; the retry continues it.
         if (entry.mode !== 'per-session') throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
         // The params as sent (inputResponses, requestState, progressToken), names as the upstream has them.
-        method = RESUME_METHOD;
+        continuation = true;
       } else {
         params = upstreamParams(params);
       }
     }
     const tracked = this.#inFlight.begin(key, entry.deadline);
     const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
-    const options: CallOptions | undefined = wantsProgress
+    const options: PerSessionCallOptions | undefined = wantsProgress
       ? {
           onNotification: (n) => {
             tracked.touch();
             ctx.sink.send(n);
           },
+          continuation,
         }
-      : undefined;
+      : continuation
+        ? CONTINUATION
+        : undefined;
     if (entry.mode === 'shared') {
       try {
-        tracked.call = entry.pool.call(method, params, options);
+        tracked.call = entry.pool.call(request.method, params, options);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);
       }
     }
     try {
-      return await this.options.perSession.call(ctx, upstream, method, params, options, (call) => {
+      return await this.options.perSession.call(ctx, upstream, request.method, params, options, (call) => {
         tracked.call = call;
       });
     } finally {
