@@ -4,7 +4,7 @@ import type { JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.j
 import type { Bus } from './bus.js';
 import { decodeRemoteCall, encodeRemoteCall, replicaChannel, type RemoteCallMessage, type RemoteCallRequest } from './wire.js';
 import type { OwnerRegistry } from './owner-registry.js';
-import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
+import type { CallOptions, McpResult, PerSessionCallOptions, UpstreamCall } from '../contracts/upstream.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 
 /** The owner did not acknowledge a call: it never started there, so another replica may run it. */
@@ -18,7 +18,7 @@ export class OwnerUnreachable extends Error {
 /** What the owner side needs from the virtual server. */
 export interface LocalExecutor {
   /** Runs a call on this replica's own worker for the scope (the per-session path). */
-  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
+  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall;
   /** A client's answer to a request this replica's worker sent it. */
   receiveAnswer(scope: string, response: JsonRpcResponse): void;
   releaseLocal(scope: string): void;
@@ -83,7 +83,7 @@ export class RemoteCalls {
   }
 
   /** Origin side: runs the call on `owner`'s worker for the scope. */
-  call(owner: string, ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+  call(owner: string, ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall {
     const id = `${this.bus.replicaId}:${this.#next++}`;
     if (ctx.sessionSink) this.#sessionSinks.set(ctx.scope, ctx.sessionSink);
     const promise = new Promise<McpResult>((resolve, reject) => {
@@ -113,6 +113,7 @@ export class RemoteCalls {
         method,
         params,
         wantsProgress: options?.onNotification !== undefined,
+        continuation: options?.continuation === true,
       });
     });
     return {
@@ -248,7 +249,9 @@ export class RemoteCalls {
         },
       },
     };
-    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, wire.wantsProgress ? { onNotification: (n) => sink.send(n) } : undefined);
+    const onNotification = wire.wantsProgress ? (n: JsonRpcNotification) => sink.send(n) : undefined;
+    const options = onNotification || wire.continuation ? { onNotification, continuation: wire.continuation } : undefined;
+    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, options);
     this.#incoming.set(wire.callId, call);
     call.promise.then(
       (result) => this.#send(origin, { type: 'done', callId: wire.callId, result }),

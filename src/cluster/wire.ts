@@ -48,6 +48,8 @@ export interface RemoteCallRequest {
   params: Record<string, unknown> | undefined;
   /** The origin listens for progress notifications of this call. */
   wantsProgress: boolean;
+  /** A stateless retry: it continues its input-required chain's call (see PerSessionCallOptions). */
+  continuation: boolean;
 }
 
 export type RemoteCallMessage =

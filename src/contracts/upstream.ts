@@ -19,6 +19,15 @@ export interface CallOptions {
   onNotification?: (notification: JsonRpcNotification) => void;
 }
 
+/** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */
+export interface PerSessionCallOptions extends CallOptions {
+  /**
+   * A stateless retry that carries `requestState`: it continues the call its input-required
+   * chain is running instead of starting one. Upstreams never see it.
+   */
+  continuation?: boolean;
+}
+
 /** One request in flight on an upstream. */
 export interface UpstreamCall {
   readonly promise: Promise<McpResult>;

@@ -5,12 +5,6 @@ import { failedCall } from '../contracts/deferred-call.js';
 import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
 
-/**
- * The pseudo-method a stateless retry (one that carries `requestState`) is sent under, to the
- * replica that runs its chain: it continues a call instead of starting one.
- */
-export const RESUME_METHOD = 'mcpgw/continue';
-
 /** What 2026-07-28 lets answer with an input-required result. */
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
@@ -128,9 +122,8 @@ export class InputChains {
     return this.#chains.size;
   }
 
-  /** Starts a chain (`start` runs the call on the scope's worker), or continues one (RESUME_METHOD). */
+  /** Starts a chain: `start` runs the call on the scope's worker. */
   run(ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, start: (options: CallOptions) => UpstreamCall): UpstreamCall {
-    if (method === RESUME_METHOD) return this.#resume(ctx, params ?? {}, options);
     const chain = new Chain(ctx.scope, method, targetDigest(method, params), ctx.principal);
     this.#chains.set(chain.scope, chain);
     const round = this.#open(chain, ctx, params, options);
@@ -166,7 +159,8 @@ export class InputChains {
     for (const chain of [...this.#chains.values()]) this.#cancel(chain, error);
   }
 
-  #resume(ctx: RequestContext, params: Record<string, unknown>, options: CallOptions | undefined): UpstreamCall {
+  /** Continues the chain of the scope with a retry's `inputResponses` (a retry carries `requestState`). */
+  resume(ctx: RequestContext, params: Record<string, unknown>, options: CallOptions | undefined): UpstreamCall {
     const chain = this.#chains.get(ctx.scope);
     const state = params.requestState;
     if (!chain || typeof state !== 'string' || chain.principal !== ctx.principal || !this.#verify(chain, state, params)) {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { MODERN_VERSION, modernMeta, postModern } from '../support/modern.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
 
@@ -21,7 +22,7 @@ function callTool(id: number, name: string, args: Record<string, unknown>, extra
   return postModern(gw, id, 'tools/call', { name, arguments: args, ...extra, _meta: modernMeta(capabilities) });
 }
 
-const workers = () => gw.gateway.server.perSessionWorkers('fx');
+const workers = () => internals(gw.gateway.server).perSessionWorkers('fx');
 
 beforeAll(async () => {
   gw = await startGateway(

@@ -10,6 +10,7 @@ import { MCP_HEADERS, openSession, post, type RunningGateway } from '../support/
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 let redis: RedisServer;
 const replicas: RunningGateway[] = [];
@@ -61,7 +62,7 @@ describe('messages between replicas', () => {
     for (const gw of [a, b]) {
       const r = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'still here' } } }, inSession(sid));
       expect(r.json.result.content[0].text).toBe('still here');
-      expect(gw.gateway.server.inFlight).toBe(0);
+      expect(internals(gw.gateway.server).inFlight).toBe(0);
     }
   });
 });

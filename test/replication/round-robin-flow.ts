@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -89,7 +90,7 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
       }
       expect(sampled).toBe(4);
       // Exactly one replica runs this session's worker.
-      const owners = replicas.filter((r) => r.gateway.server.perSessionWorkers('everything') > 0);
+      const owners = replicas.filter((r) => internals(r.gateway.server).perSessionWorkers('everything') > 0);
       expect(owners).toHaveLength(1);
 
       const sid = transport.sessionId!;
@@ -107,8 +108,8 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
         }, 2000);
       }
       // The owner's worker stopped with the session, though DELETE may have reached another replica.
-      for (let i = 0; i < 100 && replicas.some((r) => r.gateway.server.perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(replicas.map((r) => r.gateway.server.perSessionWorkers('everything'))).toEqual([0, 0, 0]);
+      for (let i = 0; i < 100 && replicas.some((r) => internals(r.gateway.server).perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(replicas.map((r) => internals(r.gateway.server).perSessionWorkers('everything'))).toEqual([0, 0, 0]);
       expect(hits.every((h) => h > 3)).toBe(true);
       await client.close();
     });

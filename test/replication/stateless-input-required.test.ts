@@ -12,6 +12,7 @@ import { MODERN_VERSION, modernMeta, postModern } from '../support/modern.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
 const META = modernMeta({ elicitation: {} });
@@ -23,7 +24,7 @@ function callTool(replica: RunningGateway, id: number, args: Record<string, unkn
   return postModern(replica, id, 'tools/call', { name: 'test_elicitation', arguments: args, ...extra, _meta: META });
 }
 
-const workers = (r: RunningGateway) => r.gateway.server.perSessionWorkers('fx');
+const workers = (r: RunningGateway) => internals(r.gateway.server).perSessionWorkers('fx');
 
 beforeAll(async () => {
   redis = await startRedis();

@@ -19,6 +19,7 @@ import { httpUpstream, readRecording, startEchoHttp, type HttpServerProcess } fr
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 /** Tools whose schemas ajv cannot use (a dangling $ref; over the size cap) beside two it can. */
 const RAW_SERVER = rawStdioServer(
@@ -115,7 +116,7 @@ function textOf(reply: { json: any }): string {
 async function othersStillServed(): Promise<void> {
   const r = await call(bystander, 900, 'echo__add', { a: 20, b: 22 });
   expect(textOf(r)).toBe('42');
-  expect(gateway.server.inFlight).toBe(0);
+  expect(internals(gateway.server).inFlight).toBe(0);
   const readyz = (await (await fetch(new URL('/readyz', base))).json()) as { upstreams: Record<string, { inFlight: number }> };
   for (const [name, status] of Object.entries(readyz.upstreams)) expect({ name, inFlight: status.inFlight }).toEqual({ name, inFlight: 0 });
 }

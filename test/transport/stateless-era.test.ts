@@ -15,6 +15,7 @@ import { MODERN_META, MODERN_VERSION as VERSION, modernRequest } from '../suppor
 import { SseReader, messagesOf } from '../support/sse.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 async function send(gw: RunningGateway, id: number | string, method: string, params?: Record<string, unknown>, extraHeaders: Record<string, string | undefined> = {}) {
   const { body, headers } = modernRequest(id, method, params);
@@ -85,7 +86,7 @@ describe('stateless requests (2026-07-28)', () => {
     const second = await send(gw, 4, 'tools/call', { name: 'mine__pid', arguments: {} });
     const pids = [first, second].map((r) => JSON.parse(r.json.result.content[0].text).pid as number);
     expect(pids[0]).not.toBe(pids[1]);
-    await until('both workers to stop', () => gw.gateway.server.perSessionWorkers('mine') === 0, 5000);
+    await until('both workers to stop', () => internals(gw.gateway.server).perSessionWorkers('mine') === 0, 5000);
     // A 2025 session on the same endpoint still gets the same tools, in 2025 shape.
     const sid = await openSession(gw.url, '2025-11-25');
     const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
@@ -129,7 +130,7 @@ describe('stateless requests (2026-07-28)', () => {
     const reader = new SseReader(res);
     expect(JSON.parse((await reader.next())!.data).method).toBe('notifications/progress');
     await reader.cancel();
-    await until('the gateway to drop the call', () => gw.gateway.server.inFlight === 0, 5000);
+    await until('the gateway to drop the call', () => internals(gw.gateway.server).inFlight === 0, 5000);
     const lines = readTap(tap);
     const call = lines.find((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?._meta?.progressToken !== undefined && t.message.params?.arguments?.ms === 5000);
     expect(call).toBeDefined();
