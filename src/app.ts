@@ -3,38 +3,40 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
 import { PerSessionRouter, type PerSessionUpstream } from './gateway/per-session-router.js';
-import { toolFilter } from './gateway/tool-filter.js';
-import { upstreamSessionMemory } from './gateway/upstream-session-memory.js';
-import { VirtualServer, upstreamStatus, type UpstreamEntry } from './gateway/virtual-server.js';
-import { registerHealth } from './http/health.js';
-import { capConnections, serverOptions } from './http/server-limits.js';
+import { toolFilter } from './config/tool-filter.js';
+import { upstreamSessionMemory } from './session/upstream-session-memory.js';
+import { VirtualServer } from './gateway/virtual-server.js';
+import { upstreamStatus, type UpstreamEntry } from './gateway/upstream-entry.js';
+import { registerHealth } from './server/health.js';
+import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { AuditLog } from './observability/audit.js';
 import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
-import type { EventStore } from './session/event-store.js';
-import { MemoryEventStore } from './session/memory-event-store.js';
+import type { EventStore } from './streams/event-store.js';
+import { MemoryEventStore } from './streams/memory-event-store.js';
 import { MemorySessionStore } from './session/memory-store.js';
-import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './session/redis-connection.js';
-import { RedisEventStore } from './session/redis-event-store.js';
+import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
+import { RedisEventStore } from './streams/redis-event-store.js';
 import { CachedSessionStore } from './session/cached-store.js';
 import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
-import type { Bus } from './session/bus.js';
-import { createReplication } from './session/replication.js';
+import type { Bus } from './cluster/bus.js';
+import { createReplication } from './cluster/replication.js';
+import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
 import type { SessionLimits, SessionStore } from './session/session-store.js';
-import { createOriginCheck } from './transport/origin.js';
-import { createAuthenticator, registerProtectedResourceMetadata } from './http/auth.js';
-import { ListenStreams } from './transport/listen-streams.js';
-import { SessionStreams } from './transport/session-streams.js';
-import { StreamServices } from './transport/stream-services.js';
-import { registerEndpointMethods } from './transport/endpoint-methods.js';
+import { createOriginCheck } from './server/origin.js';
+import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
+import { ListenStreams } from './modern/listen-streams.js';
+import { SessionStreams } from './streams/session-streams.js';
+import { StreamServices } from './streams/stream-services.js';
+import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
 import { UpstreamPool, type PoolStatus } from './upstream/pool.js';
 import { createRemoteUpstream, type RemoteUpstream } from './upstream/remote.js';
 import { SessionWorkers, type WorkerFactory } from './upstream/session-workers.js';
-import { StdioUpstream } from './upstream/stdio.js';
-import type { ClientIdentity, UpstreamPeer } from './upstream/upstream.js';
+import { StdioUpstream } from './upstream/wires/stdio.js';
+import type { ClientIdentity, UpstreamPeer } from './contracts/upstream.js';
 
 export const GATEWAY_VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -84,21 +86,19 @@ function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: Ses
     const cached = new CachedSessionStore(redis, {
       maxAgeMs: cacheMs,
       healthy: () => redis.ready,
-      announce: (id) => bus.publish(SESSION_CHANGES, id),
+      announce: (id) => announceSessionChange(bus, id),
     });
     return {
       store: cached,
       status: () => redis.status(),
       // Every replica drops its copy of a session another replica changed or deleted.
       start: async () => {
-        await bus.subscribe(SESSION_CHANGES, (id) => cached.invalidate(id));
+        await subscribeSessionChanges(bus, (id) => cached.invalidate(id));
       },
     };
   }
   return { store: new MemorySessionStore({ ttlSeconds, limits }), start: async () => undefined };
 }
-
-const SESSION_CHANGES = 'session-changes';
 
 /**
  * Start-up subscribes to the bus. A single Redis gives up on a command after its retries, but a

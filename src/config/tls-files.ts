@@ -4,7 +4,7 @@ import type { TlsConfig } from './schema.js';
 
 /**
  * A `tls` block of the config as tls.connect takes it: the PEM files read once, at start-up
- * (load.ts has checked they are readable).
+ * (tls.ts's checks found them readable at load).
  */
 export function tlsConnectOptions(tls: TlsConfig | undefined): ConnectionOptions | undefined {
   if (!tls) return undefined;

@@ -1,6 +1,6 @@
 import { isObject } from '../jsonrpc/messages.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
-import { mirroredParams, type MirroredParam } from './tool-headers.js';
+import { mirroredParams, type MirroredParam } from '../modern/mirrored-params.js';
 
 /** The four lists an MCP server publishes, and the field that names an entry in each. */
 export const LISTS = {

@@ -1,6 +1,6 @@
 import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcMessage, type JsonRpcResponse } from '../jsonrpc/messages.js';
-import type { McpResult } from '../upstream/upstream.js';
+import type { McpResult } from '../contracts/upstream.js';
 
 interface Pending {
   scope: string;

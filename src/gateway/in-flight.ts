@@ -1,6 +1,6 @@
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { UpstreamCall } from '../upstream/upstream.js';
-import type { RequestKey } from './context.js';
+import type { UpstreamCall } from '../contracts/upstream.js';
+import type { RequestKey } from '../contracts/request-context.js';
 
 export interface Deadline {
   /** Idle timeout: each sign of life (progress) starts it again. */

@@ -1,16 +1,18 @@
+// Routes calls on per-session workers to the replica that runs them, and what those workers
+// send their client (requests, notifications) back to it.
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
-import type { Bus } from '../session/bus.js';
-import type { OwnerRegistry } from '../session/owner-registry.js';
-import { failedCall } from '../upstream/deferred-call.js';
+import type { Bus } from '../cluster/bus.js';
+import type { OwnerRegistry } from '../cluster/owner-registry.js';
+import { failedCall } from '../contracts/deferred-call.js';
 import type { SessionWorkers } from '../upstream/session-workers.js';
-import type { CallOptions, ClientIdentity, McpResult, UpstreamCall, UpstreamPeer } from '../upstream/upstream.js';
+import type { CallOptions, ClientIdentity, McpResult, PerSessionCallOptions, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
 import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
 import { ClientRequests } from './client-requests.js';
-import type { RequestContext } from './context.js';
-import { CLIENT_CAPABILITY, InputChains, RESUME_METHOD, chainScopeOf, isChainScope, newChainScope } from './input-chains.js';
-import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from './remote-calls.js';
+import type { RequestContext } from '../contracts/request-context.js';
+import { CLIENT_CAPABILITY, InputChains, chainScopeOf, isChainScope, newChainScope } from '../modern/input-chains.js';
+import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {
@@ -84,13 +86,13 @@ export class PerSessionRouter implements LocalExecutor {
     upstream: string,
     method: string,
     params: Record<string, unknown> | undefined,
-    options: CallOptions | undefined,
+    options: PerSessionCallOptions | undefined,
     onCall: (call: UpstreamCall) => void,
   ): Promise<McpResult> {
     const { owners } = this.options;
     if (ctx.stateless) {
       // No session: the request (and its retries, through requestState) gets a worker of its own.
-      const scope = method === RESUME_METHOD ? chainScopeOf(params?.requestState) : newChainScope();
+      const scope = options?.continuation === true ? chainScopeOf(params?.requestState) : newChainScope();
       if (scope === undefined) throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: altered, from an earlier round, for another request, or expired');
       ctx = { ...ctx, scope };
     }
@@ -112,9 +114,15 @@ export class PerSessionRouter implements LocalExecutor {
     return local.promise;
   }
 
-  /** Runs on this replica's own worker for the scope; the call's life is bounded here too. */
-  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    if (isChainScope(ctx.scope)) return this.#chains.run(ctx, method, params, options, (chainOptions) => this.#runWorker(ctx, upstream, method, params, chainOptions));
+  /**
+   * Runs on this replica's own worker for the scope; the call's life is bounded here too. A
+   * continuation hands a stateless retry to the chain whose call is waiting for it.
+   */
+  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall {
+    if (isChainScope(ctx.scope)) {
+      if (options?.continuation === true) return this.#chains.resume(ctx, params ?? {}, options);
+      return this.#chains.run(ctx, method, params, options, (chainOptions) => this.#runWorker(ctx, upstream, method, params, chainOptions));
+    }
     return this.#runWorker(ctx, upstream, method, params, options);
   }
 
@@ -177,11 +185,6 @@ export class PerSessionRouter implements LocalExecutor {
     this.#clientRequests.cancelScope(scope);
     this.#links.delete(scope);
     for (const entry of this.options.upstreams.values()) void entry.workers.release(scope);
-  }
-
-  /** Whether this replica runs a worker of `upstream` for the scope. */
-  hasLocalWorker(upstream: string, scope: string): boolean {
-    return this.options.upstreams.get(upstream)?.workers.workerOf(scope) !== undefined;
   }
 
   #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {

@@ -3,8 +3,6 @@ export const SUPPORTED_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26'] as 
 export type ProtocolVersion = (typeof SUPPORTED_VERSIONS)[number];
 
 export const LATEST_VERSION: ProtocolVersion = SUPPORTED_VERSIONS[0];
-/** What the transport spec says to assume when a request has no MCP-Protocol-Version header. */
-export const DEFAULT_HEADER_VERSION: ProtocolVersion = '2025-03-26';
 
 const supported: ReadonlySet<string> = new Set(SUPPORTED_VERSIONS);
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '../redis/connection.js';
 import type { SessionLimits } from './session-store.js';
 
 type AdmitCommand = (...args: Array<string | number>) => Promise<Array<string | number>>;

@@ -1,51 +1,14 @@
 import { Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { ClusterHealth } from './redis-cluster-health.js';
-import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient, type RedisTarget } from './redis-connection.js';
-import { RedisExpiryEvents } from './redis-expiry-events.js';
-import { RedisPing } from './redis-ping.js';
+import { ClusterHealth } from '../redis/cluster-health.js';
+import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient } from '../redis/connection.js';
+import { RedisExpiryEvents } from '../redis/expiry-events.js';
+import { RedisPing } from '../redis/ping.js';
 import { RedisSessionIndex } from './redis-session-index.js';
-import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore } from './session-store.js';
+import type { RedisSessionStoreOptions, RedisStoreStatus } from './redis-store-options.js';
+import { UNLIMITED, type SessionRecord, type SessionStore } from './session-store.js';
 
-export interface RedisSessionStoreOptions {
-  /** A single node (URL), a Sentinel master or a Cluster. */
-  target: RedisTarget;
-  /** Prefix of every key this store writes. Must not contain `{` or `}` (hash tags). */
-  keyPrefix?: string;
-  ttlSeconds: number;
-  /** Refresh a session's TTL only when its last refresh is older than this fraction of the ttl. */
-  refreshFraction?: number;
-  /** Upper bound on the local map of last-refresh times (oldest entries are forgotten first). */
-  maxTracked?: number;
-  /** How often tracked sessions past their possible expiry are checked. */
-  sweepIntervalMs?: number;
-  /** Subscribe to keyspace expiry notifications (and try to enable them with CONFIG SET), on every node of a Cluster. */
-  keyspaceEvents?: boolean;
-  connectTimeoutMs?: number;
-  /** Every command fails after this long without a reply (a hung Redis must not hang requests). */
-  commandTimeoutMs?: number;
-  /** Reconnect backoff: 50 ms doubling up to this, with jitter, forever. */
-  maxBackoffMs?: number;
-  /** Cluster only: how often the cluster is asked for its state (redis-cluster-health.ts). */
-  clusterProbeIntervalMs?: number;
-  /** limits.maxSessions and friends, across every replica sharing this Redis. */
-  limits?: SessionLimits;
-  /** Single node or Sentinel: a timed PING (redis-ping.ts); a Cluster is watched by its own probe instead. */
-  health?: { intervalMs: number; timeoutMs: number };
-  log?: Logger;
-}
-
-export interface RedisStoreStatus {
-  state: 'ready' | 'unavailable' | 'closed';
-  /** ioredis connection status (connecting, connect, ready, reconnecting, end, …). */
-  connection: string;
-  /** How expiry is noticed: Redis keyspace notifications, or only by this replica's own checks. */
-  expiryEvents: 'keyspace' | 'local';
-  /** Error code (or name) of the last connection error, without addresses or credentials. */
-  lastError?: string;
-  /** Cluster only: the cluster's own state, and masters whose slots cannot be served now. */
-  cluster?: { state: 'ok' | 'fail' | 'unknown'; failingMasters: string[] };
-}
+export type { RedisSessionStoreOptions, RedisStoreStatus } from './redis-store-options.js';
 
 interface Tracked {
   /** When this replica last set the key's TTL (taken before the command was sent). */

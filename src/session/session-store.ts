@@ -1,4 +1,4 @@
-import type { ClientInfo } from '../gateway/context.js';
+import type { ClientInfo } from '../contracts/request-context.js';
 
 /**
  * What a replica needs to serve a 2025-era session. Plain JSON, so a record can live in Redis

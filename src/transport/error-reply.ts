@@ -1,10 +1,22 @@
 import type { FastifyReply } from 'fastify';
-import { AuthChallenge, errorResponse, type GatewayError } from '../jsonrpc/errors.js';
+import { AuthChallenge, GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import type { JsonRpcId } from '../jsonrpc/messages.js';
 import type { Metrics } from '../observability/metrics.js';
 
 /** The HTTP methods of the MCP endpoint, as a 405 names them. */
 export const ALLOW = 'GET, POST, DELETE';
+
+/** Thrown while serving a request to answer with one error from the table, about the JSON-RPC request `id`. */
+export class Rejection extends GatewayError {
+  constructor(
+    type: ErrorName,
+    message?: string,
+    readonly id: JsonRpcId | null = null,
+    detail?: Record<string, unknown>,
+  ) {
+    super(type, message, detail);
+  }
+}
 
 /** One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for. */
 export function replyWithError(reply: FastifyReply, metrics: Metrics, err: GatewayError, id: JsonRpcId | null = null): FastifyReply {
@@ -16,4 +28,14 @@ export function replyWithError(reply: FastifyReply, metrics: Metrics, err: Gatew
     .code(err.entry.httpStatus)
     .header('content-type', 'application/json')
     .send(JSON.stringify(errorResponse(id, err.toJsonRpc())));
+}
+
+/** Whatever a request handler threw, as the reply: errors of the table as themselves, anything else as INTERNAL_ERROR (and logged). */
+export function replyWithFailure(reply: FastifyReply, metrics: Metrics, err: unknown): void {
+  if (err instanceof Rejection) replyWithError(reply, metrics, err, err.id);
+  else if (err instanceof GatewayError) replyWithError(reply, metrics, err);
+  else {
+    reply.log.error({ err }, 'transport failure');
+    replyWithError(reply, metrics, new GatewayError('INTERNAL_ERROR'));
+  }
 }

@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
-import type { MessageSink } from '../gateway/context.js';
+import type { MessageSink } from '../contracts/request-context.js';
 import type { JsonRpcMessage, JsonRpcResponse } from '../jsonrpc/messages.js';
-import { SseWriter } from './sse-writer.js';
+import { SseWriter } from '../streams/sse-writer.js';
 
 /** An SSE reply as its events are recorded and written (see RecordedStream). */
 export interface ReplyStream {

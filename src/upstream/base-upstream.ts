@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
-import type { CallOptions, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from './upstream.js';
+import type { CallOptions, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
 
 /**
  * What every upstream connection shares, whatever carries its messages: the JSON-RPC

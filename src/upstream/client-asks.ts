@@ -1,4 +1,4 @@
-import type { McpResult, UpstreamPeer } from './upstream.js';
+import type { McpResult, UpstreamPeer } from '../contracts/upstream.js';
 
 interface OpenAsk {
   controller: AbortController;

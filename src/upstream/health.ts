@@ -3,7 +3,7 @@ import type { HealthConfig } from '../config/schema.js';
 import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import type { CircuitBreaker, CircuitState, CircuitStatus } from './circuit-breaker.js';
-import type { Upstream } from './upstream.js';
+import type { Upstream } from '../contracts/upstream.js';
 
 const STATES: CircuitState[] = ['closed', 'open', 'half-open'];
 /** When a half-open probe could not get through (another exchange held the slot), try again after this. */

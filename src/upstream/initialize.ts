@@ -1,6 +1,6 @@
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
-import type { ClientIdentity, McpResult, UpstreamServerInfo } from './upstream.js';
+import type { ClientIdentity, McpResult, UpstreamServerInfo } from '../contracts/upstream.js';
 
 /** A start (process spawn or connection, imports, initialize) is not a tool call: a short per-call timeoutMs must not fail it. */
 const MIN_START_TIMEOUT_MS = 10_000;

@@ -7,7 +7,7 @@ import {
   type JsonRpcNotification,
   type JsonRpcRequest,
 } from '../jsonrpc/messages.js';
-import type { CallOptions, McpResult, UpstreamCall } from './upstream.js';
+import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
 
 type ProgressToken = string | number;
 

@@ -5,8 +5,8 @@ import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from './backoff.js';
 import type { CircuitState } from './circuit-breaker.js';
-import { DeferredCall, failedCall } from './deferred-call.js';
-import type { CallOptions, Upstream, UpstreamCall, UpstreamServerInfo } from './upstream.js';
+import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
+import type { CallOptions, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 
 interface Worker {
   upstream: Upstream;

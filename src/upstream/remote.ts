@@ -3,11 +3,11 @@ import type { HttpUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { Metrics } from '../observability/metrics.js';
 import { HealthMonitor } from './health.js';
-import { HttpEndpoint } from './http-endpoint.js';
-import { HttpUpstream, type HttpUpstreamOptions } from './http.js';
-import { LegacySseUpstream } from './legacy-sse.js';
+import { HttpEndpoint } from './wires/http-endpoint.js';
+import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
+import { LegacySseUpstream } from './wires/legacy-sse.js';
 import type { WorkerFactory } from './session-workers.js';
-import type { ClientIdentity, Upstream, UpstreamPeer } from './upstream.js';
+import type { ClientIdentity, Upstream, UpstreamPeer } from '../contracts/upstream.js';
 
 /** What the gateway holds per remote upstream, beside its pool: shared by all its workers. */
 export interface RemoteUpstream {

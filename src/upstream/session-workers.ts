@@ -4,9 +4,9 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ClientAsks } from './client-asks.js';
-import { DeferredCall, failedCall } from './deferred-call.js';
+import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
 import type { PoolStatus } from './pool.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from './upstream.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../contracts/upstream.js';
 
 export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer, memory?: UpstreamSessionMemory) => Upstream;
 

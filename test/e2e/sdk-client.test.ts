@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import { internals } from '../../src/gateway/internals.js';
 
 let gw: RunningGateway;
 let client: Client;
@@ -80,12 +81,12 @@ describe('SDK client through the gateway', () => {
       onprogress: () => undefined,
     });
     await new Promise((r) => setTimeout(r, 200));
-    expect(gw.gateway.server.inFlight).toBe(1);
+    expect(internals(gw.gateway.server).inFlight).toBe(1);
     controller.abort('user changed their mind');
     await expect(pending).rejects.toThrow();
     // The gateway forwarded the cancellation: nothing stays in flight on the upstream.
-    for (let i = 0; i < 50 && gw.gateway.server.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(gw.gateway.server.inFlight).toBe(0);
+    for (let i = 0; i < 50 && internals(gw.gateway.server).inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
     const after = await client.callTool({ name: 'echo__add', arguments: { a: 2, b: 40 } });
     expect(toolText(after)).toBe('42');
   });

@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const TOOLS = ['echo__echo', 'echo__add', 'echo__whoami', 'slow__sleep', 'slow__crash', 'slow__hang', 'slow__pid', 'slow__fail'];
 
@@ -60,10 +61,10 @@ describe('v2 SDK client, pinned to 2026-07-28', () => {
     const { client } = await connect({ pin: '2026-07-28' });
     const controller = new AbortController();
     const call = client.callTool({ name: 'slow__hang', arguments: {} }, { signal: controller.signal });
-    await until('the call to reach the gateway', () => gw.gateway.server.inFlight === 1, 5000);
+    await until('the call to reach the gateway', () => internals(gw.gateway.server).inFlight === 1, 5000);
     controller.abort(new Error('user pressed stop'));
     await expect(call).rejects.toThrow();
-    await until('the gateway to drop the call', () => gw.gateway.server.inFlight === 0, 5000);
+    await until('the gateway to drop the call', () => internals(gw.gateway.server).inFlight === 0, 5000);
   });
 
   it('listen(): acknowledged, and told when the tool list changes', async () => {

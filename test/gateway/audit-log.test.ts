@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, post, stdioUpstream } from '../support/gateway.js';
+import { modernRequest } from '../support/modern.js';
 
 const SECRET = 'do-not-log-me-7f3a';
 const lines: Array<Record<string, unknown>> = [];
@@ -84,20 +85,8 @@ describe('audit log', () => {
 
   it('stateless requests are recorded without a session', async () => {
     lines.length = 0;
-    const r = await post(
-      url,
-      {
-        jsonrpc: '2.0',
-        id: 2,
-        method: 'tools/call',
-        params: {
-          name: 'echo__echo',
-          arguments: { text: 'x' },
-          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
-        },
-      },
-      { ...as, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo__echo' },
-    );
+    const { body, headers } = modernRequest(2, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } });
+    const r = await post(url, body, { ...as, ...headers });
     expect(r.status).toBe(200);
     expect(audited()).toEqual([expect.objectContaining({ method: 'tools/call', target: 'echo__echo', stateless: true, outcome: 'ok', principal: 'http://127.0.0.1/issuer alice' })]);
     expect(audited()[0]).not.toHaveProperty('session');

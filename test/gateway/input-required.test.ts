@@ -8,32 +8,21 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { ROOT, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { MODERN_VERSION, modernMeta, postModern } from '../support/modern.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
-const VERSION = '2026-07-28';
-
-function meta(capabilities: Record<string, unknown>) {
-  return {
-    'io.modelcontextprotocol/protocolVersion': VERSION,
-    'io.modelcontextprotocol/clientCapabilities': capabilities,
-    'io.modelcontextprotocol/clientInfo': { name: 'mrtr-test', version: '1' },
-  };
-}
 
 let gw: RunningGateway;
 
 /** One stateless tools/call of the fixture's tool, with whatever extra params the round needs. */
 function callTool(id: number, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}, capabilities: Record<string, unknown> = { elicitation: {}, sampling: {} }) {
-  return post(
-    gw.url,
-    { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra, _meta: meta(capabilities) } },
-    { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': name },
-  );
+  return postModern(gw, id, 'tools/call', { name, arguments: args, ...extra, _meta: modernMeta(capabilities) });
 }
 
-const workers = () => gw.gateway.server.perSessionWorkers('fx');
+const workers = () => internals(gw.gateway.server).perSessionWorkers('fx');
 
 beforeAll(async () => {
   gw = await startGateway(
@@ -157,7 +146,7 @@ describe('input-required results over raw HTTP', () => {
 
 describe('the official v2 client fulfils the rounds by itself', () => {
   it('elicitation and sampling through input-required results, pinned to 2026-07-28', async () => {
-    const client = new Client({ name: 'v2-mrtr', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } }, capabilities: { elicitation: {}, sampling: {} } });
+    const client = new Client({ name: 'v2-mrtr', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } }, capabilities: { elicitation: {}, sampling: {} } });
     const asked: string[] = [];
     client.setRequestHandler('elicitation/create', async (request) => {
       asked.push(request.params.message);

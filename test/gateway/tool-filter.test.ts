@@ -4,8 +4,9 @@
  * callable, by 2025 sessions and stateless requests alike.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolFilter } from '../../src/gateway/tool-filter.js';
+import { toolFilter } from '../../src/config/tool-filter.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { postModern } from '../support/modern.js';
 
 describe('toolFilter', () => {
   it('offers everything without rules', () => {
@@ -55,12 +56,7 @@ describe('through the gateway', () => {
   });
 
   it('stateless requests see the same', async () => {
-    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-    const r = await post(
-      gw.url,
-      { jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 1, b: 2 }, _meta: meta } },
-      { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'echo__add' },
-    );
+    const r = await postModern(gw, 5, 'tools/call', { name: 'echo__add', arguments: { a: 1, b: 2 } });
     expect(r.json.error).toMatchObject({ code: -32602 });
   });
 });

@@ -3,15 +3,17 @@
  * holding the request: it is carried over the bus (Redis pub/sub) and still cancels it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, exampleConfig, openSession, startGateway, type RunningGateway } from '../support/gateway.js';
+import { MCP_HEADERS, openSession, type RunningGateway } from '../support/gateway.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
+import { internals } from '../../src/gateway/internals.js';
 
 let redis: RedisServer;
 const replicas: RunningGateway[] = [];
 
 beforeAll(async () => {
   redis = await startRedis();
-  for (let i = 0; i < 2; i++) replicas.push(await startGateway(exampleConfig({ sessions: { store: 'redis', redisUrl: redis.url } })));
+  replicas.push(...(await startReplicas(2, { sessions: { redisUrl: redis.url } })));
 }, 60_000);
 
 afterAll(async () => {
@@ -29,8 +31,8 @@ describe('cancellation across replicas', () => {
       headers: session,
       body: JSON.stringify({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 20_000, steps: 0 } } }),
     }).then(async (r) => (await r.json()) as { error?: { code: number; data?: { type?: string } } });
-    for (let i = 0; i < 100 && a.gateway.server.inFlight === 0; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(a.gateway.server.inFlight).toBe(1);
+    for (let i = 0; i < 100 && internals(a.gateway.server).inFlight === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(internals(a.gateway.server).inFlight).toBe(1);
 
     const cancel = await fetch(b.url, {
       method: 'POST',
@@ -40,7 +42,7 @@ describe('cancellation across replicas', () => {
     expect(cancel.status).toBe(202);
     const reply = await pending;
     expect(reply.error).toMatchObject({ code: -32007, data: { type: 'REQUEST_CANCELLED' } });
-    expect(a.gateway.server.inFlight).toBe(0);
+    expect(internals(a.gateway.server).inFlight).toBe(0);
   });
 
   it('leaves another session’s request with the same id alone', async () => {
@@ -55,7 +57,7 @@ describe('cancellation across replicas', () => {
       }).then(async (r) => (await r.json()) as { result?: unknown; error?: { code: number } });
     const p1 = call(mine);
     const p2 = call(theirs);
-    for (let i = 0; i < 100 && a.gateway.server.inFlight < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && internals(a.gateway.server).inFlight < 2; i++) await new Promise((r) => setTimeout(r, 20));
     await fetch(b.url, {
       method: 'POST',
       headers: { ...MCP_HEADERS, 'mcp-session-id': mine, 'mcp-protocol-version': '2025-06-18' },

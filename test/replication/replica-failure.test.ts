@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, ECHO_SERVER, SLOW_SERVER, isAlive } from '../support/gateway.js';
 import { childrenOf, spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
 
 let redis: RedisServer;
 let dataDir: string;
@@ -63,10 +64,10 @@ beforeAll(async () => {
   // Append-only file on: a restarted Redis still has the sessions, as a production one would.
   redis = await startRedis({ args: ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dataDir] });
   const config = {
-    sessions: { store: 'redis', redisUrl: redis.url, ttlSeconds: 600 },
+    sessions: { redisUrl: redis.url, ttlSeconds: 600 },
     upstreams: [upstream('echo', ECHO_SERVER), upstream('slow', SLOW_SERVER)],
   };
-  for (let i = 0; i < 3; i++) replicas.push(await spawnGateway(config));
+  replicas.push(...(await startReplicas(3, config, spawnGateway)));
 }, 90_000);
 
 afterAll(async () => {

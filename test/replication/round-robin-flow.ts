@@ -9,8 +9,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, SLOW_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { ECHO_SERVER, SLOW_SERVER, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -42,20 +44,16 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
 
   beforeAll(async () => {
     shared = await startShared();
-    for (let i = 0; i < 3; i++) {
-      replicas.push(
-        await startGateway(
-          exampleConfig({
-            sessions: { store: 'redis', ttlSeconds: 600, ...shared.sessions },
-            upstreams: [
-              stdioUpstream('echo', ECHO_SERVER),
-              stdioUpstream('slow', SLOW_SERVER),
-              stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
-            ],
-          }),
-        ),
-      );
-    }
+    replicas.push(
+      ...(await startReplicas(3, {
+        sessions: { ttlSeconds: 600, ...shared.sessions },
+        upstreams: [
+          stdioUpstream('echo', ECHO_SERVER),
+          stdioUpstream('slow', SLOW_SERVER),
+          stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
+        ],
+      })),
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -92,7 +90,7 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
       }
       expect(sampled).toBe(4);
       // Exactly one replica runs this session's worker.
-      const owners = replicas.filter((r) => r.gateway.server.perSessionWorkers('everything') > 0);
+      const owners = replicas.filter((r) => internals(r.gateway.server).perSessionWorkers('everything') > 0);
       expect(owners).toHaveLength(1);
 
       const sid = transport.sessionId!;
@@ -110,8 +108,8 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
         }, 2000);
       }
       // The owner's worker stopped with the session, though DELETE may have reached another replica.
-      for (let i = 0; i < 100 && replicas.some((r) => r.gateway.server.perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
-      expect(replicas.map((r) => r.gateway.server.perSessionWorkers('everything'))).toEqual([0, 0, 0]);
+      for (let i = 0; i < 100 && replicas.some((r) => internals(r.gateway.server).perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      expect(replicas.map((r) => internals(r.gateway.server).perSessionWorkers('everything'))).toEqual([0, 0, 0]);
       expect(hits.every((h) => h > 3)).toBe(true);
       await client.close();
     });

@@ -7,42 +7,33 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { ROOT, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { MODERN_VERSION, modernMeta, postModern } from '../support/modern.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
-const VERSION = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': VERSION,
-  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
-};
+const META = modernMeta({ elicitation: {} });
 
 let redis: RedisServer;
 const replicas: RunningGateway[] = [];
 
 function callTool(replica: RunningGateway, id: number, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
-  return post(
-    replica.url,
-    { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'test_elicitation', arguments: args, ...extra, _meta: META } },
-    { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'test_elicitation' },
-  );
+  return postModern(replica, id, 'tools/call', { name: 'test_elicitation', arguments: args, ...extra, _meta: META });
 }
 
-const workers = (r: RunningGateway) => r.gateway.server.perSessionWorkers('fx');
+const workers = (r: RunningGateway) => internals(r.gateway.server).perSessionWorkers('fx');
 
 beforeAll(async () => {
   redis = await startRedis();
-  for (let i = 0; i < 2; i++) {
-    replicas.push(
-      await startGateway(
-        exampleConfig({
-          sessions: { store: 'redis', redisUrl: redis.url },
-          upstreams: [stdioUpstream('fx', FIXTURE, { mode: 'per-session', prefix: '', pool: { max: 8 } })],
-        }),
-      ),
-    );
-  }
+  replicas.push(
+    ...(await startReplicas(2, {
+      sessions: { redisUrl: redis.url },
+      upstreams: [stdioUpstream('fx', FIXTURE, { mode: 'per-session', prefix: '', pool: { max: 8 } })],
+    })),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -77,7 +68,7 @@ describe('input-required across replicas', () => {
       url.host = replicas[next++ % replicas.length]!.url.host;
       return fetch(url, init);
     };
-    const client = new Client({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: { pin: VERSION } }, capabilities: { elicitation: {} } });
+    const client = new Client({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } }, capabilities: { elicitation: {} } });
     client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { username: 'rr', email: 'rr@example.com' } }));
     await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobin }));
     try {

@@ -9,6 +9,7 @@ import { MCP_HEADERS } from '../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
 
 let redis: RedisServer;
 let upstream: HttpServerProcess;
@@ -30,12 +31,14 @@ async function whoami(gw: GatewayProcess, sid: string, id: number): Promise<{ pi
 beforeAll(async () => {
   redis = await startRedis();
   upstream = await startEchoHttp();
-  const config = {
-    sessions: { store: 'redis', redisUrl: redis.url, ttlSeconds: 600 },
-    upstreams: [{ name: 'remote', transport: 'http', url: upstream.url, mode: 'per-session', pool: { max: 8 } }],
-  };
-  a = await spawnGateway(config);
-  b = await spawnGateway(config);
+  [a, b] = (await startReplicas(
+    2,
+    {
+      sessions: { redisUrl: redis.url, ttlSeconds: 600 },
+      upstreams: [{ name: 'remote', transport: 'http', url: upstream.url, mode: 'per-session', pool: { max: 8 } }],
+    },
+    spawnGateway,
+  )) as [GatewayProcess, GatewayProcess];
 }, 60_000);
 
 afterAll(async () => {

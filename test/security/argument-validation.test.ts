@@ -14,10 +14,12 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
+import { modernRequest } from '../support/modern.js';
 import { httpUpstream, readRecording, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 /** Tools whose schemas ajv cannot use (a dangling $ref; over the size cap) beside two it can. */
 const RAW_SERVER = rawStdioServer(
@@ -39,13 +41,6 @@ const tools = [
   { name: 'refresh', inputSchema: { type: 'object' } },
 ];`,
 );
-
-const VERSION = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': VERSION,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'argument-validation-test', version: '1' },
-};
 
 const lines: Array<Record<string, unknown>> = [];
 let gateway: Gateway;
@@ -95,8 +90,8 @@ function call(sid: string, id: number, name: string, args?: unknown) {
 
 /** A 2026-07-28 tools/call: the request's own _meta, mirrored headers, no session. */
 function statelessCall(id: number, name: string, args: unknown, extra: Record<string, unknown> = {}) {
-  const params = { name, arguments: args, ...extra, _meta: { ...META, ...(extra._meta as object | undefined) } };
-  return post(url, { jsonrpc: '2.0', id, method: 'tools/call', params }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': name });
+  const { body, headers } = modernRequest(id, 'tools/call', { name, arguments: args, ...extra });
+  return post(url, body, headers);
 }
 
 /** The arguments of every tools/call of `tool` that reached a tapped stdio upstream. */
@@ -121,7 +116,7 @@ function textOf(reply: { json: any }): string {
 async function othersStillServed(): Promise<void> {
   const r = await call(bystander, 900, 'echo__add', { a: 20, b: 22 });
   expect(textOf(r)).toBe('42');
-  expect(gateway.server.inFlight).toBe(0);
+  expect(internals(gateway.server).inFlight).toBe(0);
   const readyz = (await (await fetch(new URL('/readyz', base))).json()) as { upstreams: Record<string, { inFlight: number }> };
   for (const [name, status] of Object.entries(readyz.upstreams)) expect({ name, inFlight: status.inFlight }).toEqual({ name, inFlight: 0 });
 }

@@ -21,6 +21,7 @@ import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { CONFORMANCE_SERVER, httpUpstream, startConformanceHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const SESSIONS = 12;
 const POOL_MAX = 3;
@@ -166,7 +167,7 @@ describe.each([
     for (const o of outcomes) if (o.kind === 'ok') expect(o.text).toMatch(/^(LLM response: sampled for client-\d+|Elicitation completed: action=accept, .*)$/);
 
     await settled(gw.base);
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
     await freshSessionSamples(gw.url);
   }, 120_000);
 });

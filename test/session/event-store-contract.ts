@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { comparePositions, type EventStore, type EventStoreLimits } from '../../src/session/event-store.js';
+import { comparePositions, type EventStore, type EventStoreLimits } from '../../src/streams/event-store.js';
 
 export type EventStoreFactory = (limits: EventStoreLimits) => EventStore | Promise<EventStore>;
 

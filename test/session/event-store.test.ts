@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryEventStore } from '../../src/session/memory-event-store.js';
-import { connectRedis, type RedisClient } from '../../src/session/redis-connection.js';
-import { RedisEventStore } from '../../src/session/redis-event-store.js';
+import { MemoryEventStore } from '../../src/streams/memory-event-store.js';
+import { connectRedis, type RedisClient } from '../../src/redis/connection.js';
+import { RedisEventStore } from '../../src/streams/redis-event-store.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { eventStoreContract } from './event-store-contract.js';
 

@@ -7,11 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStoreLimits } from '../../src/session/event-store.js';
-import { RedisBus } from '../../src/session/redis-bus.js';
-import { connectRedis, type RedisClient, type RedisTarget } from '../../src/session/redis-connection.js';
-import { RedisEventStore } from '../../src/session/redis-event-store.js';
-import { RedisOwnerRegistry } from '../../src/session/redis-owner-registry.js';
+import type { EventStoreLimits } from '../../src/streams/event-store.js';
+import { RedisBus } from '../../src/cluster/redis-bus.js';
+import { connectRedis, type RedisClient, type RedisTarget } from '../../src/redis/connection.js';
+import { RedisEventStore } from '../../src/streams/redis-event-store.js';
+import { RedisOwnerRegistry } from '../../src/cluster/redis-owner-registry.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from '../../src/session/redis-store.js';
 import type { SessionRecord } from '../../src/session/session-store.js';
 import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';

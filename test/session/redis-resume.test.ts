@@ -8,9 +8,10 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleConfig, MCP_HEADERS, openSession, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import { MCP_HEADERS, openSession, toolText, type RunningGateway } from '../support/gateway.js';
 import { flakyFetch } from '../support/flaky-fetch.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startReplicas } from '../support/replicas.js';
 import { messagesOf, parseSse, SseReader, type SseEvent } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
@@ -30,8 +31,7 @@ async function ready(gw: RunningGateway): Promise<void> {
 
 beforeAll(async () => {
   redis = await startRedis();
-  const config = () => exampleConfig({ sessions: { store: 'redis', redisUrl: redis.url }, resumability: { retryMs: 200 } });
-  [a, b] = await Promise.all([startGateway(config()), startGateway(config())]);
+  [a, b] = (await startReplicas(2, { sessions: { redisUrl: redis.url }, resumability: { retryMs: 200 } })) as [RunningGateway, RunningGateway];
   await Promise.all([ready(a), ready(b)]);
 });
 

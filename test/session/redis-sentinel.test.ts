@@ -6,9 +6,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { EventStoreLimits } from '../../src/session/event-store.js';
-import { connectRedis, type RedisClient, type RedisTarget } from '../../src/session/redis-connection.js';
-import { RedisEventStore } from '../../src/session/redis-event-store.js';
+import type { EventStoreLimits } from '../../src/streams/event-store.js';
+import { connectRedis, type RedisClient, type RedisTarget } from '../../src/redis/connection.js';
+import { RedisEventStore } from '../../src/streams/redis-event-store.js';
 import { RedisSessionStore, type RedisSessionStoreOptions } from '../../src/session/redis-store.js';
 import type { SessionRecord } from '../../src/session/session-store.js';
 import { startRedisSentinel, type RedisSentinelSetup } from '../support/redis-sentinel.js';

@@ -1,5 +1,6 @@
 /** What a gateway holds for its clients right now, read from its own /readyz and in-flight table. */
 import type { RunningGateway } from './gateway.js';
+import { internals } from '../../src/gateway/internals.js';
 
 export interface HeldWork {
   /** Calls in flight on upstream workers, summed over every upstream. */
@@ -19,5 +20,5 @@ export async function heldWork(gw: RunningGateway): Promise<HeldWork> {
     inFlight += u.inFlight;
     queued += u.queued;
   }
-  return { inFlight, queued, tracked: gw.gateway.server.inFlight };
+  return { inFlight, queued, tracked: internals(gw.gateway.server).inFlight };
 }

@@ -12,6 +12,11 @@ export const MODERN_META = {
   'io.modelcontextprotocol/clientInfo': { name: 'modern-test', version: '1' },
 } as const;
 
+/** MODERN_META from a client with these capabilities (elicitation, sampling…) instead of none. */
+export function modernMeta(clientCapabilities: Record<string, unknown>): Record<string, unknown> {
+  return { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': clientCapabilities };
+}
+
 /** A well-formed stateless request (its own `_meta` merged over MODERN_META) and its headers. */
 export function modernRequest(id: number | string, method: string, params: Record<string, unknown> = {}): { body: object; headers: Record<string, string> } {
   const extraMeta = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};

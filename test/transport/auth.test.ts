@@ -12,6 +12,7 @@ import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { ROOT, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { modernMeta, modernRequest } from '../support/modern.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { oneToolHandler } from '../support/one-tool-server.js';
 
@@ -145,26 +146,15 @@ describe('with a valid token', () => {
     const names = list.json.result.tools.map((t: { name: string }) => t.name);
     expect(names).not.toContain('remote__echo');
     expect(names).toContain('fx__test_simple_text');
-    const statelessList = await post(
-      gw.url,
-      { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } },
-      { ...(await bearer({ scope: 'mcp:tools mcp:echo' })), 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' },
-    );
+    const list2026 = modernRequest(5, 'tools/list');
+    const statelessList = await post(gw.url, list2026.body, { ...(await bearer({ scope: 'mcp:tools mcp:echo' })), ...list2026.headers });
     expect(statelessList.json.result.tools.map((t: { name: string }) => t.name)).toContain('remote__echo');
     // Lists that depend on the token must not be shared between tokens.
     expect(statelessList.json.result.cacheScope).toBe('private');
     const other = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fx__test_simple_text', arguments: {} } }, session);
     expect(other.json.result.content[0].text).toBe('This is a simple text response for testing.');
-    const stateless = await post(
-      gw.url,
-      {
-        jsonrpc: '2.0',
-        id: 3,
-        method: 'tools/call',
-        params: { name: 'remote__echo', arguments: { text: 'x' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
-      },
-      { ...headers, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'remote__echo' },
-    );
+    const call2026 = modernRequest(3, 'tools/call', { name: 'remote__echo', arguments: { text: 'x' } });
+    const stateless = await post(gw.url, call2026.body, { ...headers, ...call2026.headers });
     expect(stateless.status).toBe(403);
   });
 
@@ -181,13 +171,7 @@ describe('with a valid token', () => {
   });
 
   it('stateless (2026-07-28) requests are checked alike', async () => {
-    const body = {
-      jsonrpc: '2.0',
-      id: 2,
-      method: 'tools/call',
-      params: { name: 'remote__echo', arguments: { text: 'stateless' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
-    };
-    const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'remote__echo' };
+    const { body, headers } = modernRequest(2, 'tools/call', { name: 'remote__echo', arguments: { text: 'stateless' } });
     expect((await post(gw.url, body, headers)).status).toBe(401);
     const ok = await post(gw.url, body, { ...headers, ...(await bearer({ scope: 'mcp:tools mcp:echo' })) });
     expect(ok.status).toBe(200);
@@ -195,22 +179,10 @@ describe('with a valid token', () => {
   });
 
   it('an input-required round trip can be continued only by the principal that started it', async () => {
-    const call = async (sub: string, id: number, extra: Record<string, unknown> = {}) =>
-      post(
-        gw.url,
-        {
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            name: 'fx__test_elicitation',
-            arguments: { message: 'who?' },
-            ...extra,
-            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } },
-          },
-        },
-        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fx__test_elicitation', ...(await bearer({ sub })) },
-      );
+    const call = async (sub: string, id: number, extra: Record<string, unknown> = {}) => {
+      const { body, headers } = modernRequest(id, 'tools/call', { name: 'fx__test_elicitation', arguments: { message: 'who?' }, ...extra, _meta: modernMeta({ elicitation: {} }) });
+      return post(gw.url, body, { ...headers, ...(await bearer({ sub })) });
+    };
     const first = (await call('alice', 1)).json.result;
     expect(first.resultType).toBe('input_required');
     const [key] = Object.keys(first.inputRequests);

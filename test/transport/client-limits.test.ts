@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { modernRequest } from '../support/modern.js';
 
 const LIMIT = 3;
 const RESOURCE = 'http://127.0.0.1/mcp';
@@ -101,21 +102,10 @@ describe('requests in flight per client', () => {
   });
 
   it('stateless requests are counted per principal: alice at her limit gets 429, bob is served', async () => {
-    const stateless = (token: string, id: number, name: string, args: Record<string, unknown>) =>
-      post(
-        authed.url,
-        {
-          jsonrpc: '2.0',
-          id,
-          method: 'tools/call',
-          params: {
-            name,
-            arguments: args,
-            _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 't', version: '1' } },
-          },
-        },
-        { authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
-      );
+    const stateless = (token: string, id: number, name: string, args: Record<string, unknown>) => {
+      const { body, headers } = modernRequest(id, 'tools/call', { name, arguments: args });
+      return post(authed.url, body, { authorization: `Bearer ${token}`, ...headers });
+    };
     let done = false;
     const slow = Promise.all(Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'slow__sleep', { ms: 1500 }))).finally(() => (done = true));
     await new Promise((r) => setTimeout(r, 200));

@@ -11,28 +11,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { ECHO_SERVER, MCP_HEADERS, ROOT, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { MODERN_META, MODERN_VERSION as VERSION, modernRequest } from '../support/modern.js';
 import { SseReader, messagesOf } from '../support/sse.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
-
-const VERSION = '2026-07-28';
-const META = {
-  'io.modelcontextprotocol/protocolVersion': VERSION,
-  'io.modelcontextprotocol/clientCapabilities': {},
-  'io.modelcontextprotocol/clientInfo': { name: 'stateless-test', version: '1' },
-};
-
-/** A well-formed stateless request and the headers that mirror it. */
-function stateless(id: number | string, method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = META) {
-  const body = { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...meta, ...(params._meta as object) } } };
-  const headers: Record<string, string> = { 'mcp-protocol-version': VERSION, 'mcp-method': method };
-  if (method === 'tools/call' || method === 'prompts/get') headers['mcp-name'] = String(params.name);
-  if (method === 'resources/read') headers['mcp-name'] = String(params.uri);
-  return { body, headers };
-}
+import { internals } from '../../src/gateway/internals.js';
 
 async function send(gw: RunningGateway, id: number | string, method: string, params?: Record<string, unknown>, extraHeaders: Record<string, string | undefined> = {}) {
-  const { body, headers } = stateless(id, method, params);
+  const { body, headers } = modernRequest(id, method, params);
   const merged: Record<string, string> = { ...headers };
   for (const [k, v] of Object.entries(extraHeaders)) {
     if (v === undefined) delete merged[k];
@@ -100,7 +86,7 @@ describe('stateless requests (2026-07-28)', () => {
     const second = await send(gw, 4, 'tools/call', { name: 'mine__pid', arguments: {} });
     const pids = [first, second].map((r) => JSON.parse(r.json.result.content[0].text).pid as number);
     expect(pids[0]).not.toBe(pids[1]);
-    await until('both workers to stop', () => gw.gateway.server.perSessionWorkers('mine') === 0, 5000);
+    await until('both workers to stop', () => internals(gw.gateway.server).perSessionWorkers('mine') === 0, 5000);
     // A 2025 session on the same endpoint still gets the same tools, in 2025 shape.
     const sid = await openSession(gw.url, '2025-11-25');
     const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
@@ -124,7 +110,7 @@ describe('stateless requests (2026-07-28)', () => {
   });
 
   it('progress arrives on an SSE reply, then the result', async () => {
-    const { body, headers } = stateless(7, 'tools/call', { name: 'slow__sleep', arguments: { ms: 200, steps: 4 }, _meta: { progressToken: 'p7' } });
+    const { body, headers } = modernRequest(7, 'tools/call', { name: 'slow__sleep', arguments: { ms: 200, steps: 4 }, _meta: { progressToken: 'p7' } });
     const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     expect(res.headers.get('x-accel-buffering')).toBe('no');
@@ -139,12 +125,12 @@ describe('stateless requests (2026-07-28)', () => {
   });
 
   it('closing the reply stream cancels the call upstream', async () => {
-    const { body, headers } = stateless('to-close', 'tools/call', { name: 'slow__sleep', arguments: { ms: 5000, steps: 50 }, _meta: { progressToken: 'pc' } });
+    const { body, headers } = modernRequest('to-close', 'tools/call', { name: 'slow__sleep', arguments: { ms: 5000, steps: 50 }, _meta: { progressToken: 'pc' } });
     const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
     const reader = new SseReader(res);
     expect(JSON.parse((await reader.next())!.data).method).toBe('notifications/progress');
     await reader.cancel();
-    await until('the gateway to drop the call', () => gw.gateway.server.inFlight === 0, 5000);
+    await until('the gateway to drop the call', () => internals(gw.gateway.server).inFlight === 0, 5000);
     const lines = readTap(tap);
     const call = lines.find((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?._meta?.progressToken !== undefined && t.message.params?.arguments?.ms === 5000);
     expect(call).toBeDefined();
@@ -177,21 +163,21 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
   const cases: Array<{ name: string; run: () => Promise<{ status: number; json: any }>; status: number; code: number; type: string }> = [
     {
       name: 'unsupported version in _meta → 400 -32022 naming what is supported and what was asked',
-      run: () => post(gw.url, stateless(20, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }),
+      run: () => post(gw.url, modernRequest(20, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }),
       status: 400,
       code: -32022,
       type: 'MODERN_UNSUPPORTED_VERSION',
     },
     {
       name: 'no client capabilities in _meta → 400 -32602',
-      run: () => post(gw.url, stateless(21, 'tools/list', {}, { 'io.modelcontextprotocol/protocolVersion': VERSION }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      run: () => post(gw.url, { jsonrpc: '2.0', id: 21, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } } }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
       status: 400,
       code: -32602,
       type: 'MODERN_META_INVALID',
     },
     {
       name: 'a bad log level in _meta → 400 -32602',
-      run: () => post(gw.url, stateless(22, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/logLevel': 'loud' }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      run: () => post(gw.url, modernRequest(22, 'tools/list', { _meta: { 'io.modelcontextprotocol/logLevel': 'loud' } }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
       status: 400,
       code: -32602,
       type: 'MODERN_META_INVALID',
@@ -227,7 +213,7 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
     { name: 'an unknown method → 404 -32601', run: () => send(gw, 33, 'tools/explode'), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
     {
       name: 'a stateless request inside a batch → 400 -32600',
-      run: () => post(gw.url, [stateless(34, 'tools/list').body], { 'mcp-protocol-version': '2025-03-26' }),
+      run: () => post(gw.url, [modernRequest(34, 'tools/list').body], { 'mcp-protocol-version': '2025-03-26' }),
       status: 400,
       code: -32600,
       type: 'INVALID_REQUEST',
@@ -246,12 +232,12 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
   }
 
   it('-32022 data lists the stateless versions (as server/discover does) and echoes the one asked for', async () => {
-    const r = await post(gw.url, stateless(40, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': '2099-01-01' }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' });
+    const r = await post(gw.url, modernRequest(40, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' });
     expect(r.json.error.data).toMatchObject({ supported: [VERSION], requested: '2099-01-01' });
   });
 
   it('a version header that disagrees with _meta is a mismatch (-32020) even when _meta names an unknown version', async () => {
-    const r = await post(gw.url, stateless(43, 'tools/list', {}, { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' });
+    const r = await post(gw.url, modernRequest(43, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' });
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: -32020, data: { type: 'HEADER_MISMATCH' } });
   });
@@ -274,14 +260,14 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
   });
 
   it('a notification under the 2026 version header is accepted (202) and changes nothing', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nothing', _meta: META } }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'notifications/cancelled' });
+    const r = await post(gw.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nothing', _meta: MODERN_META } }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'notifications/cancelled' });
     expect(r.status).toBe(202);
   });
 });
 
 describe('subscriptions/listen', () => {
   it('acknowledges what it honours, then delivers list changes tagged with the listen id', async () => {
-    const { body, headers } = stateless('listen-1', 'subscriptions/listen', { notifications: { toolsListChanged: true, resourceSubscriptions: ['echo://x'] } });
+    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', { notifications: { toolsListChanged: true, resourceSubscriptions: ['echo://x'] } });
     const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
@@ -377,7 +363,7 @@ describe('subscriptions/listen with resource subscriptions', () => {
   it('follows the resources a shared upstream can watch, acknowledges only those, and relays their updates tagged', async () => {
     const discover = (await send(fgw, 1, 'server/discover')).json.result;
     expect(discover.capabilities.resources.subscribe).toBe(true);
-    const { body, headers } = stateless('listen-r', 'subscriptions/listen', {
+    const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', {
       notifications: { resourceSubscriptions: ['test://watched-resource', 'nowhere://unknown'] },
     });
     const res = await fetch(fgw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
@@ -435,7 +421,7 @@ describe('subscriptions/listen with resources of a per-session upstream', () => 
   const workers = async () => Number(/^mcpgw_upstream_workers\{upstream="clock"\} (\d+)$/m.exec(await fetch(new URL('/metrics', cgw.base)).then((r) => r.text()))?.[1] ?? 0);
 
   async function listenTo(id: string): Promise<SseReader> {
-    const { body, headers } = stateless(id, 'subscriptions/listen', { notifications: { resourceSubscriptions: ['clock://tick'] } });
+    const { body, headers } = modernRequest(id, 'subscriptions/listen', { notifications: { resourceSubscriptions: ['clock://tick'] } });
     const res = await fetch(cgw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
     expect(res.status).toBe(200);
     const reader = new SseReader(res);

@@ -8,11 +8,11 @@ import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/observability/metrics.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { MemoryBus } from '../../src/session/memory-bus.js';
-import { MemoryEventStore } from '../../src/session/memory-event-store.js';
-import { SseWriter } from '../../src/transport/sse-writer.js';
-import { StreamFollower } from '../../src/transport/stream-follower.js';
-import { StreamServices } from '../../src/transport/stream-services.js';
+import { MemoryBus } from '../../src/cluster/memory-bus.js';
+import { MemoryEventStore } from '../../src/streams/memory-event-store.js';
+import { SseWriter } from '../../src/streams/sse-writer.js';
+import { StreamFollower } from '../../src/streams/stream-follower.js';
+import { StreamServices } from '../../src/streams/stream-services.js';
 import { parseSse } from '../support/sse.js';
 
 class FakeResponse extends EventEmitter {

@@ -19,6 +19,7 @@ import { MCP_HEADERS, exampleConfig, openSession, startGateway, type RunningGate
 import { httpUpstream } from '../support/http-upstream.js';
 import { MisbehavingUpstream } from '../support/misbehaving-upstream.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const PROTOCOL = '2025-06-18';
 const TIMEOUT_MS = 1000;
@@ -92,7 +93,7 @@ describe('an upstream that hangs', () => {
     expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     expect(ms).toBeLessThan(TIMEOUT_MS + 2000);
     await until('notifications/cancelled reached the upstream', () => upstream.cancelled.length > cancelledBefore);
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
   });
 });
 

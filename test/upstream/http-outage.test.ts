@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const TIMEOUT_MS = 3000;
 
@@ -96,7 +97,7 @@ describe('a remote upstream killed mid-load', () => {
     for (const f of failures) expect(f.ms).toBeLessThan(TIMEOUT_MS + 1000);
     const open = failures.find((f) => f.type === 'UPSTREAM_CIRCUIT_OPEN')!;
     expect(open.retryAfterMs).toBeTypeOf('number');
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
   });
 
   it('reports the upstream down in /readyz, drops its tools with list_changed, and keeps the other upstream working', async () => {

@@ -7,6 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 /** Pids of this process's children running the slow example server. */
 function slowChildren(): number[] {
@@ -45,7 +46,7 @@ describe('per-session spares', () => {
     const spares = slowChildren();
     const pid = await pidOf(await openSession(gw.url));
     expect(spares).toContain(pid);
-    expect(gw.gateway.server.perSessionWorkers('mine')).toBe(1);
+    expect(internals(gw.gateway.server).perSessionWorkers('mine')).toBe(1);
     await until('the spare taken to be replaced', () => slowChildren().length === 3);
   });
 

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { MCP_HEADERS, SLOW_SERVER, exampleConfig, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -108,7 +109,7 @@ describe('deadlines (slow at timeoutMs 300, maxTimeoutMs 1500)', () => {
     expect(reply.response.error.code).toBe(-32005);
     expect(reply.response.error.data.type).toBe('UPSTREAM_TIMEOUT');
     expect(reply.response.error.message).toContain('300 ms');
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
 
     // The worker is fine (the gateway cancelled the hung call, it did not kill anything).
     const after = await request(gw.url, sid, toolCall(2, 'slow__sleep', { ms: 10, steps: 0 }));
@@ -142,7 +143,7 @@ describe('deadlines (slow at timeoutMs 300, maxTimeoutMs 1500)', () => {
     expect(reply.progress.every((p) => p.params.progressToken === 44)).toBe(true);
     // …and never past the full 30 steps.
     expect(reply.progress.length).toBeLessThan(30);
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
   });
 });
 
@@ -205,7 +206,7 @@ describe('cancellation', () => {
     expect(reply.response.error.message).toContain('user pressed stop');
     expect(reply.progress.length).toBeGreaterThanOrEqual(1);
     expect(reply.progress.length).toBeLessThan(50);
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
 
     // Long enough for several more progress steps (100 ms apart) had the upstream kept going.
     await new Promise((r) => setTimeout(r, 600));
@@ -236,7 +237,7 @@ describe('cancellation', () => {
     const other = await openSession(gw.url, PROTOCOL);
     const requestId = 5;
     const sleeping = request(gw.url, sid, toolCall(requestId, 'slow__sleep', { ms: 400, steps: 0 }));
-    await until(() => gw.gateway.server.inFlight === 1, 5000, 'the sleep to be in flight');
+    await until(() => internals(gw.gateway.server).inFlight === 1, 5000, 'the sleep to be in flight');
 
     const cancel = (session: string, id: number) =>
       fetch(gw.url, {

@@ -14,6 +14,7 @@ import {
   stdioUpstream,
   type RunningGateway,
 } from '../support/gateway.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -89,7 +90,7 @@ describe('a worker killed mid-call', () => {
     // Requests on one worker are written in order: once `pid` answers, the worker has the sleep.
     const pid = await pidOf('slow__pid');
     expect(pid).toBe(before);
-    expect(gw.gateway.server.inFlight).toBe(1);
+    expect(internals(gw.gateway.server).inFlight).toBe(1);
     expect(isAlive(pid!)).toBe(true);
 
     const killedAt = performance.now();
@@ -114,7 +115,7 @@ describe('a worker killed mid-call', () => {
     const next = await callTool('slow__sleep', { ms: 10, steps: 0 });
     expect(next.body.error).toBeUndefined();
     expect(textOf(next.body)).toBe('slept 10ms');
-    expect(gw.gateway.server.inFlight).toBe(0);
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
   });
 
   it('fails a call whose worker exits by itself (slow__crash), and the next call succeeds on a new worker', async () => {

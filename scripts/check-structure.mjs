@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// The shape rules of src/, checked from the code itself (run in CI by .ci/run):
+//   - no file over MAX_FILE_LINES lines, no function over MAX_FUNCTION_LINES lines;
+//   - imports between folders follow the layer order below: a folder imports only from folders
+//     below it, and from the ones every layer may use (so there is no cycle between folders).
+// Prints one line per breach and a summary; exits 1 on any breach.
+//
+//   node scripts/check-structure.mjs [src]
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+const MAX_FILE_LINES = 400;
+const MAX_FUNCTION_LINES = 100;
+
+/** Top to bottom: each folder may import the folders after it. `.` is src/ itself (main.ts, app.ts). */
+const LAYERS = ['.', 'server', 'transport', 'gateway', 'modern', 'streams', 'session', 'cluster', 'redis', 'upstream', 'contracts'];
+/** Folders every layer may import; they import none of the layers (only each other, below). */
+const SHARED = ['observability', 'config', 'jsonrpc'];
+
+const root = resolve(process.argv[2] ?? 'src');
+
+/** @param {string} dir @returns {string[]} */
+function tsFiles(dir) {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return tsFiles(path);
+    return path.endsWith('.ts') && !path.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** @param {string} file */
+function folderOf(file) {
+  const rel = relative(root, file);
+  return rel.includes(sep) ? rel.split(sep)[0] : '.';
+}
+
+/** @param {string} from @param {string} to */
+function allowed(from, to) {
+  if (from === to) return true;
+  const sharedTo = SHARED.indexOf(to);
+  if (sharedTo !== -1) {
+    const sharedFrom = SHARED.indexOf(from);
+    return sharedFrom === -1 || sharedFrom < sharedTo;
+  }
+  const a = LAYERS.indexOf(from);
+  const b = LAYERS.indexOf(to);
+  return a !== -1 && b !== -1 && a < b;
+}
+
+/** @param {ts.Node} node */
+function functionName(node) {
+  const named = /** @type {{ name?: ts.Node }} */ (node).name;
+  if (named && ts.isIdentifier(named)) return named.text;
+  if (named && ts.isPrivateIdentifier(named)) return named.text;
+  if (ts.isConstructorDeclaration(node)) return 'constructor';
+  const parent = node.parent;
+  if (parent && ts.isVariableDeclaration(parent) && ts.isIdentifier(parent.name)) return parent.name.text;
+  if (parent && ts.isPropertyAssignment(parent) && ts.isIdentifier(parent.name)) return parent.name.text;
+  return '(anonymous)';
+}
+
+const breaches = [];
+let files = 0;
+let longestFile = { lines: 0, where: '' };
+let longestFunction = { lines: 0, where: '' };
+
+for (const file of tsFiles(root)) {
+  files++;
+  const text = readFileSync(file, 'utf8');
+  const rel = relative(process.cwd(), file);
+  const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+  if (lines > longestFile.lines) longestFile = { lines, where: rel };
+  if (lines > MAX_FILE_LINES) breaches.push(`${rel}: ${lines} lines (at most ${MAX_FILE_LINES})`);
+
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const from = folderOf(file);
+  /** @param {ts.Node} node */
+  const visit = (node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      const spec = node.moduleSpecifier.text;
+      if (spec.startsWith('.')) {
+        const target = resolve(dirname(file), spec);
+        const to = folderOf(target);
+        if (!allowed(from, to)) breaches.push(`${rel}: imports ${spec} (${from === '.' ? 'src' : from}/ may not import ${to}/)`);
+      }
+    }
+    if (ts.isFunctionLike(node) && 'body' in node && node.body) {
+      const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+      const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const n = end - start + 1;
+      const where = `${rel}:${start + 1} ${functionName(node)}`;
+      if (n > longestFunction.lines) longestFunction = { lines: n, where };
+      if (n > MAX_FUNCTION_LINES) breaches.push(`${where}: ${n} lines (at most ${MAX_FUNCTION_LINES})`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+}
+
+for (const b of breaches) process.stdout.write(`structure: ${b}\n`);
+process.stdout.write(
+  `structure: ${files} files; longest file ${longestFile.lines} lines (${longestFile.where}), longest function ${longestFunction.lines} lines (${longestFunction.where}); ${breaches.length} breach(es)\n`,
+);
+process.exitCode = breaches.length > 0 ? 1 : 0;

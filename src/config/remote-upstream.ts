@@ -1,0 +1,128 @@
+/**
+ * A remote MCP server, Streamable HTTP (`http`) or the 2024-11-05 HTTP+SSE transport (`sse`):
+ * its schema (with the gateway's own OAuth client, TLS, retries, breaker and pings), its types
+ * and its checks.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import { substituteEnv } from './env.js';
+import { oauthClientChecks, oauthClientCredentials } from './oauth-client.js';
+import { tlsChecks, tlsSchema } from './tls.js';
+import { commonUpstreamProperties, type WithoutNull } from './upstream-common.js';
+
+const oauthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+    ...oauthClientCredentials,
+    scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+    // RFC 8707 resource indicator: the upstream's MCP endpoint as its authorization server names it.
+    resource: { type: 'string', pattern: '^https?://' },
+  },
+  required: ['tokenUrl', 'clientId', 'clientSecret'],
+} as const;
+
+// Retries of one HTTP exchange (see upstream/retry-policy.ts for which ones).
+const retrySchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Tries after the first one; 0 turns retries off.
+    attempts: { type: 'integer', minimum: 0, maximum: 10, default: 2 },
+    initialDelayMs: { type: 'integer', minimum: 1, default: 100 },
+    maxDelayMs: { type: 'integer', minimum: 1, default: 2000 },
+  },
+  required: [],
+  default: {},
+} as const;
+
+const breakerSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Consecutive failed exchanges that open the circuit.
+    failureThreshold: { type: 'integer', minimum: 1, default: 5 },
+    // How long the circuit stays open before a probe; doubles (jittered) per failed probe, up to maxOpenMs.
+    openMs: { type: 'integer', minimum: 1, default: 5000 },
+    maxOpenMs: { type: 'integer', minimum: 1, default: 60000 },
+  },
+  required: [],
+  default: {},
+} as const;
+
+const healthSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Time between pings while the upstream is up; 0 turns pings off.
+    intervalMs: { type: 'integer', minimum: 0, default: 30000 },
+    timeoutMs: { type: 'integer', minimum: 1, default: 5000 },
+  },
+  required: [],
+  default: {},
+} as const;
+
+export const remoteUpstreamSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    ...commonUpstreamProperties,
+    transport: { type: 'string', enum: ['http', 'sse'] },
+    // The MCP endpoint (`http`), or the SSE endpoint to GET (`sse`): http(s), or a ${VAR} that
+    // must expand to one (checked after substitution).
+    url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+    // Sent with every request to the upstream (credentials of the gateway's own, never a client's).
+    headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
+    // The gateway's own OAuth client for this upstream: a bearer token by the client credentials grant.
+    oauth: oauthSchema,
+    connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
+    // For https URLs: a private CA, a client certificate (mTLS), the name to verify.
+    tls: tlsSchema,
+    retry: retrySchema,
+    breaker: breakerSchema,
+    health: healthSchema,
+  },
+  required: ['name', 'transport', 'url'],
+} as const;
+
+export type HttpUpstreamConfig = WithoutNull<FromSchema<typeof remoteUpstreamSchema>, 'prefix'>;
+export type OAuthClientConfig = FromSchema<typeof oauthSchema>;
+export type RetryConfig = FromSchema<typeof retrySchema>;
+export type BreakerConfig = FromSchema<typeof breakerSchema>;
+export type HealthConfig = FromSchema<typeof healthSchema>;
+
+// The gateway sets these itself; an override would break the protocol or the session.
+const RESERVED_HEADERS = new Set(['content-type', 'accept', 'content-length', 'host', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'connection', 'transfer-encoding']);
+
+/** `${VAR}` in the url and header values; the url must then be an http(s) URL. */
+export function remoteUpstreamChecks(u: HttpUpstreamConfig, at: string, env: NodeJS.ProcessEnv, problems: string[]): void {
+  // (A url the schema's pattern already rejected is not named twice.)
+  if (typeof u.url === 'string' && /^(https?:\/\/|\$\{)/.test(u.url)) {
+    u.url = substituteEnv(u.url, `${at}.url`, env, problems);
+    let url: URL | undefined;
+    try {
+      url = new URL(u.url);
+    } catch {
+      problems.push(`${at}.url: "${u.url}" is not a URL`);
+    }
+    if (url && url.protocol !== 'http:' && url.protocol !== 'https:') problems.push(`${at}.url: must be an http or https URL`);
+    if (url && (url.username || url.password)) problems.push(`${at}.url: must not carry credentials (use headers)`);
+  }
+  if (typeof u.headers === 'object' && u.headers !== null) {
+    for (const [k, v] of Object.entries(u.headers)) {
+      if (typeof v === 'string') u.headers[k] = substituteEnv(v, `${at}.headers.${k}`, env, problems);
+      if (RESERVED_HEADERS.has(k.toLowerCase())) problems.push(`${at}.headers.${k}: is set by the gateway and cannot be configured`);
+    }
+  }
+  if (typeof u.oauth === 'object' && u.oauth !== null) {
+    oauthClientChecks(u.oauth, 'tokenUrl', `${at}.oauth`, env, problems);
+    const named = Object.keys(u.headers ?? {}).find((k) => k.toLowerCase() === 'authorization');
+    if (named) problems.push(`${at}.headers.${named}: cannot be set with ${at}.oauth (the token goes there)`);
+  }
+  if (typeof u.tls === 'object' && u.tls !== null) {
+    tlsChecks(u.tls, `${at}.tls`, problems);
+    if (typeof u.url === 'string' && u.url.startsWith('http:')) problems.push(`${at}.tls: applies to https URLs only`);
+  }
+  if (u.breaker && u.breaker.openMs > u.breaker.maxOpenMs) problems.push(`${at}.breaker.openMs: must be <= breaker.maxOpenMs (${u.breaker.maxOpenMs})`);
+  if (u.retry && u.retry.initialDelayMs > u.retry.maxDelayMs) problems.push(`${at}.retry.initialDelayMs: must be <= retry.maxDelayMs (${u.retry.maxDelayMs})`);
+}

@@ -1,0 +1,65 @@
+/** What every upstream has, whatever its transport: the keys' schema (the pool's too) and their checks. */
+import type { FromSchema } from 'json-schema-to-ts';
+
+export const poolSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    min: { type: 'integer', minimum: 0, default: 1 },
+    // mode per-session, stdio: processes started ahead of the sessions (or stateless requests) that will use them.
+    spares: { type: 'integer', minimum: 0, maximum: 16, default: 1 },
+    max: { type: 'integer', minimum: 1, default: 4 },
+    maxInFlight: { type: 'integer', minimum: 1, default: 32 },
+    queueSize: { type: 'integer', minimum: 0, default: 1000 },
+    queueTimeoutMs: { type: 'integer', minimum: 1, default: 5000 },
+    idleTimeoutMs: { type: 'integer', minimum: 1000, default: 300000 },
+  },
+  required: [],
+} as const;
+
+export type PoolConfig = FromSchema<typeof poolSchema>;
+
+/** Spread into each transport's schema, so each one names every key it accepts. */
+export const commonUpstreamProperties = {
+  name: { type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64 },
+  mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
+  pool: { ...poolSchema, default: {} },
+  timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
+  maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
+  // null (a YAML key with no value) is taken as not set: see dropNullKeys.
+  prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
+  // /readyz fails while this upstream is down (default: only while it is still starting).
+  required: { type: 'boolean', default: false },
+  // tools/call arguments are checked against the tool's inputSchema before they reach the upstream.
+  validateArguments: { type: 'boolean', default: true },
+  // Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters).
+  tools: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      allow: { type: 'array', items: { type: 'string', minLength: 1 } },
+      deny: { type: 'array', items: { type: 'string', minLength: 1 } },
+    },
+    required: [],
+  },
+} as const;
+
+/**
+ * A derived upstream type with `keys` no longer nullable: the schema accepts null there (a YAML
+ * key with no value), and dropNullKeys removes such a key before the config is handed on.
+ */
+export type WithoutNull<T, K extends keyof T> = Omit<T, K> & { [P in K]?: Exclude<T[P], null> };
+
+/** What every upstream has, whatever its transport. */
+export type UpstreamCommon = WithoutNull<FromSchema<{ type: 'object'; additionalProperties: false; properties: typeof commonUpstreamProperties; required: ['name'] }>, 'prefix'>;
+
+/** A null key means "not set", as its absence does (`prefix ?? name`; spawn's cwd): the key goes, so the types need no null. */
+export function dropNullKeys(u: Record<string, unknown>, keys: readonly string[]): void {
+  for (const key of keys) if (u[key] === null) delete u[key];
+}
+
+/** Bounds that must come in order. */
+export function commonUpstreamChecks(u: UpstreamCommon, at: string, problems: string[]): void {
+  if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
+  if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
+}

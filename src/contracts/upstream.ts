@@ -1,0 +1,93 @@
+import type { JsonRpcNotification } from '../jsonrpc/messages.js';
+
+/** What an upstream told us in its initialize result. */
+export interface UpstreamServerInfo {
+  protocolVersion: string;
+  capabilities: Record<string, unknown>;
+  serverInfo: { name: string; version: string; [key: string]: unknown };
+  instructions?: string;
+}
+
+export type McpResult = Record<string, unknown>;
+
+export interface CallOptions {
+  /**
+   * Notifications the upstream relates to this call (progress). A progress token in the
+   * call's `_meta` is replaced by one unique on this connection and restored on the way back,
+   * so many clients can share one connection with colliding tokens.
+   */
+  onNotification?: (notification: JsonRpcNotification) => void;
+}
+
+/** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */
+export interface PerSessionCallOptions extends CallOptions {
+  /**
+   * A stateless retry that carries `requestState`: it continues the call its input-required
+   * chain is running instead of starting one. Upstreams never see it.
+   */
+  continuation?: boolean;
+}
+
+/** One request in flight on an upstream. */
+export interface UpstreamCall {
+  readonly promise: Promise<McpResult>;
+  /** Tells the upstream (notifications/cancelled) and rejects the promise with `error`. */
+  cancel(error: Error): void;
+}
+
+/**
+ * One connection to an MCP server: a child process or a remote session. The pool owns many of
+ * these; nothing here knows about HTTP clients or gateway sessions.
+ */
+export interface Upstream {
+  readonly label: string;
+  readonly inFlight: number;
+  readonly info: UpstreamServerInfo | undefined;
+  start(): Promise<UpstreamServerInfo>;
+  /**
+   * Starts what can start before the client is known (a process and its runtime), so that a
+   * later start() only initializes. Absent where there is nothing to start ahead (HTTP).
+   */
+  prewarm?(): void;
+  call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
+  /** Stops the connection and everything it started; pending calls fail at once. */
+  close(): Promise<void>;
+  /** Fires once, when the connection ends for any reason other than close(). */
+  onExit(listener: (reason: string) => void): void;
+  /** Fires after every call settles, so the pool can hand out the freed slot. */
+  onCallSettled(listener: () => void): void;
+}
+
+/** The identity the gateway presents to upstreams it initializes itself. */
+export interface ClientIdentity {
+  clientInfo: { name: string; version: string };
+  capabilities: Record<string, unknown>;
+  protocolVersion: string;
+}
+
+/**
+ * The client side of an upstream connection: where the requests an upstream sends its client
+ * (sampling, elicitation, roots) and its unrelated notifications (logging, list_changed) go.
+ */
+export interface UpstreamPeer {
+  /** `signal` aborts when the worker that asked stops: the request ends then, answered or not. */
+  request(method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult>;
+  notification(notification: JsonRpcNotification): void;
+}
+
+/** What it takes to continue an upstream session without a new initialize. */
+export interface UpstreamResumeState {
+  sessionId: string;
+  info: UpstreamServerInfo;
+}
+
+/**
+ * Remembers a per-session worker's upstream session (an HTTP `Mcp-Session-Id`) beside the
+ * client's session, so the replica that re-creates the worker after its owner died continues
+ * the same upstream session instead of starting a new one.
+ */
+export interface UpstreamSessionMemory {
+  recall(): Promise<UpstreamResumeState | undefined>;
+  /** undefined: the upstream session ended; the next worker starts a new one. Settles (never rejects) once recorded. */
+  remember(state: UpstreamResumeState | undefined): Promise<void>;
+}

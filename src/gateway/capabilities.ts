@@ -1,0 +1,59 @@
+// What the virtual server says about itself: the capabilities merged from its upstreams, their
+// instructions, and the initialize and server/discover results built from them.
+import { isObject } from '../jsonrpc/messages.js';
+import { MODERN_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
+import type { McpResult, UpstreamServerInfo } from '../contracts/upstream.js';
+import { offersSubscriptions, upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
+
+export class Capabilities {
+  constructor(
+    private readonly upstreams: ReadonlyMap<string, UpstreamEntry>,
+    private readonly serverInfo: { name: string; version: string },
+  ) {}
+
+  initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
+    const protocolVersion = negotiateVersion(params?.protocolVersion);
+    return { protocolVersion, result: this.#withInstructions({ protocolVersion, capabilities: this.merged(false), serverInfo: this.serverInfo }) };
+  }
+
+  /** What a 2026-07-28 client learns instead of initializing. */
+  discover(): McpResult {
+    return this.#withInstructions({ supportedVersions: [...MODERN_VERSIONS], capabilities: this.merged(true) });
+  }
+
+  /** What the virtual server offers; `stateless`: to 2026-07-28 clients. */
+  merged(stateless: boolean): Record<string, unknown> {
+    const capabilities: Record<string, unknown> = {};
+    for (const [, info] of this.#upstreamInfos()) {
+      // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
+      if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
+      if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
+      if (isObject(info.capabilities.resources)) {
+        const resources = (capabilities.resources ?? { listChanged: true }) as Record<string, unknown>;
+        // Stateless clients subscribe on a listen stream (see watchResources).
+        if (offersSubscriptions(info)) resources.subscribe = true;
+        capabilities.resources = resources;
+      }
+      if (info.capabilities.completions !== undefined) capabilities.completions = {};
+      // Stateless requests get no log messages (none asks with a log level the gateway honours).
+      if (info.capabilities.logging !== undefined && !stateless) capabilities.logging = {};
+    }
+    return capabilities;
+  }
+
+  /** The upstreams' instructions, each under its upstream's name. */
+  #withInstructions(result: McpResult): McpResult {
+    const parts: string[] = [];
+    for (const [name, info] of this.#upstreamInfos()) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
+    if (parts.length > 0) result.instructions = parts.join('\n\n');
+    return result;
+  }
+
+  /** Upstreams that are up, with what they said at initialize. */
+  *#upstreamInfos(): Generator<[string, UpstreamServerInfo]> {
+    for (const [name, entry] of this.upstreams) {
+      const info = upstreamInfo(entry);
+      if (info) yield [name, info];
+    }
+  }
+}

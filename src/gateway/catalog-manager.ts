@@ -1,0 +1,158 @@
+// Keeps the catalog current: loads every upstream's lists, refreshes them when they change or an
+// upstream comes up, hides upstreams that are down, and builds each Catalog version with its
+// tools' argument checks.
+import type { Logger } from 'pino';
+import type { ClientIdentity, UpstreamCall } from '../contracts/upstream.js';
+import { ArgumentValidator } from './argument-validator.js';
+import { Catalog, LISTS, entriesOf, type ListKind, type UpstreamLists } from './catalog.js';
+import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
+
+const MAX_LIST_PAGES = 100;
+
+export interface CatalogManagerOptions {
+  upstreams: ReadonlyMap<string, UpstreamEntry>;
+  /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
+  probeIdentity: ClientIdentity;
+  log: Logger;
+}
+
+export class CatalogManager {
+  #catalog = new Catalog([]);
+  readonly #lists = new Map<string, UpstreamLists>();
+  readonly #listChangedListeners: Array<(method: string) => void> = [];
+  /** Remote upstreams whose circuit is open: out of the catalog until they recover. */
+  readonly #down = new Set<string>();
+  #started = false;
+  readonly #arguments: ArgumentValidator;
+
+  constructor(private readonly options: CatalogManagerOptions) {
+    this.#arguments = new ArgumentValidator({ log: options.log, enabled: (upstream) => options.upstreams.get(upstream)?.validateArguments !== false });
+  }
+
+  /** The current version: a request reads it once and keeps it, a refresh swaps in the next. */
+  get catalog(): Catalog {
+    return this.#catalog;
+  }
+
+  /**
+   * Starts every upstream pool and builds the catalog from the ones that came up. An upstream
+   * that fails to start is retried in the background and joins the catalog when it does; a
+   * name collision between upstreams is a start-up error, thrown as soon as it shows.
+   */
+  async start(): Promise<void> {
+    const { upstreams, log } = this.options;
+    await Promise.all(
+      [...upstreams].map(async ([name, entry]) => {
+        if (entry.mode === 'shared') {
+          entry.pool.onInfo(() => {
+            // An upstream that was down at start-up: add its lists once it is up.
+            if (this.#started && !this.#lists.has(name)) this.refreshLater(name);
+          });
+        }
+        try {
+          this.#lists.set(name, await this.#loadLists(name, entry));
+        } catch (err) {
+          log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'upstream unavailable at start-up; retrying in the background');
+          return;
+        }
+        // A collision ends start-up as soon as the second list is in, not after the slowest upstream.
+        this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+      }),
+    );
+    this.#catalog = this.#buildCatalog(this.#lists);
+    this.#started = true;
+  }
+
+  /** Called with a list_changed method after the merged catalog changed. */
+  onListChanged(listener: (method: string) => void): void {
+    this.#listChangedListeners.push(listener);
+  }
+
+  /** Reloads an upstream's lists in the background (`method`: the list_changed it sent, if any). */
+  refreshLater(name: string, method?: string): void {
+    void this.#refresh(name, method).catch((err: unknown) =>
+      this.options.log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'catalog refresh failed'),
+    );
+  }
+
+  /**
+   * A remote upstream went down (its tools, prompts and resources leave the catalog, and every
+   * session hears list_changed) or came back (they are listed again, with list_changed).
+   */
+  setAvailable(upstream: string, available: boolean): void {
+    if (available === !this.#down.has(upstream)) return;
+    if (available) this.#down.delete(upstream);
+    else this.#down.add(upstream);
+    const lists = this.#lists.get(upstream);
+    if (lists) {
+      // Its routes stay: a call to one of its tools fails fast with the upstream's own error.
+      this.#catalog = this.#buildCatalog(this.#lists);
+      this.options.log.warn({ upstream }, available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed');
+      const methods: string[] = [];
+      if (lists.lists.tools?.length) methods.push('notifications/tools/list_changed');
+      if (lists.lists.prompts?.length) methods.push('notifications/prompts/list_changed');
+      if (lists.lists.resources?.length || lists.lists.resourceTemplates?.length) methods.push('notifications/resources/list_changed');
+      this.#announce(methods);
+    }
+    // It may come back with other lists (or, down at start-up, with its first ones).
+    if (available) this.refreshLater(upstream);
+  }
+
+  #announce(methods: readonly string[]): void {
+    for (const m of methods) for (const l of this.#listChangedListeners) l(m);
+  }
+
+  /** A new catalog version; its tools keep the compiled argument checks of unchanged schemas. */
+  #buildCatalog(lists: ReadonlyMap<string, UpstreamLists>): Catalog {
+    const checks = this.#arguments.nextVersion();
+    const catalog = new Catalog([...lists.values()], this.#down, checks);
+    checks.commit();
+    return catalog;
+  }
+
+  /** Lists from a shared pool, or from a probe worker for a per-session upstream. */
+  #loadLists(name: string, entry: UpstreamEntry): Promise<UpstreamLists> {
+    if (entry.mode === 'shared') {
+      return entry.pool.start().then(() => this.#fetchLists(name, entry, (m, p) => entry.pool.call(m, p)));
+    }
+    return entry.workers.probe(this.options.probeIdentity, (probe) => this.#fetchLists(name, entry, (m, p) => probe.call(m, p)));
+  }
+
+  async #fetchLists(
+    name: string,
+    entry: UpstreamEntry,
+    call: (method: string, params: Record<string, unknown> | undefined) => UpstreamCall,
+  ): Promise<UpstreamLists> {
+    const info = upstreamInfo(entry);
+    const lists: UpstreamLists['lists'] = {};
+    for (const kind of Object.keys(LISTS) as ListKind[]) {
+      const spec = LISTS[kind];
+      if (!info || info.capabilities[spec.capability] === undefined) continue;
+      const all: Array<Record<string, unknown>> = [];
+      let cursor: unknown;
+      for (let page = 0; page < MAX_LIST_PAGES; page++) {
+        const result = await call(spec.method, cursor === undefined ? undefined : { cursor }).promise;
+        all.push(...entriesOf(kind, result));
+        cursor = result.nextCursor;
+        if (typeof cursor !== 'string' || cursor === '') break;
+      }
+      lists[kind] = kind === 'tools' && entry.offersTool ? all.filter((t) => typeof t.name === 'string' && entry.offersTool!(t.name)) : all;
+    }
+    return { name, prefix: entry.prefix, lists };
+  }
+
+  async #refresh(name: string, method?: string): Promise<void> {
+    const entry = this.options.upstreams.get(name);
+    if (!entry) return;
+    const lists = await this.#loadLists(name, entry);
+    const next = new Map(this.#lists).set(name, lists);
+    try {
+      this.#catalog = this.#buildCatalog(next);
+      this.#lists.set(name, lists);
+      this.options.log.info({ upstream: name }, 'catalog refreshed');
+      this.#announce(method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+    } catch (err) {
+      this.options.log.error({ upstream: name, err: (err as Error).message }, 'upstream left out of the catalog');
+    }
+  }
+}

@@ -1,0 +1,292 @@
+// Answers what a client sends: each request's method goes to its handler, and calls go to the
+// upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
+// on other replicas); every request's duration and audit line are recorded here.
+import type { Logger } from 'pino';
+import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { LOG_LEVELS } from '../jsonrpc/meta-keys.js';
+import { isKnownMethod } from '../jsonrpc/params-schemas.js';
+import type { AuditLog } from '../observability/audit.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js';
+import type { Bus } from '../cluster/bus.js';
+import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
+import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
+import { requestKey, type RequestContext } from '../contracts/request-context.js';
+import type { Capabilities } from './capabilities.js';
+import { LISTS, type ListKind, type Route } from './catalog.js';
+import type { CatalogManager } from './catalog-manager.js';
+import { InFlightTable } from './in-flight.js';
+import { paginate } from './pagination.js';
+import type { PerSessionRouter } from './per-session-router.js';
+import type { Subscriptions } from './subscriptions.js';
+import type { UpstreamEntry } from './upstream-entry.js';
+
+export interface DispatcherOptions {
+  upstreams: ReadonlyMap<string, UpstreamEntry>;
+  /** Calls on per-session workers, wherever their owner replica is. */
+  perSession: PerSessionRouter;
+  /** Carries cancellations to the replica that holds the request (no affinity between replicas). */
+  bus: Bus;
+  catalogs: CatalogManager;
+  capabilities: Capabilities;
+  subscriptions: Subscriptions;
+  /** How results leave for stateless (2026-07-28) clients. */
+  statelessResults: StatelessResults;
+  pageSize: number;
+  log: Logger;
+  metrics: Metrics;
+  /** One line per audited request, when `audit.methods` names any. */
+  audit?: AuditLog | undefined;
+}
+
+// Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
+const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
+  ['tools/list', 'tools'],
+  ['prompts/list', 'prompts'],
+  ['resources/list', 'resources'],
+  ['resources/templates/list', 'resourceTemplates'],
+]);
+
+const OTHER_LABEL = '_other';
+
+/** Shared by every retry without a progress token: nothing to allocate per call. */
+const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
+
+export class Dispatcher {
+  readonly #inFlight = new InFlightTable();
+  #unsubscribeCancels: (() => Promise<void>) | undefined;
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  /** Client requests forwarded and not yet answered, on this replica. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  async start(): Promise<void> {
+    this.#unsubscribeCancels = await subscribeRemoteCancels(this.options.bus, this.options.log, (cancel) => this.#onRemoteCancel(cancel));
+  }
+
+  async close(): Promise<void> {
+    await this.#unsubscribeCancels?.().catch(() => undefined);
+    this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
+  }
+
+  /** Ends everything in flight for a scope (a session was deleted or expired). */
+  releaseScope(scope: string): void {
+    this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+  }
+
+  async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+    const started = performance.now();
+    let tool = '';
+    let errorType = '';
+    let result: McpResult | undefined;
+    try {
+      if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
+      result = await this.#dispatch(ctx, request);
+      return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
+    } catch (err) {
+      const error = toErrorObject(err);
+      errorType = err instanceof GatewayError ? err.type : errorCodeLabel(error.code);
+      if (!(err instanceof GatewayError) && !(err instanceof UpstreamRpcError)) {
+        this.options.log.error({ err, method: request.method }, 'unexpected error handling a request');
+      }
+      return errorResponse(request.id, error) as JsonRpcResponse;
+    } finally {
+      const seconds = (performance.now() - started) / 1000;
+      this.options.metrics.operationDuration.observe(
+        // Label values a client chooses are bounded: unknown methods share one series.
+        { mcp_method_name: isKnownMethod(request.method) ? request.method : OTHER_LABEL, gen_ai_tool_name: tool && this.options.catalogs.catalog.tool(tool) ? tool : '', error_type: errorType },
+        seconds,
+      );
+      const audit = this.options.audit;
+      if (audit?.covers(request.method)) {
+        const params = request.params;
+        const target = typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined;
+        audit.record({
+          method: request.method,
+          target,
+          principal: ctx.principal,
+          session: ctx.stateless ? undefined : ctx.scope,
+          stateless: ctx.stateless,
+          outcome: errorType || 'ok',
+          ...(result?.isError === true ? { toolError: true } : {}),
+          durationMs: Math.round(seconds * 1e4) / 10,
+        });
+      }
+    }
+  }
+
+  handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void {
+    if (notification.method === 'notifications/cancelled') {
+      const id = notification.params?.requestId;
+      if (typeof id !== 'string' && typeof id !== 'number') return;
+      const reason = notification.params?.reason;
+      const message = typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined;
+      if (!this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
+        // Not here: the request may be in flight on another replica.
+        publishRemoteCancel(this.options.bus, { scope: ctx.scope, requestId: id, ...(message ? { message } : {}) });
+      }
+    }
+    // notifications/initialized, roots/list_changed and the like need no action in shared mode.
+  }
+
+  /** The client's answer to a request an upstream sent it. */
+  handleResponse(ctx: RequestContext, response: JsonRpcResponse): void {
+    if (!this.options.perSession.handleResponse(ctx.scope, response)) {
+      this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
+    }
+  }
+
+  /** A client's notifications/cancelled that reached a replica not holding the request. */
+  #onRemoteCancel(cancel: RemoteCancel): void {
+    this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
+  }
+
+  async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const params = request.params;
+    const catalog = this.options.catalogs.catalog;
+    const listKind = LIST_METHODS.get(request.method);
+    if (listKind) {
+      const all = catalog.list(listKind);
+      const mayCall = ctx.mayCall;
+      const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
+      const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
+    }
+    switch (request.method) {
+      case 'ping':
+        return {};
+      case 'server/discover':
+        if (!ctx.stateless) break;
+        return this.options.capabilities.discover();
+      case 'tools/call': {
+        const route = catalog.tool(requireString(params, 'name'));
+        // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
+        route?.arguments?.check(params?.arguments);
+        return this.#forwardNamed(ctx, request, route, 'Unknown tool');
+      }
+      case 'prompts/get':
+        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt');
+      case 'resources/read': {
+        const uri = requireString(params, 'uri');
+        const route = catalog.resource(uri);
+        if (!route) throw resourceNotFound(ctx, uri);
+        return this.#forward(ctx, request, route.upstream, params);
+      }
+      case 'resources/subscribe':
+      case 'resources/unsubscribe':
+        return this.#subscription(ctx, request);
+      case 'logging/setLevel':
+        return this.#setLevel(ctx, request);
+      case 'completion/complete':
+        return this.#complete(ctx, request);
+      case 'initialize':
+        throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
+    }
+    throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
+  }
+
+  async #subscription(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const uri = requireString(request.params, 'uri');
+    const route = this.options.catalogs.catalog.resource(uri);
+    if (!route) throw resourceNotFound(ctx, uri);
+    const result = await this.#forward(ctx, request, route.upstream, request.params);
+    this.options.subscriptions.record(ctx, request.method, route.upstream, uri);
+    return result;
+  }
+
+  async #setLevel(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const level = requireString(request.params, 'level');
+    if (!LOG_LEVELS.includes(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
+    // Only a session's own workers take its level; a shared worker's level would be everyone's.
+    const own = [...this.options.upstreams].filter(([, e]) => e.mode === 'per-session' && e.workers.workerOf(ctx.scope));
+    await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));
+    return {};
+  }
+
+  #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
+    if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
+    return this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+  }
+
+  #complete(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const ref = request.params?.ref;
+    if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
+    const catalog = this.options.catalogs.catalog;
+    if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
+      const route = catalog.prompt(ref.name);
+      if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
+      return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, name: route.original } });
+    }
+    if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+      const route = catalog.resource(ref.uri);
+      if (!route) throw resourceNotFound(ctx, ref.uri);
+      return this.#forward(ctx, request, route.upstream, request.params);
+    }
+    throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
+  }
+
+  async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+    const entry = this.options.upstreams.get(upstream);
+    if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
+    const key = requestKey(ctx.scope, request.id);
+    if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
+    let continuation = false;
+    if (ctx.stateless) {
+      if (request.params?.requestState !== undefined) {
+        // Only a per-session call can be waiting for input; the retry continues it.
+        if (entry.mode !== 'per-session') throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
+        // The params as sent (inputResponses, requestState, progressToken), names as the upstream has them.
+        continuation = true;
+      } else {
+        params = upstreamParams(params);
+      }
+    }
+    const tracked = this.#inFlight.begin(key, entry.deadline);
+    const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
+    const options: PerSessionCallOptions | undefined = wantsProgress
+      ? {
+          onNotification: (n) => {
+            tracked.touch();
+            ctx.sink.send(n);
+          },
+          continuation,
+        }
+      : continuation
+        ? CONTINUATION
+        : undefined;
+    if (entry.mode === 'shared') {
+      try {
+        tracked.call = entry.pool.call(request.method, params, options);
+        return await tracked.call.promise;
+      } finally {
+        this.#inFlight.end(key, tracked);
+      }
+    }
+    try {
+      return await this.options.perSession.call(ctx, upstream, request.method, params, options, (call) => {
+        tracked.call = call;
+      });
+    } finally {
+      this.#inFlight.end(key, tracked);
+    }
+  }
+}
+
+/** An upstream's own error code as a label: JSON-RPC's reserved range by number, anything else as one value. */
+function errorCodeLabel(code: number): string {
+  return Number.isInteger(code) && code >= -32768 && code <= -32000 ? String(code) : OTHER_LABEL;
+}
+
+function requireString(params: Record<string, unknown> | undefined, key: string): string {
+  const v = params?.[key];
+  if (typeof v !== 'string') throw new GatewayError('INVALID_PARAMS', `params.${key} must be a string`);
+  return v;
+}
+
+function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
+  return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+}

@@ -1,0 +1,58 @@
+// The 2026-07-28 era's shapes at the gateway's edge: how a result leaves for a stateless client,
+// and how a stateless request's params reach a 2025 upstream.
+import { isObject } from '../jsonrpc/messages.js';
+import { META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
+import type { McpResult } from '../contracts/upstream.js';
+import type { RequestContext } from '../contracts/request-context.js';
+
+/** Stateless results that carry cache hints, and which TTL applies to each. */
+const CACHEABLE: ReadonlyMap<string, 'list' | 'read'> = new Map([
+  ['server/discover', 'list'],
+  ['tools/list', 'list'],
+  ['prompts/list', 'list'],
+  ['resources/list', 'list'],
+  ['resources/templates/list', 'list'],
+  ['resources/read', 'read'],
+]);
+
+export interface StatelessResultOptions {
+  serverInfo: { name: string; version: string };
+  /** Cache hints on stateless (2026-07-28) results. */
+  caching: { listTtlMs: number; readTtlMs: number };
+}
+
+/**
+ * Results as 2026-07-28 has them: `resultType`, the server's identity in `_meta`, and cache
+ * hints on discover, lists and reads (public while every client sees the same catalog,
+ * private once the tool list depends on the token's scopes; a read is the upstream's data,
+ * so private).
+ */
+export class StatelessResults {
+  constructor(private readonly options: StatelessResultOptions) {}
+
+  shape(ctx: RequestContext, method: string, result: McpResult): McpResult {
+    const { serverInfo, caching } = this.options;
+    const meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: serverInfo } : { [META.serverInfo]: serverInfo };
+    const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
+    // An input-required result is the middle of a request, never to be cached.
+    const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE.get(method);
+    if (cacheable === 'list') Object.assign(shaped, { ttlMs: caching.listTtlMs, cacheScope: ctx.mayCall ? 'private' : 'public' });
+    else if (cacheable === 'read') Object.assign(shaped, { ttlMs: caching.readTtlMs, cacheScope: 'private' });
+    return shaped;
+  }
+}
+
+/**
+ * A stateless request's params as a 2025 upstream may see them: without the `_meta` fields that
+ * describe the client's request to the gateway (its version, capabilities, identity) and
+ * without input-required round trip fields, which the gateway never asked for.
+ */
+export function upstreamParams(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (!params) return params;
+  const { _meta: meta, inputResponses: _responses, requestState: _state, ...rest } = params;
+  if (!isObject(meta)) return rest;
+  // Keys are the client's: on a plain object "__proto__" would set the prototype, not a key.
+  const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) kept[k] = v;
+  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+}

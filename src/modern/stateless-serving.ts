@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import { ERRORS, GatewayError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { paramsProblem } from '../jsonrpc/params-schemas.js';
+import type { SseWriter } from '../streams/sse-writer.js';
+import { honouredListChanges, type ListenStreams } from './listen-streams.js';
+import type { MirroredParam } from './mirrored-params.js';
+import { checkMirroredParams, readModernMeta, type HeaderLookup, type ModernMeta } from './request-meta.js';
+
+/** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
+const STATELESS_METHODS = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'completion/complete',
+  'subscriptions/listen',
+]);
+
+/**
+ * What serving stateless requests asks of the virtual server (the gateway's McpHandler has it).
+ * Declared here, by shape, because modern/ sits below gateway/ and must not import it.
+ */
+export interface StatelessHandler {
+  capabilities(stateless: boolean): Record<string, unknown>;
+  mirroredParams(tool: string): readonly MirroredParam[];
+  watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[];
+  releaseScope(scope: string): void;
+}
+
+/** Errors about a stateless request are in-band (200), but for the one the spec gives 400. */
+export function statelessStatus(response: JsonRpcResponse): number {
+  return 'error' in response && response.error.code === ERRORS.MISSING_CLIENT_CAPABILITY.code ? ERRORS.MISSING_CLIENT_CAPABILITY.httpStatus : 200;
+}
+
+/**
+ * The 2026-07-28 side of the endpoint: everything a stateless request needs is in its own
+ * `_meta` and headers; no session is read or made. This checks such a request, builds its
+ * RequestContext, names its scope, and serves `subscriptions/listen`. The HTTP reply itself
+ * (JSON or an unrecorded SSE stream, in-flight bounds) is the transport's.
+ */
+export class StatelessServing {
+  /** Stateless requests get a scope of their own: unique on this replica, never stored. */
+  readonly #scopePrefix = `~${randomUUID().slice(0, 8)}.`;
+  #nextScope = 0;
+
+  constructor(
+    private readonly handler: StatelessHandler,
+    /** subscriptions/listen streams of stateless clients. */
+    private readonly listens: ListenStreams,
+  ) {}
+
+  /**
+   * The request's method, `_meta`, params and mirrored headers, checked in that order; throws
+   * the GatewayError to answer with. `header` reads the request's headers.
+   */
+  admit(message: JsonRpcRequest, header: HeaderLookup): ModernMeta {
+    if (!STATELESS_METHODS.has(message.method)) throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
+    const meta = readModernMeta(message, header);
+    const problem = paramsProblem(message.method, message.params);
+    if (problem) throw new GatewayError('INVALID_PARAMS', `Invalid params: ${problem}`);
+    if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
+      checkMirroredParams(message.params.arguments, this.handler.mirroredParams(message.params.name), header);
+    }
+    return meta;
+  }
+
+  /** A fresh scope for one stateless request (its ids are unique only within it). */
+  newScope(): string {
+    return this.#scopePrefix + this.#nextScope++;
+  }
+
+  /** The RequestContext of a stateless request: read from its `_meta`, answered on `sink`. */
+  context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink): RequestContext {
+    return { ...meta, principal, mayCall, stateless: true, scope, sink, sessionSink: undefined };
+  }
+
+  /**
+   * subscriptions/listen: list changes the virtual server has, and updates of the resources its
+   * upstreams can watch; the acknowledgement names exactly those. `ctx` is the listener's (made
+   * with no reply sink); `open` opens the SSE reply, once the acknowledgement is known.
+   */
+  listen(message: JsonRpcRequest, ctx: RequestContext, open: () => SseWriter): void {
+    const requested = isObject(message.params?.notifications) ? message.params.notifications : {};
+    const honoured = honouredListChanges(requested, this.handler.capabilities(true));
+    // The virtual server learns the stream's sink below; the URIs it can watch are known first, for the acknowledgement.
+    let deliver: MessageSink | undefined;
+    const uris = this.handler.watchResources(ctx, requested.resourceSubscriptions, { send: (m) => deliver?.send(m) ?? false });
+    if (uris.length > 0) honoured.resourceSubscriptions = uris;
+    const sse = open();
+    deliver = this.listens.open(sse, message.id, honoured);
+    sse.onClose(() => this.handler.releaseScope(ctx.scope));
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * What the data path tells the world, as `diagnostics_channel` events (as undici and pino do):
+ * metrics, the audit log and (next) tracing subscribe; the data path imports no metrics module
+ * and calls no logger for them. One channel per kind of event, named `mcpgw:<area>:<event>`.
+ *
+ * Channels are process-wide, and tests run several gateways in one process: every message
+ * carries its gateway's id, and each gateway's subscribers take only their own. A publisher
+ * holds a DataPathEvents for its gateway; a publish with no subscriber costs one boolean test.
+ */
+import { channel, type Channel } from 'node:diagnostics_channel';
+
+/** A request the virtual server answered (result or error). */
+export interface RequestEnd {
+  method: string;
+  /** tools/call: the tool's name as clients see it, when the catalog has it; else ''. */
+  tool: string;
+  /** '' on success; the error table's name, or an upstream's code. */
+  errorType: string;
+  seconds: number;
+  principal: string | undefined;
+  /** The session (2025) or the request's own scope (stateless). */
+  scope: string;
+  stateless: boolean;
+  /** The tool or prompt name, or the resource URI, as the client sent it. */
+  target: string | undefined;
+  /** A tool ran and reported its own failure (`isError: true`). */
+  toolError: boolean;
+}
+
+export interface EventMap {
+  'request:end': RequestEnd;
+  /** The transport refused a request before the virtual server saw it. */
+  'transport:rejection': { errorType: string };
+  'stream:open': { kind: string };
+  'stream:close': { kind: string };
+  'stream:resumption': { outcome: string };
+  'stream:failure': { component: string; operation: string };
+  'connection:refused': Record<string, never>;
+  'token:introspection': { outcome: string };
+  'upstream:workers': { upstream: string; count: number };
+  'upstream:restart': { upstream: string };
+  'upstream:start-failure': { upstream: string };
+  'upstream:stdout-garbage': { upstream: string };
+  'upstream:retry': { upstream: string; reason: string };
+  'upstream:circuit': { upstream: string; state: (typeof CIRCUIT_STATES)[number] };
+  'pool:queue': { upstream: string; depth: number };
+  'pool:rejection': { upstream: string; reason: string };
+}
+
+export type EventName = keyof EventMap;
+
+/** The states `upstream:circuit` reports (a remote upstream's circuit breaker). */
+export const CIRCUIT_STATES = ['closed', 'open', 'half-open'] as const;
+
+/** Every message on a channel: the event's own fields and the gateway that published it. */
+export type Published<K extends EventName> = EventMap[K] & { gateway: string };
+
+const channels = new Map<EventName, Channel>();
+
+/** The process-wide channel of one event kind (also for subscribers outside the gateway). */
+export function eventChannel(name: EventName): Channel {
+  let ch = channels.get(name);
+  if (!ch) {
+    ch = channel(`mcpgw:${name}`);
+    channels.set(name, ch);
+  }
+  return ch;
+}
+
+/** One gateway's publisher: what the data path is handed instead of metrics. */
+export class DataPathEvents {
+  constructor(readonly gateway: string) {}
+
+  emit<K extends EventName>(name: K, message: EventMap[K]): void {
+    const ch = eventChannel(name);
+    if (ch.hasSubscribers) ch.publish({ ...message, gateway: this.gateway });
+  }
+}
+
+/**
+ * Subscribes `handlers` to this gateway's events (others' are skipped); returns the unsubscribe.
+ */
+export function subscribe(gateway: string, handlers: { [K in EventName]?: (message: EventMap[K]) => void }): () => void {
+  const undo: Array<() => void> = [];
+  for (const name of Object.keys(handlers) as EventName[]) {
+    const handler = handlers[name] as (message: unknown) => void;
+    const listener = (message: unknown) => {
+      if ((message as { gateway?: string }).gateway === gateway) handler(message);
+    };
+    const ch = eventChannel(name);
+    ch.subscribe(listener);
+    undo.push(() => ch.unsubscribe(listener));
+  }
+  return () => {
+    for (const u of undo) u();
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * The gateway's own subscribers of its data-path events (events.ts): Prometheus metrics and the
+ * audit log. Label values a client chooses were bounded by the publisher (method `_other`, tools
+ * only from the catalog); nothing here adds a session or request id to a label.
+ */
+import type { AuditLog } from './audit.js';
+import { CIRCUIT_STATES, subscribe } from './events.js';
+import type { Metrics } from './metrics.js';
+
+export function subscribeMetrics(gateway: string, metrics: Metrics): () => void {
+  return subscribe(gateway, {
+    'request:end': (e) => metrics.operationDuration.observe({ mcp_method_name: e.method, gen_ai_tool_name: e.tool, error_type: e.errorType }, e.seconds),
+    'transport:rejection': (e) => metrics.transportRejections.inc({ error_type: e.errorType }),
+    'stream:open': (e) => metrics.sseStreamsOpen.inc({ kind: e.kind }),
+    'stream:close': (e) => metrics.sseStreamsOpen.dec({ kind: e.kind }),
+    'stream:resumption': (e) => metrics.streamResumptions.inc({ outcome: e.outcome }),
+    'stream:failure': (e) => metrics.streamFailures.inc({ component: e.component, operation: e.operation }),
+    'connection:refused': () => metrics.connectionsRefused.inc(),
+    'token:introspection': (e) => metrics.tokenIntrospections.inc({ outcome: e.outcome }),
+    'upstream:workers': (e) => metrics.upstreamWorkers.set({ upstream: e.upstream }, e.count),
+    'upstream:restart': (e) => metrics.upstreamRestarts.inc({ upstream: e.upstream }),
+    'upstream:start-failure': (e) => metrics.upstreamStartFailures.inc({ upstream: e.upstream }),
+    'upstream:stdout-garbage': (e) => metrics.upstreamStdoutGarbage.inc({ upstream: e.upstream }),
+    'upstream:retry': (e) => metrics.upstreamRetries.inc({ upstream: e.upstream, reason: e.reason }),
+    // A state set: 1 for the current state, 0 for the others.
+    'upstream:circuit': (e) => {
+      for (const state of CIRCUIT_STATES) metrics.upstreamCircuitState.set({ upstream: e.upstream, state }, state === e.state ? 1 : 0);
+    },
+    'pool:queue': (e) => metrics.poolQueueDepth.set({ upstream: e.upstream }, e.depth),
+    'pool:rejection': (e) => metrics.poolRejections.inc({ upstream: e.upstream, reason: e.reason }),
+  });
+}
+
+/** One audit line per request of an audited method (`audit.methods`). */
+export function subscribeAudit(gateway: string, audit: AuditLog): () => void {
+  return subscribe(gateway, {
+    'request:end': (e) => {
+      if (!audit.covers(e.method)) return;
+      audit.record({
+        method: e.method,
+        target: e.target,
+        principal: e.principal,
+        session: e.stateless ? undefined : e.scope,
+        stateless: e.stateless,
+        outcome: e.errorType || 'ok',
+        ...(e.toolError ? { toolError: true } : {}),
+        durationMs: Math.round(e.seconds * 1e4) / 10,
+      });
+    },
+  });
+}

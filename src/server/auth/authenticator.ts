@@ -1,0 +1,126 @@
+import type { FastifyInstance } from 'fastify';
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import type { AuthConfig } from '../../config/schema.js';
+import { toolFilter } from '../../config/tool-filter.js';
+import { AuthChallenge } from '../../jsonrpc/errors.js';
+import type { Logger } from '../../observability/logger.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { Authenticator } from '../../contracts/authenticator.js';
+import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
+
+/**
+ * The gateway as an OAuth 2.1 resource server (MCP authorization): every request to the MCP
+ * endpoint carries a bearer token issued for this gateway (`aud`), by the configured issuer,
+ * unexpired, with the required scopes: a JWT signed with one of the issuer's published keys
+ * (`jwt`), or any token the authorization server vouches for when asked (`introspection`,
+ * RFC 7662). The token stays here: upstreams get their own configured credentials, never the
+ * client's token.
+ */
+export function createAuthenticator(config: AuthConfig, log?: Logger, metrics?: Metrics): Authenticator | undefined {
+  if (config.mode === 'none') return undefined;
+  const resource = config.resource!;
+  const audience = config.audience ?? resource;
+  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, metrics);
+  // Principals name their issuer: an introspection answer need not, so its server stands in.
+  const defaultIssuer = config.issuer ?? (config.introspection ? new URL(config.introspection.url).origin : '');
+  const metadataUrl = protectedResourceMetadataUrl(resource);
+  const challenge = (params: string) => `Bearer resource_metadata="${metadataUrl}"${params ? `, ${params}` : ''}`;
+  const scopeHint = config.requiredScopes.length > 0 ? `, scope="${config.requiredScopes.join(' ')}"` : '';
+  const toolRules = config.toolScopes.map((rule) => ({ matches: toolFilter({ allow: rule.tools }), scopes: rule.scopes }));
+
+  return {
+    async authenticate(authorization) {
+      const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? '');
+      if (!match) {
+        // No credentials at all: the challenge names where to learn how to get some (RFC 9728).
+        throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: a bearer token is required', challenge(scopeHint.slice(2)));
+      }
+      let payload: TokenClaims;
+      try {
+        payload = await verify(match[1]!);
+      } catch (err) {
+        // Anything else (the authorization server unreachable) is not the token's fault.
+        if (!(err instanceof InvalidToken)) throw err;
+        throw new AuthChallenge('UNAUTHORIZED', `Unauthorized: ${err.reason}`, challenge(`error="invalid_token", error_description="${err.reason}"`));
+      }
+      const granted = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ') : []);
+      const missing = config.requiredScopes.filter((s) => !granted.has(s));
+      if (missing.length > 0) {
+        throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: the token lacks the scope ${missing.join(' ')}`, challenge(`error="insufficient_scope"${scopeHint}`));
+      }
+      if (typeof payload.sub !== 'string' || payload.sub === '') {
+        throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
+      }
+      return { principal: `${typeof payload.iss === 'string' ? payload.iss : defaultIssuer} ${payload.sub}`, scopes: granted };
+    },
+
+    toolPolicy(identity) {
+      if (toolRules.length === 0) return undefined;
+      return (tool) => toolRules.every((r) => !r.matches(tool) || r.scopes.every((s) => identity.scopes.has(s)));
+    },
+
+    authorizeTool(identity, tool) {
+      const missing = toolRules.filter((r) => r.matches(tool)).flatMap((r) => r.scopes.filter((s) => !identity.scopes.has(s)));
+      if (missing.length === 0) return;
+      const needed = [...new Set(missing)].join(' ');
+      throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: calling ${tool} needs the scope ${needed}`, challenge(`error="insufficient_scope", scope="${needed}"`));
+    },
+  };
+}
+
+function jwtVerifier(config: AuthConfig, audience: string): (token: string) => Promise<TokenClaims> {
+  const keys = createRemoteJWKSet(new URL(config.jwksUrl!));
+  return async (token) => {
+    try {
+      // RFC 9068 requires exp of a JWT access token: one without it would be good forever.
+      const { payload } = await jwtVerify(token, keys, { issuer: config.issuer!, audience, clockTolerance: config.clockToleranceSeconds, requiredClaims: ['exp'] });
+      return payload satisfies JWTPayload;
+    } catch (err) {
+      throw new InvalidToken(jwtRejection(err));
+    }
+  };
+}
+
+function jwtRejection(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return 'the token has expired';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return err.reason === 'missing' ? `the token has no ${err.claim} claim` : `the token's ${err.claim} claim is not accepted`;
+  return 'the token is not valid';
+}
+
+/** RFC 7662 answers carry iss and aud only optionally: checked when present. */
+function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined, metrics: Metrics | undefined): (token: string) => Promise<TokenClaims> {
+  const introspection = config.introspection!;
+  const introspect = createIntrospector({ ...introspection, log, onOutcome: (outcome) => metrics?.tokenIntrospections.inc({ outcome }) });
+  return async (token) => {
+    const claims = await introspect(token);
+    if (config.issuer !== undefined && claims.iss !== undefined && claims.iss !== config.issuer) throw new InvalidToken("the token's iss claim is not accepted");
+    if (claims.aud !== undefined) {
+      const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+      if (!audiences.includes(audience)) throw new InvalidToken("the token's aud claim is not accepted");
+    }
+    return claims;
+  };
+}
+
+/** RFC 9728: the metadata of `https://host/mcp` lives at `https://host/.well-known/oauth-protected-resource/mcp`. */
+function protectedResourceMetadataUrl(resource: string): string {
+  const url = new URL(resource);
+  const path = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+  return `${url.origin}/.well-known/oauth-protected-resource${path}`;
+}
+
+/** Serves the protected resource metadata: what a client needs to find the authorization server. */
+export function registerProtectedResourceMetadata(app: FastifyInstance, config: AuthConfig): void {
+  if (config.mode === 'none') return;
+  // Every scope a challenge of this gateway can name: the required ones and each tool's.
+  const scopes = [...new Set([...config.requiredScopes, ...config.toolScopes.flatMap((rule) => rule.scopes)])];
+  const document = {
+    resource: config.resource,
+    authorization_servers: config.authorizationServers,
+    bearer_methods_supported: ['header'],
+    ...(scopes.length > 0 ? { scopes_supported: scopes } : {}),
+  };
+  const path = new URL(protectedResourceMetadataUrl(config.resource!)).pathname;
+  // Both the path-specific location and the root one: clients try either.
+  for (const p of new Set([path, '/.well-known/oauth-protected-resource'])) app.get(p, async () => document);
+}

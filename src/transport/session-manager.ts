@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ClientInfo } from '../contracts/request-context.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcId } from '../jsonrpc/messages.js';
+import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import { Rejection } from './error-reply.js';
+
+/**
+ * The 2025 sessions of the Streamable HTTP transport in the SessionStore: opened by initialize
+ * (bound to the principal that sent it), loaded by the Mcp-Session-Id header for that principal
+ * only, ended by DELETE or by expiry. A store that cannot be reached is SESSION_STORE_UNAVAILABLE,
+ * from one place (`#unavailable`).
+ */
+export class SessionManager {
+  readonly #store: SessionStore;
+  readonly #ended: (sessionId: string) => void;
+
+  /** `ended` runs once a session is gone (deleted or expired): what it holds on this replica goes. */
+  constructor(store: SessionStore, ended: (sessionId: string) => void) {
+    this.#store = store;
+    this.#ended = ended;
+    store.onExpired(ended);
+  }
+
+  /**
+   * A new session for an initialize request (`id`), already answered by the virtual server at
+   * `protocolVersion`. The store's own refusals (its session limits) reach the client as they are.
+   */
+  async create(params: Record<string, unknown>, protocolVersion: string, principal: string | undefined, id: JsonRpcId, log: FastifyBaseLogger): Promise<SessionRecord> {
+    const clientInfo = isObject(params.clientInfo) ? (params.clientInfo as ClientInfo) : undefined;
+    const session: SessionRecord = {
+      id: randomUUID(),
+      protocolVersion,
+      clientCapabilities: isObject(params.capabilities) ? params.capabilities : {},
+      clientInfo,
+      initialized: false,
+      createdAt: Date.now(),
+    };
+    if (principal !== undefined) session.principal = principal;
+    try {
+      await this.#store.create(session);
+    } catch (err) {
+      if (err instanceof GatewayError) throw new Rejection(err.type, err.message, id, err.detail);
+      throw this.#unavailable(err, log, id);
+    }
+    log.info({ session: session.id, client: clientInfo?.name, version: protocolVersion }, 'session opened');
+    return session;
+  }
+
+  /** The session `sessionId` (the Mcp-Session-Id header) names, if `principal` opened it. */
+  async load(sessionId: string | undefined, principal: string | undefined, log: FastifyBaseLogger): Promise<SessionRecord> {
+    if (!sessionId) throw new Rejection('SESSION_ID_REQUIRED');
+    let session: SessionRecord | undefined;
+    try {
+      session = await this.#store.get(sessionId);
+    } catch (err) {
+      throw this.#unavailable(err, log);
+    }
+    // Another principal's session is not theirs to learn exists.
+    if (!session || session.principal !== principal) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    return session;
+  }
+
+  /** The client sent notifications/initialized: remembered, best effort (nothing waits for it). */
+  markInitialized(session: SessionRecord, log: FastifyBaseLogger): void {
+    if (session.initialized) return;
+    this.#store.update(session.id, { initialized: true }).catch((err: unknown) => log.warn({ err }, 'session update failed'));
+  }
+
+  /** DELETE of a loaded session: gone from the store, then ended here. */
+  async delete(session: SessionRecord, log: FastifyBaseLogger): Promise<void> {
+    let deleted: boolean;
+    try {
+      deleted = await this.#store.delete(session.id);
+    } catch (err) {
+      throw this.#unavailable(err, log);
+    }
+    if (!deleted) throw new Rejection('SESSION_NOT_FOUND');
+    this.#ended(session.id);
+    log.info({ session: session.id }, 'session deleted');
+  }
+
+  #unavailable(err: unknown, log: FastifyBaseLogger, id: JsonRpcId | null = null): Rejection {
+    log.error({ err }, 'session store failure');
+    return new Rejection('SESSION_STORE_UNAVAILABLE', undefined, id);
+  }
+}

@@ -1,0 +1,215 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import { Pool, type Dispatcher } from 'undici';
+import type { HttpUpstreamConfig } from '../../config/schema.js';
+import { tlsConnectOptions } from '../../config/tls-files.js';
+import type { Metrics } from '../../observability/metrics.js';
+import type { Abort } from '../abort.js';
+import { CircuitBreaker } from '../circuit-breaker.js';
+import { ClientCredentials } from '../client-credentials.js';
+import { ResponseBody } from './response-body.js';
+import { ExchangeFailure } from '../retry-policy.js';
+
+/** Node and undici error codes that mean no connection was made: the request never left. */
+const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_OSSL_)/;
+
+export interface EndpointRequest {
+  method: 'GET' | 'POST' | 'DELETE';
+  url: URL;
+  headers: Record<string, string>;
+  body?: string;
+  abort: Abort;
+}
+
+export interface EndpointResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: ResponseBody;
+}
+
+/**
+ * The HTTP side of one remote upstream, shared by all its workers: one undici connection pool
+ * to its origin (keep-alive), its configured headers and its circuit breaker. undici's own
+ * timeouts are off: its bodyTimeout would kill quiet SSE streams and its headersTimeout a slow
+ * JSON reply, so callers keep idle timers of their own; only connecting has a deadline here.
+ */
+export class HttpEndpoint {
+  readonly url: URL;
+  readonly breaker: CircuitBreaker;
+  readonly #pool: Pool;
+  readonly #path: string;
+  readonly #hasHeaders: boolean;
+  readonly #credentials: ClientCredentials | undefined;
+
+  constructor(
+    readonly config: HttpUpstreamConfig,
+    readonly log: Logger,
+    readonly metrics: Metrics,
+  ) {
+    this.url = new URL(config.url);
+    this.#path = this.url.pathname + this.url.search;
+    this.#hasHeaders = Object.keys(config.headers).length > 0;
+    this.#credentials = config.oauth ? new ClientCredentials(config.oauth) : undefined;
+    this.breaker = new CircuitBreaker(config.name, config.breaker);
+    this.#pool = new Pool(this.url.origin, {
+      connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
+      headersTimeout: 0,
+      bodyTimeout: 0,
+    });
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /**
+   * One HTTP exchange, refused at once while the circuit is open. A failure to connect or a
+   * broken connection is thrown as an ExchangeFailure and counted by the breaker; an abort
+   * rejects with (and fails a body being read with) the abort's reason. What the answer means
+   * is the caller's to judge (and report).
+   */
+  request(req: EndpointRequest): Promise<EndpointResponse> {
+    if (req.url.origin !== this.url.origin) return Promise.reject(new ExchangeFailure('protocol', `refusing to send to another origin (${req.url.origin})`));
+    try {
+      this.breaker.check();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.#credentials ? this.#authorized(req, this.#credentials) : this.#exchange(req);
+  }
+
+  /**
+   * With the gateway's own token. A 401 means the upstream no longer takes it (revoked, keys
+   * rotated): one new token, one more try; a second 401 is the caller's to report.
+   */
+  async #authorized(req: EndpointRequest, credentials: ClientCredentials): Promise<EndpointResponse> {
+    const token = async () => {
+      try {
+        return await credentials.authorization();
+      } catch (err) {
+        if (err instanceof ExchangeFailure) this.breaker.failure(err.message);
+        throw err;
+      }
+    };
+    const first = await token();
+    const res = await this.#exchange(req, first);
+    if (res.status !== 401) return res;
+    await res.body.dump();
+    credentials.invalidate(first);
+    return this.#exchange(req, await token());
+  }
+
+  #exchange(req: EndpointRequest, authorization?: string): Promise<EndpointResponse> {
+    return new Promise((resolve, reject) => {
+      const handler = new ExchangeHandler(req.abort, resolve, (err) => {
+        if (req.abort.aborted) return reject(req.abort.reason);
+        const failure = classify(err);
+        this.breaker.failure(failure.message);
+        reject(failure);
+      });
+      let headers = this.#hasHeaders ? { ...this.config.headers, ...req.headers } : req.headers;
+      if (authorization !== undefined) headers = { ...headers, authorization };
+      const path = req.url === this.url ? this.#path : req.url.pathname + req.url.search;
+      this.#pool.dispatch({ method: req.method, path, headers, body: req.body ?? null }, handler);
+    });
+  }
+
+  /** Ends every connection at once: open SSE streams would keep a graceful close waiting. */
+  async close(): Promise<void> {
+    this.breaker.close();
+    await this.#pool.destroy().catch(() => undefined);
+  }
+}
+
+/**
+ * undici's dispatch API, not its request(): request() wraps every response in a Readable, and
+ * that stream, its async iteration and an AbortSignal cost ~70 µs of CPU per upstream call
+ * against ~25 µs this way (measured side by side on loopback).
+ */
+class ExchangeHandler implements Dispatcher.DispatchHandler {
+  #controller: Dispatcher.DispatchController | undefined;
+  #body: ResponseBody | undefined;
+  #settled = false;
+  readonly #unlisten: () => void;
+
+  constructor(
+    private readonly abort: Abort,
+    private readonly resolve: (res: EndpointResponse) => void,
+    private readonly reject: (err: unknown) => void,
+  ) {
+    this.#unlisten = abort.listen((reason) => {
+      if (this.#controller) this.#controller.abort(reason instanceof Error ? reason : new Error('aborted'));
+      // Still queued for a connection: the caller hears now, undici when it gets one.
+      else this.#fail(reason);
+    });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.abort.aborted) controller.abort(new Error('aborted'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#body = new ResponseBody(controller);
+    this.resolve({ status: statusCode, headers, body: this.#body });
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#body?.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    this.#unlisten();
+    this.#body?.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.#fail(err);
+  }
+
+  #fail(err: unknown): void {
+    this.#unlisten();
+    const reason = this.abort.aborted ? this.abort.reason : err;
+    if (this.#body) this.#body.fail(reason);
+    else if (!this.#settled) {
+      this.#settled = true;
+      this.reject(reason);
+    }
+  }
+}
+
+function classify(err: unknown): ExchangeFailure {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  if (typeof code === 'string' && CONNECT_CODES.has(code)) return new ExchangeFailure('connect', `cannot connect (${code}: ${message})`);
+  // A failed TLS handshake (certificate not trusted, wrong name, client certificate refused):
+  // no request reached the upstream.
+  if (typeof code === 'string' && TLS_CODE.test(code)) return new ExchangeFailure('connect', `TLS handshake failed (${code}: ${message})`);
+  // HPE_*: what came back is not HTTP at all.
+  if (typeof code === 'string' && code.startsWith('HPE_')) return new ExchangeFailure('protocol', `answered with something that is not HTTP (${code})`);
+  return new ExchangeFailure('sent', `connection failed (${typeof code === 'string' ? `${code}: ` : ''}${message})`);
+}
+
+export function headerValue(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** The media type, lower case, without parameters. */
+export function mediaType(headers: IncomingHttpHeaders): string {
+  return (headerValue(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Retry-After in ms (seconds or an HTTP date), capped; undefined when absent or unreadable. */
+export function retryAfterMs(headers: IncomingHttpHeaders, capMs = 60_000): number | undefined {
+  const v = headerValue(headers, 'retry-after');
+  if (!v) return undefined;
+  const seconds = Number(v);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(v) - Date.now();
+  return Number.isFinite(ms) ? Math.min(capMs, Math.max(0, Math.round(ms))) : undefined;
+}
+

@@ -1,0 +1,168 @@
+import { GatewayError } from '../../jsonrpc/errors.js';
+import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
+import type { Abort } from '../abort.js';
+import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
+import { IdleTimer } from '../idle-timer.js';
+import type { JsonRpcConnection } from '../json-rpc-connection.js';
+import { ExchangeFailure } from '../retry-policy.js';
+import { messageData, readSse } from './sse-reader.js';
+
+/** Once the answer is in, how long an SSE reply may take to end by itself before we cut it. */
+const LINGER_MS = 1000;
+
+/** Why an exchange was aborted when it was not a failure of the upstream (`error`: the caller's reason). */
+export class Cancelled {
+  constructor(readonly error: Error | undefined) {}
+}
+const ANSWERED = new Cancelled(undefined);
+
+export type Outcome =
+  | { kind: 'done' }
+  /** The upstream no longer knows the session the exchange used (`generation`: which one). */
+  | { kind: 'session-lost'; generation: number }
+  /** The SSE reply ended before the answer; `lastEventId` names where to resume, when it can be. */
+  | { kind: 'cut'; lastEventId: string | undefined; retryMs: number | undefined; progressed: boolean }
+  | { kind: 'failed'; failure: ExchangeFailure | GatewayError };
+
+export interface ExchangeRequest {
+  endpoint: HttpEndpoint;
+  connection: JsonRpcConnection;
+  message: JsonRpcMessage;
+  /** Our id when `message` is a request (its answer is owed on this reply). */
+  id: number | undefined;
+  method: string | undefined;
+  /** The session's headers; none for initialize. */
+  sessionHeaders: Record<string, string>;
+  generation: number;
+  /** Resume the reply stream after this event id (a GET) instead of POSTing `message`. */
+  resumeFrom: string | undefined;
+  abort: Abort;
+  /** The Mcp-Session-Id an initialize reply carries. */
+  onSessionId(sessionId: string | undefined): void;
+}
+
+/**
+ * One HTTP exchange of a Streamable HTTP session: the POST of one message, or the GET that
+ * resumes its reply. What comes back (a JSON body, or the events of an SSE reply) goes into
+ * the connection; the outcome says what the caller must do next. Each failure is reported to
+ * the circuit breaker once: connection failures by the endpoint, the rest here.
+ */
+export async function exchange(req: ExchangeRequest): Promise<Outcome> {
+  const { endpoint, abort, resumeFrom } = req;
+  const { timeoutMs, maxTimeoutMs } = endpoint.config;
+  const timer = new IdleTimer(timeoutMs, maxTimeoutMs, (hard) =>
+    abort.abort(new ExchangeFailure('timeout', hard ? `no answer within the hard limit of ${maxTimeoutMs} ms` : `no answer within ${timeoutMs} ms`)),
+  );
+  try {
+    let res: EndpointResponse;
+    try {
+      res = await endpoint.request(
+        resumeFrom !== undefined
+          ? { method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders }, abort }
+          : {
+              method: 'POST',
+              url: endpoint.url,
+              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders },
+              body: JSON.stringify(req.message),
+              abort,
+            },
+      );
+    } catch (err) {
+      // Connection failures were counted by the endpoint; an abort is judged below.
+      if (abort.aborted) throw err;
+      return { kind: 'failed', failure: err as ExchangeFailure | GatewayError };
+    }
+    timer.touch();
+    return await onReply(req, res, timer);
+  } catch (err) {
+    const reason: unknown = abort.aborted ? abort.reason : err;
+    if (reason instanceof Cancelled) {
+      // A caller that timed out says as much about the upstream as our own timer would.
+      if (reason.error instanceof GatewayError && reason.error.type === 'UPSTREAM_TIMEOUT') endpoint.breaker.failure(reason.error.message);
+      return { kind: 'done' };
+    }
+    const failure =
+      reason instanceof ExchangeFailure ? reason : new ExchangeFailure('sent', `connection broke while reading the answer (${reason instanceof Error ? reason.message : String(reason)})`);
+    if (failure.countsAsFailure) endpoint.breaker.failure(failure.message);
+    return { kind: 'failed', failure };
+  } finally {
+    timer.clear();
+  }
+}
+
+async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleTimer): Promise<Outcome> {
+  const { endpoint, connection, id } = req;
+  const { breaker } = endpoint;
+  if (res.status === 202 || res.status === 204) {
+    await res.body.dump();
+    if (id !== undefined) throw new ExchangeFailure('protocol', `answered a request with HTTP ${res.status} and no response`);
+    breaker.success();
+    return { kind: 'done' };
+  }
+  if (res.status < 200 || res.status >= 300) {
+    const text = await res.body.snippet();
+    // 404 is the spec's "session gone"; servers built on the SDK's examples say 400 "No valid session ID".
+    if (req.sessionHeaders['mcp-session-id'] !== undefined && (res.status === 404 || (res.status === 400 && /session/i.test(text)))) {
+      breaker.success();
+      return { kind: 'session-lost', generation: req.generation };
+    }
+    throw new ExchangeFailure('status', `answered HTTP ${res.status}${text ? `: ${text}` : ''}`, res.status, retryAfterMs(res.headers));
+  }
+  if (id === undefined) {
+    // A notification or an answer of ours was taken (the spec says 202; any 2xx will do).
+    await res.body.dump();
+    breaker.success();
+    return { kind: 'done' };
+  }
+  if (req.method === 'initialize') req.onSessionId(headerValue(res.headers, 'mcp-session-id'));
+  const type = mediaType(res.headers);
+  if (type === 'application/json') {
+    const text = await res.body.text(undefined, () => timer.touch());
+    const messages = parseMessages(text);
+    if (!messages) throw new ExchangeFailure('protocol', `answered with a body that is not JSON (${text.slice(0, 100)})`);
+    for (const m of messages) connection.receive(m);
+    if (connection.has(id)) throw new ExchangeFailure('protocol', 'answered without a JSON-RPC response to the request');
+    breaker.success();
+    return { kind: 'done' };
+  }
+  if (type !== 'text/event-stream') throw new ExchangeFailure('protocol', `answered with content type "${type || '(none)'}"`);
+  // It answered like an MCP server; what its stream does next is judged as it goes.
+  breaker.success();
+  return readSseReply(req, res, timer);
+}
+
+async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleTimer): Promise<Outcome> {
+  const { connection, id, abort } = req;
+  let lastEventId: string | undefined;
+  let retryMs: number | undefined;
+  let progressed = false;
+  let linger: NodeJS.Timeout | undefined;
+  try {
+    await readSse(res.body, {
+      onActivity: () => timer.touch(),
+      onRetry: (ms) => {
+        retryMs = ms;
+      },
+      onEvent: (event) => {
+        if (event.id !== undefined) lastEventId = event.id;
+        const data = messageData(event);
+        if (data === undefined) return;
+        const messages = parseMessages(data);
+        if (!messages) throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
+        progressed = true;
+        for (const m of messages) connection.receive(m);
+        if (id !== undefined && !connection.has(id) && linger === undefined) {
+          linger = setTimeout(() => abort.abort(ANSWERED), LINGER_MS);
+          linger.unref();
+        }
+      },
+    });
+  } catch (err) {
+    if (abort.aborted || err instanceof ExchangeFailure) throw err;
+    // The stream broke; whether that matters depends on whether the answer is still owed.
+  } finally {
+    clearTimeout(linger);
+  }
+  if (id !== undefined && connection.has(id)) return { kind: 'cut', lastEventId, retryMs, progressed };
+  return { kind: 'done' };
+}

@@ -1,0 +1,308 @@
+import type { Logger } from 'pino';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
+import { Abort } from '../abort.js';
+import { Backoff } from '../backoff.js';
+import { failedCall } from '../../contracts/deferred-call.js';
+import type { HttpEndpoint } from './http-endpoint.js';
+import { Cancelled, exchange, type Outcome } from './http-exchange.js';
+import { ListenStream } from './http-get-stream.js';
+import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
+import { BaseUpstream } from '../base-upstream.js';
+import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
+
+const DELETE_TIMEOUT_MS = 2000;
+
+export interface HttpUpstreamOptions {
+  endpoint: HttpEndpoint;
+  identity: ClientIdentity;
+  log: Logger;
+  index: number | string;
+  peer: UpstreamPeer;
+  /** Open the GET stream for the upstream's own messages (off for the health probe). */
+  listen?: boolean;
+  /** Continue a remembered upstream session instead of initializing (per-session workers). */
+  memory?: UpstreamSessionMemory;
+}
+
+/**
+ * One upstream MCP session over Streamable HTTP (2025-03-26 … 2025-11-25): a "worker" of the
+ * pool. Every outgoing message is a POST; what comes back (a JSON body, or the events of an
+ * SSE reply) goes into the same JsonRpcConnection stdio uses, so id and progress-token
+ * remapping, server-to-client requests and notifications work alike for both. A 404 for the
+ * session re-initializes it once (one re-initialization for all calls that hit it) and sends
+ * again what the upstream had not started.
+ */
+export class HttpUpstream extends BaseUpstream {
+  readonly #endpoint: HttpEndpoint;
+  readonly #aborts = new Map<number, Abort>();
+  #sessionId: string | undefined;
+  #protocolVersion: string | undefined;
+  /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
+  #generation = 0;
+  #reinit: Promise<void> | undefined;
+  #stream: ListenStream | undefined;
+  #closed = false;
+  #exited = false;
+
+  constructor(private readonly options: HttpUpstreamOptions) {
+    super(`${options.endpoint.name}#${options.index}`, options.peer, options.log);
+    this.#endpoint = options.endpoint;
+  }
+
+  /** The upstream's Mcp-Session-Id (undefined for a server without sessions). */
+  get sessionId(): string | undefined {
+    return this.#sessionId;
+  }
+
+  async start(): Promise<UpstreamServerInfo> {
+    try {
+      this.serverInfo = (await this.#resume()) ?? (await this.#initialize());
+    } catch (err) {
+      await this.close();
+      throw err;
+    }
+    this.#openStream();
+    this.options.log.info({ upstream: this.label, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion, session: this.#sessionId }, 'upstream ready');
+    return this.serverInfo;
+  }
+
+  call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+    const { breaker, metrics } = this.#endpoint;
+    if (breaker.state === 'open') {
+      metrics.poolRejections.inc({ upstream: this.#endpoint.name, reason: 'circuit_open' });
+      return failedCall(breaker.openError());
+    }
+    const call = this.connection.call(method, params, options);
+    return {
+      promise: call.promise,
+      cancel: (error) => {
+        const abort = this.#aborts.get(call.id);
+        call.cancel(error);
+        abort?.abort(new Cancelled(error));
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#stop(new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} is shutting down`));
+    if (this.#sessionId === undefined || this.#exited) return;
+    // Settled before close() is: a worker started after this one must not find this session recorded.
+    const forgotten = this.options.memory?.remember(undefined);
+    // Ends the session upstream; a server that cannot be reached or refuses is no reason to wait.
+    const abort = new Abort();
+    const timer = setTimeout(() => abort.abort(), DELETE_TIMEOUT_MS);
+    try {
+      const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), abort });
+      await res.body.dump();
+    } catch {
+      /* ignored */
+    } finally {
+      clearTimeout(timer);
+    }
+    await forgotten;
+  }
+
+  #stop(error: GatewayError): void {
+    this.#stream?.stop();
+    this.connection.close(error);
+    for (const abort of this.#aborts.values()) abort.abort(new Cancelled(error));
+  }
+
+  /** The session is gone for good (re-initializing failed): the pool starts another worker. */
+  #die(reason: string): void {
+    if (this.#exited || this.#closed) return;
+    this.#exited = true;
+    this.#stop(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
+    this.options.log.warn({ upstream: this.label, reason }, 'upstream session lost');
+    this.emitExit(reason);
+  }
+
+  /** The session another replica's worker left behind, if any: used as it is (a 404 later re-initializes). */
+  async #resume(): Promise<UpstreamServerInfo | undefined> {
+    const saved = await this.options.memory?.recall().catch(() => undefined);
+    if (!saved) return undefined;
+    this.#sessionId = saved.sessionId;
+    this.#protocolVersion = saved.info.protocolVersion;
+    this.options.log.info({ upstream: this.label, session: saved.sessionId }, 'continuing the upstream session of a worker that ran on another replica');
+    return saved.info;
+  }
+
+  async #initialize(): Promise<UpstreamServerInfo> {
+    const call = this.connection.call('initialize', initializeParams(this.options.identity));
+    const timer = setTimeout(
+      () => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `${this.label} did not answer initialize in time`)),
+      startTimeoutMs(this.#endpoint.config.timeoutMs),
+    );
+    let info: UpstreamServerInfo;
+    try {
+      info = parseInitializeResult(await call.promise);
+    } finally {
+      clearTimeout(timer);
+    }
+    this.#protocolVersion = info.protocolVersion;
+    this.#generation++;
+    // Awaited, so nothing else reaches the new session before it knows it is initialized.
+    await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} lost its session during initialization`);
+    if (this.#sessionId !== undefined) void this.options.memory?.remember({ sessionId: this.#sessionId, info });
+    return info;
+  }
+
+  /** One re-initialization for every exchange that found the session gone (singleflight). */
+  async #reinitialize(seenGeneration: number): Promise<void> {
+    if (this.#generation !== seenGeneration) return this.#reinit;
+    this.#reinit ??= (async () => {
+      this.options.log.warn({ upstream: this.label, session: this.#sessionId }, 'upstream session expired; initializing a new one');
+      this.#stream?.stop();
+      this.#stream = undefined;
+      this.#sessionId = undefined;
+      try {
+        this.serverInfo = await this.#initialize();
+      } catch (err) {
+        this.#die(`lost its session and could not start another (${err instanceof Error ? err.message : String(err)})`);
+        throw err;
+      }
+      this.#openStream();
+    })().finally(() => {
+      this.#reinit = undefined;
+    });
+    return this.#reinit;
+  }
+
+  #openStream(): void {
+    const caps = this.serverInfo?.capabilities ?? {};
+    const wants = (c: unknown, key: string) => typeof c === 'object' && c !== null && (c as Record<string, unknown>)[key] === true;
+    const useful =
+      wants(caps.tools, 'listChanged') || wants(caps.prompts, 'listChanged') || wants(caps.resources, 'listChanged') || wants(caps.resources, 'subscribe') || caps.logging !== undefined;
+    if (this.options.listen === false || !useful || this.#closed || this.#exited) return;
+    const generation = this.#generation;
+    this.#stream = new ListenStream({
+      label: this.label,
+      endpoint: this.#endpoint,
+      headers: () => this.#sessionHeaders(),
+      onMessage: (m) => this.connection.receive(m),
+      onSessionLost: () => void this.#reinitialize(generation).catch(() => undefined),
+      log: this.options.log,
+    });
+    this.#stream.start();
+  }
+
+  protected send(message: JsonRpcMessage): void {
+    this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
+  }
+
+  #sessionHeaders(): Record<string, string> {
+    const headers: Record<string, string> = {};
+    if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId;
+    if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
+    return headers;
+  }
+
+  /**
+   * Sends one message until it is delivered, retried as the retry policy allows, or failed:
+   * a request's failure rejects its call with a typed gateway error.
+   */
+  async #deliver(message: JsonRpcMessage): Promise<void> {
+    const method = 'method' in message ? message.method : undefined;
+    const id = method !== undefined && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
+    const { retry } = this.#endpoint.config;
+    const backoff = new Backoff({ initialMs: retry.initialDelayMs, maxMs: retry.maxDelayMs });
+    let retries = 0;
+    let resumes = 0;
+    let resendAfterReinit = true;
+    let resumeFrom: string | undefined;
+    for (;;) {
+      if ((id !== undefined && !this.connection.has(id)) || this.#closed || this.#exited) return;
+      let outcome: Outcome;
+      try {
+        // A new session must be initialized before anything but its own handshake reaches it.
+        if (method !== 'initialize' && method !== 'notifications/initialized' && this.#reinit) await this.#reinit;
+        outcome = await this.#exchange(message, id, method, resumeFrom);
+      } catch (err) {
+        outcome = { kind: 'failed', failure: err instanceof GatewayError || err instanceof ExchangeFailure ? err : new ExchangeFailure('sent', String(err)) };
+      }
+      resumeFrom = undefined;
+      if (outcome.kind === 'done') return;
+      if (outcome.kind === 'session-lost') {
+        // Gone again right after a new initialize (or during its handshake): it will not hold one.
+        if (!resendAfterReinit || method === 'notifications/initialized') {
+          this.#die('lost its new session at once');
+          return;
+        }
+        resendAfterReinit = false;
+        try {
+          await this.#reinitialize(outcome.generation);
+        } catch {
+          return; // #die failed every call, this one included
+        }
+        // What the old session was told (a cancellation, an answer) means nothing to the new one.
+        if (id === undefined) return;
+        continue;
+      }
+      if (outcome.kind === 'cut') {
+        if (outcome.progressed) resumes = 0;
+        // The server closed the reply stream but named its events: resume it with a GET.
+        if (outcome.lastEventId !== undefined && resumes < Math.max(1, retry.attempts)) {
+          resumes++;
+          resumeFrom = outcome.lastEventId;
+          this.#endpoint.metrics.upstreamRetries.inc({ upstream: this.#endpoint.name, reason: 'resume' });
+          await sleep(outcome.retryMs ?? backoff.next());
+          continue;
+        }
+        const failure = new ExchangeFailure('cut', 'closed the stream before answering');
+        this.#endpoint.breaker.failure(failure.message);
+        outcome = { kind: 'failed', failure };
+      }
+      const { failure } = outcome;
+      if (failure instanceof ExchangeFailure && retries < retry.attempts && isRetryable(method, failure)) {
+        retries++;
+        this.#endpoint.metrics.upstreamRetries.inc({ upstream: this.#endpoint.name, reason: failure.kind });
+        await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
+        continue;
+      }
+      const error = failure instanceof ExchangeFailure ? failure.toGatewayError(this.#endpoint.name) : failure;
+      if (id === undefined) {
+        this.options.log.debug({ upstream: this.label, method, err: error.message }, 'message to upstream not delivered');
+        return;
+      }
+      // The upstream may still be working on a request it received: tell it we gave up.
+      const received = failure instanceof ExchangeFailure && failure.kind !== 'connect' && failure.kind !== 'status';
+      if (received) this.connection.cancel(id, error);
+      else this.connection.fail(id, error);
+      return;
+    }
+  }
+
+  /** One exchange for `message`, cancellable through #aborts while it runs. */
+  async #exchange(message: JsonRpcMessage, id: number | undefined, method: string | undefined, resumeFrom: string | undefined): Promise<Outcome> {
+    const abort = new Abort();
+    if (id !== undefined) this.#aborts.set(id, abort);
+    try {
+      return await exchange({
+        endpoint: this.#endpoint,
+        connection: this.connection,
+        message,
+        id,
+        method,
+        sessionHeaders: method === 'initialize' ? {} : this.#sessionHeaders(),
+        generation: this.#generation,
+        resumeFrom,
+        abort,
+        onSessionId: (sessionId) => {
+          this.#sessionId = sessionId;
+        },
+      });
+    } finally {
+      if (id !== undefined && this.#aborts.get(id) === abort) this.#aborts.delete(id);
+    }
+  }
+
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

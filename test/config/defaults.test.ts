@@ -1,0 +1,221 @@
+/**
+ * Every default of the config, pinned to the values it had before config/ was split into one
+ * module per section (taken from that code, not from the modules): once as the `default` keywords
+ * of the assembled schema, key by key, and once as what resolveConfig hands on.
+ */
+import { describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/load.js';
+import { configSchema } from '../../src/config/schema.js';
+
+/** The `default` keywords of a schema by the key path they apply to (`upstreams[](stdio).pool.min`). */
+function defaultsOf(node: unknown, path = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+  if (typeof node !== 'object' || node === null) return out;
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'default') out[path] = value;
+    else if (key === 'properties') for (const [name, sub] of Object.entries(value as object)) defaultsOf(sub, path ? `${path}.${name}` : name, out);
+    else if (key === 'items') defaultsOf(value, `${path}[]`, out);
+    else if (key === 'oneOf') for (const branch of value as Array<{ properties: { transport: { const?: string; enum?: string[] } } }>) defaultsOf(branch, `${path}(${[branch.properties.transport.const ?? branch.properties.transport.enum].flat().join('|')})`, out);
+    // (Anywhere else, a default would still be found, under a path that names the keyword.)
+    else defaultsOf(value, `${path}/${key}`, out);
+  }
+  return out;
+}
+
+const SCHEMA_DEFAULTS = {
+  'listen.host': '127.0.0.1',
+  'listen.port': 8080,
+  'listen.backlog': 4096,
+  listen: {},
+  'server.headersTimeoutMs': 10000,
+  'server.requestTimeoutMs': 30000,
+  'server.keepAliveTimeoutMs': 5000,
+  'server.maxConnections': 10000,
+  server: {},
+  path: '/mcp',
+  logLevel: 'info',
+  logRepeatMs: 60000,
+  'limits.bodyBytes': 4194304,
+  'limits.maxJsonDepth': 64,
+  'limits.maxBatchSize': 100,
+  'limits.maxInFlightPerClient': 64,
+  'limits.maxSessions': 100000,
+  'limits.maxSessionsPerPrincipal': 1000,
+  'limits.sessionEvictionIdleSeconds': 60,
+  'limits.maxStreams': 10000,
+  limits: {},
+  'security.allowedOrigins': [],
+  security: {},
+  'sessions.store': 'memory',
+  'sessions.keyPrefix': 'mcpgw:',
+  'sessions.ttlSeconds': 3600,
+  'sessions.cacheMs': 250,
+  'sessions.health.intervalMs': 2000,
+  'sessions.health.timeoutMs': 1000,
+  'sessions.health': {},
+  'sessions.tls.rejectUnauthorized': true,
+  sessions: {},
+  'sse.keepAliveMs': 15000,
+  sse: {},
+  'resumability.maxEvents': 1000,
+  'resumability.maxAgeSeconds': 300,
+  'resumability.retryMs': 1000,
+  resumability: {},
+  'pagination.pageSize': 500,
+  pagination: {},
+  'stateless.listTtlMs': 60000,
+  'stateless.readTtlMs': 0,
+  'stateless.inputTimeoutMs': 300000,
+  stateless: {},
+  'auth.mode': 'none',
+  'auth.authorizationServers': [],
+  'auth.introspection.cacheSeconds': 60,
+  'auth.introspection.timeoutMs': 5000,
+  'auth.requiredScopes': [],
+  'auth.toolScopes': [],
+  'auth.clockToleranceSeconds': 30,
+  auth: {},
+  'shutdown.drainMs': 10000,
+  shutdown: {},
+  'audit.methods': [],
+  audit: {},
+  'upstreams[](stdio).mode': 'shared',
+  'upstreams[](stdio).pool.min': 1,
+  'upstreams[](stdio).pool.spares': 1,
+  'upstreams[](stdio).pool.max': 4,
+  'upstreams[](stdio).pool.maxInFlight': 32,
+  'upstreams[](stdio).pool.queueSize': 1000,
+  'upstreams[](stdio).pool.queueTimeoutMs': 5000,
+  'upstreams[](stdio).pool.idleTimeoutMs': 300000,
+  'upstreams[](stdio).pool': {},
+  'upstreams[](stdio).timeoutMs': 60000,
+  'upstreams[](stdio).maxTimeoutMs': 600000,
+  'upstreams[](stdio).required': false,
+  'upstreams[](stdio).validateArguments': true,
+  'upstreams[](stdio).args': [],
+  'upstreams[](stdio).env': {},
+  'upstreams[](http|sse).mode': 'shared',
+  'upstreams[](http|sse).pool.min': 1,
+  'upstreams[](http|sse).pool.spares': 1,
+  'upstreams[](http|sse).pool.max': 4,
+  'upstreams[](http|sse).pool.maxInFlight': 32,
+  'upstreams[](http|sse).pool.queueSize': 1000,
+  'upstreams[](http|sse).pool.queueTimeoutMs': 5000,
+  'upstreams[](http|sse).pool.idleTimeoutMs': 300000,
+  'upstreams[](http|sse).pool': {},
+  'upstreams[](http|sse).timeoutMs': 60000,
+  'upstreams[](http|sse).maxTimeoutMs': 600000,
+  'upstreams[](http|sse).required': false,
+  'upstreams[](http|sse).validateArguments': true,
+  'upstreams[](http|sse).headers': {},
+  'upstreams[](http|sse).oauth.scopes': [],
+  'upstreams[](http|sse).connectTimeoutMs': 10000,
+  'upstreams[](http|sse).tls.rejectUnauthorized': true,
+  'upstreams[](http|sse).retry.attempts': 2,
+  'upstreams[](http|sse).retry.initialDelayMs': 100,
+  'upstreams[](http|sse).retry.maxDelayMs': 2000,
+  'upstreams[](http|sse).retry': {},
+  'upstreams[](http|sse).breaker.failureThreshold': 5,
+  'upstreams[](http|sse).breaker.openMs': 5000,
+  'upstreams[](http|sse).breaker.maxOpenMs': 60000,
+  'upstreams[](http|sse).breaker': {},
+  'upstreams[](http|sse).health.intervalMs': 30000,
+  'upstreams[](http|sse).health.timeoutMs': 5000,
+  'upstreams[](http|sse).health': {},
+};
+
+const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000 };
+const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true };
+const REMOTE = {
+  ...COMMON,
+  headers: {},
+  connectTimeoutMs: 10000,
+  retry: { attempts: 2, initialDelayMs: 100, maxDelayMs: 2000 },
+  breaker: { failureThreshold: 5, openMs: 5000, maxOpenMs: 60000 },
+  health: { intervalMs: 30000, timeoutMs: 5000 },
+};
+
+describe('config defaults', () => {
+  it('the assembled schema carries every default it had, and no other', () => {
+    expect(defaultsOf(configSchema)).toEqual(SCHEMA_DEFAULTS);
+  });
+
+  it('a config naming only an upstream comes back with every section filled in', () => {
+    const config = resolveConfig({ upstreams: [{ name: 'a', transport: 'stdio', command: 'x' }] }, {});
+    expect(config).toEqual({
+      upstreams: [{ name: 'a', transport: 'stdio', command: 'x', ...COMMON, args: [], env: {} }],
+      listen: { host: '127.0.0.1', port: 8080, backlog: 4096 },
+      server: { headersTimeoutMs: 10000, requestTimeoutMs: 30000, keepAliveTimeoutMs: 5000, maxConnections: 10000 },
+      path: '/mcp',
+      logLevel: 'info',
+      logRepeatMs: 60000,
+      limits: {
+        bodyBytes: 4194304,
+        maxJsonDepth: 64,
+        maxBatchSize: 100,
+        maxInFlightPerClient: 64,
+        maxSessions: 100000,
+        maxSessionsPerPrincipal: 1000,
+        sessionEvictionIdleSeconds: 60,
+        maxStreams: 10000,
+      },
+      security: { allowedOrigins: [] },
+      sessions: { store: 'memory', keyPrefix: 'mcpgw:', ttlSeconds: 3600, cacheMs: 250, health: { intervalMs: 2000, timeoutMs: 1000 } },
+      sse: { keepAliveMs: 15000 },
+      resumability: { maxEvents: 1000, maxAgeSeconds: 300, retryMs: 1000 },
+      pagination: { pageSize: 500 },
+      stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000 },
+      auth: { mode: 'none', authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
+      shutdown: { drainMs: 10000 },
+      audit: { methods: [] },
+    });
+  });
+
+  it('optional blocks get their own defaults when present: upstream tls and oauth, introspection, sessions tls', () => {
+    const config = resolveConfig(
+      {
+        upstreams: [
+          { name: 'h', transport: 'http', url: 'https://h.example/mcp' },
+          { name: 's', transport: 'sse', url: 'https://h.example/sse', tls: {}, oauth: { tokenUrl: 'https://t.example', clientId: 'i', clientSecret: 's' } },
+        ],
+        auth: {
+          mode: 'introspection',
+          resource: 'https://gw.example/mcp',
+          authorizationServers: ['https://as.example'],
+          introspection: { url: 'https://as.example/i', clientId: 'i', clientSecret: 's' },
+          toolScopes: [{ tools: ['a'], scopes: ['b'] }],
+        },
+        sessions: { store: 'redis', redisUrl: 'rediss://r:6379', tls: {} },
+      },
+      {},
+    );
+    expect(config.upstreams).toEqual([
+      { name: 'h', transport: 'http', url: 'https://h.example/mcp', ...REMOTE },
+      {
+        name: 's',
+        transport: 'sse',
+        url: 'https://h.example/sse',
+        ...REMOTE,
+        tls: { rejectUnauthorized: true },
+        oauth: { tokenUrl: 'https://t.example', clientId: 'i', clientSecret: 's', scopes: [] },
+      },
+    ]);
+    expect(config.auth).toEqual({
+      mode: 'introspection',
+      resource: 'https://gw.example/mcp',
+      authorizationServers: ['https://as.example'],
+      introspection: { url: 'https://as.example/i', clientId: 'i', clientSecret: 's', cacheSeconds: 60, timeoutMs: 5000 },
+      toolScopes: [{ tools: ['a'], scopes: ['b'] }],
+      requiredScopes: [],
+      clockToleranceSeconds: 30,
+    });
+    expect(config.sessions).toEqual({
+      store: 'redis',
+      redisUrl: 'rediss://r:6379',
+      tls: { rejectUnauthorized: true },
+      keyPrefix: 'mcpgw:',
+      ttlSeconds: 3600,
+      cacheMs: 250,
+      health: { intervalMs: 2000, timeoutMs: 1000 },
+    });
+  });
+});
