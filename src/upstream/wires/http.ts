@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../abort.js';
-import { Backoff } from '../backoff.js';
+import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { Cancelled, exchange, type Outcome } from './http-exchange.js';
@@ -301,8 +301,4 @@ export class HttpUpstream extends BaseUpstream {
     }
   }
 
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../abort.js';
-import { Backoff } from '../backoff.js';
+import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
@@ -168,7 +168,7 @@ export class LegacySseUpstream extends BaseUpstream {
       }
       if (failure instanceof ExchangeFailure && retries < endpoint.config.retry.attempts && isRetryable(method, failure)) {
         endpoint.metrics.upstreamRetries.inc({ upstream: endpoint.name, reason: failure.kind });
-        await new Promise((r) => setTimeout(r, Math.max(failure.retryAfterMs ?? 0, backoff.next())).unref());
+        await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(endpoint.name) : failure;
