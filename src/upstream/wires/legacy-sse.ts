@@ -5,7 +5,7 @@ import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
-import { IdleTimer } from '../idle-timer.js';
+import { DeadlineTimer } from '../deadline-timer.js';
 import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
 import { ExchangeFailure, isRetryable } from '../retry-policy.js';
@@ -55,10 +55,10 @@ export class LegacySseUpstream extends BaseUpstream {
     }
     // The answer arrives on the shared stream, not on the POST: each call keeps its own deadline,
     // restarted by its progress, so a call nobody else times out (a list, a ping) cannot hang.
-    let timer: IdleTimer | undefined;
+    let timer: DeadlineTimer | undefined;
     const onNotification = options?.onNotification;
     const call = this.connection.call(method, params, onNotification ? { onNotification: (n) => (timer?.touch(), onNotification(n)) } : options);
-    timer = new IdleTimer(config.timeoutMs, config.maxTimeoutMs, () => {
+    timer = new DeadlineTimer(config.timeoutMs, config.maxTimeoutMs, () => {
       breaker.failure('no answer in time');
       call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream ${this.label} did not answer within ${config.timeoutMs} ms`));
     });
@@ -183,7 +183,7 @@ export class LegacySseUpstream extends BaseUpstream {
     const abort = new Abort();
     const { timeoutMs, maxTimeoutMs } = endpoint.config;
     // The POST is only accepted here (202); the answer comes on the stream.
-    const timer = new IdleTimer(timeoutMs, maxTimeoutMs, () => abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)));
+    const timer = new DeadlineTimer(timeoutMs, maxTimeoutMs, () => abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)));
     try {
       const res = await endpoint.request({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), abort });
       if (res.status >= 200 && res.status < 300) {
