@@ -3,6 +3,7 @@ import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import type { Abort } from '../abort.js';
 import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
 import { DeadlineTimer } from '../deadline-timer.js';
+import { INITIALIZE } from '../initialize.js';
 import type { JsonRpcConnection } from '../json-rpc-connection.js';
 import { ExchangeFailure } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
@@ -114,7 +115,7 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
     breaker.success();
     return { kind: 'done' };
   }
-  if (req.method === 'initialize') req.onSessionId(headerValue(res.headers, 'mcp-session-id'));
+  if (req.method === INITIALIZE) req.onSessionId(headerValue(res.headers, 'mcp-session-id'));
   const type = mediaType(res.headers);
   if (type === 'application/json') {
     const text = await res.body.text(undefined, () => timer.touch());

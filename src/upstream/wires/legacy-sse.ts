@@ -6,7 +6,7 @@ import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
 import { DeadlineTimer } from '../deadline-timer.js';
-import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
+import { startTimeoutMs } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
 import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
@@ -36,9 +36,11 @@ export class LegacySseUpstream extends BaseUpstream {
     const { endpoint } = this.options;
     try {
       this.#postUrl = await this.#openStream(startTimeoutMs(endpoint.config.timeoutMs));
-      const init = this.call('initialize', initializeParams(this.options.identity));
-      this.serverInfo = parseInitializeResult(await init.promise);
-      await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      this.serverInfo = await this.handshake(this.options.identity, endpoint.config.timeoutMs, {
+        // Through this.call: its answer arrives on the stream, timed like any other call's.
+        call: (method, params) => this.call(method, params),
+        notify: (method) => this.#deliver({ jsonrpc: '2.0', method }),
+      });
     } catch (err) {
       await this.close();
       throw err instanceof ExchangeFailure ? err.toGatewayError(endpoint.name) : err;
