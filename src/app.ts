@@ -1,17 +1,14 @@
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
-import { PerSessionRouter, type PerSessionUpstream } from './gateway/per-session-router.js';
-import { toolFilter } from './config/tool-filter.js';
+import type { GatewayConfig } from './config/schema.js';
+import { PerSessionRouter } from './gateway/per-session-router.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
-import { upstreamStatus, type UpstreamEntry } from './gateway/upstream-entry.js';
 import { registerHealth } from './server/health.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { AuditLog } from './observability/audit.js';
-import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { EventStore } from './streams/event-store.js';
@@ -32,11 +29,9 @@ import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
-import { UpstreamPool, type PoolStatus } from './upstream/pool.js';
-import { createRemoteUpstream, type RemoteUpstream } from './upstream/remote.js';
-import { SessionWorkers, type WorkerFactory } from './upstream/session-workers.js';
-import { StdioUpstream } from './upstream/wires/stdio.js';
-import type { ClientIdentity, UpstreamPeer } from './contracts/upstream.js';
+import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
+import type { PoolStatus } from './upstream/worker-set.js';
+import type { ClientIdentity } from './contracts/upstream.js';
 
 export const GATEWAY_VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -135,66 +130,25 @@ function createEventStore(config: GatewayConfig, log: Logger): EventStore {
   return new MemoryEventStore(limits);
 }
 
-interface Peers {
-  shared(upstream: string): UpstreamPeer;
-  perSession(upstream: string, scope: string): UpstreamPeer;
-}
-
-/** One upstream's workers, by transport: child processes, or sessions with a remote server. */
-function workerFactory(u: UpstreamConfig, identity: ClientIdentity, log: Logger, metrics: Metrics, remotes: Map<string, RemoteUpstream>, throttle: LogThrottle): WorkerFactory {
-  if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { metrics, throttle });
-  const remote = createRemoteUpstream(u, identity, log, metrics);
-  remotes.set(u.name, remote);
-  return remote.createWorker;
-}
-
-function createUpstream(
-  u: UpstreamConfig,
-  identity: ClientIdentity,
-  log: Logger,
-  metrics: Metrics,
-  peers: Peers,
-  remotes: Map<string, RemoteUpstream>,
-  store: () => SessionStore,
-  /** One per upstream: its repeated failures are logged at this pace, whichever worker has them. */
-  throttle: LogThrottle,
-): UpstreamEntry {
-  const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
-  const createWorker = workerFactory(u, identity, log, metrics, remotes, throttle);
-  if (u.mode === 'per-session') {
-    // A remote upstream session can move with its worker; a child process cannot.
-    const memoryFor = u.transport === 'http' ? (scope: string) => upstreamSessionMemory(store(), u.name, scope, log) : undefined;
-    const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor, throttle);
-    return { ...common, mode: 'per-session', workers };
-  }
-  const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics, throttle);
-  return { ...common, mode: 'shared', pool };
-}
-
-/** The pool's view of an upstream, with a remote upstream's circuit: not ready while it is open. */
-function statusOf(entry: UpstreamEntry, remote: RemoteUpstream | undefined): PoolStatus {
-  const status = upstreamStatus(entry);
-  if (!remote) return status;
-  const health = remote.health;
-  return { ...status, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state };
-}
-
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
 function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, metrics: Metrics) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
-  const peers: Peers = {
+  const peers: UpstreamPeers = {
     shared: (upstream) => server!.sharedPeer(upstream),
     perSession: (upstream, scope) => router!.peer(upstream, scope),
   };
-  const upstreams = new Map<string, UpstreamEntry>();
-  const remotes = new Map<string, RemoteUpstream>();
-  for (const u of config.upstreams) upstreams.set(u.name, createUpstream(u, identity, log, metrics, peers, remotes, () => store, new LogThrottle(config.logRepeatMs)));
-  const perSessionUpstreams = new Map<string, PerSessionUpstream>();
-  for (const [name, u] of upstreams) if (u.mode === 'per-session') perSessionUpstreams.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
+  const group = new UpstreamGroup(config.upstreams, {
+    identity,
+    peers,
+    memoryFor: (upstream, scope) => upstreamSessionMemory(store, upstream, scope, log),
+    logRepeatMs: config.logRepeatMs,
+    log,
+    metrics,
+  });
   router = new PerSessionRouter({
-    upstreams: perSessionUpstreams,
+    upstreams: group.perSession(),
     bus: replication.bus,
     owners: replication.owners,
     log,
@@ -202,7 +156,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     inputWaitMs: config.stateless.inputTimeoutMs,
   });
   server = new VirtualServer({
-    upstreams,
+    upstreams: group.upstreams,
     perSession: router,
     bus: replication.bus,
     // A probe of a per-session upstream offers every client capability, so no tool stays hidden.
@@ -214,7 +168,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     metrics,
     audit: config.audit.methods.length > 0 ? new AuditLog(config.audit.methods, log) : undefined,
   });
-  return { server, router, upstreams, remotes };
+  return { server, router, group };
 }
 
 type Replication = ReturnType<typeof createReplication>;
@@ -291,15 +245,12 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
 }
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
-async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, remotes: Map<string, RemoteUpstream>, store: { start(): Promise<void> }): Promise<void> {
+async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }): Promise<void> {
   await Promise.all([
     withinStartDeadline(router.start(), target),
     server.start().then(() => {
       // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.
-      for (const [name, remote] of remotes) {
-        remote.health.onChange((available) => server.setAvailable(name, available));
-        remote.health.start();
-      }
+      group.watchHealth((name, available) => server.setAvailable(name, available));
     }),
     withinStartDeadline(store.start(), target),
   ]);
@@ -321,8 +272,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const replication = createReplication(config, log);
   const created = createStore(config, log, replication.bus);
   const store = created.store;
-  const { server, router, upstreams, remotes } = createVirtualServer(config, identity, replication, store, log, metrics);
-  const closeRemotes = () => Promise.all([...remotes.values()].map((r) => r.close()));
+  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, metrics);
   const events = createEventStore(config, log);
   const streams = new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,
@@ -342,7 +292,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     storeStatus: created.status,
     streams,
     listens,
-    upstreamStatus: () => Object.fromEntries([...upstreams].map(([name, u]) => [name, statusOf(u, remotes.get(name))])),
+    upstreamStatus: () => group.status(),
     isDraining: () => state.draining,
     isReady: () => state.ready,
   });
@@ -356,7 +306,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
 
   let starting: Promise<void> | undefined;
   const start = () => {
-    starting ??= startParts(redisTarget(config.sessions), router, server, remotes, created).then(() => {
+    starting ??= startParts(redisTarget(config.sessions), router, server, group, created).then(() => {
       state.ready = true;
     });
     return starting;
@@ -369,7 +319,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       const deadline = Date.now() + config.shutdown.drainMs;
       while (transport.activeReplies > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       await server.close();
-      await closeRemotes();
+      await group.close();
       await replication.close();
       await app.close();
       await store.close();

@@ -1,27 +1,25 @@
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { UpstreamCall } from '../contracts/upstream.js';
 import type { RequestKey } from '../contracts/request-context.js';
+import { DeadlineTimer, type Deadline } from '../upstream/deadline-timer.js';
 
-export interface Deadline {
-  /** Idle timeout: each sign of life (progress) starts it again. */
-  timeoutMs: number;
-  /** Hard ceiling from the start of the call, whatever progress says. */
-  maxTimeoutMs: number;
-}
+export type { Deadline };
 
-class Tracked {
+/** One request in flight: its deadline, and the upstream call it ends when that passes. */
+class Tracked extends DeadlineTimer {
   call: UpstreamCall | undefined;
-  lastActivity: number;
-  readonly hardDeadline: number;
-  timer: NodeJS.Timeout | undefined;
 
-  constructor(readonly deadline: Deadline, now: number) {
-    this.lastActivity = now;
-    this.hardDeadline = now + deadline.maxTimeoutMs;
+  constructor(deadline: Deadline) {
+    super(deadline.timeoutMs, deadline.maxTimeoutMs);
   }
 
-  touch(): void {
-    this.lastActivity = Date.now();
+  protected override expired(hard: boolean): void {
+    this.call?.cancel(
+      new GatewayError(
+        'UPSTREAM_TIMEOUT',
+        hard ? `Upstream did not answer within the hard limit of ${this.maxMs} ms` : `Upstream did not answer within ${this.idleMs} ms`,
+      ),
+    );
   }
 }
 
@@ -42,14 +40,13 @@ export class InFlightTable {
 
   /** Reserves `key`; `attach` the upstream call once it exists. */
   begin(key: RequestKey, deadline: Deadline): Tracked {
-    const tracked = new Tracked(deadline, Date.now());
+    const tracked = new Tracked(deadline);
     this.#calls.set(key, tracked);
-    tracked.timer = setTimeout(() => this.#onTimer(key, tracked), deadline.timeoutMs);
     return tracked;
   }
 
   end(key: RequestKey, tracked: Tracked): void {
-    clearTimeout(tracked.timer);
+    tracked.clear();
     if (this.#calls.get(key) === tracked) this.#calls.delete(key);
   }
 
@@ -75,23 +72,5 @@ export class InFlightTable {
 
   cancelAll(error: Error): void {
     for (const tracked of this.#calls.values()) tracked.call?.cancel(error);
-  }
-
-  #onTimer(key: RequestKey, tracked: Tracked): void {
-    const now = Date.now();
-    const due = Math.min(tracked.lastActivity + tracked.deadline.timeoutMs, tracked.hardDeadline);
-    if (due > now) {
-      tracked.timer = setTimeout(() => this.#onTimer(key, tracked), due - now);
-      return;
-    }
-    const hard = now >= tracked.hardDeadline;
-    tracked.call?.cancel(
-      new GatewayError(
-        'UPSTREAM_TIMEOUT',
-        hard
-          ? `Upstream did not answer within the hard limit of ${tracked.deadline.maxTimeoutMs} ms`
-          : `Upstream did not answer within ${tracked.deadline.timeoutMs} ms`,
-      ),
-    );
   }
 }

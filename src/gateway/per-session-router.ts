@@ -131,7 +131,7 @@ export class PerSessionRouter implements LocalExecutor {
     if (!entry) return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`));
     const link = this.#link(ctx);
     link.active.push(ctx);
-    const call = entry.workers.call(ctx.scope, () => identityOf(ctx), method, params, options);
+    const call = entry.workers.call(method, params, options, ctx.scope, () => identityOf(ctx));
     // A call forwarded from a replica that then died has nobody left to time it out.
     const guard = setTimeout(() => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within the hard limit of ${entry.maxTimeoutMs} ms`)), entry.maxTimeoutMs);
     const done = () => {

@@ -4,6 +4,7 @@ import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { GatewayConfig, RedisClusterConfig, RedisSentinelConfig } from '../config/schema.js';
 import { tlsConnectOptions } from '../config/tls-files.js';
 import type { Logger } from '../observability/logger.js';
+import { backoffDelay } from '../upstream/backoff.js';
 
 /**
  * A connection to the configured topology. Keyed commands, Lua scripts and pub/sub have the same
@@ -89,9 +90,9 @@ export interface RedisConnectionOptions {
   log?: Logger;
 }
 
-/** 50 ms doubling up to `maxMs`, with jitter: many replicas must not reconnect in step. */
+/** 50 ms doubling up to `maxMs`, with jitter: many replicas must not reconnect in step. ioredis counts attempts from 1. */
 export function backoff(maxMs: number): (attempt: number) => number {
-  return (attempt) => Math.round(Math.min(maxMs, 50 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+  return (attempt) => backoffDelay(attempt - 1, 50, maxMs);
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
-import type { CallOptions, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
+import { initialize, type HandshakeWire } from './initialize.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
 
 /**
  * What every upstream connection shares, whatever carries its messages: the JSON-RPC
@@ -51,6 +52,21 @@ export abstract class BaseUpstream implements Upstream {
 
   onCallSettled(listener: () => void): void {
     this.#settledListeners.push(listener);
+  }
+
+  /**
+   * The initialize handshake over this connection: its messages go out through `send` unless
+   * the wire says otherwise (a call it times itself, a notification it awaits).
+   */
+  protected handshake(identity: ClientIdentity, timeoutMs: number, wire: Partial<Pick<HandshakeWire, 'call' | 'accepted' | 'notify'>> = {}): Promise<UpstreamServerInfo> {
+    return initialize({
+      label: this.label,
+      identity,
+      timeoutMs,
+      call: (method, params) => this.connection.call(method, params),
+      notify: (method) => this.connection.notify(method),
+      ...wire,
+    });
   }
 
   /** The connection ended for a reason other than close(): the pool restarts or replaces it. */

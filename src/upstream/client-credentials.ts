@@ -1,5 +1,6 @@
-import { request } from 'undici';
 import type { OAuthClientConfig } from '../config/schema.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { OAuthTokenEndpoint, TokenEndpointFailure } from './oauth-token-endpoint.js';
 import { ExchangeFailure } from './retry-policy.js';
 
 /** A token whose lifetime the server did not say is renewed this often. */
@@ -16,10 +17,10 @@ const TOKEN_TIMEOUT_MS = 10_000;
 export class ClientCredentials {
   #current: { authorization: string; renewAt: number } | undefined;
   #fetching: Promise<string> | undefined;
-  readonly #basic: string;
+  readonly #endpoint: OAuthTokenEndpoint;
 
   constructor(private readonly config: OAuthClientConfig) {
-    this.#basic = `Basic ${Buffer.from(`${encodeURIComponent(config.clientId)}:${encodeURIComponent(config.clientSecret)}`).toString('base64')}`;
+    this.#endpoint = new OAuthTokenEndpoint(config.tokenUrl, config, TOKEN_TIMEOUT_MS);
   }
 
   /** The Authorization header value to send now. */
@@ -40,29 +41,13 @@ export class ClientCredentials {
     if (this.config.scopes.length > 0) form.set('scope', this.config.scopes.join(' '));
     if (this.config.resource !== undefined) form.set('resource', this.config.resource);
     const started = Date.now();
-    let status: number;
-    let text: string;
+    let answer: unknown;
     try {
-      const res = await request(this.config.tokenUrl, {
-        method: 'POST',
-        headers: { authorization: this.#basic, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: form.toString(),
-        headersTimeout: TOKEN_TIMEOUT_MS,
-        bodyTimeout: TOKEN_TIMEOUT_MS,
-      });
-      status = res.statusCode;
-      text = await res.body.text();
+      answer = await this.#endpoint.post(form);
     } catch (err) {
-      throw new ExchangeFailure('connect', `token endpoint cannot be reached: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ExchangeFailure('connect', `token endpoint ${describe(err)}`);
     }
-    // The error body (RFC 6749 5.2) says why, e.g. invalid_client: worth the operator's eyes.
-    if (status !== 200) throw new ExchangeFailure('connect', `token endpoint answered HTTP ${status}: ${text.slice(0, 200)}`);
-    let body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown };
-    try {
-      body = JSON.parse(text) as typeof body;
-    } catch {
-      throw new ExchangeFailure('connect', 'token endpoint answered something that is not JSON');
-    }
+    const body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown } = isObject(answer) ? answer : {};
     if (typeof body.access_token !== 'string' || body.access_token === '') throw new ExchangeFailure('connect', 'token endpoint answered without an access_token');
     if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') throw new ExchangeFailure('connect', `token endpoint issued a token_type the gateway cannot send: ${String(body.token_type)}`);
     const lifetimeMs = (typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S) * 1000;
@@ -71,4 +56,10 @@ export class ClientCredentials {
     this.#current = { authorization, renewAt: started + lifetimeMs - Math.min(30_000, lifetimeMs / 10) };
     return authorization;
   }
+}
+
+/** The error body (RFC 6749 5.2) says why, e.g. invalid_client: worth the operator's eyes. */
+function describe(err: unknown): string {
+  if (err instanceof TokenEndpointFailure && err.status !== undefined) return `${err.message}: ${(err.body ?? '').slice(0, 200)}`;
+  return err instanceof Error ? err.message : String(err);
 }

@@ -1,36 +1,18 @@
 import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
+import { LogThrottle } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
 import { Backoff } from './backoff.js';
-import type { CircuitState } from './circuit-breaker.js';
+import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
-import type { CallOptions, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 
-interface Worker {
-  upstream: Upstream;
-  ready: boolean;
+export type { PoolState, PoolStatus } from './worker-set.js';
+
+interface Worker extends Member {
   startedAt: number;
   idleSince: number;
-}
-
-export type PoolState = 'starting' | 'ready' | 'down' | 'closed';
-
-export interface PoolStatus {
-  state: PoolState;
-  workers: number;
-  ready: number;
-  inFlight: number;
-  queued: number;
-  /** Per-session upstreams: requests their workers made of clients, not answered yet. */
-  clientRequests?: number;
-  lastError?: string;
-  /** A remote upstream's circuit breaker (see circuit-breaker.ts); absent for stdio. */
-  circuit?: CircuitState;
-  consecutiveFailures?: number;
-  retryAfterMs?: number;
-  lastFailure?: string;
 }
 
 /**
@@ -38,75 +20,73 @@ export interface PoolStatus {
  * queue with a timeout, restarts with backoff. A full queue fails fast with a retryable error:
  * back-pressure, not buffering.
  */
-export class UpstreamPool {
+export class UpstreamPool extends WorkerSetBase implements WorkerSet {
+  readonly perScope = false;
+  readonly scopes = 0;
   readonly #workers: Worker[] = [];
   readonly #queue: DeferredCall[] = [];
   #starting = 0;
-  #spawned = 0;
-  #info: UpstreamServerInfo | undefined;
-  #lastError: string | undefined;
-  #closed = false;
   #restartTimer: NodeJS.Timeout | undefined;
   readonly #backoff = new Backoff({ initialMs: 100, maxMs: 10_000 });
-  readonly #reaper: NodeJS.Timeout;
-  readonly #infoListeners: Array<(info: UpstreamServerInfo) => void> = [];
 
   constructor(
-    readonly name: string,
-    private readonly config: PoolConfig,
+    name: string,
+    config: PoolConfig,
     private readonly createWorker: (index: number) => Upstream,
-    private readonly log: Logger,
-    private readonly metrics: Metrics,
+    log: Logger,
+    metrics: Metrics,
     /** An upstream that cannot start is retried forever: its failures are logged at this pace. */
-    private readonly throttle: LogThrottle = new LogThrottle(),
+    throttle: LogThrottle = new LogThrottle(),
   ) {
-    this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
-    this.#reaper.unref();
+    super(name, config, log, metrics, throttle, { workerNoun: 'upstream worker', startFailureLevel: 'error' });
   }
 
-  /** What the upstream said at initialize (from its first worker). */
-  get info(): UpstreamServerInfo | undefined {
-    return this.#info;
+  protected members(): Iterable<Member> {
+    return this.#workers;
   }
 
-  status(): PoolStatus {
-    const ready = this.#workers.filter((w) => w.ready).length;
-    let state: PoolState;
-    if (this.#closed) state = 'closed';
-    else if (ready > 0 || (this.config.min === 0 && this.#info && !this.#lastError)) state = 'ready';
-    else if (this.#info === undefined && this.#lastError === undefined) state = 'starting';
-    else state = 'down';
-    return {
-      state,
-      workers: this.#workers.length,
-      ready,
-      inFlight: this.#workers.reduce((n, w) => n + w.upstream.inFlight, 0),
-      queued: this.#queue.length,
-      ...(this.#lastError ? { lastError: this.#lastError } : {}),
-    };
+  protected queued(): number {
+    return this.#queue.length;
+  }
+
+  /** Ready with a worker up, or with none needed (min 0) after the upstream last answered. */
+  protected isUp(ready: number): boolean {
+    return ready > 0 || (this.config.min === 0 && this.info !== undefined && !this.lastError);
+  }
+
+  /** The pool starts, and is what its user calls: identity does not matter, its workers are the gateway's own. */
+  async probe<T>(_identity: ClientIdentity, use: (caller: UpstreamCaller) => Promise<T>): Promise<T> {
+    await this.start();
+    return use(this);
+  }
+
+  /** A shared worker belongs to no scope. */
+  workerOf(): Upstream | undefined {
+    return undefined;
+  }
+
+  release(): Promise<void> {
+    return Promise.resolve();
   }
 
   /** Starts `min` workers (at least one, to learn the upstream's capabilities). */
   async start(): Promise<UpstreamServerInfo> {
     // Called again on every catalog refresh: a running pool must not grow by `min` each time.
-    if (this.#info && this.#workers.some((w) => w.ready)) return this.#info;
+    if (this.info && this.#workers.some((w) => w.ready)) return this.info;
     const first = Math.max(1, this.config.min);
     const results = await Promise.allSettled(Array.from({ length: first }, () => this.#spawn()));
     const ok = results.find((r) => r.status === 'fulfilled');
-    if (!ok || !this.#info) {
+    if (!ok || !this.info) {
       const failure = results.find((r) => r.status === 'rejected') as PromiseRejectedResult | undefined;
       this.#scheduleRestart();
       throw failure?.reason instanceof Error ? failure.reason : new Error(String(failure?.reason));
     }
-    return this.#info;
+    return this.info;
   }
 
-  onInfo(listener: (info: UpstreamServerInfo) => void): void {
-    this.#infoListeners.push(listener);
-  }
-
+  /** Any free worker takes it (the least busy); scope and identity do not matter here. */
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    if (this.#closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
+    if (this.closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
     const worker = this.#pick();
     if (worker) return this.#dispatch(worker, method, params, options);
 
@@ -122,7 +102,7 @@ export class UpstreamPool {
       queued.fail(
         anyReady
           ? this.#overloaded(`no worker free within ${this.config.queueTimeoutMs} ms`)
-          : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has no running worker${this.#lastError ? ` (${this.#lastError})` : ''}`, {
+          : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has no running worker${this.lastError ? ` (${this.lastError})` : ''}`, {
               retryAfterMs: this.#backoff.peekMs(),
             }),
       );
@@ -140,8 +120,7 @@ export class UpstreamPool {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearInterval(this.#reaper);
+    this.markClosed();
     clearTimeout(this.#restartTimer);
     for (const q of this.#queue.splice(0)) q.fail(new GatewayError('SHUTTING_DOWN'));
     this.metrics.poolQueueDepth.set({ upstream: this.name }, 0);
@@ -189,7 +168,7 @@ export class UpstreamPool {
   }
 
   #maybeGrow(): void {
-    if (this.#closed || this.#restartTimer) return;
+    if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
     const busy = this.#workers.every((w) => !w.ready || w.upstream.inFlight >= this.config.maxInFlight);
     if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
@@ -197,7 +176,7 @@ export class UpstreamPool {
 
   async #spawn(): Promise<Worker> {
     this.#starting++;
-    const upstream = this.createWorker(this.#spawned++);
+    const upstream = this.createWorker(this.spawned++);
     const worker: Worker = { upstream, ready: false, startedAt: Date.now(), idleSince: Date.now() };
     this.#workers.push(worker);
     upstream.onCallSettled(() => {
@@ -208,23 +187,16 @@ export class UpstreamPool {
     try {
       const info = await upstream.start();
       worker.ready = true;
-      this.#lastError = undefined;
-      const unlogged = this.throttle.reset('start');
-      if (unlogged > 0) this.log.info({ upstream: this.name, failedStartsNotLogged: unlogged }, 'upstream worker started after failed starts');
-      const first = this.#info === undefined;
-      this.#info = info;
-      if (first) for (const l of this.#infoListeners) l(info);
+      this.lastError = undefined;
+      this.noteStarted();
+      this.learn(info, true);
       this.metrics.upstreamWorkers.set({ upstream: this.name }, this.#workers.filter((w) => w.ready).length);
       this.#drain();
       return worker;
     } catch (err) {
-      this.#lastError = err instanceof Error ? err.message : String(err);
+      this.lastError = err instanceof Error ? err.message : String(err);
       this.#remove(worker);
-      this.metrics.upstreamStartFailures.inc({ upstream: this.name });
-      const suppressed = this.throttle.take('start');
-      if (suppressed !== undefined) {
-        this.log.error({ upstream: upstream.label, err: this.#lastError, ...suppressedField(suppressed) }, 'upstream worker failed to start');
-      }
+      this.noteStartFailed(upstream.label, this.lastError);
       throw err;
     } finally {
       this.#starting--;
@@ -241,8 +213,8 @@ export class UpstreamPool {
     const wasReady = worker.ready;
     worker.ready = false;
     this.#remove(worker);
-    if (this.#closed || !wasReady) return;
-    this.#lastError = reason;
+    if (this.closed || !wasReady) return;
+    this.lastError = reason;
     this.metrics.upstreamRestarts.inc({ upstream: this.name });
     // A worker that ran a good while earns a fresh backoff; one that dies young waits longer.
     if (Date.now() - worker.startedAt > 30_000) this.#backoff.reset();
@@ -250,8 +222,8 @@ export class UpstreamPool {
   }
 
   #scheduleRestart(): void {
-    if (this.#closed || this.#restartTimer) return;
-    const needed = Math.max(this.config.min, this.#queue.length > 0 ? 1 : 0, this.#info === undefined ? 1 : 0);
+    if (this.closed || this.#restartTimer) return;
+    const needed = Math.max(this.config.min, this.#queue.length > 0 ? 1 : 0, this.info === undefined ? 1 : 0);
     if (this.#workers.length + this.#starting >= needed) return;
     const delay = this.#backoff.next();
     // Said already: by the failed start, or by the worker's exit (each throttled).
@@ -268,7 +240,7 @@ export class UpstreamPool {
     this.#restartTimer.unref();
   }
 
-  #reapIdle(): void {
+  protected reapIdle(): void {
     const now = Date.now();
     for (const w of [...this.#workers]) {
       if (this.#workers.length <= this.config.min) return;

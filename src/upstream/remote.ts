@@ -9,7 +9,7 @@ import { LegacySseUpstream } from './wires/legacy-sse.js';
 import type { WorkerFactory } from './session-workers.js';
 import type { ClientIdentity, Upstream, UpstreamPeer } from '../contracts/upstream.js';
 
-/** What the gateway holds per remote upstream, beside its pool: shared by all its workers. */
+/** What the group holds per remote upstream, beside its workers: shared by all of them. */
 export interface RemoteUpstream {
   /** Workers for the pool (or per-session workers): one upstream session each. */
   createWorker: WorkerFactory;

@@ -1,18 +1,16 @@
 import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
+import { LogThrottle } from '../observability/log-throttle.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ClientAsks } from './client-asks.js';
+import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
-import type { PoolStatus } from './pool.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../contracts/upstream.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
 
 export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer, memory?: UpstreamSessionMemory) => Upstream;
 
-interface Dedicated {
-  upstream: Upstream;
-  ready: boolean;
+interface Dedicated extends Member {
   waiting: DeferredCall[];
   /** What its upstream asked the client and still waits for. */
   asks: ClientAsks;
@@ -35,7 +33,8 @@ interface Spare {
  * elicitation or roots. Started on first use (concurrent first calls share one start), stopped
  * when the scope is released or idle, at most `pool.max` at once.
  */
-export class SessionWorkers {
+export class SessionWorkers extends WorkerSetBase implements WorkerSet {
+  readonly perScope = true;
   readonly #workers = new Map<string, Dedicated>();
   /** Scopes whose worker this replica is stopping (its upstream session is being ended). */
   readonly #stopping = new Map<string, Promise<void>>();
@@ -44,35 +43,49 @@ export class SessionWorkers {
   #spares: Spare[] = [];
   /** Workers of this transport have nothing to start ahead (remote sessions). */
   #prewarmable = true;
-  #spawned = 0;
-  #info: UpstreamServerInfo | undefined;
-  #lastError: string | undefined;
-  #closed = false;
-  readonly #reaper: NodeJS.Timeout;
 
   constructor(
-    readonly name: string,
-    private readonly config: PoolConfig,
+    name: string,
+    config: PoolConfig,
     private readonly createWorker: WorkerFactory,
     /** The peer for a scope's worker: where its requests to the client go. */
     private readonly peerFor: (scope: string) => UpstreamPeer,
-    private readonly log: Logger,
-    private readonly metrics: Metrics,
+    log: Logger,
+    metrics: Metrics,
     /** Where a scope's upstream session is remembered across replicas (remote upstreams). */
     private readonly memoryFor?: (scope: string) => UpstreamSessionMemory,
     /** Starts that fail are logged at this pace: every new session of a broken upstream tries again. */
-    private readonly throttle: LogThrottle = new LogThrottle(),
+    throttle: LogThrottle = new LogThrottle(),
   ) {
-    this.#reaper = setInterval(() => this.#reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
-    this.#reaper.unref();
+    super(name, config, log, metrics, throttle, { workerNoun: 'per-session worker', startFailureLevel: 'warn' });
   }
 
-  get info(): UpstreamServerInfo | undefined {
-    return this.#info;
+  get scopes(): number {
+    return this.#workers.size;
   }
 
+  /** The same as `scopes` (the gateway's name for it until it asks any WorkerSet). */
   get size(): number {
     return this.#workers.size;
+  }
+
+  protected members(): Iterable<Member> {
+    return this.#workers.values();
+  }
+
+  protected queued(): number {
+    let n = 0;
+    for (const w of this.#workers.values()) n += w.waiting.length;
+    return n;
+  }
+
+  /** Workers start on demand: the upstream serves once it is known (a probe or a worker answered). */
+  protected isUp(): boolean {
+    return this.info !== undefined;
+  }
+
+  protected override clientRequests(): number {
+    return this.#asks.open;
   }
 
   /** Pid-like label of a scope's worker, for logs and tests; undefined when it has none. */
@@ -84,48 +97,37 @@ export class SessionWorkers {
    * Learns the upstream's capabilities and lists from a probe worker initialized as the gateway
    * itself (offering every client capability, so no tool is hidden), then stops it.
    */
-  async probe<T>(identity: ClientIdentity, use: (probe: Upstream) => Promise<T>): Promise<T> {
+  async probe<T>(identity: ClientIdentity, use: (probe: UpstreamCaller) => Promise<T>): Promise<T> {
     const refuse: UpstreamPeer = {
       request: async (method) => {
         throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available while the gateway probes an upstream`);
       },
       notification: () => undefined,
     };
-    const probe = this.createWorker(identity, this.#spawned++, refuse);
+    const probe = this.createWorker(identity, this.spawned++, refuse);
     try {
       try {
-        this.#info = await probe.start();
+        // Not announced: whoever probes has the info in hand.
+        this.learn(await probe.start(), false);
       } catch (err) {
         // The caller logs it (once at start-up, or as a failed catalog refresh); counted here.
         this.metrics.upstreamStartFailures.inc({ upstream: this.name });
         throw err;
       }
-      this.#lastError = undefined;
+      this.lastError = undefined;
       this.#refillSpares();
       return await use(probe);
     } catch (err) {
-      this.#lastError = err instanceof Error ? err.message : String(err);
+      this.lastError = err instanceof Error ? err.message : String(err);
       throw err;
     } finally {
       await probe.close();
     }
   }
 
-  status(): PoolStatus {
-    const ready = [...this.#workers.values()].filter((w) => w.ready).length;
-    return {
-      state: this.#closed ? 'closed' : this.#info ? 'ready' : this.#lastError ? 'down' : 'starting',
-      workers: this.#workers.size,
-      ready,
-      inFlight: [...this.#workers.values()].reduce((n, w) => n + w.upstream.inFlight, 0),
-      queued: [...this.#workers.values()].reduce((n, w) => n + w.waiting.length, 0),
-      clientRequests: this.#asks.open,
-      ...(this.#lastError ? { lastError: this.#lastError } : {}),
-    };
-  }
-
-  call(scope: string, identity: () => ClientIdentity, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    if (this.#closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
+  /** The scope's call, on its own worker (started now if it has none). */
+  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, scope: string, identity: () => ClientIdentity): UpstreamCall {
+    if (this.closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
     let worker = this.#workers.get(scope);
     if (!worker) {
       // At the cap, the least recently used idle worker makes room: clients that vanish
@@ -179,8 +181,7 @@ export class SessionWorkers {
   }
 
   async close(): Promise<void> {
-    this.#closed = true;
-    clearInterval(this.#reaper);
+    this.markClosed();
     await Promise.all(this.#spares.splice(0).map((s) => s.upstream.close()));
     await Promise.all([...this.#workers.keys()].map((scope) => this.release(scope)));
   }
@@ -192,14 +193,14 @@ export class SessionWorkers {
    * until a scope takes one, so a crashing command does not spin.
    */
   #refillSpares(): void {
-    while (this.#prewarmable && !this.#closed && this.#spares.length < this.config.spares) {
+    while (this.#prewarmable && !this.closed && this.#spares.length < this.config.spares) {
       const binding: Spare['binding'] = { identity: { clientInfo: { name: '', version: '' }, capabilities: {}, protocolVersion: '' }, peer: undefined };
       const peer: UpstreamPeer = {
         request: (method, params, signal) =>
           binding.peer?.request(method, params, signal) ?? Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method}: this worker has no client yet`)),
         notification: (n) => binding.peer?.notification(n),
       };
-      const upstream = this.createWorker(binding.identity, this.#spawned++, peer);
+      const upstream = this.createWorker(binding.identity, this.spawned++, peer);
       if (!upstream.prewarm) {
         this.#prewarmable = false;
         return;
@@ -210,7 +211,7 @@ export class SessionWorkers {
         const unused = this.#spares.includes(spare);
         this.#spares = this.#spares.filter((s) => s !== spare);
         // Taken, it is a worker like any other (see #start); unused, it never got to start.
-        if (unused) this.#startFailed(upstream.label, `spare ${reason}`);
+        if (unused) this.noteStartFailed(upstream.label, `spare ${reason}`);
       });
       upstream.prewarm();
       this.#spares.push(spare);
@@ -223,7 +224,7 @@ export class SessionWorkers {
     setImmediate(() => this.#refillSpares());
     const peer = asks.track(this.peerFor(scope));
     const spare = this.#spares.find((s) => !s.exited);
-    if (!spare) return this.createWorker(identity, this.#spawned++, peer, this.#memoryFor(scope));
+    if (!spare) return this.createWorker(identity, this.spawned++, peer, this.#memoryFor(scope));
     this.#spares = this.#spares.filter((s) => s !== spare);
     Object.assign(spare.binding.identity, identity);
     spare.binding.peer = peer;
@@ -269,34 +270,27 @@ export class SessionWorkers {
     });
     upstream.start().then(
       (info) => {
-        this.#info ??= info;
+        if (this.info === undefined) this.learn(info, true);
         worker.ready = true;
-        const unlogged = this.throttle.reset('start');
-        if (unlogged > 0) this.log.info({ upstream: this.name, failedStartsNotLogged: unlogged }, 'per-session worker started after failed starts');
+        this.noteStarted();
         for (const d of worker.waiting.splice(0)) {
           if (d.waiting) d.dispatch(upstream.call(d.method, d.params, d.options));
         }
       },
       (err: unknown) => {
-        this.#lastError = err instanceof Error ? err.message : String(err);
-        if (!worker.released) this.#startFailed(upstream.label, this.#lastError);
+        this.lastError = err instanceof Error ? err.message : String(err);
+        if (!worker.released) this.noteStartFailed(upstream.label, this.lastError);
         if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
         this.#updateGauge();
         // An open circuit says so itself (with its own retry hint); anything else is "unavailable".
         const error =
           err instanceof GatewayError && err.type === 'UPSTREAM_CIRCUIT_OPEN'
             ? err
-            : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.#lastError}`, { retryAfterMs: 1000 });
+            : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.lastError}`, { retryAfterMs: 1000 });
         this.#retire(worker, error);
       },
     );
     return worker;
-  }
-
-  #startFailed(label: string, reason: string): void {
-    this.metrics.upstreamStartFailures.inc({ upstream: this.name });
-    const suppressed = this.throttle.take('start');
-    if (suppressed !== undefined) this.log.warn({ upstream: label, err: reason, ...suppressedField(suppressed) }, 'per-session worker failed to start');
   }
 
   /** Everything a worker that goes still holds, other than its calls in flight (its close fails those), ends now. */
@@ -333,7 +327,7 @@ export class SessionWorkers {
     this.metrics.upstreamWorkers.set({ upstream: this.name }, this.#workers.size);
   }
 
-  #reapIdle(): void {
+  protected reapIdle(): void {
     const cutoff = Date.now() - this.config.idleTimeoutMs;
     for (const [scope, w] of this.#workers) {
       if (this.#idle(w) && w.lastUsed < cutoff) void this.release(scope, 'Idle for longer than pool.idleTimeoutMs');

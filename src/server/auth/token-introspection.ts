@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { request } from 'undici';
 import { GatewayError } from '../../jsonrpc/errors.js';
+import { OAuthTokenEndpoint } from '../../upstream/oauth-token-endpoint.js';
 import type { Logger } from '../../observability/logger.js';
 
 /** What a verified token says, whichever way it was verified (a JWT's claims, an introspection response). */
@@ -50,7 +50,7 @@ export function createIntrospector(options: IntrospectionOptions): (token: strin
   // request into one more question to a server that is already failing.
   let downUntil = 0;
   let failing = false;
-  const credentials = `Basic ${Buffer.from(`${encodeURIComponent(options.clientId)}:${encodeURIComponent(options.clientSecret)}`).toString('base64')}`;
+  const endpoint = new OAuthTokenEndpoint(options.url, options, options.timeoutMs);
 
   const remember = (key: string, answer: Answer) => {
     cache.delete(key);
@@ -80,28 +80,12 @@ export function createIntrospector(options: IntrospectionOptions): (token: strin
   };
 
   const introspect = async (token: string): Promise<Record<string, unknown>> => {
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(options.url, {
-        method: 'POST',
-        headers: { authorization: credentials, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
-        headersTimeout: options.timeoutMs,
-        bodyTimeout: options.timeoutMs,
-      });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (err) {
-      throw unavailable(`cannot be reached: ${err instanceof Error ? err.message : String(err)}`);
-    }
-    // 401/403 here means the gateway's own client credentials are refused: the operator's problem.
-    if (status !== 200) throw unavailable(`answered HTTP ${status}`);
     let body: unknown;
     try {
-      body = JSON.parse(text);
-    } catch {
-      throw unavailable('answered something that is not JSON');
+      body = await endpoint.post(new URLSearchParams({ token, token_type_hint: 'access_token' }));
+    } catch (err) {
+      // 401/403 here means the gateway's own client credentials are refused: the operator's problem.
+      throw unavailable((err as Error).message);
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw unavailable('answered JSON that is not an object');
     return body as Record<string, unknown>;

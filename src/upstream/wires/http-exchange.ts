@@ -2,7 +2,8 @@ import { GatewayError } from '../../jsonrpc/errors.js';
 import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import type { Abort } from '../abort.js';
 import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
-import { IdleTimer } from '../idle-timer.js';
+import { DeadlineTimer } from '../deadline-timer.js';
+import { INITIALIZE } from '../initialize.js';
 import type { JsonRpcConnection } from '../json-rpc-connection.js';
 import { ExchangeFailure } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
@@ -50,7 +51,7 @@ export interface ExchangeRequest {
 export async function exchange(req: ExchangeRequest): Promise<Outcome> {
   const { endpoint, abort, resumeFrom } = req;
   const { timeoutMs, maxTimeoutMs } = endpoint.config;
-  const timer = new IdleTimer(timeoutMs, maxTimeoutMs, (hard) =>
+  const timer = new DeadlineTimer(timeoutMs, maxTimeoutMs, (hard) =>
     abort.abort(new ExchangeFailure('timeout', hard ? `no answer within the hard limit of ${maxTimeoutMs} ms` : `no answer within ${timeoutMs} ms`)),
   );
   try {
@@ -90,7 +91,7 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
   }
 }
 
-async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleTimer): Promise<Outcome> {
+async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: DeadlineTimer): Promise<Outcome> {
   const { endpoint, connection, id } = req;
   const { breaker } = endpoint;
   if (res.status === 202 || res.status === 204) {
@@ -114,7 +115,7 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleT
     breaker.success();
     return { kind: 'done' };
   }
-  if (req.method === 'initialize') req.onSessionId(headerValue(res.headers, 'mcp-session-id'));
+  if (req.method === INITIALIZE) req.onSessionId(headerValue(res.headers, 'mcp-session-id'));
   const type = mediaType(res.headers);
   if (type === 'application/json') {
     const text = await res.body.text(undefined, () => timer.touch());
@@ -131,7 +132,7 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleT
   return readSseReply(req, res, timer);
 }
 
-async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: IdleTimer): Promise<Outcome> {
+async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: DeadlineTimer): Promise<Outcome> {
   const { connection, id, abort } = req;
   let lastEventId: string | undefined;
   let retryMs: number | undefined;

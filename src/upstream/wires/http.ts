@@ -2,12 +2,12 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../abort.js';
-import { Backoff } from '../backoff.js';
+import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { HttpEndpoint } from './http-endpoint.js';
 import { Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
-import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
+import { INITIALIZE, INITIALIZED } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
 import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
@@ -132,21 +132,14 @@ export class HttpUpstream extends BaseUpstream {
   }
 
   async #initialize(): Promise<UpstreamServerInfo> {
-    const call = this.connection.call('initialize', initializeParams(this.options.identity));
-    const timer = setTimeout(
-      () => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `${this.label} did not answer initialize in time`)),
-      startTimeoutMs(this.#endpoint.config.timeoutMs),
-    );
-    let info: UpstreamServerInfo;
-    try {
-      info = parseInitializeResult(await call.promise);
-    } finally {
-      clearTimeout(timer);
-    }
-    this.#protocolVersion = info.protocolVersion;
-    this.#generation++;
-    // Awaited, so nothing else reaches the new session before it knows it is initialized.
-    await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    const info = await this.handshake(this.options.identity, this.#endpoint.config.timeoutMs, {
+      accepted: (answered) => {
+        this.#protocolVersion = answered.protocolVersion;
+        this.#generation++;
+      },
+      // Awaited, so nothing else reaches the new session before it knows it is initialized.
+      notify: (method) => this.#deliver({ jsonrpc: '2.0', method }),
+    });
     if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} lost its session during initialization`);
     if (this.#sessionId !== undefined) void this.options.memory?.remember({ sessionId: this.#sessionId, info });
     return info;
@@ -220,7 +213,7 @@ export class HttpUpstream extends BaseUpstream {
       let outcome: Outcome;
       try {
         // A new session must be initialized before anything but its own handshake reaches it.
-        if (method !== 'initialize' && method !== 'notifications/initialized' && this.#reinit) await this.#reinit;
+        if (method !== INITIALIZE && method !== INITIALIZED && this.#reinit) await this.#reinit;
         outcome = await this.#exchange(message, id, method, resumeFrom);
       } catch (err) {
         outcome = { kind: 'failed', failure: err instanceof GatewayError || err instanceof ExchangeFailure ? err : new ExchangeFailure('sent', String(err)) };
@@ -229,7 +222,7 @@ export class HttpUpstream extends BaseUpstream {
       if (outcome.kind === 'done') return;
       if (outcome.kind === 'session-lost') {
         // Gone again right after a new initialize (or during its handshake): it will not hold one.
-        if (!resendAfterReinit || method === 'notifications/initialized') {
+        if (!resendAfterReinit || method === INITIALIZED) {
           this.#die('lost its new session at once');
           return;
         }
@@ -288,7 +281,7 @@ export class HttpUpstream extends BaseUpstream {
         message,
         id,
         method,
-        sessionHeaders: method === 'initialize' ? {} : this.#sessionHeaders(),
+        sessionHeaders: method === INITIALIZE ? {} : this.#sessionHeaders(),
         generation: this.#generation,
         resumeFrom,
         abort,
@@ -301,8 +294,4 @@ export class HttpUpstream extends BaseUpstream {
     }
   }
 
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

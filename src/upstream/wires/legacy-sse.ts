@@ -1,12 +1,12 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../abort.js';
-import { Backoff } from '../backoff.js';
+import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
-import { IdleTimer } from '../idle-timer.js';
-import { initializeParams, parseInitializeResult, startTimeoutMs } from '../initialize.js';
+import { DeadlineTimer } from '../deadline-timer.js';
+import { startTimeoutMs } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
 import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
@@ -36,9 +36,11 @@ export class LegacySseUpstream extends BaseUpstream {
     const { endpoint } = this.options;
     try {
       this.#postUrl = await this.#openStream(startTimeoutMs(endpoint.config.timeoutMs));
-      const init = this.call('initialize', initializeParams(this.options.identity));
-      this.serverInfo = parseInitializeResult(await init.promise);
-      await this.#deliver({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      this.serverInfo = await this.handshake(this.options.identity, endpoint.config.timeoutMs, {
+        // Through this.call: its answer arrives on the stream, timed like any other call's.
+        call: (method, params) => this.call(method, params),
+        notify: (method) => this.#deliver({ jsonrpc: '2.0', method }),
+      });
     } catch (err) {
       await this.close();
       throw err instanceof ExchangeFailure ? err.toGatewayError(endpoint.name) : err;
@@ -55,10 +57,10 @@ export class LegacySseUpstream extends BaseUpstream {
     }
     // The answer arrives on the shared stream, not on the POST: each call keeps its own deadline,
     // restarted by its progress, so a call nobody else times out (a list, a ping) cannot hang.
-    let timer: IdleTimer | undefined;
+    let timer: DeadlineTimer | undefined;
     const onNotification = options?.onNotification;
     const call = this.connection.call(method, params, onNotification ? { onNotification: (n) => (timer?.touch(), onNotification(n)) } : options);
-    timer = new IdleTimer(config.timeoutMs, config.maxTimeoutMs, () => {
+    timer = new DeadlineTimer(config.timeoutMs, config.maxTimeoutMs, () => {
       breaker.failure('no answer in time');
       call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream ${this.label} did not answer within ${config.timeoutMs} ms`));
     });
@@ -168,7 +170,7 @@ export class LegacySseUpstream extends BaseUpstream {
       }
       if (failure instanceof ExchangeFailure && retries < endpoint.config.retry.attempts && isRetryable(method, failure)) {
         endpoint.metrics.upstreamRetries.inc({ upstream: endpoint.name, reason: failure.kind });
-        await new Promise((r) => setTimeout(r, Math.max(failure.retryAfterMs ?? 0, backoff.next())).unref());
+        await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(endpoint.name) : failure;
@@ -183,7 +185,7 @@ export class LegacySseUpstream extends BaseUpstream {
     const abort = new Abort();
     const { timeoutMs, maxTimeoutMs } = endpoint.config;
     // The POST is only accepted here (202); the answer comes on the stream.
-    const timer = new IdleTimer(timeoutMs, maxTimeoutMs, () => abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)));
+    const timer = new DeadlineTimer(timeoutMs, maxTimeoutMs, () => abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)));
     try {
       const res = await endpoint.request({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), abort });
       if (res.status >= 200 && res.status < 300) {

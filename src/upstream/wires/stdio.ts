@@ -6,14 +6,11 @@ import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { suppressedField, type LogThrottle } from '../../observability/log-throttle.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { BaseUpstream } from '../base-upstream.js';
-import { parseInitializeResult } from '../initialize.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
 const STOP_GRACE_MS = 2000;
-/** A process start (runtime, imports, initialize) is not a tool call: a short per-call timeoutMs must not fail it. */
-const MIN_START_TIMEOUT_MS = 10_000;
 
 /**
  * Variables a child inherits from the gateway. Everything else must be named in the upstream's
@@ -68,25 +65,12 @@ export class StdioUpstream extends BaseUpstream {
   async start(): Promise<UpstreamServerInfo> {
     const child = this.#child ?? this.#spawn();
     if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `${this.label} exited before it was initialized`);
-    const initialize = this.connection.call('initialize', {
-      protocolVersion: this.identity.protocolVersion,
-      capabilities: this.identity.capabilities,
-      clientInfo: this.identity.clientInfo,
-    });
-    const timer = setTimeout(
-      () => initialize.cancel(new GatewayError('UPSTREAM_TIMEOUT', `${this.label} did not answer initialize in time`)),
-      Math.min(Math.max(this.config.timeoutMs, MIN_START_TIMEOUT_MS), 30_000),
-    );
     try {
-      const result = await initialize.promise;
-      this.serverInfo = parseInitializeResult(result);
+      this.serverInfo = await this.handshake(this.identity, this.config.timeoutMs);
     } catch (err) {
       await this.close();
       throw err;
-    } finally {
-      clearTimeout(timer);
     }
-    this.connection.notify('notifications/initialized');
     this.log.info({ upstream: this.label, pid: child.pid, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion }, 'upstream ready');
     return this.serverInfo;
   }

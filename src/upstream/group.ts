@@ -1,0 +1,135 @@
+import type { Logger } from 'pino';
+import type { UpstreamConfig } from '../config/schema.js';
+import { toolFilter } from '../config/tool-filter.js';
+import { LogThrottle } from '../observability/log-throttle.js';
+import type { Metrics } from '../observability/metrics.js';
+import type { Deadline } from './deadline-timer.js';
+import { UpstreamPool } from './pool.js';
+import { createRemoteUpstream, type RemoteUpstream } from './remote.js';
+import { SessionWorkers, type WorkerFactory } from './session-workers.js';
+import type { PoolStatus, WorkerSet } from './worker-set.js';
+import { StdioUpstream } from './wires/stdio.js';
+import type { ClientIdentity, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
+
+/** Where the requests and notifications an upstream sends its client go: the gateway's side of each worker. */
+export interface UpstreamPeers {
+  /** For every shared worker of `upstream` (it serves no client in particular). */
+  shared(upstream: string): UpstreamPeer;
+  /** For the worker of one scope (client session). */
+  perSession(upstream: string, scope: string): UpstreamPeer;
+}
+
+export interface UpstreamGroupOptions {
+  /** How the gateway introduces itself where it initializes for no client: shared workers, health probes. */
+  identity: ClientIdentity;
+  peers: UpstreamPeers;
+  /** Where a per-session worker of a remote upstream remembers its upstream session, so it can move between replicas. */
+  memoryFor?: (upstream: string, scope: string) => UpstreamSessionMemory;
+  /** The pace of each upstream's repeated log lines, whichever of its workers has them. */
+  logRepeatMs: number;
+  log: Logger;
+  metrics: Metrics;
+}
+
+interface EntryCommon {
+  /** What its tools, prompts and resources are namespaced with in the catalog. */
+  prefix: string;
+  /** Each call's idle timeout and hard ceiling (`timeoutMs`, `maxTimeoutMs`). */
+  deadline: Deadline;
+  /** Which of its tools (by their own names) the gateway offers; the rest do not exist for clients. */
+  offersTool?: (name: string) => boolean;
+  /** Whether tools/call arguments are checked against the tool's inputSchema (`upstreams[].validateArguments`). */
+  validateArguments: boolean;
+  /** Its workers, whatever its mode: what the gateway calls. */
+  workers: WorkerSet;
+}
+
+/**
+ * One configured upstream as the gateway uses it. `mode` with `pool` or a typed `workers` is
+ * how the gateway told the kinds apart before WorkerSet; `workers` serves either now.
+ */
+export type ConfiguredUpstream = EntryCommon & ({ mode: 'shared'; pool: UpstreamPool } | { mode: 'per-session'; workers: SessionWorkers });
+
+/** A per-session upstream as the per-session router needs it. */
+export interface PerSessionSet {
+  workers: SessionWorkers;
+  /** Hard ceiling of one call, and how long the client may take to answer a request. */
+  maxTimeoutMs: number;
+}
+
+/**
+ * The upstreams built from the config (`upstreams[]`): per upstream its workers (child
+ * processes, or sessions with a remote server; shared or per session) and, for a remote one,
+ * its endpoint and health monitor. It answers for all of them: their status, their health,
+ * and their shutdown. Nothing is started here (the gateway's catalog load starts the workers).
+ */
+export class UpstreamGroup {
+  /** Every configured upstream by name, in config order. */
+  readonly upstreams = new Map<string, ConfiguredUpstream>();
+  readonly #remotes = new Map<string, RemoteUpstream>();
+
+  constructor(
+    configs: readonly UpstreamConfig[],
+    private readonly options: UpstreamGroupOptions,
+  ) {
+    for (const u of configs) this.upstreams.set(u.name, this.#build(u));
+  }
+
+  /** The per-session upstreams, for the router that runs their calls on the owner replica. */
+  perSession(): Map<string, PerSessionSet> {
+    const sets = new Map<string, PerSessionSet>();
+    for (const [name, u] of this.upstreams) if (u.mode === 'per-session') sets.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
+    return sets;
+  }
+
+  /** Each upstream's workers, with a remote upstream's circuit: not ready while it is open. */
+  status(): Record<string, PoolStatus> {
+    const all: Record<string, PoolStatus> = {};
+    for (const [name, u] of this.upstreams) {
+      const status = u.workers.status();
+      const health = this.#remotes.get(name)?.health;
+      all[name] = health ? { ...status, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state } : status;
+    }
+    return all;
+  }
+
+  /** Starts pinging the remote upstreams; `onChange` hears each one go down or come back. */
+  watchHealth(onChange: (upstream: string, available: boolean) => void): void {
+    for (const [name, remote] of this.#remotes) {
+      remote.health.onChange((available) => onChange(name, available));
+      remote.health.start();
+    }
+  }
+
+  /** Stops every worker (those the gateway closed already stay closed), then the health probes and connections. */
+  async close(): Promise<void> {
+    await Promise.all([...this.upstreams.values()].map((u) => u.workers.close()));
+    await Promise.all([...this.#remotes.values()].map((r) => r.close()));
+  }
+
+  #build(u: UpstreamConfig): ConfiguredUpstream {
+    const { identity, peers, log, metrics } = this.options;
+    const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
+    // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
+    const throttle = new LogThrottle(this.options.logRepeatMs);
+    const createWorker = this.#workerFactory(u, throttle);
+    if (u.mode === 'per-session') {
+      // A remote upstream session can move with its worker; a child process cannot.
+      const remember = this.options.memoryFor;
+      const memoryFor = u.transport === 'http' && remember ? (scope: string) => remember(u.name, scope) : undefined;
+      const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor, throttle);
+      return { ...common, mode: 'per-session', workers };
+    }
+    const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics, throttle);
+    return { ...common, mode: 'shared', pool, workers: pool };
+  }
+
+  /** One upstream's workers, by transport: child processes, or sessions with a remote server. */
+  #workerFactory(u: UpstreamConfig, throttle: LogThrottle): WorkerFactory {
+    const { identity, log, metrics } = this.options;
+    if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { metrics, throttle });
+    const remote = createRemoteUpstream(u, identity, log, metrics);
+    this.#remotes.set(u.name, remote);
+    return remote.createWorker;
+  }
+}
