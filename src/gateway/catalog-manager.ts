@@ -43,12 +43,10 @@ export class CatalogManager {
     const { upstreams, log } = this.options;
     await Promise.all(
       [...upstreams].map(async ([name, entry]) => {
-        if (entry.mode === 'shared') {
-          entry.pool.onInfo(() => {
-            // An upstream that was down at start-up: add its lists once it is up.
-            if (this.#started && !this.#lists.has(name)) this.refreshLater(name);
-          });
-        }
+        entry.workers.onInfo(() => {
+          // An upstream that was down at start-up: add its lists once it is up.
+          if (this.#started && !this.#lists.has(name)) this.refreshLater(name);
+        });
         try {
           this.#lists.set(name, await this.#loadLists(name, entry));
         } catch (err) {
@@ -110,11 +108,8 @@ export class CatalogManager {
     return catalog;
   }
 
-  /** Lists from a shared pool, or from a probe worker for a per-session upstream. */
+  /** Lists from a shared pool's workers, or from a probe worker of a per-session upstream. */
   #loadLists(name: string, entry: UpstreamEntry): Promise<UpstreamLists> {
-    if (entry.mode === 'shared') {
-      return entry.pool.start().then(() => this.#fetchLists(name, entry, (m, p) => entry.pool.call(m, p)));
-    }
     return entry.workers.probe(this.options.probeIdentity, (probe) => this.#fetchLists(name, entry, (m, p) => probe.call(m, p)));
   }
 

@@ -2,6 +2,7 @@
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
 // on other replicas); every request's duration and audit line are recorded here.
 import type { Logger } from 'pino';
+import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS } from '../jsonrpc/meta-keys.js';
@@ -202,7 +203,7 @@ export class Dispatcher {
     const level = requireString(request.params, 'level');
     if (!LOG_LEVELS.includes(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
     // Only a session's own workers take its level; a shared worker's level would be everyone's.
-    const own = [...this.options.upstreams].filter(([, e]) => e.mode === 'per-session' && e.workers.workerOf(ctx.scope));
+    const own = [...this.options.upstreams].filter(([, e]) => e.workers.workerOf(ctx.scope));
     await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));
     return {};
   }
@@ -238,7 +239,7 @@ export class Dispatcher {
     if (ctx.stateless) {
       if (request.params?.requestState !== undefined) {
         // Only a per-session call can be waiting for input; the retry continues it.
-        if (entry.mode !== 'per-session') throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
+        if (!entry.workers.perScope) throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
         // The params as sent (inputResponses, requestState, progressToken), names as the upstream has them.
         continuation = true;
       } else {
@@ -258,9 +259,10 @@ export class Dispatcher {
       : continuation
         ? CONTINUATION
         : undefined;
-    if (entry.mode === 'shared') {
+    // A shared set runs the call here; a set with a worker per scope runs it on the scope's owner replica.
+    if (!entry.workers.perScope) {
       try {
-        tracked.call = entry.pool.call(request.method, params, options);
+        tracked.call = entry.workers.call(request.method, params, options, ctx.scope, NO_IDENTITY);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);

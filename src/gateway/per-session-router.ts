@@ -6,7 +6,7 @@ import type { JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../js
 import type { Bus } from '../cluster/bus.js';
 import type { OwnerRegistry } from '../cluster/owner-registry.js';
 import { failedCall } from '../contracts/deferred-call.js';
-import type { SessionWorkers } from '../upstream/session-workers.js';
+import type { WorkerSet } from '../upstream/worker-set.js';
 import type { CallOptions, ClientIdentity, McpResult, PerSessionCallOptions, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
 import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
 import { ClientRequests } from './client-requests.js';
@@ -21,7 +21,7 @@ interface ScopeLink {
 }
 
 export interface PerSessionUpstream {
-  workers: SessionWorkers;
+  workers: WorkerSet;
   /** Hard ceiling of one call, and how long the client may take to answer a request. */
   maxTimeoutMs: number;
 }

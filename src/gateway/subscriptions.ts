@@ -1,6 +1,7 @@
 // Resource subscriptions: which client scopes listen to a resource of a shared upstream (whose
 // updates carry no session), and the listen streams of stateless clients.
 import type { Logger } from 'pino';
+import { NO_IDENTITY } from '../upstream/worker-set.js';
 import type { JsonRpcNotification } from '../jsonrpc/messages.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -23,7 +24,7 @@ export class Subscriptions {
   /** A resources/subscribe or unsubscribe the upstream accepted. */
   record(ctx: RequestContext, method: string, upstream: string, uri: string): void {
     // A shared worker's updates carry no session: the gateway remembers who subscribed.
-    if (this.options.upstreams.get(upstream)?.mode !== 'shared') return;
+    if (this.options.upstreams.get(upstream)?.workers.perScope !== false) return;
     if (method === 'resources/subscribe') {
       const sink = ctx.sessionSink;
       if (sink) this.#listen(upstream, uri, ctx.scope, sink);
@@ -50,10 +51,10 @@ export class Subscriptions {
       if (!route || !entry) continue;
       if (!offersSubscriptions(upstreamInfo(entry))) continue;
       // Subscribing again is harmless upstream; a failure leaves the stream quiet for this URI.
-      if (entry.mode === 'shared') {
+      if (!entry.workers.perScope) {
         // A shared worker holds the subscription for everyone; the gateway remembers who listens.
         this.#listen(route.upstream, uri, ctx.scope, sink);
-        entry.pool.call('resources/subscribe', { uri }).promise.catch(refused(route.upstream, uri));
+        entry.workers.call('resources/subscribe', { uri }, undefined, ctx.scope, NO_IDENTITY).promise.catch(refused(route.upstream, uri));
       } else {
         perSession.call(listenerContext(ctx, sink), route.upstream, 'resources/subscribe', { uri }, undefined, () => undefined).catch(refused(route.upstream, uri));
       }

@@ -101,7 +101,7 @@ export class VirtualServer implements McpHandler {
       },
       perSessionWorkers(upstream) {
         const entry = upstreams.get(upstream);
-        return entry?.mode === 'per-session' ? entry.workers.size : 0;
+        return entry?.workers.scopes ?? 0;
       },
     };
   }
@@ -149,7 +149,7 @@ export class VirtualServer implements McpHandler {
   async close(): Promise<void> {
     await this.#dispatcher.close();
     await this.options.perSession.close();
-    await Promise.all([...this.options.upstreams.values()].map((u) => (u.mode === 'shared' ? u.pool.close() : undefined)));
+    await Promise.all([...this.options.upstreams.values()].map((u) => u.workers.close()));
   }
 
   /** The client side of a shared worker: nobody to ask, but its list changes still count. */

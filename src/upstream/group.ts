@@ -44,15 +44,12 @@ interface EntryCommon {
   workers: WorkerSet;
 }
 
-/**
- * One configured upstream as the gateway uses it. `mode` with `pool` or a typed `workers` is
- * how the gateway told the kinds apart before WorkerSet; `workers` serves either now.
- */
-export type ConfiguredUpstream = EntryCommon & ({ mode: 'shared'; pool: UpstreamPool } | { mode: 'per-session'; workers: SessionWorkers });
+/** One configured upstream as the gateway uses it: its workers serve it whatever its sharing mode. */
+export type ConfiguredUpstream = EntryCommon;
 
 /** A per-session upstream as the per-session router needs it. */
 export interface PerSessionSet {
-  workers: SessionWorkers;
+  workers: WorkerSet;
   /** Hard ceiling of one call, and how long the client may take to answer a request. */
   maxTimeoutMs: number;
 }
@@ -78,7 +75,7 @@ export class UpstreamGroup {
   /** The per-session upstreams, for the router that runs their calls on the owner replica. */
   perSession(): Map<string, PerSessionSet> {
     const sets = new Map<string, PerSessionSet>();
-    for (const [name, u] of this.upstreams) if (u.mode === 'per-session') sets.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
+    for (const [name, u] of this.upstreams) if (u.workers.perScope) sets.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
     return sets;
   }
 
@@ -118,10 +115,10 @@ export class UpstreamGroup {
       const remember = this.options.memoryFor;
       const memoryFor = u.transport === 'http' && remember ? (scope: string) => remember(u.name, scope) : undefined;
       const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor, throttle);
-      return { ...common, mode: 'per-session', workers };
+      return { ...common, workers };
     }
     const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics, throttle);
-    return { ...common, mode: 'shared', pool, workers: pool };
+    return { ...common, workers: pool };
   }
 
   /** One upstream's workers, by transport: child processes, or sessions with a remote server. */

@@ -185,3 +185,8 @@ export abstract class WorkerSetBase {
     return undefined;
   }
 }
+
+/** The identity a set without a worker per scope is handed: it never asks (its workers introduce themselves as the gateway). */
+export const NO_IDENTITY = (): ClientIdentity => {
+  throw new Error('a shared worker set asked for a client identity');
+};
