@@ -43,11 +43,6 @@ export class RecordedStream {
     this.#chain = this.#chain.then(() => this.writer.end());
   }
 
-  /** Resolves when everything sent so far is recorded (tests, shutdown). */
-  settled(): Promise<void> {
-    return this.#chain;
-  }
-
   #enqueue(message: JsonRpcMessage | undefined, final: boolean): void {
     this.#chain = this.#chain.then(() => this.#record(message, final));
   }

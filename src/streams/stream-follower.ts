@@ -1,4 +1,5 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import { SETTLED } from './internals.js';
 import { comparePositions, type StoredEvent } from './event-store.js';
 import { formatEventId } from './event-id.js';
 import type { SseWriter } from './sse-writer.js';
@@ -84,8 +85,8 @@ export class StreamFollower {
     this.#then(async () => void (await this.#catchUp()));
   }
 
-  /** Resolves when everything offered so far is written (tests). */
-  settled(): Promise<void> {
+  /** For tests only (see internals.ts). */
+  [SETTLED](): Promise<void> {
     return this.#chain;
   }
 

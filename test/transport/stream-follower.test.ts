@@ -4,6 +4,7 @@
  * and MemoryBus; the reply is a stand-in for a Node ServerResponse that records what is written.
  */
 import { EventEmitter } from 'node:events';
+import { settledOf } from '../../src/streams/internals.js';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { Metrics } from '../../src/observability/metrics.js';
@@ -49,7 +50,7 @@ describe('StreamFollower', () => {
     follower.start();
     // Reordered, repeated, and with e[1] lost on the bus: the gap is read from the store.
     for (const ev of [e[2]!, e[0]!, e[2]!, e[3]!, e[0]!, e[4]!, e[4]!]) follower.offer(ev);
-    await follower.settled();
+    await settledOf(follower);
     const written = parseSse(raw.text);
     expect(written.map((w) => JSON.parse(w.data).params.n)).toEqual([1, 2, 3, 4, 5]);
     expect(written.map((w) => w.id)).toEqual(e.map((x) => `get.${x.position}`));
@@ -66,7 +67,7 @@ describe('StreamFollower', () => {
     const e3 = (await events.append('s', 'p', { jsonrpc: '2.0', id: 1, result: {} }, { final: true }))!;
     follower.offer(e3);
     follower.start([e1, e2]);
-    await follower.settled();
+    await settledOf(follower);
     expect(parseSse(raw.text).map((w) => w.id)).toEqual([e1, e2, e3].map((x) => `p.${x.position}`));
     expect(raw.ended).toBe(true); // the final event ends the reply
     await events.close();
@@ -78,7 +79,7 @@ describe('StreamFollower', () => {
     follower.start();
     const e = (await events.append('s', 'p', note(1)))!; // previous '' ≠ 1-0: a gap it cannot fill
     follower.offer(e);
-    await follower.settled();
+    await settledOf(follower);
     expect(raw.text).toBe('');
     expect(raw.ended).toBe(true);
     await events.close();
