@@ -3,9 +3,26 @@
  * audit log. Label values a client chooses were bounded by the publisher (method `_other`, tools
  * only from the catalog); nothing here adds a session or request id to a label.
  */
+import { randomUUID } from 'node:crypto';
 import type { AuditLog } from './audit.js';
-import { CIRCUIT_STATES, subscribe } from './events.js';
+import { CIRCUIT_STATES, DataPathEvents, subscribe } from './events.js';
 import type { Metrics } from './metrics.js';
+
+/**
+ * A new gateway's publisher, under an id of its own, with its metrics subscribed, and its audit
+ * log when it has one; `unsubscribe` ends both (at the gateway's close).
+ */
+export function observeGateway(metrics: Metrics, audit: AuditLog | undefined): { diagnostics: DataPathEvents; unsubscribe: () => void } {
+  const diagnostics = new DataPathEvents(randomUUID());
+  const undo = [subscribeMetrics(diagnostics.gateway, metrics)];
+  if (audit) undo.push(subscribeAudit(diagnostics.gateway, audit));
+  return {
+    diagnostics,
+    unsubscribe: () => {
+      for (const u of undo) u();
+    },
+  };
+}
 
 export function subscribeMetrics(gateway: string, metrics: Metrics): () => void {
   return subscribe(gateway, {
