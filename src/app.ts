@@ -10,7 +10,6 @@ import { upstreamStatus, type UpstreamEntry } from './gateway/upstream-entry.js'
 import { registerHealth } from './server/health.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
-import { AuditLog } from './observability/audit.js';
 import { LogThrottle } from './observability/log-throttle.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
@@ -315,7 +314,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const log = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics });
   // The data path publishes; this gateway's metrics and audit log hear only its own events.
-  const { diagnostics, unsubscribe } = observeGateway(metrics, config.audit.methods.length > 0 ? new AuditLog(config.audit.methods, log) : undefined);
+  const { diagnostics, unsubscribe } = observeGateway(metrics, config.audit.methods, log);
   const identity: ClientIdentity = {
     clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
     // A shared worker serves many clients, so it is offered none of their capabilities.

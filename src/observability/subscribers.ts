@@ -4,18 +4,19 @@
  * only from the catalog); nothing here adds a session or request id to a label.
  */
 import { randomUUID } from 'node:crypto';
-import type { AuditLog } from './audit.js';
+import { AuditLog } from './audit.js';
 import { CIRCUIT_STATES, DataPathEvents, subscribe } from './events.js';
+import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
 
 /**
- * A new gateway's publisher, under an id of its own, with its metrics subscribed, and its audit
- * log when it has one; `unsubscribe` ends both (at the gateway's close).
+ * A new gateway's publisher, under an id of its own, with its metrics subscribed, and an audit
+ * log when `auditMethods` names any; `unsubscribe` ends both (at the gateway's close).
  */
-export function observeGateway(metrics: Metrics, audit: AuditLog | undefined): { diagnostics: DataPathEvents; unsubscribe: () => void } {
+export function observeGateway(metrics: Metrics, auditMethods: readonly string[], log: Logger): { diagnostics: DataPathEvents; unsubscribe: () => void } {
   const diagnostics = new DataPathEvents(randomUUID());
   const undo = [subscribeMetrics(diagnostics.gateway, metrics)];
-  if (audit) undo.push(subscribeAudit(diagnostics.gateway, audit));
+  if (auditMethods.length > 0) undo.push(subscribeAudit(diagnostics.gateway, new AuditLog(auditMethods, log)));
   return {
     diagnostics,
     unsubscribe: () => {
