@@ -8,9 +8,10 @@ import { VirtualServer } from './gateway/virtual-server.js';
 import { registerHealth } from './server/health.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
-import { AuditLog } from './observability/audit.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
+import type { DataPathEvents } from './observability/events.js';
+import { observeGateway } from './observability/subscribers.js';
 import type { EventStore } from './streams/event-store.js';
 import { MemoryEventStore } from './streams/memory-event-store.js';
 import { MemorySessionStore } from './session/memory-store.js';
@@ -131,7 +132,7 @@ function createEventStore(config: GatewayConfig, log: Logger): EventStore {
 }
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, metrics: Metrics) {
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, metrics: Metrics, diagnostics: DataPathEvents) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -165,8 +166,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     pageSize: config.pagination.pageSize,
     caching: config.stateless,
     log,
-    metrics,
-    audit: config.audit.methods.length > 0 ? new AuditLog(config.audit.methods, log) : undefined,
+    diagnostics,
   });
   return { server, router, group };
 }
@@ -177,6 +177,7 @@ interface HttpParts {
   config: GatewayConfig;
   log: Logger;
   metrics: Metrics;
+  diagnostics: DataPathEvents;
   server: VirtualServer;
   store: SessionStore;
   storeStatus: (() => RedisStoreStatus) | undefined;
@@ -189,7 +190,7 @@ interface HttpParts {
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
 async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: StreamableHttpTransport }> {
-  const { config, log, metrics } = parts;
+  const { config, log, metrics, diagnostics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
   const app = Fastify({
     loggerInstance: log as FastifyBaseLogger,
@@ -198,11 +199,11 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     bodyLimit: config.limits.bodyBytes,
     // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
     forceCloseConnections: true,
-    ...serverOptions(config.server, metrics, log),
+    ...serverOptions(config.server, diagnostics, log),
   });
-  capConnections(app.server, config.server.maxConnections, metrics, log);
+  capConnections(app.server, config.server.maxConnections, diagnostics, log);
   // Before CORS, which would answer a bad preflight in its own terms.
-  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, metrics });
+  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, diagnostics });
   await app.register(cors, {
     origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
     methods: ['GET', 'POST', 'DELETE'],
@@ -219,7 +220,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     store: parts.storeStatus,
   });
   registerProtectedResourceMetadata(app, config.auth);
-  const authenticator = createAuthenticator(config.auth, log, metrics);
+  const authenticator = createAuthenticator(config.auth, log, diagnostics);
   const transport = registerStreamableHttp(app, {
     path: config.path,
     bodyLimit: config.limits.bodyBytes,
@@ -231,7 +232,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     streams: parts.streams,
     listens: parts.listens,
     isAllowedOrigin,
-    metrics,
+    diagnostics,
     isDraining: parts.isDraining,
     isReady: parts.isReady,
     ...(authenticator ? { auth: authenticator } : {}),
@@ -263,6 +264,8 @@ async function startParts(target: RedisTarget | undefined, router: PerSessionRou
 export async function createGateway(config: GatewayConfig, options: BuildOptions = {}): Promise<Gateway> {
   const log = options.logger ?? createLogger(config.logLevel);
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics });
+  // The data path publishes; this gateway's metrics and audit log hear only its own events.
+  const { diagnostics, unsubscribe } = observeGateway(metrics, config.audit.methods, log);
   const identity: ClientIdentity = {
     clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
     // A shared worker serves many clients, so it is offered none of their capabilities.
@@ -272,11 +275,11 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const replication = createReplication(config, log);
   const created = createStore(config, log, replication.bus);
   const store = created.store;
-  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, metrics);
+  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, metrics, diagnostics);
   const events = createEventStore(config, log);
   const streams = new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,
-    services: new StreamServices({ events, bus: replication.bus, retryMs: config.resumability.retryMs, metrics, log }),
+    services: new StreamServices({ events, bus: replication.bus, retryMs: config.resumability.retryMs, diagnostics, log }),
     // With Redis, another replica may hold a session's GET stream.
     distributed: config.sessions.store === 'redis',
     retainMs: config.resumability.maxAgeSeconds * 1000,
@@ -287,6 +290,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     config,
     log,
     metrics,
+    diagnostics,
     server,
     store,
     storeStatus: created.status,
@@ -324,6 +328,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       await app.close();
       await store.close();
       await events.close();
+      unsubscribe();
     })();
     return closing;
   };

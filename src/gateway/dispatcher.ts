@@ -1,14 +1,13 @@
 // Answers what a client sends: each request's method goes to its handler, and calls go to the
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
-// on other replicas); every request's duration and audit line are recorded here.
+// on other replicas); every request's end is published here (request:end), for metrics and audit.
 import type { Logger } from 'pino';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS } from '../jsonrpc/meta-keys.js';
 import { isKnownMethod } from '../jsonrpc/params-schemas.js';
-import type { AuditLog } from '../observability/audit.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
 import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
@@ -36,9 +35,8 @@ export interface DispatcherOptions {
   statelessResults: StatelessResults;
   pageSize: number;
   log: Logger;
-  metrics: Metrics;
-  /** One line per audited request, when `audit.methods` names any. */
-  audit?: AuditLog | undefined;
+  /** Where each request's end is published (metrics and the audit log subscribe). */
+  diagnostics: DataPathEvents;
 }
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
@@ -96,25 +94,20 @@ export class Dispatcher {
       }
       return errorResponse(request.id, error) as JsonRpcResponse;
     } finally {
-      const seconds = (performance.now() - started) / 1000;
-      this.options.metrics.operationDuration.observe(
-        // Label values a client chooses are bounded: unknown methods share one series.
-        { mcp_method_name: isKnownMethod(request.method) ? request.method : OTHER_LABEL, gen_ai_tool_name: tool && this.options.catalogs.catalog.tool(tool) ? tool : '', error_type: errorType },
-        seconds,
-      );
-      const audit = this.options.audit;
-      if (audit?.covers(request.method)) {
+      const diagnostics = this.options.diagnostics;
+      if (diagnostics.has('request:end')) {
         const params = request.params;
-        const target = typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined;
-        audit.record({
-          method: request.method,
-          target,
+        diagnostics.emit('request:end', {
+          // Values a client chooses are bounded here, for every subscriber: unknown methods share one name.
+          method: isKnownMethod(request.method) ? request.method : OTHER_LABEL,
+          tool: tool && this.options.catalogs.catalog.tool(tool) ? tool : '',
+          errorType,
+          seconds: (performance.now() - started) / 1000,
           principal: ctx.principal,
-          session: ctx.stateless ? undefined : ctx.scope,
+          scope: ctx.scope,
           stateless: ctx.stateless,
-          outcome: errorType || 'ok',
-          ...(result?.isError === true ? { toolError: true } : {}),
-          durationMs: Math.round(seconds * 1e4) / 10,
+          target: typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined,
+          toolError: result?.isError === true,
         });
       }
     }

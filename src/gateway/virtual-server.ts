@@ -3,8 +3,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
-import type { AuditLog } from '../observability/audit.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { ClientIdentity, McpResult, UpstreamPeer } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
@@ -32,9 +31,8 @@ export interface VirtualServerOptions {
   /** Cache hints on stateless (2026-07-28) results. */
   caching: { listTtlMs: number; readTtlMs: number };
   log: Logger;
-  metrics: Metrics;
-  /** One line per audited request, when `audit.methods` names any. */
-  audit?: AuditLog | undefined;
+  /** Where the data path's events go (metrics and the audit log subscribe). */
+  diagnostics: DataPathEvents;
 }
 
 /** What the transport needs from the virtual server: nothing about upstreams leaks through. */
@@ -82,8 +80,7 @@ export class VirtualServer implements McpHandler {
       statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching }),
       pageSize: options.pageSize,
       log,
-      metrics: options.metrics,
-      audit: options.audit,
+      diagnostics: options.diagnostics,
     });
   }
 

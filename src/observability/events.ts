@@ -71,9 +71,20 @@ export function eventChannel(name: EventName): Channel {
 export class DataPathEvents {
   constructor(readonly gateway: string) {}
 
+  /** Whether anyone hears `name`: a publisher tests it before it computes a costly message. */
+  has(name: EventName): boolean {
+    return eventChannel(name).hasSubscribers;
+  }
+
+  /**
+   * Publishes `message` (a fresh object: it is handed over, not copied, and gains the gateway's
+   * id) when anyone subscribes; without subscribers nothing is done but one boolean test.
+   */
   emit<K extends EventName>(name: K, message: EventMap[K]): void {
     const ch = eventChannel(name);
-    if (ch.hasSubscribers) ch.publish({ ...message, gateway: this.gateway });
+    if (!ch.hasSubscribers) return;
+    (message as Published<K>).gateway = this.gateway;
+    ch.publish(message);
   }
 }
 

@@ -3,9 +3,27 @@
  * audit log. Label values a client chooses were bounded by the publisher (method `_other`, tools
  * only from the catalog); nothing here adds a session or request id to a label.
  */
-import type { AuditLog } from './audit.js';
-import { CIRCUIT_STATES, subscribe } from './events.js';
+import { randomUUID } from 'node:crypto';
+import { AuditLog } from './audit.js';
+import { CIRCUIT_STATES, DataPathEvents, subscribe } from './events.js';
+import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
+
+/**
+ * A new gateway's publisher, under an id of its own, with its metrics subscribed, and an audit
+ * log when `auditMethods` names any; `unsubscribe` ends both (at the gateway's close).
+ */
+export function observeGateway(metrics: Metrics, auditMethods: readonly string[], log: Logger): { diagnostics: DataPathEvents; unsubscribe: () => void } {
+  const diagnostics = new DataPathEvents(randomUUID());
+  const undo = [subscribeMetrics(diagnostics.gateway, metrics)];
+  if (auditMethods.length > 0) undo.push(subscribeAudit(diagnostics.gateway, new AuditLog(auditMethods, log)));
+  return {
+    diagnostics,
+    unsubscribe: () => {
+      for (const u of undo) u();
+    },
+  };
+}
 
 export function subscribeMetrics(gateway: string, metrics: Metrics): () => void {
   return subscribe(gateway, {

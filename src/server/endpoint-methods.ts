@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import { replyWithError } from '../transport/error-reply.js';
 
 export interface EndpointMethodOptions {
   /** The MCP endpoint. */
   path: string;
   isAllowedOrigin: (origin: string | undefined) => boolean;
-  metrics: Metrics;
+  diagnostics: DataPathEvents;
 }
 
 /** What the endpoint serves; its routes exist for these only. */
@@ -32,13 +32,13 @@ function pathOf(request: FastifyRequest): string {
 export function registerEndpointMethods(app: FastifyInstance, options: EndpointMethodOptions): void {
   app.addHook('onRequest', async (request, reply) => {
     if (SERVED.has(request.method) || pathOf(request) !== options.path) return undefined;
-    if (request.method !== 'OPTIONS') return replyWithError(reply, options.metrics, new GatewayError('METHOD_NOT_ALLOWED'));
+    if (request.method !== 'OPTIONS') return replyWithError(reply, options.diagnostics, new GatewayError('METHOD_NOT_ALLOWED'));
     const origin = request.headers.origin;
     if (origin === undefined || request.headers['access-control-request-method'] === undefined) {
-      return replyWithError(reply, options.metrics, new GatewayError('METHOD_NOT_ALLOWED', 'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)'));
+      return replyWithError(reply, options.diagnostics, new GatewayError('METHOD_NOT_ALLOWED', 'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)'));
     }
     if (!options.isAllowedOrigin(origin)) {
-      return replyWithError(reply, options.metrics, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${origin}`));
+      return replyWithError(reply, options.diagnostics, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${origin}`));
     }
     return undefined;
   });

@@ -5,7 +5,7 @@ import type { ConnectionError, FastifyServerOptions } from 'fastify';
 import type { ServerConfig } from '../config/schema.js';
 import { GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 
 /** File descriptors kept for what is not a client connection (upstream pipes and sockets, Redis, files), at most a quarter of the limit. */
 const RESERVED_FDS = 256;
@@ -21,7 +21,7 @@ type TimeoutOptions = Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTi
  * is never cut by them. The socket inactivity timeout stays off for the same reason: a call
  * may rightly be silent for as long as its upstream takes.
  */
-export function serverOptions(config: ServerConfig, metrics: Metrics, log: Logger): TimeoutOptions {
+export function serverOptions(config: ServerConfig, diagnostics: DataPathEvents, log: Logger): TimeoutOptions {
   return {
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -32,7 +32,7 @@ export function serverOptions(config: ServerConfig, metrics: Metrics, log: Logge
       // Node looks for expired requests every 30 s by default: a stalled socket would outlive its timeout by that much.
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(config.headersTimeoutMs / 2))),
     },
-    clientErrorHandler: (err, socket) => answerClientError(err, socket, metrics, log),
+    clientErrorHandler: (err, socket) => answerClientError(err, socket, diagnostics, log),
   };
 }
 
@@ -41,7 +41,7 @@ export function serverOptions(config: ServerConfig, metrics: Metrics, log: Logge
  * bytes that are not HTTP), answered as JSON-RPC like every other refusal, then the socket is
  * closed: whoever sent it cannot be trusted to close it.
  */
-function answerClientError(err: ConnectionError, socket: Socket, metrics: Metrics, log: Logger): void {
+function answerClientError(err: ConnectionError, socket: Socket, diagnostics: DataPathEvents, log: Logger): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const type: ErrorName = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST';
   const started = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent === true;
@@ -50,7 +50,7 @@ function answerClientError(err: ConnectionError, socket: Socket, metrics: Metric
     socket.destroy();
     return;
   }
-  metrics.transportRejections.inc({ error_type: type });
+  diagnostics.emit('transport:rejection', { errorType: type });
   log.debug({ code: err.code, type }, 'client error: connection closed');
   const message = type === 'INVALID_REQUEST' ? 'Invalid Request: the bytes received are not an HTTP request' : undefined;
   const error = new GatewayError(type, message);
@@ -66,7 +66,7 @@ function answerClientError(err: ConnectionError, socket: Socket, metrics: Metric
  * lowered to what it can, since running out of descriptors fails every socket, health probes
  * and upstreams included, not only the newest one.
  */
-export function capConnections(server: Server, configured: number, metrics: Metrics, log: Logger): number {
+export function capConnections(server: Server, configured: number, diagnostics: DataPathEvents, log: Logger): number {
   const limit = openFileLimit();
   let max = configured;
   if (limit !== undefined) {
@@ -77,7 +77,7 @@ export function capConnections(server: Server, configured: number, metrics: Metr
     }
   }
   server.maxConnections = max;
-  server.on('drop', () => metrics.connectionsRefused.inc());
+  server.on('drop', () => diagnostics.emit('connection:refused', {}));
   return max;
 }
 

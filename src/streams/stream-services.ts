@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/logger.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { Bus } from '../cluster/bus.js';
 import { decodeStreamMessage, encodeStreamMessage, type StreamMessage } from '../cluster/wire.js';
 import type { EventStore, StoredEvent } from './event-store.js';
@@ -16,14 +16,15 @@ export interface StreamServicesOptions {
   bypassMs?: number;
   /** How long a bus subscription may take before the reader goes on without it. */
   subscribeTimeoutMs?: number;
-  metrics: Metrics;
+  /** Where failures and resumptions are published (metrics subscribe). */
+  diagnostics: DataPathEvents;
   log: Logger;
 }
 
 const LOG_EVERY_MS = 10_000;
 
 /**
- * The event store and bus as the transport's streams use them: failures are counted, logged at
+ * The event store and bus as the transport's streams use them: failures are published, logged at
  * most every 10 s per kind, and never thrown at a request; after a store failure the store is
  * bypassed for a moment so that a hung Redis costs one timeout, not one per event.
  */
@@ -33,7 +34,7 @@ export class StreamServices {
   readonly retryMs: number;
   readonly #bypassMs: number;
   readonly #subscribeTimeoutMs: number;
-  readonly #metrics: Metrics;
+  readonly #diagnostics: DataPathEvents;
   readonly #log: Logger;
   readonly #loggedAt = new Map<string, number>();
   #bypassUntil = 0;
@@ -44,7 +45,7 @@ export class StreamServices {
     this.retryMs = options.retryMs;
     this.#bypassMs = options.bypassMs ?? 2000;
     this.#subscribeTimeoutMs = options.subscribeTimeoutMs ?? 2000;
-    this.#metrics = options.metrics;
+    this.#diagnostics = options.diagnostics;
     this.#log = options.log;
   }
 
@@ -54,7 +55,7 @@ export class StreamServices {
   }
 
   failed(component: 'event_store' | 'bus', operation: string, err: unknown): void {
-    this.#metrics.streamFailures.inc({ component, operation });
+    this.#diagnostics.emit('stream:failure', { component, operation });
     if (component === 'event_store') this.#bypassUntil = Date.now() + this.#bypassMs;
     const kind = `${component}:${operation}`;
     const now = Date.now();
@@ -64,7 +65,7 @@ export class StreamServices {
   }
 
   resumed(outcome: 'resumed' | 'unknown' | 'failed'): void {
-    this.#metrics.streamResumptions.inc({ outcome });
+    this.#diagnostics.emit('stream:resumption', { outcome });
   }
 
   /** Fire and forget; calls made in order go out in order (one publisher connection). */

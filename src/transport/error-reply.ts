@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { AuthChallenge, GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import type { JsonRpcId } from '../jsonrpc/messages.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 
 /** The HTTP methods of the MCP endpoint, as a 405 names them. */
 export const ALLOW = 'GET, POST, DELETE';
@@ -18,9 +18,9 @@ export class Rejection extends GatewayError {
   }
 }
 
-/** One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for. */
-export function replyWithError(reply: FastifyReply, metrics: Metrics, err: GatewayError, id: JsonRpcId | null = null): FastifyReply {
-  metrics.transportRejections.inc({ error_type: err.type });
+/** One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for (published as transport:rejection). */
+export function replyWithError(reply: FastifyReply, diagnostics: DataPathEvents, err: GatewayError, id: JsonRpcId | null = null): FastifyReply {
+  diagnostics.emit('transport:rejection', { errorType: err.type });
   if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
   if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
   if (err.entry.retryable) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(err.detail?.retryAfterMs ?? 1000) / 1000))));
@@ -31,11 +31,11 @@ export function replyWithError(reply: FastifyReply, metrics: Metrics, err: Gatew
 }
 
 /** Whatever a request handler threw, as the reply: errors of the table as themselves, anything else as INTERNAL_ERROR (and logged). */
-export function replyWithFailure(reply: FastifyReply, metrics: Metrics, err: unknown): void {
-  if (err instanceof Rejection) replyWithError(reply, metrics, err, err.id);
-  else if (err instanceof GatewayError) replyWithError(reply, metrics, err);
+export function replyWithFailure(reply: FastifyReply, diagnostics: DataPathEvents, err: unknown): void {
+  if (err instanceof Rejection) replyWithError(reply, diagnostics, err, err.id);
+  else if (err instanceof GatewayError) replyWithError(reply, diagnostics, err);
   else {
     reply.log.error({ err }, 'transport failure');
-    replyWithError(reply, metrics, new GatewayError('INTERNAL_ERROR'));
+    replyWithError(reply, diagnostics, new GatewayError('INTERNAL_ERROR'));
   }
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import type { JsonRpcId } from '../jsonrpc/messages.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import { SseWriter } from '../streams/sse-writer.js';
 import { Rejection } from './error-reply.js';
 import { hookHeaders } from './http-headers.js';
@@ -9,15 +9,15 @@ export type StreamKind = 'get' | 'resumed' | 'listen';
 
 /**
  * The long-lived SSE streams (GET, resumed, listen) this replica holds: at most `max` at once,
- * each counted in the open-streams gauge while it lasts. POST replies are not counted here: they
- * end with their last response.
+ * each published as it opens and closes (stream:open, stream:close: the open-streams gauge). POST
+ * replies are not counted here: they end with their last response.
  */
 export class StreamRoom {
   #open = 0;
 
   constructor(
     private readonly max: number,
-    private readonly metrics: Metrics,
+    private readonly diagnostics: DataPathEvents,
   ) {}
 
   /** Throws STREAM_LIMIT while this replica holds `max` streams; before any reply is written. */
@@ -33,10 +33,10 @@ export class StreamRoom {
     const sse = new SseWriter(reply.raw);
     sse.open(hookHeaders(reply));
     this.#open++;
-    this.metrics.sseStreamsOpen.inc({ kind });
+    this.diagnostics.emit('stream:open', { kind });
     sse.onClose(() => {
       this.#open--;
-      this.metrics.sseStreamsOpen.dec({ kind });
+      this.diagnostics.emit('stream:close', { kind });
     });
     return sse;
   }

@@ -9,7 +9,7 @@ import { allowsBatch } from '../jsonrpc/versions.js';
 import { StatelessServing, statelessStatus } from '../modern/stateless-serving.js';
 import type { ListenStreams } from '../modern/listen-streams.js';
 import type { ModernMeta } from '../modern/request-meta.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from '../streams/event-id.js';
 import type { SessionStreams } from '../streams/session-streams.js';
@@ -38,7 +38,8 @@ export interface StreamableHttpOptions {
   /** subscriptions/listen streams of stateless clients. */
   listens: ListenStreams;
   isAllowedOrigin: (origin: string | undefined) => boolean;
-  metrics: Metrics;
+  /** Where refusals and streams are published (metrics subscribe). */
+  diagnostics: DataPathEvents;
   /** true once shutdown began: new work is refused with a retryable 503. */
   isDraining: () => boolean;
   /** false until the upstreams have started: requests are refused with a retryable 503 until then. */
@@ -66,7 +67,7 @@ export class StreamableHttpTransport {
   readonly #options: StreamableHttpOptions;
   readonly #handler: McpHandler;
   readonly #streams: SessionStreams;
-  readonly #metrics: Metrics;
+  readonly #diagnostics: DataPathEvents;
   readonly #sessions: SessionManager;
   readonly #stateless: StatelessServing;
   readonly #inFlight: InFlightLimit;
@@ -83,9 +84,9 @@ export class StreamableHttpTransport {
     this.#options = options;
     this.#handler = options.handler;
     this.#streams = options.streams;
-    this.#metrics = options.metrics;
+    this.#diagnostics = options.diagnostics;
     this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
-    this.#room = new StreamRoom(options.maxStreams, options.metrics);
+    this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
     this.#stateless = new StatelessServing(options.handler, options.listens);
     this.#sessions = new SessionManager(options.store, (id) => {
       this.#handler.releaseScope(id);
@@ -112,7 +113,7 @@ export class StreamableHttpTransport {
         if (err.statusCode === 413) this.#send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
         else if (err.statusCode === 415) this.#send(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));
         else if (err.statusCode !== undefined && err.statusCode < 500) this.#send(reply, new GatewayError('PARSE_ERROR', 'Parse error: body could not be read'));
-        else replyWithFailure(reply, this.#metrics, err);
+        else replyWithFailure(reply, this.#diagnostics, err);
       });
       scope.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
       // Not HEAD: a GET here opens a stream. Other methods are refused in server/endpoint-methods.ts.
@@ -138,7 +139,7 @@ export class StreamableHttpTransport {
       try {
         this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
       } catch (err) {
-        replyWithFailure(reply, this.#metrics, err);
+        replyWithFailure(reply, this.#diagnostics, err);
         return reply;
       }
     }
@@ -150,12 +151,12 @@ export class StreamableHttpTransport {
     try {
       await work;
     } catch (err) {
-      replyWithFailure(reply, this.#metrics, err);
+      replyWithFailure(reply, this.#diagnostics, err);
     }
   }
 
   #send(reply: FastifyReply, err: GatewayError): void {
-    replyWithError(reply, this.#metrics, err);
+    replyWithError(reply, this.#diagnostics, err);
   }
 
   async #onPost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -264,7 +265,7 @@ export class StreamableHttpTransport {
       if (problem) {
         // Nothing answers a notification: alone in the body it is refused, in a batch skipped.
         if (!batch) throw new Rejection('INVALID_REQUEST', `Invalid notification: ${problem}`);
-        this.#metrics.transportRejections.inc({ error_type: 'INVALID_PARAMS' });
+        this.#diagnostics.emit('transport:rejection', { errorType: 'INVALID_PARAMS' });
         continue;
       }
       if (c.message.method === 'notifications/initialized') this.#sessions.markInitialized(session, log);
@@ -324,7 +325,7 @@ export class StreamableHttpTransport {
   }
 
   #tooMany(id: JsonRpcId, client: string): JsonRpcResponse {
-    this.#metrics.transportRejections.inc({ error_type: 'CLIENT_TOO_MANY_IN_FLIGHT' });
+    this.#diagnostics.emit('transport:rejection', { errorType: 'CLIENT_TOO_MANY_IN_FLIGHT' });
     return errorResponse(id, new GatewayError('CLIENT_TOO_MANY_IN_FLIGHT', `Too many requests in flight for ${client} (limit ${this.#inFlight.limit}): wait for answers before sending more`).toJsonRpc());
   }
 
@@ -354,7 +355,7 @@ export class StreamableHttpTransport {
     const unknown = () => new Rejection('EVENT_ID_UNKNOWN', `Last-Event-ID ${JSON.stringify(lastEventId)} names no event this session can resume from (unknown, or no longer retained)`);
     const parsed = parseEventId(lastEventId);
     if (!parsed) {
-      this.#metrics.streamResumptions.inc({ outcome: 'unknown' });
+      this.#diagnostics.emit('stream:resumption', { outcome: 'unknown' });
       throw unknown();
     }
     let resumption;

@@ -7,7 +7,7 @@ import { EventEmitter } from 'node:events';
 import { settledOf } from '../../src/streams/internals.js';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { Metrics } from '../../src/observability/metrics.js';
+import { DataPathEvents } from '../../src/observability/events.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { MemoryBus } from '../../src/cluster/memory-bus.js';
 import { MemoryEventStore } from '../../src/streams/memory-event-store.js';
@@ -32,7 +32,7 @@ class FakeResponse extends EventEmitter {
 
 function setup() {
   const events = new MemoryEventStore({ maxEvents: 100, maxAgeMs: 60_000 });
-  const services = new StreamServices({ events, bus: new MemoryBus(), retryMs: 100, metrics: new Metrics({ defaultMetrics: false }), log: createLogger('silent') });
+  const services = new StreamServices({ events, bus: new MemoryBus(), retryMs: 100, diagnostics: new DataPathEvents('stream-follower-test'), log: createLogger('silent') });
   const raw = new FakeResponse();
   const writer = new SseWriter(raw as unknown as ServerResponse);
   return { events, services, raw, writer };

@@ -4,7 +4,7 @@ import type { AuthConfig } from '../../config/schema.js';
 import { toolFilter } from '../../config/tool-filter.js';
 import { AuthChallenge } from '../../jsonrpc/errors.js';
 import type { Logger } from '../../observability/logger.js';
-import type { Metrics } from '../../observability/metrics.js';
+import type { DataPathEvents } from '../../observability/events.js';
 import type { Authenticator } from '../../contracts/authenticator.js';
 import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
 
@@ -16,11 +16,11 @@ import { InvalidToken, createIntrospector, type TokenClaims } from './token-intr
  * RFC 7662). The token stays here: upstreams get their own configured credentials, never the
  * client's token.
  */
-export function createAuthenticator(config: AuthConfig, log?: Logger, metrics?: Metrics): Authenticator | undefined {
+export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostics?: DataPathEvents): Authenticator | undefined {
   if (config.mode === 'none') return undefined;
   const resource = config.resource!;
   const audience = config.audience ?? resource;
-  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, metrics);
+  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, diagnostics);
   // Principals name their issuer: an introspection answer need not, so its server stands in.
   const defaultIssuer = config.issuer ?? (config.introspection ? new URL(config.introspection.url).origin : '');
   const metadataUrl = protectedResourceMetadataUrl(resource);
@@ -88,9 +88,9 @@ function jwtRejection(err: unknown): string {
 }
 
 /** RFC 7662 answers carry iss and aud only optionally: checked when present. */
-function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined, metrics: Metrics | undefined): (token: string) => Promise<TokenClaims> {
+function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined, diagnostics: DataPathEvents | undefined): (token: string) => Promise<TokenClaims> {
   const introspection = config.introspection!;
-  const introspect = createIntrospector({ ...introspection, log, onOutcome: (outcome) => metrics?.tokenIntrospections.inc({ outcome }) });
+  const introspect = createIntrospector({ ...introspection, log, onOutcome: (outcome) => diagnostics?.emit('token:introspection', { outcome }) });
   return async (token) => {
     const claims = await introspect(token);
     if (config.issuer !== undefined && claims.iss !== undefined && claims.iss !== config.issuer) throw new InvalidToken("the token's iss claim is not accepted");
