@@ -132,7 +132,7 @@ function createEventStore(config: GatewayConfig, log: Logger): EventStore {
 }
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, metrics: Metrics, diagnostics: DataPathEvents) {
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -146,7 +146,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     memoryFor: (upstream, scope) => upstreamSessionMemory(store, upstream, scope, log),
     logRepeatMs: config.logRepeatMs,
     log,
-    metrics,
+    diagnostics,
   });
   router = new PerSessionRouter({
     upstreams: group.perSession(),
@@ -275,7 +275,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const replication = createReplication(config, log);
   const created = createStore(config, log, replication.bus);
   const store = created.store;
-  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, metrics, diagnostics);
+  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, diagnostics);
   const events = createEventStore(config, log);
   const streams = new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,

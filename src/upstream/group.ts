@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
 import { LogThrottle } from '../observability/log-throttle.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { Deadline } from './deadline-timer.js';
 import { UpstreamPool } from './pool.js';
 import { createRemoteUpstream, type RemoteUpstream } from './remote.js';
@@ -28,7 +28,7 @@ export interface UpstreamGroupOptions {
   /** The pace of each upstream's repeated log lines, whichever of its workers has them. */
   logRepeatMs: number;
   log: Logger;
-  metrics: Metrics;
+  diagnostics: DataPathEvents;
 }
 
 interface EntryCommon {
@@ -105,7 +105,7 @@ export class UpstreamGroup {
   }
 
   #build(u: UpstreamConfig): ConfiguredUpstream {
-    const { identity, peers, log, metrics } = this.options;
+    const { identity, peers, log, diagnostics } = this.options;
     const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
@@ -114,18 +114,18 @@ export class UpstreamGroup {
       // A remote upstream session can move with its worker; a child process cannot.
       const remember = this.options.memoryFor;
       const memoryFor = u.transport === 'http' && remember ? (scope: string) => remember(u.name, scope) : undefined;
-      const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, metrics, memoryFor, throttle);
+      const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, diagnostics, memoryFor, throttle);
       return { ...common, workers };
     }
-    const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, metrics, throttle);
+    const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, diagnostics, throttle);
     return { ...common, workers: pool };
   }
 
   /** One upstream's workers, by transport: child processes, or sessions with a remote server. */
   #workerFactory(u: UpstreamConfig, throttle: LogThrottle): WorkerFactory {
-    const { identity, log, metrics } = this.options;
-    if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { metrics, throttle });
-    const remote = createRemoteUpstream(u, identity, log, metrics);
+    const { identity, log, diagnostics } = this.options;
+    if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle });
+    const remote = createRemoteUpstream(u, identity, log, diagnostics);
     this.#remotes.set(u.name, remote);
     return remote.createWorker;
   }

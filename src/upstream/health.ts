@@ -1,11 +1,10 @@
 import type { Logger } from 'pino';
 import type { HealthConfig } from '../config/schema.js';
 import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { CircuitBreaker, CircuitState, CircuitStatus } from './circuit-breaker.js';
 import type { Upstream } from '../contracts/upstream.js';
 
-const STATES: CircuitState[] = ['closed', 'open', 'half-open'];
 /** When a half-open probe could not get through (another exchange held the slot), try again after this. */
 const HALF_OPEN_RETRY_MS = 1000;
 
@@ -24,7 +23,7 @@ export interface HealthMonitorOptions {
   /** A session of the gateway's own, used only for pings (and dropped after a failed one). */
   createProbe: () => Upstream;
   log: Logger;
-  metrics: Metrics;
+  diagnostics: DataPathEvents;
 }
 
 /**
@@ -136,6 +135,6 @@ export class HealthMonitor implements UpstreamHealth {
   }
 
   #gauge(current: CircuitState): void {
-    for (const state of STATES) this.options.metrics.upstreamCircuitState.set({ upstream: this.options.name, state }, state === current ? 1 : 0);
+    this.options.diagnostics.emit('upstream:circuit', { upstream: this.options.name, state: current });
   }
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import { Backoff } from './backoff.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
@@ -34,11 +34,11 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     config: PoolConfig,
     private readonly createWorker: (index: number) => Upstream,
     log: Logger,
-    metrics: Metrics,
+    diagnostics: DataPathEvents,
     /** An upstream that cannot start is retried forever: its failures are logged at this pace. */
     throttle: LogThrottle = new LogThrottle(),
   ) {
-    super(name, config, log, metrics, throttle, { workerNoun: 'upstream worker', startFailureLevel: 'error' });
+    super(name, config, log, diagnostics, throttle, { workerNoun: 'upstream worker', startFailureLevel: 'error' });
   }
 
   protected members(): Iterable<Member> {
@@ -91,13 +91,13 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (worker) return this.#dispatch(worker, method, params, options);
 
     if (this.#queue.length >= this.config.queueSize) {
-      this.metrics.poolRejections.inc({ upstream: this.name, reason: 'queue_full' });
+      this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'queue_full' });
       return failedCall(this.#overloaded('queue is full'));
     }
     const queued = new DeferredCall(method, params, options, (q) => this.#unqueue(q));
     queued.timer = setTimeout(() => {
       const anyReady = this.#workers.some((w) => w.ready);
-      this.metrics.poolRejections.inc({ upstream: this.name, reason: anyReady ? 'queue_timeout' : 'unavailable' });
+      this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: anyReady ? 'queue_timeout' : 'unavailable' });
       this.#unqueue(queued);
       queued.fail(
         anyReady
@@ -108,7 +108,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       );
     }, this.config.queueTimeoutMs);
     this.#queue.push(queued);
-    this.metrics.poolQueueDepth.set({ upstream: this.name }, this.#queue.length);
+    this.diagnostics.emit('pool:queue', { upstream: this.name, depth: this.#queue.length });
     this.#maybeGrow();
     return queued;
   }
@@ -116,17 +116,17 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   #unqueue(queued: DeferredCall): void {
     const i = this.#queue.indexOf(queued);
     if (i !== -1) this.#queue.splice(i, 1);
-    this.metrics.poolQueueDepth.set({ upstream: this.name }, this.#queue.length);
+    this.diagnostics.emit('pool:queue', { upstream: this.name, depth: this.#queue.length });
   }
 
   async close(): Promise<void> {
     this.markClosed();
     clearTimeout(this.#restartTimer);
     for (const q of this.#queue.splice(0)) q.fail(new GatewayError('SHUTTING_DOWN'));
-    this.metrics.poolQueueDepth.set({ upstream: this.name }, 0);
+    this.diagnostics.emit('pool:queue', { upstream: this.name, depth: 0 });
     const workers = this.#workers.splice(0);
     await Promise.all(workers.map((w) => w.upstream.close()));
-    this.metrics.upstreamWorkers.set({ upstream: this.name }, 0);
+    this.diagnostics.emit('upstream:workers', { upstream: this.name, count: 0 });
   }
 
   #overloaded(why: string): GatewayError {
@@ -164,7 +164,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       const queued = this.#queue.shift()!;
       queued.dispatch(this.#dispatch(worker, queued.method, queued.params, queued.options));
     }
-    this.metrics.poolQueueDepth.set({ upstream: this.name }, this.#queue.length);
+    this.diagnostics.emit('pool:queue', { upstream: this.name, depth: this.#queue.length });
   }
 
   #maybeGrow(): void {
@@ -190,7 +190,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       this.lastError = undefined;
       this.noteStarted();
       this.learn(info, true);
-      this.metrics.upstreamWorkers.set({ upstream: this.name }, this.#workers.filter((w) => w.ready).length);
+      this.diagnostics.emit('upstream:workers', { upstream: this.name, count: this.#workers.filter((w) => w.ready).length });
       this.#drain();
       return worker;
     } catch (err) {
@@ -206,7 +206,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   #remove(worker: Worker): void {
     const i = this.#workers.indexOf(worker);
     if (i !== -1) this.#workers.splice(i, 1);
-    this.metrics.upstreamWorkers.set({ upstream: this.name }, this.#workers.filter((w) => w.ready).length);
+    this.diagnostics.emit('upstream:workers', { upstream: this.name, count: this.#workers.filter((w) => w.ready).length });
   }
 
   #onWorkerExit(worker: Worker, reason: string): void {
@@ -215,7 +215,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     this.#remove(worker);
     if (this.closed || !wasReady) return;
     this.lastError = reason;
-    this.metrics.upstreamRestarts.inc({ upstream: this.name });
+    this.diagnostics.emit('upstream:restart', { upstream: this.name });
     // A worker that ran a good while earns a fresh backoff; one that dies young waits longer.
     if (Date.now() - worker.startedAt > 30_000) this.#backoff.reset();
     this.#scheduleRestart();

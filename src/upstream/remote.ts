@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { HttpUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import { HealthMonitor } from './health.js';
 import { HttpEndpoint } from './wires/http-endpoint.js';
 import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
@@ -27,8 +27,8 @@ const PROBE_PEER: UpstreamPeer = {
 };
 
 /** The transport-specific half of an `http` or `sse` upstream; the pools stay transport-agnostic. */
-export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity: ClientIdentity, log: Logger, metrics: Metrics): RemoteUpstream {
-  const endpoint = new HttpEndpoint(config, log, metrics);
+export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity: ClientIdentity, log: Logger, diagnostics: DataPathEvents): RemoteUpstream {
+  const endpoint = new HttpEndpoint(config, log, diagnostics);
   const make = (options: HttpUpstreamOptions): Upstream => (config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options));
   const health = new HealthMonitor({
     name: config.name,
@@ -36,7 +36,7 @@ export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity
     breaker: endpoint.breaker,
     createProbe: () => make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
     log,
-    metrics,
+    diagnostics,
   });
   return {
     createWorker: (identity, index, peer, memory) => make({ endpoint, identity, log, index, peer, ...(memory ? { memory } : {}) }),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import { ClientAsks } from './client-asks.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
@@ -51,13 +51,13 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     /** The peer for a scope's worker: where its requests to the client go. */
     private readonly peerFor: (scope: string) => UpstreamPeer,
     log: Logger,
-    metrics: Metrics,
+    diagnostics: DataPathEvents,
     /** Where a scope's upstream session is remembered across replicas (remote upstreams). */
     private readonly memoryFor?: (scope: string) => UpstreamSessionMemory,
     /** Starts that fail are logged at this pace: every new session of a broken upstream tries again. */
     throttle: LogThrottle = new LogThrottle(),
   ) {
-    super(name, config, log, metrics, throttle, { workerNoun: 'per-session worker', startFailureLevel: 'warn' });
+    super(name, config, log, diagnostics, throttle, { workerNoun: 'per-session worker', startFailureLevel: 'warn' });
   }
 
   get scopes(): number {
@@ -111,7 +111,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         this.learn(await probe.start(), false);
       } catch (err) {
         // The caller logs it (once at start-up, or as a failed catalog refresh); counted here.
-        this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+        this.diagnostics.emit('upstream:start-failure', { upstream: this.name });
         throw err;
       }
       this.lastError = undefined;
@@ -134,7 +134,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
       // without DELETE must not lock everyone else out until their idle timeout.
       if (this.#workers.size >= this.config.max) this.#evictIdle();
       if (this.#workers.size >= this.config.max) {
-        this.metrics.poolRejections.inc({ upstream: this.name, reason: 'max_sessions' });
+        this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'max_sessions' });
         return failedCall(
           new GatewayError('OVERLOADED', `Upstream ${this.name} already runs its maximum of ${this.config.max} per-session workers`, {
             retryAfterMs: 1000,
@@ -146,7 +146,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     worker.lastUsed = Date.now();
     if (worker.ready) {
       if (worker.upstream.inFlight < this.config.maxInFlight) return worker.upstream.call(method, params, options);
-      this.metrics.poolRejections.inc({ upstream: this.name, reason: 'queue_full' });
+      this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'queue_full' });
       return failedCall(new GatewayError('OVERLOADED', `This session already has ${this.config.maxInFlight} calls in flight on ${this.name}`, { retryAfterMs: 1000 }));
     }
     const deferred = new DeferredCall(method, params, options, (d) => {
@@ -265,7 +265,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
       if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
       this.#updateGauge();
       // One that dies while it starts is a failed start (counted when its start rejects).
-      if (worker.ready) this.metrics.upstreamRestarts.inc({ upstream: this.name });
+      if (worker.ready) this.diagnostics.emit('upstream:restart', { upstream: this.name });
       this.#retire(worker, new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream.label} ${reason}`));
     });
     upstream.start().then(
@@ -324,7 +324,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   #updateGauge(): void {
-    this.metrics.upstreamWorkers.set({ upstream: this.name }, this.#workers.size);
+    this.diagnostics.emit('upstream:workers', { upstream: this.name, count: this.#workers.size });
   }
 
   protected reapIdle(): void {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { suppressedField, type LogThrottle } from '../observability/log-throttle.js';
-import type { Metrics } from '../observability/metrics.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { CircuitState } from './circuit-breaker.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 
@@ -97,7 +97,7 @@ export abstract class WorkerSetBase {
     readonly name: string,
     protected readonly config: PoolConfig,
     protected readonly log: Logger,
-    protected readonly metrics: Metrics,
+    protected readonly diagnostics: DataPathEvents,
     /** Repeated start failures are logged at this pace: a broken upstream is retried often. */
     protected readonly throttle: LogThrottle,
     private readonly options: WorkerSetOptions,
@@ -165,7 +165,7 @@ export abstract class WorkerSetBase {
 
   /** A worker failed to start: counted, and logged at the throttle's pace. */
   protected noteStartFailed(label: string, reason: string): void {
-    this.metrics.upstreamStartFailures.inc({ upstream: this.name });
+    this.diagnostics.emit('upstream:start-failure', { upstream: this.name });
     const suppressed = this.throttle.take('start');
     if (suppressed === undefined) return;
     this.log[this.options.startFailureLevel]({ upstream: label, err: reason, ...suppressedField(suppressed) }, `${this.options.workerNoun} failed to start`);

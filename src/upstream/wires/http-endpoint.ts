@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { Pool, type Dispatcher } from 'undici';
 import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { tlsConnectOptions } from '../../config/tls-files.js';
-import type { Metrics } from '../../observability/metrics.js';
+import type { DataPathEvents } from '../../observability/events.js';
 import type { Abort } from '../abort.js';
 import { CircuitBreaker } from '../circuit-breaker.js';
 import { ClientCredentials } from '../client-credentials.js';
@@ -46,7 +46,7 @@ export class HttpEndpoint {
   constructor(
     readonly config: HttpUpstreamConfig,
     readonly log: Logger,
-    readonly metrics: Metrics,
+    readonly diagnostics: DataPathEvents,
   ) {
     this.url = new URL(config.url);
     this.#path = this.url.pathname + this.url.search;

@@ -69,9 +69,9 @@ export class HttpUpstream extends BaseUpstream {
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    const { breaker, metrics } = this.#endpoint;
+    const { breaker, diagnostics } = this.#endpoint;
     if (breaker.state === 'open') {
-      metrics.poolRejections.inc({ upstream: this.#endpoint.name, reason: 'circuit_open' });
+      diagnostics.emit('pool:rejection', { upstream: this.#endpoint.name, reason: 'circuit_open' });
       return failedCall(breaker.openError());
     }
     const call = this.connection.call(method, params, options);
@@ -242,7 +242,7 @@ export class HttpUpstream extends BaseUpstream {
         if (outcome.lastEventId !== undefined && resumes < Math.max(1, retry.attempts)) {
           resumes++;
           resumeFrom = outcome.lastEventId;
-          this.#endpoint.metrics.upstreamRetries.inc({ upstream: this.#endpoint.name, reason: 'resume' });
+          this.#endpoint.diagnostics.emit('upstream:retry', { upstream: this.#endpoint.name, reason: 'resume' });
           await sleep(outcome.retryMs ?? backoff.next());
           continue;
         }
@@ -253,7 +253,7 @@ export class HttpUpstream extends BaseUpstream {
       const { failure } = outcome;
       if (failure instanceof ExchangeFailure && retries < retry.attempts && isRetryable(method, failure)) {
         retries++;
-        this.#endpoint.metrics.upstreamRetries.inc({ upstream: this.#endpoint.name, reason: failure.kind });
+        this.#endpoint.diagnostics.emit('upstream:retry', { upstream: this.#endpoint.name, reason: failure.kind });
         await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }

@@ -50,9 +50,9 @@ export class LegacySseUpstream extends BaseUpstream {
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    const { breaker, config, metrics, name } = this.options.endpoint;
+    const { breaker, config, diagnostics, name } = this.options.endpoint;
     if (breaker.state === 'open') {
-      metrics.poolRejections.inc({ upstream: name, reason: 'circuit_open' });
+      diagnostics.emit('pool:rejection', { upstream: name, reason: 'circuit_open' });
       return failedCall(breaker.openError());
     }
     // The answer arrives on the shared stream, not on the POST: each call keeps its own deadline,
@@ -169,7 +169,7 @@ export class LegacySseUpstream extends BaseUpstream {
         return;
       }
       if (failure instanceof ExchangeFailure && retries < endpoint.config.retry.attempts && isRetryable(method, failure)) {
-        endpoint.metrics.upstreamRetries.inc({ upstream: endpoint.name, reason: failure.kind });
+        endpoint.diagnostics.emit('upstream:retry', { upstream: endpoint.name, reason: failure.kind });
         await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }

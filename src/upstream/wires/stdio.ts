@@ -4,7 +4,7 @@ import type { StdioUpstreamConfig } from '../../config/schema.js';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { suppressedField, type LogThrottle } from '../../observability/log-throttle.js';
-import type { Metrics } from '../../observability/metrics.js';
+import type { DataPathEvents } from '../../observability/events.js';
 import { BaseUpstream } from '../base-upstream.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
 
@@ -29,7 +29,7 @@ function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 /** What every worker of one upstream shares: its counters, and the throttle of its repeated log lines. */
 export interface WorkerDiagnostics {
-  metrics: Metrics;
+  diagnostics: DataPathEvents;
   throttle: LogThrottle;
 }
 
@@ -49,7 +49,7 @@ export class StdioUpstream extends BaseUpstream {
     private readonly log: Logger,
     index: number,
     peer: UpstreamPeer,
-    private readonly diagnostics: WorkerDiagnostics,
+    private readonly reporting: WorkerDiagnostics,
   ) {
     super(`${config.name}#${index}`, peer, log);
   }
@@ -167,7 +167,7 @@ export class StdioUpstream extends BaseUpstream {
       this.log.debug({ upstream: this.label, reason }, 'upstream exited before it was initialized');
       return;
     }
-    const suppressed = this.diagnostics.throttle.take('exit');
+    const suppressed = this.reporting.throttle.take('exit');
     if (suppressed === undefined) return;
     this.log.warn({ upstream: this.label, reason, stderr: stderrTail.slice(-500) || undefined, ...suppressedField(suppressed) }, 'upstream exited');
   }
@@ -199,8 +199,8 @@ export class StdioUpstream extends BaseUpstream {
       value = JSON.parse(line);
     } catch {
       // A server that logs to stdout would otherwise put every one of its lines in ours.
-      this.diagnostics.metrics.upstreamStdoutGarbage.inc({ upstream: this.config.name });
-      const suppressed = this.diagnostics.throttle.take('stdout');
+      this.reporting.diagnostics.emit('upstream:stdout-garbage', { upstream: this.config.name });
+      const suppressed = this.reporting.throttle.take('stdout');
       if (suppressed !== undefined) this.log.warn({ upstream: this.label, line: line.slice(0, 200), ...suppressedField(suppressed) }, 'upstream wrote a line that is not JSON');
       return;
     }
