@@ -77,7 +77,18 @@ export class StatelessServing {
 
   /** The RequestContext of a stateless request: read from its `_meta`, answered on `sink`. */
   context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink): RequestContext {
-    return { ...meta, principal, mayCall, stateless: true, scope, sink, sessionSink: undefined };
+    // Spelled out, not spread: one object shape for every request, built without a generic copy (the hot path).
+    return {
+      protocolVersion: meta.protocolVersion,
+      clientCapabilities: meta.clientCapabilities,
+      clientInfo: meta.clientInfo,
+      principal,
+      mayCall,
+      stateless: true,
+      scope,
+      sink,
+      sessionSink: undefined,
+    };
   }
 
   /**
