@@ -9,7 +9,7 @@ import { backoffDelay } from '../upstream/backoff.js';
 /**
  * A connection to the configured topology. Keyed commands, Lua scripts and pub/sub have the same
  * API on both; what differs (pipelines across slots, node-local keyspace notifications) is
- * handled by the users, see redis-owner-registry.ts and redis-expiry-events.ts.
+ * handled by the users, see cluster/redis-owner-registry.ts and redis/expiry-events.ts.
  */
 export type RedisClient = Redis | Cluster;
 

@@ -43,7 +43,7 @@ const SWEEP_BATCH = 1000;
  * itself always refreshes on its first use.
  *
  * Expiry events: keyspace notifications (`__keyevent@<db>__:expired`, from every node of a Cluster:
- * see redis-expiry-events.ts) when they can be enabled,
+ * see redis/expiry-events.ts) when they can be enabled,
  * else (and as a backstop for notifications lost while disconnected) a local sweep that checks
  * the sessions this replica tracks once they are past their possible expiry. Either way, events
  * fire only for sessions this replica knows of (created or used here, within `maxTracked`), once

@@ -37,7 +37,7 @@ return {id, prev}
  * a hundred more), age with `MINID ~` and the key's TTL.
  *
  * Every command and the script touch one key, so it works unchanged on a Cluster. It uses the
- * connection it is given (fail-fast options: see redis-connection.ts) and closes it.
+ * connection it is given (fail-fast options: see redis/connection.ts) and closes it.
  */
 export class RedisEventStore implements EventStore {
   readonly #prefix: string;
