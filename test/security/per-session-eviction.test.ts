@@ -12,13 +12,14 @@
  * The conformance fixture runs as a stdio child process and behind its own Streamable HTTP
  * server (examples/conformance/http.mjs); the clients are the official SDK's.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { childPidsRunning } from '../support/child-processes.js';
 import { CONFORMANCE_SERVER, httpUpstream, startConformanceHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
@@ -172,21 +173,7 @@ describe.each([
   }, 120_000);
 });
 
-/** Pids of this process's children running the conformance fixture. */
-function fixtureChildren(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(CONFORMANCE_SERVER)) pids.push(Number(entry));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids;
-}
+const fixtureChildren = (): number[] => childPidsRunning(CONFORMANCE_SERVER);
 
 describe('a per-session worker whose upstream waits for its client', () => {
   let gw: RunningGateway;
@@ -271,29 +258,18 @@ describe('a per-session worker whose upstream waits for its client', () => {
  * A raw stdio MCP server (no SDK): tool `ask` sends its client a sampling request and answers at
  * once without waiting for it; tool `withdraw` cancels that request (notifications/cancelled).
  */
-const ASKING_SERVER = `
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-let buf = '';
-process.stdin.on('data', (c) => {
-  buf += c;
-  let nl;
-  while ((nl = buf.indexOf('\\n')) !== -1) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id === undefined || m.method === undefined) continue;
-    if (m.method === 'tools/call' && m.params.name === 'ask') {
-      send({ jsonrpc: '2.0', id: 'q1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
-    }
-    if (m.method === 'tools/call' && m.params.name === 'withdraw') send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'q1', reason: 'no longer needed' } });
-    send({ jsonrpc: '2.0', id: m.id, result: m.method === 'initialize'
-      ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'asker', version: '1' } }
-      : m.method === 'tools/list' ? { tools: [{ name: 'ask', inputSchema: { type: 'object' } }, { name: 'withdraw', inputSchema: { type: 'object' } }] }
-      : m.method === 'tools/call' ? { content: [{ type: 'text', text: m.params.name }] }
-      : {} });
+const ASKING_SERVER = rawStdioServer(
+  `return m.method === 'initialize'
+    ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'asker', version: '1' } }
+    : m.method === 'tools/list' ? { tools: [{ name: 'ask', inputSchema: { type: 'object' } }, { name: 'withdraw', inputSchema: { type: 'object' } }] }
+    : m.method === 'tools/call' ? { content: [{ type: 'text', text: m.params.name }] }
+    : {};`,
+  '',
+  `if (m.method === 'tools/call' && m.params.name === 'ask') {
+    send({ jsonrpc: '2.0', id: 'q1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
   }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
+  if (m.method === 'tools/call' && m.params.name === 'withdraw') send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'q1', reason: 'no longer needed' } });`,
+);
 
 describe('an upstream that withdraws its question', () => {
   let gw: RunningGateway;

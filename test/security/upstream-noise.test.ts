@@ -16,6 +16,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
+import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { until } from '../support/wait.js';
 
 type Line = Record<string, unknown> & { msg?: string; upstream?: string; suppressed?: number };
@@ -108,31 +109,18 @@ describe('an upstream that cannot start', () => {
 });
 
 /** A raw stdio MCP server with one tool, `chatter`, that writes 1,000 non-JSON lines to stdout before it answers. */
-const CHATTY_SERVER = `
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-const tool = { name: 'chatter', inputSchema: { type: 'object' } };
-let buf = '';
-process.stdin.on('data', (c) => {
-  buf += c;
-  let nl;
-  while ((nl = buf.indexOf('\\n')) !== -1) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id === undefined) continue;
-    if (m.method === 'tools/call') {
-      let noise = '';
-      for (let i = 0; i < 1000; i++) noise += 'debug: working on step ' + i + '\\n';
-      process.stdout.write(noise);
-    }
-    send({ jsonrpc: '2.0', id: m.id, result: m.method === 'initialize'
-      ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'chatty', version: '1' } }
-      : m.method === 'tools/list' ? { tools: [tool] }
-      : m.method === 'tools/call' ? { content: [{ type: 'text', text: 'done' }] }
-      : {} });
-  }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
+const CHATTY_SERVER = rawStdioServer(
+  `return m.method === 'initialize'
+    ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'chatty', version: '1' } }
+    : m.method === 'tools/list' ? { tools: [tool] }
+    : m.method === 'tools/call' ? { content: [{ type: 'text', text: 'done' }] }
+    : {};`,
+  "const tool = { name: 'chatter', inputSchema: { type: 'object' } };",
+  `if (m.method !== 'tools/call') return;
+  let noise = '';
+  for (let i = 0; i < 1000; i++) noise += 'debug: working on step ' + i + '\\n';
+  process.stdout.write(noise);`,
+);
 
 describe('a stdio server that writes non-JSON lines to stdout', () => {
   it('has them counted, logged a bounded number of times, and its calls still answered', async () => {

@@ -1,13 +1,17 @@
 /**
  * The source of a stdio MCP server in a few lines (raw JSON-RPC, no SDK), run with `node -e` (or
  * written to a file): `answer` is the body of `function answer(m)`, which returns the result of
- * request `m`; `send` writes a message. The process ends when its stdin does.
+ * request `m`; `send` writes a message; `beforeAnswer`, if given, is the body of
+ * `function beforeAnswer(m)`, run first for each request (to send or write something before the
+ * answer). Messages without a method (answers to the server's own requests) get no answer. The
+ * process ends when its stdin does.
  */
-export function rawStdioServer(answer: string, preamble = ''): string {
+export function rawStdioServer(answer: string, preamble = '', beforeAnswer = ''): string {
   return `
 ${preamble}
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
 function answer(m) { ${answer} }
+function beforeAnswer(m) { ${beforeAnswer} }
 let buf = '';
 process.stdin.on('data', (c) => {
   buf += c;
@@ -15,7 +19,9 @@ process.stdin.on('data', (c) => {
   while ((nl = buf.indexOf('\\n')) !== -1) {
     const m = JSON.parse(buf.slice(0, nl));
     buf = buf.slice(nl + 1);
-    if (m.id !== undefined) send({ jsonrpc: '2.0', id: m.id, result: answer(m) });
+    if (m.id === undefined || m.method === undefined) continue;
+    beforeAnswer(m);
+    send({ jsonrpc: '2.0', id: m.id, result: answer(m) });
   }
 });
 process.stdin.on('end', () => process.exit(0));

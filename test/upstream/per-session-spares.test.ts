@@ -3,28 +3,13 @@
  * session (or stateless request) and initialized with that client's identity; refilled after
  * use, not after a crash; all stopped with the gateway. Counted from /proc: real child processes.
  */
-import { readFileSync, readdirSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { childPidsRunning } from '../support/child-processes.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
-/** Pids of this process's children running the slow example server. */
-function slowChildren(): number[] {
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid !== process.pid) continue;
-      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(SLOW_SERVER)) pids.push(Number(entry));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return pids.sort((a, b) => a - b);
-}
+const slowChildren = (): number[] => childPidsRunning(SLOW_SERVER);
 
 let gw: RunningGateway | undefined;
 
