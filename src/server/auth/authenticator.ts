@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import type { AuthConfig } from '../../config/schema.js';
 import { toolFilter } from '../../config/tool-filter.js';
-import { AuthChallenge } from '../../jsonrpc/errors.js';
+import { AuthChallenge, GatewayError } from '../../jsonrpc/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import type { Authenticator } from '../../contracts/authenticator.js';
@@ -76,9 +76,20 @@ function jwtVerifier(config: AuthConfig, audience: string): (token: string) => P
       const { payload } = await jwtVerify(token, keys, { issuer: config.issuer!, audience, clockTolerance: config.clockToleranceSeconds, requiredClaims: ['exp'] });
       return payload satisfies JWTPayload;
     } catch (err) {
+      // Keys that cannot be fetched are the issuer's outage, not the token's fault: a 503, not a 401.
+      if (keysUnavailable(err)) {
+        throw new GatewayError('AUTHORIZATION_SERVER_UNAVAILABLE', "The issuer's signing keys (auth.jwksUrl) cannot be fetched right now", { retryAfterMs: 1000 });
+      }
       throw new InvalidToken(jwtRejection(err));
     }
   };
+}
+
+/** jose's own errors about the key set's endpoint (timeout, not JSON, not 200), or a fetch that failed outright. */
+function keysUnavailable(err: unknown): boolean {
+  if (err instanceof joseErrors.JWKSTimeout || err instanceof joseErrors.JWKSInvalid) return true;
+  if (!(err instanceof joseErrors.JOSEError)) return err instanceof Error && !(err instanceof InvalidToken);
+  return err.code === 'ERR_JOSE_GENERIC' && /JSON Web Key Set/i.test(err.message);
 }
 
 function jwtRejection(err: unknown): string {
