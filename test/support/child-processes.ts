@@ -1,17 +1,30 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
-/** Pids (ascending) of this test process's own children whose command line contains `script`, read from /proc. */
-export function childPidsRunning(script: string): number[] {
-  const pids: number[] = [];
+/** Direct children of a process (from /proc), e.g. a gateway's upstream workers. */
+export function childrenOf(pid: number): number[] {
+  const kids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === process.pid && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(script)) pids.push(Number(entry));
+      if (ppid === pid) kids.push(Number(entry));
     } catch {
       /* gone meanwhile */
     }
   }
-  return pids.sort((a, b) => a - b);
+  return kids;
+}
+
+/** Pids (ascending) of this test process's own children whose command line contains `script`. */
+export function childPidsRunning(script: string): number[] {
+  return childrenOf(process.pid)
+    .filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(script);
+      } catch {
+        return false; // gone meanwhile
+      }
+    })
+    .sort((a, b) => a - b);
 }

@@ -3,7 +3,7 @@
  * `npm test` builds dist/ first.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ROOT } from './gateway.js';
@@ -87,18 +87,4 @@ export async function runGatewayToExit(config: Record<string, unknown>, timeoutM
   return { code, stdout, stderr };
 }
 
-/** Direct children of a process (from /proc), e.g. a gateway's upstream workers. */
-export function childrenOf(pid: number): number[] {
-  const kids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (ppid === pid) kids.push(Number(entry));
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return kids;
-}
+export { childrenOf } from './child-processes.js';
