@@ -6,6 +6,9 @@ import { PerSessionRouter } from './gateway/per-session-router.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { registerHealth } from './server/health.js';
+import { registerStatusPage } from './server/status/page.js';
+import { statusSources } from './status-sources.js';
+import { ConfigStatus } from './config/reload-state.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -54,6 +57,8 @@ export interface Gateway {
   streams: SessionStreams;
   metrics: Metrics;
   log: Logger;
+  /** What /status says of the config: main.ts sets its source; a reload feature reports its outcomes here. */
+  configStatus: ConfigStatus;
   /**
    * Starts the bus, the store's subscriptions and every upstream, and loads the catalog; until
    * it resolves /readyz is 503 and MCP requests get NOT_READY. Rejects at once on a fatal
@@ -186,6 +191,8 @@ interface HttpParts {
   upstreamStatus: () => Record<string, PoolStatus>;
   isDraining: () => boolean;
   isReady: () => boolean;
+  configStatus: ConfigStatus;
+  inputChains: () => number;
 }
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
@@ -237,6 +244,12 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     isReady: parts.isReady,
     ...(authenticator ? { auth: authenticator } : {}),
   });
+  registerStatusPage(app, {
+    config: config.status,
+    diagnostics,
+    sources: statusSources({ ...parts, version: GATEWAY_VERSION, activeReplies: () => transport.activeReplies }),
+    ...(authenticator ? { auth: authenticator } : {}),
+  });
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();
@@ -286,6 +299,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   });
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
+  const configStatus = new ConfigStatus();
   const { app, transport } = await createHttp({
     config,
     log,
@@ -299,6 +313,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     upstreamStatus: () => group.status(),
     isDraining: () => state.draining,
     isReady: () => state.ready,
+    configStatus,
+    inputChains: () => router.chains,
   });
   metrics.countSessions = () => store.size();
   metrics.storeStatus = created.status;
@@ -341,6 +357,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     streams,
     metrics,
     log,
+    configStatus,
     start,
     get ready() {
       return state.ready;

@@ -92,6 +92,7 @@ async function main(): Promise<number> {
   } catch (err) {
     return startFailed(log, err);
   }
+  gateway.configStatus.setSource(file ?? null);
   if (stopping) {
     await gateway.close();
     return 0;

@@ -14,6 +14,7 @@ import { resumabilitySchema } from './resumability.js';
 import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { statelessSchema } from './stateless.js';
+import { statusSchema } from './status.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
 export type { AuthConfig } from './auth.js';
@@ -23,6 +24,7 @@ export type { ResumabilityConfig } from './resumability.js';
 export type { ServerConfig } from './server.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
+export type { StatusConfig } from './status.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
 export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
@@ -47,6 +49,7 @@ export const configSchema = {
     auth: authSchema,
     shutdown: shutdownSchema,
     audit: auditSchema,
+    status: statusSchema,
     upstreams: upstreamsSchema,
   },
   required: ['upstreams'],

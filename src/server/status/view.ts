@@ -1,0 +1,104 @@
+/**
+ * /status as HTML: one self-contained page (inline style, no script, no external asset), built
+ * on the server from the same report as /status.json. Every value from the report is escaped.
+ */
+import type { NameList, ServerReport, StatusReport, UpstreamReport } from './report.js';
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export function escapeHtml(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+}
+
+/** The states that get a colour; anything else is shown plain. */
+const STATE_CLASS: Record<string, string> = { ready: 'ok', closed: 'off', 'half-open': 'warn', starting: 'warn', draining: 'warn', down: 'bad', open: 'bad' };
+
+function badge(state: string, tone: string = STATE_CLASS[state] ?? 'off'): string {
+  return `<span class="badge ${tone}">${escapeHtml(state)}</span>`;
+}
+
+function duration(seconds: number): string {
+  const d = Math.floor(seconds / 86400);
+  const h = Math.floor((seconds % 86400) / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return [d ? `${d}d` : '', d || h ? `${h}h` : '', d || h || m ? `${m}m` : '', `${s}s`].filter(Boolean).join(' ');
+}
+
+function upstreamRow(u: UpstreamReport): string {
+  const circuit = u.circuit === undefined ? '<span class="muted">n/a</span>' : `${badge(u.circuit)}${u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : ''}${u.retryAfterMs !== undefined ? ` <span class="muted">retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>` : ''}`;
+  return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}">
+<th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td>
+<td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
+<td class="num">${escapeHtml(u.ready)}/${escapeHtml(u.workers)}</td><td class="num">${escapeHtml(u.inFlight)}</td><td class="num">${escapeHtml(u.queued)}</td>
+<td>${circuit}</td><td class="failure">${u.lastFailure !== undefined ? escapeHtml(u.lastFailure) : '<span class="muted">none</span>'}</td></tr>`;
+}
+
+function names(list: NameList): string {
+  if (list.count === 0) return '<span class="muted">none</span>';
+  const more = list.count - list.names.length;
+  return `${list.names.map((n) => `<code>${escapeHtml(n)}</code>`).join(' ')}${more > 0 ? ` <span class="muted">and ${escapeHtml(more)} more</span>` : ''}`;
+}
+
+function serverSection(s: ServerReport): string {
+  const rows = Object.entries(s.byUpstream)
+    .map(([upstream, c]) => `<tr data-catalog-upstream="${escapeHtml(upstream)}"><th scope="row">${escapeHtml(upstream)}</th><td>${escapeHtml(c.tools.count)}: ${names(c.tools)}</td><td>${escapeHtml(c.prompts.count)}: ${names(c.prompts)}</td><td class="num">${escapeHtml(c.resources)}</td></tr>`)
+    .join('\n');
+  const t = s.totals;
+  return `<section data-server="${escapeHtml(s.name)}"><h3>${escapeHtml(s.name)} <code>${escapeHtml(s.path)}</code></h3>
+<p class="muted">${escapeHtml(t.tools)} tools, ${escapeHtml(t.prompts)} prompts, ${escapeHtml(t.resources)} resources, ${escapeHtml(t.resourceTemplates)} resource templates listed (a down upstream's entries are not listed)</p>
+<table><thead><tr><th>upstream</th><th>tools</th><th>prompts</th><th>resources</th></tr></thead><tbody>
+${rows}
+</tbody></table></section>`;
+}
+
+function configLines(r: StatusReport): string {
+  const c = r.config;
+  const reload = c.reload.enabled
+    ? `enabled · ${escapeHtml(c.reload.count)} reload(s)${c.reload.lastOutcome ? ` · last ${badge(c.reload.lastOutcome, c.reload.lastOutcome === 'applied' ? 'ok' : 'bad')} at ${escapeHtml(c.reload.lastAt)}` : ''}${c.reload.lastError ? ` <span class="failure">${escapeHtml(c.reload.lastError)}</span>` : ''}`
+    : 'not enabled';
+  return `<dt>config</dt><dd>${c.source === null ? 'built-in default' : `<code>${escapeHtml(c.source)}</code>`}, loaded ${escapeHtml(c.loadedAt)}</dd>
+<dt>reload</dt><dd data-reload>${reload}</dd>`;
+}
+
+const STYLE = `
+:root{color-scheme:light dark;--fg:#1d2125;--muted:#667;--line:#d8dde3;--bg:#fff;--head:#f3f5f7}
+@media (prefers-color-scheme:dark){:root{--fg:#e6e8ea;--muted:#9aa3ad;--line:#3a4048;--bg:#16191d;--head:#20252b}}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1.2rem 1.5rem;max-width:78rem;color:var(--fg);background:var(--bg)}
+h1{font-size:1.35rem;margin:0 0 .2rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}h3{font-size:1rem;margin:1rem 0 .4rem}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.35rem .55rem;border-bottom:1px solid var(--line)}
+thead th{background:var(--head);font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.badge{display:inline-block;padding:0 .45rem;border-radius:.6rem;font-size:.85em;font-weight:600;color:#fff}
+.ok{background:#1f883d}.bad{background:#cf222e}.warn{background:#bf8700}.off{background:#6e7781}
+.muted{color:var(--muted)}.failure{color:#cf222e;word-break:break-word;max-width:28rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.4rem 0}dt{font-weight:600}dd{margin:0}
+code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
+`;
+
+/** The whole page; `refreshSeconds` 0 leaves out the self-refresh. */
+export function renderStatusPage(r: StatusReport, refreshSeconds: number): string {
+  const g = r.gateway;
+  const refresh = refreshSeconds > 0 ? `<meta http-equiv="refresh" content="${escapeHtml(refreshSeconds)}">` : '';
+  const down = r.upstreams.filter((u) => u.state !== 'ready').length;
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
+<title>mcp-gateway status</title><style>${STYLE}</style></head>
+<body>
+<header><h1>mcp-gateway ${badge(g.state)}</h1>
+<p class="muted">version ${escapeHtml(g.version)} · up ${escapeHtml(duration(g.uptimeSeconds))} (since ${escapeHtml(g.startedAt)}) · generated ${escapeHtml(g.generatedAt)}${refreshSeconds > 0 ? ` · refreshes every ${escapeHtml(refreshSeconds)} s` : ''} · <a href="status.json">status.json</a></p></header>
+<h2>Upstreams <span class="muted">${escapeHtml(r.upstreams.length)} configured, ${escapeHtml(down)} not ready</span></h2>
+<table><thead><tr><th>name</th><th>state</th><th>transport</th><th>ready/workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
+${r.upstreams.map(upstreamRow).join('\n')}
+</tbody></table>
+<h2>Clients</h2>
+<dl>
+<dt>sessions</dt><dd data-sessions>${r.sessions.count === null ? 'unknown (store not answering)' : escapeHtml(r.sessions.count)} <span class="muted">(${escapeHtml(r.sessions.store)} store${r.sessions.storeState !== undefined ? `, ${escapeHtml(r.sessions.storeState)}` : ''})</span></dd>
+<dt>streams</dt><dd>${escapeHtml(r.streams.get)} session GET stream(s), ${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} reply/replies in progress</dd>
+<dt>input chains</dt><dd>${escapeHtml(r.inputChains)} <span class="muted">(2026-07-28 calls waiting for or running after client input)</span></dd>
+${configLines(r)}
+</dl>
+<h2>Catalog</h2>
+${r.servers.map(serverSection).join('\n')}
+</body></html>
+`;
+}
