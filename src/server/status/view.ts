@@ -26,7 +26,7 @@ function duration(seconds: number): string {
 }
 
 function upstreamRow(u: UpstreamReport): string {
-  const circuit = u.circuit === undefined ? '<span class="muted">n/a</span>' : `${badge(u.circuit)}${u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : ''}${u.retryAfterMs !== undefined ? ` <span class="muted">retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>` : ''}`;
+  const circuit = u.circuit === undefined ? '<span class="muted">n/a</span>' : `${badge(u.circuit)}${u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : ''}${u.retryAfterMs !== undefined ? ` <span class="muted">· retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>` : ''}`;
   return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}">
 <th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td>
 <td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
@@ -87,13 +87,13 @@ export function renderStatusPage(r: StatusReport, refreshSeconds: number): strin
 <header><h1>mcp-gateway ${badge(g.state)}</h1>
 <p class="muted">version ${escapeHtml(g.version)} · up ${escapeHtml(duration(g.uptimeSeconds))} (since ${escapeHtml(g.startedAt)}) · generated ${escapeHtml(g.generatedAt)}${refreshSeconds > 0 ? ` · refreshes every ${escapeHtml(refreshSeconds)} s` : ''} · <a href="status.json">status.json</a></p></header>
 <h2>Upstreams <span class="muted">${escapeHtml(r.upstreams.length)} configured, ${escapeHtml(down)} not ready</span></h2>
-<table><thead><tr><th>name</th><th>state</th><th>transport</th><th>ready/workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
+<table><thead><tr><th>name</th><th>state</th><th>transport</th><th>ready / workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
 ${r.upstreams.map(upstreamRow).join('\n')}
 </tbody></table>
 <h2>Clients</h2>
 <dl>
 <dt>sessions</dt><dd data-sessions>${r.sessions.count === null ? 'unknown (store not answering)' : escapeHtml(r.sessions.count)} <span class="muted">(${escapeHtml(r.sessions.store)} store${r.sessions.storeState !== undefined ? `, ${escapeHtml(r.sessions.storeState)}` : ''})</span></dd>
-<dt>streams</dt><dd>${escapeHtml(r.streams.get)} session GET stream(s), ${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} reply/replies in progress</dd>
+<dt>streams</dt><dd>${escapeHtml(r.streams.get)} session GET stream(s), ${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} POST reply stream(s) in progress</dd>
 <dt>input chains</dt><dd>${escapeHtml(r.inputChains)} <span class="muted">(2026-07-28 calls waiting for or running after client input)</span></dd>
 ${configLines(r)}
 </dl>
