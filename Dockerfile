@@ -54,6 +54,24 @@ RUN apt-get update \
  && ln -s /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2 \
  && rm -rf /var/lib/apt/lists/*
 
+# Optional: Python 3 and uv, for upstreams run with `uvx` (the many MCP servers on PyPI):
+#   docker build --build-arg WITH_UV=true -t mcp-gateway:0.1.0-uv .
+# uv comes from PyPI at the pinned UV_VERSION (bump it deliberately). uvx keeps its cache and
+# tools under $HOME (~/.cache/uv, ~/.local/share/uv): give the container a writable $HOME
+# (the Helm chart's `home` emptyDir, compose's tmpfs, or `docker run --tmpfs /home/node`).
+# Python comes from Debian (3.11); a server that needs a newer one makes uv download it there.
+ARG WITH_UV=false
+ARG UV_VERSION=0.8.0
+RUN case "$WITH_UV" in \
+      false) ;; \
+      true) apt-get update \
+        && apt-get install -y --no-install-recommends python3 python3-pip python3-venv \
+        && pip3 install --no-cache-dir --break-system-packages "uv==${UV_VERSION}" \
+        && uv --version && uvx --version \
+        && rm -rf /var/lib/apt/lists/* ;; \
+      *) echo "WITH_UV must be true or false, not '$WITH_UV'" >&2; exit 1 ;; \
+    esac
+
 ENV NODE_ENV=production \
     LD_PRELOAD=/usr/local/lib/libjemalloc.so.2 \
     MALLOC_CONF=background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000

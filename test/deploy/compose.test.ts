@@ -90,14 +90,18 @@ describe('docker-compose.yml', () => {
     expect(gateway.healthcheck.test.join(' ')).toMatch(/\/healthz/);
     expect(services.redis.healthcheck.test).toEqual(['CMD', 'redis-cli', 'ping']);
     expect(gateway.depends_on).toEqual({ redis: { condition: 'service_healthy' } });
-    expect(services.redis.image).toMatch(/^redis:7(\.\d+)*-alpine$/);
+    // Pinned to an exact release (major.minor.patch), never a floating 7-alpine or latest.
+    expect(services.redis.image).toMatch(/^redis:7\.\d+\.\d+-alpine$/);
   });
 
-  it('the gateway is hardened: read-only root, writable /tmp only, no capabilities, no-new-privileges', () => {
+  it('the gateway is hardened: read-only root, writable /tmp and $HOME only (tmpfs), no capabilities, no-new-privileges', () => {
     expect(gateway.read_only).toBe(true);
     expect(gateway.cap_drop).toEqual(['ALL']);
     expect(gateway.security_opt).toContain('no-new-privileges:true');
     expect(gateway.tmpfs).toContain('/tmp');
+    // `npx -y` upstreams write ~/.npm and uvx ~/.cache: the image's user (1000, node) has HOME /home/node.
+    expect(gateway.tmpfs).toContain('/home/node');
+    expect(gateway.volumes.every((v: { read_only?: boolean }) => v.read_only === true)).toBe(true);
     expect(gateway.build).toBeDefined();
   });
 

@@ -6,6 +6,7 @@
  * the gateway's own resolveConfig under the image's environment. Building and running the image
  * is not tested here (no Docker engine on these machines).
  */
+import { spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -133,6 +134,30 @@ describe('Dockerfile', () => {
     // The runtime stage holds what the gateway needs.
     const copied = inFinal('COPY').map((c) => args(c).filter((a) => !a.startsWith('--'))[0]);
     for (const need of ['/src/dist', '/src/node_modules', '/src/package.json', 'examples']) expect(copied).toContain(need);
+  });
+
+  it('a WITH_UV build arg (false by default) adds Python and a pinned uv for uvx upstreams, and refuses other values', () => {
+    const argDefaults = Object.fromEntries(
+      inFinal('ARG').flatMap((a) => args(a)).map((a) => [a.split('=')[0], a.includes('=') ? a.slice(a.indexOf('=') + 1) : undefined]),
+    );
+    expect(argDefaults.WITH_UV).toBe('false');
+    expect(argDefaults.UV_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
+    const uvRun = inFinal('RUN').map((r) => r.getRawArgumentsContent() ?? '').find((r) => r.includes('WITH_UV'));
+    expect(uvRun, 'a RUN that reads WITH_UV').toBeDefined();
+    expect(uvRun).toMatch(/python3/);
+    expect(uvRun).toContain('"uv==${UV_VERSION}"');
+    expect(uvRun).toMatch(/uvx --version/);
+    expect(uvRun).toMatch(/\*\)[^\n]*exit 1/);
+    // Installed as root, before the image drops to its user.
+    const lines = (i: Instruction) => i.getRange().start.line;
+    const lastUser = inFinal('USER').map(lines).pop()!;
+    expect(lines(inFinal('RUN').find((r) => (r.getRawArgumentsContent() ?? '').includes('WITH_UV'))!)).toBeLessThan(lastUser);
+    // And the default build runs the same shell case with WITH_UV=false: nothing installed.
+    const sh = spawnSync('sh', ['-c', uvRun!.replace(/\\\n/g, ' ')], { env: { WITH_UV: 'false', PATH: process.env.PATH }, encoding: 'utf8' });
+    expect(sh.status, sh.stderr).toBe(0);
+    const bad = spawnSync('sh', ['-c', uvRun!.replace(/\\\n/g, ' ')], { env: { WITH_UV: 'yes', PATH: process.env.PATH }, encoding: 'utf8' });
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/WITH_UV must be true or false/);
   });
 
   it('has a HEALTHCHECK on /healthz that uses node (no curl or wget in slim images)', () => {

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml, parseAllDocuments, stringify } from 'yaml';
+import { Ajv } from 'ajv';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -65,10 +66,10 @@ function render(values: Record<string, unknown> | undefined, extra: string[] = [
     .filter((o): o is K8sObject => o !== null);
 }
 
-function renderError(values: Record<string, unknown>): string {
+function renderError(values: Record<string, unknown>, extra: string[] = []): string {
   const file = join(work, `bad-${Math.random().toString(36).slice(2)}.yaml`);
   writeFileSync(file, stringify(values));
-  const r = runHelm(['template', RELEASE, CHART, '-f', file]);
+  const r = runHelm(['template', RELEASE, CHART, '-f', file, ...extra]);
   expect(r.status, 'helm template should have refused these values').not.toBe(0);
   return r.stderr;
 }
@@ -206,6 +207,13 @@ describe.each([
     const tmpMount = (c.volumeMounts as any[]).find((m) => m.mountPath === '/tmp');
     expect(tmpMount).toBeDefined();
     expect((p.volumes as any[]).find((vol) => vol.name === tmpMount.name)?.emptyDir).toBeDefined();
+    // And a writable $HOME with the caches under it: `npx -y` writes ~/.npm, uvx ~/.cache/uv.
+    const env = Object.fromEntries((c.env as any[]).map((e) => [e.name, e.value]));
+    const homeMount = (c.volumeMounts as any[]).find((m) => m.mountPath === env.HOME);
+    expect(homeMount, `a volume mounted at HOME (${env.HOME})`).toBeDefined();
+    expect(homeMount.readOnly ?? false).toBe(false);
+    expect((p.volumes as any[]).find((vol) => vol.name === homeMount.name)?.emptyDir?.sizeLimit).toBeDefined();
+    expect(env.XDG_CACHE_HOME).toBe(`${env.HOME}/.cache`);
   });
 
   it('the pod template carries the sha256 of the rendered ConfigMap, so a config change rolls the pods', () => {
@@ -311,6 +319,42 @@ describe.each([
   });
 });
 
+describe('values.schema.json', () => {
+  const schema = JSON.parse(readFileSync(join(CHART, 'values.schema.json'), 'utf8')) as object;
+  const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
+  // As helm merges values: objects key by key, anything else replaced.
+  const deepMerge = (base: any, over: any): any =>
+    typeof base === 'object' && base !== null && !Array.isArray(base) && typeof over === 'object' && over !== null && !Array.isArray(over)
+      ? Object.fromEntries([...new Set([...Object.keys(base), ...Object.keys(over)])].map((k) => [k, k in over ? deepMerge(base[k], over[k]) : base[k]]))
+      : over;
+  const merged = (override: Record<string, unknown>) => deepMerge(values, override);
+
+  it('accepts the default values (1 replica, memory sessions) and the overrides above', () => {
+    expect(values.replicaCount).toBe(1);
+    expect(validate(values), JSON.stringify(validate.errors)).toBe(true);
+    expect(validate(merged(OVERRIDE)), JSON.stringify(validate.errors)).toBe(true);
+    const [dep] = render(undefined, ['--show-only', 'templates/deployment.yaml']);
+    expect(dep!.spec.replicas).toBe(1);
+  });
+
+  it('refuses several replicas or an autoscaler with memory sessions, a misspelt key, a writable root', () => {
+    expect(validate(merged({ replicaCount: 2 }))).toBe(false);
+    expect(validate(merged({ autoscaling: { ...values.autoscaling, enabled: true } }))).toBe(false);
+    expect(validate(merged({ replicaCount: 2, redis: { existingSecret: 's', key: 'url' }, config: { ...values.config, sessions: { store: 'memory' } } }))).toBe(false);
+    expect(validate(merged({ replicas: 2 }))).toBe(false);
+    expect(validate(merged({ securityContext: { ...values.securityContext, readOnlyRootFilesystem: false } }))).toBe(false);
+    expect(validate(merged({ home: { mountPath: '/app', sizeLimit: '1Gi' } }))).toBe(false);
+    // helm applies the same schema:
+    expect(renderError({ replicaCount: 2 })).toMatch(/replicaCount/);
+    expect(renderError({ replicas: 2 })).toMatch(/replicas/);
+  });
+
+  it('and the templates refuse several replicas with memory sessions even with schema validation skipped', () => {
+    expect(renderError({ replicaCount: 3 }, ['--skip-schema-validation'])).toMatch(/replicaCount 3 needs sessions in Redis/);
+    expect(renderError({ replicaCount: 3, redis: { existingSecret: 's' }, config: { ...values.config, sessions: { store: 'memory' } } }, ['--skip-schema-validation'])).toMatch(/needs sessions in Redis/);
+  });
+});
+
 describe('helm template refuses values that would only fail in the cluster', () => {
   it('a grace period shorter than preStop + drain + 5 s', () => {
     expect(renderError({ terminationGracePeriodSeconds: 15 })).toMatch(/terminationGracePeriodSeconds \(15\) must be at least 20/);
@@ -323,7 +367,8 @@ describe('helm template refuses values that would only fail in the cluster', () 
   });
 
   it('autoscaling with memory sessions, without a CPU request, or with min above max', () => {
-    expect(renderError({ autoscaling: { enabled: true } })).toMatch(/autoscaling\.enabled needs sessions in Redis/);
+    expect(renderError({ autoscaling: { enabled: true } })).toMatch(/autoscaling\/enabled/); // the schema's refusal
+    expect(renderError({ autoscaling: { enabled: true } }, ['--skip-schema-validation'])).toMatch(/autoscaling\.enabled needs sessions in Redis/);
     const redis = { redis: { existingSecret: 's' } };
     expect(renderError({ ...redis, autoscaling: { enabled: true }, resources: { requests: { cpu: null } } })).toMatch(/resources\.requests\.cpu/);
     expect(renderError({ ...redis, autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } })).toMatch(/minReplicas \(5\) must not exceed autoscaling\.maxReplicas \(3\)/);
