@@ -1,4 +1,4 @@
-/** The README's curl session, run as written (only the URL points at a gateway on a free port). */
+/** The README's curl session and SDK snippet, run as written (only the URL points at a gateway on a free port). */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -19,10 +19,33 @@ afterAll(async () => {
 function curlSession(): string {
   const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Try it with curl'));
-  const block = /```sh\n([\s\S]*?)```/.exec(section);
+  // Fenced as bash: it uses arrays, which sh does not have.
+  const block = /```bash\n([\s\S]*?)```/.exec(section);
   if (!block) throw new Error('README has no curl session');
   return block[1]!;
 }
+
+/** The first ```js block of the SDK section, which says it runs as plain `node agent.mjs`. */
+function sdkSnippet(): string {
+  const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## With the official SDK client'));
+  const block = /```js\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf('\n## ', 3)));
+  if (!block) throw new Error('README has no SDK snippet fenced as js');
+  return block[1]!;
+}
+
+describe('README SDK snippet', () => {
+  it('is JavaScript that node runs as an ES module, listing the tools and calling one with progress', async () => {
+    const url = 'http://127.0.0.1:8080/mcp';
+    const snippet = sdkSnippet();
+    expect(snippet).toContain(url);
+    // From the repository root, so the SDK resolves from its node_modules as from the reader's.
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', snippet.replace(url, gw.url.href)], { cwd: ROOT, timeout: 20_000 });
+    expect(stdout).toContain('echo__add');
+    expect(stdout).toMatch(/progress 1\/5/);
+    expect(stdout).toContain('slept 500ms');
+  });
+});
 
 describe('README curl session', () => {
   it('runs against a live gateway and shows each step working', async () => {
