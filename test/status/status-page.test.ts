@@ -138,9 +138,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status in headless C
       if (!r.url().startsWith(gw.base)) external.push(r.url());
     });
     await page.goto(`${gw.base}/status`, { waitUntil: 'load' });
-    const rows = await page.$$eval('tr[data-upstream]', (trs) =>
-      trs.map((tr) => ({ name: tr.querySelector('th')?.textContent ?? '', state: tr.querySelector('.badge')?.textContent ?? '', colour: getComputedStyle(tr.querySelector('.badge')!).backgroundColor })),
-    );
+    // Runs in the page (the test's tsconfig has no DOM library, hence the cast).
+    const rows = await page.$$eval('tr[data-upstream]', (trs) => {
+      const style = (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle;
+      return trs.map((tr) => ({ name: tr.querySelector('th')?.textContent ?? '', state: tr.querySelector('.badge')?.textContent ?? '', colour: style(tr.querySelector('.badge')).backgroundColor }));
+    });
     expect(rows.map((r) => [r.name, r.state])).toEqual([
       ['echo', 'ready'],
       ['broken', 'down'],
