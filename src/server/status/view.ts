@@ -55,9 +55,9 @@ ${rows}
 function configLines(r: StatusReport): string {
   const c = r.config;
   const reload = c.reload.enabled
-    ? `enabled · ${escapeHtml(c.reload.count)} reload(s)${c.reload.lastOutcome ? ` · last ${badge(c.reload.lastOutcome, c.reload.lastOutcome === 'applied' ? 'ok' : 'bad')} at ${escapeHtml(c.reload.lastAt)}` : ''}${c.reload.lastError ? ` <span class="failure">${escapeHtml(c.reload.lastError)}</span>` : ''}`
+    ? `enabled · ${escapeHtml(c.reload.count)} reload(s)${c.reload.lastOutcome ? ` · last ${badge(c.reload.lastOutcome === 'ok' ? 'applied' : 'rejected', c.reload.lastOutcome === 'ok' ? 'ok' : 'bad')}${c.reload.lastAt !== undefined ? ` at ${escapeHtml(c.reload.lastAt)}` : ''}` : ''}${c.reload.lastError ? ` <span class="failure">${escapeHtml(c.reload.lastError)}</span>` : ''}`
     : 'not enabled';
-  return `<dt>config</dt><dd>${c.source === null ? 'built-in default' : `<code>${escapeHtml(c.source)}</code>`}, loaded ${escapeHtml(c.loadedAt)}</dd>
+  return `<dt>config</dt><dd>${c.file === null ? 'built-in default' : `<code>${escapeHtml(c.file)}</code>`}, loaded ${escapeHtml(c.loadedAt)}</dd>
 <dt>reload</dt><dd data-reload>${reload}</dd>`;
 }
 
