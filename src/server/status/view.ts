@@ -30,7 +30,7 @@ function upstreamRow(u: UpstreamReport): string {
   return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}">
 <th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td>
 <td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
-<td class="num">${escapeHtml(u.ready)}/${escapeHtml(u.workers)}</td><td class="num">${escapeHtml(u.inFlight)}</td><td class="num">${escapeHtml(u.queued)}</td>
+<td class="num">${escapeHtml(u.ready)}/${escapeHtml(u.workers)}</td><td class="num">${escapeHtml(u.inFlight)}${u.clientRequests ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>` : ''}</td><td class="num">${escapeHtml(u.queued)}</td>
 <td>${circuit}</td><td class="failure">${u.lastFailure !== undefined ? escapeHtml(u.lastFailure) : '<span class="muted">none</span>'}</td></tr>`;
 }
 
@@ -92,9 +92,9 @@ ${r.upstreams.map(upstreamRow).join('\n')}
 </tbody></table>
 <h2>Clients</h2>
 <dl>
-<dt>sessions</dt><dd data-sessions>${r.sessions.count === null ? 'unknown (store not answering)' : escapeHtml(r.sessions.count)} <span class="muted">(${escapeHtml(r.sessions.store)} store${r.sessions.storeState !== undefined ? `, ${escapeHtml(r.sessions.storeState)}` : ''})</span></dd>
-<dt>streams</dt><dd>${escapeHtml(r.streams.get)} session GET stream(s), ${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} POST reply stream(s) in progress</dd>
-<dt>input chains</dt><dd>${escapeHtml(r.inputChains)} <span class="muted">(2026-07-28 calls waiting for or running after client input)</span></dd>
+<dt>sessions</dt><dd data-sessions>${r.sessions.count === null ? 'unknown (store not answering)' : escapeHtml(r.sessions.count)} <span class="muted">(${escapeHtml(r.sessions.store)} store${r.sessions.store === 'redis' ? ', known to this replica' : ', this replica'}${r.sessions.storeState !== undefined ? `, ${escapeHtml(r.sessions.storeState)}` : ''})</span></dd>
+<dt>streams</dt><dd><span class="muted">this replica:</span> ${escapeHtml(r.streams.get)} session GET stream(s), ${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} POST reply stream(s) in progress</dd>
+<dt>input chains</dt><dd>${escapeHtml(r.inputChains)} <span class="muted">(this replica: 2026-07-28 calls waiting for or running after client input)</span></dd>
 ${configLines(r)}
 </dl>
 <h2>Catalog</h2>
