@@ -203,6 +203,15 @@ const TOOLS = {
       return inputRequired({ again: ask.name('Again?') }, sign({ tool: 'loop_input_required', round: (s?.round ?? 0) + 1 }));
     },
   },
+  // Says which answers reached it: what a gateway between it and the client let through.
+  inspect_inputs: {
+    description: 'Asks for "a", then lists the keys of the inputResponses it was given',
+    call: (_a, p, r) => {
+      const s = stateOf(p, 'inspect_inputs');
+      if (s) return text(`keys: ${Object.keys(r).sort().join(',')}`);
+      return inputRequired({ a: ask.name('A?') }, sign({ tool: 'inspect_inputs', round: 1 }));
+    },
+  },
   // Adds (or removes) the tool "extra": its list changes, and listen streams hear it.
   toggle_extra_tool: {
     description: 'Adds or removes the tool "extra" (tools/list_changed on listen streams)',

@@ -77,7 +77,7 @@ export function speaksModern(u: { transport: string; protocolVersion?: string })
 
 /** A pinned 2026-07-28 upstream must be reachable over Streamable HTTP, the one wire that revision has here. */
 export function protocolVersionChecks(u: { transport: string; protocolVersion?: string }, at: string, problems: string[]): void {
-  if (u.transport !== 'http' && typeof u.protocolVersion === 'string' && u.protocolVersion >= '2026-07-28') {
+  if (u.transport !== 'http' && typeof u.protocolVersion === 'string' && u.protocolVersion !== 'auto' && u.protocolVersion >= '2026-07-28') {
     problems.push(`${at}.protocolVersion: ${u.protocolVersion} needs transport http (the gateway speaks it to ${u.transport} upstreams not yet)`);
   }
 }
