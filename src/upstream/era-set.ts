@@ -26,8 +26,9 @@ export class EraSet implements WorkerSet {
     private readonly identity: ClientIdentity,
     private readonly log: Logger,
   ) {
+    // Found by a background retry or the health probe, not by #learn (which falls back itself).
     modern.onRefused((err) => {
-      if (this.#era !== 'unknown') return;
+      if (this.#era !== 'unknown' || this.#learning) return;
       this.#fallBack(err);
       this.session.probe(this.identity, async () => this.session.info).then(
         (info) => {
@@ -136,7 +137,7 @@ export class EraSet implements WorkerSet {
         },
         (err: unknown) => {
           if (!refusesModern(err)) throw err;
-          this.#fallBack(err);
+          if (this.#era === 'unknown') this.#fallBack(err);
         },
       )
       .finally(() => {

@@ -92,7 +92,7 @@ export class ModernSet implements WorkerSet {
     this.#infoListeners.push(listener);
   }
 
-  /** Fires when a background retry of server/discover finds the upstream up but not speaking 2026-07-28. */
+  /** Fires when server/discover finds the upstream up but not speaking 2026-07-28 (before it ever did). */
   onRefused(listener: (err: unknown) => void): void {
     this.#refusedListeners.push(listener);
   }
@@ -174,7 +174,13 @@ export class ModernSet implements WorkerSet {
       result = await this.#wire.call('server/discover', { _meta: identityMeta(identity) }).promise;
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err);
-      if (!refusesModern(err)) this.#retryLater();
+      if (!refusesModern(err)) {
+        this.#retryLater();
+      } else if (this.#info === undefined) {
+        // It answered, only not in this revision: it is up (a half-open circuit may close).
+        this.options.endpoint.breaker.success();
+        for (const l of this.#refusedListeners) l(err);
+      }
       throw err;
     }
     const first = this.#info === undefined;
@@ -214,9 +220,7 @@ export class ModernSet implements WorkerSet {
         (info) => {
           if (!had) for (const l of this.#infoListeners) l(info);
         },
-        (err: unknown) => {
-          if (!had && refusesModern(err)) for (const l of this.#refusedListeners) l(err);
-        },
+        () => undefined,
       );
     }, this.#retry.next());
     this.#retryTimer.unref();

@@ -13,6 +13,9 @@ import { buildApp } from '../../src/app.js';
 import { ConfigError, resolveConfig } from '../../src/config/load.js';
 import { openSession, post, stdioUpstream, toolText, ECHO_SERVER, MCP_HEADERS } from '../support/gateway.js';
 import { httpUpstream, readRecording, startEchoHttp, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { modernRequest } from '../support/modern.js';
+import { freePort } from '../support/redis.js';
+import { until } from '../support/wait.js';
 
 interface Started {
   base: string;
@@ -89,6 +92,18 @@ describe('protocolVersion: auto', () => {
   });
 });
 
+describe('protocolVersion: auto, an upstream down at start-up', () => {
+  it('joins the catalog in the era it speaks once it comes up', async () => {
+    const port = await freePort();
+    const g = await start(httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { prefix: '', health: { intervalMs: 200, timeoutMs: 500 } }));
+    running.unshift(g);
+    expect((await readyz(g)).late!.state).toBe('down');
+    running.push(await startModernFixture([], port));
+    await until('its 2026 tools are listed', async () => (await post(g.url, modernRequest(1, 'tools/list').body, modernRequest(1, 'tools/list').headers)).json.result?.tools?.some((t: { name: string }) => t.name === 'test_input_required_result_elicitation') === true, 20_000);
+    expect((await readyz(g)).late).toMatchObject({ era: 'modern', state: 'ready' });
+  });
+});
+
 describe('a pinned protocolVersion', () => {
   it('a 2025 pin initializes at once, no server/discover', async () => {
     const record = join(dir, 'pinned.jsonl');
@@ -103,7 +118,7 @@ describe('a pinned protocolVersion', () => {
     expect(readRecording(record).find((m: { method?: string }) => m.method === 'initialize').params.protocolVersion).toBe('2025-06-18');
   });
 
-  it('a 2026-07-28 pin speaks only that, to 2025 sessions' calls too', async () => {
+  it("a 2026-07-28 pin speaks only that, to 2025 sessions' calls too", async () => {
     const modern = await startModernFixture();
     running.push(modern);
     const g = await start(httpUpstream('modern', modern.url, { prefix: '', protocolVersion: '2026-07-28' }));
