@@ -33,7 +33,7 @@ function roundRobin(): typeof fetch {
 }
 
 /** An SDK v1 client (a 2025 session) with handlers for what it declares. */
-async function v1Client(capabilities: { elicitation?: object; sampling?: object; roots?: object }): Promise<Client> {
+async function v1Client(capabilities: { elicitation?: Record<string, never>; sampling?: Record<string, never>; roots?: Record<string, never> }): Promise<Client> {
   const client = new Client({ name: 'v1-bridge', version: '1.0.0' }, { capabilities });
   if (capabilities.elicitation) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
@@ -114,7 +114,7 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
 
   it('SDK v2 (auto) natively, every request to the next replica: the shared secret verifies the state anywhere', async () => {
     const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } });
-    client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept', content: String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' } }));
+    client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' }) as Record<string, string> }));
     await client.connect(new TransportV2(replicas[0]!.url, { fetch: roundRobin() }));
     try {
       expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Lin likes red');

@@ -64,7 +64,7 @@ describe('a 2026-07-28 upstream', () => {
 
   it('the official v2 client (auto) fulfils elicitation, sampling and roots natively', async () => {
     const client = new Client({ name: 'v2-auto', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } });
-    client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept', content: String(req.params.message).includes('color') ? { color: 'teal' } : { name: 'Ada' } }));
+    client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'teal' } : { name: 'Ada' }) as Record<string, string> }));
     client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'm', stopReason: 'endTurn' }));
     client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
     await client.connect(new StreamableHTTPClientTransport(gw.url));
