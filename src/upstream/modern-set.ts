@@ -20,6 +20,9 @@ export interface CacheHints {
 }
 
 const LIST_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
+/** Resources the listen stream follows for the gateway's subscribers, at most. */
+const MAX_WATCHED = 1000;
+const DONE: UpstreamCall = Object.freeze({ promise: Promise.resolve({}), cancel: () => undefined });
 
 /** The `_meta` a request of the gateway's own carries (discover, lists): who it is, what it declares. */
 export function identityMeta(identity: ClientIdentity): Record<string, unknown> {
@@ -62,6 +65,8 @@ export class ModernSet implements WorkerSet {
   readonly #infoListeners: Array<(info: UpstreamServerInfo) => void> = [];
   readonly #refusedListeners: Array<(err: unknown) => void> = [];
   readonly #hints = new Map<string, CacheHints>();
+  /** Resources some client subscribed to (through the gateway's subscriptions): the listen stream follows them. */
+  readonly #watched = new Set<string>();
   readonly #retry = new Backoff({ initialMs: 500, maxMs: 30_000 });
   #info: UpstreamServerInfo | undefined;
   #versions: readonly string[] = [];
@@ -135,6 +140,8 @@ export class ModernSet implements WorkerSet {
 
   call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined): UpstreamCall {
     if (this.#closed) return { promise: Promise.reject(new GatewayError('SHUTTING_DOWN')), cancel: () => undefined };
+    // 2026-07-28 has no resources/subscribe: the one listen stream follows every resource subscribed to.
+    if (method === 'resources/subscribe' || method === 'resources/unsubscribe') return this.#subscription(method, params?.uri);
     // Refreshed in the background: a request never waits for the upstream's discovery.
     if (this.#info && Date.now() >= this.#expiresAt) void this.discover().catch(() => undefined);
     const sent = params && hasModernMeta(params) ? params : { ...params, _meta: { ...(isObject(params?._meta) ? params._meta : {}), ...identityMeta(this.options.identity) } };
@@ -151,6 +158,16 @@ export class ModernSet implements WorkerSet {
     this.#closed = true;
     clearTimeout(this.#retryTimer);
     this.#wire.close();
+  }
+
+  #subscription(method: string, uri: unknown): UpstreamCall {
+    if (typeof uri !== 'string') return { promise: Promise.reject(new GatewayError('INVALID_PARAMS', 'params.uri must be a string')), cancel: () => undefined };
+    // Unsubscribing leaves the stream as it is: another client may still follow the resource (updates nobody wants are dropped).
+    if (method === 'resources/unsubscribe' || this.#watched.has(uri)) return DONE;
+    if (this.#watched.size >= MAX_WATCHED) return { promise: Promise.reject(new GatewayError('OVERLOADED', `Upstream ${this.name}: ${MAX_WATCHED} resources are followed already`, { retryAfterMs: 60_000 })), cancel: () => undefined };
+    this.#watched.add(uri);
+    this.#openListen();
+    return DONE;
   }
 
   #call(method: string, params: Record<string, unknown>, options?: CallOptions): UpstreamCall {
@@ -233,6 +250,7 @@ export class ModernSet implements WorkerSet {
     if (listChanged(caps.tools)) filter.toolsListChanged = true;
     if (listChanged(caps.prompts)) filter.promptsListChanged = true;
     if (listChanged(caps.resources)) filter.resourcesListChanged = true;
+    if (this.#watched.size > 0 && isObject(caps.resources) && caps.resources.subscribe === true) filter.resourceSubscriptions = [...this.#watched];
     if (Object.keys(filter).length > 0) this.#wire.listen(filter, identityMeta(this.options.identity));
   }
 }

@@ -7,6 +7,9 @@
  * hints, list changes relayed from the upstream's listen stream to the gateway's.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { MCP_HEADERS, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
@@ -140,6 +143,47 @@ describe('a 2026-07-28 upstream', () => {
     expect(change).toMatchObject({ method: 'notifications/tools/list_changed' });
     await until('the catalog to list "extra"', async () => (await postModern(gw, 2, 'tools/list')).json.result.tools.some((t: { name: string }) => t.name === 'extra'), 5000);
     await call(gw, 3, 'toggle_extra_tool');
+    await reader.cancel();
+  });
+});
+
+describe('changes of a 2026-07-28 upstream, to clients of both eras', () => {
+  it('a 2025 session (SDK v1) hears resources/updated of what it subscribed to, and tools/list_changed', async () => {
+    const client = new ClientV1({ name: 'v1-watch', version: '1.0.0' });
+    const updated: string[] = [];
+    let toolsChanged = 0;
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void toolsChanged++);
+    await client.connect(new TransportV1(gw.url));
+    try {
+      await client.subscribeResource({ uri: 'modern://note' });
+      // The gateway's listen stream to the upstream is replaced by one that follows the note.
+      await until('the update to arrive', async () => {
+        await client.callTool({ name: 'touch_note', arguments: {} });
+        return updated.includes('modern://note');
+      }, 10_000, 200);
+      await client.callTool({ name: 'toggle_extra_tool', arguments: {} });
+      await until('tools/list_changed to arrive', () => toolsChanged > 0, 10_000);
+      await client.callTool({ name: 'toggle_extra_tool', arguments: {} });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a 2026 listen stream follows the resource too', async () => {
+    const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', { notifications: { resourceSubscriptions: ['modern://note', 'modern://nothing'] } });
+    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const reader = new SseReader(res);
+    const ack = JSON.parse((await reader.next())!.data);
+    expect(ack.params.notifications).toEqual({ resourceSubscriptions: ['modern://note'] });
+    let update: any;
+    await until('the update on the listen stream', async () => {
+      await call(gw, 1, 'touch_note');
+      const ev = await reader.next(300).catch(() => undefined);
+      if (ev) update = JSON.parse(ev.data);
+      return update !== undefined;
+    }, 10_000, 0);
+    expect(update).toMatchObject({ method: 'notifications/resources/updated', params: { uri: 'modern://note', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-r' } } });
     await reader.cancel();
   });
 });

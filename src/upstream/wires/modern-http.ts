@@ -97,10 +97,13 @@ export class ModernHttpWire {
 
   /**
    * Opens `subscriptions/listen` with `filter` (and `meta`, the gateway's own request `_meta`),
-   * kept open and reopened with backoff; what it carries goes to the connection's notification handler.
+   * kept open and reopened with backoff; what it carries goes to the connection's notification
+   * handler. Called again, the stream is replaced by one with the new filter.
    */
   listen(filter: Record<string, unknown>, meta: Record<string, unknown>): void {
-    if (this.#listen || this.#closed) return;
+    if (this.#closed) return;
+    // A new filter (another resource to watch) replaces the stream: the upstream acknowledges it anew.
+    this.#listen?.stop();
     let n = 0;
     this.#listen = new ListenStream({
       label: `${this.endpoint.name}#listen`,
