@@ -25,6 +25,9 @@
 #   CONFORMANCE_UPSTREAM how the gateway reaches the fixture: stdio (default: a child process)
 #                        or http (examples/conformance/http.mjs serves it over Streamable HTTP
 #                        on a loopback port, and the gateway fronts that as `transport: http`)
+#   CONFORMANCE_MODERN   1: the gateway fronts examples/modern/server.mjs too (a 2026-07-28-only
+#                        server over Streamable HTTP, `protocolVersion: auto`, prefix ""): the
+#                        input-required-result-* scenarios reach it, the others the fixture above
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -90,6 +93,25 @@ if [ "$UPSTREAM" = http ]; then
 else
   UPSTREAM_JSON="\"transport\": \"stdio\", \"command\": \"node\", \"args\": [\"$ROOT/examples/conformance/server.mjs\"],"
 fi
+MODERN_PID=""
+MODERN_JSON=""
+if [ "${CONFORMANCE_MODERN:-}" = 1 ]; then
+  node "$ROOT/examples/modern/server.mjs" --port 0 >"$WORK/modern.out" 2>"$OUT/modern-fixture.log" &
+  MODERN_PID=$!
+  MODERN_URL=""
+  for _ in $(seq 1 100); do
+    MODERN_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$WORK/modern.out" | head -n1 || true)"
+    [ -n "$MODERN_URL" ] && break
+    sleep 0.1
+  done
+  if [ -z "$MODERN_URL" ]; then
+    echo "conformance: the modern fixture did not start:" >&2
+    cat "$OUT/modern-fixture.log" >&2
+    exit 1
+  fi
+  MODERN_JSON=", { \"name\": \"modern\", \"transport\": \"http\", \"url\": \"$MODERN_URL\", \"prefix\": \"\", \"timeoutMs\": 30000 }"
+fi
+trap 'stop_gateway; stop_fixture; [ -n "$MODERN_PID" ] && kill "$MODERN_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
 # Starts the gateway with upstream mode $1; sets GW_PID and URL. Returns 2 when the
@@ -114,7 +136,7 @@ start_gateway() {
       "prefix": "",
       "pool": $pool,
       "timeoutMs": 30000
-    }
+    }$MODERN_JSON
   ]
 }
 EOF
@@ -171,7 +193,7 @@ else
   fi
   [ "$rc" = 0 ] || exit 1
 fi
-echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM), suite '$SUITE'"
+echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM${MODERN_PID:+, with the modern fixture}), suite '$SUITE'"
 
 # --- the suite, once per spec version ------------------------------------------------
 ran=()

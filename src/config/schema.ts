@@ -13,7 +13,7 @@ import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
 import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
-import { statelessSchema } from './stateless.js';
+import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
@@ -75,5 +75,6 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   serverChecks(config.server, problems);
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
+  if (typeof config.stateless === 'object' && config.stateless !== null) statelessChecks(config.stateless, env, problems);
   return problems;
 }

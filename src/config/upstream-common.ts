@@ -30,6 +30,10 @@ export const commonUpstreamProperties = {
   prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
   // /readyz fails while this upstream is down (default: only while it is still starting).
   required: { type: 'boolean', default: false },
+  // Which MCP revision the gateway speaks to it: `auto` learns it (server/discover for 2026-07-28,
+  // else initialize for the 2025 revisions; over http only: stdio and sse upstreams speak 2025),
+  // or a pinned revision, asked for without a try of the other era.
+  protocolVersion: { type: 'string', enum: ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], default: 'auto' },
   // tools/call arguments are checked against the tool's inputSchema before they reach the upstream.
   validateArguments: { type: 'boolean', default: true },
   // Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters).
@@ -62,4 +66,18 @@ export function dropNullKeys(u: Record<string, unknown>, keys: readonly string[]
 export function commonUpstreamChecks(u: UpstreamCommon, at: string, problems: string[]): void {
   if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
   if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
+}
+
+/** Whether an upstream's `protocolVersion` lets the gateway speak 2026-07-28 to it (try it, for `auto`). */
+export function speaksModern(u: { transport: string; protocolVersion?: string }): 'no' | 'try' | 'only' {
+  if (u.transport !== 'http') return 'no';
+  if (u.protocolVersion === undefined || u.protocolVersion === 'auto') return 'try';
+  return u.protocolVersion >= '2026-07-28' ? 'only' : 'no';
+}
+
+/** A pinned 2026-07-28 upstream must be reachable over Streamable HTTP, the one wire that revision has here. */
+export function protocolVersionChecks(u: { transport: string; protocolVersion?: string }, at: string, problems: string[]): void {
+  if (u.transport !== 'http' && typeof u.protocolVersion === 'string' && u.protocolVersion !== 'auto' && u.protocolVersion >= '2026-07-28') {
+    problems.push(`${at}.protocolVersion: ${u.protocolVersion} needs transport http (the gateway speaks it to ${u.transport} upstreams not yet)`);
+  }
 }

@@ -1,7 +1,7 @@
 /** The `upstreams` list: its schema (one per transport, chosen by `transport`), its type, its checks. */
 import { remoteUpstreamChecks, remoteUpstreamSchema, type HttpUpstreamConfig } from './remote-upstream.js';
 import { stdioUpstreamChecks, stdioUpstreamSchema, type StdioUpstreamConfig } from './stdio-upstream.js';
-import { commonUpstreamChecks, dropNullKeys } from './upstream-common.js';
+import { commonUpstreamChecks, dropNullKeys, protocolVersionChecks } from './upstream-common.js';
 
 export const upstreamsSchema = {
   type: 'array',
@@ -29,6 +29,7 @@ export function upstreamsChecks(upstreams: unknown, env: NodeJS.ProcessEnv, prob
     names.set(u.name, i);
     dropNullKeys(u, ['prefix', 'cwd']);
     commonUpstreamChecks(u, at, problems);
+    protocolVersionChecks(u, at, problems);
     if (u.transport !== 'stdio') remoteUpstreamChecks(u, at, env, problems);
     else stdioUpstreamChecks(u, at, env, problems);
   });

@@ -17,6 +17,11 @@ export interface CallOptions {
    * so many clients can share one connection with colliding tokens.
    */
   onNotification?: (notification: JsonRpcNotification) => void;
+  /**
+   * Headers a 2026-07-28 upstream gets with this request beside the standard ones (the mirrored
+   * `Mcp-Param-*` of a tools/call); other wires ignore them.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */

@@ -12,6 +12,8 @@ import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js'
 import type { Bus } from '../cluster/bus.js';
 import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
 import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
+import type { UpstreamRounds } from '../modern/upstream-rounds.js';
+import { forwardModern } from './modern-forward.js';
 import { requestKey, type RequestContext } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
 import { LISTS, type ListKind, type Route } from './catalog.js';
@@ -33,6 +35,10 @@ export interface DispatcherOptions {
   subscriptions: Subscriptions;
   /** How results leave for stateless (2026-07-28) clients. */
   statelessResults: StatelessResults;
+  /** Input-required rounds with 2026-07-28 upstreams: the gateway's signed requestState. */
+  rounds: UpstreamRounds;
+  /** How many input_required rounds one request to such an upstream may take. */
+  maxInputRounds: number;
   pageSize: number;
   log: Logger;
   /** Where each request's end is published (metrics and the audit log subscribe). */
@@ -228,6 +234,24 @@ export class Dispatcher {
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
+    // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).
+    if (entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra)) {
+      const route = request.method === 'tools/call' ? this.options.catalogs.catalog.tool(String(request.params?.name)) : undefined;
+      const { rounds, maxInputRounds, perSession } = this.options;
+      return forwardModern({
+        ctx,
+        request,
+        upstream,
+        entry,
+        params,
+        mirrored: route?.mirrored,
+        rounds,
+        inFlight: this.#inFlight,
+        key,
+        askClient: (c, method, p, signal) => perSession.askClient(c, method, p, signal),
+        maxRounds: maxInputRounds,
+      });
+    }
     let continuation = false;
     if (ctx.stateless) {
       if (request.params?.requestState !== undefined) {

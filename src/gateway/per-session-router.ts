@@ -151,6 +151,15 @@ export class PerSessionRouter implements LocalExecutor {
     };
   }
 
+  /**
+   * Asks a 2025 session's client for what a 2026-07-28 upstream's input_required round names:
+   * on the reply stream of the request in flight, else the session's own stream. Its answer
+   * may reach any replica; handleResponse brings it back here.
+   */
+  askClient(ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<McpResult> {
+    return this.#clientRequests.send(ctx.scope, (m) => ctx.sink.send(m) || (ctx.sessionSink?.send(m) ?? false), method, params, this.options.inputWaitMs, signal);
+  }
+
   /** A client's answer to a request from a worker, here or on the replica that asked. */
   handleResponse(scope: string, response: JsonRpcResponse): boolean {
     const asker = typeof response.id === 'string' ? ClientRequests.replicaOf(response.id) : undefined;

@@ -8,7 +8,8 @@ import type { ClientIdentity, McpResult, UpstreamPeer } from '../contracts/upstr
 import type { Bus } from '../cluster/bus.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { MirroredParam } from '../modern/mirrored-params.js';
-import { StatelessResults } from '../modern/result-shape.js';
+import { StatelessResults, type CacheHints } from '../modern/result-shape.js';
+import { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
 import type { Catalog } from './catalog.js';
 import { CatalogManager } from './catalog-manager.js';
@@ -28,8 +29,8 @@ export interface VirtualServerOptions {
   probeIdentity: ClientIdentity;
   serverInfo: { name: string; version: string };
   pageSize: number;
-  /** Cache hints on stateless (2026-07-28) results. */
-  caching: { listTtlMs: number; readTtlMs: number };
+  /** Cache hints on stateless (2026-07-28) results, and the rounds with 2026-07-28 upstreams (`stateless` config). */
+  caching: { listTtlMs: number; readTtlMs: number; stateSecret?: string | undefined; stateTtlMs?: number; maxInputRounds?: number };
   log: Logger;
   /** Where the data path's events go (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
@@ -58,6 +59,19 @@ export interface McpHandler {
 
 const NO_MIRRORED: readonly MirroredParam[] = [];
 
+/** The caching hints of the upstreams' answers to a list method, merged: the smallest ttl, private if any is. */
+function mergedHints(upstreams: ReadonlyMap<string, UpstreamEntry>, method: string): CacheHints | undefined {
+  let merged: CacheHints | undefined;
+  for (const entry of upstreams.values()) {
+    const h = entry.workers.hints?.(method);
+    if (!h) continue;
+    merged ??= {};
+    if (h.ttlMs !== undefined) merged.ttlMs = Math.min(merged.ttlMs ?? h.ttlMs, h.ttlMs);
+    if (h.cacheScope === 'private') merged.cacheScope = 'private';
+  }
+  return merged;
+}
+
 /** The one MCP server clients see, built from every upstream's catalog. */
 export class VirtualServer implements McpHandler {
   readonly #catalogs: CatalogManager;
@@ -77,7 +91,9 @@ export class VirtualServer implements McpHandler {
       catalogs: this.#catalogs,
       capabilities: this.#capabilities,
       subscriptions: this.#subscriptions,
-      statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching }),
+      statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching, upstreamHints: (method) => mergedHints(upstreams, method) }),
+      rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10 }),
+      maxInputRounds: options.caching.maxInputRounds ?? 10,
       pageSize: options.pageSize,
       log,
       diagnostics: options.diagnostics,

@@ -37,6 +37,8 @@ export const ERRORS = {
   /** The request needs a client capability its _meta does not declare (data.requiredCapabilities). */
   MISSING_CLIENT_CAPABILITY: { code: -32021, httpStatus: 400, message: 'Missing required client capability', retryable: false },
   MODERN_UNSUPPORTED_VERSION: { code: -32022, httpStatus: 400, message: 'Unsupported protocol version', retryable: false },
+  /** A requestState the gateway did not issue for this request and principal: tampered, replayed, expired or foreign. */
+  REQUEST_STATE_INVALID: { code: -32602, httpStatus: 200, message: 'Invalid params: requestState is not valid', retryable: false },
 
   // Transport-level rejections (the HTTP status is what the spec asks for)
   BATCH_NOT_SUPPORTED: { code: -32600, httpStatus: 400, message: 'Batch requests are not supported by this protocol version', retryable: false },
@@ -61,6 +63,8 @@ export const ERRORS = {
   OVERLOADED: { code: -32006, httpStatus: 200, message: 'Upstream overloaded, retry later', retryable: true },
   REQUEST_CANCELLED: { code: -32007, httpStatus: 200, message: 'Request cancelled', retryable: false },
   UPSTREAM_PROTOCOL_ERROR: { code: -32008, httpStatus: 200, message: 'Upstream sent an invalid message', retryable: false },
+  /** A 2026-07-28 upstream answered input_required more rounds than `stateless.maxInputRounds` allows (it loops). */
+  INPUT_ROUNDS_EXCEEDED: { code: -32008, httpStatus: 200, message: 'Upstream asked for input too many times', retryable: false },
   SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
   SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
   // The port is bound before the upstreams have started (so health probes answer): until then, MCP requests wait outside.

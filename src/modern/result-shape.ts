@@ -15,10 +15,18 @@ const CACHEABLE: ReadonlyMap<string, 'list' | 'read'> = new Map([
   ['resources/read', 'read'],
 ]);
 
+/** Caching hints of a 2026-07-28 result. */
+export interface CacheHints {
+  ttlMs?: number;
+  cacheScope?: 'public' | 'private';
+}
+
 export interface StatelessResultOptions {
   serverInfo: { name: string; version: string };
   /** Cache hints on stateless (2026-07-28) results. */
   caching: { listTtlMs: number; readTtlMs: number };
+  /** What the 2026-07-28 upstreams said of their part of a list: merged into the gateway's hints. */
+  upstreamHints?: (method: string) => CacheHints | undefined;
 }
 
 /**
@@ -36,8 +44,15 @@ export class StatelessResults {
     const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
     // An input-required result is the middle of a request, never to be cached.
     const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE.get(method);
-    if (cacheable === 'list') Object.assign(shaped, { ttlMs: caching.listTtlMs, cacheScope: ctx.mayCall ? 'private' : 'public' });
-    else if (cacheable === 'read') Object.assign(shaped, { ttlMs: caching.readTtlMs, cacheScope: 'private' });
+    if (cacheable === 'list') {
+      // The smallest ttl of the parts wins, and one private part makes the whole private.
+      const parts = this.options.upstreamHints?.(method);
+      const ttlMs = parts?.ttlMs !== undefined ? Math.min(caching.listTtlMs, parts.ttlMs) : caching.listTtlMs;
+      Object.assign(shaped, { ttlMs, cacheScope: ctx.mayCall || parts?.cacheScope === 'private' ? 'private' : 'public' });
+    } else if (cacheable === 'read') {
+      // A 2026-07-28 upstream says how fresh its resource is; of another the gateway cannot know.
+      Object.assign(shaped, { ttlMs: typeof result.ttlMs === 'number' && result.ttlMs >= 0 ? result.ttlMs : caching.readTtlMs, cacheScope: 'private' });
+    }
     return shaped;
   }
 }

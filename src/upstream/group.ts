@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
+import { speaksModern } from '../config/upstream-common.js';
+import { EraSet } from './era-set.js';
+import { ModernProbe, ModernSet } from './modern-set.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { Deadline } from './deadline-timer.js';
@@ -9,7 +12,7 @@ import { createRemoteUpstream, type RemoteUpstream } from './remote.js';
 import { SessionWorkers, type WorkerFactory } from './session-workers.js';
 import type { PoolStatus, WorkerSet } from './worker-set.js';
 import { StdioUpstream } from './wires/stdio.js';
-import type { ClientIdentity, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
+import type { ClientIdentity, Upstream, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
 
 /** Where the requests and notifications an upstream sends its client go: the gateway's side of each worker. */
 export interface UpstreamPeers {
@@ -85,7 +88,9 @@ export class UpstreamGroup {
     for (const [name, u] of this.upstreams) {
       const status = u.workers.status();
       const health = this.#remotes.get(name)?.health;
-      all[name] = health ? { ...status, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state } : status;
+      const info = u.workers.info;
+      const withEra: PoolStatus = status.era || !info ? status : { ...status, era: 'session', protocolVersion: info.protocolVersion };
+      all[name] = health ? { ...withEra, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state } : withEra;
     }
     return all;
   }
@@ -105,27 +110,44 @@ export class UpstreamGroup {
   }
 
   #build(u: UpstreamConfig): ConfiguredUpstream {
-    const { identity, peers, log, diagnostics } = this.options;
+    const { identity, peers, log } = this.options;
     const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
-    const createWorker = this.#workerFactory(u, throttle);
+    // 2026-07-28 (pinned, or `auto` over http): stateless calls, and server/discover for health.
+    const era = speaksModern(u);
+    let modern: ModernSet | undefined;
+    let eraSet: EraSet | undefined;
+    const modernProbe = era === 'no' ? undefined : () => (eraSet?.era === 'session' ? undefined : new ModernProbe(modern!));
+    const createWorker = this.#workerFactory(u, throttle, modernProbe);
+    // The peer is looked up when the upstream speaks (the virtual server is built after the upstreams).
+    const peer: UpstreamPeer = { request: (m, p, signal) => peers.shared(u.name).request(m, p, signal), notification: (n) => peers.shared(u.name).notification(n) };
+    if (era !== 'no') modern = new ModernSet({ name: u.name, endpoint: this.#remotes.get(u.name)!.endpoint, identity, peer, log });
+    if (era === 'only') return { ...common, workers: modern! };
+    const session = this.#sessionSet(u, createWorker, throttle);
+    if (era === 'try') eraSet = new EraSet(session, modern!, identity, log);
+    return { ...common, workers: eraSet ?? session };
+  }
+
+  /** The 2025 side of an upstream: a shared pool, or a worker per client session. */
+  #sessionSet(u: UpstreamConfig, createWorker: WorkerFactory, throttle: LogThrottle): WorkerSet {
+    const { peers, log, diagnostics } = this.options;
+    // A pinned 2025 revision is what the gateway asks for when it initializes for no client.
+    const identity = u.protocolVersion !== undefined && u.protocolVersion !== 'auto' ? { ...this.options.identity, protocolVersion: u.protocolVersion } : this.options.identity;
     if (u.mode === 'per-session') {
       // A remote upstream session can move with its worker; a child process cannot.
       const remember = this.options.memoryFor;
       const memoryFor = u.transport === 'http' && remember ? (scope: string) => remember(u.name, scope) : undefined;
-      const workers = new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, diagnostics, memoryFor, throttle);
-      return { ...common, workers };
+      return new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, diagnostics, memoryFor, throttle);
     }
-    const pool = new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, diagnostics, throttle);
-    return { ...common, workers: pool };
+    return new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, diagnostics, throttle);
   }
 
   /** One upstream's workers, by transport: child processes, or sessions with a remote server. */
-  #workerFactory(u: UpstreamConfig, throttle: LogThrottle): WorkerFactory {
+  #workerFactory(u: UpstreamConfig, throttle: LogThrottle, modernProbe: (() => Upstream | undefined) | undefined): WorkerFactory {
     const { identity, log, diagnostics } = this.options;
     if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle });
-    const remote = createRemoteUpstream(u, identity, log, diagnostics);
+    const remote = createRemoteUpstream(u, identity, log, diagnostics, modernProbe);
     this.#remotes.set(u.name, remote);
     return remote.createWorker;
   }

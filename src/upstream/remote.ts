@@ -14,6 +14,8 @@ export interface RemoteUpstream {
   /** Workers for the pool (or per-session workers): one upstream session each. */
   createWorker: WorkerFactory;
   health: HealthMonitor;
+  /** The HTTP side all its workers share (a 2026-07-28 upstream's stateless calls too). */
+  endpoint: HttpEndpoint;
   /** Stops pinging and ends every connection; after the workers were closed. */
   close(): Promise<void>;
 }
@@ -27,20 +29,28 @@ const PROBE_PEER: UpstreamPeer = {
 };
 
 /** The transport-specific half of an `http` or `sse` upstream; the pools stay transport-agnostic. */
-export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity: ClientIdentity, log: Logger, diagnostics: DataPathEvents): RemoteUpstream {
+export function createRemoteUpstream(
+  config: HttpUpstreamConfig,
+  gatewayIdentity: ClientIdentity,
+  log: Logger,
+  diagnostics: DataPathEvents,
+  /** A 2026-07-28 upstream's health probe (server/discover), while it is (or may be) one; undefined: ping over a 2025 session. */
+  modernProbe?: () => Upstream | undefined,
+): RemoteUpstream {
   const endpoint = new HttpEndpoint(config, log, diagnostics);
   const make = (options: HttpUpstreamOptions): Upstream => (config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options));
   const health = new HealthMonitor({
     name: config.name,
     config: config.health,
     breaker: endpoint.breaker,
-    createProbe: () => make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
+    createProbe: () => modernProbe?.() ?? make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
     log,
     diagnostics,
   });
   return {
     createWorker: (identity, index, peer, memory) => make({ endpoint, identity, log, index, peer, ...(memory ? { memory } : {}) }),
     health,
+    endpoint,
     close: async () => {
       await health.close();
       await endpoint.close();

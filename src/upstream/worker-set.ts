@@ -22,6 +22,10 @@ export interface PoolStatus {
   consecutiveFailures?: number;
   retryAfterMs?: number;
   lastFailure?: string;
+  /** The era the gateway speaks to it: `modern` (2026-07-28, stateless) or `session` (2025, initialize). */
+  era?: 'modern' | 'session';
+  /** The revision it speaks (what initialize or server/discover said). */
+  protocolVersion?: string;
 }
 
 /** Something to send calls to, one at a time: a worker, or a whole set. */
@@ -63,6 +67,15 @@ export interface WorkerSet {
   release(scope: string, reason?: string): Promise<void>;
   /** Stops every worker; calls after it fail with SHUTTING_DOWN. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Whether the upstream speaks 2026-07-28: its calls then carry a request's full `_meta`
+   * (the client's capabilities and identity) instead of a session. Absent: it does not.
+   */
+  readonly speaksModern?: boolean;
+  /** A 2026-07-28 upstream that speaks a 2025 revision too: 2025 clients keep their session path to it. */
+  readonly dualEra?: boolean;
+  /** The caching hints (ttlMs, cacheScope) of its last answer to a list method, when it gives them. */
+  hints?(method: string): { ttlMs?: number; cacheScope?: 'public' | 'private' } | undefined;
 }
 
 /** A worker as the shared half sees it: the connection, and whether it answered initialize. */

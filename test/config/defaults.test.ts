@@ -65,6 +65,8 @@ const SCHEMA_DEFAULTS = {
   'stateless.listTtlMs': 60000,
   'stateless.readTtlMs': 0,
   'stateless.inputTimeoutMs': 300000,
+  'stateless.stateTtlMs': 600000,
+  'stateless.maxInputRounds': 10,
   stateless: {},
   // Added with /status (after the split): the page is on, open while auth is off.
   'status.enabled': true,
@@ -97,6 +99,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](stdio).maxTimeoutMs': 600000,
   'upstreams[](stdio).required': false,
   'upstreams[](stdio).validateArguments': true,
+  'upstreams[](stdio).protocolVersion': 'auto',
   'upstreams[](stdio).args': [],
   'upstreams[](stdio).env': {},
   'upstreams[](http|sse).mode': 'shared',
@@ -112,6 +115,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](http|sse).maxTimeoutMs': 600000,
   'upstreams[](http|sse).required': false,
   'upstreams[](http|sse).validateArguments': true,
+  'upstreams[](http|sse).protocolVersion': 'auto',
   'upstreams[](http|sse).headers': {},
   'upstreams[](http|sse).oauth.scopes': [],
   'upstreams[](http|sse).connectTimeoutMs': 10000,
@@ -130,7 +134,7 @@ const SCHEMA_DEFAULTS = {
 };
 
 const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000 };
-const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true };
+const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true, protocolVersion: 'auto' };
 const REMOTE = {
   ...COMMON,
   headers: {},
@@ -169,7 +173,7 @@ describe('config defaults', () => {
       sse: { keepAliveMs: 15000 },
       resumability: { maxEvents: 1000, maxAgeSeconds: 300, retryMs: 1000 },
       pagination: { pageSize: 500 },
-      stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000 },
+      stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000, stateTtlMs: 600000, maxInputRounds: 10 },
       status: { enabled: true, principals: [], scopes: [], refreshSeconds: 5 },
       auth: { mode: 'none', authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
       shutdown: { drainMs: 10000 },

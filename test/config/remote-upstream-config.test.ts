@@ -27,6 +27,7 @@ describe('remote upstream config', () => {
       maxTimeoutMs: 600000,
       required: false,
       validateArguments: true,
+      protocolVersion: 'auto',
       retry: { attempts: 2, initialDelayMs: 100, maxDelayMs: 2000 },
       breaker: { failureThreshold: 5, openMs: 5000, maxOpenMs: 60000 },
       health: { intervalMs: 30000, timeoutMs: 5000 },

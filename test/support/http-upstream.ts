@@ -13,6 +13,7 @@ const require = createRequire(import.meta.url);
 export const ECHO_HTTP_SERVER = resolve(ROOT, 'examples/echo-http/server.mjs');
 export const CONFORMANCE_SERVER = resolve(ROOT, 'examples/conformance/server.mjs');
 export const CONFORMANCE_HTTP_SERVER = resolve(ROOT, 'examples/conformance/http.mjs');
+export const MODERN_SERVER = resolve(ROOT, 'examples/modern/server.mjs');
 export const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
 const LOOPBACK_ONLY = resolve(ROOT, 'test/support/loopback-only.mjs');
 
@@ -126,5 +127,13 @@ export function startConformanceHttp(port = 0): Promise<HttpServerProcess> {
   return start({
     args: [CONFORMANCE_HTTP_SERVER, '--port', String(port)],
     ready: (line) => /^listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],
+  });
+}
+
+/** examples/modern/server.mjs: the 2026-07-28-only fixture (`--discover-fails` and the like in `extraArgs`). */
+export function startModernFixture(extraArgs: string[] = [], port = 0): Promise<HttpServerProcess> {
+  return start({
+    args: [MODERN_SERVER, '--port', String(port), ...extraArgs],
+    ready: (line) => /^modern fixture listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],
   });
 }

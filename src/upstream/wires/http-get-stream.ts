@@ -14,6 +14,8 @@ export interface ListenStreamOptions {
   /** The upstream no longer knows the session (404): the owner re-initializes and opens a new stream. */
   onSessionLost(): void;
   log: Logger;
+  /** A 2026-07-28 upstream's `subscriptions/listen`: the stream is this POST's reply, not a GET. */
+  post?: () => { headers: Record<string, string>; body: string };
 }
 
 /**
@@ -60,7 +62,10 @@ export class ListenStream {
       try {
         const headers: Record<string, string> = { accept: 'text/event-stream', ...this.options.headers() };
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
-        const res = await endpoint.request({ method: 'GET', url: endpoint.url, headers, abort: this.#abort });
+        const post = this.options.post?.();
+        const res = post
+          ? await endpoint.request({ method: 'POST', url: endpoint.url, headers: { ...post.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: post.body, abort: this.#abort })
+          : await endpoint.request({ method: 'GET', url: endpoint.url, headers, abort: this.#abort });
         if (res.status === 405) {
           await res.body.dump();
           log.debug({ upstream: label }, 'upstream offers no GET stream');

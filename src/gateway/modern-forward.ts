@@ -1,0 +1,121 @@
+// A client's request to a 2026-07-28 upstream: stateless, with the client's _meta and mirrored
+// headers. A 2026 client gets input_required results through (the gateway's signed state around
+// the upstream's); a 2025 session's client is asked each round's inputs as server-to-client
+// requests on its session, and the upstream gets the answers until it has a final result.
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { CLIENT_CAPABILITY } from '../modern/input-chains.js';
+import type { MirroredParam } from '../modern/mirrored-params.js';
+import type { UpstreamRounds } from '../modern/upstream-rounds.js';
+import type { CallOptions, McpResult } from '../contracts/upstream.js';
+import type { RequestContext, RequestKey } from '../contracts/request-context.js';
+import { NO_IDENTITY } from '../upstream/worker-set.js';
+import { headerValue } from '../upstream/wires/modern-http.js';
+import type { InFlightTable } from './in-flight.js';
+import type { UpstreamEntry } from './upstream-entry.js';
+
+/** Asks a 2025 session's client something (sampling, elicitation, roots) on its session, from any replica. */
+export type AskClient = (ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<McpResult>;
+
+export interface ModernForward {
+  ctx: RequestContext;
+  request: JsonRpcRequest;
+  upstream: string;
+  entry: UpstreamEntry;
+  /** The request's params, names as the upstream has them. */
+  params: Record<string, unknown> | undefined;
+  /** A tool's arguments mirrored into Mcp-Param-* headers. */
+  mirrored: readonly MirroredParam[] | undefined;
+  rounds: UpstreamRounds;
+  inFlight: InFlightTable;
+  key: RequestKey;
+  /** Absent: 2025 clients cannot be bridged (their input_required rounds fail). */
+  askClient?: AskClient | undefined;
+  maxRounds: number;
+}
+
+export async function forwardModern(f: ModernForward): Promise<McpResult> {
+  const { ctx, request, upstream, entry, rounds } = f;
+  const outgoing = rounds.outgoing(ctx, upstream, request.method, f.params);
+  const tracked = f.inFlight.begin(f.key, entry.deadline);
+  const options: CallOptions = {
+    onNotification: (n) => {
+      tracked.touch();
+      ctx.sink.send(n);
+    },
+    ...(f.mirrored ? { headers: mirroredHeaders(f.mirrored, f.params?.arguments) } : {}),
+  };
+  try {
+    let params = outgoing.params;
+    for (let round = outgoing.round; ; round++) {
+      tracked.call = entry.workers.call(request.method, params, options, ctx.scope, NO_IDENTITY);
+      const result = await tracked.call.promise;
+      if (ctx.stateless) return rounds.incoming(ctx, upstream, request.method, f.params, result, outgoing.round);
+      if (result.resultType !== 'input_required') {
+        const { resultType: _type, ...rest } = result;
+        return rest;
+      }
+      if (round + 1 > f.maxRounds) {
+        throw new GatewayError('INPUT_ROUNDS_EXCEEDED', `Upstream ${upstream} asked for input ${round + 1} times for one ${request.method}; the gateway allows ${f.maxRounds}`, {
+          upstream,
+          maxRounds: f.maxRounds,
+        });
+      }
+      const answers = await askRound(f, result, (call) => {
+        tracked.touch();
+        tracked.call = call;
+      });
+      params = { ...params, inputResponses: answers };
+      if (typeof result.requestState === 'string') params.requestState = result.requestState;
+      else delete params.requestState;
+    }
+  } finally {
+    f.inFlight.end(f.key, tracked);
+  }
+}
+
+/** One input_required round for a 2025 client: each input request asked on its session, answered together. */
+async function askRound(f: ModernForward, result: McpResult, track: (call: { promise: Promise<McpResult>; cancel(error: Error): void }) => void): Promise<Record<string, unknown>> {
+  const { ctx, upstream } = f;
+  const requests = isObject(result.inputRequests) ? Object.entries(result.inputRequests) : [];
+  if (requests.length === 0) throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} answered input_required without inputRequests`);
+  // Everything needed is checked before anything is asked: the client learns all it lacks at once.
+  const missing: Record<string, unknown> = {};
+  for (const [, req] of requests) {
+    const method = isObject(req) && typeof req.method === 'string' ? req.method : '';
+    const capability = CLIENT_CAPABILITY.get(method);
+    if (capability === undefined) throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} asked for input by an unknown method ${JSON.stringify(method)}`);
+    if (ctx.clientCapabilities[capability] === undefined) missing[capability] = {};
+  }
+  if (Object.keys(missing).length > 0) {
+    throw new GatewayError('MISSING_CLIENT_CAPABILITY', `${f.request.method} needs the client capabilities ${Object.keys(missing).join(', ')}`, { requiredCapabilities: missing });
+  }
+  const ask = f.askClient;
+  if (!ask) throw new GatewayError('MISSING_CLIENT_CAPABILITY', 'This client cannot be asked for input', { requiredCapabilities: missing });
+  const controller = new AbortController();
+  const all = Promise.all(
+    requests.map(async ([key, req]) => {
+      const { method, params } = req as { method: string; params?: unknown };
+      return [key, await ask(ctx, method, isObject(params) ? params : undefined, controller.signal)] as const;
+    }),
+  );
+  track({ promise: all.then(() => ({})), cancel: (error) => controller.abort(error) });
+  try {
+    return Object.fromEntries(await all);
+  } catch (err) {
+    controller.abort(err);
+    throw err;
+  }
+}
+
+/** The Mcp-Param-* headers of a tools/call: each mirrored argument present in the body. */
+function mirroredHeaders(mirrored: readonly MirroredParam[], args: unknown): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const p of mirrored) {
+    let value: unknown = args;
+    for (const key of p.path) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
+    if (value === undefined || value === null) continue;
+    headers[`mcp-param-${p.header.toLowerCase()}`] = headerValue(String(value));
+  }
+  return headers;
+}

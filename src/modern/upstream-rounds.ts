@@ -1,0 +1,200 @@
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { LOG_LEVELS, META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
+import type { McpResult } from '../contracts/upstream.js';
+import type { RequestContext } from '../contracts/request-context.js';
+
+/** The revision the gateway speaks to 2026-07-28 upstreams. */
+const MODERN_REVISION = '2026-07-28';
+/** Marks a requestState of this module (the per-session chains' states look otherwise). */
+const STATE_PREFIX = 'gw1.';
+/** The most input requests one round may ask for, and the largest state the gateway wraps. */
+const MAX_INPUT_REQUESTS = 64;
+const MAX_UPSTREAM_STATE = 64 * 1024;
+/** Single-use states remembered per replica (a replay inside that bound is refused). */
+const MAX_SPENT = 100_000;
+
+export interface UpstreamRoundsOptions {
+  /** HMAC key; a random one per process when the config gives none. */
+  secret?: string | undefined;
+  ttlMs: number;
+  maxRounds: number;
+}
+
+interface StatePayload {
+  /** The upstream's own requestState, if it gave one. */
+  x?: string;
+  /** Who, where and what: digest of principal, upstream, method, target and arguments. */
+  d: string;
+  /** The round this state continues (1 after the first input_required). */
+  n: number;
+  /** The input keys asked for: answers to any other key never reach the upstream. */
+  k: string[];
+  /** Expiry (epoch ms) and a nonce that makes each state single-use. */
+  e: number;
+  j: string;
+}
+
+/** What goes upstream for one client request, and which round it is. */
+export interface Outgoing {
+  params: Record<string, unknown>;
+  round: number;
+}
+
+/**
+ * Input-required rounds between a client and a 2026-07-28 upstream. The upstream's
+ * `requestState` never reaches the client as it is: the gateway wraps it in a state of its own,
+ * HMAC-signed, bound to the principal, the upstream and the request (method, target, arguments),
+ * single-use, with an expiry and the round number, so a tampered, replayed, expired or foreign
+ * state is refused (-32602) and an upstream that asks forever is stopped. On the retry the
+ * upstream gets its own state back, and only the answers to what it asked.
+ */
+export class UpstreamRounds {
+  readonly #key: Buffer;
+  /** Nonces of states already used, with their expiry. */
+  readonly #spent = new Map<string, number>();
+
+  constructor(private readonly options: UpstreamRoundsOptions) {
+    this.#key = options.secret ? Buffer.from(options.secret, 'utf8') : randomBytes(32);
+  }
+
+  /** Whether a requestState is one of these (and not a per-session chain's). */
+  static owns(requestState: unknown): boolean {
+    return typeof requestState === 'string' && requestState.startsWith(STATE_PREFIX);
+  }
+
+  /**
+   * The params an upstream gets for a client's request: the client's `_meta` (a 2025 session's
+   * capabilities and identity, as 2026-07-28 spells them), its own requestState unwrapped, and
+   * only the answers it asked for.
+   */
+  outgoing(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined): Outgoing {
+    const { _meta: meta, requestState, inputResponses, ...rest } = params ?? {};
+    const out: Record<string, unknown> = { ...rest, _meta: requestMeta(ctx, meta) };
+    let round = 0;
+    if (requestState !== undefined) {
+      const state = this.#open(requestState, digest(ctx, upstream, method, params));
+      round = state.n;
+      if (state.x !== undefined) out.requestState = state.x;
+      // Answers to keys never asked are dropped: the upstream hears only what it asked for.
+      if (isObject(inputResponses)) out.inputResponses = pick(inputResponses, state.k);
+      else if (inputResponses !== undefined) out.inputResponses = inputResponses;
+    } else if (inputResponses !== undefined) {
+      // Answers without a state (a client answering ahead): the upstream judges them.
+      out.inputResponses = inputResponses;
+    }
+    return { params: out, round };
+  }
+
+  /** The upstream's result as the client gets it: an input_required one with the gateway's state. */
+  incoming(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, result: McpResult, round: number): McpResult {
+    if (result.resultType !== 'input_required') return result;
+    const next = round + 1;
+    if (next > this.options.maxRounds) {
+      throw new GatewayError('INPUT_ROUNDS_EXCEEDED', `Upstream ${upstream} asked for input ${next} times for one ${method}; the gateway allows ${this.options.maxRounds}`, {
+        upstream,
+        maxRounds: this.options.maxRounds,
+      });
+    }
+    const requests = isObject(result.inputRequests) ? result.inputRequests : {};
+    const keys = Object.keys(requests);
+    if (keys.length > MAX_INPUT_REQUESTS) throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} asked for ${keys.length} inputs at once (at most ${MAX_INPUT_REQUESTS})`);
+    const upstreamState = result.requestState;
+    if (upstreamState !== undefined && (typeof upstreamState !== 'string' || upstreamState.length > MAX_UPSTREAM_STATE)) {
+      throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} sent a requestState that is not a string of at most ${MAX_UPSTREAM_STATE} characters`);
+    }
+    const payload: StatePayload = {
+      ...(upstreamState !== undefined ? { x: upstreamState } : {}),
+      d: digest(ctx, upstream, method, params),
+      n: next,
+      k: keys,
+      e: Date.now() + this.options.ttlMs,
+      j: randomBytes(12).toString('base64url'),
+    };
+    return { ...result, requestState: this.#seal(payload) };
+  }
+
+  #seal(payload: StatePayload): string {
+    const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
+    return `${STATE_PREFIX}${body}.${this.#mac(body)}`;
+  }
+
+  #mac(body: string): string {
+    return createHmac('sha256', this.#key).update(body).digest('base64url');
+  }
+
+  /** Verifies a client's requestState against this request; throws REQUEST_STATE_INVALID. */
+  #open(state: unknown, expected: string): StatePayload {
+    const invalid = (why: string) => new GatewayError('REQUEST_STATE_INVALID', `requestState is not valid: ${why}`);
+    if (typeof state !== 'string' || !state.startsWith(STATE_PREFIX)) throw invalid('not issued by this gateway');
+    const dot = state.lastIndexOf('.');
+    const body = state.slice(STATE_PREFIX.length, dot);
+    const mac = Buffer.from(state.slice(dot + 1), 'base64url');
+    const want = Buffer.from(this.#mac(body), 'base64url');
+    if (dot <= STATE_PREFIX.length || mac.length !== want.length || !timingSafeEqual(mac, want)) throw invalid('integrity check failed');
+    let payload: StatePayload;
+    try {
+      payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload;
+    } catch {
+      throw invalid('integrity check failed');
+    }
+    if (payload.d !== expected) throw invalid('it belongs to another request, upstream or principal');
+    const now = Date.now();
+    if (payload.e <= now) throw invalid('expired');
+    if (this.#spent.has(payload.j)) throw invalid('already used');
+    this.#spend(payload.j, payload.e, now);
+    return payload;
+  }
+
+  #spend(nonce: string, expires: number, now: number): void {
+    if (this.#spent.size >= MAX_SPENT) {
+      for (const [j, e] of this.#spent) if (e <= now) this.#spent.delete(j);
+      // Still full: the oldest go (a replay of those is then caught by their expiry only).
+      for (const j of this.#spent.keys()) {
+        if (this.#spent.size < MAX_SPENT) break;
+        this.#spent.delete(j);
+      }
+    }
+    this.#spent.set(nonce, expires);
+  }
+}
+
+/** What binds a state to one request: the principal, the upstream, the method, its target and arguments. */
+function digest(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined): string {
+  const target = method === 'resources/read' ? params?.uri : params?.name;
+  const args = method === 'tools/call' ? params?.arguments : method === 'prompts/get' ? params?.arguments : undefined;
+  return createHash('sha256')
+    .update(`${ctx.principal ?? ''}\u0000${upstream}\u0000${method}\u0000${String(target)}\u0000${canonical(args)}`)
+    .digest('base64url')
+    .slice(0, 32);
+}
+
+/** JSON with sorted keys: the same arguments hash alike whatever their order. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (isObject(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value ?? null);
+}
+
+function pick(responses: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const kept: Record<string, unknown> = {};
+  for (const k of keys) if (Object.hasOwn(responses, k)) kept[k] = responses[k];
+  return kept;
+}
+
+/**
+ * The `_meta` of a request to a 2026-07-28 upstream: the client's own keys (traceparent,
+ * progressToken, a log level), and the per-request protocol fields from its context, so a 2025
+ * session's client is described as a 2026 one would describe itself.
+ */
+export function requestMeta(ctx: RequestContext, meta: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  if (isObject(meta)) for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX) || k === META.logLevel) out[k] = v;
+  const level = out[META.logLevel];
+  if (level !== undefined && (typeof level !== 'string' || !LOG_LEVELS.includes(level))) delete out[META.logLevel];
+  out[META.protocolVersion] = MODERN_REVISION;
+  out[META.clientCapabilities] = ctx.clientCapabilities;
+  if (ctx.clientInfo) out[META.clientInfo] = ctx.clientInfo;
+  return { ...out };
+}
