@@ -63,7 +63,7 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
           : {
               method: 'POST',
               url: endpoint.url,
-              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders },
+              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders, ...traceHeaders(req.message) },
               body: JSON.stringify(req.message),
               abort,
             },
@@ -166,4 +166,18 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
   }
   if (id !== undefined && connection.has(id)) return { kind: 'cut', lastEventId, retryMs, progressed };
   return { kind: 'done' };
+}
+
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/**
+ * The W3C trace context a request carries in `params._meta` (put there by the gateway when
+ * tracing is on), also as HTTP headers: what an HTTP-instrumented upstream reads.
+ */
+function traceHeaders(message: JsonRpcMessage): Record<string, string> {
+  const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
+  if (typeof meta !== 'object' || meta === null) return NO_HEADERS;
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  if (typeof traceparent !== 'string') return NO_HEADERS;
+  return typeof tracestate === 'string' ? { traceparent, tracestate } : { traceparent };
 }
