@@ -44,7 +44,7 @@ export class Metrics {
 
   readonly upstreamUp: Gauge = new Gauge({
     name: 'mcpgw_upstream_up',
-    help: 'Whether an upstream can take calls (at least one worker ready, circuit not open): 1 yes, 0 no',
+    help: 'Whether an upstream is ready (as /readyz reports it: a worker up, and for a remote one its health checks passing): 1 yes, 0 no',
     labelNames: ['upstream'] as const,
     registers: [this.registry],
     collect: () => {
