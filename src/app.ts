@@ -216,7 +216,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     methods: ['GET', 'POST', 'DELETE'],
     // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
     // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
-    exposedHeaders: ['mcp-session-id', 'www-authenticate'],
+    exposedHeaders: ['mcp-session-id', 'www-authenticate', 'x-request-id'],
   });
   registerHealth(app, {
     required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),

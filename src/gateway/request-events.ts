@@ -38,6 +38,7 @@ export class RequestEvents {
       sessionId,
       protocolVersion,
       jsonrpcId: String(request.id),
+      resourceUri: typeof request.params?.uri === 'string' ? request.params.uri : undefined,
       traceparent: fromMeta ? (meta.traceparent as string) : http?.traceparent,
       tracestate: fromMeta ? (typeof meta.tracestate === 'string' ? meta.tracestate : undefined) : http?.tracestate,
     };

@@ -24,6 +24,8 @@ export interface RequestStart {
   protocolVersion: string;
   /** The JSON-RPC id, as a string. */
   jsonrpcId: string;
+  /** resources/read and the like: the URI as the client sent it (an attribute, never a span name). */
+  resourceUri: string | undefined;
   /** W3C trace context the client sent: `params._meta` first (SEP-414), then the HTTP headers. */
   traceparent: string | undefined;
   tracestate: string | undefined;

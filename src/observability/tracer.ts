@@ -65,6 +65,7 @@ export async function traceGateway(gateway: string, settings: TracingSettings, v
       };
       if (e.protocolVersion) attributes['mcp.protocol.version'] = e.protocolVersion;
       if (e.sessionId) attributes['mcp.session.id'] = sessionDigest(e.sessionId);
+      if (e.resourceUri !== undefined) attributes['mcp.resource.uri'] = e.resourceUri;
       targetAttributes(attributes, e.method, e.target);
       servers.set(e, tracer.startSpan(spanName(e.method, e.target), { kind: SpanKind.SERVER, attributes }, parent));
     },

@@ -325,7 +325,7 @@ export class StreamableHttpTransport {
       },
       (err: unknown) => {
         this.#inFlight.release(client);
-        this.#log?.error({ err, method: message.method }, 'request handler failed');
+        this.#log?.error({ err, method: message.method, reqId: ctx.http?.requestId }, 'request handler failed');
         post.respond(errorResponse(message.id, errorObject('INTERNAL_ERROR')) as JsonRpcResponse);
       },
     );

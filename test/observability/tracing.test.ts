@@ -42,6 +42,7 @@ describe('tracing over OTLP/HTTP JSON', () => {
   let stdioTap: string;
   let headersFile: string;
   let spans: ReceivedSpan[];
+  let readmeUri: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'mcpgw-trace-'));
@@ -65,6 +66,11 @@ describe('tracing over OTLP/HTTP JSON', () => {
     // An unknown tool: a SERVER span with the error's JSON-RPC code, and no CLIENT span.
     const d = await post(gw.url, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } }, headers(TRACE_A, SPAN_A));
     expect(d.json.error.code).toBe(-32602);
+    const list = await post(gw.url, { jsonrpc: '2.0', id: 5, method: 'resources/list' }, headers(TRACE_A, SPAN_A));
+    const uri = (list.json.result.resources as Array<{ uri: string }>).find((r) => r.uri.endsWith('readme'))!.uri;
+    readmeUri = uri;
+    const read = await post(gw.url, { jsonrpc: '2.0', id: 6, method: 'resources/read', params: { uri } }, headers(TRACE_A, SPAN_A));
+    expect(read.json.result.contents).toHaveLength(1);
     // Closing flushes the batch to the receiver.
     await gw.stop();
     spans = receiver.spans;
@@ -145,6 +151,12 @@ describe('tracing over OTLP/HTTP JSON', () => {
     expect(spans.filter((s) => s.parentSpanId === failed?.spanId)).toHaveLength(0);
   });
 
+  it('names resources/read by its method only, the URI an attribute', () => {
+    const read = spans.find((s) => s.kind === SERVER && s.attributes['jsonrpc.request.id'] === '6');
+    expect(read?.name).toBe('resources/read');
+    expect(read?.attributes['mcp.resource.uri']).toBe(readmeUri);
+  });
+
   it('traces initialize too (a new trace when the client sent no context)', () => {
     const init = spans.filter((s) => s.kind === SERVER && s.name === 'initialize');
     expect(init.length).toBeGreaterThanOrEqual(1);
@@ -194,5 +206,31 @@ describe('tracing over OTLP/HTTP protobuf', () => {
     expect(receiver.posts.length).toBeGreaterThan(0);
     expect(receiver.posts[0]).toMatchObject({ path: '/v1/traces', contentType: 'application/x-protobuf' });
     expect(receiver.posts[0]!.bytes).toBeGreaterThan(0);
+  }, 30_000);
+});
+
+describe('tracing off', () => {
+  it('passes a well-formed client context on, and never turns a malformed one into headers', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcpgw-trace-off-'));
+    const headersFile = join(dir, 'headers.jsonl');
+    const remote = await startEchoHttp(0, ['--record-headers', headersFile]);
+    const gw = await startTraced(exampleConfig({ upstreams: [httpUpstream('remote', remote.url)] }), {});
+    try {
+      const sid = await openSession(gw.url);
+      const call = (id: number, meta: Record<string, unknown>) =>
+        post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'remote__echo', arguments: { text: `t${id}` }, _meta: meta } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+      const good = `00-${TRACE_A}-${SPAN_A}-01`;
+      const bad = [`00-${TRACE_A}-${SPAN_A}-01\r\nx-injected: 1`, 'x'.repeat(100_000), `00-${TRACE_A.toUpperCase()}-${SPAN_A}-01`];
+      expect((await call(1, { traceparent: good, tracestate: 'a=1' })).json.result.content[0].text).toBe('t1');
+      for (const [i, traceparent] of bad.entries()) expect((await call(10 + i, { traceparent, tracestate: 'b=\u0001' })).json.result.content[0].text).toBe(`t${10 + i}`);
+      const posts = fileLines(headersFile).map((l) => JSON.parse(l) as { traceparent?: string; tracestate?: string; body?: any });
+      const byText = (text: string) => posts.find((p) => p.body?.params?.arguments?.text === text);
+      expect(byText('t1')).toMatchObject({ traceparent: good, tracestate: 'a=1' });
+      for (const i of bad.keys()) expect(byText(`t${10 + i}`)?.traceparent).toBeUndefined();
+    } finally {
+      await gw.stop();
+      await remote.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 30_000);
 });
