@@ -216,7 +216,6 @@ export class StreamableHttpTransport {
   /** A 2025 request's context, read from its session; `sessionSink` is built once per request and shared. */
   #context(session: SessionRecord, mayCall: MayCall, sink: MessageSink, sessionSink: MessageSink, http: HttpOrigin): RequestContext {
     return {
-      http,
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
       clientInfo: session.clientInfo,
@@ -226,6 +225,7 @@ export class StreamableHttpTransport {
       scope: session.id,
       sink,
       sessionSink,
+      http,
     };
   }
 
