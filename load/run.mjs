@@ -25,6 +25,7 @@ import * as callJsonUnchecked from './scenarios/call-json-unchecked.mjs';
 import * as callPerSession from './scenarios/call-per-session.mjs';
 import * as callRedis from './scenarios/call-redis.mjs';
 import * as callStateless from './scenarios/call-stateless.mjs';
+import * as callTraced from './scenarios/call-traced.mjs';
 import * as callSse from './scenarios/call-sse-progress.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
@@ -41,7 +42,7 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions]);
+const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

@@ -9,6 +9,8 @@ import { registerHealth } from './server/health.js';
 import { registerStatusPage } from './server/status/page.js';
 import { statusSources } from './status-sources.js';
 import { ConfigStatus } from './config/reload-state.js';
+import { registerAccessLog, requestIdOptions } from './server/access-log.js';
+import { startTracing, type TraceEnv } from './observability/tracing.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -45,6 +47,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Collect Node's default process metrics (off in tests that build many apps). */
   defaultMetrics?: boolean;
+  /** Where the OTEL_* tracing settings are read (default: process.env). */
+  env?: TraceEnv;
 }
 
 export interface Gateway {
@@ -196,7 +200,7 @@ interface HttpParts {
 }
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: StreamableHttpTransport }> {
+async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: StreamableHttpTransport; unsubscribe: () => void }> {
   const { config, log, metrics, diagnostics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
   const app = Fastify({
@@ -206,8 +210,11 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     bodyLimit: config.limits.bodyBytes,
     // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
     forceCloseConnections: true,
+    ...requestIdOptions(),
     ...serverOptions(config.server, diagnostics, log),
   });
+  // First: every route's reply carries the request id, and every request gets its access line.
+  const unsubscribe = registerAccessLog(app, diagnostics.gateway, log);
   capConnections(app.server, config.server.maxConnections, diagnostics, log);
   // Before CORS, which would answer a bad preflight in its own terms.
   registerEndpointMethods(app, { path: config.path, isAllowedOrigin, diagnostics });
@@ -216,7 +223,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     methods: ['GET', 'POST', 'DELETE'],
     // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
     // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
-    exposedHeaders: ['mcp-session-id', 'www-authenticate'],
+    exposedHeaders: ['mcp-session-id', 'www-authenticate', 'x-request-id'],
   });
   registerHealth(app, {
     required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),
@@ -255,7 +262,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     parts.listens.closeAll();
     parts.streams.closeAll();
   });
-  return { app, transport };
+  return { app, transport, unsubscribe };
 }
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
@@ -279,6 +286,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const metrics = new Metrics({ defaultMetrics: options.defaultMetrics });
   // The data path publishes; this gateway's metrics and audit log hear only its own events.
   const { diagnostics, unsubscribe } = observeGateway(metrics, config.audit.methods, log);
+  // Off (and the SDK not even loaded) unless OTEL_TRACES_EXPORTER asks for it.
+  const stopTracing = await startTracing(diagnostics.gateway, options.env ?? process.env, log, GATEWAY_VERSION);
   const identity: ClientIdentity = {
     clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
     // A shared worker serves many clients, so it is offered none of their capabilities.
@@ -300,7 +309,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
   const configStatus = new ConfigStatus();
-  const { app, transport } = await createHttp({
+  const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
     config,
     log,
     metrics,
@@ -317,7 +326,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     inputChains: () => router.chains,
   });
   metrics.countSessions = () => store.size();
-  metrics.storeStatus = created.status;
+  if (created.status) metrics.observeStore(created.status);
+  metrics.upstreamStates = () => group.status();
   metrics.countInputChains = () => router.chains;
   server.onListChanged((method) => {
     streams.broadcast({ jsonrpc: '2.0', method });
@@ -345,6 +355,9 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       await store.close();
       await events.close();
       unsubscribe();
+      unsubscribeHttp();
+      // Last: the spans of the requests that just drained are flushed to the collector.
+      await stopTracing?.().catch((err: unknown) => log.warn({ err }, 'tracing shutdown failed'));
     })();
     return closing;
   };

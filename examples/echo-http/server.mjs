@@ -2,7 +2,7 @@
 // A Streamable HTTP MCP server (official SDK v1: McpServer + StreamableHTTPServerTransport on
 // node:http, stateful: one session per client) used as a remote upstream in docs and tests.
 //
-//   node examples/echo-http/server.mjs [--port N] [--json-response] [--name NAME] [--record FILE]
+//   node examples/echo-http/server.mjs [--port N] [--json-response] [--name NAME] [--record FILE] [--record-headers FILE]
 //
 // Listens on 127.0.0.1 only (port 0 = a free one) and prints one line to stdout:
 //   listening on http://127.0.0.1:PORT/mcp
@@ -26,7 +26,7 @@ import { CreateMessageResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 const { values: opts } = parseArgs({
-  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' }, record: { type: 'string' } },
+  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' }, record: { type: 'string' }, 'record-headers': { type: 'string' } },
 });
 
 /** @param {string} msg */
@@ -107,6 +107,8 @@ async function readJson(req) {
   for await (const chunk of req) chunks.push(chunk);
   const text = Buffer.concat(chunks).toString('utf8');
   if (opts.record && text) appendFileSync(opts.record, `${text.replace(/\n/g, ' ')}\n`);
+  // The trace context headers each POST came with (tests check what an HTTP upstream is told).
+  if (opts['record-headers']) appendFileSync(opts['record-headers'], `${JSON.stringify({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate, body: text ? JSON.parse(text) : undefined })}\n`);
   return text ? JSON.parse(text) : undefined;
 }
 

@@ -83,8 +83,9 @@ function upstreamConfig(u) {
  * @param {string | undefined} [o.cpuProfDir]   run node with --cpu-prof into this folder
  * @param {boolean} [o.gcOnSignal]   SIGUSR2 makes it run a full GC (see gc-on-signal.cjs)
  * @param {string[]} [o.nodeArgs]     more node options (e.g. --heapsnapshot-signal=SIGUSR1)
+ * @param {Record<string, string>} [o.env]   more environment (e.g. OTEL_* for call-traced)
  */
-export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [] }) {
+export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [], env = {} }) {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-bench-'));
   const config = {
     listen: { host: LOOPBACK, port: 0 },
@@ -106,7 +107,7 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
       name: 'mcp-gateway',
       command: process.execPath,
       args: [...nodeArgs, join(gatewayRoot, 'dist/main.js'), '--config', configFile],
-      env: { MCPGW_PORT: '0', MCPGW_HOST: LOOPBACK, MCPGW_LOG_LEVEL: logLevel, ...ALLOCATOR_ENV },
+      env: { MCPGW_PORT: '0', MCPGW_HOST: LOOPBACK, MCPGW_LOG_LEVEL: logLevel, ...ALLOCATOR_ENV, ...env },
       cwd: gatewayRoot,
       ready: /listening: MCP endpoint (\S+)/,
     });

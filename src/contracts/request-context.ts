@@ -39,6 +39,17 @@ export interface RequestContext {
   readonly sink: MessageSink;
   /** The client's stream for messages unrelated to any request (a 2025 session's GET stream). */
   readonly sessionSink: MessageSink | undefined;
+  /** The HTTP request this one came in (its id and trace headers); undefined off HTTP. */
+  readonly http?: HttpOrigin | undefined;
+}
+
+/** What the HTTP request says that logs and traces carry on (never used to decide anything). */
+export interface HttpOrigin {
+  /** x-request-id as sent (when safe), or one made up: on every log line of the request. */
+  readonly requestId: string;
+  /** The W3C trace context headers, as sent (tracing checks them). */
+  readonly traceparent: string | undefined;
+  readonly tracestate: string | undefined;
 }
 
 export type RequestKey = `${string}\u0000${string}`;

@@ -6,20 +6,21 @@ import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS } from '../jsonrpc/meta-keys.js';
-import { isKnownMethod } from '../jsonrpc/params-schemas.js';
 import type { DataPathEvents } from '../observability/events.js';
+import type { HttpOrigin } from '../contracts/request-context.js';
 import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
 import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
 import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { forwardModern } from './modern-forward.js';
-import { requestKey, type RequestContext } from '../contracts/request-context.js';
+import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
 import { LISTS, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import { paginate } from './pagination.js';
+import { RequestEvents, errorCodeLabel } from './request-events.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
@@ -53,16 +54,17 @@ const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
   ['resources/templates/list', 'resourceTemplates'],
 ]);
 
-const OTHER_LABEL = '_other';
-
 /** Shared by every retry without a progress token: nothing to allocate per call. */
 const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
 
 export class Dispatcher {
   readonly #inFlight = new InFlightTable();
+  readonly #events: RequestEvents;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
 
-  constructor(private readonly options: DispatcherOptions) {}
+  constructor(private readonly options: DispatcherOptions) {
+    this.#events = new RequestEvents(options.diagnostics, options.catalogs);
+  }
 
   /** Client requests forwarded and not yet answered, on this replica. */
   get inFlight(): number {
@@ -85,37 +87,53 @@ export class Dispatcher {
 
   async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
     const started = performance.now();
-    let tool = '';
+    const start = this.#events.start(ctx.stateless ? undefined : ctx.scope, ctx.protocolVersion, ctx.http, request);
     let errorType = '';
+    let errorCode = '';
     let result: McpResult | undefined;
     try {
-      if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
       result = await this.#dispatch(ctx, request);
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
       errorType = err instanceof GatewayError ? err.type : errorCodeLabel(error.code);
+      // The table's codes are few; an upstream's own are bounded to JSON-RPC's reserved range.
+      errorCode = err instanceof GatewayError ? String(error.code) : errorCodeLabel(error.code);
       if (!(err instanceof GatewayError) && !(err instanceof UpstreamRpcError)) {
-        this.options.log.error({ err, method: request.method }, 'unexpected error handling a request');
+        this.options.log.error({ err, method: request.method, reqId: ctx.http?.requestId }, 'unexpected error handling a request');
       }
       return errorResponse(request.id, error) as JsonRpcResponse;
     } finally {
-      const diagnostics = this.options.diagnostics;
-      if (diagnostics.has('request:end')) {
-        const params = request.params;
-        diagnostics.emit('request:end', {
-          // Values a client chooses are bounded here, for every subscriber: unknown methods share one name.
-          method: isKnownMethod(request.method) ? request.method : OTHER_LABEL,
-          tool: tool && this.options.catalogs.catalog.tool(tool) ? tool : '',
-          errorType,
-          seconds: (performance.now() - started) / 1000,
-          principal: ctx.principal,
-          scope: ctx.scope,
-          stateless: ctx.stateless,
-          target: typeof params?.name === 'string' ? params.name : typeof params?.uri === 'string' ? params.uri : undefined,
-          toolError: result?.isError === true,
-        });
+      if (start) this.#events.done(request);
+      this.#events.end(ctx, request, started, start, errorType, errorCode, result);
+    }
+  }
+
+  /**
+   * initialize, answered by `answer` (the transport opens the session): published like every
+   * other request, so it is counted, audited and traced too.
+   */
+  initialize<T extends { protocolVersion: string }>(request: JsonRpcRequest, http: HttpOrigin | undefined, principal: string | undefined, answer: () => T): T {
+    const started = performance.now();
+    const start = this.#events.start(undefined, '', http, request);
+    let answered: T | undefined;
+    let errorType = '';
+    let errorCode = '';
+    try {
+      answered = answer();
+      return answered;
+    } catch (err) {
+      const error = toErrorObject(err);
+      errorType = err instanceof GatewayError ? err.type : 'INTERNAL_ERROR';
+      errorCode = String(error.code);
+      throw err;
+    } finally {
+      if (start) {
+        this.#events.done(request);
+        if (answered) start.protocolVersion = answered.protocolVersion;
       }
+      const ctx = { stateless: false, scope: '', principal, protocolVersion: answered?.protocolVersion ?? '', http };
+      this.#events.end(ctx, request, started, start, errorType, errorCode, undefined);
     }
   }
 
@@ -263,6 +281,25 @@ export class Dispatcher {
         params = upstreamParams(params);
       }
     }
+    const events = this.#events;
+    const callStart = events.callStart(upstream, entry.networkTransport, request);
+    // The subscriber (tracing) named the call's own span: it travels in _meta (SEP-414), to every upstream.
+    if (callStart?.traceparent !== undefined) params = withTraceContext(params, callStart.traceparent, callStart.tracestate);
+    const started = performance.now();
+    let result: McpResult | undefined;
+    let failure: unknown;
+    try {
+      result = await this.#call(ctx, request, entry, upstream, key, params, continuation);
+      return result;
+    } catch (err) {
+      failure = err;
+      throw err;
+    } finally {
+      events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
+    }
+  }
+
+  async #call(ctx: RequestContext, request: JsonRpcRequest, entry: UpstreamEntry, upstream: string, key: RequestKey, params: Record<string, unknown> | undefined, continuation: boolean): Promise<McpResult> {
     const tracked = this.#inFlight.begin(key, entry.deadline);
     const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
     const options: PerSessionCallOptions | undefined = wantsProgress
@@ -295,9 +332,13 @@ export class Dispatcher {
   }
 }
 
-/** An upstream's own error code as a label: JSON-RPC's reserved range by number, anything else as one value. */
-function errorCodeLabel(code: number): string {
-  return Number.isInteger(code) && code >= -32768 && code <= -32000 ? String(code) : OTHER_LABEL;
+/** `params` with the W3C trace context in its _meta (a copy: the caller's object stays as it was). */
+function withTraceContext(params: Record<string, unknown> | undefined, traceparent: string, tracestate: string | undefined): Record<string, unknown> {
+  const meta: Record<string, unknown> = isObject(params?._meta) ? { ...params._meta } : {};
+  meta.traceparent = traceparent;
+  if (tracestate !== undefined) meta.tracestate = tracestate;
+  else delete meta.tracestate;
+  return { ...params, _meta: meta };
 }
 
 function requireString(params: Record<string, unknown> | undefined, key: string): string {

@@ -2,11 +2,11 @@
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { ClientIdentity, McpResult, UpstreamPeer } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
-import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { MirroredParam } from '../modern/mirrored-params.js';
 import { StatelessResults, type CacheHints } from '../modern/result-shape.js';
 import { UpstreamRounds } from '../modern/upstream-rounds.js';
@@ -38,7 +38,8 @@ export interface VirtualServerOptions {
 
 /** What the transport needs from the virtual server: nothing about upstreams leaks through. */
 export interface McpHandler {
-  initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult };
+  /** `http`, `principal` and `id` are for the request's metrics, audit line and span only. */
+  initialize(params: Record<string, unknown> | undefined, http?: HttpOrigin, principal?: string, id?: JsonRpcId): { protocolVersion: string; result: McpResult };
   /** What the virtual server offers; `stateless`: to 2026-07-28 clients. */
   capabilities(stateless: boolean): Record<string, unknown>;
   /** The arguments of a tool that a 2026-07-28 client mirrors into Mcp-Param-* headers. */
@@ -125,8 +126,9 @@ export class VirtualServer implements McpHandler {
     await this.#dispatcher.start();
   }
 
-  initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
-    return this.#capabilities.initialize(params);
+  initialize(params: Record<string, unknown> | undefined, http?: HttpOrigin, principal?: string, id: JsonRpcId = 0): { protocolVersion: string; result: McpResult } {
+    const request: JsonRpcRequest = { jsonrpc: '2.0', id, method: 'initialize', ...(params ? { params } : {}) };
+    return this.#dispatcher.initialize(request, http, principal, () => this.#capabilities.initialize(params));
   }
 
   capabilities(stateless: boolean): Record<string, unknown> {

@@ -35,7 +35,9 @@ export class AuditLog {
     return this.#methods.has(method);
   }
 
-  record(entry: AuditEntry): void {
-    this.#log.info({ audit: entry }, 'mcp request');
+  /** `requestId`: the HTTP request's, under the key Fastify's own request lines use. */
+  record(entry: AuditEntry, requestId?: string): void {
+    if (requestId === undefined) this.#log.info({ audit: entry }, 'mcp request');
+    else this.#log.info({ reqId: requestId, audit: entry }, 'mcp request');
   }
 }

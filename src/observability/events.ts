@@ -9,6 +9,59 @@
  */
 import { channel, type Channel } from 'node:diagnostics_channel';
 
+/**
+ * A request reaching the virtual server, published only when someone subscribes (tracing):
+ * the same object comes back as `start` in its request:end and in its upstream calls, so a
+ * subscriber can key what it keeps (a span) by it without threading anything through calls.
+ */
+export interface RequestStart {
+  /** Bounded like RequestEnd.method. */
+  method: string;
+  /** A low-cardinality span target: the tool or prompt name from the catalog; else ''. */
+  target: string;
+  /** The 2025 session; undefined for stateless requests. */
+  sessionId: string | undefined;
+  protocolVersion: string;
+  /** The JSON-RPC id, as a string. */
+  jsonrpcId: string;
+  /** resources/read and the like: the URI as the client sent it (an attribute, never a span name). */
+  resourceUri: string | undefined;
+  /** W3C trace context the client sent: `params._meta` first (SEP-414), then the HTTP headers. */
+  traceparent: string | undefined;
+  tracestate: string | undefined;
+}
+
+/**
+ * One call the gateway makes to an upstream for a client request. A subscriber may fill
+ * `traceparent`/`tracestate` while it is published: the caller sends them on in the call's
+ * `params._meta` (and an HTTP upstream's wire copies them into its headers).
+ */
+export interface UpstreamCallStart {
+  upstream: string;
+  method: string;
+  target: string;
+  /** `pipe` (stdio) or `tcp` (HTTP), as OTel's network.transport. */
+  transport: string;
+  request: RequestStart | undefined;
+  traceparent?: string;
+  tracestate?: string;
+}
+
+export interface UpstreamCallEnd {
+  upstream: string;
+  method: string;
+  /** tools/call: the tool's name as clients see it; else ''. */
+  tool: string;
+  /** prompts/get: the prompt's name as clients see it; else ''. */
+  prompt: string;
+  /** '' on success, `tool_error` for isError results, else the JSON-RPC code as a string (bounded). */
+  errorType: string;
+  transport: string;
+  seconds: number;
+  /** The call's upstream:call-start message, when anyone heard it. */
+  start: UpstreamCallStart | undefined;
+}
+
 /** A request the virtual server answered (result or error). */
 export interface RequestEnd {
   method: string;
@@ -25,10 +78,37 @@ export interface RequestEnd {
   target: string | undefined;
   /** A tool ran and reported its own failure (`isError: true`). */
   toolError: boolean;
+  /** '' on success; else the JSON-RPC error code as a string (upstream codes bounded). */
+  errorCode: string;
+  /** prompts/get: the prompt's name when the catalog has it; else ''. */
+  prompt: string;
+  /** Bounded to the versions this gateway speaks (else `_other`). */
+  protocolVersion: string;
+  /** The HTTP request's id (x-request-id), for the audit line; undefined off HTTP. */
+  requestId: string | undefined;
+  /** This request's request:start, when anyone heard it. */
+  start: RequestStart | undefined;
+}
+
+/** One HTTP request on the MCP endpoint, once the transport knows what it carries (the access log). */
+export interface HttpClassified {
+  /** The Node request (a key only: nothing reads it). */
+  request: object;
+  /** `request`, `notification`, `response`, `batch` or `stream` (a GET). */
+  type: string;
+  /** The JSON-RPC method of a lone request or notification. */
+  method: string | undefined;
+  principal: string | undefined;
 }
 
 export interface EventMap {
+  'request:start': RequestStart;
   'request:end': RequestEnd;
+  'upstream:call-start': UpstreamCallStart;
+  'upstream:call-end': UpstreamCallEnd;
+  'http:classified': HttpClassified;
+  /** A 2025 session ended by DELETE, after `seconds`. */
+  'session:end': { seconds: number };
   /** The transport refused a request before the virtual server saw it. */
   'transport:rejection': { errorType: string };
   'stream:open': { kind: string };

@@ -1,5 +1,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+const OPERATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
+
 /**
  * The one metrics module. Names follow Prometheus conventions and OpenTelemetry's MCP semantic
  * conventions; no label ever carries a session or request id.
@@ -7,12 +9,48 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export class Metrics {
   readonly registry = new Registry();
 
+  /**
+   * `error_type`: '' on success, `tool_error` for a result with isError, else the JSON-RPC code
+   * (as a string). `network_transport` is the client's: `tcp` (HTTP).
+   */
   readonly operationDuration = new Histogram({
     name: 'mcp_server_operation_duration_seconds',
     help: 'Duration of MCP requests handled by the gateway',
-    labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'error_type'] as const,
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'mcp_protocol_version', 'network_transport'] as const,
+    buckets: OPERATION_BUCKETS,
     registers: [this.registry],
+  });
+
+  /** The gateway as an MCP client: one call to an upstream, from asking a worker to its answer. */
+  readonly clientOperationDuration = new Histogram({
+    name: 'mcp_client_operation_duration_seconds',
+    help: 'Duration of the calls the gateway makes to upstream MCP servers',
+    labelNames: ['upstream', 'mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'network_transport'] as const,
+    buckets: OPERATION_BUCKETS,
+    registers: [this.registry],
+  });
+
+  /** 2025 sessions ended by DELETE (an expired one has no end this replica sees in time). */
+  readonly sessionDuration = new Histogram({
+    name: 'mcp_server_session_duration_seconds',
+    help: 'Duration of MCP sessions (initialize to DELETE)',
+    labelNames: ['network_transport'] as const,
+    buckets: [1, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400],
+    registers: [this.registry],
+  });
+
+  /** Set by the app: every configured upstream's state, read at scrape time. */
+  upstreamStates: () => Record<string, { state: string }> = () => ({});
+
+  readonly upstreamUp: Gauge = new Gauge({
+    name: 'mcpgw_upstream_up',
+    help: 'Whether an upstream is ready (as /readyz reports it: a worker up, and for a remote one its health checks passing): 1 yes, 0 no',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+    collect: () => {
+      this.upstreamUp.reset();
+      for (const [upstream, s] of Object.entries(this.upstreamStates())) this.upstreamUp.set({ upstream }, s.state === 'ready' ? 1 : 0);
+    },
   });
 
   readonly transportRejections = new Counter({
@@ -52,30 +90,30 @@ export class Metrics {
     },
   });
 
-  /** Set by the app when sessions live in Redis: the store's state, read at scrape time. */
-  storeStatus: (() => { state: string; cluster?: { failingMasters: string[] } }) | undefined;
-
-  readonly sessionStoreUp: Gauge = new Gauge({
-    name: 'mcpgw_session_store_up',
-    help: 'Whether the session store (Redis) accepts commands: 1 yes, 0 no (not reported for the memory store)',
-    registers: [this.registry],
-    collect: () => {
-      this.sessionStoreUp.reset();
-      const status = this.storeStatus?.();
-      if (status) this.sessionStoreUp.set(status.state === 'ready' ? 1 : 0);
-    },
-  });
-
-  readonly sessionStoreFailingMasters: Gauge = new Gauge({
-    name: 'mcpgw_session_store_failing_masters',
-    help: 'Redis Cluster masters that are failing or do not answer this replica: sessions in their slots cannot be served',
-    registers: [this.registry],
-    collect: () => {
-      this.sessionStoreFailingMasters.reset();
-      const cluster = this.storeStatus?.().cluster;
-      if (cluster) this.sessionStoreFailingMasters.set(cluster.failingMasters.length);
-    },
-  });
+  /**
+   * Sessions in Redis: its state, read at scrape time. The gauges exist only then: a memory
+   * store has no connection to lose, and a 0 there would fire every "store down" alert.
+   */
+  observeStore(status: () => { state: string; cluster?: { failingMasters: string[] } }): void {
+    const up: Gauge = new Gauge({
+      name: 'mcpgw_session_store_up',
+      help: 'Whether the session store (Redis) accepts commands: 1 yes, 0 no (not reported for the memory store)',
+      registers: [this.registry],
+      collect: () => {
+        up.set(status().state === 'ready' ? 1 : 0);
+      },
+    });
+    const failing: Gauge = new Gauge({
+      name: 'mcpgw_session_store_failing_masters',
+      help: 'Redis Cluster masters that are failing or do not answer this replica: sessions in their slots cannot be served',
+      registers: [this.registry],
+      collect: () => {
+        failing.reset();
+        const cluster = status().cluster;
+        if (cluster) failing.set(cluster.failingMasters.length);
+      },
+    });
+  }
 
   readonly sseStreamsOpen = new Gauge({
     name: 'mcpgw_sse_streams_open',

@@ -27,7 +27,24 @@ export function observeGateway(metrics: Metrics, auditMethods: readonly string[]
 
 export function subscribeMetrics(gateway: string, metrics: Metrics): () => void {
   return subscribe(gateway, {
-    'request:end': (e) => metrics.operationDuration.observe({ mcp_method_name: e.method, gen_ai_tool_name: e.tool, error_type: e.errorType }, e.seconds),
+    'request:end': (e) =>
+      metrics.operationDuration.observe(
+        {
+          mcp_method_name: e.method,
+          gen_ai_tool_name: e.tool,
+          gen_ai_prompt_name: e.prompt,
+          error_type: e.toolError ? 'tool_error' : e.errorCode,
+          mcp_protocol_version: e.protocolVersion,
+          network_transport: 'tcp',
+        },
+        e.seconds,
+      ),
+    'upstream:call-end': (e) =>
+      metrics.clientOperationDuration.observe(
+        { upstream: e.upstream, mcp_method_name: e.method, gen_ai_tool_name: e.tool, gen_ai_prompt_name: e.prompt, error_type: e.errorType, network_transport: e.transport },
+        e.seconds,
+      ),
+    'session:end': (e) => metrics.sessionDuration.observe({ network_transport: 'tcp' }, e.seconds),
     'transport:rejection': (e) => metrics.transportRejections.inc({ error_type: e.errorType }),
     'stream:open': (e) => metrics.sseStreamsOpen.inc({ kind: e.kind }),
     'stream:close': (e) => metrics.sseStreamsOpen.dec({ kind: e.kind }),
@@ -63,7 +80,7 @@ export function subscribeAudit(gateway: string, audit: AuditLog): () => void {
         outcome: e.errorType || 'ok',
         ...(e.toolError ? { toolError: true } : {}),
         durationMs: Math.round(e.seconds * 1e4) / 10,
-      });
+      }, e.requestId);
     },
   });
 }

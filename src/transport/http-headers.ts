@@ -1,6 +1,7 @@
 /** The request headers the Streamable HTTP transport reads, what they may say, and the raw reply's hook headers. */
 import type { OutgoingHttpHeaders } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { HttpOrigin } from '../contracts/request-context.js';
 
 export const SESSION_HEADER = 'mcp-session-id';
 export const VERSION_HEADER = 'mcp-protocol-version';
@@ -36,4 +37,9 @@ export function primesStreams(protocolVersion: string): boolean {
 /** Response headers set by hooks so far (CORS), for replies written to the raw socket. */
 export function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
   return reply.getHeaders() as OutgoingHttpHeaders;
+}
+
+/** The request's id (server/access-log.ts chose it) and trace headers, for the RequestContext. */
+export function httpOrigin(request: FastifyRequest): HttpOrigin {
+  return { requestId: request.id, traceparent: header(request, 'traceparent'), tracestate: header(request, 'tracestate') };
 }

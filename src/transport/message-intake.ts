@@ -37,3 +37,10 @@ export function readMessages(text: string, limits: IntakeLimits): Intake {
   }
   return { batch, messages: items.map(classify) };
 }
+
+/** What a POST carries, for the access log: `batch`, or its one message's kind and method. */
+export function describeIntake({ batch, messages }: Intake): { type: string; method: string | undefined } {
+  const first = messages[0];
+  if (batch || !first) return { type: batch ? 'batch' : 'empty', method: undefined };
+  return { type: first.kind, method: first.kind === 'request' || first.kind === 'notification' ? first.message.method : undefined };
+}

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ClientInfo } from '../contracts/request-context.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcId } from '../jsonrpc/messages.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { Rejection } from './error-reply.js';
 
@@ -15,11 +16,13 @@ import { Rejection } from './error-reply.js';
 export class SessionManager {
   readonly #store: SessionStore;
   readonly #ended: (sessionId: string) => void;
+  readonly #diagnostics: DataPathEvents | undefined;
 
   /** `ended` runs once a session is gone (deleted or expired): what it holds on this replica goes. */
-  constructor(store: SessionStore, ended: (sessionId: string) => void) {
+  constructor(store: SessionStore, ended: (sessionId: string) => void, diagnostics?: DataPathEvents) {
     this.#store = store;
     this.#ended = ended;
+    this.#diagnostics = diagnostics;
     store.onExpired(ended);
   }
 
@@ -78,6 +81,8 @@ export class SessionManager {
     }
     if (!deleted) throw new Rejection('SESSION_NOT_FOUND');
     this.#ended(session.id);
+    // Expiry is not timed here: its end is the store's (a Redis TTL), seen late or on another replica.
+    this.#diagnostics?.emit('session:end', { seconds: (Date.now() - session.createdAt) / 1000 });
     log.info({ session: session.id }, 'session deleted');
   }
 

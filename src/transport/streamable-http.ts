@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
-import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
 import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../jsonrpc/errors.js';
 import type { Classified, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -16,9 +16,9 @@ import type { SessionStreams } from '../streams/session-streams.js';
 import type { SseWriter } from '../streams/sse-writer.js';
 import { checkVersionHeader, namesModernEra, routePost } from './era-routing.js';
 import { Rejection, replyWithError, replyWithFailure } from './error-reply.js';
-import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHeaders, isJsonContentType, primesStreams } from './http-headers.js';
+import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHeaders, httpOrigin, isJsonContentType, primesStreams } from './http-headers.js';
 import { InFlightLimit } from './in-flight-limit.js';
-import { readMessages, type Intake, type IntakeLimits } from './message-intake.js';
+import { describeIntake, readMessages, type Intake, type IntakeLimits } from './message-intake.js';
 import { PostReply, type ReplyStream } from './post-reply.js';
 import { SessionManager } from './session-manager.js';
 import { StreamRoom } from './stream-room.js';
@@ -88,10 +88,14 @@ export class StreamableHttpTransport {
     this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
     this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
     this.#stateless = new StatelessServing(options.handler, options.listens);
-    this.#sessions = new SessionManager(options.store, (id) => {
-      this.#handler.releaseScope(id);
-      this.#streams.endSession(id);
-    });
+    this.#sessions = new SessionManager(
+      options.store,
+      (id) => {
+        this.#handler.releaseScope(id);
+        this.#streams.endSession(id);
+      },
+      options.diagnostics,
+    );
   }
 
   /** POST replies still being written (for the shutdown drain). */
@@ -166,6 +170,7 @@ export class StreamableHttpTransport {
     const intake = readMessages(request.body as string, this.#options.intake);
     const versionHeader = header(request, VERSION_HEADER);
     const identity = this.#identities.get(request);
+    if (this.#diagnostics.has('http:classified')) this.#diagnostics.emit('http:classified', { request: request.raw, ...describeIntake(intake), principal: identity?.principal });
     switch (routePost(intake, versionHeader)) {
       case 'stateless':
         return this.#serveStateless(request, reply, (intake.messages[0] as { message: JsonRpcRequest }).message, identity);
@@ -199,7 +204,7 @@ export class StreamableHttpTransport {
     const params = message.params ?? {};
     const problem = paramsProblem('initialize', params);
     if (problem) throw new Rejection('INVALID_PARAMS', `Invalid params: ${problem}`, message.id);
-    const { protocolVersion, result } = this.#handler.initialize(params);
+    const { protocolVersion, result } = this.#handler.initialize(params, httpOrigin(request), principal, message.id);
     const session = await this.#sessions.create(params, protocolVersion, principal, message.id, request.log);
     reply
       .code(200)
@@ -209,7 +214,7 @@ export class StreamableHttpTransport {
   }
 
   /** A 2025 request's context, read from its session; `sessionSink` is built once per request and shared. */
-  #context(session: SessionRecord, mayCall: MayCall, sink: MessageSink, sessionSink: MessageSink): RequestContext {
+  #context(session: SessionRecord, mayCall: MayCall, sink: MessageSink, sessionSink: MessageSink, http: HttpOrigin): RequestContext {
     return {
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
@@ -220,6 +225,7 @@ export class StreamableHttpTransport {
       scope: session.id,
       sink,
       sessionSink,
+      http,
     };
   }
 
@@ -228,7 +234,8 @@ export class StreamableHttpTransport {
     let requests = 0;
     for (const c of messages) if (c.kind === 'request' || c.kind === 'invalid') requests++;
     const sessionSink = this.#streams.sinkFor(session.id);
-    if (requests < messages.length) this.#notify(request.log, session, messages, batch, this.#context(session, mayCall, NO_SINK, sessionSink));
+    const http = httpOrigin(request);
+    if (requests < messages.length) this.#notify(request.log, session, messages, batch, this.#context(session, mayCall, NO_SINK, sessionSink, http));
     if (requests === 0) {
       reply.code(202).send();
       return;
@@ -240,7 +247,7 @@ export class StreamableHttpTransport {
     const post = new PostReply(raw, requests, batch, hookHeaders(reply), (sse) => this.#streams.record(session.id, sse, prime));
     this.#activeReplies++;
     raw.once('close', this.#replyClosed);
-    const ctx = this.#context(session, mayCall, post, sessionSink);
+    const ctx = this.#context(session, mayCall, post, sessionSink, http);
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
       if (c.kind !== 'request') continue;
@@ -292,14 +299,14 @@ export class StreamableHttpTransport {
     const principal = identity?.principal;
     if (message.method === 'subscriptions/listen') {
       this.#room.check(message.id);
-      return this.#stateless.listen(message, this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK), () => this.#room.open(reply, 'listen'));
+      return this.#stateless.listen(message, this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request)), () => this.#room.open(reply, 'listen'));
     }
     reply.hijack();
     const raw = reply.raw;
     const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded);
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
     if (!this.#inFlight.acquire(principal)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
-    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post);
+    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, httpOrigin(request));
     this.#activeReplies++;
     raw.once('close', () => {
       this.#activeReplies--;
@@ -318,7 +325,7 @@ export class StreamableHttpTransport {
       },
       (err: unknown) => {
         this.#inFlight.release(client);
-        this.#log?.error({ err, method: message.method }, 'request handler failed');
+        this.#log?.error({ err, method: message.method, reqId: ctx.http?.requestId }, 'request handler failed');
         post.respond(errorResponse(message.id, errorObject('INTERNAL_ERROR')) as JsonRpcResponse);
       },
     );
@@ -337,7 +344,9 @@ export class StreamableHttpTransport {
     if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
     checkVersionHeader(versionHeader);
     this.#room.check();
-    const session = await this.#sessions.load(header(request, SESSION_HEADER), this.#identities.get(request)?.principal, request.log);
+    const principal = this.#identities.get(request)?.principal;
+    this.#diagnostics.emit('http:classified', { request: request.raw, type: 'stream', method: undefined, principal });
+    const session = await this.#sessions.load(header(request, SESSION_HEADER), principal, request.log);
     const prime = primesStreams(session.protocolVersion);
     const lastEventId = header(request, 'last-event-id');
     if (lastEventId !== undefined) return this.#resume(request, reply, session, lastEventId, prime);
@@ -373,7 +382,9 @@ export class StreamableHttpTransport {
     const versionHeader = header(request, VERSION_HEADER);
     if (namesModernEra(versionHeader)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no sessions to delete');
     checkVersionHeader(versionHeader);
-    const session = await this.#sessions.load(header(request, SESSION_HEADER), this.#identities.get(request)?.principal, request.log);
+    const principal = this.#identities.get(request)?.principal;
+    this.#diagnostics.emit('http:classified', { request: request.raw, type: 'delete', method: undefined, principal });
+    const session = await this.#sessions.load(header(request, SESSION_HEADER), principal, request.log);
     await this.#sessions.delete(session, request.log);
     reply.code(200).send();
   }

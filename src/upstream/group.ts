@@ -45,6 +45,8 @@ interface EntryCommon {
   validateArguments: boolean;
   /** Its workers, whatever its mode: what the gateway calls. */
   workers: WorkerSet;
+  /** OTel's network.transport of its calls: `pipe` (stdio) or `tcp` (remote). */
+  networkTransport: 'pipe' | 'tcp';
 }
 
 /** One configured upstream as the gateway uses it: its workers serve it whatever its sharing mode. */
@@ -111,7 +113,7 @@ export class UpstreamGroup {
 
   #build(u: UpstreamConfig): ConfiguredUpstream {
     const { identity, peers, log } = this.options;
-    const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
+    const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments, networkTransport: u.transport === 'stdio' ? ('pipe' as const) : ('tcp' as const) };
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
     // 2026-07-28 (pinned, or `auto` over http): stateless calls, and server/discover for health.

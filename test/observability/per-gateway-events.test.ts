@@ -47,7 +47,14 @@ function sample(text: string, name: string, labels: Record<string, string>): num
   return 0;
 }
 
-const CALLS = (tool: string) => ({ mcp_method_name: 'tools/call', gen_ai_tool_name: tool, error_type: '' });
+const CALLS = (tool: string) => ({
+  mcp_method_name: 'tools/call',
+  gen_ai_tool_name: tool,
+  gen_ai_prompt_name: '',
+  error_type: '',
+  mcp_protocol_version: '2025-06-18',
+  network_transport: 'tcp',
+});
 
 async function callCount(gw: AuditedGateway, tool = 'echo__echo'): Promise<number> {
   const text = await (await fetch(new URL('/metrics', gw.base))).text();
@@ -138,7 +145,22 @@ describe('each gateway in a process hears only its own events', () => {
       await c.gateway.close();
     }
     // As if C's data path went on publishing after its close.
-    new DataPathEvents(id!).emit('request:end', { method: 'tools/call', tool: 'echo__echo', errorType: '', seconds: 0.001, principal: undefined, scope: 'late', stateless: false, target: 'echo__echo', toolError: false });
+    new DataPathEvents(id!).emit('request:end', {
+      method: 'tools/call',
+      tool: 'echo__echo',
+      prompt: '',
+      errorType: '',
+      errorCode: '',
+      seconds: 0.001,
+      principal: undefined,
+      scope: 'late',
+      stateless: false,
+      protocolVersion: '2025-06-18',
+      requestId: undefined,
+      target: 'echo__echo',
+      toolError: false,
+      start: undefined,
+    });
     expect(heard.at(-1)).toMatchObject({ gateway: id, scope: 'late' });
     const text = await c.gateway.metrics.registry.metrics();
     expect(sample(text, 'mcp_server_operation_duration_seconds_count', CALLS('echo__echo'))).toBe(1);

@@ -63,7 +63,7 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
           : {
               method: 'POST',
               url: endpoint.url,
-              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders },
+              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders, ...traceHeaders(req.message) },
               body: JSON.stringify(req.message),
               abort,
             },
@@ -166,4 +166,25 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
   }
   if (id !== undefined && connection.has(id)) return { kind: 'cut', lastEventId, retryMs, progressed };
   return { kind: 'done' };
+}
+
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
+
+/** W3C Trace Context: version-traceid-parentid-flags, lower-case hex. */
+const TRACEPARENT = /^[0-9a-f]{2}-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+/** Printable ASCII, at most the 512 characters W3C asks propagators to keep. */
+const TRACESTATE = /^[\x20-\x7e]{1,512}$/;
+
+/**
+ * The W3C trace context a request carries in `params._meta` (put there by the gateway when
+ * tracing is on), also as HTTP headers: what an HTTP-instrumented upstream reads. Only in the
+ * standard's shape: a client's `_meta` may say anything, and a header the upstream refuses
+ * would count against it in the circuit breaker, for every client.
+ */
+function traceHeaders(message: JsonRpcMessage): Record<string, string> {
+  const meta = (message as { params?: { _meta?: unknown } }).params?._meta;
+  if (typeof meta !== 'object' || meta === null) return NO_HEADERS;
+  const { traceparent, tracestate } = meta as Record<string, unknown>;
+  if (typeof traceparent !== 'string' || !TRACEPARENT.test(traceparent)) return NO_HEADERS;
+  return typeof tracestate === 'string' && TRACESTATE.test(tracestate) ? { traceparent, tracestate } : { traceparent };
 }
