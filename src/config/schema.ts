@@ -11,6 +11,7 @@ import { authChecks, authSchema } from './auth.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
+import { secretsChecks, secretsSchema } from './secrets.js';
 import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { statelessSchema } from './stateless.js';
@@ -20,6 +21,7 @@ export type { AuthConfig } from './auth.js';
 export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
 export type { ResumabilityConfig } from './resumability.js';
+export type { SecretKey, SecretsConfig } from './secrets.js';
 export type { ServerConfig } from './server.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
@@ -47,6 +49,7 @@ export const configSchema = {
     auth: authSchema,
     shutdown: shutdownSchema,
     audit: auditSchema,
+    secrets: secretsSchema,
     upstreams: upstreamsSchema,
   },
   required: ['upstreams'],
@@ -72,5 +75,6 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   serverChecks(config.server, problems);
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
+  if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
   return problems;
 }
