@@ -8,6 +8,7 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { authChecks, authSchema } from './auth.js';
+import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
@@ -76,5 +77,6 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
   if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
+  identityChecks(config, problems);
   return problems;
 }

@@ -25,11 +25,9 @@ export const secretsSchema = {
         },
         required: ['id', 'key'],
       },
-      default: [],
     },
   },
   required: [],
-  default: {},
 } as const;
 
 export type SecretsConfig = FromSchema<typeof secretsSchema>;
@@ -54,8 +52,8 @@ export function secretsChecks(secrets: SecretsConfig, env: NodeJS.ProcessEnv, pr
 }
 
 /** The configured keys, decoded (after secretsChecks passed). */
-export function secretKeys(secrets: SecretsConfig): SecretKey[] {
-  return secrets.keys.map((k) => ({ id: k.id, key: decodeKey(k.key)! }));
+export function secretKeys(secrets: SecretsConfig | undefined): SecretKey[] {
+  return (secrets?.keys ?? []).map((k) => ({ id: k.id, key: decodeKey(k.key)! }));
 }
 
 function decodeKey(text: string): Buffer | undefined {

@@ -9,6 +9,8 @@ export interface StoredToken {
   accessToken: string;
   /** When it stops being good (ms since the epoch). */
   expiresAt: number;
+  /** When it was issued (ms since the epoch): renewal comes a tenth of its life before expiry. */
+  issuedAt?: number;
   refreshToken?: string;
 }
 

@@ -1,4 +1,5 @@
 import type { JsonRpcNotification } from '../jsonrpc/messages.js';
+import type { Caller } from './request-context.js';
 
 /** What an upstream told us in its initialize result. */
 export interface UpstreamServerInfo {
@@ -17,6 +18,8 @@ export interface CallOptions {
    * so many clients can share one connection with colliding tokens.
    */
   onNotification?: (notification: JsonRpcNotification) => void;
+  /** Who the call is for: an upstream that acts for users (token exchange, claim headers) calls as them. */
+  caller?: Caller | undefined;
 }
 
 /** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */

@@ -3,7 +3,7 @@ import type { HttpUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { HealthMonitor } from './health.js';
-import { HttpEndpoint } from './wires/http-endpoint.js';
+import { HttpEndpoint, type EndpointIdentityOptions } from './wires/http-endpoint.js';
 import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
 import { LegacySseUpstream } from './wires/legacy-sse.js';
 import type { WorkerFactory } from './session-workers.js';
@@ -27,8 +27,8 @@ const PROBE_PEER: UpstreamPeer = {
 };
 
 /** The transport-specific half of an `http` or `sse` upstream; the pools stay transport-agnostic. */
-export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity: ClientIdentity, log: Logger, diagnostics: DataPathEvents): RemoteUpstream {
-  const endpoint = new HttpEndpoint(config, log, diagnostics);
+export function createRemoteUpstream(config: HttpUpstreamConfig, gatewayIdentity: ClientIdentity, log: Logger, diagnostics: DataPathEvents, identity: EndpointIdentityOptions = {}): RemoteUpstream {
+  const endpoint = new HttpEndpoint(config, log, diagnostics, identity);
   const make = (options: HttpUpstreamOptions): Upstream => (config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options));
   const health = new HealthMonitor({
     name: config.name,

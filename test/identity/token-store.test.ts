@@ -114,7 +114,7 @@ describe('secrets config', () => {
   it('keys come from ${VAR}; a key that is not 32 bytes of base64, a missing variable and a repeated id are named', () => {
     const good = randomBytes(32).toString('base64');
     const config = resolveConfig({ upstreams, secrets: { keys: [{ id: 'k1', key: '${TOKEN_KEY}' }] } }, { TOKEN_KEY: good });
-    expect(config.secrets.keys[0]!.key).toBe(good);
+    expect(config.secrets!.keys![0]!.key).toBe(good);
     expect(() =>
       resolveConfig(
         {
