@@ -40,8 +40,6 @@ export class TokenExchange {
     private readonly upstream: string,
     private readonly config: OAuthClientConfig,
     private readonly store: TokenStore | undefined,
-    /** Told of each exchange that reached the token endpoint (tests, metrics). */
-    private readonly onExchange?: (outcome: 'issued' | 'refused' | 'failed') => void,
   ) {
     this.#endpoint = new OAuthTokenEndpoint(config.tokenUrl, config, TOKEN_TIMEOUT_MS);
   }
@@ -103,16 +101,14 @@ export class TokenExchange {
       answer = await this.#endpoint.post(form);
     } catch (err) {
       const refusal = this.#refusal(err);
-      this.onExchange?.(refusal ? 'refused' : 'failed');
       if (refusal) throw refusal;
-      throw new ExchangeFailure('connect', `token endpoint ${err instanceof Error ? err.message : String(err)}`);
+      const said = err instanceof TokenEndpointFailure && err.status !== undefined ? `: ${(err.body ?? '').slice(0, 200)}` : '';
+      throw new ExchangeFailure('connect', `token endpoint ${err instanceof Error ? err.message : String(err)}${said}`);
     }
     const body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown } = isObject(answer) ? answer : {};
     if (typeof body.access_token !== 'string' || body.access_token === '' || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
-      this.onExchange?.('failed');
       throw new ExchangeFailure('connect', 'token endpoint answered the exchange without a bearer access_token');
     }
-    this.onExchange?.('issued');
     const lifetimeS = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S;
     return { accessToken: body.access_token, expiresAt: issuedAt + lifetimeS * 1000, issuedAt };
   }

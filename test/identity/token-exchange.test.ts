@@ -184,6 +184,29 @@ describe('token exchange', () => {
     await dave.close();
   });
 
+  it("concurrent first calls of one user share one exchange; a token endpoint that refuses the gateway's own credentials is the upstream's failure, not the user's", async () => {
+    const judy = await connect('judy');
+    const answers = await Promise.all(Array.from({ length: 5 }, () => judy.callTool({ name: 'crm__whoami', arguments: {} })));
+    expect(answers.map(toolText)).toEqual(Array(5).fill('you are judy'));
+    expect(as.exchanges.get('judy')).toBe(1);
+    await judy.close();
+
+    // (On a path that lists without a token, so only the exchange can fail.)
+    const wrongSecret = await startGateway(gatewayConfig({}, { url: `${upstreamUrl}/open/mcp`, oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: 'not-the-secret', audience: 'urn:crm' }, discovery: 'anonymous' }));
+    try {
+      const { authorization } = await issuer.bearer('kim', { email: 'kim@example.test' });
+      const init = await post(wrongSecret.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, { authorization });
+      const headers = { authorization, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+      const res = await post(wrongSecret.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm__whoami', arguments: {} } }, headers);
+      expect(res.json.error.data).toMatchObject({ type: 'UPSTREAM_UNAVAILABLE', upstream: 'crm' });
+      expect(res.json.error.message).toContain('invalid_client');
+      const ready = (await (await fetch(`${wrongSecret.base}/readyz`)).json()) as any;
+      expect(ready.upstreams.crm.consecutiveFailures).toBeGreaterThan(0);
+    } finally {
+      await wrongSecret.stop();
+    }
+  });
+
   it('a stateless (2026-07-28) call goes as its user too', async () => {
     const { authorization } = await issuer.bearer('erin', { email: 'erin@example.test' });
     clientTokens.push(authorization.slice('Bearer '.length));

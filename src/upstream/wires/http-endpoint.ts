@@ -35,10 +35,9 @@ export interface CallerAuth {
   headers: Record<string, string>;
 }
 
-/** What an endpoint is given besides its config: where user tokens are held, who hears of exchanges. */
+/** What an endpoint is given besides its config: where the tokens it obtains for users are held. */
 export interface EndpointIdentityOptions {
   tokens?: TokenStore;
-  onExchange?: (upstream: string, outcome: 'issued' | 'refused' | 'failed') => void;
 }
 
 export interface EndpointResponse {
@@ -77,8 +76,7 @@ export class HttpEndpoint {
     const oauth = config.oauth;
     const exchanges = oauth?.grant === 'token-exchange';
     this.#credentials = oauth && (!exchanges || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
-    const onExchange = identity.onExchange;
-    this.#userTokens = oauth && exchanges ? new TokenExchange(config.name, oauth, identity.tokens, onExchange && ((o) => onExchange(config.name, o))) : undefined;
+    this.#userTokens = oauth && exchanges ? new TokenExchange(config.name, oauth, identity.tokens) : undefined;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
       connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
