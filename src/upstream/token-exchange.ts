@@ -12,7 +12,7 @@ const TOKEN_TIMEOUT_MS = 10_000;
 /** Exchanged tokens kept in this process, most recently used last; the store holds the rest. */
 const LOCAL_MAX = 10_000;
 /** Error codes (RFC 6749 5.2, RFC 8693 2.2.2) that refuse this user, not the gateway. */
-const PER_USER_ERRORS = new Set(['invalid_grant', 'access_denied', 'invalid_scope', 'invalid_target', 'unauthorized_client', 'consent_required', 'interaction_required']);
+const PER_USER_ERRORS = new Set(['invalid_grant', 'access_denied', 'invalid_scope', 'invalid_target', 'consent_required', 'interaction_required']);
 
 interface Held {
   authorization: string;
