@@ -12,7 +12,9 @@ import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { resolveConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { ECHO_SERVER, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
@@ -221,6 +223,35 @@ describe('token exchange', () => {
     expect(seen.length).toBeGreaterThan(10);
     const everything = JSON.stringify(seen);
     for (const t of clientTokens) expect(everything).not.toContain(t);
+  });
+});
+
+describe('logs', () => {
+  it("neither the client's token nor an exchanged one is ever logged, at debug level, through grants and refusals", async () => {
+    const lines: string[] = [];
+    const logger = createLogger('debug', { write: (line: string) => void lines.push(line) });
+    const gateway = await buildApp(gatewayConfig({ logLevel: 'debug' }), { logger, defaultMetrics: false });
+    const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const url = new URL('/mcp', address);
+      as.refuse.add('leo');
+      const tokens: string[] = [];
+      for (const sub of ['leo', 'mia']) {
+        const { authorization } = await issuer.bearer(sub, { email: `${sub}@example.test` });
+        tokens.push(authorization.slice('Bearer '.length));
+        const client = new Client({ name: sub, version: '1' });
+        await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization } } }));
+        await client.callTool({ name: 'crm__whoami', arguments: {} }).catch(() => undefined);
+        await client.close();
+      }
+      as.refuse.delete('leo');
+      expect(lines.length).toBeGreaterThan(5);
+      const log = lines.join('');
+      for (const t of tokens) expect(log).not.toContain(t);
+      for (const issued of as.live.keys()) expect(log).not.toContain(issued);
+    } finally {
+      await gateway.close();
+    }
   });
 });
 
