@@ -38,6 +38,11 @@ import { registerStreamableHttp, type StreamableHttpTransport } from './transpor
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { PoolStatus } from './upstream/worker-set.js';
 import type { ClientIdentity } from './contracts/upstream.js';
+import type { TokenStore } from './contracts/token-store.js';
+import { TokenCipher } from './session/token-store.js';
+import { MemoryTokenStore } from './session/memory-token-store.js';
+import { RedisTokenStore } from './session/redis-token-store.js';
+import { secretKeys } from './config/secrets.js';
 
 export const GATEWAY_VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -140,8 +145,20 @@ function createEventStore(config: GatewayConfig, log: Logger): EventStore {
   return new MemoryEventStore(limits);
 }
 
+/**
+ * Where tokens held for users live (exchanged tokens): beside the sessions, sealed with
+ * `secrets.keys`. None when no upstream exchanges tokens.
+ */
+function createTokenStore(config: GatewayConfig, log: Logger): TokenStore | undefined {
+  if (!config.upstreams.some((u) => u.transport !== 'stdio' && u.oauth?.grant === 'token-exchange')) return undefined;
+  const cipher = new TokenCipher(secretKeys(config.secrets));
+  const target = redisTarget(config.sessions);
+  if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
+  return new MemoryTokenStore(cipher);
+}
+
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents) {
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, tokens?: TokenStore) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -153,6 +170,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     identity,
     peers,
     memoryFor: (upstream, scope) => upstreamSessionMemory(store, upstream, scope, log),
+    ...(tokens ? { tokens } : {}),
     logRepeatMs: config.logRepeatMs,
     log,
     diagnostics,
@@ -297,7 +315,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const replication = createReplication(config, log);
   const created = createStore(config, log, replication.bus);
   const store = created.store;
-  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, diagnostics);
+  const tokens = createTokenStore(config, log);
+  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, diagnostics, tokens);
   const events = createEventStore(config, log);
   const streams = new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,
@@ -354,6 +373,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       await app.close();
       await store.close();
       await events.close();
+      await tokens?.close();
       unsubscribe();
       unsubscribeHttp();
       // Last: the spans of the requests that just drained are flushed to the collector.

@@ -18,6 +18,15 @@ const oauthSchema = {
     scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
     // RFC 8707 resource indicator: the upstream's MCP endpoint as its authorization server names it.
     resource: { type: 'string', pattern: '^https?://' },
+    // client-credentials (the default): the gateway's own token for every call. token-exchange (RFC 8693): each
+    // user's validated token is exchanged for one of this upstream's, and calls go as that user.
+    grant: { type: 'string', enum: ['client-credentials', 'token-exchange'] },
+    // token-exchange: the upstream as its authorization server names it (RFC 8693 `audience`).
+    audience: { type: 'string', minLength: 1 },
+    // token-exchange: the gateway's own token as the actor (delegation); ${VAR} from the environment.
+    actorToken: { type: 'string', minLength: 1 },
+    // Default: access_token.
+    actorTokenType: { type: 'string', enum: ['access_token', 'jwt', 'id_token'] },
   },
   required: ['tokenUrl', 'clientId', 'clientSecret'],
 } as const;
@@ -75,6 +84,10 @@ export const remoteUpstreamSchema = {
     headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     // The gateway's own OAuth client for this upstream: a bearer token by the client credentials grant.
     oauth: oauthSchema,
+    // With oauth.grant token-exchange: what initialize, lists and health pings (made for no user)
+    // go with. gateway: the gateway's own token (client credentials grant, same client);
+    // anonymous: no Authorization at all. Default: gateway.
+    discovery: { type: 'string', enum: ['gateway', 'anonymous'] },
     connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
     // For https URLs: a private CA, a client certificate (mTLS), the name to verify.
     tls: tlsSchema,
@@ -111,11 +124,13 @@ export function remoteUpstreamChecks(u: HttpUpstreamConfig, at: string, env: Nod
   if (typeof u.headers === 'object' && u.headers !== null) {
     for (const [k, v] of Object.entries(u.headers)) {
       if (typeof v === 'string') u.headers[k] = substituteEnv(v, `${at}.headers.${k}`, env, problems);
+      if (typeof v === 'string') claimTemplateChecks(v, `${at}.headers.${k}`, problems);
       if (RESERVED_HEADERS.has(k.toLowerCase())) problems.push(`${at}.headers.${k}: is set by the gateway and cannot be configured`);
     }
   }
   if (typeof u.oauth === 'object' && u.oauth !== null) {
     oauthClientChecks(u.oauth, 'tokenUrl', `${at}.oauth`, env, problems);
+    if (typeof u.oauth.actorToken === 'string') u.oauth.actorToken = substituteEnv(u.oauth.actorToken, `${at}.oauth.actorToken`, env, problems);
     const named = Object.keys(u.headers ?? {}).find((k) => k.toLowerCase() === 'authorization');
     if (named) problems.push(`${at}.headers.${named}: cannot be set with ${at}.oauth (the token goes there)`);
   }
@@ -125,4 +140,24 @@ export function remoteUpstreamChecks(u: HttpUpstreamConfig, at: string, env: Nod
   }
   if (u.breaker && u.breaker.openMs > u.breaker.maxOpenMs) problems.push(`${at}.breaker.openMs: must be <= breaker.maxOpenMs (${u.breaker.maxOpenMs})`);
   if (u.retry && u.retry.initialDelayMs > u.retry.maxDelayMs) problems.push(`${at}.retry.initialDelayMs: must be <= retry.maxDelayMs (${u.retry.maxDelayMs})`);
+}
+
+/** `${claims.name}` in a header value: a claim of the client's token, filled per request. */
+export const CLAIM_REF = /\$\{claims\.([^}]*)\}/g;
+const CLAIM_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function claimTemplateChecks(value: string, at: string, problems: string[]): void {
+  for (const m of value.matchAll(CLAIM_REF)) {
+    if (!CLAIM_NAME.test(m[1]!)) problems.push(`${at}: "\${claims.${m[1]}}" names no claim (a name of letters, digits and _)`);
+  }
+}
+
+/** Whether any header value is built from the client's token's claims. */
+export function usesClaims(u: { headers?: Record<string, string> }): boolean {
+  return Object.values(u.headers ?? {}).some((v) => /\$\{claims\./.test(v));
+}
+
+/** Whether the upstream calls as each user (a token exchange, or headers from their claims). */
+export function actsForUsers(u: HttpUpstreamConfig): boolean {
+  return u.oauth?.grant === 'token-exchange' || usesClaims(u);
 }

@@ -8,9 +8,11 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { authChecks, authSchema } from './auth.js';
+import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
+import { secretsChecks, secretsSchema } from './secrets.js';
 import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
@@ -21,6 +23,7 @@ export type { AuthConfig } from './auth.js';
 export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
 export type { ResumabilityConfig } from './resumability.js';
+export type { SecretKey, SecretsConfig } from './secrets.js';
 export type { ServerConfig } from './server.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
@@ -50,6 +53,7 @@ export const configSchema = {
     shutdown: shutdownSchema,
     audit: auditSchema,
     status: statusSchema,
+    secrets: secretsSchema,
     upstreams: upstreamsSchema,
   },
   required: ['upstreams'],
@@ -76,5 +80,7 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
   if (typeof config.stateless === 'object' && config.stateless !== null) statelessChecks(config.stateless, env, problems);
+  if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
+  identityChecks(config, problems);
   return problems;
 }

@@ -2,10 +2,14 @@
  * What the transport needs to know of a request's sender: the server's authenticator (see
  * server/auth/) checks the token, and the transport only asks these questions of it.
  */
+import type { Caller } from './request-context.js';
+
 /** Who a request comes from (the token's issuer and subject), and what its token allows. */
 export interface Identity {
   principal: string;
   scopes: ReadonlySet<string>;
+  /** The claims and the validated token, for upstreams that act for users (token exchange, claim headers). */
+  caller?: Caller;
 }
 
 export interface Authenticator {

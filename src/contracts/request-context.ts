@@ -28,6 +28,11 @@ export interface RequestContext {
   readonly clientInfo: ClientInfo | undefined;
   /** With auth on: who asks (the token's issuer and subject). */
   readonly principal?: string | undefined;
+  /**
+   * With auth on: the caller as an upstream that acts for users needs it (its claims, and its
+   * validated token as the input of a token exchange: never sent to an upstream itself).
+   */
+  readonly caller?: Caller | undefined;
   /** With per-tool scopes: whether this client may call a tool (tools/list leaves out the rest). */
   readonly mayCall?: ((tool: string) => boolean) | undefined;
   /**
@@ -56,4 +61,40 @@ export type RequestKey = `${string}\u0000${string}`;
 
 export function requestKey(scope: string, id: JsonRpcId): RequestKey {
   return `${scope}\u0000${typeof id === 'number' ? `n${id}` : `s${id}`}`;
+}
+
+/**
+ * A client's validated access token. It leaves the gateway only as the `subject_token` of an
+ * RFC 8693 exchange: printed, logged or serialized it shows nothing.
+ */
+export class SubjectToken {
+  readonly #value: string;
+
+  constructor(value: string) {
+    this.#value = value;
+  }
+
+  /** The token itself, for the token endpoint's form and nothing else. */
+  reveal(): string {
+    return this.#value;
+  }
+
+  toJSON(): string {
+    return '[redacted]';
+  }
+
+  toString(): string {
+    return '[redacted]';
+  }
+
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return 'SubjectToken [redacted]';
+  }
+}
+
+/** Who a request comes from, for upstreams that act for users: the principal, its token's claims, the token. */
+export interface Caller {
+  readonly principal: string;
+  readonly claims: Readonly<Record<string, unknown>>;
+  readonly token: SubjectToken;
 }

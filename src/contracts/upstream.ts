@@ -1,4 +1,5 @@
 import type { JsonRpcNotification } from '../jsonrpc/messages.js';
+import type { Caller } from './request-context.js';
 
 /** What an upstream told us in its initialize result. */
 export interface UpstreamServerInfo {
@@ -22,6 +23,8 @@ export interface CallOptions {
    * `Mcp-Param-*` of a tools/call); other wires ignore them.
    */
   headers?: Readonly<Record<string, string>>;
+  /** Who the call is for: an upstream that acts for users (token exchange, claim headers) calls as them. */
+  caller?: Caller | undefined;
 }
 
 /** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */

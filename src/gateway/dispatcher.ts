@@ -316,7 +316,9 @@ export class Dispatcher {
     // A shared set runs the call here; a set with a worker per scope runs it on the scope's owner replica.
     if (!entry.workers.perScope) {
       try {
-        tracked.call = entry.workers.call(request.method, params, options, ctx.scope, NO_IDENTITY);
+        // With auth on, the call carries who it is for: an upstream that acts for users calls as them.
+        const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
+        tracked.call = entry.workers.call(request.method, params, withCaller, ctx.scope, NO_IDENTITY);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);

@@ -84,6 +84,12 @@ export const ERRORS = {
   INSUFFICIENT_SCOPE: { code: -32013, httpStatus: 403, message: 'Forbidden: the token lacks a required scope', retryable: false },
   // Token introspection failed: not the token's fault, so not a 401.
   AUTHORIZATION_SERVER_UNAVAILABLE: { code: -32014, httpStatus: 503, message: 'The authorization server cannot check tokens right now', retryable: true },
+
+  // Identity towards upstreams (calls made as the user): one user's refusal, not the upstream's failure.
+  // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
+  UPSTREAM_IDENTITY_REFUSED: { code: -32013, httpStatus: 403, message: "The upstream's authorization server refused a token for this user", retryable: false },
+  // A claim an upstream header is built from (`${claims.x}`) is missing or cannot be sent in a header.
+  CLAIM_HEADER_INVALID: { code: -32602, httpStatus: 400, message: "A claim of the client's token cannot be sent as an upstream header", retryable: false },
 } as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorName = keyof typeof ERRORS;

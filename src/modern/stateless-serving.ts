@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { Caller, HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import { ERRORS, GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
@@ -76,13 +76,14 @@ export class StatelessServing {
   }
 
   /** The RequestContext of a stateless request: read from its `_meta`, answered on `sink`. */
-  context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink, http?: HttpOrigin): RequestContext {
+  context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink, http?: HttpOrigin, caller?: Caller): RequestContext {
     // Spelled out, not spread: one object shape for every request, built without a generic copy (the hot path).
     return {
       protocolVersion: meta.protocolVersion,
       clientCapabilities: meta.clientCapabilities,
       clientInfo: meta.clientInfo,
       principal,
+      caller,
       mayCall,
       stateless: true,
       scope,

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
-import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { Caller, HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
 import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../jsonrpc/errors.js';
 import type { Classified, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -187,7 +187,7 @@ export class StreamableHttpTransport {
     if (intake.batch && !allowsBatch(session.protocolVersion)) {
       throw new Rejection('BATCH_NOT_SUPPORTED', `Batch requests are not supported by protocol version ${session.protocolVersion}`);
     }
-    this.#dispatch(request, reply, session, intake, this.#mayCall(identity));
+    this.#dispatch(request, reply, session, intake, this.#mayCall(identity), identity?.caller);
   }
 
   /** With auth on, a tools/call needs the scopes `auth.toolScopes` names for its tool. */
@@ -214,12 +214,14 @@ export class StreamableHttpTransport {
   }
 
   /** A 2025 request's context, read from its session; `sessionSink` is built once per request and shared. */
-  #context(session: SessionRecord, mayCall: MayCall, sink: MessageSink, sessionSink: MessageSink, http: HttpOrigin): RequestContext {
+  #context(session: SessionRecord, mayCall: MayCall, sink: MessageSink, sessionSink: MessageSink, http: HttpOrigin, caller?: Caller): RequestContext {
     return {
       protocolVersion: session.protocolVersion,
       clientCapabilities: session.clientCapabilities,
       clientInfo: session.clientInfo,
       principal: session.principal,
+      // This request's token (the session's principal sent it): a session keeps no token.
+      caller,
       mayCall,
       stateless: false,
       scope: session.id,
@@ -230,7 +232,7 @@ export class StreamableHttpTransport {
   }
 
   /** The messages of a session's POST: notifications and responses first, then the requests, answered on one reply. */
-  #dispatch(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, { batch, messages }: Intake, mayCall: MayCall): void {
+  #dispatch(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, { batch, messages }: Intake, mayCall: MayCall, caller?: Caller): void {
     let requests = 0;
     for (const c of messages) if (c.kind === 'request' || c.kind === 'invalid') requests++;
     const sessionSink = this.#streams.sinkFor(session.id);
@@ -247,7 +249,7 @@ export class StreamableHttpTransport {
     const post = new PostReply(raw, requests, batch, hookHeaders(reply), (sse) => this.#streams.record(session.id, sse, prime));
     this.#activeReplies++;
     raw.once('close', this.#replyClosed);
-    const ctx = this.#context(session, mayCall, post, sessionSink, http);
+    const ctx = this.#context(session, mayCall, post, sessionSink, http, caller);
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
       if (c.kind !== 'request') continue;
@@ -306,7 +308,7 @@ export class StreamableHttpTransport {
     const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded);
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
     if (!this.#inFlight.acquire(principal)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
-    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, httpOrigin(request));
+    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, httpOrigin(request), identity?.caller);
     this.#activeReplies++;
     raw.once('close', () => {
       this.#activeReplies--;

@@ -13,6 +13,7 @@ import { SessionWorkers, type WorkerFactory } from './session-workers.js';
 import type { PoolStatus, WorkerSet } from './worker-set.js';
 import { StdioUpstream } from './wires/stdio.js';
 import type { ClientIdentity, Upstream, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
+import type { TokenStore } from '../contracts/token-store.js';
 
 /** Where the requests and notifications an upstream sends its client go: the gateway's side of each worker. */
 export interface UpstreamPeers {
@@ -28,6 +29,8 @@ export interface UpstreamGroupOptions {
   peers: UpstreamPeers;
   /** Where a per-session worker of a remote upstream remembers its upstream session, so it can move between replicas. */
   memoryFor?: (upstream: string, scope: string) => UpstreamSessionMemory;
+  /** Where remote upstreams that exchange tokens hold each user's (sealed). */
+  tokens?: TokenStore;
   /** The pace of each upstream's repeated log lines, whichever of its workers has them. */
   logRepeatMs: number;
   log: Logger;
@@ -149,7 +152,7 @@ export class UpstreamGroup {
   #workerFactory(u: UpstreamConfig, throttle: LogThrottle, modernProbe: (() => Upstream | undefined) | undefined): WorkerFactory {
     const { identity, log, diagnostics } = this.options;
     if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle });
-    const remote = createRemoteUpstream(u, identity, log, diagnostics, modernProbe);
+    const remote = createRemoteUpstream(u, identity, log, diagnostics, this.options.tokens ? { tokens: this.options.tokens } : {}, modernProbe);
     this.#remotes.set(u.name, remote);
     return remote.createWorker;
   }

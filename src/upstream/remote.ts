@@ -3,7 +3,7 @@ import type { HttpUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { HealthMonitor } from './health.js';
-import { HttpEndpoint } from './wires/http-endpoint.js';
+import { HttpEndpoint, type EndpointIdentityOptions } from './wires/http-endpoint.js';
 import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
 import { LegacySseUpstream } from './wires/legacy-sse.js';
 import type { WorkerFactory } from './session-workers.js';
@@ -34,10 +34,11 @@ export function createRemoteUpstream(
   gatewayIdentity: ClientIdentity,
   log: Logger,
   diagnostics: DataPathEvents,
+  identity: EndpointIdentityOptions = {},
   /** A 2026-07-28 upstream's health probe (server/discover), while it is (or may be) one; undefined: ping over a 2025 session. */
   modernProbe?: () => Upstream | undefined,
 ): RemoteUpstream {
-  const endpoint = new HttpEndpoint(config, log, diagnostics);
+  const endpoint = new HttpEndpoint(config, log, diagnostics, identity);
   const make = (options: HttpUpstreamOptions): Upstream => (config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options));
   const health = new HealthMonitor({
     name: config.name,

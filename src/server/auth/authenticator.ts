@@ -6,6 +6,7 @@ import { AuthChallenge, GatewayError } from '../../jsonrpc/errors.js';
 import type { Logger } from '../../observability/logger.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import type { Authenticator } from '../../contracts/authenticator.js';
+import { SubjectToken } from '../../contracts/request-context.js';
 import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
 
 /**
@@ -51,7 +52,9 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
       if (typeof payload.sub !== 'string' || payload.sub === '') {
         throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
       }
-      return { principal: `${typeof payload.iss === 'string' ? payload.iss : defaultIssuer} ${payload.sub}`, scopes: granted };
+      const principal = `${typeof payload.iss === 'string' ? payload.iss : defaultIssuer} ${payload.sub}`;
+      // The token itself stays wrapped: only a token exchange for an upstream that acts for users unwraps it.
+      return { principal, scopes: granted, caller: { principal, claims: { ...payload }, token: new SubjectToken(match[1]!) } };
     },
 
     toolPolicy(identity) {

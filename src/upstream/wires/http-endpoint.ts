@@ -7,6 +7,10 @@ import type { DataPathEvents } from '../../observability/events.js';
 import type { Abort } from '../abort.js';
 import { CircuitBreaker } from '../circuit-breaker.js';
 import { ClientCredentials } from '../client-credentials.js';
+import { ClaimHeaders } from '../claim-headers.js';
+import { TokenExchange, identityRefused } from '../token-exchange.js';
+import type { Caller } from '../../contracts/request-context.js';
+import type { TokenStore } from '../../contracts/token-store.js';
 import { ResponseBody } from './response-body.js';
 import { ExchangeFailure } from '../retry-policy.js';
 
@@ -21,6 +25,19 @@ export interface EndpointRequest {
   headers: Record<string, string>;
   body?: string;
   abort: Abort;
+  /** A call made for a user (see HttpEndpoint.forCaller): sent with their token and claim headers. */
+  caller?: CallerAuth;
+}
+
+/** What one user's calls carry, settled before the call is sent (a bad claim fails it there). */
+export interface CallerAuth {
+  caller: Caller;
+  headers: Record<string, string>;
+}
+
+/** What an endpoint is given besides its config: where the tokens it obtains for users are held. */
+export interface EndpointIdentityOptions {
+  tokens?: TokenStore;
 }
 
 export interface EndpointResponse {
@@ -41,17 +58,25 @@ export class HttpEndpoint {
   readonly #pool: Pool;
   readonly #path: string;
   readonly #hasHeaders: boolean;
+  /** The gateway's own token: every call (client-credentials), or only calls for no user (token-exchange, discovery gateway). */
   readonly #credentials: ClientCredentials | undefined;
+  readonly #userTokens: TokenExchange | undefined;
+  readonly #headers: ClaimHeaders;
 
   constructor(
     readonly config: HttpUpstreamConfig,
     readonly log: Logger,
     readonly diagnostics: DataPathEvents,
+    identity: EndpointIdentityOptions = {},
   ) {
     this.url = new URL(config.url);
     this.#path = this.url.pathname + this.url.search;
-    this.#hasHeaders = Object.keys(config.headers).length > 0;
-    this.#credentials = config.oauth ? new ClientCredentials(config.oauth) : undefined;
+    this.#headers = new ClaimHeaders(config.headers);
+    this.#hasHeaders = Object.keys(this.#headers.fixed).length > 0;
+    const oauth = config.oauth;
+    const exchanges = oauth?.grant === 'token-exchange';
+    this.#credentials = oauth && (!exchanges || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
+    this.#userTokens = oauth && exchanges ? new TokenExchange(config.name, oauth, identity.tokens) : undefined;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
       connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
@@ -62,6 +87,16 @@ export class HttpEndpoint {
 
   get name(): string {
     return this.config.name;
+  }
+
+  /** Whether calls for users go as those users (a token exchange, headers from their claims). */
+  get actsForUsers(): boolean {
+    return this.#userTokens !== undefined || this.#headers.any;
+  }
+
+  /** What `caller`'s calls carry; throws CLAIM_HEADER_INVALID for a claim that cannot be sent. */
+  forCaller(caller: Caller): CallerAuth {
+    return { caller, headers: this.#headers.resolve(caller) };
   }
 
   /**
@@ -77,14 +112,44 @@ export class HttpEndpoint {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.#credentials ? this.#authorized(req, this.#credentials) : this.#exchange(req);
+    if (req.caller && this.#userTokens) return this.#asUser(req, req.caller, this.#userTokens);
+    const extra = req.caller?.headers;
+    return this.#credentials ? this.#authorized(req, this.#credentials, extra) : this.#exchange(req, undefined, extra);
+  }
+
+  /**
+   * With the user's exchanged token. The upstream's 401 gets one new exchange and one more try;
+   * a 401 or 403 after that refuses this user, not the upstream: UPSTREAM_IDENTITY_REFUSED, kept
+   * from the breaker, so one user's refusals never open the circuit for the others.
+   */
+  async #asUser(req: EndpointRequest, auth: CallerAuth, tokens: TokenExchange): Promise<EndpointResponse> {
+    const token = async () => {
+      try {
+        return await tokens.authorization(auth.caller);
+      } catch (err) {
+        if (err instanceof ExchangeFailure) this.breaker.failure(err.message);
+        throw err;
+      }
+    };
+    let authorization = await token();
+    let res = await this.#exchange(req, authorization, auth.headers);
+    if (res.status === 401) {
+      await res.body.dump();
+      await tokens.invalidate(auth.caller, authorization);
+      authorization = await token();
+      res = await this.#exchange(req, authorization, auth.headers);
+    }
+    if (res.status !== 401 && res.status !== 403) return res;
+    await res.body.dump();
+    if (res.status === 401) await tokens.invalidate(auth.caller, authorization);
+    throw identityRefused(this.name, `upstream answered HTTP ${res.status}`);
   }
 
   /**
    * With the gateway's own token. A 401 means the upstream no longer takes it (revoked, keys
    * rotated): one new token, one more try; a second 401 is the caller's to report.
    */
-  async #authorized(req: EndpointRequest, credentials: ClientCredentials): Promise<EndpointResponse> {
+  async #authorized(req: EndpointRequest, credentials: ClientCredentials, extra?: Record<string, string>): Promise<EndpointResponse> {
     const token = async () => {
       try {
         return await credentials.authorization();
@@ -94,14 +159,14 @@ export class HttpEndpoint {
       }
     };
     const first = await token();
-    const res = await this.#exchange(req, first);
+    const res = await this.#exchange(req, first, extra);
     if (res.status !== 401) return res;
     await res.body.dump();
     credentials.invalidate(first);
-    return this.#exchange(req, await token());
+    return this.#exchange(req, await token(), extra);
   }
 
-  #exchange(req: EndpointRequest, authorization?: string): Promise<EndpointResponse> {
+  #exchange(req: EndpointRequest, authorization?: string, extra?: Record<string, string>): Promise<EndpointResponse> {
     return new Promise((resolve, reject) => {
       const handler = new ExchangeHandler(req.abort, resolve, (err) => {
         if (req.abort.aborted) return reject(req.abort.reason);
@@ -109,7 +174,8 @@ export class HttpEndpoint {
         this.breaker.failure(failure.message);
         reject(failure);
       });
-      let headers = this.#hasHeaders ? { ...this.config.headers, ...req.headers } : req.headers;
+      let headers = this.#hasHeaders ? { ...this.#headers.fixed, ...req.headers } : req.headers;
+      if (extra !== undefined) headers = { ...headers, ...extra };
       if (authorization !== undefined) headers = { ...headers, authorization };
       const path = req.url === this.url ? this.#path : req.url.pathname + req.url.search;
       this.#pool.dispatch({ method: req.method, path, headers, body: req.body ?? null }, handler);

@@ -1,7 +1,7 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import type { Abort } from '../abort.js';
-import { headerValue, mediaType, retryAfterMs, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
+import { headerValue, mediaType, retryAfterMs, type CallerAuth, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
 import { DeadlineTimer } from '../deadline-timer.js';
 import { INITIALIZE } from '../initialize.js';
 import type { JsonRpcConnection } from '../json-rpc-connection.js';
@@ -38,6 +38,8 @@ export interface ExchangeRequest {
   /** Resume the reply stream after this event id (a GET) instead of POSTing `message`. */
   resumeFrom: string | undefined;
   abort: Abort;
+  /** A call made for a user: sent as them. */
+  caller?: CallerAuth | undefined;
   /** The Mcp-Session-Id an initialize reply carries. */
   onSessionId(sessionId: string | undefined): void;
 }
@@ -59,13 +61,14 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
     try {
       res = await endpoint.request(
         resumeFrom !== undefined
-          ? { method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders }, abort }
+          ? { method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders }, abort, caller: req.caller }
           : {
               method: 'POST',
               url: endpoint.url,
               headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders, ...traceHeaders(req.message) },
               body: JSON.stringify(req.message),
               abort,
+              caller: req.caller,
             },
       );
     } catch (err) {

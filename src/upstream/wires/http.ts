@@ -4,7 +4,7 @@ import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../abort.js';
 import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
-import type { HttpEndpoint } from './http-endpoint.js';
+import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { INITIALIZE, INITIALIZED } from '../initialize.js';
@@ -37,6 +37,10 @@ export interface HttpUpstreamOptions {
 export class HttpUpstream extends BaseUpstream {
   readonly #endpoint: HttpEndpoint;
   readonly #aborts = new Map<number, Abort>();
+  /** Calls made for a user, by our id: each of their exchanges goes as that user. */
+  readonly #callers = new Map<number, CallerAuth>();
+  /** The caller of the call being sent now (connection.call sends before it returns the id). */
+  #sending: CallerAuth | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
@@ -74,7 +78,26 @@ export class HttpUpstream extends BaseUpstream {
       diagnostics.emit('pool:rejection', { upstream: this.#endpoint.name, reason: 'circuit_open' });
       return failedCall(breaker.openError());
     }
-    const call = this.connection.call(method, params, options);
+    let auth: CallerAuth | undefined;
+    if (options?.caller !== undefined && this.#endpoint.actsForUsers) {
+      try {
+        auth = this.#endpoint.forCaller(options.caller);
+      } catch (err) {
+        return failedCall(err as Error);
+      }
+    }
+    this.#sending = auth;
+    let call;
+    try {
+      call = this.connection.call(method, params, options);
+    } finally {
+      this.#sending = undefined;
+    }
+    if (auth) {
+      const id = call.id;
+      const forget = () => void this.#callers.delete(id);
+      call.promise.then(forget, forget);
+    }
     return {
       promise: call.promise,
       cancel: (error) => {
@@ -185,6 +208,7 @@ export class HttpUpstream extends BaseUpstream {
   }
 
   protected send(message: JsonRpcMessage): void {
+    if (this.#sending !== undefined && 'method' in message && 'id' in message && typeof message.id === 'number') this.#callers.set(message.id, this.#sending);
     this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
   }
 
@@ -282,6 +306,7 @@ export class HttpUpstream extends BaseUpstream {
         id,
         method,
         sessionHeaders: method === INITIALIZE ? {} : this.#sessionHeaders(),
+        caller: id === undefined ? undefined : this.#callers.get(id),
         generation: this.#generation,
         resumeFrom,
         abort,

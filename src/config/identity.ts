@@ -1,0 +1,41 @@
+/**
+ * Identity towards upstreams, across sections: an upstream that calls as each user (a token
+ * exchange, headers from the token's claims) needs auth on to know the user, a worker set that
+ * serves one user per call, and (with Redis) the keys its tokens are sealed with.
+ */
+import type { AuthConfig } from './auth.js';
+import type { HttpUpstreamConfig } from './remote-upstream.js';
+import { usesClaims } from './remote-upstream.js';
+import type { SecretsConfig } from './secrets.js';
+import type { SessionsConfig } from './sessions.js';
+
+interface Sections {
+  auth: AuthConfig;
+  sessions: SessionsConfig;
+  secrets?: SecretsConfig | undefined;
+  upstreams: unknown;
+}
+
+export function identityChecks(config: Sections, problems: string[]): void {
+  const upstreams = Array.isArray(config.upstreams) ? (config.upstreams as Array<Partial<HttpUpstreamConfig> | null>) : [];
+  const authOn = typeof config.auth === 'object' && config.auth !== null && config.auth.mode !== 'none';
+  let perUser = false;
+  upstreams.forEach((u, i) => {
+    if (typeof u !== 'object' || u === null || (u.transport !== 'http' && u.transport !== 'sse')) return;
+    const at = `upstreams[${i}]`;
+    const exchange = typeof u.oauth === 'object' && u.oauth !== null && u.oauth.grant === 'token-exchange';
+    const claims = usesClaims(u);
+    if (!exchange && u.discovery === 'anonymous') problems.push(`${at}.discovery: applies to oauth.grant token-exchange only`);
+    if (!exchange && !claims) return;
+    perUser ||= exchange;
+    const what = exchange ? `${at}.oauth.grant token-exchange` : `${at}.headers with \${claims.…}`;
+    if (!authOn) problems.push(`${what}: needs auth.mode jwt or introspection (the gateway must know who calls)`);
+    if (u.mode === 'per-session') problems.push(`${what}: needs mode shared (per-session workers do not call as their user yet)`);
+    if (u.transport === 'sse') problems.push(`${what}: needs transport http`);
+  });
+  const redis = typeof config.sessions === 'object' && config.sessions !== null && config.sessions.store === 'redis';
+  const keys = typeof config.secrets === 'object' && config.secrets !== null && Array.isArray(config.secrets.keys) ? config.secrets.keys : [];
+  if (perUser && redis && keys.length === 0) {
+    problems.push('secrets.keys: is required when sessions.store is "redis" and an upstream exchanges tokens (the tokens held for users are sealed with these keys)');
+  }
+}
