@@ -11,7 +11,7 @@ import { authChecks, authSchema } from './auth.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
-import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
+import { legacySseSchema, listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema, websocketSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { statelessSchema } from './stateless.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
@@ -20,7 +20,7 @@ export type { AuthConfig } from './auth.js';
 export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
 export type { ResumabilityConfig } from './resumability.js';
-export type { ServerConfig } from './server.js';
+export type { LegacySseSettings, ServerConfig, WebSocketSettings } from './server.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
@@ -41,6 +41,8 @@ export const configSchema = {
     security: securitySchema,
     sessions: sessionsSchema,
     sse: sseSchema,
+    legacySse: legacySseSchema,
+    websocket: websocketSchema,
     resumability: resumabilitySchema,
     pagination: paginationSchema,
     stateless: statelessSchema,
