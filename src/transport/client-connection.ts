@@ -5,7 +5,7 @@ import type { McpHandler } from '../gateway/virtual-server.js';
 import { GatewayError, errorObject, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import type { Classified, JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
-import { allowsBatch } from '../jsonrpc/versions.js';
+import { CONNECTION_ONLY_VERSION, allowsBatch } from '../jsonrpc/versions.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord } from '../session/session-store.js';
 import type { InFlightLimit } from './in-flight-limit.js';
@@ -137,7 +137,11 @@ export class ClientConnection {
     if (this.#initialized) return this.#refuse(message.id, 'INVALID_REQUEST', 'Invalid Request: the session is initialized already');
     this.#initialized = true;
     const params = message.params ?? {};
-    const { protocolVersion, result } = this.#options.handler.initialize(params);
+    let { protocolVersion, result } = this.#options.handler.initialize(params);
+    if (params.protocolVersion === CONNECTION_ONLY_VERSION) {
+      protocolVersion = CONNECTION_ONLY_VERSION;
+      result = { ...result, protocolVersion };
+    }
     const clientInfo = typeof params.clientInfo === 'object' && params.clientInfo !== null ? (params.clientInfo as SessionRecord['clientInfo']) : undefined;
     const clientCapabilities = typeof params.capabilities === 'object' && params.capabilities !== null ? (params.capabilities as Record<string, unknown>) : {};
     // The record here changes at once (what follows initialize sees it); the store's copy after.

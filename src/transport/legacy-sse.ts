@@ -4,6 +4,7 @@ import type { Bus } from '../cluster/bus.js';
 import { decodeLegacySsePost, encodeLegacySsePost, legacySseChannel } from '../cluster/wire.js';
 import type { LegacySseSettings } from '../config/schema.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
+import { CONNECTION_ONLY_VERSION } from '../jsonrpc/versions.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { ClientConnection } from './client-connection.js';
 import type { Connections } from './connections.js';
@@ -32,8 +33,6 @@ export interface LegacySseOptions {
   isDraining: () => boolean;
 }
 
-/** The version a legacy session has until its initialize says otherwise: the revision of this transport. */
-const LEGACY_VERSION = '2024-11-05';
 
 /**
  * The HTTP+SSE transport of MCP 2024-11-05: `GET <base><ssePath>` opens a session and its stream
@@ -84,7 +83,7 @@ export class LegacySseTransport {
     if (o.isDraining()) throw new Rejection('SHUTTING_DOWN');
     this.#room.check();
     const identity = o.door.identityOf(request);
-    const session = await o.connections.sessions.create({}, LEGACY_VERSION, identity?.principal, null, request.log, 'legacy-sse');
+    const session = await o.connections.sessions.create({}, CONNECTION_ONLY_VERSION, identity?.principal, null, request.log, 'legacy-sse');
     let sse: ReturnType<StreamRoom['open']> | undefined;
     const connection = new ClientConnection(session, { send: (m) => sse?.send(m) ?? false }, {
       handler,

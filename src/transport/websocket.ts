@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { WebSocketSettings } from '../config/schema.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
+import { CONNECTION_ONLY_VERSION } from '../jsonrpc/versions.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord } from '../session/session-store.js';
 import { ClientConnection } from './client-connection.js';
@@ -94,7 +95,7 @@ export class WebSocketTransport {
     try {
       if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
       const principal = this.#options.door.identityOf(request)?.principal;
-      this.#opening.set(request, await this.#options.connections.sessions.create({}, '2024-11-05', principal, null, request.log, 'websocket'));
+      this.#opening.set(request, await this.#options.connections.sessions.create({}, CONNECTION_ONLY_VERSION, principal, null, request.log, 'websocket'));
       return undefined;
     } catch (err) {
       replyWithFailure(reply, this.#options.diagnostics, err);
