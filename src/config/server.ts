@@ -1,7 +1,8 @@
 /**
  * The HTTP side of the gateway: where it listens (`listen`, `path`), the server's own bounds on
- * connections (`server`), which browser origins may call (`security`), SSE keep-alives (`sse`)
- * and the drain on shutdown (`shutdown`). Schemas, types, checks.
+ * connections (`server`), which browser origins may call (`security`), SSE keep-alives (`sse`),
+ * the drain on shutdown (`shutdown`), and the client transports beside Streamable HTTP (`legacySse`,
+ * `websocket`). Schemas, types, checks.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 
@@ -81,10 +82,10 @@ export function serverChecks(server: unknown, problems: string[]): void {
  * The 2024-11-05 HTTP+SSE transport: `false` turns it off; an object (default `{}`) keeps it on,
  * with its paths under each MCP endpoint's base and the grace a session gets after its stream
  * closes. Defaults are applied by `legacySseSettings`, not by ajv (which ignores defaults
- * inside `oneOf`).
+ * inside `anyOf`).
  */
 export const legacySseSchema = {
-  oneOf: [
+  anyOf: [
     { const: false },
     {
       type: 'object',
@@ -102,7 +103,7 @@ export const legacySseSchema = {
 
 /** WebSocket (subprotocol `mcp`): `false` turns it off; see `websocketSettings` for the defaults. */
 export const websocketSchema = {
-  oneOf: [
+  anyOf: [
     { const: false },
     {
       type: 'object',
