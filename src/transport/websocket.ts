@@ -95,7 +95,12 @@ export class WebSocketTransport {
     try {
       if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
       const principal = this.#options.door.identityOf(request)?.principal;
-      this.#opening.set(request, await this.#options.connections.sessions.create({}, CONNECTION_ONLY_VERSION, principal, null, request.log, 'websocket'));
+      const session = await this.#options.connections.sessions.create({}, CONNECTION_ONLY_VERSION, principal, null, request.log, 'websocket');
+      this.#opening.set(request, session);
+      // A handshake that never completes (the client went away) leaves no session behind.
+      request.raw.socket.once('close', () => {
+        if (this.#opening.delete(request)) this.#options.connections.sessions.forget(session.id, request.log);
+      });
       return undefined;
     } catch (err) {
       replyWithFailure(reply, this.#options.diagnostics, err);
@@ -107,6 +112,7 @@ export class WebSocketTransport {
     const o = this.#options;
     const session = this.#opening.get(request);
     if (!session) return void socket.terminate();
+    this.#opening.delete(request);
     const bound = o.settings.maxBufferedBytes;
     const connection = new ClientConnection(
       session,
