@@ -14,6 +14,7 @@ import { until } from '../support/wait.js';
 
 let gw: RunningGateway;
 let authGw: RunningGateway;
+let pingGw: RunningGateway;
 let issuer: JwtIssuer;
 
 function wsUrl(base: string): URL {
@@ -71,10 +72,11 @@ beforeAll(async () => {
   issuer = await startJwtIssuer();
   gw = await startGateway(exampleConfig({ limits: { bodyBytes: 64 * 1024 }, websocket: { maxBufferedBytes: 64 * 1024 } }));
   authGw = await startGateway(exampleConfig({ auth: issuer.authConfig }));
+  pingGw = await startGateway(exampleConfig({ websocket: { pingIntervalMs: 200 } }));
 });
 
 afterAll(async () => {
-  await Promise.all([gw?.stop(), authGw?.stop()]);
+  await Promise.all([gw?.stop(), authGw?.stop(), pingGw?.stop()]);
   await issuer?.close();
 });
 
@@ -146,6 +148,21 @@ describe('WebSocket frames', () => {
     } finally {
       failures.unsubscribe(onFailure);
     }
+  });
+
+  it('ends a connection that stops answering pings; one that answers stays', async () => {
+    const lively = await RawClient.open(pingGw.base);
+    await lively.initialize();
+    const silent = await RawClient.open(pingGw.base);
+    await silent.initialize();
+    expect(await pingGw.gateway.store.size()).toBe(2);
+    (silent.ws as unknown as { _socket: Socket })._socket.pause(); // it reads no ping, so it sends no pong
+    await until('silent session ended', async () => (await pingGw.gateway.store.size()) === 1, 5000);
+    await new Promise((r) => setTimeout(r, 500)); // a few more ping rounds
+    lively.send({ jsonrpc: '2.0', id: 'alive', method: 'ping' });
+    expect(await lively.answerTo('alive')).toMatchObject({ result: {} });
+    lively.ws.close();
+    silent.ws.terminate();
   });
 
   it('answers a plain GET with 426 Upgrade Required', async () => {
