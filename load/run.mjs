@@ -27,6 +27,8 @@ import * as callRedis from './scenarios/call-redis.mjs';
 import * as callStateless from './scenarios/call-stateless.mjs';
 import * as callTraced from './scenarios/call-traced.mjs';
 import * as callSse from './scenarios/call-sse-progress.mjs';
+import * as callWebSocket from './scenarios/call-websocket.mjs';
+import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
@@ -42,7 +44,7 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, sessionChurn, peers, idleSessions]);
+const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, sessionChurn, peers, idleSessions]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

@@ -34,6 +34,7 @@ import { ListenStreams } from './modern/listen-streams.js';
 import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
+import { registerConnectionTransports } from './server/connection-transports.js';
 import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { PoolStatus } from './upstream/worker-set.js';
@@ -207,6 +208,7 @@ interface HttpParts {
   diagnostics: DataPathEvents;
   server: VirtualServer;
   store: SessionStore;
+  bus: Bus;
   storeStatus: (() => RedisStoreStatus) | undefined;
   streams: SessionStreams;
   listens: ListenStreams;
@@ -275,6 +277,9 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     sources: statusSources({ ...parts, version: GATEWAY_VERSION, activeReplies: () => transport.activeReplies }),
     ...(authenticator ? { auth: authenticator } : {}),
   });
+  // Legacy HTTP+SSE and WebSocket, for the same virtual server (at /sse, /messages, /ws).
+  const mount = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator });
+  mount('', parts.server);
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();
@@ -335,6 +340,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     diagnostics,
     server,
     store,
+    bus: replication.bus,
     storeStatus: created.status,
     streams,
     listens,

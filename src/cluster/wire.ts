@@ -23,6 +23,11 @@ export function streamChannel(sessionId: string, streamId: string): string {
   return `stream:{${sessionId}}:${streamId}`;
 }
 
+/** What clients POSTed for a legacy HTTP+SSE session, for the replica holding its SSE stream. */
+export function legacySseChannel(sessionId: string): string {
+  return `legacy-sse:{${sessionId}}`;
+}
+
 /** A client's notifications/cancelled that reached a replica not holding the request: every replica hears it. */
 export const CANCEL_CHANNEL = 'cancel';
 
@@ -98,6 +103,28 @@ export function encodeStreamMessage<Event>(message: StreamMessage<Event>): strin
 
 export function decodeStreamMessage<Event>(raw: string): StreamMessage<Event> | undefined {
   return ofType(raw, STREAM_TYPES) as StreamMessage<Event> | undefined;
+}
+
+// ---- Legacy HTTP+SSE posts (legacySseChannel) ---------------------------------------------
+
+/**
+ * One POST body a replica accepted (checked for size, depth and JSON already) for a session
+ * whose SSE stream another replica holds: that replica runs its messages and writes the replies.
+ */
+export interface LegacySsePost {
+  type: 'post';
+  body: string;
+}
+
+const LEGACY_SSE_TYPES: ReadonlySet<string> = new Set<LegacySsePost['type']>(['post']);
+
+export function encodeLegacySsePost(post: LegacySsePost): string {
+  return JSON.stringify(post);
+}
+
+export function decodeLegacySsePost(raw: string): LegacySsePost | undefined {
+  const value = ofType(raw, LEGACY_SSE_TYPES) as { body?: unknown } | undefined;
+  return value && typeof value.body === 'string' ? (value as LegacySsePost) : undefined;
 }
 
 // ---- Cancellations (CANCEL_CHANNEL) --------------------------------------------------------

@@ -13,7 +13,7 @@ import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
-import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
+import { legacySseSchema, listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema, websocketSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
@@ -24,7 +24,7 @@ export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
-export type { ServerConfig } from './server.js';
+export type { LegacySseSettings, ServerConfig, WebSocketSettings } from './server.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
 export type { StatusConfig } from './status.js';
@@ -46,6 +46,8 @@ export const configSchema = {
     security: securitySchema,
     sessions: sessionsSchema,
     sse: sseSchema,
+    legacySse: legacySseSchema,
+    websocket: websocketSchema,
     resumability: resumabilitySchema,
     pagination: paginationSchema,
     stateless: statelessSchema,

@@ -1,7 +1,8 @@
 /**
  * The HTTP side of the gateway: where it listens (`listen`, `path`), the server's own bounds on
- * connections (`server`), which browser origins may call (`security`), SSE keep-alives (`sse`)
- * and the drain on shutdown (`shutdown`). Schemas, types, checks.
+ * connections (`server`), which browser origins may call (`security`), SSE keep-alives (`sse`),
+ * the drain on shutdown (`shutdown`), and the client transports beside Streamable HTTP (`legacySse`,
+ * `websocket`). Schemas, types, checks.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 
@@ -75,4 +76,72 @@ export function serverChecks(server: unknown, problems: string[]): void {
   if (typeof server !== 'object' || server === null) return;
   const { headersTimeoutMs, requestTimeoutMs } = server as ServerConfig;
   if (headersTimeoutMs > requestTimeoutMs) problems.push(`server.headersTimeoutMs: must be <= server.requestTimeoutMs (${requestTimeoutMs})`);
+}
+
+/**
+ * The 2024-11-05 HTTP+SSE transport: `false` turns it off; an object (default `{}`) keeps it on,
+ * with its paths under each MCP endpoint's base and the grace a session gets after its stream
+ * closes. Defaults are applied by `legacySseSettings`, not by ajv (which ignores defaults
+ * inside `anyOf`).
+ */
+export const legacySseSchema = {
+  anyOf: [
+    { const: false },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        ssePath: { type: 'string', pattern: '^/' },
+        messagesPath: { type: 'string', pattern: '^/' },
+        graceMs: { type: 'integer', minimum: 0, maximum: 600000 },
+      },
+      required: [],
+    },
+  ],
+  default: {},
+} as const;
+
+/** WebSocket (subprotocol `mcp`): `false` turns it off; see `websocketSettings` for the defaults. */
+export const websocketSchema = {
+  anyOf: [
+    { const: false },
+    {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string', pattern: '^/' },
+        // A reader that lets this much pile up unsent is cut off (close code 1008).
+        maxBufferedBytes: { type: 'integer', minimum: 1024 },
+        // A ping this often; a connection that did not answer the previous one is ended.
+        pingIntervalMs: { type: 'integer', minimum: 100, maximum: 600000 },
+      },
+      required: [],
+    },
+  ],
+  default: {},
+} as const;
+
+export interface LegacySseSettings {
+  ssePath: string;
+  messagesPath: string;
+  graceMs: number;
+}
+
+export interface WebSocketSettings {
+  path: string;
+  maxBufferedBytes: number;
+  pingIntervalMs: number;
+}
+
+export const LEGACY_SSE_DEFAULTS: LegacySseSettings = { ssePath: '/sse', messagesPath: '/messages', graceMs: 2000 };
+export const WEBSOCKET_DEFAULTS: WebSocketSettings = { path: '/ws', maxBufferedBytes: 4 * 1024 * 1024, pingIntervalMs: 30000 };
+
+/** The legacy HTTP+SSE transport's settings, or undefined when `legacySse: false`. */
+export function legacySseSettings(value: FromSchema<typeof legacySseSchema>): LegacySseSettings | undefined {
+  return value === false ? undefined : { ...LEGACY_SSE_DEFAULTS, ...value };
+}
+
+/** The WebSocket transport's settings, or undefined when `websocket: false`. */
+export function websocketSettings(value: FromSchema<typeof websocketSchema>): WebSocketSettings | undefined {
+  return value === false ? undefined : { ...WEBSOCKET_DEFAULTS, ...value };
 }

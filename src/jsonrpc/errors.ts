@@ -54,6 +54,8 @@ export const ERRORS = {
   STREAM_CONFLICT: { code: -32000, httpStatus: 409, message: 'A GET stream is already open for this session', retryable: false },
   // Not 404: to a client, 404 means its session is gone and must be re-initialized.
   EVENT_ID_UNKNOWN: { code: -32000, httpStatus: 400, message: 'Last-Event-ID names no event this session can resume from', retryable: false },
+  // A plain GET on the WebSocket endpoint (no Upgrade: websocket).
+  UPGRADE_REQUIRED: { code: -32000, httpStatus: 426, message: 'Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)', retryable: false },
   SESSION_NOT_FOUND: { code: -32001, httpStatus: 404, message: 'Session not found', retryable: false },
   ORIGIN_FORBIDDEN: { code: -32003, httpStatus: 403, message: 'Origin not allowed', retryable: false },
 

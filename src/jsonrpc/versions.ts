@@ -15,6 +15,12 @@ export function negotiateVersion(requested: unknown): ProtocolVersion {
   return isSupportedVersion(requested) ? requested : LATEST_VERSION;
 }
 
+/**
+ * The revision of the HTTP+SSE transport, which has no Streamable HTTP: spoken only over the
+ * connection transports (legacy HTTP+SSE, WebSocket), to clients that ask for it.
+ */
+export const CONNECTION_ONLY_VERSION = '2024-11-05';
+
 /** JSON-RPC batches exist only in 2025-03-26. */
 export function allowsBatch(v: string): boolean {
   return v === '2025-03-26';

@@ -15,6 +15,11 @@ export interface SessionRecord {
   principal?: string;
   logLevel?: string;
   createdAt: number;
+  /**
+   * The client transport whose connection carries the session, when it is not Streamable HTTP:
+   * such a session is served only through that transport (legacy HTTP+SSE, WebSocket).
+   */
+  transport?: 'legacy-sse' | 'websocket';
   /** Per upstream name: the upstream session its per-session worker holds (opaque JSON here). */
   upstreamSessions?: Record<string, unknown>;
 }

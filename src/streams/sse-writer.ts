@@ -33,6 +33,13 @@ export class SseWriter {
     return true;
   }
 
+  /** An event of another type than `message` (the legacy transport's `endpoint`). */
+  event(type: string, data: string): boolean {
+    if (this.closed) return false;
+    this.raw.write(`event: ${type}\ndata: ${data}\n\n`);
+    return true;
+  }
+
   /**
    * The 2025-11-25 priming event: an id and empty data, so the client can resume from here even
    * if nothing else arrives; `retry` tells it how long to wait before it reconnects.

@@ -30,7 +30,7 @@ export class SessionManager {
    * A new session for an initialize request (`id`), already answered by the virtual server at
    * `protocolVersion`. The store's own refusals (its session limits) reach the client as they are.
    */
-  async create(params: Record<string, unknown>, protocolVersion: string, principal: string | undefined, id: JsonRpcId, log: FastifyBaseLogger): Promise<SessionRecord> {
+  async create(params: Record<string, unknown>, protocolVersion: string, principal: string | undefined, id: JsonRpcId | null, log: FastifyBaseLogger, transport?: SessionRecord['transport']): Promise<SessionRecord> {
     const clientInfo = isObject(params.clientInfo) ? (params.clientInfo as ClientInfo) : undefined;
     const session: SessionRecord = {
       id: randomUUID(),
@@ -41,6 +41,7 @@ export class SessionManager {
       createdAt: Date.now(),
     };
     if (principal !== undefined) session.principal = principal;
+    if (transport !== undefined) session.transport = transport;
     try {
       await this.#store.create(session);
     } catch (err) {
@@ -51,9 +52,12 @@ export class SessionManager {
     return session;
   }
 
-  /** The session `sessionId` (the Mcp-Session-Id header) names, if `principal` opened it. */
-  async load(sessionId: string | undefined, principal: string | undefined, log: FastifyBaseLogger): Promise<SessionRecord> {
-    if (!sessionId) throw new Rejection('SESSION_ID_REQUIRED');
+  /**
+   * The session `sessionId` (the Mcp-Session-Id header, or the legacy transport's query) names,
+   * if `principal` opened it through `transport` (undefined: Streamable HTTP).
+   */
+  async load(sessionId: string | undefined, principal: string | undefined, log: FastifyBaseLogger, transport?: SessionRecord['transport']): Promise<SessionRecord> {
+    if (!sessionId) throw new Rejection('SESSION_ID_REQUIRED', transport === 'legacy-sse' ? 'The sessionId query parameter is required' : undefined);
     let session: SessionRecord | undefined;
     try {
       session = await this.#store.get(sessionId);
@@ -61,7 +65,7 @@ export class SessionManager {
       throw this.#unavailable(err, log);
     }
     // Another principal's session is not theirs to learn exists.
-    if (!session || session.principal !== principal) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    if (!session || session.principal !== principal || session.transport !== transport) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
     return session;
   }
 
@@ -69,6 +73,16 @@ export class SessionManager {
   markInitialized(session: SessionRecord, log: FastifyBaseLogger): void {
     if (session.initialized) return;
     this.#store.update(session.id, { initialized: true }).catch((err: unknown) => log.warn({ err }, 'session update failed'));
+  }
+
+  /** What a connection's initialize said of its client, for the replicas that read the record. */
+  async initialize(session: SessionRecord, patch: Pick<SessionRecord, 'protocolVersion' | 'clientCapabilities' | 'clientInfo'>, log: FastifyBaseLogger): Promise<void> {
+    Object.assign(session, patch);
+    try {
+      await this.#store.update(session.id, patch);
+    } catch (err) {
+      throw this.#unavailable(err, log);
+    }
   }
 
   /** DELETE of a loaded session: gone from the store, then ended here. */
@@ -84,6 +98,14 @@ export class SessionManager {
     // Expiry is not timed here: its end is the store's (a Redis TTL), seen late or on another replica.
     this.#diagnostics?.emit('session:end', { seconds: (Date.now() - session.createdAt) / 1000 });
     log.info({ session: session.id }, 'session deleted');
+  }
+
+  /** A connection's session ended with its connection: gone from the store, best effort (its expiry would remove it anyway). */
+  forget(sessionId: string, log: FastifyBaseLogger): void {
+    this.#store.delete(sessionId).then(
+      () => log.info({ session: sessionId }, 'session closed'),
+      (err: unknown) => log.warn({ err, session: sessionId }, 'session delete failed'),
+    );
   }
 
   #unavailable(err: unknown, log: FastifyBaseLogger, id: JsonRpcId | null = null): Rejection {

@@ -5,7 +5,7 @@ import { SseWriter } from '../streams/sse-writer.js';
 import { Rejection } from './error-reply.js';
 import { hookHeaders } from './http-headers.js';
 
-export type StreamKind = 'get' | 'resumed' | 'listen';
+export type StreamKind = 'get' | 'resumed' | 'listen' | 'legacy-sse';
 
 /**
  * The long-lived SSE streams (GET, resumed, listen) this replica holds: at most `max` at once,

@@ -15,11 +15,12 @@ import { GET_STREAM, parseEventId } from '../streams/event-id.js';
 import type { SessionStreams } from '../streams/session-streams.js';
 import type { SseWriter } from '../streams/sse-writer.js';
 import { checkVersionHeader, namesModernEra, routePost } from './era-routing.js';
-import { Rejection, replyWithError, replyWithFailure } from './error-reply.js';
+import { Rejection, replyWithFailure } from './error-reply.js';
 import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHeaders, httpOrigin, isJsonContentType, primesStreams } from './http-headers.js';
 import { InFlightLimit } from './in-flight-limit.js';
 import { describeIntake, readMessages, type Intake, type IntakeLimits } from './message-intake.js';
 import { PostReply, type ReplyStream } from './post-reply.js';
+import { RequestDoor, stringBodies } from './request-door.js';
 import { SessionManager } from './session-manager.js';
 import { StreamRoom } from './stream-room.js';
 
@@ -72,7 +73,7 @@ export class StreamableHttpTransport {
   readonly #stateless: StatelessServing;
   readonly #inFlight: InFlightLimit;
   readonly #room: StreamRoom;
-  readonly #identities = new WeakMap<FastifyRequest, Identity>();
+  readonly #door: RequestDoor;
   #log: FastifyBaseLogger | undefined;
   #activeReplies = 0;
   /** Made once, not per reply: counts a POST reply out when its connection closes. */
@@ -86,6 +87,7 @@ export class StreamableHttpTransport {
     this.#streams = options.streams;
     this.#diagnostics = options.diagnostics;
     this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
+    this.#door = new RequestDoor(options);
     this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
     this.#stateless = new StatelessServing(options.handler, options.listens);
     this.#sessions = new SessionManager(
@@ -108,46 +110,14 @@ export class StreamableHttpTransport {
     this.#log = app.log;
     const options = this.#options;
     void app.register(async (scope) => {
-      // The body stays a string: the transport parses it itself, once, and answers 415/400 in
-      // JSON-RPC terms instead of Fastify's own error shapes.
-      scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: options.bodyLimit }, (_req, body, done) => done(null, body));
-      scope.addHook('onRequest', (request, reply) => this.#admit(request, reply));
-      scope.setErrorHandler((err: { statusCode?: number; code?: string }, _request, reply) => {
-        if (err.statusCode === 413) this.#send(reply, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${options.bodyLimit} bytes`));
-        else if (err.statusCode === 415) this.#send(reply, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));
-        else if (err.statusCode !== undefined && err.statusCode < 500) this.#send(reply, new GatewayError('PARSE_ERROR', 'Parse error: body could not be read'));
-        else replyWithFailure(reply, this.#diagnostics, err);
-      });
+      stringBodies(scope, options.bodyLimit, this.#diagnostics);
+      scope.addHook('onRequest', (request, reply) => this.#door.admit(request, reply));
       scope.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
       // Not HEAD: a GET here opens a stream. Other methods are refused in server/endpoint-methods.ts.
       scope.get(options.path, { exposeHeadRoute: false }, (request, reply) => this.#guard(this.#onGet(request, reply), reply));
       scope.delete(options.path, (request, reply) => this.#guard(this.#onDelete(request, reply), reply));
     });
     return this;
-  }
-
-  /** Every request first: Origin, readiness, and (with auth on) who sends it. */
-  async #admit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    if (!this.#options.isAllowedOrigin(header(request, 'origin'))) {
-      this.#send(reply, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
-      return reply;
-    }
-    if (!this.#options.isReady()) {
-      reply.header('retry-after', '1');
-      this.#send(reply, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
-      return reply;
-    }
-    const auth = this.#options.auth;
-    if (auth) {
-      try {
-        this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
-      } catch (err) {
-        replyWithFailure(reply, this.#diagnostics, err);
-        return reply;
-      }
-    }
-    return undefined;
   }
 
   /** A route's work, with whatever it throws answered as an error reply. */
@@ -159,17 +129,13 @@ export class StreamableHttpTransport {
     }
   }
 
-  #send(reply: FastifyReply, err: GatewayError): void {
-    replyWithError(reply, this.#diagnostics, err);
-  }
-
   async #onPost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
     if (!acceptsPost(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
     if (!isJsonContentType(header(request, 'content-type'))) throw new Rejection('UNSUPPORTED_MEDIA_TYPE');
     const intake = readMessages(request.body as string, this.#options.intake);
     const versionHeader = header(request, VERSION_HEADER);
-    const identity = this.#identities.get(request);
+    const identity = this.#door.identityOf(request);
     if (this.#diagnostics.has('http:classified')) this.#diagnostics.emit('http:classified', { request: request.raw, ...describeIntake(intake), principal: identity?.principal });
     switch (routePost(intake, versionHeader)) {
       case 'stateless':
@@ -346,7 +312,7 @@ export class StreamableHttpTransport {
     if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
     checkVersionHeader(versionHeader);
     this.#room.check();
-    const principal = this.#identities.get(request)?.principal;
+    const principal = this.#door.identityOf(request)?.principal;
     this.#diagnostics.emit('http:classified', { request: request.raw, type: 'stream', method: undefined, principal });
     const session = await this.#sessions.load(header(request, SESSION_HEADER), principal, request.log);
     const prime = primesStreams(session.protocolVersion);
@@ -384,7 +350,7 @@ export class StreamableHttpTransport {
     const versionHeader = header(request, VERSION_HEADER);
     if (namesModernEra(versionHeader)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no sessions to delete');
     checkVersionHeader(versionHeader);
-    const principal = this.#identities.get(request)?.principal;
+    const principal = this.#door.identityOf(request)?.principal;
     this.#diagnostics.emit('http:classified', { request: request.raw, type: 'delete', method: undefined, principal });
     const session = await this.#sessions.load(header(request, SESSION_HEADER), principal, request.log);
     await this.#sessions.delete(session, request.log);

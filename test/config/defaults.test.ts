@@ -56,6 +56,9 @@ const SCHEMA_DEFAULTS = {
   sessions: {},
   'sse.keepAliveMs': 15000,
   sse: {},
+  // On unless turned off (`false`); the keys inside take their defaults in config/server.ts (legacySseSettings, websocketSettings).
+  legacySse: {},
+  websocket: {},
   'resumability.maxEvents': 1000,
   'resumability.maxAgeSeconds': 300,
   'resumability.retryMs': 1000,
@@ -171,6 +174,8 @@ describe('config defaults', () => {
       security: { allowedOrigins: [] },
       sessions: { store: 'memory', keyPrefix: 'mcpgw:', ttlSeconds: 3600, cacheMs: 250, health: { intervalMs: 2000, timeoutMs: 1000 } },
       sse: { keepAliveMs: 15000 },
+      legacySse: {},
+      websocket: {},
       resumability: { maxEvents: 1000, maxAgeSeconds: 300, retryMs: 1000 },
       pagination: { pageSize: 500 },
       stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000, stateTtlMs: 600000, maxInputRounds: 10 },

@@ -1,0 +1,55 @@
+import type { FastifyInstance } from 'fastify';
+import type { Authenticator } from '../contracts/authenticator.js';
+import type { Bus } from '../cluster/bus.js';
+import { legacySseSettings, websocketSettings } from '../config/server.js';
+import type { GatewayConfig } from '../config/schema.js';
+import type { McpHandler } from '../gateway/virtual-server.js';
+import type { DataPathEvents } from '../observability/events.js';
+import type { SessionStore } from '../session/session-store.js';
+import { Connections } from '../transport/connections.js';
+import { LegacySseTransport } from '../transport/legacy-sse.js';
+import { RequestDoor } from '../transport/request-door.js';
+import { WebSocketTransport } from '../transport/websocket.js';
+
+export interface ConnectionTransportParts {
+  config: GatewayConfig;
+  store: SessionStore;
+  bus: Bus;
+  diagnostics: DataPathEvents;
+  isAllowedOrigin: (origin: string | undefined) => boolean;
+  isReady: () => boolean;
+  isDraining: () => boolean;
+  auth?: Authenticator | undefined;
+}
+
+/** Mounts the connection transports for one virtual server under a base path. */
+export type MountConnectionTransports = (basePath: string, handler: McpHandler) => void;
+
+/**
+ * The client transports beside Streamable HTTP, as configured: legacy HTTP+SSE (`legacySse`) and
+ * WebSocket (`websocket`). Returns `mount`: their routes for one virtual server under a base path
+ * ('' puts them at /sse, /messages, /ws); call it once per virtual server.
+ */
+export async function registerConnectionTransports(app: FastifyInstance, parts: ConnectionTransportParts): Promise<MountConnectionTransports> {
+  const { config, diagnostics } = parts;
+  const legacy = legacySseSettings(config.legacySse);
+  const ws = websocketSettings(config.websocket);
+  if (!legacy && !ws) return () => undefined;
+  const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
+  const connections = new Connections(parts.store, app.log, refreshMs);
+  const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
+  const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
+  const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };
+  const sse = legacy && new LegacySseTransport({ ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams: config.limits.maxStreams, keepAliveMs: config.sse.keepAliveMs, bus: parts.bus });
+  if (ws) await WebSocketTransport.plugin(app, config.limits.bodyBytes);
+  const socket = ws && new WebSocketTransport({ ...common, settings: ws, maxPayload: config.limits.bodyBytes });
+  // Before the streams close: every connection hangs up, and its session ends with it.
+  app.addHook('preClose', async () => {
+    connections.closeAll('the gateway is shutting down');
+    connections.stop();
+  });
+  return (basePath, handler) => {
+    if (sse) sse.register(app, basePath, handler);
+    if (socket) socket.register(app, basePath, handler);
+  };
+}

@@ -1,0 +1,81 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { SessionStore } from '../session/session-store.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import type { ClientConnection } from './client-connection.js';
+import { SessionManager } from './session-manager.js';
+
+/** A connection this replica holds, as the registry ends it. */
+export interface HeldConnection {
+  readonly connection: ClientConnection;
+  /** Closes the client's side (stream, socket) with a reason a person can read. */
+  hangUp(reason: string): void;
+}
+
+/**
+ * The sessions of connection-shaped transports (legacy HTTP+SSE, WebSocket) held on this
+ * replica. Such a session lives as long as its connection: it is refreshed in the store while the
+ * connection is open (so the store's ttl does not expire a quiet one), ended with it, and a
+ * session the store ended (expired, evicted, deleted) hangs up its connection.
+ */
+export class Connections {
+  readonly sessions: SessionManager;
+  readonly #held = new Map<string, HeldConnection>();
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(
+    store: SessionStore,
+    private readonly log: FastifyBaseLogger,
+    /** How often held sessions are refreshed in the store (well inside its ttl). */
+    refreshMs: number,
+  ) {
+    this.sessions = new SessionManager(store, (id) => this.#held.get(id)?.hangUp('session expired'));
+    this.#timer = setInterval(() => void this.#refresh(), refreshMs);
+    this.#timer.unref();
+  }
+
+  get size(): number {
+    return this.#held.size;
+  }
+
+  get(sessionId: string): ClientConnection | undefined {
+    return this.#held.get(sessionId)?.connection;
+  }
+
+  hold(held: HeldConnection): void {
+    this.#held.set(held.connection.session.id, held);
+  }
+
+  /**
+   * The connection's session ends: its work in flight is released (upstream calls cancelled,
+   * per-session workers stopped) and its record deleted. Idempotent.
+   */
+  end(connection: ClientConnection): void {
+    const id = connection.session.id;
+    if (this.#held.get(id)?.connection !== connection) return;
+    this.#held.delete(id);
+    connection.close();
+    connection.handler.releaseScope(id);
+    this.sessions.forget(id, this.log);
+  }
+
+  /** Shutdown: every connection hangs up (their sessions end as they close). */
+  closeAll(reason: string): void {
+    for (const held of [...this.#held.values()]) held.hangUp(reason);
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+  }
+
+  async #refresh(): Promise<void> {
+    for (const held of [...this.#held.values()]) {
+      const s = held.connection.session;
+      try {
+        await this.sessions.load(s.id, s.principal, this.log, s.transport);
+      } catch (err) {
+        // Gone from the store: the connection goes too. A store outage leaves it be.
+        if (err instanceof GatewayError && err.type === 'SESSION_NOT_FOUND') held.hangUp('session expired');
+      }
+    }
+  }
+}
