@@ -29,7 +29,9 @@ import { ListenStreams } from './modern/listen-streams.js';
 import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
-import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
+import { registerStreamableHttp, type StreamableHttpOptions, type StreamableHttpTransport } from './transport/streamable-http.js';
+import type { McpHandler } from './gateway/virtual-server.js';
+import type { ServerEntryConfig } from './config/schema.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { PoolStatus } from './upstream/worker-set.js';
 import type { ClientIdentity } from './contracts/upstream.js';
@@ -62,6 +64,13 @@ export interface Gateway {
   start(): Promise<void>;
   /** true once start() has succeeded. */
   readonly ready: boolean;
+  /**
+   * Replaces the virtual servers (`servers:`) at once, e.g. on a reload: checked against the
+   * current catalog, and on any error (ServerViewsError) nothing changes. Every session hears
+   * list_changed. A path that had no route when the gateway was built cannot get one live:
+   * it is named in `needsRestart` (its server is kept, and served after a restart).
+   */
+  setServers(servers: readonly ServerEntryConfig[]): { warnings: string[]; needsRestart: string[] };
   /** Stops taking work, lets replies in flight finish (up to shutdown.drainMs), stops upstreams. */
   close(): Promise<void>;
 }
@@ -167,6 +176,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     caching: config.stateless,
     log,
     diagnostics,
+    servers: config.servers,
   });
   return { server, router, group };
 }
@@ -189,7 +199,7 @@ interface HttpParts {
 }
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: StreamableHttpTransport }> {
+async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: Pick<StreamableHttpTransport, 'activeReplies'> }> {
   const { config, log, metrics, diagnostics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
   const app = Fastify({
@@ -221,13 +231,13 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);
-  const transport = registerStreamableHttp(app, {
-    path: config.path,
+  const endpoint = (path: string, handler: McpHandler, server?: StreamableHttpOptions['server']) => registerStreamableHttp(app, {
+    path,
     bodyLimit: config.limits.bodyBytes,
     intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
     maxInFlightPerClient: config.limits.maxInFlightPerClient,
     maxStreams: config.limits.maxStreams,
-    handler: parts.server,
+    handler,
     store: parts.store,
     streams: parts.streams,
     listens: parts.listens,
@@ -236,7 +246,16 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     isDraining: parts.isDraining,
     isReady: parts.isReady,
     ...(authenticator ? { auth: authenticator } : {}),
+    ...(server ? { server } : {}),
   });
+  const transports = [endpoint(config.path, parts.server)];
+  // Each virtual server (servers[]) is an endpoint of its own over the same virtual server's view of it.
+  for (const path of parts.server.serverPaths) {
+    registerEndpointMethods(app, { path, isAllowedOrigin, diagnostics });
+    const handler = parts.server.forServer(path);
+    transports.push(endpoint(path, handler, { path, admit: (identity) => handler.admit(identity) }));
+  }
+  const transport = { get activeReplies() { return transports.reduce((n, t) => n + t.activeReplies, 0); } };
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();
@@ -300,6 +319,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     isDraining: () => state.draining,
     isReady: () => state.ready,
   });
+  // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
+  const routed = new Set(server.serverPaths);
   metrics.countSessions = () => store.size();
   metrics.storeStatus = created.status;
   metrics.countInputChains = () => router.chains;
@@ -344,6 +365,11 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     start,
     get ready() {
       return state.ready;
+    },
+    setServers(servers) {
+      const warnings = server.setServers(servers);
+      const needsRestart = server.serverPaths.filter((p) => !routed.has(p));
+      return { warnings, needsRestart };
     },
     close,
   };

@@ -13,6 +13,7 @@ import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { resumabilitySchema } from './resumability.js';
 import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
+import { serversChecks, serversSchema } from './servers.js';
 import { statelessSchema } from './stateless.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
@@ -21,6 +22,7 @@ export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { ServerConfig } from './server.js';
+export type { ServerEntryConfig, ToolOverrideConfig } from './servers.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
@@ -48,6 +50,7 @@ export const configSchema = {
     shutdown: shutdownSchema,
     audit: auditSchema,
     upstreams: upstreamsSchema,
+    servers: serversSchema,
   },
   required: ['upstreams'],
 } as const;
@@ -72,5 +75,6 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   serverChecks(config.server, problems);
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
+  serversChecks(config.servers, config.path, typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined, problems);
   return problems;
 }

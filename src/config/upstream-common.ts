@@ -32,6 +32,14 @@ export const commonUpstreamProperties = {
   required: { type: 'boolean', default: false },
   // tools/call arguments are checked against the tool's inputSchema before they reach the upstream.
   validateArguments: { type: 'boolean', default: true },
+  // uris: prefixed: this upstream's resource URIs and templates are offered as `<prefix>+<uri>`
+  // (so two copies of one server can sit behind one gateway); as-is: unchanged.
+  resources: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { uris: { type: 'string', enum: ['as-is', 'prefixed'], default: 'as-is' } },
+    required: [],
+  },
   // Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters).
   tools: {
     type: 'object',

@@ -61,6 +61,16 @@ export class CatalogManager {
     this.#started = true;
   }
 
+  /** Whether every configured upstream's lists are in the catalog (none still down since start-up). */
+  get complete(): boolean {
+    return this.#lists.size === this.options.upstreams.size;
+  }
+
+  /** Tells every listener that lists changed (the virtual servers' views did, say). */
+  announce(methods: readonly string[]): void {
+    this.#announce(methods);
+  }
+
   /** Called with a list_changed method after the merged catalog changed. */
   onListChanged(listener: (method: string) => void): void {
     this.#listChangedListeners.push(listener);

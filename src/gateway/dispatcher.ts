@@ -19,6 +19,7 @@ import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import { paginate } from './pagination.js';
 import type { PerSessionRouter } from './per-session-router.js';
+import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -77,14 +78,19 @@ export class Dispatcher {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
   }
 
-  async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+  /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */
+  async handleRequest(ctx: RequestContext, request: JsonRpcRequest, view?: ServerView): Promise<JsonRpcResponse> {
     const started = performance.now();
     let tool = '';
     let errorType = '';
     let result: McpResult | undefined;
     try {
       if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
-      result = await this.#dispatch(ctx, request);
+      if (view) {
+        request = view.rewrite(ctx, request, this.options.catalogs.catalog);
+        if (request.method === 'tools/call' && typeof request.params?.name === 'string') tool = request.params.name;
+      }
+      result = await this.#dispatch(ctx, request, view);
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
@@ -139,12 +145,12 @@ export class Dispatcher {
     this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
-  async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined): Promise<McpResult> {
     const params = request.params;
     const catalog = this.options.catalogs.catalog;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
-      const all = catalog.list(listKind);
+      const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
       const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);

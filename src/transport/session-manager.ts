@@ -15,11 +15,16 @@ import { Rejection } from './error-reply.js';
 export class SessionManager {
   readonly #store: SessionStore;
   readonly #ended: (sessionId: string) => void;
+  readonly #server: string | undefined;
 
-  /** `ended` runs once a session is gone (deleted or expired): what it holds on this replica goes. */
-  constructor(store: SessionStore, ended: (sessionId: string) => void) {
+  /**
+   * `ended` runs once a session is gone (deleted or expired): what it holds on this replica goes.
+   * `server`: the virtual server (its path) whose sessions these are; none: the main endpoint's.
+   */
+  constructor(store: SessionStore, ended: (sessionId: string) => void, server?: string) {
     this.#store = store;
     this.#ended = ended;
+    this.#server = server;
     store.onExpired(ended);
   }
 
@@ -38,6 +43,7 @@ export class SessionManager {
       createdAt: Date.now(),
     };
     if (principal !== undefined) session.principal = principal;
+    if (this.#server !== undefined) session.server = this.#server;
     try {
       await this.#store.create(session);
     } catch (err) {
@@ -57,8 +63,8 @@ export class SessionManager {
     } catch (err) {
       throw this.#unavailable(err, log);
     }
-    // Another principal's session is not theirs to learn exists.
-    if (!session || session.principal !== principal) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    // Another principal's session is not theirs to learn exists, nor another server's session here.
+    if (!session || session.principal !== principal || session.server !== this.#server) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
     return session;
   }
 

@@ -46,6 +46,12 @@ export interface StreamableHttpOptions {
   isReady: () => boolean;
   /** With auth on: who sends a request, and what they may call. */
   auth?: Authenticator;
+  /**
+   * A virtual server's endpoint (servers[]): the sessions opened here are bound to it (`server`,
+   * its path) and unknown on any other endpoint; `admit` refuses a client its principals or
+   * scopes leave out (throws a GatewayError: 403, or 404 for a server a reload removed).
+   */
+  server?: { path: string; admit(identity: Identity | undefined): void };
 }
 
 type MayCall = ((tool: string) => boolean) | undefined;
@@ -88,10 +94,14 @@ export class StreamableHttpTransport {
     this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
     this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
     this.#stateless = new StatelessServing(options.handler, options.listens);
-    this.#sessions = new SessionManager(options.store, (id) => {
-      this.#handler.releaseScope(id);
-      this.#streams.endSession(id);
-    });
+    this.#sessions = new SessionManager(
+      options.store,
+      (id) => {
+        this.#handler.releaseScope(id);
+        this.#streams.endSession(id);
+      },
+      options.server?.path,
+    );
   }
 
   /** POST replies still being written (for the shutdown drain). */
@@ -138,6 +148,14 @@ export class StreamableHttpTransport {
     if (auth) {
       try {
         this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
+      } catch (err) {
+        replyWithFailure(reply, this.#diagnostics, err);
+        return reply;
+      }
+    }
+    if (this.#options.server) {
+      try {
+        this.#options.server.admit(this.#identities.get(request));
       } catch (err) {
         replyWithFailure(reply, this.#diagnostics, err);
         return reply;
