@@ -144,22 +144,14 @@ export class StreamableHttpTransport {
       this.#send(reply, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
       return reply;
     }
-    const auth = this.#options.auth;
-    if (auth) {
-      try {
-        this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
-      } catch (err) {
-        replyWithFailure(reply, this.#diagnostics, err);
-        return reply;
-      }
-    }
-    if (this.#options.server) {
-      try {
-        this.#options.server.admit(this.#identities.get(request));
-      } catch (err) {
-        replyWithFailure(reply, this.#diagnostics, err);
-        return reply;
-      }
+    const { auth, server } = this.#options;
+    try {
+      if (auth) this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
+      // A virtual server's principals and scopes, once the sender is known.
+      server?.admit(this.#identities.get(request));
+    } catch (err) {
+      replyWithFailure(reply, this.#diagnostics, err);
+      return reply;
     }
     return undefined;
   }
