@@ -225,9 +225,11 @@ export function viewProblems(servers: readonly ServerEntryConfig[], catalog: Cat
       }
     }
     const offered = new Map<string, string>();
-    for (const t of view.list(catalog, 'tools')) {
-      const name = String(t.name);
-      const exposed = view.exposedTool(name) ?? name;
+    for (const t of catalog.list('tools')) {
+      const exposed = String(t.name);
+      if (!view.selectsTool(exposed)) continue;
+      // Own keys only: a tool named "constructor" has no override.
+      const name = (s.overrides && Object.hasOwn(s.overrides, exposed) ? s.overrides[exposed]!.name : undefined) ?? exposed;
       const twin = offered.get(name);
       if (twin !== undefined) errors.push(`${at}: two tools are offered as "${name}" (${twin} and ${exposed}): rename one of them in ${at}.overrides`);
       offered.set(name, exposed);
