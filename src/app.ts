@@ -3,6 +3,7 @@ import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { GatewayConfig } from './config/schema.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
+import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { registerHealth } from './server/health.js';
@@ -157,12 +158,14 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     diagnostics,
   });
+  const uris = new ResourceUris(group.upstreams);
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
     owners: replication.owners,
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
+    exposeNotification: (upstream, n) => uris.notification(upstream, n),
     inputWaitMs: config.stateless.inputTimeoutMs,
   });
   server = new VirtualServer({

@@ -70,4 +70,5 @@ export function dropNullKeys(u: Record<string, unknown>, keys: readonly string[]
 export function commonUpstreamChecks(u: UpstreamCommon, at: string, problems: string[]): void {
   if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
   if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
+  if (u.resources?.uris === 'prefixed' && (u.prefix ?? u.name) === '') problems.push(`${at}.resources.uris: "prefixed" needs a prefix that is not empty (prefix: "")`);
 }

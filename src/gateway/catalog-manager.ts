@@ -143,7 +143,7 @@ export class CatalogManager {
       }
       lists[kind] = kind === 'tools' && entry.offersTool ? all.filter((t) => typeof t.name === 'string' && entry.offersTool!(t.name)) : all;
     }
-    return { name, prefix: entry.prefix, lists };
+    return entry.prefixUris ? { name, prefix: entry.prefix, uriPrefix: entry.prefix, lists } : { name, prefix: entry.prefix, lists };
   }
 
   async #refresh(name: string, method?: string): Promise<void> {

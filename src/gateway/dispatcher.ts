@@ -17,6 +17,7 @@ import type { Capabilities } from './capabilities.js';
 import { LISTS, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
+import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
@@ -32,6 +33,8 @@ export interface DispatcherOptions {
   catalogs: CatalogManager;
   capabilities: Capabilities;
   subscriptions: Subscriptions;
+  /** Upstreams whose resource URIs are prefixed: results leave with the client's URIs. */
+  uris: ResourceUris;
   /** How results leave for stateless (2026-07-28) clients. */
   statelessResults: StatelessResults;
   pageSize: number;
@@ -174,7 +177,8 @@ export class Dispatcher {
         const uri = requireString(params, 'uri');
         const route = catalog.resource(uri);
         if (!route) throw resourceNotFound(ctx, uri);
-        return this.#forward(ctx, request, route.upstream, params);
+        const result = await this.#forward(ctx, request, route.upstream, route.original === uri ? params : { ...params, uri: route.original });
+        return this.options.uris.result(route.upstream, request.method, result);
       }
       case 'resources/subscribe':
       case 'resources/unsubscribe':
@@ -193,8 +197,9 @@ export class Dispatcher {
     const uri = requireString(request.params, 'uri');
     const route = this.options.catalogs.catalog.resource(uri);
     if (!route) throw resourceNotFound(ctx, uri);
-    const result = await this.#forward(ctx, request, route.upstream, request.params);
-    this.options.subscriptions.record(ctx, request.method, route.upstream, uri);
+    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, uri: route.original });
+    // Updates name the upstream's own URI: they are told apart by that, and leave with the client's.
+    this.options.subscriptions.record(ctx, request.method, route.upstream, route.original);
     return result;
   }
 
@@ -207,9 +212,11 @@ export class Dispatcher {
     return {};
   }
 
-  #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
+  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
     if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
-    return this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+    // Resource links and embedded resources name URIs too.
+    return this.options.uris.result(route.upstream, request.method, result);
   }
 
   #complete(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
@@ -224,7 +231,7 @@ export class Dispatcher {
     if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
       const route = catalog.resource(ref.uri);
       if (!route) throw resourceNotFound(ctx, ref.uri);
-      return this.#forward(ctx, request, route.upstream, request.params);
+      return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, uri: route.original } });
     }
     throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
   }

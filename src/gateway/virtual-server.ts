@@ -17,6 +17,7 @@ import { CatalogManager } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
+import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewProblems, type ServerView } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
@@ -84,7 +85,8 @@ export class VirtualServer implements McpHandler {
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
     this.#capabilities = new Capabilities(upstreams, options.serverInfo);
-    this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, log });
+    const uris = new ResourceUris(upstreams);
+    this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, uris, log });
     this.#dispatcher = new Dispatcher({
       upstreams,
       perSession,
@@ -92,6 +94,7 @@ export class VirtualServer implements McpHandler {
       catalogs: this.#catalogs,
       capabilities: this.#capabilities,
       subscriptions: this.#subscriptions,
+      uris,
       statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching }),
       pageSize: options.pageSize,
       log,

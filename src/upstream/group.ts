@@ -40,6 +40,8 @@ interface EntryCommon {
   offersTool?: (name: string) => boolean;
   /** Whether tools/call arguments are checked against the tool's inputSchema (`upstreams[].validateArguments`). */
   validateArguments: boolean;
+  /** `resources: { uris: prefixed }`: its resource URIs and templates are offered as `<prefix>+<uri>`. */
+  prefixUris?: boolean;
   /** Its workers, whatever its mode: what the gateway calls. */
   workers: WorkerSet;
 }
@@ -106,7 +108,7 @@ export class UpstreamGroup {
 
   #build(u: UpstreamConfig): ConfiguredUpstream {
     const { identity, peers, log, diagnostics } = this.options;
-    const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments };
+    const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments, prefixUris: u.resources?.uris === 'prefixed' };
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
     const createWorker = this.#workerFactory(u, throttle);
