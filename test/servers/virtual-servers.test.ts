@@ -8,20 +8,9 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, openSession, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { connectClient, everythingUpstream } from '../support/everything.js';
+import { READER, connectClient, everythingUpstream } from '../support/everything.js';
 import { modernRequest } from '../support/modern.js';
 
-export const READER = {
-  name: 'reader',
-  path: '/mcp/reader',
-  tools: ['ev__echo', 'ev__get-sum'],
-  prompts: ['ev__simple*'],
-  resources: ['demo://resource/static/document/features.md', 'demo://resource/dynamic/text/*'],
-  overrides: {
-    ev__echo: { name: 'say', description: 'Says the message back', arguments: { defaults: { message: 'hello by default' } } },
-    'ev__get-sum': { name: 'add-ten', title: 'Adds ten', annotations: { openWorldHint: true }, arguments: { fixed: { b: 10 } } },
-  },
-};
 
 let gw: RunningGateway;
 let reader: Client;

@@ -21,3 +21,16 @@ export async function connectClient(url: URL, key?: string): Promise<{ client: C
   await client.connect(transport);
   return { client, transport };
 }
+
+/** A curated virtual server over everythingUpstream('ev'): a rename, a description, a fixed argument, a default. */
+export const READER = {
+  name: 'reader',
+  path: '/mcp/reader',
+  tools: ['ev__echo', 'ev__get-sum'],
+  prompts: ['ev__simple*'],
+  resources: ['demo://resource/static/document/features.md', 'demo://resource/dynamic/text/*'],
+  overrides: {
+    ev__echo: { name: 'say', description: 'Says the message back', arguments: { defaults: { message: 'hello by default' } } },
+    'ev__get-sum': { name: 'add-ten', title: 'Adds ten', annotations: { openWorldHint: true }, arguments: { fixed: { b: 10 } } },
+  },
+};
