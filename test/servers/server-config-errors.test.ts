@@ -105,7 +105,7 @@ describe('servers replaced at runtime (setServers)', () => {
   });
 
   it('changes nothing when the new servers do not fit the catalog', async () => {
-    expect(() => gw.gateway.setServers([{ path: '/mcp/a', tools: ['*'], prompts: [], resources: [], overrides: { nope: {} }, principals: [], requiredScopes: [] }])).toThrow(ServerViewsError);
+    expect(() => gw.gateway.setServers([{ path: '/mcp/a', tools: ['*'], prompts: [], resources: [], overrides: { nope: { arguments: { fixed: {}, defaults: {} } } }, principals: [], requiredScopes: [] }])).toThrow(ServerViewsError);
     expect(gw.gateway.server.serverPaths).toEqual(['/mcp/a']);
   });
 
