@@ -66,6 +66,11 @@ export class CatalogManager {
     return this.#lists.size === this.options.upstreams.size;
   }
 
+  /** Whether `upstream`'s lists are in the catalog. */
+  listed(upstream: string): boolean {
+    return this.#lists.has(upstream);
+  }
+
   /** Tells every listener that lists changed (the virtual servers' views did, say). */
   announce(methods: readonly string[]): void {
     this.#announce(methods);
