@@ -114,3 +114,17 @@ describe('servers replaced at runtime (setServers)', () => {
     expect(gw.gateway.setServers(next)).toEqual({ warnings: ['servers[0].tools[1]: "nothing*" selects nothing in the catalog'], needsRestart: ['/mcp/new'] });
   });
 });
+
+describe('the README example', () => {
+  it('is a config the gateway accepts', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { parse } = await import('yaml');
+    const { resolveConfig } = await import('../../src/config/load.js');
+    const { ROOT } = await import('../support/gateway.js');
+    const readme = readFileSync(`${ROOT}/README.md`, 'utf8');
+    const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Virtual servers')))![1]!;
+    const config = resolveConfig(parse(block), { READER_KEY_SHA256: 'a'.repeat(64), CI_KEY_SHA256: 'b'.repeat(64) });
+    expect(config.servers.map((s) => s.path)).toEqual(['/mcp/reader', '/mcp/ci']);
+    expect(config.servers[0]!.overrides['docs-eu__search']!.arguments.fixed).toEqual({ index: 'handbook' });
+  });
+});
