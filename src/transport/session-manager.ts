@@ -25,7 +25,8 @@ export class SessionManager {
     this.#store = store;
     this.#ended = ended;
     this.#server = server;
-    store.onExpired(ended);
+    // One store, one virtual server behind every endpoint: the main endpoint's manager hears expiries for all of them.
+    if (server === undefined) store.onExpired(ended);
   }
 
   /**
