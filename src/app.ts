@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { GatewayConfig } from './config/schema.js';
+import type { GatewayConfig, ServerEntryConfig } from './config/schema.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
 import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
@@ -30,9 +30,8 @@ import { ListenStreams } from './modern/listen-streams.js';
 import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
-import { registerStreamableHttp, type StreamableHttpOptions, type StreamableHttpTransport } from './transport/streamable-http.js';
-import type { McpHandler } from './gateway/virtual-server.js';
-import type { ServerEntryConfig } from './config/schema.js';
+import type { StreamableHttpTransport } from './transport/streamable-http.js';
+import { registerMcpEndpoints } from './server/mcp-endpoints.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { PoolStatus } from './upstream/worker-set.js';
 import type { ClientIdentity } from './contracts/upstream.js';
@@ -234,13 +233,9 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);
-  const endpoint = (path: string, handler: McpHandler, server?: StreamableHttpOptions['server']) => registerStreamableHttp(app, {
-    path,
-    bodyLimit: config.limits.bodyBytes,
-    intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
-    maxInFlightPerClient: config.limits.maxInFlightPerClient,
-    maxStreams: config.limits.maxStreams,
-    handler,
+  const transport = registerMcpEndpoints(app, {
+    config,
+    server: parts.server,
     store: parts.store,
     streams: parts.streams,
     listens: parts.listens,
@@ -248,17 +243,8 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     diagnostics,
     isDraining: parts.isDraining,
     isReady: parts.isReady,
-    ...(authenticator ? { auth: authenticator } : {}),
-    ...(server ? { server } : {}),
+    authenticator,
   });
-  const transports = [endpoint(config.path, parts.server)];
-  // Each virtual server (servers[]) is an endpoint of its own over the same virtual server's view of it.
-  for (const path of parts.server.serverPaths) {
-    registerEndpointMethods(app, { path, isAllowedOrigin, diagnostics });
-    const handler = parts.server.forServer(path);
-    transports.push(endpoint(path, handler, { path, admit: (identity) => handler.admit(identity) }));
-  }
-  const transport = { get activeReplies() { return transports.reduce((n, t) => n + t.activeReplies, 0); } };
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();

@@ -52,6 +52,8 @@ export interface StreamableHttpOptions {
    * scopes leave out (throws a GatewayError: 403, or 404 for a server a reload removed).
    */
   server?: { path: string; admit(identity: Identity | undefined): void };
+  /** The replica's bounds when several endpoints share them (servers[]): else this endpoint's own. */
+  bounds?: { inFlight: InFlightLimit; room: StreamRoom };
 }
 
 type MayCall = ((tool: string) => boolean) | undefined;
@@ -91,8 +93,8 @@ export class StreamableHttpTransport {
     this.#handler = options.handler;
     this.#streams = options.streams;
     this.#diagnostics = options.diagnostics;
-    this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
-    this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
+    this.#inFlight = options.bounds?.inFlight ?? new InFlightLimit(options.maxInFlightPerClient);
+    this.#room = options.bounds?.room ?? new StreamRoom(options.maxStreams, options.diagnostics);
     this.#stateless = new StatelessServing(options.handler, options.listens);
     this.#sessions = new SessionManager(
       options.store,
