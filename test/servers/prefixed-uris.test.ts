@@ -94,6 +94,28 @@ describe('two copies of one server, URIs prefixed', () => {
   });
 });
 
+describe('prefixed URIs of a per-session upstream', () => {
+  it('reads under the prefix and delivers its worker’s updates under it', async () => {
+    const own = await startGateway(exampleConfig({ upstreams: [everythingUpstream('p', { ...PREFIXED, mode: 'per-session', pool: { max: 2, spares: 0 } })] }));
+    const mine = (await connectClient(own.url)).client;
+    const heard: string[] = [];
+    mine.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      heard.push(n.params.uri);
+    });
+    try {
+      expect((await mine.readResource({ uri: `p+${DOC}` })).contents[0]).toMatchObject({ uri: `p+${DOC}` });
+      await mine.subscribeResource({ uri: `p+${DOC}` });
+      await mine.callTool({ name: 'p__toggle-subscriber-updates', arguments: {} });
+      await until('a resource update', () => heard.length > 0, 10_000);
+      expect(heard[0]).toBe(`p+${DOC}`);
+      await mine.callTool({ name: 'p__toggle-subscriber-updates', arguments: {} });
+    } finally {
+      await mine.close().catch(() => undefined);
+      await own.stop();
+    }
+  });
+});
+
 describe('two copies without prefixed URIs', () => {
   it('fails the start naming the key that fixes it', async () => {
     const config = exampleConfig({ upstreams: [everythingUpstream('a'), everythingUpstream('b')] });
