@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { GatewayConfig } from './config/schema.js';
+import type { GatewayConfig, ServerEntryConfig } from './config/schema.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
+import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { registerHealth } from './server/health.js';
@@ -35,7 +36,8 @@ import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerConnectionTransports } from './server/connection-transports.js';
-import { registerStreamableHttp, type StreamableHttpTransport } from './transport/streamable-http.js';
+import type { StreamableHttpTransport } from './transport/streamable-http.js';
+import { registerMcpEndpoints } from './server/mcp-endpoints.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { PoolStatus } from './upstream/worker-set.js';
 import type { ClientIdentity } from './contracts/upstream.js';
@@ -77,6 +79,13 @@ export interface Gateway {
   start(): Promise<void>;
   /** true once start() has succeeded. */
   readonly ready: boolean;
+  /**
+   * Replaces the virtual servers (`servers:`) at once, e.g. on a reload: checked against the
+   * current catalog, and on any error (ServerViewsError) nothing changes. Every session hears
+   * list_changed. A path that had no route when the gateway was built cannot get one live:
+   * it is named in `needsRestart` (its server is kept, and served after a restart).
+   */
+  setServers(servers: readonly ServerEntryConfig[]): { warnings: string[]; needsRestart: string[] };
   /** Stops taking work, lets replies in flight finish (up to shutdown.drainMs), stops upstreams. */
   close(): Promise<void>;
 }
@@ -176,12 +185,14 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     diagnostics,
   });
+  const uris = new ResourceUris(group.upstreams);
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
     owners: replication.owners,
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
+    exposeNotification: (upstream, n) => uris.notification(upstream, n),
     inputWaitMs: config.stateless.inputTimeoutMs,
   });
   server = new VirtualServer({
@@ -195,6 +206,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     caching: config.stateless,
     log,
     diagnostics,
+    servers: config.servers,
   });
   return { server, router, group };
 }
@@ -220,7 +232,7 @@ interface HttpParts {
 }
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: StreamableHttpTransport; unsubscribe: () => void }> {
+async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: Pick<StreamableHttpTransport, 'activeReplies'>; unsubscribe: () => void }> {
   const { config, log, metrics, diagnostics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
   const app = Fastify({
@@ -255,13 +267,9 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);
-  const transport = registerStreamableHttp(app, {
-    path: config.path,
-    bodyLimit: config.limits.bodyBytes,
-    intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
-    maxInFlightPerClient: config.limits.maxInFlightPerClient,
-    maxStreams: config.limits.maxStreams,
-    handler: parts.server,
+  const transport = registerMcpEndpoints(app, {
+    config,
+    server: parts.server,
     store: parts.store,
     streams: parts.streams,
     listens: parts.listens,
@@ -269,7 +277,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     diagnostics,
     isDraining: parts.isDraining,
     isReady: parts.isReady,
-    ...(authenticator ? { auth: authenticator } : {}),
+    authenticator,
   });
   registerStatusPage(app, {
     config: config.status,
@@ -277,7 +285,8 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     sources: statusSources({ ...parts, version: GATEWAY_VERSION, activeReplies: () => transport.activeReplies }),
     ...(authenticator ? { auth: authenticator } : {}),
   });
-  // Legacy HTTP+SSE and WebSocket, for the same virtual server (at /sse, /messages, /ws).
+  // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
+  // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
   const mount = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator });
   mount('', parts.server);
   // Open SSE streams would keep fastify.close() waiting forever.
@@ -350,6 +359,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     configStatus,
     inputChains: () => router.chains,
   });
+  // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
+  const routed = new Set(server.serverPaths);
   metrics.countSessions = () => store.size();
   if (created.status) metrics.observeStore(created.status);
   metrics.upstreamStates = () => group.status();
@@ -400,6 +411,11 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     start,
     get ready() {
       return state.ready;
+    },
+    setServers(servers) {
+      const warnings = server.setServers(servers);
+      const needsRestart = server.serverPaths.filter((p) => !routed.has(p));
+      return { warnings, needsRestart };
     },
     close,
   };

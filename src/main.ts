@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
+import { checkConfig } from './gateway/config-check.js';
 import type { GatewayConfig } from './config/schema.js';
 import { createLogger, type Logger } from './observability/logger.js';
 
@@ -9,8 +10,10 @@ const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
 
   -c, --config FILE   gateway config (YAML or JSON); also MCPGW_CONFIG.
                       Without one: in-memory sessions and the bundled example upstreams.
-      --check         validate the config (schema, cross-checks, \${VAR}s, readable files) and
-                      exit: 0 when the gateway would accept it, 2 naming every problem
+      --check         validate the config (schema, cross-checks, \${VAR}s, readable files,
+                      stdio commands on PATH; the upstreams are started to list what they offer:
+                      name and URI collisions, servers' overrides; globs selecting nothing warn)
+                      and exit: 0 when the gateway would accept it, 2 naming every problem
   -h, --help          show this help
   -v, --version       show the version
 
@@ -51,12 +54,7 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  if (args.check) {
-    // Nothing is started: a deploy pipeline can run this against the real environment.
-    const upstreams = config.upstreams.map((u) => u.name).join(', ');
-    process.stdout.write(`mcp-gateway: ${file ?? 'default configuration'}: OK (${config.upstreams.length} upstream(s): ${upstreams}; sessions: ${config.sessions.store}; auth: ${config.auth.mode})\n`);
-    return 0;
-  }
+  if (args.check) return check(config, file);
 
   const log = createLogger(config.logLevel);
   // Signals are handled from here on, so one that arrives during start-up still stops the
@@ -99,6 +97,25 @@ async function main(): Promise<number> {
   }
 
   return serve(gateway, config, log, () => stopping);
+}
+
+/**
+ * --check: the file, then what reload checks too (checkConfig): commands on PATH, and, with the
+ * upstreams started just to list what they offer (nothing listens, no session store is
+ * touched), collisions and the virtual servers' overrides and globs.
+ */
+async function check(config: GatewayConfig, file: string | undefined): Promise<number> {
+  const name = file ?? 'default configuration';
+  const { errors, warnings } = await checkConfig(config, { log: createLogger(process.env.MCPGW_LOG_LEVEL ?? 'silent') });
+  for (const w of warnings) process.stderr.write(`mcp-gateway: ${name}: warning: ${w}\n`);
+  if (errors.length > 0) {
+    process.stderr.write(`mcp-gateway: ${name}: invalid configuration:\n${errors.map((e) => `  - ${e}`).join('\n')}\n`);
+    return 2;
+  }
+  const upstreams = config.upstreams.map((u) => u.name).join(', ');
+  const servers = config.servers.length > 0 ? `; servers: ${config.servers.map((s) => s.path).join(', ')}` : '';
+  process.stdout.write(`mcp-gateway: ${name}: OK (${config.upstreams.length} upstream(s): ${upstreams}${servers}; sessions: ${config.sessions.store}; auth: ${config.auth.mode})\n`);
+  return 0;
 }
 
 /** The port first: liveness answers at once, and /readyz says "starting" until the upstreams are up. -1: keep running. */

@@ -1,5 +1,6 @@
 /** The `auth` section: who may call (`none`, JWTs, or introspected opaque tokens), its type, its checks. */
 import type { FromSchema } from 'json-schema-to-ts';
+import { substituteEnv } from './env.js';
 import { oauthClientChecks, oauthClientCredentials } from './oauth-client.js';
 
 export const authSchema = {
@@ -7,7 +8,27 @@ export const authSchema = {
   additionalProperties: false,
   properties: {
     // jwt: tokens verified with the issuer's keys; introspection: opaque tokens checked with the authorization server (RFC 7662).
-    mode: { type: 'string', enum: ['none', 'jwt', 'introspection'], default: 'none' },
+    // api-key: static keys, each known by the sha256 of its value (apiKeys).
+    mode: { type: 'string', enum: ['none', 'jwt', 'introspection', 'api-key'], default: 'none' },
+    // api-key: who holds which key. The key itself never appears here: its hex sha256 does (`${VAR}` works).
+    apiKeys: {
+      type: 'array',
+      default: [],
+      maxItems: 10000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          // The principal of requests sent with this key.
+          name: { type: 'string', pattern: '^[A-Za-z0-9_.@:-]+$', maxLength: 128 },
+          // 64 hex digits once `${VAR}` is expanded (checked in apiKeyChecks, with advice).
+          sha256: { type: 'string', minLength: 1, maxLength: 256 },
+          // What requests with this key may do, as a token's scopes would (servers' requiredScopes, toolScopes).
+          scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+        },
+        required: ['name', 'sha256'],
+      },
+    },
     // The gateway's MCP endpoint as clients name it (RFC 8707 resource, RFC 9728 metadata).
     resource: { type: 'string', pattern: '^https?://' },
     // Issuers clients get tokens from, listed in the protected resource metadata.
@@ -57,10 +78,36 @@ export type AuthConfig = FromSchema<typeof authSchema>;
 /** What a mode needs; `${VAR}` in the introspection endpoint and secret. */
 export function authChecks(auth: AuthConfig, env: NodeJS.ProcessEnv, problems: string[]): void {
   if (auth.mode === 'none') return;
+  if (auth.mode === 'api-key') return apiKeyChecks(auth, env, problems);
   const required = auth.mode === 'jwt' ? (['resource', 'issuer', 'jwksUrl'] as const) : (['resource', 'introspection'] as const);
   for (const key of required) {
     if (auth[key] === undefined) problems.push(`auth.${key}: is required when auth.mode is "${auth.mode}"`);
   }
   if (auth.authorizationServers.length === 0) problems.push(`auth.authorizationServers: name at least one when auth.mode is "${auth.mode}"`);
   if (auth.introspection) oauthClientChecks(auth.introspection, 'url', 'auth.introspection', env, problems);
+}
+
+/** Unique names; each sha256 (after `${VAR}`) is 64 hex digits and names one key only. */
+function apiKeyChecks(auth: AuthConfig, env: NodeJS.ProcessEnv, problems: string[]): void {
+  if (!Array.isArray(auth.apiKeys) || auth.apiKeys.length === 0) {
+    problems.push('auth.apiKeys: name at least one key ({ name, sha256 }) when auth.mode is "api-key"');
+    return;
+  }
+  const names = new Map<string, number>();
+  const hashes = new Map<string, number>();
+  auth.apiKeys.forEach((key, i) => {
+    if (typeof key !== 'object' || key === null || typeof key.sha256 !== 'string') return;
+    const at = `auth.apiKeys[${i}]`;
+    const seen = names.get(key.name);
+    if (seen !== undefined) problems.push(`${at}.name: "${key.name}" is already used by auth.apiKeys[${seen}]`);
+    names.set(key.name, i);
+    key.sha256 = substituteEnv(key.sha256, `${at}.sha256`, env, problems).toLowerCase();
+    if (!/^[0-9a-f]{64}$/.test(key.sha256)) {
+      problems.push(`${at}.sha256: must be the hex sha256 of the key (64 hex digits), e.g. from \`printf %s "$KEY" | sha256sum\``);
+      return;
+    }
+    const twin = hashes.get(key.sha256);
+    if (twin !== undefined) problems.push(`${at}.sha256: is the same key as auth.apiKeys[${twin}]`);
+    hashes.set(key.sha256, i);
+  });
 }

@@ -15,6 +15,7 @@ import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
 import { legacySseSchema, listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema, websocketSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
+import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
@@ -25,6 +26,7 @@ export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
 export type { LegacySseSettings, ServerConfig, WebSocketSettings } from './server.js';
+export type { ServerEntryConfig, ToolOverrideConfig } from './servers.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
 export type { StatusConfig } from './status.js';
@@ -57,6 +59,7 @@ export const configSchema = {
     status: statusSchema,
     secrets: secretsSchema,
     upstreams: upstreamsSchema,
+    servers: serversSchema,
   },
   required: ['upstreams'],
 } as const;
@@ -84,5 +87,6 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.stateless === 'object' && config.stateless !== null) statelessChecks(config.stateless, env, problems);
   if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
   identityChecks(config, problems);
+  serversChecks(config.servers, config.path, typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined, problems);
   return problems;
 }

@@ -36,6 +36,14 @@ export const commonUpstreamProperties = {
   protocolVersion: { type: 'string', enum: ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], default: 'auto' },
   // tools/call arguments are checked against the tool's inputSchema before they reach the upstream.
   validateArguments: { type: 'boolean', default: true },
+  // uris: prefixed: this upstream's resource URIs and templates are offered as `<prefix>+<uri>`
+  // (so two copies of one server can sit behind one gateway); as-is: unchanged.
+  resources: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { uris: { type: 'string', enum: ['as-is', 'prefixed'], default: 'as-is' } },
+    required: [],
+  },
   // Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters).
   tools: {
     type: 'object',
@@ -66,6 +74,7 @@ export function dropNullKeys(u: Record<string, unknown>, keys: readonly string[]
 export function commonUpstreamChecks(u: UpstreamCommon, at: string, problems: string[]): void {
   if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
   if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
+  if (u.resources?.uris === 'prefixed' && (u.prefix ?? u.name) === '') problems.push(`${at}.resources.uris: "prefixed" needs a prefix that is not empty (prefix: "")`);
 }
 
 /** Whether an upstream's `protocolVersion` lets the gateway speak 2026-07-28 to it (try it, for `auto`). */

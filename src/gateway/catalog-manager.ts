@@ -61,6 +61,21 @@ export class CatalogManager {
     this.#started = true;
   }
 
+  /** Whether every configured upstream's lists are in the catalog (none still down since start-up). */
+  get complete(): boolean {
+    return this.#lists.size === this.options.upstreams.size;
+  }
+
+  /** Whether `upstream`'s lists are in the catalog. */
+  listed(upstream: string): boolean {
+    return this.#lists.has(upstream);
+  }
+
+  /** Tells every listener that lists changed (the virtual servers' views did, say). */
+  announce(methods: readonly string[]): void {
+    this.#announce(methods);
+  }
+
   /** Called with a list_changed method after the merged catalog changed. */
   onListChanged(listener: (method: string) => void): void {
     this.#listChangedListeners.push(listener);
@@ -133,7 +148,7 @@ export class CatalogManager {
       }
       lists[kind] = kind === 'tools' && entry.offersTool ? all.filter((t) => typeof t.name === 'string' && entry.offersTool!(t.name)) : all;
     }
-    return { name, prefix: entry.prefix, lists };
+    return entry.prefixUris ? { name, prefix: entry.prefix, uriPrefix: entry.prefix, lists } : { name, prefix: entry.prefix, lists };
   }
 
   async #refresh(name: string, method?: string): Promise<void> {

@@ -1,6 +1,7 @@
 import { isObject } from '../jsonrpc/messages.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
 import { mirroredParams, type MirroredParam } from '../modern/mirrored-params.js';
+import { URI_SEPARATOR, prefixedUri } from './resource-uris.js';
 
 /** The four lists an MCP server publishes, and the field that names an entry in each. */
 export const LISTS = {
@@ -27,12 +28,19 @@ export interface UpstreamLists {
   name: string;
   /** '' exposes names unchanged. */
   prefix: string;
+  /** Set (`resources: { uris: prefixed }`): its resource URIs and templates are offered as `<uriPrefix>+<uri>`. */
+  uriPrefix?: string;
   lists: Partial<Record<ListKind, Array<Record<string, unknown>>>>;
 }
 
 export class CatalogCollisionError extends Error {
   constructor(kind: ListKind, name: string, first: string, second: string) {
-    super(`${kind} name collision: "${name}" is offered by upstream "${first}" and by upstream "${second}"; give one of them another prefix`);
+    // Names carry the prefix already; URIs only when asked to.
+    const advice =
+      kind === 'resources'
+        ? `set \`resources: { uris: prefixed }\` on upstream "${second}" (or "${first}") so its URIs are offered as <prefix>+<uri>`
+        : `give one of them another \`prefix\``;
+    super(`${kind} name collision: "${name}" is offered by upstream "${first}" and by upstream "${second}"; ${advice}`);
     this.name = 'CatalogCollisionError';
   }
 }
@@ -44,6 +52,8 @@ export function exposedName(prefix: string, name: string): string {
 }
 
 interface TemplateRoute extends Route {
+  /** How many characters of a matching URI are the prefix the gateway added (`<prefix>+`). */
+  cut: number;
   /** Matches the URIs the template can produce (RFC 6570 expressions as wildcards). */
   pattern: RegExp;
   /** Characters outside expressions: the more, the more specific the template. */
@@ -104,19 +114,22 @@ export class Catalog {
       const listed = !hidden.has(u.name);
       for (const tool of u.lists.tools ?? []) this.#addNamed('tools', this.#tools, u, tool, listed);
       for (const prompt of u.lists.prompts ?? []) this.#addNamed('prompts', this.#prompts, u, prompt, listed);
+      const exposeUri = u.uriPrefix === undefined ? undefined : (uri: string) => prefixedUri(u.uriPrefix!, uri);
       for (const resource of u.lists.resources ?? []) {
-        const uri = resource.uri;
-        if (typeof uri !== 'string') continue;
+        const original = resource.uri;
+        if (typeof original !== 'string') continue;
+        const uri = exposeUri ? exposeUri(original) : original;
         const seen = this.#resources.get(uri);
         if (seen) throw new CatalogCollisionError('resources', uri, seen.upstream, u.name);
-        this.#resources.set(uri, { upstream: u.name, original: uri });
-        if (listed) this.#entries.resources.push(resource);
+        this.#resources.set(uri, { upstream: u.name, original });
+        if (listed) this.#entries.resources.push(exposeUri ? { ...resource, uri } : resource);
       }
       for (const template of u.lists.resourceTemplates ?? []) {
-        const t = template.uriTemplate;
-        if (typeof t !== 'string') continue;
-        this.#templates.push({ upstream: u.name, original: t, ...templatePattern(t) });
-        if (listed) this.#entries.resourceTemplates.push(template);
+        const original = template.uriTemplate;
+        if (typeof original !== 'string') continue;
+        const t = exposeUri ? exposeUri(original) : original;
+        this.#templates.push({ upstream: u.name, original: t, cut: exposeUri ? u.uriPrefix!.length + URI_SEPARATOR.length : 0, ...templatePattern(t) });
+        if (listed) this.#entries.resourceTemplates.push(exposeUri ? { ...template, uriTemplate: t } : template);
       }
     }
     // Most literal text first, so the most specific template wins.
@@ -140,7 +153,7 @@ export class Catalog {
     const listed = this.#resources.get(uri);
     if (listed) return listed;
     const template = this.#templates.find((t) => t.literalLength > 0 && t.pattern.test(uri));
-    return template ? { upstream: template.upstream, original: uri } : undefined;
+    return template ? { upstream: template.upstream, original: uri.slice(template.cut) } : undefined;
   }
 
   #addNamed(kind: 'tools' | 'prompts', routes: Map<string, Route>, u: UpstreamLists, entry: Record<string, unknown>, listed: boolean): void {

@@ -19,9 +19,11 @@ import type { Capabilities } from './capabilities.js';
 import { LISTS, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
+import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
 import { RequestEvents, errorCodeLabel } from './request-events.js';
 import type { PerSessionRouter } from './per-session-router.js';
+import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -34,6 +36,8 @@ export interface DispatcherOptions {
   catalogs: CatalogManager;
   capabilities: Capabilities;
   subscriptions: Subscriptions;
+  /** Upstreams whose resource URIs are prefixed: results leave with the client's URIs. */
+  uris: ResourceUris;
   /** How results leave for stateless (2026-07-28) clients. */
   statelessResults: StatelessResults;
   /** Input-required rounds with 2026-07-28 upstreams: the gateway's signed requestState. */
@@ -85,14 +89,20 @@ export class Dispatcher {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
   }
 
-  async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
+  /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */
+  async handleRequest(ctx: RequestContext, request: JsonRpcRequest, view?: ServerView): Promise<JsonRpcResponse> {
     const started = performance.now();
     const start = this.#events.start(ctx.stateless ? undefined : ctx.scope, ctx.protocolVersion, ctx.http, request);
     let errorType = '';
     let errorCode = '';
     let result: McpResult | undefined;
     try {
-      result = await this.#dispatch(ctx, request);
+      if (view) {
+        // A virtual server's names and fixed arguments become the catalog's; metrics see the catalog's name.
+        request = view.rewrite(ctx, request, this.options.catalogs.catalog);
+        if (start) this.#events.follow(request, start);
+      }
+      result = await this.#dispatch(ctx, request, view);
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
@@ -163,12 +173,12 @@ export class Dispatcher {
     this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
-  async #dispatch(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined): Promise<McpResult> {
     const params = request.params;
     const catalog = this.options.catalogs.catalog;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
-      const all = catalog.list(listKind);
+      const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
       const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
@@ -192,7 +202,8 @@ export class Dispatcher {
         const uri = requireString(params, 'uri');
         const route = catalog.resource(uri);
         if (!route) throw resourceNotFound(ctx, uri);
-        return this.#forward(ctx, request, route.upstream, params);
+        const result = await this.#forward(ctx, request, route.upstream, route.original === uri ? params : { ...params, uri: route.original });
+        return this.options.uris.result(route.upstream, request.method, result);
       }
       case 'resources/subscribe':
       case 'resources/unsubscribe':
@@ -211,8 +222,9 @@ export class Dispatcher {
     const uri = requireString(request.params, 'uri');
     const route = this.options.catalogs.catalog.resource(uri);
     if (!route) throw resourceNotFound(ctx, uri);
-    const result = await this.#forward(ctx, request, route.upstream, request.params);
-    this.options.subscriptions.record(ctx, request.method, route.upstream, uri);
+    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, uri: route.original });
+    // Updates name the upstream's own URI: they are told apart by that, and leave with the client's.
+    this.options.subscriptions.record(ctx, request.method, route.upstream, route.original);
     return result;
   }
 
@@ -225,9 +237,11 @@ export class Dispatcher {
     return {};
   }
 
-  #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
+  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
     if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
-    return this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+    // Resource links and embedded resources name URIs too.
+    return this.options.uris.result(route.upstream, request.method, result);
   }
 
   #complete(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
@@ -242,7 +256,7 @@ export class Dispatcher {
     if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
       const route = catalog.resource(ref.uri);
       if (!route) throw resourceNotFound(ctx, ref.uri);
-      return this.#forward(ctx, request, route.upstream, request.params);
+      return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, uri: route.original } });
     }
     throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
   }

@@ -33,6 +33,8 @@ export interface PerSessionRouterOptions {
   log: Logger;
   /** An upstream's list changed (the catalog must refresh). */
   onListChanged: (upstream: string, method: string) => void;
+  /** A worker's notification as its client knows it (resource URIs prefixed: resources.uris). */
+  exposeNotification?: (upstream: string, n: JsonRpcNotification) => JsonRpcNotification;
   /** After an input-required result, how long a stateless request's call waits for the retry. */
   inputWaitMs: number;
 }
@@ -224,7 +226,7 @@ export class PerSessionRouter implements LocalExecutor {
     // A stateless client hears only its own call's progress (see InputChains), never log messages it did not ask for.
     if (isChainScope(scope)) return;
     const link = this.#links.get(scope);
-    if (link) this.#deliver(link, n);
+    if (link) this.#deliver(link, this.options.exposeNotification?.(upstream, n) ?? n);
   }
 
   #link(ctx: RequestContext): ScopeLink {

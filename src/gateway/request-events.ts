@@ -47,6 +47,11 @@ export class RequestEvents {
     return start;
   }
 
+  /** `rewritten` (a virtual server's view of a request) makes its upstream calls under `start`. */
+  follow(rewritten: JsonRpcRequest, start: RequestStart): void {
+    this.#starts.set(rewritten, start);
+  }
+
   /** The request has been answered: its calls are over. */
   done(request: JsonRpcRequest): void {
     this.#starts.delete(request);

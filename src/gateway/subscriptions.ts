@@ -6,12 +6,15 @@ import type { JsonRpcNotification } from '../jsonrpc/messages.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { CatalogManager } from './catalog-manager.js';
 import type { PerSessionRouter } from './per-session-router.js';
+import type { ResourceUris } from './resource-uris.js';
 import { offersSubscriptions, upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
 export interface SubscriptionsOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
   catalogs: CatalogManager;
   perSession: PerSessionRouter;
+  /** Upstreams whose resource URIs are prefixed: updates leave with the client's URI. */
+  uris: ResourceUris;
   log: Logger;
 }
 
@@ -51,12 +54,13 @@ export class Subscriptions {
       if (!route || !entry) continue;
       if (!offersSubscriptions(upstreamInfo(entry))) continue;
       // Subscribing again is harmless upstream; a failure leaves the stream quiet for this URI.
+      const original = route.original;
       if (!entry.workers.perScope) {
         // A shared worker holds the subscription for everyone; the gateway remembers who listens.
-        this.#listen(route.upstream, uri, ctx.scope, sink);
-        entry.workers.call('resources/subscribe', { uri }, undefined, ctx.scope, NO_IDENTITY).promise.catch(refused(route.upstream, uri));
+        this.#listen(route.upstream, original, ctx.scope, sink);
+        entry.workers.call('resources/subscribe', { uri: original }, undefined, ctx.scope, NO_IDENTITY).promise.catch(refused(route.upstream, uri));
       } else {
-        perSession.call(listenerContext(ctx, sink), route.upstream, 'resources/subscribe', { uri }, undefined, () => undefined).catch(refused(route.upstream, uri));
+        perSession.call(listenerContext(ctx, sink), route.upstream, 'resources/subscribe', { uri: original }, undefined, () => undefined).catch(refused(route.upstream, uri));
       }
       watched.push(uri);
     }
@@ -66,7 +70,10 @@ export class Subscriptions {
   /** A shared upstream's notifications/resources/updated, to every scope that listens. */
   deliver(upstream: string, n: JsonRpcNotification): void {
     if (typeof n.params?.uri !== 'string') return;
-    for (const sink of this.#listeners.get(listenerKey(upstream, n.params.uri))?.values() ?? []) sink.send(n);
+    const listeners = this.#listeners.get(listenerKey(upstream, n.params.uri));
+    if (!listeners) return;
+    const update = this.options.uris.notification(upstream, n);
+    for (const sink of listeners.values()) sink.send(update);
   }
 
   /** The scope ended: it listens to nothing any more. */

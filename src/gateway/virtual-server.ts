@@ -1,7 +1,9 @@
 // The one MCP server clients see, as the transport knows it (McpHandler): a facade that builds
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { Logger } from 'pino';
-import { GatewayError } from '../jsonrpc/errors.js';
+import type { ServerEntryConfig } from '../config/schema.js';
+import type { Identity } from '../contracts/authenticator.js';
+import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { ClientIdentity, McpResult, UpstreamPeer } from '../contracts/upstream.js';
@@ -16,6 +18,8 @@ import { CatalogManager } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
+import { ResourceUris } from './resource-uris.js';
+import { ServerViews, viewProblems, type ServerView } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -34,6 +38,16 @@ export interface VirtualServerOptions {
   log: Logger;
   /** Where the data path's events go (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
+  /** The virtual servers (`servers:`): curated views over the catalog, each on a path of its own. */
+  servers?: readonly ServerEntryConfig[];
+}
+
+/** servers[] that do not fit the catalog: nothing was changed. */
+export class ServerViewsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration (servers):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ServerViewsError';
+  }
 }
 
 /** What the transport needs from the virtual server: nothing about upstreams leaks through. */
@@ -79,12 +93,15 @@ export class VirtualServer implements McpHandler {
   readonly #capabilities: Capabilities;
   readonly #subscriptions: Subscriptions;
   readonly #dispatcher: Dispatcher;
+  readonly #views: ServerViews;
 
   constructor(private readonly options: VirtualServerOptions) {
     const { upstreams, perSession, log } = options;
+    this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
     this.#capabilities = new Capabilities(upstreams, options.serverInfo);
-    this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, log });
+    const uris = new ResourceUris(upstreams);
+    this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, uris, log });
     this.#dispatcher = new Dispatcher({
       upstreams,
       perSession,
@@ -92,6 +109,7 @@ export class VirtualServer implements McpHandler {
       catalogs: this.#catalogs,
       capabilities: this.#capabilities,
       subscriptions: this.#subscriptions,
+      uris,
       statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching, upstreamHints: (method) => mergedHints(upstreams, method) }),
       rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10 }),
       maxInputRounds: options.caching.maxInputRounds ?? 10,
@@ -123,7 +141,67 @@ export class VirtualServer implements McpHandler {
   /** Brings up the upstreams and their catalog (see CatalogManager.start), then hears cancellations from other replicas. */
   async start(): Promise<void> {
     await this.#catalogs.start();
+    // Overrides can only be checked against the upstreams' real lists: a misfit stops the start.
+    const { errors, warnings } = viewProblems(this.#views.configs, this.#catalogs.catalog, this.#catalogs.complete);
+    for (const w of warnings) this.options.log.warn(w);
+    if (errors.length > 0) throw new ServerViewsError(errors);
     await this.#dispatcher.start();
+  }
+
+  /** The paths of the virtual servers in force. */
+  get serverPaths(): string[] {
+    return this.#views.paths();
+  }
+
+  /**
+   * Replaces the virtual servers (a reload): checked against the current catalog first, and on
+   * any error nothing changes (ServerViewsError). Every session then hears list_changed, as its
+   * server's lists may have changed. Returns the warnings (globs that select nothing).
+   */
+  setServers(servers: readonly ServerEntryConfig[]): string[] {
+    const { errors, warnings } = viewProblems(servers, this.#catalogs.catalog, this.#catalogs.complete);
+    if (errors.length > 0) throw new ServerViewsError(errors);
+    this.#views.replace(servers);
+    this.#catalogs.announce(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+    return warnings;
+  }
+
+  /**
+   * The McpHandler of the virtual server at `path`: the same server over the same upstreams,
+   * through that server's view (looked up per request, so a reload takes effect at once).
+   * `admit` throws the 403 of a client its principals or scopes leave out, or the 404 of a
+   * server a reload removed.
+   */
+  forServer(path: string): McpHandler & { admit(identity: Identity | undefined): void } {
+    const views = this.#views;
+    const view = (): ServerView => {
+      const v = views.get(path);
+      if (!v) throw new GatewayError('SERVER_NOT_FOUND', `No virtual server at ${path} any more`);
+      return v;
+    };
+    return {
+      admit: (identity) => view().admit(identity),
+      initialize: (params, http, principal, id) => this.initialize(params, http, principal, id),
+      capabilities: (stateless) => this.capabilities(stateless),
+      mirroredParams: (tool) => {
+        const v = views.get(path);
+        const exposed = v?.exposedTool(tool);
+        return v && exposed !== undefined ? v.mirrored(exposed, this.mirroredParams(exposed)) : NO_MIRRORED;
+      },
+      handleRequest: async (ctx, request) => {
+        const v = views.get(path);
+        if (!v) return errorResponse(request.id, new GatewayError('SERVER_NOT_FOUND').toJsonRpc()) as JsonRpcResponse;
+        return this.#dispatcher.handleRequest(ctx, request, v);
+      },
+      handleNotification: (ctx, n) => this.handleNotification(ctx, n),
+      handleResponse: (ctx, r) => this.handleResponse(ctx, r),
+      watchResources: (ctx, uris, sink) => {
+        const v = views.get(path);
+        const mine = Array.isArray(uris) && v ? uris.filter((u) => typeof u === 'string' && v.selectsResource(u)) : [];
+        return this.watchResources(ctx, mine, sink);
+      },
+      releaseScope: (scope) => this.releaseScope(scope),
+    };
   }
 
   initialize(params: Record<string, unknown> | undefined, http?: HttpOrigin, principal?: string, id: JsonRpcId = 0): { protocolVersion: string; result: McpResult } {

@@ -58,6 +58,10 @@ export const ERRORS = {
   UPGRADE_REQUIRED: { code: -32000, httpStatus: 426, message: 'Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)', retryable: false },
   SESSION_NOT_FOUND: { code: -32001, httpStatus: 404, message: 'Session not found', retryable: false },
   ORIGIN_FORBIDDEN: { code: -32003, httpStatus: 403, message: 'Origin not allowed', retryable: false },
+  // A virtual server (servers[]) whose principals or requiredScopes leave this client out.
+  SERVER_FORBIDDEN: { code: -32013, httpStatus: 403, message: 'Forbidden: this client may not use this server', retryable: false },
+  // A virtual server's path that a reload took out of the config.
+  SERVER_NOT_FOUND: { code: -32601, httpStatus: 404, message: 'No virtual server at this path', retryable: false },
 
   // Data-path failures (carried in a 200 reply: the transport worked, the call did not)
   UPSTREAM_UNAVAILABLE: { code: -32004, httpStatus: 200, message: 'Upstream unavailable', retryable: true },

@@ -13,6 +13,8 @@ export interface SessionRecord {
   initialized: boolean;
   /** With auth on: who opened the session; nobody else may use it. */
   principal?: string;
+  /** Opened on a virtual server (servers[]): its path; usable there only. None: the main endpoint. */
+  server?: string;
   logLevel?: string;
   createdAt: number;
   /**

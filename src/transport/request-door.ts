@@ -13,6 +13,11 @@ export interface DoorOptions {
   /** With auth on: who sends a request. */
   auth?: Authenticator | undefined;
   diagnostics: DataPathEvents;
+  /**
+   * A virtual server's admission (servers[]): refuses a client its principals or scopes leave out
+   * (throws a GatewayError: 403, or 404 for a server a reload removed).
+   */
+  server?: { admit(identity: Identity | undefined): void } | undefined;
 }
 
 /**
@@ -26,7 +31,7 @@ export class RequestDoor {
 
   /** An onRequest hook: the reply when refused, undefined to go on. */
   async admit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const { isAllowedOrigin, isReady, auth, diagnostics } = this.options;
+    const { isAllowedOrigin, isReady, auth, diagnostics, server } = this.options;
     if (!isAllowedOrigin(header(request, 'origin'))) {
       replyWithError(reply, diagnostics, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
       return reply;
@@ -36,13 +41,13 @@ export class RequestDoor {
       replyWithError(reply, diagnostics, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
       return reply;
     }
-    if (auth) {
-      try {
-        this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
-      } catch (err) {
-        replyWithFailure(reply, diagnostics, err);
-        return reply;
-      }
+    try {
+      if (auth) this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
+      // A virtual server's principals and scopes, once the sender is known.
+      server?.admit(this.#identities.get(request));
+    } catch (err) {
+      replyWithFailure(reply, diagnostics, err);
+      return reply;
     }
     return undefined;
   }

@@ -17,13 +17,19 @@ export class SessionManager {
   readonly #store: SessionStore;
   readonly #ended: (sessionId: string) => void;
   readonly #diagnostics: DataPathEvents | undefined;
+  readonly #server: string | undefined;
 
-  /** `ended` runs once a session is gone (deleted or expired): what it holds on this replica goes. */
-  constructor(store: SessionStore, ended: (sessionId: string) => void, diagnostics?: DataPathEvents) {
+  /**
+   * `ended` runs once a session is gone (deleted or expired): what it holds on this replica goes.
+   * `server`: the virtual server (its path) whose sessions these are; none: the main endpoint's.
+   */
+  constructor(store: SessionStore, ended: (sessionId: string) => void, diagnostics?: DataPathEvents, server?: string) {
     this.#store = store;
     this.#ended = ended;
     this.#diagnostics = diagnostics;
-    store.onExpired(ended);
+    this.#server = server;
+    // One store, one virtual server behind every endpoint: the main endpoint's manager hears expiries for all of them.
+    if (server === undefined) store.onExpired(ended);
   }
 
   /**
@@ -42,6 +48,7 @@ export class SessionManager {
     };
     if (principal !== undefined) session.principal = principal;
     if (transport !== undefined) session.transport = transport;
+    if (this.#server !== undefined) session.server = this.#server;
     try {
       await this.#store.create(session);
     } catch (err) {
@@ -64,8 +71,10 @@ export class SessionManager {
     } catch (err) {
       throw this.#unavailable(err, log);
     }
-    // Another principal's session is not theirs to learn exists.
-    if (!session || session.principal !== principal || session.transport !== transport) throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    // Another principal's session is not theirs to learn exists, nor another server's or another transport's session here.
+    if (!session || session.principal !== principal || session.server !== this.#server || session.transport !== transport) {
+      throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
+    }
     return session;
   }
 

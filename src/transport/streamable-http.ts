@@ -47,6 +47,14 @@ export interface StreamableHttpOptions {
   isReady: () => boolean;
   /** With auth on: who sends a request, and what they may call. */
   auth?: Authenticator;
+  /**
+   * A virtual server's endpoint (servers[]): the sessions opened here are bound to it (`server`,
+   * its path) and unknown on any other endpoint; `admit` refuses a client its principals or
+   * scopes leave out (throws a GatewayError: 403, or 404 for a server a reload removed).
+   */
+  server?: { path: string; admit(identity: Identity | undefined): void };
+  /** The replica's bounds when several endpoints share them (servers[]): else this endpoint's own. */
+  bounds?: { inFlight: InFlightLimit; room: StreamRoom };
 }
 
 type MayCall = ((tool: string) => boolean) | undefined;
@@ -86,9 +94,9 @@ export class StreamableHttpTransport {
     this.#handler = options.handler;
     this.#streams = options.streams;
     this.#diagnostics = options.diagnostics;
-    this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
+    this.#inFlight = options.bounds?.inFlight ?? new InFlightLimit(options.maxInFlightPerClient);
     this.#door = new RequestDoor(options);
-    this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
+    this.#room = options.bounds?.room ?? new StreamRoom(options.maxStreams, options.diagnostics);
     this.#stateless = new StatelessServing(options.handler, options.listens);
     this.#sessions = new SessionManager(
       options.store,
@@ -97,6 +105,7 @@ export class StreamableHttpTransport {
         this.#streams.endSession(id);
       },
       options.diagnostics,
+      options.server?.path,
     );
   }
 

@@ -46,6 +46,8 @@ interface EntryCommon {
   offersTool?: (name: string) => boolean;
   /** Whether tools/call arguments are checked against the tool's inputSchema (`upstreams[].validateArguments`). */
   validateArguments: boolean;
+  /** `resources: { uris: prefixed }`: its resource URIs and templates are offered as `<prefix>+<uri>`. */
+  prefixUris?: boolean;
   /** Its workers, whatever its mode: what the gateway calls. */
   workers: WorkerSet;
   /** OTel's network.transport of its calls: `pipe` (stdio) or `tcp` (remote). */
@@ -116,7 +118,14 @@ export class UpstreamGroup {
 
   #build(u: UpstreamConfig): ConfiguredUpstream {
     const { identity, peers, log } = this.options;
-    const common = { prefix: u.prefix ?? u.name, deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs }, offersTool: toolFilter(u.tools), validateArguments: u.validateArguments, networkTransport: u.transport === 'stdio' ? ('pipe' as const) : ('tcp' as const) };
+    const common = {
+      prefix: u.prefix ?? u.name,
+      deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs },
+      offersTool: toolFilter(u.tools),
+      validateArguments: u.validateArguments,
+      prefixUris: u.resources?.uris === 'prefixed',
+      networkTransport: u.transport === 'stdio' ? ('pipe' as const) : ('tcp' as const),
+    };
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
     // 2026-07-28 (pinned, or `auto` over http): stateless calls, and server/discover for health.

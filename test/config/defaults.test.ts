@@ -134,6 +134,21 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](http|sse).health.intervalMs': 30000,
   'upstreams[](http|sse).health.timeoutMs': 5000,
   'upstreams[](http|sse).health': {},
+  // Added with virtual servers, API keys and prefixed resource URIs (issue 14).
+  'auth.apiKeys': [],
+  'auth.apiKeys[].scopes': [],
+  'upstreams[](stdio).resources.uris': 'as-is',
+  'upstreams[](http|sse).resources.uris': 'as-is',
+  'servers[].tools': [],
+  'servers[].prompts': [],
+  'servers[].resources': [],
+  'servers[].overrides/additionalProperties.arguments.fixed': {},
+  'servers[].overrides/additionalProperties.arguments.defaults': {},
+  'servers[].overrides/additionalProperties.arguments': {},
+  'servers[].overrides': {},
+  'servers[].principals': [],
+  'servers[].requiredScopes': [],
+  servers: [],
 };
 
 const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000 };
@@ -180,9 +195,10 @@ describe('config defaults', () => {
       pagination: { pageSize: 500 },
       stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000, stateTtlMs: 600000, maxInputRounds: 10 },
       status: { enabled: true, principals: [], scopes: [], refreshSeconds: 5 },
-      auth: { mode: 'none', authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
+      auth: { mode: 'none', apiKeys: [], authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
       shutdown: { drainMs: 10000 },
       audit: { methods: [] },
+      servers: [],
     });
   });
 
@@ -217,6 +233,7 @@ describe('config defaults', () => {
     ]);
     expect(config.auth).toEqual({
       mode: 'introspection',
+      apiKeys: [],
       resource: 'https://gw.example/mcp',
       authorizationServers: ['https://as.example'],
       introspection: { url: 'https://as.example/i', clientId: 'i', clientSecret: 's', cacheSeconds: 60, timeoutMs: 5000 },

@@ -7,6 +7,7 @@ import type { Logger } from '../../observability/logger.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import type { Authenticator } from '../../contracts/authenticator.js';
 import { SubjectToken } from '../../contracts/request-context.js';
+import { apiKeyVerifier } from './api-keys.js';
 import { InvalidToken, createIntrospector, type TokenClaims } from './token-introspection.js';
 
 /**
@@ -19,6 +20,7 @@ import { InvalidToken, createIntrospector, type TokenClaims } from './token-intr
  */
 export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostics?: DataPathEvents): Authenticator | undefined {
   if (config.mode === 'none') return undefined;
+  if (config.mode === 'api-key') return apiKeyAuthenticator(config);
   const resource = config.resource!;
   const audience = config.audience ?? resource;
   const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, diagnostics);
@@ -27,11 +29,10 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
   const metadataUrl = protectedResourceMetadataUrl(resource);
   const challenge = (params: string) => `Bearer resource_metadata="${metadataUrl}"${params ? `, ${params}` : ''}`;
   const scopeHint = config.requiredScopes.length > 0 ? `, scope="${config.requiredScopes.join(' ')}"` : '';
-  const toolRules = config.toolScopes.map((rule) => ({ matches: toolFilter({ allow: rule.tools }), scopes: rule.scopes }));
 
   return {
     async authenticate(authorization) {
-      const match = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i.exec(authorization ?? '');
+      const match = BEARER.exec(authorization ?? '');
       if (!match) {
         // No credentials at all: the challenge names where to learn how to get some (RFC 9728).
         throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: a bearer token is required', challenge(scopeHint.slice(2)));
@@ -57,6 +58,14 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
       return { principal, scopes: granted, caller: { principal, claims: { ...payload }, token: new SubjectToken(match[1]!) } };
     },
 
+    ...toolScopePolicy(config, challenge),
+  };
+}
+
+/** `auth.toolScopes`: the scopes a tools/call needs besides, by tool name; the same for every mode. */
+function toolScopePolicy(config: AuthConfig, challenge: (params: string) => string): Pick<Authenticator, 'toolPolicy' | 'authorizeTool'> {
+  const toolRules = config.toolScopes.map((rule) => ({ matches: toolFilter({ allow: rule.tools }), scopes: rule.scopes }));
+  return {
     toolPolicy(identity) {
       if (toolRules.length === 0) return undefined;
       return (tool) => toolRules.every((r) => !r.matches(tool) || r.scopes.every((s) => identity.scopes.has(s)));
@@ -70,6 +79,29 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
     },
   };
 }
+
+/** auth.mode api-key: the principal is the key's name, its scopes the key's (see api-keys.ts). */
+function apiKeyAuthenticator(config: AuthConfig): Authenticator {
+  const verify = apiKeyVerifier(config);
+  // No OAuth metadata to point at: a realm, and what went wrong.
+  const challenge = (params: string) => `Bearer realm="mcp-gateway"${params ? `, ${params}` : ''}`;
+  return {
+    async authenticate(authorization) {
+      const match = BEARER.exec(authorization ?? '');
+      if (!match) throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: an API key is required (Authorization: Bearer <key>)', challenge(''));
+      const holder = verify(match[1]!);
+      if (!holder) throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the API key is not valid', challenge('error="invalid_token", error_description="unknown API key"'));
+      const missing = config.requiredScopes.filter((s) => !holder.scopes.has(s));
+      if (missing.length > 0) {
+        throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: the API key lacks the scope ${missing.join(' ')}`, challenge(`error="insufficient_scope", scope="${missing.join(' ')}"`));
+      }
+      return { principal: holder.name, scopes: holder.scopes };
+    },
+    ...toolScopePolicy(config, challenge),
+  };
+}
+
+const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 function jwtVerifier(config: AuthConfig, audience: string): (token: string) => Promise<TokenClaims> {
   const keys = createRemoteJWKSet(new URL(config.jwksUrl!));
@@ -125,7 +157,8 @@ function protectedResourceMetadataUrl(resource: string): string {
 
 /** Serves the protected resource metadata: what a client needs to find the authorization server. */
 export function registerProtectedResourceMetadata(app: FastifyInstance, config: AuthConfig): void {
-  if (config.mode === 'none') return;
+  // API keys come from whoever hands them out: no authorization server to point at.
+  if (config.mode === 'none' || config.mode === 'api-key') return;
   // Every scope a challenge of this gateway can name: the required ones and each tool's.
   const scopes = [...new Set([...config.requiredScopes, ...config.toolScopes.flatMap((rule) => rule.scopes)])];
   const document = {

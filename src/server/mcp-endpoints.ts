@@ -1,0 +1,65 @@
+// The MCP endpoints of one app: the main path (the whole catalog) and one per virtual server
+// (servers[]), each a Streamable HTTP transport over the virtual server's view for its path.
+// They share the replica's bounds, so a client's requests in flight and the open streams count
+// once whatever path they came by.
+import type { FastifyInstance } from 'fastify';
+import type { GatewayConfig } from '../config/schema.js';
+import type { Authenticator } from '../contracts/authenticator.js';
+import type { McpHandler, VirtualServer } from '../gateway/virtual-server.js';
+import type { ListenStreams } from '../modern/listen-streams.js';
+import type { DataPathEvents } from '../observability/events.js';
+import type { SessionStore } from '../session/session-store.js';
+import type { SessionStreams } from '../streams/session-streams.js';
+import { InFlightLimit } from '../transport/in-flight-limit.js';
+import { StreamRoom } from '../transport/stream-room.js';
+import { registerStreamableHttp, type StreamableHttpOptions, type StreamableHttpTransport } from '../transport/streamable-http.js';
+import { registerEndpointMethods } from './endpoint-methods.js';
+
+export interface McpEndpointsOptions {
+  config: GatewayConfig;
+  server: VirtualServer;
+  store: SessionStore;
+  streams: SessionStreams;
+  listens: ListenStreams;
+  isAllowedOrigin: (origin: string | undefined) => boolean;
+  diagnostics: DataPathEvents;
+  isDraining: () => boolean;
+  isReady: () => boolean;
+  authenticator: Authenticator | undefined;
+}
+
+/** Registers every endpoint (the main path's methods are registered by the caller, before CORS). */
+export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpointsOptions): Pick<StreamableHttpTransport, 'activeReplies'> {
+  const { config, diagnostics, authenticator, isAllowedOrigin } = options;
+  const bounds = { inFlight: new InFlightLimit(config.limits.maxInFlightPerClient), room: new StreamRoom(config.limits.maxStreams, diagnostics) };
+  const endpoint = (path: string, handler: McpHandler, server?: StreamableHttpOptions['server']) =>
+    registerStreamableHttp(app, {
+      path,
+      bodyLimit: config.limits.bodyBytes,
+      intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
+      maxInFlightPerClient: config.limits.maxInFlightPerClient,
+      maxStreams: config.limits.maxStreams,
+      handler,
+      store: options.store,
+      streams: options.streams,
+      listens: options.listens,
+      isAllowedOrigin,
+      diagnostics,
+      isDraining: options.isDraining,
+      isReady: options.isReady,
+      ...(authenticator ? { auth: authenticator } : {}),
+      ...(server ? { server } : {}),
+      bounds,
+    });
+  const transports = [endpoint(config.path, options.server)];
+  for (const path of options.server.serverPaths) {
+    registerEndpointMethods(app, { path, isAllowedOrigin, diagnostics });
+    const handler = options.server.forServer(path);
+    transports.push(endpoint(path, handler, { path, admit: (identity) => handler.admit(identity) }));
+  }
+  return {
+    get activeReplies() {
+      return transports.reduce((n, t) => n + t.activeReplies, 0);
+    },
+  };
+}

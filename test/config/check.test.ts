@@ -1,0 +1,80 @@
+/**
+ * The full config check (`checkConfig`, what `mcp-gateway --check` runs and a reload must run):
+ * stdio commands on PATH, collisions and the virtual servers' overrides against the upstreams'
+ * real lists (started only to list them), globs that select nothing as warnings. And the CLI.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkConfig } from '../../src/gateway/config-check.js';
+import { createLogger } from '../../src/observability/logger.js';
+import { childPidsRunning } from '../support/child-processes.js';
+import { ECHO_SERVER, ROOT, exampleConfig, stdioUpstream } from '../support/gateway.js';
+import { EVERYTHING, everythingUpstream } from '../support/everything.js';
+
+const log = createLogger('silent');
+const dir = mkdtempSync(join(tmpdir(), 'mcpgw-check-'));
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('checkConfig', () => {
+  it('passes a good config, with servers, and leaves no upstream running', async () => {
+    const config = exampleConfig({ servers: [{ path: '/mcp/e', tools: ['echo__*'], overrides: { echo__echo: { name: 'say', arguments: { defaults: { text: 'hi' } } } } }] });
+    expect(await checkConfig(config, { log })).toEqual({ errors: [], warnings: [] });
+    expect(childPidsRunning(ECHO_SERVER)).toEqual([]);
+  });
+
+  it('names a command that is not on PATH, and a path that is no executable', async () => {
+    const config = exampleConfig({
+      upstreams: [stdioUpstream('echo', ECHO_SERVER), { name: 'gone', transport: 'stdio', command: 'mcpgw-no-such-command-7d1' }, { name: 'rel', transport: 'stdio', command: './nothing/here' }],
+    });
+    const { errors, warnings } = await checkConfig(config, { log, deadlineMs: 5000 });
+    expect(errors).toEqual([expect.stringMatching(/^upstreams\[1\]\.command: "mcpgw-no-such-command-7d1" is not found on PATH/), expect.stringMatching(/^upstreams\[2\]\.command: "\.\/nothing\/here" is not an executable file/)]);
+    expect(warnings).toEqual([
+      'upstream "gone" did not come up during the check: its names were not checked for collisions or overrides',
+      'upstream "rel" did not come up during the check: its names were not checked for collisions or overrides',
+    ]);
+  });
+
+  it('names a resource URI collision with the key that fixes it', async () => {
+    const { errors } = await checkConfig(exampleConfig({ upstreams: [everythingUpstream('a'), everythingUpstream('b')] }), { log });
+    expect(errors).toEqual([expect.stringContaining('set `resources: { uris: prefixed }` on upstream')]);
+    const prefixed = { resources: { uris: 'prefixed' } };
+    expect((await checkConfig(exampleConfig({ upstreams: [everythingUpstream('a', prefixed), everythingUpstream('b', prefixed)] }), { log })).errors).toEqual([]);
+  });
+
+  it('names overrides that fit no tool, and warns of globs that select nothing', async () => {
+    const config = exampleConfig({ servers: [{ path: '/mcp/e', tools: ['echo__*', 'nothing__*'], prompts: ['echo__nope'], overrides: { echo__ech: { title: 'x' } } }] });
+    expect(await checkConfig(config, { log })).toEqual({
+      errors: ['servers[0].overrides.echo__ech: no tool "echo__ech" in the catalog (names are the exposed ones, prefix included)'],
+      warnings: ['servers[0].tools[1]: "nothing__*" selects nothing in the catalog', 'servers[0].prompts[0]: "echo__nope" selects nothing in the catalog'],
+    });
+  });
+});
+
+describe('mcp-gateway --check', () => {
+  const main = resolve(ROOT, 'dist/main.js');
+  const check = (name: string, yaml: string) => {
+    const file = join(dir, name);
+    writeFileSync(file, yaml);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MCPGW_')));
+    return spawnSync(process.execPath, [main, '--check', '--config', file], { env, encoding: 'utf8', timeout: 60_000 });
+  };
+  const upstream = (name: string, script: string, extra = '') => `  - { name: ${name}, transport: stdio, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(script)}${script === EVERYTHING ? ', stdio' : ''}]${extra} }\n`;
+
+  it('exits 2 naming the problems only the upstreams show', () => {
+    const r = check('collide.yaml', `upstreams:\n${upstream('a', EVERYTHING)}${upstream('b', EVERYTHING)}`);
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('invalid configuration');
+    expect(r.stderr).toContain('resources: { uris: prefixed }');
+  });
+
+  it('exits 0 with a warning for a glob that selects nothing', () => {
+    const r = check('warn.yaml', `upstreams:\n${upstream('echo', ECHO_SERVER)}servers:\n  - { path: /mcp/x, tools: ['echo__echo', 'zzz*'] }\n`);
+    expect(r.stderr).toContain('warning: servers[0].tools[1]: "zzz*" selects nothing in the catalog');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('OK (1 upstream(s): echo; servers: /mcp/x;');
+  });
+});
