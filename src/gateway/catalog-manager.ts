@@ -9,6 +9,37 @@ import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
 const MAX_LIST_PAGES = 100;
 
+/** A reload's catalog, built and checked but not in place yet. */
+export interface StagedCatalog {
+  /** The list_changed notifications its apply() sends: one per kind of list that differs. */
+  readonly methods: readonly string[];
+  /** Puts it in place (the caller has put the staged entries in the upstream map) and announces `methods`. */
+  apply(): void;
+}
+
+const LIST_CHANGED: Record<ListKind, string> = {
+  tools: 'notifications/tools/list_changed',
+  prompts: 'notifications/prompts/list_changed',
+  resources: 'notifications/resources/list_changed',
+  resourceTemplates: 'notifications/resources/list_changed',
+};
+
+/** The list_changed methods for every kind of list that differs between two sets of upstream lists. */
+function changedLists(before: ReadonlyMap<string, UpstreamLists>, after: ReadonlyMap<string, UpstreamLists>): string[] {
+  const methods = new Set<string>();
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(name);
+    const b = after.get(name);
+    for (const kind of Object.keys(LISTS) as ListKind[]) {
+      const was = a ? JSON.stringify([a.prefix, a.lists[kind] ?? []]) : JSON.stringify(['', []]);
+      const now = b ? JSON.stringify([b.prefix, b.lists[kind] ?? []]) : JSON.stringify(['', []]);
+      const empty = (l: UpstreamLists | undefined) => (l?.lists[kind] ?? []).length === 0;
+      if (was !== now && !(empty(a) && empty(b))) methods.add(LIST_CHANGED[kind]);
+    }
+  }
+  return [...methods];
+}
+
 export interface CatalogManagerOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
   /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
@@ -59,6 +90,50 @@ export class CatalogManager {
     );
     this.#catalog = this.#buildCatalog(this.#lists);
     this.#started = true;
+  }
+
+  /**
+   * The catalog a reload would give (see StagedCatalog): the lists of `entries` (added upstreams,
+   * or changed ones under their new entry) loaded, which starts their workers, and those of
+   * `removed` dropped. A name collision throws here, and nothing has changed. An upstream that
+   * does not come up is left out and joins when it does, as at start-up.
+   */
+  async stage(entries: ReadonlyMap<string, UpstreamEntry>, removed: readonly string[]): Promise<StagedCatalog> {
+    const { log } = this.options;
+    const next = new Map(this.#lists);
+    for (const name of removed) next.delete(name);
+    await Promise.all(
+      [...entries].map(async ([name, entry]) => {
+        next.delete(name);
+        try {
+          next.set(name, await this.#loadLists(name, entry));
+        } catch (err) {
+          log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'reload: upstream unavailable; retrying in the background');
+        }
+      }),
+    );
+    // A collision throws here, before anything has changed.
+    new Catalog([...next.values()], this.#down);
+    const methods = changedLists(this.#lists, next);
+    return {
+      methods,
+      apply: () => {
+        for (const [name, entry] of entries) {
+          entry.workers.onInfo(() => {
+            if (this.options.upstreams.get(name) === entry && !this.#lists.has(name)) this.refreshLater(name);
+          });
+        }
+        for (const name of removed) this.#down.delete(name);
+        this.#lists.clear();
+        // In config order, as the upstream map now has it.
+        for (const name of this.options.upstreams.keys()) {
+          const lists = next.get(name);
+          if (lists) this.#lists.set(name, lists);
+        }
+        this.#catalog = this.#buildCatalog(this.#lists);
+        this.#announce(methods);
+      },
+    };
   }
 
   /** Called with a list_changed method after the merged catalog changed. */
