@@ -33,6 +33,7 @@ import { registerStreamableHttp, type StreamableHttpTransport } from './transpor
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { PoolStatus } from './upstream/worker-set.js';
 import type { ClientIdentity } from './contracts/upstream.js';
+import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } from './reloader.js';
 
 export const GATEWAY_VERSION: string = (
   JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
@@ -42,6 +43,8 @@ export interface BuildOptions {
   logger?: Logger;
   /** Collect Node's default process metrics (off in tests that build many apps). */
   defaultMetrics?: boolean;
+  /** The file `config` was loaded from, which reload() reads again (undefined: the embedded default). */
+  configFile?: string;
 }
 
 export interface Gateway {
@@ -64,6 +67,10 @@ export interface Gateway {
   readonly ready: boolean;
   /** Stops taking work, lets replies in flight finish (up to shutdown.drainMs), stops upstreams. */
   close(): Promise<void>;
+  /** Loads the config file again and applies what changed, keeping every session (see reloader.ts). */
+  reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
+  /** The running config's origin and the last reload's outcome (for /status). */
+  reloadStatus(): ReloadStatus;
 }
 
 /** The session store, and the state of its connection when it has one (for /readyz). */
@@ -184,6 +191,9 @@ interface HttpParts {
   streams: SessionStreams;
   listens: ListenStreams;
   upstreamStatus: () => Record<string, PoolStatus>;
+  /** Live: a reload changes them in place. */
+  required: Set<string>;
+  intake: { maxDepth: number; maxBatch: number };
   isDraining: () => boolean;
   isReady: () => boolean;
 }
@@ -212,7 +222,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
     exposedHeaders: ['mcp-session-id', 'www-authenticate'],
   });
   registerHealth(app, {
-    required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),
+    required: parts.required,
     isDraining: parts.isDraining,
     isStarted: parts.isReady,
     metrics,
@@ -224,7 +234,7 @@ async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; tra
   const transport = registerStreamableHttp(app, {
     path: config.path,
     bodyLimit: config.limits.bodyBytes,
-    intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
+    intake: parts.intake,
     maxInFlightPerClient: config.limits.maxInFlightPerClient,
     maxStreams: config.limits.maxStreams,
     handler: parts.server,
@@ -286,6 +296,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   });
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
+  const required = new Set(config.upstreams.filter((u) => u.required).map((u) => u.name));
+  const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const { app, transport } = await createHttp({
     config,
     log,
@@ -297,6 +309,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     streams,
     listens,
     upstreamStatus: () => group.status(),
+    required,
+    intake,
     isDraining: () => state.draining,
     isReady: () => state.ready,
   });
@@ -307,6 +321,9 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
   });
+
+  const targets = { group, server, intake, required, setTransportLimits: transport.setLimits.bind(transport) };
+  const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
 
   let starting: Promise<void> | undefined;
   const start = () => {
@@ -320,6 +337,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const close = () => {
     closing ??= (async () => {
       state.draining = true;
+      reloader.close();
       const deadline = Date.now() + config.shutdown.drainMs;
       while (transport.activeReplies > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
       await server.close();
@@ -346,6 +364,9 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       return state.ready;
     },
     close,
+    // A reload waits for the start-up's catalog: it changes what start() built.
+    reload: async (trigger = 'api') => starting?.then(() => reloader.reload(trigger)) ?? reloader.reload(trigger),
+    reloadStatus: () => reloader.status,
   };
 }
 

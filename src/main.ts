@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/schema.js';
+import { watchConfigFile, type ConfigWatch } from './config/watch.js';
 import { createLogger, type Logger } from './observability/logger.js';
 
 const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
@@ -14,7 +15,10 @@ const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
   -h, --help          show this help
   -v, --version       show the version
 
-Environment: MCPGW_CONFIG, MCPGW_HOST, MCPGW_PORT, MCPGW_LOG_LEVEL override the file.`;
+Environment: MCPGW_CONFIG, MCPGW_HOST, MCPGW_PORT, MCPGW_LOG_LEVEL override the file.
+
+Reload: SIGHUP, or a change of the config file (its directory is watched, so a Kubernetes
+ConfigMap update counts), loads the file again and applies what changed; sessions stay.`;
 
 async function main(): Promise<number> {
   let args;
@@ -86,9 +90,15 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Registered early: SIGHUP's default action would end the process. The gateway's reload waits for its start.
+  const reload = (trigger: 'signal' | 'file') => {
+    if (!gateway || stopping) return;
+    gateway.reload(trigger).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'));
+  };
+  process.on('SIGHUP', () => reload('signal'));
 
   try {
-    gateway = await createGateway(config, { logger: log });
+    gateway = await createGateway(config, { logger: log, ...(file ? { configFile: file } : {}) });
   } catch (err) {
     return startFailed(log, err);
   }
@@ -96,6 +106,17 @@ async function main(): Promise<number> {
     await gateway.close();
     return 0;
   }
+  // Each replica watches its own file: a ConfigMap update reaches every one of them.
+  const { watch, debounceMs, pollSeconds } = config.reload;
+  const watcher: ConfigWatch | undefined =
+    file && watch
+      ? watchConfigFile(file, () => reload('file'), {
+          debounceMs,
+          pollMs: pollSeconds * 1000,
+          onError: (err) => log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
+        })
+      : undefined;
+  gateway.app.addHook('onClose', async () => watcher?.close());
 
   return serve(gateway, config, log, () => stopping);
 }

@@ -10,6 +10,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { authChecks, authSchema } from './auth.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
+import { reloadSchema } from './reload.js';
 import { resumabilitySchema } from './resumability.js';
 import { listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
@@ -19,6 +20,7 @@ import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstrea
 export type { AuthConfig } from './auth.js';
 export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
+export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { ServerConfig } from './server.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
@@ -47,6 +49,7 @@ export const configSchema = {
     auth: authSchema,
     shutdown: shutdownSchema,
     audit: auditSchema,
+    reload: reloadSchema,
     upstreams: upstreamsSchema,
   },
   required: ['upstreams'],
