@@ -8,7 +8,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, stdioUpstream, toolText } from '../support/gateway.js';
-import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
+import { childrenOf, spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { LogLines, configFile, configMap, reloadCount } from '../support/reload.js';
 import { everything, listenStream, watchingClient, type WatchingClient } from '../support/reload-clients.js';
 import { until } from '../support/wait.js';
@@ -16,12 +16,22 @@ import { until } from '../support/wait.js';
 const SLOW = 'trigger-long-running-operation';
 const BASE_TOOLS = ['echo', SLOW];
 
-/** A slow call that is running upstream when this resolves (its first progress came back). */
-async function slowCall(client: Client, name: string): Promise<Promise<unknown>> {
+/**
+ * A slow call that is running upstream when this resolves (its first progress came back). Long
+ * enough to outlast a reload that starts a new server-everything first: `settled` tells.
+ */
+async function slowCall(client: Client, name: string): Promise<{ result: Promise<unknown>; readonly settled: boolean }> {
   let progressed = false;
-  const call = client.callTool({ name, arguments: { duration: 3, steps: 6 } }, undefined, { onprogress: () => (progressed = true), timeout: 30_000 });
+  let settled = false;
+  const result = client.callTool({ name, arguments: { duration: 10, steps: 20 } }, undefined, { onprogress: () => (progressed = true), timeout: 30_000 });
+  void result.finally(() => (settled = true)).catch(() => undefined);
   await until('the slow call to report progress', () => progressed);
-  return call;
+  return {
+    result,
+    get settled() {
+      return settled;
+    },
+  };
 }
 
 async function toolNames(client: Client): Promise<string[]> {
@@ -54,6 +64,8 @@ describe('reload by SIGHUP (file watch off)', () => {
     expect(await toolNames(client)).toEqual(['everything__echo', `everything__${SLOW}`]);
     const listen = await listenStream(gw.url);
     const slow = await slowCall(client, `everything__${SLOW}`);
+    const oldWorkers = childrenOf(gw.pid);
+    expect(oldWorkers.length).toBeGreaterThan(0);
     const mark = logs.lines.length;
     // env: new workers (a process of the new config); tools: get-sum is offered now.
     file.write(config({ upstreams: [everything('everything', [...BASE_TOOLS, 'get-sum'], { env: { RELOADED: '1' } })] }));
@@ -61,13 +73,17 @@ describe('reload by SIGHUP (file watch off)', () => {
     gw.child.kill('SIGHUP');
     const line = await logs.waitFor('config reloaded', mark);
     expect(line).toMatchObject({ trigger: 'signal', changed: ['everything (workers: env, tools)'] });
+    expect(slow.settled).toBe(false); // still running on the replaced worker when the new one took over
     await until('list_changed on the GET stream', () => changes.includes('notifications/tools/list_changed'));
     await until('list_changed on the listen stream', () => listen.changes.includes('notifications/tools/list_changed'));
     expect(transport.sessionId).toBe(sessionId);
     expect(await toolNames(client)).toContain('everything__get-sum');
     expect(toolText(await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } }))).toContain('5');
     // The call that started on the replaced worker finishes there.
-    expect(toolText((await slow) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    // Drained, the replaced workers stop; the new ones serve.
+    await until('the replaced workers to stop', () => !childrenOf(gw.pid).some((pid) => oldWorkers.includes(pid)));
+    expect(childrenOf(gw.pid).length).toBeGreaterThan(0);
     expect(await reloadCount(gw.url, 'ok')).toBe(1);
     await listen.close();
   });
@@ -106,11 +122,12 @@ describe('reload by rewriting the file', () => {
     const mark = logs.lines.length;
     file.write({ reload: { debounceMs: 100 }, upstreams: [everything('everything', BASE_TOOLS), stdioUpstream('echo', ECHO_SERVER)] });
     expect(await logs.waitFor('config reloaded', mark)).toMatchObject({ trigger: 'file', added: ['echo'] });
+    expect(slow.settled).toBe(false);
     await until('list_changed', () => changes.includes('notifications/tools/list_changed'));
     expect(transport.sessionId).toBe(sessionId);
     expect(await toolNames(client)).toEqual(expect.arrayContaining(['everything__echo', 'echo__echo', 'echo__add']));
     expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'new upstream' } }))).toBe('new upstream');
-    expect(toolText((await slow) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
   });
 
   it('a broken file changes nothing: the old tools still work, and the rejection is counted', async () => {
@@ -152,11 +169,12 @@ describe('reload by a ConfigMap symlink swap', () => {
     const slow = await slowCall(client, `everything__${SLOW}`);
     map.swap({ reload: { debounceMs: 100 }, upstreams: [everything('everything', [SLOW, 'get-sum'])] });
     await until('list_changed', () => changes.includes('notifications/tools/list_changed'));
+    expect(slow.settled).toBe(false);
     expect(transport.sessionId).toBe(sessionId);
     expect((await toolNames(client)).sort()).toEqual(['everything__get-sum', `everything__${SLOW}`]);
     // Filtered out now: unknown, as if it did not exist.
     await expect(client.callTool({ name: 'everything__echo', arguments: { message: 'x' } })).rejects.toThrow(/everything__echo/);
-    expect(toolText((await slow) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
     expect(await reloadCount(gw.url, 'ok')).toBe(1);
   });
 });
