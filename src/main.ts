@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import type { GatewayConfig } from './config/schema.js';
-import { watchConfigFile, type ConfigWatch } from './config/watch.js';
+import { watchConfigFile } from './config/watch.js';
 import { createLogger, type Logger } from './observability/logger.js';
 
 const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
@@ -90,12 +90,7 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-  // Registered early: SIGHUP's default action would end the process. The gateway's reload waits for its start.
-  const reload = (trigger: 'signal' | 'file') => {
-    if (!gateway || stopping) return;
-    gateway.reload(trigger).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'));
-  };
-  process.on('SIGHUP', () => reload('signal'));
+  watchForReloads(file, config, log, () => (stopping ? 'stopping' : gateway));
 
   try {
     gateway = await createGateway(config, { logger: log, ...(file ? { configFile: file } : {}) });
@@ -106,19 +101,31 @@ async function main(): Promise<number> {
     await gateway.close();
     return 0;
   }
-  // Each replica watches its own file: a ConfigMap update reaches every one of them.
-  const { watch, debounceMs, pollSeconds } = config.reload;
-  const watcher: ConfigWatch | undefined =
-    file && watch
-      ? watchConfigFile(file, () => reload('file'), {
-          debounceMs,
-          pollMs: pollSeconds * 1000,
-          onError: (err) => log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
-        })
-      : undefined;
-  gateway.app.addHook('onClose', async () => watcher?.close());
-
   return serve(gateway, config, log, () => stopping);
+}
+
+/**
+ * SIGHUP, and a change of the config file's content: each reloads the gateway (see reloader.ts)
+ * once it exists; its reload waits for its start. Set up before the gateway is built: SIGHUP's
+ * default action would end the process, and the file's hash is taken as it was loaded. Each
+ * replica watches its own file, so a ConfigMap update reaches every one of them.
+ */
+function watchForReloads(file: string | undefined, config: GatewayConfig, log: Logger, gateway: () => Gateway | 'stopping' | undefined): void {
+  const reload = (trigger: 'signal' | 'file'): void => {
+    const gw = gateway();
+    if (gw === 'stopping') return;
+    // Still being built (a moment): a change seen now must not be lost.
+    if (!gw) return void setTimeout(() => reload(trigger), 500).unref();
+    gw.reload(trigger).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'));
+  };
+  process.on('SIGHUP', () => reload('signal'));
+  const { watch, debounceMs, pollSeconds } = config.reload;
+  if (!file || !watch) return;
+  watchConfigFile(file, () => reload('file'), {
+    debounceMs,
+    pollMs: pollSeconds * 1000,
+    onError: (err) => log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
+  });
 }
 
 /** The port first: liveness answers at once, and /readyz says "starting" until the upstreams are up. -1: keep running. */
