@@ -24,6 +24,16 @@ const LIST_CHANGED: Record<ListKind, string> = {
   resourceTemplates: 'notifications/resources/list_changed',
 };
 
+/** `lists` in the order of `upstreams` (the config's): the catalog lists them so. */
+function inConfigOrder(lists: ReadonlyMap<string, UpstreamLists>, upstreams: ReadonlyMap<string, unknown>): Map<string, UpstreamLists> {
+  const ordered = new Map<string, UpstreamLists>();
+  for (const name of upstreams.keys()) {
+    const l = lists.get(name);
+    if (l) ordered.set(name, l);
+  }
+  return ordered;
+}
+
 /** The list_changed methods for every kind of list that differs between two sets of upstream lists. */
 function changedLists(before: ReadonlyMap<string, UpstreamLists>, after: ReadonlyMap<string, UpstreamLists>): string[] {
   const methods = new Set<string>();
@@ -100,37 +110,47 @@ export class CatalogManager {
    */
   async stage(entries: ReadonlyMap<string, UpstreamEntry>, removed: readonly string[]): Promise<StagedCatalog> {
     const { log } = this.options;
-    const next = new Map(this.#lists);
-    for (const name of removed) next.delete(name);
+    const loaded = new Map<string, UpstreamLists>();
     await Promise.all(
       [...entries].map(async ([name, entry]) => {
-        next.delete(name);
         try {
-          next.set(name, await this.#loadLists(name, entry));
+          loaded.set(name, await this.#loadLists(name, entry));
         } catch (err) {
           log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'reload: upstream unavailable; retrying in the background');
         }
       }),
     );
+    const staged = (lists: ReadonlyMap<string, UpstreamLists>) => {
+      const next = new Map(lists);
+      for (const name of [...removed, ...entries.keys()]) next.delete(name);
+      for (const [name, l] of loaded) next.set(name, l);
+      return next;
+    };
+    const checked = staged(this.#lists);
     // A collision throws here, before anything has changed.
-    new Catalog([...next.values()], this.#down);
-    const methods = changedLists(this.#lists, next);
+    new Catalog([...checked.values()], this.#down);
+    const methods = changedLists(this.#lists, checked);
     return {
       methods,
       apply: () => {
         for (const [name, entry] of entries) {
           entry.workers.onInfo(() => {
-            if (this.options.upstreams.get(name) === entry && !this.#lists.has(name)) this.refreshLater(name);
+            if (this.options.upstreams.has(name) && !this.#lists.has(name)) this.refreshLater(name);
           });
         }
         for (const name of removed) this.#down.delete(name);
-        this.#lists.clear();
-        // In config order, as the upstream map now has it.
-        for (const name of this.options.upstreams.keys()) {
-          const lists = next.get(name);
-          if (lists) this.#lists.set(name, lists);
+        // Over the lists as they are now: a refresh of another upstream may have landed meanwhile.
+        let next = staged(this.#lists);
+        let catalog: Catalog;
+        try {
+          catalog = this.#buildCatalog(inConfigOrder(next, this.options.upstreams));
+        } catch {
+          next = checked; // a refresh that landed meanwhile collides with the reload: the checked lists win
+          catalog = this.#buildCatalog(inConfigOrder(next, this.options.upstreams));
         }
-        this.#catalog = this.#buildCatalog(this.#lists);
+        this.#lists.clear();
+        for (const [name, lists] of inConfigOrder(next, this.options.upstreams)) this.#lists.set(name, lists);
+        this.#catalog = catalog;
         this.#announce(methods);
       },
     };

@@ -78,6 +78,10 @@ const SCHEMA_DEFAULTS = {
   shutdown: {},
   'audit.methods': [],
   audit: {},
+  'reload.watch': true,
+  'reload.debounceMs': 300,
+  'reload.pollSeconds': 10,
+  reload: {},
   'upstreams[](stdio).mode': 'shared',
   'upstreams[](stdio).pool.min': 1,
   'upstreams[](stdio).pool.spares': 1,
@@ -167,6 +171,7 @@ describe('config defaults', () => {
       auth: { mode: 'none', authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
       shutdown: { drainMs: 10000 },
       audit: { methods: [] },
+      reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
     });
   });
 
