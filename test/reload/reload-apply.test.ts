@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { ECHO_SERVER, SLOW_SERVER, isAlive, openSession, post, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { childPidsRunning } from '../support/child-processes.js';
+import { httpUpstream, startEchoHttp } from '../support/http-upstream.js';
 import { configFile } from '../support/reload.js';
 import { until } from '../support/wait.js';
 
@@ -115,5 +116,24 @@ describe('reload: removal and limits', () => {
     const refused = await post(gw.url, batch, headers);
     expect(refused.status).toBe(400);
     expect((await post(gw.url, batch.slice(0, 2), headers)).status).toBe(200);
+  });
+});
+
+describe('reload: a remote upstream', () => {
+  it('added by a reload, it serves and its health is watched; removed, it is gone', async () => {
+    const remote = await startEchoHttp();
+    cleanups.push(() => remote.stop());
+    const gw = await start({ upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
+    const { client } = await connect(gw.url);
+    gw.file.write({ logLevel: 'silent', upstreams: [stdioUpstream('echo', ECHO_SERVER), httpUpstream('remote', remote.url)] });
+    expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { added: [{ name: 'remote' }] } });
+    expect(toolText(await client.callTool({ name: 'remote__echo', arguments: { text: 'over http' } }))).toBe('over http');
+    // The health monitor of the upstream the reload added takes it out of the catalog when it goes down.
+    await remote.kill();
+    await until('the remote upstream to leave the catalog', async () => !(await client.listTools()).tools.some((t) => t.name === 'remote__echo'));
+    gw.file.write({ logLevel: 'silent', upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
+    expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { removed: ['remote'] } });
+    const status = (await (await fetch(new URL('/readyz', gw.url))).json()) as { upstreams: Record<string, unknown> };
+    expect(Object.keys(status.upstreams)).toEqual(['echo']);
   });
 });
