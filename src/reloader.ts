@@ -129,6 +129,11 @@ export class Reloader {
       await group.discard(staged);
       return this.#rejected(trigger, err instanceof Error ? err.message : String(err), {});
     }
+    if (this.#closed) {
+      // Shutdown began while the new workers started: they stop, not join.
+      await group.discard(staged);
+      return { outcome: 'rejected', error: 'the gateway is shutting down', notified: [] };
+    }
     // From here on nothing fails: the new upstreams serve, the replaced ones drain.
     group.commit(staged);
     catalog.apply();
