@@ -317,12 +317,13 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   metrics.countSessions = () => store.size();
   metrics.storeStatus = created.status;
   metrics.countInputChains = () => router.chains;
-  server.onListChanged((method) => {
+  const announce = (method: string) => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
-  });
+  };
+  server.onListChanged(announce);
 
-  const targets = { group, server, intake, required, setTransportLimits: transport.setLimits.bind(transport) };
+  const targets = { group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport) };
   const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
 
   let starting: Promise<void> | undefined;

@@ -54,10 +54,13 @@ export interface ReloadTargets {
   required: Set<string>;
   /**
    * Applied after the upstreams, with the new config (virtual servers, `servers:`): returns the
-   * list_changed methods it caused. A throw rejects nothing any more (the upstreams are in
-   * place): it is logged.
+   * list_changed methods it caused, which are then sent to every session unless the catalog's
+   * change sent them already. A throw rejects nothing any more (the upstreams are in place): it
+   * is logged.
    */
   applySections?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
+  /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
+  announce?: (method: string) => void;
 }
 
 export interface ReloaderOptions {
@@ -153,7 +156,11 @@ export class Reloader {
     if (diff.logLevel) log.level = next.logLevel;
     if (!targets.applySections) return;
     try {
-      for (const m of targets.applySections(next, diff)) notified.add(m);
+      for (const m of targets.applySections(next, diff)) {
+        if (notified.has(m)) continue;
+        notified.add(m);
+        targets.announce?.(m);
+      }
     } catch (err) {
       log.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: applying the servers section failed');
     }
