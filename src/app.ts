@@ -1,55 +1,35 @@
-import { readFileSync } from 'node:fs';
-import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { GATEWAY_VERSION } from './version.js';
+import { type FastifyInstance } from 'fastify';
 import type { GatewayConfig, ServerEntryConfig } from './config/schema.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
 import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
-import { registerHealth } from './server/health.js';
-import { registerStatusPage } from './server/status/page.js';
-import { statusSources } from './status-sources.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { registerAccessLog, requestIdOptions } from './server/access-log.js';
+import { createEventStore, createStore, createTokenStore, withinStartDeadline } from './stores.js';
+import { createHttp } from './http-app.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
-import { capConnections, serverOptions } from './server/server-limits.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { DataPathEvents } from './observability/events.js';
 import { observeGateway } from './observability/subscribers.js';
 import type { EventStore } from './streams/event-store.js';
-import { MemoryEventStore } from './streams/memory-event-store.js';
-import { MemorySessionStore } from './session/memory-store.js';
-import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
-import { RedisEventStore } from './streams/redis-event-store.js';
-import { CachedSessionStore } from './session/cached-store.js';
-import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
-import type { Bus } from './cluster/bus.js';
+import { redisTarget, type RedisTarget } from './redis/connection.js';
 import { createReplication } from './cluster/replication.js';
-import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
-import type { SessionLimits, SessionStore } from './session/session-store.js';
-import { createOriginCheck } from './server/origin.js';
-import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
+import type { SessionStore } from './session/session-store.js';
 import { ListenStreams } from './modern/listen-streams.js';
 import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
-import { registerEndpointMethods } from './server/endpoint-methods.js';
-import { registerConnectionTransports } from './server/connection-transports.js';
-import type { StreamableHttpTransport } from './transport/streamable-http.js';
-import { registerMcpEndpoints } from './server/mcp-endpoints.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
-import type { PoolStatus } from './upstream/worker-set.js';
 import type { ClientIdentity } from './contracts/upstream.js';
 import type { TokenStore } from './contracts/token-store.js';
-import { TokenCipher } from './session/token-store.js';
-import { MemoryTokenStore } from './session/memory-token-store.js';
-import { RedisTokenStore } from './session/redis-token-store.js';
-import { secretKeys } from './config/secrets.js';
+import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } from './reloader.js';
+import type { ConfigDiff } from './config/diff.js';
+import type { RedisStoreStatus } from './session/redis-store.js';
+import type { Bus } from './cluster/bus.js';
 
-export const GATEWAY_VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export { GATEWAY_VERSION };
 
 export interface BuildOptions {
   logger?: Logger;
@@ -57,6 +37,8 @@ export interface BuildOptions {
   defaultMetrics?: boolean;
   /** Where the OTEL_* tracing settings are read (default: process.env). */
   env?: TraceEnv;
+  /** The file `config` was loaded from, which reload() reads again (undefined: the embedded default). */
+  configFile?: string;
 }
 
 export interface Gateway {
@@ -88,84 +70,19 @@ export interface Gateway {
   setServers(servers: readonly ServerEntryConfig[]): { warnings: string[]; needsRestart: string[] };
   /** Stops taking work, lets replies in flight finish (up to shutdown.drainMs), stops upstreams. */
   close(): Promise<void>;
+  /** Loads the config file again and applies what changed, keeping every session (see reloader.ts). */
+  reload(trigger?: ReloadTrigger): Promise<ReloadResult>;
+  /** The running config's origin and the last reload's outcome (for /status). */
+  reloadStatus(): ReloadStatus;
 }
 
-/** The session store, and the state of its connection when it has one (for /readyz). */
-function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> } {
-  const { store, keyPrefix, ttlSeconds, cacheMs, health } = config.sessions;
-  const limits: SessionLimits = {
-    maxSessions: config.limits.maxSessions,
-    maxPerPrincipal: config.limits.maxSessionsPerPrincipal,
-    evictIdleMs: config.limits.sessionEvictionIdleSeconds * 1000,
-  };
-  if (store === 'redis') {
-    const target = redisTarget(config.sessions);
-    if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
-    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, limits, health, log });
-    if (cacheMs === 0) return { store: redis, status: () => redis.status(), start: async () => undefined };
-    const cached = new CachedSessionStore(redis, {
-      maxAgeMs: cacheMs,
-      healthy: () => redis.ready,
-      announce: (id) => announceSessionChange(bus, id),
-    });
-    return {
-      store: cached,
-      status: () => redis.status(),
-      // Every replica drops its copy of a session another replica changed or deleted.
-      start: async () => {
-        await subscribeSessionChanges(bus, (id) => cached.invalidate(id));
-      },
-    };
-  }
-  return { store: new MemorySessionStore({ ttlSeconds, limits }), start: async () => undefined };
-}
-
-/**
- * Start-up subscribes to the bus. A single Redis gives up on a command after its retries, but a
- * Cluster client queues commands until it reaches the cluster, however long that takes: a replica
- * that cannot reach its Redis must fail its start and say why, not hang in it.
- */
-const REDIS_START_DEADLINE_MS = 15_000;
-
-async function withinStartDeadline(start: Promise<void>, target: RedisTarget | undefined): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      const said = `Redis was not reachable within ${REDIS_START_DEADLINE_MS / 1000} s of start`;
-      void (target ? diagnoseCluster(target) : Promise.resolve(undefined)).then(
-        (why) => reject(new Error(why ? `${said}: ${why}` : `${said} (see the Redis connection errors logged above)`)),
-        () => reject(new Error(said)),
-      );
-    }, REDIS_START_DEADLINE_MS);
-  });
-  try {
-    await Promise.race([start, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
-function createEventStore(config: GatewayConfig, log: Logger): EventStore {
-  const limits = { maxEvents: config.resumability.maxEvents, maxAgeMs: config.resumability.maxAgeSeconds * 1000 };
-  const target = redisTarget(config.sessions);
-  if (target) {
-    return new RedisEventStore(connectRedis({ target, name: 'mcp-gateway-events', log }), { ...limits, keyPrefix: config.sessions.keyPrefix });
-  }
-  return new MemoryEventStore(limits);
-}
-
-/**
- * Where tokens held for users live (exchanged tokens): beside the sessions, sealed with
- * `secrets.keys`. None when no upstream exchanges tokens.
- */
-function createTokenStore(config: GatewayConfig, log: Logger): TokenStore | undefined {
-  if (!config.upstreams.some((u) => u.transport !== 'stdio' && u.oauth?.grant === 'token-exchange')) return undefined;
-  const cipher = new TokenCipher(secretKeys(config.secrets));
-  const target = redisTarget(config.sessions);
-  if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
-  return new MemoryTokenStore(cipher);
-}
+/** Who the gateway is to its upstreams when it speaks for no client. */
+const GATEWAY_IDENTITY: ClientIdentity = {
+  clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
+  // A shared worker serves many clients, so it is offered none of their capabilities.
+  capabilities: {},
+  protocolVersion: LATEST_VERSION,
+};
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
 function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, tokens?: TokenStore) {
@@ -213,90 +130,6 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
 
 type Replication = ReturnType<typeof createReplication>;
 
-interface HttpParts {
-  config: GatewayConfig;
-  log: Logger;
-  metrics: Metrics;
-  diagnostics: DataPathEvents;
-  server: VirtualServer;
-  store: SessionStore;
-  bus: Bus;
-  storeStatus: (() => RedisStoreStatus) | undefined;
-  streams: SessionStreams;
-  listens: ListenStreams;
-  upstreamStatus: () => Record<string, PoolStatus>;
-  isDraining: () => boolean;
-  isReady: () => boolean;
-  configStatus: ConfigStatus;
-  inputChains: () => number;
-}
-
-/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: Pick<StreamableHttpTransport, 'activeReplies'>; unsubscribe: () => void }> {
-  const { config, log, metrics, diagnostics } = parts;
-  const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
-  const app = Fastify({
-    loggerInstance: log as FastifyBaseLogger,
-    // One log line per request costs more than the request itself on the fast path.
-    logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: config.limits.bodyBytes,
-    // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
-    forceCloseConnections: true,
-    ...requestIdOptions(),
-    ...serverOptions(config.server, diagnostics, log),
-  });
-  // First: every route's reply carries the request id, and every request gets its access line.
-  const unsubscribe = registerAccessLog(app, diagnostics.gateway, log);
-  capConnections(app.server, config.server.maxConnections, diagnostics, log);
-  // Before CORS, which would answer a bad preflight in its own terms.
-  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, diagnostics });
-  await app.register(cors, {
-    origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
-    methods: ['GET', 'POST', 'DELETE'],
-    // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
-    // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
-    exposedHeaders: ['mcp-session-id', 'www-authenticate', 'x-request-id'],
-  });
-  registerHealth(app, {
-    required: new Set(config.upstreams.filter((u) => u.required).map((u) => u.name)),
-    isDraining: parts.isDraining,
-    isStarted: parts.isReady,
-    metrics,
-    upstreams: parts.upstreamStatus,
-    store: parts.storeStatus,
-  });
-  registerProtectedResourceMetadata(app, config.auth);
-  const authenticator = createAuthenticator(config.auth, log, diagnostics);
-  const transport = registerMcpEndpoints(app, {
-    config,
-    server: parts.server,
-    store: parts.store,
-    streams: parts.streams,
-    listens: parts.listens,
-    isAllowedOrigin,
-    diagnostics,
-    isDraining: parts.isDraining,
-    isReady: parts.isReady,
-    authenticator,
-  });
-  registerStatusPage(app, {
-    config: config.status,
-    diagnostics,
-    sources: statusSources({ ...parts, version: GATEWAY_VERSION, activeReplies: () => transport.activeReplies }),
-    ...(authenticator ? { auth: authenticator } : {}),
-  });
-  // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
-  // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
-  const mount = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator });
-  mount('', parts.server);
-  // Open SSE streams would keep fastify.close() waiting forever.
-  app.addHook('preClose', async () => {
-    parts.listens.closeAll();
-    parts.streams.closeAll();
-  });
-  return { app, transport, unsubscribe };
-}
-
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
 async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }): Promise<void> {
   await Promise.all([
@@ -307,6 +140,48 @@ async function startParts(target: RedisTarget | undefined, router: PerSessionRou
     }),
     withinStartDeadline(store.start(), target),
   ]);
+}
+
+/** Where SSE events of sessions go: written, recorded for resumption, relayed between replicas. */
+function createSessionStreams(config: GatewayConfig, events: EventStore, bus: Bus, diagnostics: DataPathEvents, log: Logger): SessionStreams {
+  return new SessionStreams({
+    keepAliveMs: config.sse.keepAliveMs,
+    services: new StreamServices({ events, bus, retryMs: config.resumability.retryMs, diagnostics, log }),
+    // With Redis, another replica may hold a session's GET stream.
+    distributed: config.sessions.store === 'redis',
+    retainMs: config.resumability.maxAgeSeconds * 1000,
+  });
+}
+
+/** The gauges read at scrape time from the parts that know them. */
+function gaugeParts(metrics: Metrics, store: SessionStore, storeStatus: (() => RedisStoreStatus) | undefined, group: UpstreamGroup, router: PerSessionRouter): void {
+  metrics.countSessions = () => store.size();
+  if (storeStatus) metrics.observeStore(storeStatus);
+  metrics.upstreamStates = () => group.status();
+  metrics.countInputChains = () => router.chains;
+}
+
+/** A reload's virtual servers: what it could not apply live is said, not lost. */
+function reportServers({ warnings, needsRestart }: { warnings: string[]; needsRestart: string[] }, log: Logger): void {
+  for (const w of warnings) log.warn({ warning: w }, 'reload: servers');
+  if (needsRestart.length > 0) log.warn({ paths: needsRestart }, 'reload: these virtual servers have no route yet and are served after a restart');
+}
+
+/** Shutdown, one step after another: a step that fails is logged and the rest still run. */
+async function closeInOrder(steps: ReadonlyArray<() => unknown>, log: Logger): Promise<void> {
+  for (const step of steps) {
+    try {
+      await step();
+    } catch (err) {
+      log.error({ err }, 'shutdown: a step failed; the others still run');
+    }
+  }
+}
+
+/** Lets the POST replies in flight finish, up to `ms`. */
+async function drain(active: () => number, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (active() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
 }
 
 /**
@@ -320,56 +195,44 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const { diagnostics, unsubscribe } = observeGateway(metrics, config.audit.methods, log);
   // Off (and the SDK not even loaded) unless OTEL_TRACES_EXPORTER asks for it.
   const stopTracing = await startTracing(diagnostics.gateway, options.env ?? process.env, log, GATEWAY_VERSION);
-  const identity: ClientIdentity = {
-    clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
-    // A shared worker serves many clients, so it is offered none of their capabilities.
-    capabilities: {},
-    protocolVersion: LATEST_VERSION,
-  };
   const replication = createReplication(config, log);
   const created = createStore(config, log, replication.bus);
-  const store = created.store;
+  const { store } = created;
   const tokens = createTokenStore(config, log);
-  const { server, router, group } = createVirtualServer(config, identity, replication, store, log, diagnostics, tokens);
+  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, tokens);
   const events = createEventStore(config, log);
-  const streams = new SessionStreams({
-    keepAliveMs: config.sse.keepAliveMs,
-    services: new StreamServices({ events, bus: replication.bus, retryMs: config.resumability.retryMs, diagnostics, log }),
-    // With Redis, another replica may hold a session's GET stream.
-    distributed: config.sessions.store === 'redis',
-    retainMs: config.resumability.maxAgeSeconds * 1000,
-  });
+  const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
   const configStatus = new ConfigStatus();
+  const required = new Set(config.upstreams.filter((u) => u.required).map((u) => u.name));
+  const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
-    config,
-    log,
-    metrics,
-    diagnostics,
-    server,
-    store,
-    bus: replication.bus,
-    storeStatus: created.status,
-    streams,
-    listens,
-    upstreamStatus: () => group.status(),
-    isDraining: () => state.draining,
-    isReady: () => state.ready,
-    configStatus,
-    inputChains: () => router.chains,
+    config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
+    upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains,
   });
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
-  metrics.countSessions = () => store.size();
-  if (created.status) metrics.observeStore(created.status);
-  metrics.upstreamStates = () => group.status();
-  metrics.countInputChains = () => router.chains;
-  server.onListChanged((method) => {
+  gaugeParts(metrics, store, created.status, group, router);
+  const announce = (method: string) => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
-  });
-
+  };
+  server.onListChanged(announce);
+  const setServers = (servers: readonly ServerEntryConfig[]) => {
+    const warnings = server.setServers(servers);
+    return { warnings, needsRestart: server.serverPaths.filter((p) => !routed.has(p)) };
+  };
+  const targets = {
+    ...{ group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport) },
+    applySections: (next: GatewayConfig, diff: ConfigDiff): string[] => {
+      // Replaced whole; setServers sends its own list_changed.
+      if (diff.servers) reportServers(setServers(next.servers), log);
+      return [];
+    },
+  };
+  const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
+  configStatus.enableReload();
   let starting: Promise<void> | undefined;
   const start = () => {
     starting ??= startParts(redisTarget(config.sessions), router, server, group, created).then(() => {
@@ -377,28 +240,33 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     });
     return starting;
   };
-
   let closing: Promise<void> | undefined;
   const close = () => {
-    closing ??= (async () => {
-      state.draining = true;
-      const deadline = Date.now() + config.shutdown.drainMs;
-      while (transport.activeReplies > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-      await server.close();
-      await group.close();
-      await replication.close();
-      await app.close();
-      await store.close();
-      await events.close();
-      await tokens?.close();
-      unsubscribe();
-      unsubscribeHttp();
+    closing ??= closeInOrder([
+      async () => {
+        state.draining = true;
+        reloader.close();
+        await drain(() => transport.activeReplies, config.shutdown.drainMs);
+      },
+      () => server.close(),
+      () => group.close(),
+      () => replication.close(),
+      () => app.close(),
+      () => store.close(),
+      () => events.close(),
+      () => tokens?.close(),
+      () => [unsubscribe(), unsubscribeHttp()],
       // Last: the spans of the requests that just drained are flushed to the collector.
-      await stopTracing?.().catch((err: unknown) => log.warn({ err }, 'tracing shutdown failed'));
-    })();
+      () => stopTracing?.(),
+    ], log);
     return closing;
   };
-
+  const reload = async (trigger: ReloadTrigger = 'api'): Promise<ReloadResult> => {
+    // A reload waits for the start-up's catalog: it changes what start() built.
+    const result = await (starting?.then(() => reloader.reload(trigger)) ?? reloader.reload(trigger));
+    configStatus.recordReload(result.outcome, result.error);
+    return result;
+  };
   return {
     app,
     server,
@@ -412,12 +280,10 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     get ready() {
       return state.ready;
     },
-    setServers(servers) {
-      const warnings = server.setServers(servers);
-      const needsRestart = server.serverPaths.filter((p) => !routed.has(p));
-      return { warnings, needsRestart };
-    },
+    setServers,
     close,
+    reload,
+    reloadStatus: () => reloader.status,
   };
 }
 

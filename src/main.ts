@@ -4,6 +4,7 @@ import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { checkConfig } from './gateway/config-check.js';
 import type { GatewayConfig } from './config/schema.js';
+import { watchConfigFile } from './config/watch.js';
 import { createLogger, type Logger } from './observability/logger.js';
 
 const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
@@ -17,7 +18,10 @@ const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
   -h, --help          show this help
   -v, --version       show the version
 
-Environment: MCPGW_CONFIG, MCPGW_HOST, MCPGW_PORT, MCPGW_LOG_LEVEL override the file.`;
+Environment: MCPGW_CONFIG, MCPGW_HOST, MCPGW_PORT, MCPGW_LOG_LEVEL override the file.
+
+Reload: SIGHUP, or a change of the config file (its directory is watched, so a Kubernetes
+ConfigMap update counts), loads the file again and applies what changed; sessions stay.`;
 
 async function main(): Promise<number> {
   let args;
@@ -84,9 +88,10 @@ async function main(): Promise<number> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  watchForReloads(file, config, log, () => (stopping ? 'stopping' : gateway));
 
   try {
-    gateway = await createGateway(config, { logger: log });
+    gateway = await createGateway(config, { logger: log, ...(file ? { configFile: file } : {}) });
   } catch (err) {
     return startFailed(log, err);
   }
@@ -95,7 +100,6 @@ async function main(): Promise<number> {
     await gateway.close();
     return 0;
   }
-
   return serve(gateway, config, log, () => stopping);
 }
 
@@ -116,6 +120,30 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
   const servers = config.servers.length > 0 ? `; servers: ${config.servers.map((s) => s.path).join(', ')}` : '';
   process.stdout.write(`mcp-gateway: ${name}: OK (${config.upstreams.length} upstream(s): ${upstreams}${servers}; sessions: ${config.sessions.store}; auth: ${config.auth.mode})\n`);
   return 0;
+}
+
+/**
+ * SIGHUP, and a change of the config file's content: each reloads the gateway (see reloader.ts)
+ * once it exists; its reload waits for its start. Set up before the gateway is built: SIGHUP's
+ * default action would end the process, and the file's hash is taken as it was loaded. Each
+ * replica watches its own file, so a ConfigMap update reaches every one of them.
+ */
+function watchForReloads(file: string | undefined, config: GatewayConfig, log: Logger, gateway: () => Gateway | 'stopping' | undefined): void {
+  const reload = (trigger: 'signal' | 'file'): void => {
+    const gw = gateway();
+    if (gw === 'stopping') return;
+    // Still being built (a moment): a change seen now must not be lost.
+    if (!gw) return void setTimeout(() => reload(trigger), 500).unref();
+    gw.reload(trigger).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'));
+  };
+  process.on('SIGHUP', () => reload('signal'));
+  const { watch, debounceMs, pollSeconds } = config.reload;
+  if (!file || !watch) return;
+  watchConfigFile(file, () => reload('file'), {
+    debounceMs,
+    pollMs: pollSeconds * 1000,
+    onError: (err) => log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
+  });
 }
 
 /** The port first: liveness answers at once, and /readyz says "starting" until the upstreams are up. -1: keep running. */

@@ -11,6 +11,7 @@ import { authChecks, authSchema } from './auth.js';
 import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
+import { reloadSchema } from './reload.js';
 import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
 import { legacySseSchema, listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema, websocketSchema } from './server.js';
@@ -23,6 +24,7 @@ import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstrea
 export type { AuthConfig } from './auth.js';
 export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
+export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
 export type { LegacySseSettings, ServerConfig, WebSocketSettings } from './server.js';
@@ -58,6 +60,7 @@ export const configSchema = {
     audit: auditSchema,
     status: statusSchema,
     secrets: secretsSchema,
+    reload: reloadSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
   },

@@ -9,6 +9,47 @@ import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
 const MAX_LIST_PAGES = 100;
 
+/** A reload's catalog, built and checked but not in place yet. */
+export interface StagedCatalog {
+  /** The list_changed notifications its apply() sends: one per kind of list that differs. */
+  readonly methods: readonly string[];
+  /** Puts it in place (the caller has put the staged entries in the upstream map) and announces `methods`. */
+  apply(): void;
+}
+
+const LIST_CHANGED: Record<ListKind, string> = {
+  tools: 'notifications/tools/list_changed',
+  prompts: 'notifications/prompts/list_changed',
+  resources: 'notifications/resources/list_changed',
+  resourceTemplates: 'notifications/resources/list_changed',
+};
+
+/** `lists` in the order of `upstreams` (the config's): the catalog lists them so. */
+function inConfigOrder(lists: ReadonlyMap<string, UpstreamLists>, upstreams: ReadonlyMap<string, unknown>): Map<string, UpstreamLists> {
+  const ordered = new Map<string, UpstreamLists>();
+  for (const name of upstreams.keys()) {
+    const l = lists.get(name);
+    if (l) ordered.set(name, l);
+  }
+  return ordered;
+}
+
+/** The list_changed methods for every kind of list that differs between two sets of upstream lists. */
+function changedLists(before: ReadonlyMap<string, UpstreamLists>, after: ReadonlyMap<string, UpstreamLists>): string[] {
+  const methods = new Set<string>();
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(name);
+    const b = after.get(name);
+    for (const kind of Object.keys(LISTS) as ListKind[]) {
+      const was = a ? JSON.stringify([a.prefix, a.lists[kind] ?? []]) : JSON.stringify(['', []]);
+      const now = b ? JSON.stringify([b.prefix, b.lists[kind] ?? []]) : JSON.stringify(['', []]);
+      const empty = (l: UpstreamLists | undefined) => (l?.lists[kind] ?? []).length === 0;
+      if (was !== now && !(empty(a) && empty(b))) methods.add(LIST_CHANGED[kind]);
+    }
+  }
+  return [...methods];
+}
+
 export interface CatalogManagerOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
   /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
@@ -74,6 +115,60 @@ export class CatalogManager {
   /** Tells every listener that lists changed (the virtual servers' views did, say). */
   announce(methods: readonly string[]): void {
     this.#announce(methods);
+  }
+
+  /**
+   * The catalog a reload would give (see StagedCatalog): the lists of `entries` (added upstreams,
+   * or changed ones under their new entry) loaded, which starts their workers, and those of
+   * `removed` dropped. A name collision throws here, and nothing has changed. An upstream that
+   * does not come up is left out and joins when it does, as at start-up.
+   */
+  async stage(entries: ReadonlyMap<string, UpstreamEntry>, removed: readonly string[]): Promise<StagedCatalog> {
+    const { log } = this.options;
+    const loaded = new Map<string, UpstreamLists>();
+    await Promise.all(
+      [...entries].map(async ([name, entry]) => {
+        try {
+          loaded.set(name, await this.#loadLists(name, entry));
+        } catch (err) {
+          log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'reload: upstream unavailable; retrying in the background');
+        }
+      }),
+    );
+    const staged = (lists: ReadonlyMap<string, UpstreamLists>) => {
+      const next = new Map(lists);
+      for (const name of [...removed, ...entries.keys()]) next.delete(name);
+      for (const [name, l] of loaded) next.set(name, l);
+      return next;
+    };
+    const checked = staged(this.#lists);
+    // A collision throws here, before anything has changed.
+    new Catalog([...checked.values()], this.#down);
+    const methods = changedLists(this.#lists, checked);
+    return {
+      methods,
+      apply: () => {
+        for (const [name, entry] of entries) {
+          entry.workers.onInfo(() => {
+            if (this.options.upstreams.has(name) && !this.#lists.has(name)) this.refreshLater(name);
+          });
+        }
+        for (const name of removed) this.#down.delete(name);
+        // Over the lists as they are now: a refresh of another upstream may have landed meanwhile.
+        let next = staged(this.#lists);
+        let catalog: Catalog;
+        try {
+          catalog = this.#buildCatalog(inConfigOrder(next, this.options.upstreams));
+        } catch {
+          next = checked; // a refresh that landed meanwhile collides with the reload: the checked lists win
+          catalog = this.#buildCatalog(inConfigOrder(next, this.options.upstreams));
+        }
+        this.#lists.clear();
+        for (const [name, lists] of inConfigOrder(next, this.options.upstreams)) this.#lists.set(name, lists);
+        this.#catalog = catalog;
+        this.#announce(methods);
+      },
+    };
   }
 
   /** Called with a list_changed method after the merged catalog changed. */

@@ -14,7 +14,7 @@ import { StatelessResults, type CacheHints } from '../modern/result-shape.js';
 import { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
 import type { Catalog } from './catalog.js';
-import { CatalogManager } from './catalog-manager.js';
+import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
@@ -264,6 +264,14 @@ export class VirtualServer implements McpHandler {
   /** A per-session upstream's lists changed. */
   listChanged(upstream: string, method: string): void {
     this.#catalogs.refreshLater(upstream, method);
+  }
+
+  /**
+   * A config reload's catalog, checked but not in place: `entries` are the added or changed
+   * upstreams (their workers start now), `removed` the ones that go (see CatalogManager.stage).
+   */
+  stageCatalog(entries: ReadonlyMap<string, UpstreamEntry>, removed: readonly string[]): Promise<StagedCatalog> {
+    return this.#catalogs.stage(entries, removed);
   }
 
   /** A remote upstream went down or came back (see CatalogManager.setAvailable). */

@@ -125,6 +125,8 @@ export interface EventMap {
   'upstream:circuit': { upstream: string; state: (typeof CIRCUIT_STATES)[number] };
   'pool:queue': { upstream: string; depth: number };
   'pool:rejection': { upstream: string; reason: string };
+  /** A config reload ended: `ok` applied (restart-only keys aside), `rejected` changed nothing. */
+  'config:reload': { outcome: 'ok' | 'rejected' };
 }
 
 export type EventName = keyof EventMap;

@@ -144,6 +144,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Started at zero for both outcomes, so a dashboard sees the first rejection as an increase. */
+  readonly configReloads = new Counter({
+    name: 'mcpgw_config_reloads_total',
+    help: 'Config reloads (SIGHUP or a change of the config file) by outcome: ok (applied) or rejected (invalid; the old config keeps serving)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly upstreamStdoutGarbage = new Counter({
     name: 'mcpgw_upstream_stdout_garbage_total',
     help: 'Lines a stdio upstream wrote to stdout that are not JSON (ignored)',
@@ -205,5 +213,6 @@ export class Metrics {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry });
+    for (const outcome of ['ok', 'rejected']) this.configReloads.inc({ outcome }, 0);
   }
 }

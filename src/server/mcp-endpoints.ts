@@ -17,6 +17,8 @@ import { registerEndpointMethods } from './endpoint-methods.js';
 
 export interface McpEndpointsOptions {
   config: GatewayConfig;
+  /** limits.maxJsonDepth and maxBatchSize: a reload changes them in place. */
+  intake: { maxDepth: number; maxBatch: number };
   server: VirtualServer;
   store: SessionStore;
   streams: SessionStreams;
@@ -29,14 +31,14 @@ export interface McpEndpointsOptions {
 }
 
 /** Registers every endpoint (the main path's methods are registered by the caller, before CORS). */
-export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpointsOptions): Pick<StreamableHttpTransport, 'activeReplies'> {
+export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpointsOptions): Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'> {
   const { config, diagnostics, authenticator, isAllowedOrigin } = options;
   const bounds = { inFlight: new InFlightLimit(config.limits.maxInFlightPerClient), room: new StreamRoom(config.limits.maxStreams, diagnostics) };
   const endpoint = (path: string, handler: McpHandler, server?: StreamableHttpOptions['server']) =>
     registerStreamableHttp(app, {
       path,
       bodyLimit: config.limits.bodyBytes,
-      intake: { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize },
+      intake: options.intake,
       maxInFlightPerClient: config.limits.maxInFlightPerClient,
       maxStreams: config.limits.maxStreams,
       handler,
@@ -60,6 +62,11 @@ export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpoints
   return {
     get activeReplies() {
       return transports.reduce((n, t) => n + t.activeReplies, 0);
+    },
+    // The bounds are shared: setting them once sets every endpoint's.
+    setLimits: (limits) => {
+      bounds.inFlight.limit = limits.maxInFlightPerClient;
+      bounds.room.max = limits.maxStreams;
     },
   };
 }

@@ -7,7 +7,7 @@ export class InFlightLimit {
   readonly #counts = new Map<string, number>();
 
   /** `max` 0: no limit. */
-  constructor(private readonly max: number) {}
+  constructor(private max: number) {}
 
   /** Counts one more request of `client` unless it is at its limit; undefined clients are not limited. */
   acquire(client: string | undefined): boolean {
@@ -20,13 +20,19 @@ export class InFlightLimit {
 
   /** Once per successful acquire, when its request has been answered. */
   release(client: string | undefined): void {
-    if (this.max === 0 || client === undefined) return;
-    const n = (this.#counts.get(client) ?? 1) - 1;
+    // Not keyed on `max`: a reload may have changed it while this request was in flight.
+    if (client === undefined || !this.#counts.has(client)) return;
+    const n = this.#counts.get(client)! - 1;
     if (n <= 0) this.#counts.delete(client);
     else this.#counts.set(client, n);
   }
 
   get limit(): number {
     return this.max;
+  }
+
+  /** A reload's new limit: from the next acquire on (counts of requests in flight stay). */
+  set limit(max: number) {
+    this.max = max;
   }
 }

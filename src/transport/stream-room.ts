@@ -16,7 +16,8 @@ export class StreamRoom {
   #open = 0;
 
   constructor(
-    private readonly max: number,
+    /** A reload may change it: streams open past a lowered bound stay, new ones wait for room. */
+    public max: number,
     private readonly diagnostics: DataPathEvents,
   ) {}
 

@@ -109,6 +109,12 @@ export class StreamableHttpTransport {
     );
   }
 
+  /** A config reload's new bounds (limits.maxInFlightPerClient, limits.maxStreams), from the next request on. */
+  setLimits(limits: { maxInFlightPerClient: number; maxStreams: number }): void {
+    this.#inFlight.limit = limits.maxInFlightPerClient;
+    this.#room.max = limits.maxStreams;
+  }
+
   /** POST replies still being written (for the shutdown drain). */
   get activeReplies(): number {
     return this.#activeReplies;

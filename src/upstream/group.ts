@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { ConfigDiff } from '../config/diff.js';
 import type { UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
 import { speaksModern } from '../config/upstream-common.js';
@@ -7,6 +8,7 @@ import { ModernProbe, ModernSet } from './modern-set.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { Deadline } from './deadline-timer.js';
+import { HandOverWorkers } from './hand-over.js';
 import { UpstreamPool } from './pool.js';
 import { createRemoteUpstream, type RemoteUpstream } from './remote.js';
 import { SessionWorkers, type WorkerFactory } from './session-workers.js';
@@ -65,6 +67,30 @@ export interface PerSessionSet {
 }
 
 /**
+ * The upstreams a reload's new config gives, built but not serving yet: stage() makes it,
+ * commit() puts it in place, discard() stops what it started.
+ */
+export interface StagedUpstreams {
+  /** Per added or changed upstream, the entry it gets: new workers, or the same under a new policy. */
+  readonly entries: ReadonlyMap<string, ConfiguredUpstream>;
+  /** Upstreams whose workers are new (what discard() stops, what commit() drains the old of). */
+  readonly fresh: ReadonlySet<string>;
+  readonly removed: readonly string[];
+  /** The new config's upstream names, in its order. */
+  readonly order: readonly string[];
+  readonly remotes: ReadonlyMap<string, RemoteUpstream>;
+}
+
+/** Workers a reload replaced or removed, until their calls have ended. */
+interface Retiring {
+  workers: WorkerSet;
+  remote: RemoteUpstream | undefined;
+}
+
+/** How often a draining set is looked at for calls still in flight. */
+const DRAIN_POLL_MS = 100;
+
+/**
  * The upstreams built from the config (`upstreams[]`): per upstream its workers (child
  * processes, or sessions with a remote server; shared or per session) and, for a remote one,
  * its endpoint and health monitor. It answers for all of them: their status, their health,
@@ -74,19 +100,93 @@ export class UpstreamGroup {
   /** Every configured upstream by name, in config order. */
   readonly upstreams = new Map<string, ConfiguredUpstream>();
   readonly #remotes = new Map<string, RemoteUpstream>();
+  /** Kept current across reloads: the per-session router reads it per call. */
+  readonly #perSession = new Map<string, PerSessionSet>();
+  readonly #retiring = new Set<Retiring>();
+  #onHealth: ((upstream: string, available: boolean) => void) | undefined;
 
   constructor(
     configs: readonly UpstreamConfig[],
     private readonly options: UpstreamGroupOptions,
   ) {
-    for (const u of configs) this.upstreams.set(u.name, this.#build(u));
+    for (const u of configs) {
+      const { entry, remote } = this.#build(u);
+      this.upstreams.set(u.name, entry);
+      if (remote) this.#remotes.set(u.name, remote);
+    }
+    this.#syncPerSession();
   }
 
-  /** The per-session upstreams, for the router that runs their calls on the owner replica. */
+  /** The per-session upstreams, for the router that runs their calls on the owner replica (the same map after a reload). */
   perSession(): Map<string, PerSessionSet> {
-    const sets = new Map<string, PerSessionSet>();
-    for (const [name, u] of this.upstreams) if (u.workers.perScope) sets.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
-    return sets;
+    return this.#perSession;
+  }
+
+  /** Workers replaced or removed by a reload whose calls in flight have not ended yet. */
+  get retiring(): number {
+    return this.#retiring.size;
+  }
+
+  /**
+   * Builds what `diff` adds or changes (nothing started: the catalog's load of the staged entries
+   * starts their workers). `next` is the new config's upstreams.
+   */
+  stage(diff: Pick<ConfigDiff, 'added' | 'changed' | 'removed'>, next: readonly UpstreamConfig[]): StagedUpstreams {
+    const byName = new Map(next.map((u) => [u.name, u]));
+    const entries = new Map<string, ConfiguredUpstream>();
+    const fresh = new Set<string>();
+    const remotes = new Map<string, RemoteUpstream>();
+    const rebuild = [...diff.added.map((u) => u.name), ...diff.changed.filter((c) => c.kind === 'workers').map((c) => c.name)];
+    for (const name of rebuild) {
+      const { entry, remote } = this.#build(byName.get(name)!);
+      entries.set(name, entry);
+      fresh.add(name);
+      if (remote) remotes.set(name, remote);
+    }
+    for (const change of diff.changed.filter((c) => c.kind === 'policy')) {
+      const running = this.upstreams.get(change.name)!;
+      entries.set(change.name, { ...this.#policy(byName.get(change.name)!), workers: running.workers });
+    }
+    return { entries, fresh, removed: diff.removed, order: next.map((u) => u.name), remotes };
+  }
+
+  /**
+   * Puts `staged` in place: calls from now on go to its entries. Replaced shared workers and
+   * removed upstreams drain (their calls in flight finish where they started, for at most the
+   * old hard ceiling `maxTimeoutMs`) and then stop; a replaced per-session upstream hands over
+   * (see hand-over.ts).
+   */
+  commit(staged: StagedUpstreams): void {
+    const previous = new Map(this.upstreams);
+    const previousRemotes = new Map(this.#remotes);
+    this.upstreams.clear();
+    const handedOver = new Set<string>();
+    for (const name of staged.order) {
+      const old = previous.get(name);
+      let entry = staged.entries.get(name) ?? old!;
+      if (old && staged.fresh.has(name) && old.workers.perScope && entry.workers.perScope) {
+        const remote = previousRemotes.get(name);
+        entry = { ...entry, workers: new HandOverWorkers(old.workers, entry.workers, async () => remote?.close()) };
+        handedOver.add(name);
+      }
+      this.upstreams.set(name, entry);
+    }
+    for (const [name, old] of previous) {
+      const gone = staged.removed.includes(name);
+      if (gone || (staged.fresh.has(name) && !handedOver.has(name))) this.#retire(old, previousRemotes.get(name));
+      if (gone || staged.fresh.has(name)) this.#remotes.delete(name);
+    }
+    for (const [name, remote] of staged.remotes) {
+      this.#remotes.set(name, remote);
+      this.#watch(name, remote);
+    }
+    this.#syncPerSession();
+  }
+
+  /** A staged reload that will not be applied: the workers it started stop. */
+  async discard(staged: StagedUpstreams): Promise<void> {
+    await Promise.all([...staged.fresh].map((name) => staged.entries.get(name)?.workers.close()));
+    await Promise.all([...staged.remotes.values()].map((r) => r.close()));
   }
 
   /** Each upstream's workers, with a remote upstream's circuit: not ready while it is open. */
@@ -104,28 +204,66 @@ export class UpstreamGroup {
 
   /** Starts pinging the remote upstreams; `onChange` hears each one go down or come back. */
   watchHealth(onChange: (upstream: string, available: boolean) => void): void {
-    for (const [name, remote] of this.#remotes) {
-      remote.health.onChange((available) => onChange(name, available));
-      remote.health.start();
-    }
+    this.#onHealth = onChange;
+    for (const [name, remote] of this.#remotes) this.#watch(name, remote);
   }
 
-  /** Stops every worker (those the gateway closed already stay closed), then the health probes and connections. */
+  /** Stops every worker (those the gateway closed already stay closed, draining ones too), then the health probes and connections. */
   async close(): Promise<void> {
-    await Promise.all([...this.upstreams.values()].map((u) => u.workers.close()));
-    await Promise.all([...this.#remotes.values()].map((r) => r.close()));
+    const retiring = [...this.#retiring];
+    this.#retiring.clear();
+    await Promise.all([...this.upstreams.values(), ...retiring].map((u) => u.workers.close()));
+    await Promise.all([...this.#remotes.values(), ...retiring.map((r) => r.remote)].map((r) => r?.close()));
   }
 
-  #build(u: UpstreamConfig): ConfiguredUpstream {
-    const { identity, peers, log } = this.options;
-    const common = {
+  #watch(name: string, remote: RemoteUpstream): void {
+    const onChange = this.#onHealth;
+    if (!onChange) return; // not started yet: watchHealth() starts them all
+    remote.health.onChange((available) => {
+      if (this.#remotes.get(name) === remote) onChange(name, available);
+    });
+    remote.health.start();
+  }
+
+  /** Lets the calls in flight on `old` end (bounded by its hard ceiling), then stops it. */
+  #retire(old: ConfiguredUpstream, remote: RemoteUpstream | undefined): void {
+    const retiring: Retiring = { workers: old.workers, remote };
+    this.#retiring.add(retiring);
+    const deadline = Date.now() + old.deadline.maxTimeoutMs;
+    const poll = () => {
+      if (!this.#retiring.has(retiring)) return; // close() stopped it
+      const s = old.workers.status();
+      if ((s.inFlight > 0 || s.queued > 0) && Date.now() < deadline) {
+        setTimeout(poll, DRAIN_POLL_MS).unref();
+        return;
+      }
+      this.#retiring.delete(retiring);
+      this.options.log.info({ upstream: old.workers.name }, 'reload: replaced workers drained, stopping them');
+      void old.workers.close().then(() => remote?.close());
+    };
+    poll();
+  }
+
+  #syncPerSession(): void {
+    this.#perSession.clear();
+    for (const [name, u] of this.upstreams) if (u.workers.perScope) this.#perSession.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
+  }
+
+  /** How the gateway uses an upstream's workers: what a reload changes without replacing them. */
+  #policy(u: UpstreamConfig): Omit<ConfiguredUpstream, 'workers'> {
+    return {
       prefix: u.prefix ?? u.name,
       deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs },
       offersTool: toolFilter(u.tools),
       validateArguments: u.validateArguments,
       prefixUris: u.resources?.uris === 'prefixed',
-      networkTransport: u.transport === 'stdio' ? ('pipe' as const) : ('tcp' as const),
+      networkTransport: u.transport === 'stdio' ? 'pipe' : 'tcp',
     };
+  }
+
+  #build(u: UpstreamConfig): { entry: ConfiguredUpstream; remote?: RemoteUpstream } {
+    const { identity, peers, log } = this.options;
+    const common = this.#policy(u);
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
     // 2026-07-28 (pinned, or `auto` over http): stateless calls, and server/discover for health.
@@ -133,14 +271,14 @@ export class UpstreamGroup {
     let modern: ModernSet | undefined;
     let eraSet: EraSet | undefined;
     const modernProbe = era === 'no' ? undefined : () => (eraSet?.era === 'session' ? undefined : new ModernProbe(modern!));
-    const createWorker = this.#workerFactory(u, throttle, modernProbe);
+    const { createWorker, remote } = this.#workerFactory(u, throttle, modernProbe);
     // The peer is looked up when the upstream speaks (the virtual server is built after the upstreams).
     const peer: UpstreamPeer = { request: (m, p, signal) => peers.shared(u.name).request(m, p, signal), notification: (n) => peers.shared(u.name).notification(n) };
-    if (era !== 'no') modern = new ModernSet({ name: u.name, endpoint: this.#remotes.get(u.name)!.endpoint, identity, peer, log });
-    if (era === 'only') return { ...common, workers: modern! };
+    if (era !== 'no') modern = new ModernSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log });
+    if (era === 'only') return { entry: { ...common, workers: modern! }, remote };
     const session = this.#sessionSet(u, createWorker, throttle);
     if (era === 'try') eraSet = new EraSet(session, modern!, identity, log);
-    return { ...common, workers: eraSet ?? session };
+    return { entry: { ...common, workers: eraSet ?? session }, remote };
   }
 
   /** The 2025 side of an upstream: a shared pool, or a worker per client session. */
@@ -158,11 +296,10 @@ export class UpstreamGroup {
   }
 
   /** One upstream's workers, by transport: child processes, or sessions with a remote server. */
-  #workerFactory(u: UpstreamConfig, throttle: LogThrottle, modernProbe: (() => Upstream | undefined) | undefined): WorkerFactory {
+  #workerFactory(u: UpstreamConfig, throttle: LogThrottle, modernProbe: (() => Upstream | undefined) | undefined): { createWorker: WorkerFactory; remote?: RemoteUpstream } {
     const { identity, log, diagnostics } = this.options;
-    if (u.transport === 'stdio') return (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle });
+    if (u.transport === 'stdio') return { createWorker: (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle }) };
     const remote = createRemoteUpstream(u, identity, log, diagnostics, this.options.tokens ? { tokens: this.options.tokens } : {}, modernProbe);
-    this.#remotes.set(u.name, remote);
-    return remote.createWorker;
+    return { createWorker: remote.createWorker, remote };
   }
 }

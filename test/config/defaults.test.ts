@@ -89,6 +89,10 @@ const SCHEMA_DEFAULTS = {
   shutdown: {},
   'audit.methods': [],
   audit: {},
+  'reload.watch': true,
+  'reload.debounceMs': 300,
+  'reload.pollSeconds': 10,
+  reload: {},
   'upstreams[](stdio).mode': 'shared',
   'upstreams[](stdio).pool.min': 1,
   'upstreams[](stdio).pool.spares': 1,
@@ -199,6 +203,7 @@ describe('config defaults', () => {
       shutdown: { drainMs: 10000 },
       audit: { methods: [] },
       servers: [],
+      reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
     });
   });
 

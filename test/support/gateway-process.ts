@@ -12,6 +12,8 @@ export const MAIN = resolve(ROOT, 'dist/main.js');
 
 export interface GatewayProcess {
   readonly url: URL;
+  /** The config file it was started with (a test may rewrite it and reload). */
+  readonly file: string;
   readonly pid: number;
   readonly child: ChildProcess;
   /** SIGTERM and wait for the exit (SIGKILL after 15 s). */
@@ -31,8 +33,9 @@ function writeConfig(config: Record<string, unknown>): { dir: string; file: stri
  * Resolves once the gateway serves MCP (its "listening" line), or with `until: 'bound'` as soon
  * as its port is bound (its "starting" line: /healthz answers, the upstreams are still starting).
  */
-export async function spawnGateway(config: Record<string, unknown>, options: { until?: 'ready' | 'bound' } = {}): Promise<GatewayProcess> {
-  const { dir, file } = writeConfig(config);
+export async function spawnGateway(config: Record<string, unknown>, options: { until?: 'ready' | 'bound'; configFile?: string } = {}): Promise<GatewayProcess> {
+  // With `configFile`, the test wrote the file (its layout matters: a ConfigMap's symlinks) and removes it.
+  const { dir, file } = options.configFile ? { dir: undefined, file: options.configFile } : writeConfig(config);
   const path = typeof config.path === 'string' ? config.path : '/mcp';
   const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -56,6 +59,7 @@ export async function spawnGateway(config: Record<string, unknown>, options: { u
   });
   return {
     url,
+    file,
     pid: child.pid!,
     child,
     exited,
@@ -67,7 +71,7 @@ export async function spawnGateway(config: Record<string, unknown>, options: { u
         await exited;
         clearTimeout(t);
       }
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -1,0 +1,115 @@
+// Wiring only: the Fastify app of one gateway, its hooks and routes in the order they must run.
+import cors from '@fastify/cors';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { GatewayConfig } from './config/schema.js';
+import type { ConfigStatus } from './config/reload-state.js';
+import type { VirtualServer } from './gateway/virtual-server.js';
+import type { ListenStreams } from './modern/listen-streams.js';
+import type { DataPathEvents } from './observability/events.js';
+import type { Logger } from './observability/logger.js';
+import type { Metrics } from './observability/metrics.js';
+import { registerAccessLog, requestIdOptions } from './server/access-log.js';
+import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
+import { registerConnectionTransports } from './server/connection-transports.js';
+import { registerEndpointMethods } from './server/endpoint-methods.js';
+import { registerHealth } from './server/health.js';
+import { registerMcpEndpoints } from './server/mcp-endpoints.js';
+import { createOriginCheck } from './server/origin.js';
+import { capConnections, serverOptions } from './server/server-limits.js';
+import { registerStatusPage } from './server/status/page.js';
+import type { Bus } from './cluster/bus.js';
+import type { RedisStoreStatus } from './session/redis-store.js';
+import type { SessionStore } from './session/session-store.js';
+import type { SessionStreams } from './streams/session-streams.js';
+import type { StreamableHttpTransport } from './transport/streamable-http.js';
+import type { PoolStatus } from './upstream/worker-set.js';
+import { statusSources } from './status-sources.js';
+import { GATEWAY_VERSION } from './version.js';
+
+export interface HttpParts {
+  config: GatewayConfig;
+  log: Logger;
+  metrics: Metrics;
+  diagnostics: DataPathEvents;
+  server: VirtualServer;
+  store: SessionStore;
+  bus: Bus;
+  storeStatus: (() => RedisStoreStatus) | undefined;
+  streams: SessionStreams;
+  listens: ListenStreams;
+  upstreamStatus: () => Record<string, PoolStatus>;
+  /** Live: a reload changes them in place. */
+  required: Set<string>;
+  intake: { maxDepth: number; maxBatch: number };
+  isDraining: () => boolean;
+  isReady: () => boolean;
+  configStatus: ConfigStatus;
+  inputChains: () => number;
+}
+
+/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
+export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'>; unsubscribe: () => void }> {
+  const { config, log, metrics, diagnostics } = parts;
+  const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
+  const app = Fastify({
+    loggerInstance: log as FastifyBaseLogger,
+    // One log line per request costs more than the request itself on the fast path.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.limits.bodyBytes,
+    // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
+    forceCloseConnections: true,
+    ...requestIdOptions(),
+    ...serverOptions(config.server, diagnostics, log),
+  });
+  // First: every route's reply carries the request id, and every request gets its access line.
+  const unsubscribe = registerAccessLog(app, diagnostics.gateway, log);
+  capConnections(app.server, config.server.maxConnections, diagnostics, log);
+  // Before CORS, which would answer a bad preflight in its own terms.
+  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, diagnostics });
+  await app.register(cors, {
+    origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
+    methods: ['GET', 'POST', 'DELETE'],
+    // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
+    // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
+    exposedHeaders: ['mcp-session-id', 'www-authenticate', 'x-request-id'],
+  });
+  registerHealth(app, {
+    required: parts.required,
+    isDraining: parts.isDraining,
+    isStarted: parts.isReady,
+    metrics,
+    upstreams: parts.upstreamStatus,
+    store: parts.storeStatus,
+  });
+  registerProtectedResourceMetadata(app, config.auth);
+  const authenticator = createAuthenticator(config.auth, log, diagnostics);
+  const transport = registerMcpEndpoints(app, {
+    config,
+    intake: parts.intake,
+    server: parts.server,
+    store: parts.store,
+    streams: parts.streams,
+    listens: parts.listens,
+    isAllowedOrigin,
+    diagnostics,
+    isDraining: parts.isDraining,
+    isReady: parts.isReady,
+    authenticator,
+  });
+  registerStatusPage(app, {
+    config: config.status,
+    diagnostics,
+    sources: statusSources({ ...parts, version: GATEWAY_VERSION, activeReplies: () => transport.activeReplies }),
+    ...(authenticator ? { auth: authenticator } : {}),
+  });
+  // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
+  // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
+  const mount = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator });
+  mount('', parts.server);
+  // Open SSE streams would keep fastify.close() waiting forever.
+  app.addHook('preClose', async () => {
+    parts.listens.closeAll();
+    parts.streams.closeAll();
+  });
+  return { app, transport, unsubscribe };
+}

@@ -1,0 +1,96 @@
+// Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users),
+// memory or Redis as the config says, and the start-up deadline of those that need Redis.
+import type { GatewayConfig } from './config/schema.js';
+import { secretKeys } from './config/secrets.js';
+import type { Logger } from './observability/logger.js';
+import type { EventStore } from './streams/event-store.js';
+import { MemoryEventStore } from './streams/memory-event-store.js';
+import { RedisEventStore } from './streams/redis-event-store.js';
+import { MemorySessionStore } from './session/memory-store.js';
+import { CachedSessionStore } from './session/cached-store.js';
+import { RedisSessionStore, type RedisStoreStatus } from './session/redis-store.js';
+import type { SessionLimits, SessionStore } from './session/session-store.js';
+import { TokenCipher } from './session/token-store.js';
+import { MemoryTokenStore } from './session/memory-token-store.js';
+import { RedisTokenStore } from './session/redis-token-store.js';
+import type { TokenStore } from './contracts/token-store.js';
+import type { Bus } from './cluster/bus.js';
+import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
+import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
+
+/** The session store, and the state of its connection when it has one (for /readyz). */
+export function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> } {
+  const { store, keyPrefix, ttlSeconds, cacheMs, health } = config.sessions;
+  const limits: SessionLimits = {
+    maxSessions: config.limits.maxSessions,
+    maxPerPrincipal: config.limits.maxSessionsPerPrincipal,
+    evictIdleMs: config.limits.sessionEvictionIdleSeconds * 1000,
+  };
+  if (store === 'redis') {
+    const target = redisTarget(config.sessions);
+    if (!target) throw new Error('sessions.redisUrl or sessions.redis is required when sessions.store is "redis"');
+    const redis = new RedisSessionStore({ target, keyPrefix, ttlSeconds, limits, health, log });
+    if (cacheMs === 0) return { store: redis, status: () => redis.status(), start: async () => undefined };
+    const cached = new CachedSessionStore(redis, {
+      maxAgeMs: cacheMs,
+      healthy: () => redis.ready,
+      announce: (id) => announceSessionChange(bus, id),
+    });
+    return {
+      store: cached,
+      status: () => redis.status(),
+      // Every replica drops its copy of a session another replica changed or deleted.
+      start: async () => {
+        await subscribeSessionChanges(bus, (id) => cached.invalidate(id));
+      },
+    };
+  }
+  return { store: new MemorySessionStore({ ttlSeconds, limits }), start: async () => undefined };
+}
+
+/**
+ * Start-up subscribes to the bus. A single Redis gives up on a command after its retries, but a
+ * Cluster client queues commands until it reaches the cluster, however long that takes: a replica
+ * that cannot reach its Redis must fail its start and say why, not hang in it.
+ */
+const REDIS_START_DEADLINE_MS = 15_000;
+
+export async function withinStartDeadline(start: Promise<void>, target: RedisTarget | undefined): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const said = `Redis was not reachable within ${REDIS_START_DEADLINE_MS / 1000} s of start`;
+      void (target ? diagnoseCluster(target) : Promise.resolve(undefined)).then(
+        (why) => reject(new Error(why ? `${said}: ${why}` : `${said} (see the Redis connection errors logged above)`)),
+        () => reject(new Error(said)),
+      );
+    }, REDIS_START_DEADLINE_MS);
+  });
+  try {
+    await Promise.race([start, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
+export function createEventStore(config: GatewayConfig, log: Logger): EventStore {
+  const limits = { maxEvents: config.resumability.maxEvents, maxAgeMs: config.resumability.maxAgeSeconds * 1000 };
+  const target = redisTarget(config.sessions);
+  if (target) {
+    return new RedisEventStore(connectRedis({ target, name: 'mcp-gateway-events', log }), { ...limits, keyPrefix: config.sessions.keyPrefix });
+  }
+  return new MemoryEventStore(limits);
+}
+
+/**
+ * Where tokens held for users live (exchanged tokens): beside the sessions, sealed with
+ * `secrets.keys`. None when no upstream exchanges tokens.
+ */
+export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore | undefined {
+  if (!config.upstreams.some((u) => u.transport !== 'stdio' && u.oauth?.grant === 'token-exchange')) return undefined;
+  const cipher = new TokenCipher(secretKeys(config.secrets));
+  const target = redisTarget(config.sessions);
+  if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
+  return new MemoryTokenStore(cipher);
+}
