@@ -5,6 +5,7 @@
  * a removed upstream leaves the catalog, and live limits apply to the next request.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -135,5 +136,36 @@ describe('reload: a remote upstream', () => {
     expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { removed: ['remote'] } });
     const status = (await (await fetch(new URL('/readyz', gw.url))).json()) as { upstreams: Record<string, unknown> };
     expect(Object.keys(status.upstreams)).toEqual(['echo']);
+  });
+});
+
+describe('reload: virtual servers', () => {
+  it('a changed servers: section applies at once: the open session on the server hears list_changed, keeps its id, and calls the new name with the new fixed argument', async () => {
+    const upstreams = [stdioUpstream('echo', ECHO_SERVER)];
+    const team = (overrides: Record<string, unknown>) => ({ logLevel: 'silent', upstreams, servers: [{ path: '/mcp/team', tools: ['echo__add'], overrides }] });
+    const gw = await start(team({ echo__add: { name: 'plus', arguments: { fixed: { b: 1 } } } }));
+    const { client, transport } = await connect(new URL('/mcp/team', gw.base));
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changed++);
+    expect(toolText(await client.callTool({ name: 'plus', arguments: { a: 1 } }))).toBe('2');
+    const sid = transport.sessionId;
+    await until('the GET stream', () => gw.gateway.streams.has(sid!));
+
+    gw.file.write(team({ echo__add: { name: 'add-hundred', arguments: { fixed: { b: 100 } } } }));
+    expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { servers: true } });
+    await until('tools/list_changed', () => changed > 0);
+    expect(transport.sessionId).toBe(sid);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['add-hundred']);
+    expect(toolText(await client.callTool({ name: 'add-hundred', arguments: { a: 1 } }))).toBe('101');
+    await expect(client.callTool({ name: 'plus', arguments: { a: 1 } })).rejects.toThrow(/Unknown tool: plus/);
+  });
+
+  it('a servers: section whose override names a tool no upstream has changes no server (checked against the catalog, after the upstreams are applied)', async () => {
+    const upstreams = [stdioUpstream('echo', ECHO_SERVER)];
+    const gw = await start({ logLevel: 'silent', upstreams, servers: [{ path: '/mcp/team', tools: ['echo__add'] }] });
+    gw.file.write({ logLevel: 'silent', upstreams, servers: [{ path: '/mcp/team', tools: ['echo__add'], overrides: { echo__nothing: { title: 'x' } } }] });
+    await gw.gateway.reload();
+    const { client } = await connect(new URL('/mcp/team', gw.base));
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo__add']);
   });
 });

@@ -3,6 +3,7 @@
  * in reports it (ConfigStatus, or a reload feature's own status through snapshotOfReload).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../support/wait.js';
 import { ConfigStatus, snapshotOfReload } from '../../src/config/reload-state.js';
 import { ECHO_SERVER, stdioUpstream } from '../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
@@ -43,10 +44,15 @@ describe('the CLI', () => {
     await gw?.stop();
   });
 
-  it('names the config file it loaded on /status.json, with reload not enabled', async () => {
-    const report = (await (await fetch(new URL('/status.json', gw.url))).json()) as { config: { file: string; reload: unknown }; gateway: { state: string } };
+  it('names the config file it loaded on /status.json, and counts a reload by SIGHUP', async () => {
+    type Report = { config: { file: string; reload: { enabled: boolean; count?: number; lastOutcome?: string } }; gateway: { state: string } };
+    const read = async () => (await (await fetch(new URL('/status.json', gw.url))).json()) as Report;
+    const report = await read();
     expect(report.config.file).toMatch(/gateway\.json$/);
-    expect(report.config.reload).toEqual({ enabled: false });
+    expect(report.config.reload).toEqual({ enabled: true, count: 0 });
     expect(report.gateway.state).toBe('ready');
+    gw.child.kill('SIGHUP');
+    await until('the reload on /status.json', async () => (await read()).config.reload.count === 1);
+    expect((await read()).config.reload).toMatchObject({ enabled: true, count: 1, lastOutcome: 'ok' });
   });
 });

@@ -75,7 +75,7 @@ describe('/status.json', () => {
     expect(report.sessions).toMatchObject({ store: 'memory', count: 1 });
     expect(report.streams).toEqual({ get: 0, listen: 0, replies: 0 });
     expect(report.inputChains).toBe(0);
-    expect(report.config).toMatchObject({ file: null, reload: { enabled: false } });
+    expect(report.config).toMatchObject({ file: null, reload: { enabled: true, count: 0 } });
 
     const [main] = report.servers as Array<{ name: string; path: string; byUpstream: Record<string, { tools: { count: number; names: string[] } }> }>;
     expect(main).toMatchObject({ name: 'main', path: '/mcp' });
