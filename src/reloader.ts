@@ -132,6 +132,12 @@ export class Reloader {
       await group.discard(staged);
       return this.#rejected(trigger, err instanceof Error ? err.message : String(err), {});
     }
+    // The virtual servers are checked against the catalog the reload gives, before anything changes.
+    const serverErrors = server.serverProblems(next.servers, catalog.catalog);
+    if (serverErrors.length > 0) {
+      await group.discard(staged);
+      return this.#rejected(trigger, serverErrors.join('; '), { problems: serverErrors });
+    }
     if (this.#closed) {
       // Shutdown began while the new workers started: they stop, not join.
       await group.discard(staged);

@@ -13,6 +13,8 @@ const MAX_LIST_PAGES = 100;
 export interface StagedCatalog {
   /** The list_changed notifications its apply() sends: one per kind of list that differs. */
   readonly methods: readonly string[];
+  /** The catalog it gives, checked for collisions (what a reload checks the virtual servers against). */
+  readonly catalog: Catalog;
   /** Puts it in place (the caller has put the staged entries in the upstream map) and announces `methods`. */
   apply(): void;
 }
@@ -143,10 +145,11 @@ export class CatalogManager {
     };
     const checked = staged(this.#lists);
     // A collision throws here, before anything has changed.
-    new Catalog([...checked.values()], this.#down);
+    const checkedCatalog = new Catalog([...checked.values()], this.#down);
     const methods = changedLists(this.#lists, checked);
     return {
       methods,
+      catalog: checkedCatalog,
       apply: () => {
         for (const [name, entry] of entries) {
           entry.workers.onInfo(() => {

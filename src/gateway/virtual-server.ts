@@ -270,6 +270,11 @@ export class VirtualServer implements McpHandler {
    * A config reload's catalog, checked but not in place: `entries` are the added or changed
    * upstreams (their workers start now), `removed` the ones that go (see CatalogManager.stage).
    */
+  /** What is wrong with `servers` over `catalog` (a reload's staged one): overrides of missing tools, collisions… */
+  serverProblems(servers: readonly ServerEntryConfig[], catalog: StagedCatalog['catalog']): string[] {
+    return viewProblems(servers, catalog, this.#catalogs.complete).errors;
+  }
+
   stageCatalog(entries: ReadonlyMap<string, UpstreamEntry>, removed: readonly string[]): Promise<StagedCatalog> {
     return this.#catalogs.stage(entries, removed);
   }

@@ -160,11 +160,19 @@ describe('reload: virtual servers', () => {
     await expect(client.callTool({ name: 'plus', arguments: { a: 1 } })).rejects.toThrow(/Unknown tool: plus/);
   });
 
-  it('a servers: section whose override names a tool no upstream has changes no server (checked against the catalog, after the upstreams are applied)', async () => {
+  it('a servers: section whose override names a tool no upstream has rejects the whole reload: the added upstream stops, the servers stay', async () => {
     const upstreams = [stdioUpstream('echo', ECHO_SERVER)];
     const gw = await start({ logLevel: 'silent', upstreams, servers: [{ path: '/mcp/team', tools: ['echo__add'] }] });
-    gw.file.write({ logLevel: 'silent', upstreams, servers: [{ path: '/mcp/team', tools: ['echo__add'], overrides: { echo__nothing: { title: 'x' } } }] });
-    await gw.gateway.reload();
+    gw.file.write({
+      logLevel: 'silent',
+      upstreams: [...upstreams, stdioUpstream('slow', SLOW_SERVER)],
+      servers: [{ path: '/mcp/team', tools: ['echo__add', 'slow__*'], overrides: { echo__nothing: { title: 'x' } } }],
+    });
+    const result = await gw.gateway.reload();
+    expect(result.outcome).toBe('rejected');
+    expect(result.error).toMatch(/echo__nothing/);
+    expect(gw.gateway.reloadStatus()).toMatchObject({ lastOutcome: 'rejected' });
+    await until('the staged slow worker to stop', () => childPidsRunning(SLOW_SERVER).length === 0);
     const { client } = await connect(new URL('/mcp/team', gw.base));
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo__add']);
   });
