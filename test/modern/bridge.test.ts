@@ -14,23 +14,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
-import { startReplicas } from '../support/replicas.js';
+import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
 let redis: RedisServer;
 let fixture: HttpServerProcess;
 const replicas: RunningGateway[] = [];
 const hits = [0, 0, 0];
 
-function roundRobin(): typeof fetch {
-  let next = 0;
-  return (input, init) => {
-    const i = next++ % replicas.length;
-    hits[i]!++;
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    url.host = replicas[i]!.url.host;
-    return fetch(url, init);
-  };
-}
 
 /** An SDK v1 client (a 2025 session) with handlers for what it declares. */
 async function v1Client(capabilities: { elicitation?: Record<string, never>; sampling?: Record<string, never>; roots?: Record<string, never> }): Promise<Client> {
@@ -43,7 +33,7 @@ async function v1Client(capabilities: { elicitation?: Record<string, never>; sam
   }
   if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'Hi' }, model: 'm' }));
   if (capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///repo', name: 'repo' }] }));
-  await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobin() }));
+  await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) }));
   return client;
 }
 
@@ -115,7 +105,7 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
   it('SDK v2 (auto) natively, every request to the next replica: the shared secret verifies the state anywhere', async () => {
     const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } });
     client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' }) as Record<string, string> }));
-    await client.connect(new TransportV2(replicas[0]!.url, { fetch: roundRobin() }));
+    await client.connect(new TransportV2(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) }));
     try {
       expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Lin likes red');
       expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Lin!');

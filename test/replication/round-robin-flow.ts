@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
-import { startReplicas } from '../support/replicas.js';
+import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
@@ -28,19 +28,6 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
   let shared: SharedRedis | undefined;
   const replicas: RunningGateway[] = [];
   const hits: number[] = [0, 0, 0];
-
-  /** A fetch that sends each request to the next replica, whatever URL the client asked for. */
-  function roundRobinFetch(): typeof fetch {
-    let next = 0;
-    return (input, init) => {
-      const i = next++ % replicas.length;
-      hits[i]!++;
-      const url = new URL(input instanceof Request ? input.url : String(input));
-      const target = replicas[i]!.url;
-      url.host = target.host;
-      return fetch(url, init);
-    };
-  }
 
   beforeAll(async () => {
     shared = await startShared();
@@ -69,7 +56,7 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
         sampled++;
         return { role: 'assistant', content: { type: 'text', text: 'sampled across replicas' }, model: 'rr-model' };
       });
-      const transport = new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch() });
+      const transport = new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) });
       await client.connect(transport);
 
       const names = (await client.listTools()).tools.map((t) => t.name);

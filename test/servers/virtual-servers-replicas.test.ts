@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { READER, everythingUpstream } from '../support/everything.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
-import { startReplicas } from '../support/replicas.js';
+import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
 const KEY_A = 'key-of-team-a-81c3';
 const KEY_B = 'key-of-team-b-27f9';
@@ -22,16 +22,6 @@ let redis: RedisServer;
 const replicas: RunningGateway[] = [];
 const hits = [0, 0, 0];
 
-function roundRobinFetch(): typeof fetch {
-  let next = 0;
-  return (input, init) => {
-    const i = next++ % replicas.length;
-    hits[i]!++;
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    url.host = replicas[i]!.url.host;
-    return fetch(url, init);
-  };
-}
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -54,7 +44,7 @@ describe('a virtual server across three replicas', () => {
   it('serves the same curated view on every replica, round-robin', async () => {
     const client = new Client({ name: 'rr', version: '1.0.0' });
     const transport = new StreamableHTTPClientTransport(new URL('/mcp/reader', replicas[0]!.base), {
-      fetch: roundRobinFetch(),
+      fetch: roundRobinFetch(replicas, hits),
       requestInit: { headers: { authorization: `Bearer ${KEY_A}` } },
     });
     await client.connect(transport);

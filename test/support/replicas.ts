@@ -28,3 +28,19 @@ export async function startReplicas(count: number, config: ReplicaConfig, start:
   }
   return replicas;
 }
+
+/**
+ * A fetch for an SDK client transport that sends each request to the next of `replicas` in
+ * turn, whatever replica its URL names, counting in `hits` (by replica index) where each went.
+ * Read at call time: replicas started after the fetch was made take part.
+ */
+export function roundRobinFetch(replicas: ReadonlyArray<{ url: URL }>, hits: number[] = []): typeof fetch {
+  let next = 0;
+  return (input, init) => {
+    const i = next++ % replicas.length;
+    hits[i] = (hits[i] ?? 0) + 1;
+    const url = new URL(input instanceof Request ? input.url : String(input));
+    url.host = replicas[i]!.url.host;
+    return fetch(url, init);
+  };
+}
