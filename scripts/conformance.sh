@@ -122,7 +122,10 @@ start_gateway() {
   # closes it without DELETE (the SDK client's close() does not end the session), so idle
   # workers must be reaped quickly and the cap must cover the sessions opened meanwhile.
   local pool='{ "min": 1, "max": 4 }'
-  [ "$mode" = per-session ] && pool='{ "max": 32, "idleTimeoutMs": 2000 }'
+  # Spares: warm workers ready for the next session. Some 2026-07-28 checks read a tool's first SSE
+  # frame within 600 ms, and each stateless request gets a worker of its own: a cold child
+  # process (spawn + initialize) may not make it on a loaded machine, so keep a few warm.
+  [ "$mode" = per-session ] && pool='{ "max": 32, "idleTimeoutMs": 2000, "spares": 4 }'
   cat >"$cfg" <<EOF
 {
   "listen": { "host": "127.0.0.1", "port": 0 },
