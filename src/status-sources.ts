@@ -34,8 +34,11 @@ export function statusSources(parts: StatusParts): StatusSources {
     startedAt: new Date(),
     upstreams: () => config.upstreams,
     upstreamStatus: parts.upstreamStatus,
-    // One virtual server today: the main endpoint.
-    servers: () => [{ name: 'main', path: config.path, catalog: () => parts.server.catalog }],
+    // The main endpoint (the whole catalog), then each virtual server, named by its path.
+    servers: () => [
+      { name: 'main', path: config.path, catalog: () => parts.server.catalog },
+      ...parts.server.serverCatalogs().map((s) => ({ name: s.path, path: s.path, catalog: s.catalog })),
+    ],
     sessionStore: config.sessions.store,
     sessions: () => parts.store.size(),
     ...(parts.storeStatus ? { storeState: parts.storeStatus } : {}),

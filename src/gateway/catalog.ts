@@ -179,3 +179,6 @@ export function entriesOf(kind: ListKind, result: Record<string, unknown>): Arra
   const value = result[LISTS[kind].field];
   return Array.isArray(value) ? value.filter(isObject) : [];
 }
+
+/** What reading a catalog takes: the gateway's whole one, or a virtual server's view of it. */
+export type CatalogReader = Pick<Catalog, 'list' | 'tool' | 'prompt' | 'resource'>;

@@ -10,7 +10,7 @@ import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Identity } from '../contracts/authenticator.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { MirroredParam } from '../modern/mirrored-params.js';
-import type { Catalog, ListKind } from './catalog.js';
+import type { Catalog, CatalogReader, ListKind } from './catalog.js';
 
 type Entry = Record<string, unknown>;
 
@@ -288,4 +288,17 @@ export class ServerViews {
     this.#views = new Map(servers.map((s) => [normalizePath(s.path), new ServerView(s)]));
     this.#configs = servers;
   }
+}
+
+/** A virtual server's catalog as its clients see it: its selection, under the names it gives tools. */
+export function viewCatalog(view: ServerView | undefined, catalog: Catalog): CatalogReader {
+  return {
+    list: (kind) => (view ? view.list(catalog, kind) : []),
+    tool: (name) => {
+      const exposed = view?.exposedTool(name);
+      return exposed === undefined ? undefined : catalog.tool(exposed);
+    },
+    prompt: (name) => (view?.selectsPrompt(name) ? catalog.prompt(name) : undefined),
+    resource: (uri) => (view?.selectsResource(uri) ? catalog.resource(uri) : undefined),
+  };
 }

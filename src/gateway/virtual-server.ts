@@ -13,13 +13,13 @@ import type { MirroredParam } from '../modern/mirrored-params.js';
 import { StatelessResults, type CacheHints } from '../modern/result-shape.js';
 import { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
-import type { Catalog } from './catalog.js';
+import type { Catalog, CatalogReader } from './catalog.js';
 import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { ResourceUris } from './resource-uris.js';
-import { ServerViews, viewProblems, type ServerView } from './server-views.js';
+import { ServerViews, viewCatalog, viewProblems, type ServerView } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -121,6 +121,11 @@ export class VirtualServer implements McpHandler {
 
   get catalog(): Catalog {
     return this.#catalogs.catalog;
+  }
+
+  /** Each virtual server (servers[]) with its catalog as its clients see it (for /status). */
+  serverCatalogs(): Array<{ path: string; catalog: () => CatalogReader }> {
+    return this.#views.paths().map((path) => ({ path, catalog: () => viewCatalog(this.#views.get(path), this.#catalogs.catalog) }));
   }
 
   /** For tests only (see internals.ts). */

@@ -6,7 +6,7 @@
  */
 import type { ConfigStatusSnapshot } from '../../config/reload-state.js';
 import type { UpstreamConfig } from '../../config/schema.js';
-import type { Catalog } from '../../gateway/catalog.js';
+import type { CatalogReader } from '../../gateway/catalog.js';
 import type { PoolStatus } from '../../upstream/pool.js';
 
 /** One list of names is shown up to this many entries (a count says how many more). */
@@ -17,7 +17,7 @@ const MAX_TEXT_CHARS = 300;
 export interface StatusServer {
   name: string;
   path: string;
-  catalog: () => Catalog;
+  catalog: () => CatalogReader;
 }
 
 export interface StatusSources {
