@@ -164,6 +164,8 @@ export class ClientConnection {
       clientCapabilities: s.clientCapabilities,
       clientInfo: s.clientInfo,
       principal: s.principal,
+      // The connection's token (from its upgrade, or its stream's GET): an upstream that acts for users calls as them.
+      caller: this.#options.identity?.caller,
       mayCall: this.#mayCall,
       stateless: false,
       scope: s.id,
