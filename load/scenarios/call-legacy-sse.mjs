@@ -1,31 +1,9 @@
 // @ts-check
-// call-json's load (tools/call echo__echo, shared stdio pool 1x64, memory store, c=50) over the
-// legacy-sse transport: each connection is one session in a closed loop (lib/connection-load.mjs).
-import { DEFAULT_POOL, ECHO_SERVER, poolLabel, startGateway } from '../lib/gateway.mjs';
-import { openLegacySse, measureConnections } from '../lib/connection-load.mjs';
+// call-json's load over legacy HTTP+SSE (GET /sse, POST /messages): see connection-call.mjs.
+import { openLegacySse } from '../lib/connection-load.mjs';
+import { connectionCall } from './connection-call.mjs';
 
 export const name = 'call-legacy-sse';
 export const kind = 'gateway';
 export const description = 'tools/call echo__echo over legacy HTTP+SSE (POST 202, reply on the session stream), one session per connection';
-
-/** @param {import('../run.mjs').Context} ctx */
-export async function run(ctx) {
-  const pool = DEFAULT_POOL;
-  const gw = await startGateway({ upstreams: [{ name: 'echo', script: ECHO_SERVER, pool }] });
-  try {
-    const m = await measureConnections({
-      open: openLegacySse,
-      base: new URL(gw.url).origin,
-      connections: ctx.connections,
-      duration: ctx.duration,
-      warmup: ctx.warmup,
-      tool: 'echo__echo',
-      args: { text: 'hello' },
-      expectText: 'hello',
-      meters: { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
-    });
-    return [{ scenario: name, target: 'mcp-gateway', variant: `pool ${poolLabel(pool)}`, workload: 'tools/call echo (legacy-sse)', ...m }];
-  } finally {
-    await gw.stop();
-  }
-}
+export const run = connectionCall(name, 'legacy-sse', openLegacySse);
