@@ -36,7 +36,7 @@ export interface ModernForward {
 
 export async function forwardModern(f: ModernForward): Promise<McpResult> {
   const { ctx, request, upstream, entry, rounds } = f;
-  const outgoing = rounds.outgoing(ctx, upstream, request.method, f.params);
+  const outgoing = await rounds.outgoing(ctx, upstream, request.method, f.params);
   const tracked = f.inFlight.begin(f.key, entry.deadline);
   const options: CallOptions = {
     onNotification: (n) => {
