@@ -44,6 +44,8 @@ export async function forwardModern(f: ModernForward): Promise<McpResult> {
       ctx.sink.send(n);
     },
     ...(f.mirrored ? { headers: mirroredHeaders(f.mirrored, f.params?.arguments) } : {}),
+    // With auth on: an upstream that acts for users (token exchange, claim headers) is called as this one.
+    ...(ctx.caller ? { caller: ctx.caller } : {}),
   };
   try {
     let params = outgoing.params;
