@@ -103,16 +103,23 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
     }
   });
 
-  it('SDK v2 (auto) natively, every request to the next replica: the shared secret verifies the state anywhere', async () => {
-    const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } });
+  it('SDK v2 (auto) natively, elicitation, sampling and roots, every request to the next replica: the shared secret verifies the state anywhere', async () => {
+    const before = [...hits];
+    const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } });
     client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' }) as Record<string, string> }));
+    client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Bonjour' }, model: 'm', stopReason: 'endTurn' }));
+    client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///v2', name: 'v2' }] }));
     await client.connect(new TransportV2(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) }));
     try {
       expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Lin likes red');
       expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Lin!');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe('The model said: Bonjour');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe('Roots: file:///v2');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }))).toBe('Bonjour Lin; roots: file:///v2');
     } finally {
       await client.close();
     }
+    for (let i = 0; i < 3; i++) expect(hits[i]!).toBeGreaterThan(before[i]!);
   });
 
   it('a requestState used on one replica is refused on another (the used-state record is in Redis)', async () => {

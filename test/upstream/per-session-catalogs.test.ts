@@ -16,6 +16,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { startRedis, type RedisServer } from '../support/redis.js';
+import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'per-session-catalogs-'));
 const CALLS = join(dir, 'calls.log');
@@ -34,19 +36,21 @@ const sampling = { name: 'needs_sampling', description: 'Only for clients that c
 let gw: RunningGateway;
 const clients: Client[] = [];
 
-async function connect(url: URL, capabilities: Record<string, Record<string, never>>): Promise<Client> {
+async function connect(url: URL, capabilities: Record<string, Record<string, never>>, fetch?: typeof globalThis.fetch): Promise<Client> {
   const client = new Client({ name: 'catalogs', version: '1.0.0' }, { capabilities });
-  await client.connect(new StreamableHTTPClientTransport(url));
+  await client.connect(new StreamableHTTPClientTransport(url, fetch ? { fetch } : undefined));
   clients.push(client);
   return client;
 }
+
+const CAPS_UPSTREAM = { name: 'caps', transport: 'stdio', command: process.execPath, args: ['-e', CAPABILITY_TOOLS_SERVER], mode: 'per-session', pool: { max: 8 } };
 
 const calls = () => (existsSync(CALLS) ? readFileSync(CALLS, 'utf8').trim().split('\n') : []);
 
 beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
-      upstreams: [{ name: 'caps', transport: 'stdio', command: process.execPath, args: ['-e', CAPABILITY_TOOLS_SERVER], mode: 'per-session', pool: { max: 8 } }],
+      upstreams: [CAPS_UPSTREAM],
       servers: [{ name: 'picked', path: '/mcp/picked', tools: ['caps__needs_sampling'], overrides: { caps__needs_sampling: { name: 'sample-it' } } }],
     }),
   );
@@ -92,5 +96,35 @@ describe('per-session catalogs', () => {
     expect((await plain.listTools()).tools).toEqual([]);
     const err = await plain.callTool({ name: 'sample-it', arguments: {} }).catch((e: unknown) => e);
     expect((err as McpError).code).toBe(-32602);
+  });
+});
+
+describe('per-session catalogs on 3 replicas (Redis, round-robin)', () => {
+  let redis: RedisServer;
+  const replicas: RunningGateway[] = [];
+  const hits = [0, 0, 0];
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    replicas.push(...(await startReplicas(3, { sessions: { redisUrl: redis.url }, upstreams: [CAPS_UPSTREAM] })));
+  }, 60_000);
+
+  afterAll(async () => {
+    await Promise.all(replicas.map((r) => r.stop()));
+    await redis?.stop();
+  });
+
+  it("every replica lists a session's own worker's tools, wherever that worker runs", async () => {
+    const rr = roundRobinFetch(replicas, hits);
+    const sampler = await connect(replicas[0]!.url, { sampling: {} }, rr);
+    const plain = await connect(replicas[0]!.url, {}, rr);
+    for (let i = 0; i < 3; i++) {
+      expect((await sampler.listTools()).tools.map((t) => t.name).sort()).toEqual(['caps__always', 'caps__needs_sampling']);
+      expect((await plain.listTools()).tools.map((t) => t.name)).toEqual(['caps__always']);
+      expect(toolText(await sampler.callTool({ name: 'caps__needs_sampling', arguments: {} }))).toBe('needs_sampling ran');
+      const err = await plain.callTool({ name: 'caps__needs_sampling', arguments: {} }).catch((e: unknown) => e);
+      expect((err as McpError).code).toBe(-32602);
+    }
+    for (const h of hits) expect(h).toBeGreaterThan(2);
   });
 });
