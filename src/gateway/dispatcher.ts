@@ -272,6 +272,9 @@ export class Dispatcher {
   async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined, catalog: Catalog = this.options.catalogs.catalog): Promise<McpResult> {
     const entry = this.options.upstreams.get(upstream);
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
+    // The session's own worker failed to give its lists moments ago (it cannot start, say): its call would fail alike.
+    const lost = this.#sessionCatalogs.failure(catalog, upstream);
+    if (lost) throw lost;
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
     // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).

@@ -2,6 +2,7 @@
 // own: those workers' lists (initialized with the client's capabilities, they may offer more or
 // less than the gateway's probe saw), the shared catalog's for every other upstream.
 import type { Logger } from 'pino';
+import { GatewayError } from '../jsonrpc/errors.js';
 import type { McpResult, UpstreamCall } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { Catalog, UpstreamLists } from './catalog.js';
@@ -36,6 +37,8 @@ interface Kept {
 export class SessionCatalogs {
   readonly #kept = new Map<string, Kept>();
   readonly #building = new Map<string, Promise<Catalog>>();
+  /** Built just now with a worker that failed (to start, say): a call to that upstream on it fails so, without a second start. */
+  readonly #failed = new WeakMap<Catalog, ReadonlyMap<string, GatewayError>>();
 
   constructor(private readonly options: SessionCatalogsOptions) {}
 
@@ -58,6 +61,11 @@ export class SessionCatalogs {
     return building;
   }
 
+  /** Why `upstream`'s own worker gave `catalog` no lists (undefined: it did, or `catalog` is not a session's). */
+  failure(catalog: Catalog, upstream: string): GatewayError | undefined {
+    return this.#failed.get(catalog)?.get(upstream);
+  }
+
   /** The session ended. */
   forget(scope: string): void {
     this.#kept.delete(scope);
@@ -73,6 +81,7 @@ export class SessionCatalogs {
   async #build(ctx: RequestContext, base: Catalog, own: readonly string[]): Promise<Catalog> {
     const { catalogs, log } = this.options;
     const lists = new Map<string, UpstreamLists>();
+    const failed = new Map<string, GatewayError>();
     let complete = true;
     await Promise.all(
       own.map(async (name) => {
@@ -82,6 +91,7 @@ export class SessionCatalogs {
         } catch (err) {
           // Its worker did not answer: the shared lists stand in (its calls will say what is wrong).
           complete = false;
+          if (err instanceof GatewayError) failed.set(name, err);
           log.debug({ upstream: name, err: err instanceof Error ? err.message : String(err) }, "session's own lists unavailable; using the shared ones");
         }
       }),
@@ -93,6 +103,7 @@ export class SessionCatalogs {
       log.warn({ err: err instanceof Error ? err.message : String(err) }, "a session's own lists collide with another upstream's; it sees the shared catalog");
       return base;
     }
+    if (failed.size > 0) this.#failed.set(catalog, failed);
     // One whose workers did not all answer is not kept: the next request asks them again.
     if (complete && this.options.catalogs.catalog === base) {
       if (this.#kept.size >= MAX_SESSION_CATALOGS && !this.#kept.has(ctx.scope)) this.#kept.delete(this.#kept.keys().next().value!);
