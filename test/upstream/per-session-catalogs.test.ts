@@ -14,6 +14,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { everythingUpstream } from '../support/everything.js';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
@@ -126,5 +127,30 @@ describe('per-session catalogs on 3 replicas (Redis, round-robin)', () => {
       expect((err as McpError).code).toBe(-32602);
     }
     for (const h of hits) expect(h).toBeGreaterThan(2);
+  });
+});
+
+describe('per-session catalogs over server-everything (its sampling tool is for sampling clients only)', () => {
+  let ev: RunningGateway;
+
+  beforeAll(async () => {
+    ev = await startGateway(exampleConfig({ upstreams: [everythingUpstream('everything', { mode: 'per-session', pool: { max: 4 } })] }));
+  }, 30_000);
+
+  afterAll(async () => {
+    await ev?.stop();
+  });
+
+  it('a client without sampling is not offered trigger-sampling-request, and calling it is the typed unknown tool', async () => {
+    const sampler = await connect(ev.url, { sampling: {} });
+    const plain = await connect(ev.url, {});
+    expect((await sampler.listTools()).tools.map((t) => t.name)).toContain('everything__trigger-sampling-request');
+    const names = (await plain.listTools()).tools.map((t) => t.name);
+    expect(names).toContain('everything__echo');
+    expect(names).not.toContain('everything__trigger-sampling-request');
+    const err = await plain.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi' } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(-32602);
+    expect((err as McpError).message).toContain('Unknown tool: everything__trigger-sampling-request');
   });
 });
