@@ -6,7 +6,7 @@ import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { createEventStore, createStore, createTokenStore, withinStartDeadline } from './stores.js';
+import { createEventStore, createSpentStates, createStore, createTokenStore, withinStartDeadline } from './stores.js';
 import { createHttp } from './http-app.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
@@ -23,6 +23,7 @@ import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { ClientIdentity } from './contracts/upstream.js';
+import type { SpentStates } from './contracts/spent-states.js';
 import type { TokenStore } from './contracts/token-store.js';
 import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } from './reloader.js';
 import type { ConfigDiff } from './config/diff.js';
@@ -85,7 +86,7 @@ const GATEWAY_IDENTITY: ClientIdentity = {
 };
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, tokens?: TokenStore) {
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, spentStates: SpentStates, tokens?: TokenStore) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -124,6 +125,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     diagnostics,
     servers: config.servers,
+    spentStates,
   });
   return { server, router, group };
 }
@@ -199,7 +201,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const created = createStore(config, log, replication.bus);
   const { store } = created;
   const tokens = createTokenStore(config, log);
-  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, tokens);
+  const spentStates = createSpentStates(config, log);
+  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, spentStates, tokens);
   const events = createEventStore(config, log);
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
@@ -255,6 +258,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       () => store.close(),
       () => events.close(),
       () => tokens?.close(),
+      () => spentStates.close(),
       () => [unsubscribe(), unsubscribeHttp()],
       // Last: the spans of the requests that just drained are flushed to the collector.
       () => stopTracing?.(),

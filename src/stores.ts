@@ -1,5 +1,7 @@
 // Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users),
 // memory or Redis as the config says, and the start-up deadline of those that need Redis.
+import type { SpentStates } from './contracts/spent-states.js';
+import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
 import type { GatewayConfig } from './config/schema.js';
 import { secretKeys } from './config/secrets.js';
 import type { Logger } from './observability/logger.js';
@@ -93,4 +95,15 @@ export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore
   const target = redisTarget(config.sessions);
   if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
   return new MemoryTokenStore(cipher);
+}
+
+/**
+ * Where used requestStates are recorded: in Redis beside the sessions (a state used on one
+ * replica is refused on the others), else in this replica's memory. Redis only when some
+ * upstream is remote: a stdio upstream never speaks 2026-07-28.
+ */
+export function createSpentStates(config: GatewayConfig, log: Logger): SpentStates {
+  const target = redisTarget(config.sessions);
+  if (target && config.upstreams.some((u) => u.transport !== 'stdio')) return new RedisSpentStates(connectRedis({ target, name: 'mcp-gateway-spent-states', log }), config.sessions.keyPrefix);
+  return new MemorySpentStates();
 }

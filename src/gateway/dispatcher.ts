@@ -16,12 +16,13 @@ import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { forwardModern } from './modern-forward.js';
 import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
-import { LISTS, type ListKind, type Route } from './catalog.js';
+import { LISTS, type Catalog, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
 import { RequestEvents, errorCodeLabel } from './request-events.js';
+import { SessionCatalogs } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -58,16 +59,22 @@ const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
   ['resources/templates/list', 'resourceTemplates'],
 ]);
 
+/** The methods that read the catalog (a session's own, with per-session upstreams). */
+const CATALOG_METHODS: ReadonlySet<string> = new Set([...LIST_METHODS.keys(), 'tools/call', 'prompts/get', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete']);
+
 /** Shared by every retry without a progress token: nothing to allocate per call. */
 const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
 
 export class Dispatcher {
   readonly #inFlight = new InFlightTable();
   readonly #events: RequestEvents;
+  readonly #sessionCatalogs: SessionCatalogs;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
+    const { upstreams, catalogs, perSession, log } = options;
+    this.#sessionCatalogs = new SessionCatalogs({ upstreams, catalogs, log, call: (ctx, upstream, method, params) => perSession.call(ctx, upstream, method, params, undefined, () => undefined) });
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */
@@ -87,6 +94,7 @@ export class Dispatcher {
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+    this.#sessionCatalogs.forget(scope);
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */
@@ -97,12 +105,14 @@ export class Dispatcher {
     let errorCode = '';
     let result: McpResult | undefined;
     try {
+      // A session with workers of its own reads their lists; everyone else the shared catalog.
+      const catalog = CATALOG_METHODS.has(request.method) ? await this.#sessionCatalogs.catalogFor(ctx) : this.options.catalogs.catalog;
       if (view) {
         // A virtual server's names and fixed arguments become the catalog's; metrics see the catalog's name.
-        request = view.rewrite(ctx, request, this.options.catalogs.catalog);
+        request = view.rewrite(ctx, request, catalog);
         if (start) this.#events.follow(request, start);
       }
-      result = await this.#dispatch(ctx, request, view);
+      result = await this.#dispatch(ctx, request, view, catalog);
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
@@ -173,9 +183,8 @@ export class Dispatcher {
     this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
-  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined): Promise<McpResult> {
+  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined, catalog: Catalog): Promise<McpResult> {
     const params = request.params;
-    const catalog = this.options.catalogs.catalog;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
@@ -194,10 +203,10 @@ export class Dispatcher {
         const route = catalog.tool(requireString(params, 'name'));
         // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
         route?.arguments?.check(params?.arguments);
-        return this.#forwardNamed(ctx, request, route, 'Unknown tool');
+        return this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog);
       }
       case 'prompts/get':
-        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt');
+        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt', catalog);
       case 'resources/read': {
         const uri = requireString(params, 'uri');
         const route = catalog.resource(uri);
@@ -207,20 +216,20 @@ export class Dispatcher {
       }
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return this.#subscription(ctx, request);
+        return this.#subscription(ctx, request, catalog);
       case 'logging/setLevel':
         return this.#setLevel(ctx, request);
       case 'completion/complete':
-        return this.#complete(ctx, request);
+        return this.#complete(ctx, request, catalog);
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
     throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
   }
 
-  async #subscription(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+  async #subscription(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const uri = requireString(request.params, 'uri');
-    const route = this.options.catalogs.catalog.resource(uri);
+    const route = catalog.resource(uri);
     if (!route) throw resourceNotFound(ctx, uri);
     const result = await this.#forward(ctx, request, route.upstream, { ...request.params, uri: route.original });
     // Updates name the upstream's own URI: they are told apart by that, and leave with the client's.
@@ -237,17 +246,16 @@ export class Dispatcher {
     return {};
   }
 
-  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
+  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string, catalog: Catalog): Promise<McpResult> {
     if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
-    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original }, catalog);
     // Resource links and embedded resources name URIs too.
     return this.options.uris.result(route.upstream, request.method, result);
   }
 
-  #complete(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+  #complete(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const ref = request.params?.ref;
     if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
-    const catalog = this.options.catalogs.catalog;
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
       const route = catalog.prompt(ref.name);
       if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
@@ -261,14 +269,17 @@ export class Dispatcher {
     throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
   }
 
-  async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+  async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined, catalog: Catalog = this.options.catalogs.catalog): Promise<McpResult> {
     const entry = this.options.upstreams.get(upstream);
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
+    // The session's own worker failed to give its lists moments ago (it cannot start, say): its call would fail alike.
+    const lost = this.#sessionCatalogs.failure(catalog, upstream);
+    if (lost) throw lost;
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
     // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).
     if (entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra)) {
-      const route = request.method === 'tools/call' ? this.options.catalogs.catalog.tool(String(request.params?.name)) : undefined;
+      const route = request.method === 'tools/call' ? catalog.tool(String(request.params?.name)) : undefined;
       const { rounds, maxInputRounds, perSession } = this.options;
       return forwardModern({
         ctx,

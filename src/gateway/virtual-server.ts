@@ -1,5 +1,6 @@
 // The one MCP server clients see, as the transport knows it (McpHandler): a facade that builds
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
+import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
 import type { ServerEntryConfig } from '../config/schema.js';
 import type { Identity } from '../contracts/authenticator.js';
@@ -40,6 +41,8 @@ export interface VirtualServerOptions {
   diagnostics: DataPathEvents;
   /** The virtual servers (`servers:`): curated views over the catalog, each on a path of its own. */
   servers?: readonly ServerEntryConfig[];
+  /** Where used requestStates are recorded (Redis with Redis sessions: a replay is refused on every replica). */
+  spentStates?: SpentStates;
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -111,7 +114,7 @@ export class VirtualServer implements McpHandler {
       subscriptions: this.#subscriptions,
       uris,
       statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching, upstreamHints: (method) => mergedHints(upstreams, method) }),
-      rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10 }),
+      rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10, spent: options.spentStates }),
       maxInputRounds: options.caching.maxInputRounds ?? 10,
       pageSize: options.pageSize,
       log,
