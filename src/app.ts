@@ -6,7 +6,9 @@ import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { createEventStore, createStore, createTokenStore, withinStartDeadline } from './stores.js';
+import { createEventStore, createStore, createTaskStore, createTokenStore, withinStartDeadline } from './stores.js';
+import { taskSupportOf } from './config/tasks.js';
+import type { TaskStore } from './contracts/task-store.js';
 import { createHttp } from './http-app.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
@@ -85,7 +87,7 @@ const GATEWAY_IDENTITY: ClientIdentity = {
 };
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, tokens?: TokenStore) {
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, tokens?: TokenStore, tasks?: TaskStore) {
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -124,11 +126,27 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     diagnostics,
     servers: config.servers,
+    ...(tasks ? { tasks: taskOptions(config, tasks, replication, log) } : {}),
   });
   return { server, router, group };
 }
 
 type Replication = ReturnType<typeof createReplication>;
+
+/** Tasks as `upstreams[].tasks` and `tasks:` say; a dead runner is known by its heartbeat in the owner registry. */
+function taskOptions(config: GatewayConfig, store: TaskStore, replication: Replication, log: Logger) {
+  const support = new Map(config.upstreams.map((u) => [u.name, taskSupportOf(u.tasks)]));
+  const { owners } = replication;
+  return {
+    store,
+    replicaId: owners.replicaId,
+    isAlive: (id: string) => owners.isAlive(id),
+    limits: config.tasks,
+    support: (upstream: string, tool: string) => support.get(upstream)?.(tool),
+    pageSize: config.pagination.pageSize,
+    log,
+  };
+}
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
 async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }): Promise<void> {
@@ -199,7 +217,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const created = createStore(config, log, replication.bus);
   const { store } = created;
   const tokens = createTokenStore(config, log);
-  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, tokens);
+  const tasks = createTaskStore(config, log);
+  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, tokens, tasks);
   const events = createEventStore(config, log);
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
@@ -255,6 +274,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       () => store.close(),
       () => events.close(),
       () => tokens?.close(),
+      () => tasks?.close(),
       () => [unsubscribe(), unsubscribeHttp()],
       // Last: the spans of the requests that just drained are flushed to the collector.
       () => stopTracing?.(),

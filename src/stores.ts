@@ -14,6 +14,9 @@ import { TokenCipher } from './session/token-store.js';
 import { MemoryTokenStore } from './session/memory-token-store.js';
 import { RedisTokenStore } from './session/redis-token-store.js';
 import type { TokenStore } from './contracts/token-store.js';
+import type { TaskStore } from './contracts/task-store.js';
+import { MemoryTaskStore } from './session/memory-task-store.js';
+import { RedisTaskStore } from './session/redis-task-store.js';
 import type { Bus } from './cluster/bus.js';
 import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
 import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
@@ -93,4 +96,15 @@ export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore
   const target = redisTarget(config.sessions);
   if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
   return new MemoryTokenStore(cipher);
+}
+
+/**
+ * Where tasks live: beside the sessions (Redis when they are in Redis, so any replica answers
+ * for any task). None when no upstream runs tools as tasks.
+ */
+export function createTaskStore(config: GatewayConfig, log: Logger): TaskStore | undefined {
+  if (!config.upstreams.some((u) => u.tasks && ((u.tasks.tools?.length ?? 0) > 0 || (u.tasks.requiredTools?.length ?? 0) > 0))) return undefined;
+  const target = redisTarget(config.sessions);
+  if (target) return new RedisTaskStore(connectRedis({ target, name: 'mcp-gateway-tasks', log }), config.sessions.keyPrefix);
+  return new MemoryTaskStore();
 }

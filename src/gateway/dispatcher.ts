@@ -26,6 +26,8 @@ import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import { TaskEngine, type TaskEngineOptions } from './tasks.js';
+import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -48,6 +50,8 @@ export interface DispatcherOptions {
   log: Logger;
   /** Where each request's end is published (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
+  /** Tasks (some upstream has `tasks:`): none, and tools/call is never a task. */
+  tasks?: TaskEngineOptions;
 }
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
@@ -65,9 +69,18 @@ export class Dispatcher {
   readonly #inFlight = new InFlightTable();
   readonly #events: RequestEvents;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
+  readonly #tasks: TaskEngine | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
+    this.#tasks = options.tasks && new TaskEngine(options.tasks, {
+      run: (ctx, request) => this.#forwardNamed(ctx, request, options.catalogs.catalog.tool(String(request.params?.name)), 'Unknown tool'),
+      cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
+      releaseChain: (state) => {
+        const scope = chainScopeOf(state);
+        if (scope !== undefined) options.perSession.release(scope);
+      },
+    });
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */
@@ -152,17 +165,21 @@ export class Dispatcher {
       const id = notification.params?.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') return;
       const reason = notification.params?.reason;
-      const message = typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined;
-      if (!this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
-        // Not here: the request may be in flight on another replica.
-        publishRemoteCancel(this.options.bus, { scope: ctx.scope, requestId: id, ...(message ? { message } : {}) });
-      }
+      this.#cancel(ctx.scope, id, typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined);
     }
     // notifications/initialized, roots/list_changed and the like need no action in shared mode.
   }
 
+  #cancel(scope: string, id: string | number, message: string | undefined): void {
+    if (!this.#inFlight.cancel(requestKey(scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
+      // Not here: the request may be in flight on another replica.
+      publishRemoteCancel(this.options.bus, { scope, requestId: id, ...(message ? { message } : {}) });
+    }
+  }
+
   /** The client's answer to a request an upstream sent it. */
   handleResponse(ctx: RequestContext, response: JsonRpcResponse): void {
+    this.#tasks?.onClientResponse(ctx, response.id);
     if (!this.options.perSession.handleResponse(ctx.scope, response)) {
       this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
     }
@@ -181,7 +198,8 @@ export class Dispatcher {
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
-      const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      let { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      if (listKind === 'tools' && this.#tasks) page = this.#tasks.decorate(ctx, page, (name) => catalog.tool(name));
       return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {
@@ -194,6 +212,10 @@ export class Dispatcher {
         const route = catalog.tool(requireString(params, 'name'));
         // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
         route?.arguments?.check(params?.arguments);
+        const task = route && (await this.#tasks?.intercept(ctx, request, route));
+        if (task) return task;
+        // A task hint the gateway did not act on is not the upstream's business.
+        if (params && 'task' in params) request = { ...request, params: { ...params, task: undefined } };
         return this.#forwardNamed(ctx, request, route, 'Unknown tool');
       }
       case 'prompts/get':
@@ -215,6 +237,7 @@ export class Dispatcher {
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
+    if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
     throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
   }
 
