@@ -31,6 +31,9 @@ export const tasksSchema = {
     maxTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 86400000 },
     // What clients are told to wait between polls.
     pollIntervalMs: { type: 'integer', minimum: 100, maximum: 600000, default: 1000 },
+    // 2026-07-28, requiredTools: a call that asks for input within this long asks it by
+    // input_required rounds before it becomes a task (SEP-2663's MRTR-then-task composition).
+    inputWindowMs: { type: 'integer', minimum: 0, maximum: 60000, default: 1000 },
   },
   required: [],
   default: {},

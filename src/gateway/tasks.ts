@@ -18,6 +18,8 @@ export interface TaskLimits {
   defaultTtlMs: number;
   maxTtlMs: number;
   pollIntervalMs: number;
+  /** A required tool's call becomes a task once it has run this long without ending or asking for input. */
+  inputWindowMs: number;
 }
 
 export interface TaskEngineOptions {
@@ -111,6 +113,8 @@ export class TaskEngine {
         if (support === 'required') throw tasksExtensionRequired(`tools/call of ${String(params.name)}`);
         return undefined;
       }
+      // A required tool asks for input first (by input_required rounds), as SEP-2663 says a server SHOULD.
+      if (support === 'required') return this.#adopt(ctx, request);
       return this.#create(ctx, request, this.options.limits.defaultTtlMs);
     }
     if (!this.#speaksTasks(ctx)) return undefined;
@@ -123,11 +127,47 @@ export class TaskEngine {
   }
 
   async #create(ctx: RequestContext, request: JsonRpcRequest, ttlMs: number): Promise<McpResult> {
-    const { limits, store, replicaId } = this.options;
+    const { limits, store } = this.options;
+    const record = this.#record(ctx, request, ttlMs);
+    // Durable before it is announced: a tasks/get on any replica finds it (SEP-2663).
+    if (!(await store.create(record, limits.maxPerPrincipal))) throw taskLimit(limits.maxPerPrincipal);
+    this.#start(record, this.#runContext(ctx, record), record.params);
+    return createTaskResult(record);
+  }
+
+  /**
+   * A required tool's call (2026-07-28): it runs first as an ordinary call, so input it asks
+   * for at once goes back as an input_required round (the client's retry continues it here);
+   * once it has run `inputWindowMs` without asking, or has ended, it is a task.
+   */
+  async #adopt(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const { limits, store } = this.options;
+    const record = this.#record(ctx, request, limits.defaultTtlMs);
+    const runCtx = this.#runContext(ctx, record);
+    const call = this.calls.run(runCtx, { ...request, id: record.requestId }).then(
+      (result): Outcome => ({ result }),
+      (err: unknown): Outcome => ({ error: toErrorObject(err) }),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const early = await Promise.race([call, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), limits.inputWindowMs)))]);
+    clearTimeout(timer);
+    if (early && 'result' in early && early.result.resultType === 'input_required') return early.result;
+    const stored = early ? settled(record, early, Date.now()) : record;
+    if (!(await store.create(stored, limits.maxPerPrincipal))) {
+      if (!early) this.calls.cancel(record.scope, record.requestId);
+      throw taskLimit(limits.maxPerPrincipal);
+    }
+    if (!early) this.#follow(record.taskId, call, runCtx);
+    return createTaskResult(stored);
+  }
+
+  #record(ctx: RequestContext, request: JsonRpcRequest, ttlMs: number): TaskRecord {
+    const { limits, replicaId } = this.options;
     const taskId = randomBytes(24).toString('base64url');
     const now = Date.now();
-    const { task: _hint, ...params } = request.params ?? {};
-    const record: TaskRecord = {
+    // What a later round repeats: the call itself, not this request's hint or input round.
+    const { task: _hint, requestState: _state, inputResponses: _answers, ...params } = request.params ?? {};
+    return {
       taskId,
       binding: bindingOf(ctx),
       era: eraOf(ctx),
@@ -142,10 +182,6 @@ export class TaskEngine {
       requestId: `task:${taskId}`,
       params,
     };
-    // Durable before it is announced: a tasks/get on any replica finds it (SEP-2663).
-    if (!(await store.create(record, limits.maxPerPrincipal))) throw new GatewayError('TASK_LIMIT', undefined, { maxPerPrincipal: limits.maxPerPrincipal });
-    this.#start(record, this.#runContext(ctx, record), params);
-    return createTaskResult(record);
   }
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
@@ -157,16 +193,18 @@ export class TaskEngine {
   /** Runs (a round of) the task's call and records how it ends. */
   #start(record: TaskRecord, ctx: RequestContext, params: Record<string, unknown>): void {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: record.requestId, method: 'tools/call', params };
-    this.calls
-      .run(ctx, request)
-      .then(
-        (result) => this.#settle(record.taskId, { result }, ctx),
-        (err: unknown) => this.#settle(record.taskId, { error: toErrorObject(err) }, ctx),
-      )
-      .catch((err: unknown) => this.options.log.warn({ err, taskId: record.taskId }, 'task: recording the end of its call failed'));
+    const call = this.calls.run(ctx, request).then(
+      (result): Outcome => ({ result }),
+      (err: unknown): Outcome => ({ error: toErrorObject(err) }),
+    );
+    this.#follow(record.taskId, call, ctx);
   }
 
-  async #settle(taskId: string, outcome: { result: McpResult } | { error: JsonRpcErrorObject }, ctx: RequestContext): Promise<void> {
+  #follow(taskId: string, call: Promise<Outcome>, ctx: RequestContext): void {
+    call.then((outcome) => this.#settle(taskId, outcome, ctx)).catch((err: unknown) => this.options.log.warn({ err, taskId }, 'task: recording the end of its call failed'));
+  }
+
+  async #settle(taskId: string, outcome: Outcome, ctx: RequestContext): Promise<void> {
     const current = await this.options.store.get(taskId);
     if (!current || isTerminal(current.status)) return;
     const next = settled(current, outcome, Date.now());
@@ -328,6 +366,12 @@ export class TaskEngine {
     const tasks = await Promise.all(page.tasks.filter((t) => t.era === 'legacy').map((t) => this.#alive(t)));
     return page.nextCursor === undefined ? { tasks: tasks.map(legacyTask) } : { tasks: tasks.map(legacyTask), nextCursor: page.nextCursor };
   }
+}
+
+type Outcome = { result: McpResult } | { error: JsonRpcErrorObject };
+
+function taskLimit(max: number): GatewayError {
+  return new GatewayError('TASK_LIMIT', undefined, { maxPerPrincipal: max });
 }
 
 function askKey(scope: string, id: JsonRpcId): string {
