@@ -28,7 +28,7 @@ let nextId = 1;
 
 /** A 2026-07-28 request with the tasks extension declared (unless `meta` says otherwise); the reply's JSON. */
 export async function modern(gw: RunningGateway, method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = WITH_TASKS): Promise<any> {
-  const headers = method.startsWith('tasks/') && typeof params.taskId === 'string' ? { 'mcp-name': params.taskId } : {};
+  const headers: Record<string, string> = method.startsWith('tasks/') && typeof params.taskId === 'string' ? { 'mcp-name': params.taskId } : {};
   const { body, headers: h } = modernRequest(nextId++, method, { ...params, _meta: meta });
   const res = await post(gw.url, body, { ...h, ...headers });
   return res.json;

@@ -3,7 +3,7 @@
  * the per-binding bound, the status compare-and-set that keeps a cancelled task cancelled,
  * paging by cursor, and expiry at creation + ttl (by Redis itself: PEXPIREAT, no timer here).
  */
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskRecord, TaskStore } from '../../src/contracts/task-store.js';
 import { MemoryTaskStore } from '../../src/session/memory-task-store.js';
