@@ -238,7 +238,8 @@ export class Dispatcher {
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
     if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
-    throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
+    // A stateless request gets here only for a method of an extension this gateway does not run (tasks/*).
+    throw new GatewayError(ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND', `Method not found: ${request.method}`);
   }
 
   async #subscription(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {

@@ -205,6 +205,7 @@ export class TaskEngine {
   }
 
   async #settle(taskId: string, outcome: Outcome, ctx: RequestContext): Promise<void> {
+    this.#forgetAsked(taskId);
     const current = await this.options.store.get(taskId);
     if (!current || isTerminal(current.status)) return;
     const next = settled(current, outcome, Date.now());
@@ -229,6 +230,11 @@ export class TaskEngine {
         return ctx.sessionSink?.send(sent) ?? false;
       },
     };
+  }
+
+  /** A call that ended asks nothing more: its unanswered requests are not waited for. */
+  #forgetAsked(taskId: string): void {
+    for (const [key, id] of this.#asked) if (id === taskId) this.#asked.delete(key);
   }
 
   /** A 2025 client answered a request: the task it was for goes on working. */
