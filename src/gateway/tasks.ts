@@ -144,7 +144,9 @@ export class TaskEngine {
     const { limits, store } = this.options;
     const record = this.#record(ctx, request, limits.defaultTtlMs);
     const runCtx = this.#runContext(ctx, record);
-    const call = this.calls.run(runCtx, { ...request, id: record.requestId }).then(
+    // This round's own input fields go with it (a retry continues the round it answers).
+    const { task: _hint, ...params } = request.params ?? {};
+    const call = this.calls.run(runCtx, { ...request, id: record.requestId, params }).then(
       (result): Outcome => ({ result }),
       (err: unknown): Outcome => ({ error: toErrorObject(err) }),
     );
