@@ -31,12 +31,15 @@ async function modernAs(sub: string, method: string, params: Record<string, unkn
   return (await post(gw.url, body, { ...headers, ...extra, ...(await issuer.bearer(sub)) })).json;
 }
 
-async function sessionOf(sub: string): Promise<(method: string, params: Record<string, unknown>) => Promise<any>> {
+type Rpc = ((method: string, params: Record<string, unknown>) => Promise<any>) & { end(): Promise<void> };
+
+async function sessionOf(sub: string): Promise<Rpc> {
   const auth = await issuer.bearer(sub);
   const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: sub, version: '1' } } }, auth);
   const headers = { ...auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
   await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  return async (method, params) => (await post(gw.url, { jsonrpc: '2.0', id: id++, method, params }, headers)).json;
+  const rpc = async (method: string, params: Record<string, unknown>) => (await post(gw.url, { jsonrpc: '2.0', id: id++, method, params }, headers)).json;
+  return Object.assign(rpc, { end: async () => void (await fetch(gw.url, { method: 'DELETE', headers })).text() });
 }
 
 describe('tasks are bound to their principal', () => {
@@ -65,5 +68,19 @@ describe('tasks are bound to their principal', () => {
     expect((await aliceAgain('tasks/get', { taskId: created.taskId })).result.status).toBe('working');
     expect((await aliceAgain('tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).toContain(created.taskId);
     expect((await aliceAgain('tasks/cancel', { taskId: created.taskId })).result.status).toBe('cancelled');
+  });
+
+  it('2025-11-25: ending the session that runs a task\'s call fails the task', async () => {
+    const alice = await sessionOf('alice');
+    const created = (await alice('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })).result.task;
+    await alice.end();
+    const aliceAgain = await sessionOf('alice');
+    let task = (await aliceAgain('tasks/get', { taskId: created.taskId })).result;
+    for (let i = 0; task.status === 'working' && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      task = (await aliceAgain('tasks/get', { taskId: created.taskId })).result;
+    }
+    expect(task.status).toBe('failed');
+    expect((await aliceAgain('tasks/result', { taskId: created.taskId })).error).toMatchObject({ code: -32007 });
   });
 });
