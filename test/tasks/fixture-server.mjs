@@ -1,5 +1,5 @@
 // @ts-check
-// (A copy of examples/tasks/server.mjs from the tasks-ci branch, for the tests of the task engine: the two branches are built side by side.)
+// (A copy of examples/tasks/server.mjs from the tasks-ci branch, for the tests of the task engine: once both are merged, TASKS_FIXTURE in test/tasks/support.ts can point there and this copy go.)
 // A stdio MCP server that knows nothing of tasks, with the tools the official conformance
 // suite's tasks-* scenarios name (@modelcontextprotocol/conformance 0.2.0-alpha.x, extension
 // io.modelcontextprotocol/tasks). The gateway gives them task semantics:
@@ -124,7 +124,7 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }))
  * One elicitation/create to the client, tied to the tool call (so it travels on the call's
  * stream) and ended when the call is cancelled.
  * @param {string} message
- * @param {Record<string, unknown>} properties
+ * @param {Record<string, import('@modelcontextprotocol/sdk/types.js').PrimitiveSchemaDefinition>} properties
  * @param {string[]} required
  * @param {{ requestId: string | number, signal: AbortSignal }} extra
  */
@@ -166,6 +166,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text(yes ? `deleted ${filename}` : `kept ${filename} (${answer.action})`);
     }
     case 'multi_input': {
+      /** @type {Record<string, import('@modelcontextprotocol/sdk/types.js').PrimitiveSchemaDefinition>} */
       const properties = { name: { type: 'string' }, confirm: { type: 'boolean' } };
       const [first, second] = await Promise.all([
         ask('First question: your name, and confirm', properties, [], extra),
