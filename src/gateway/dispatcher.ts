@@ -21,12 +21,14 @@ import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
-import { RequestEvents, errorCodeLabel } from './request-events.js';
+import { RequestEvents, errorCodeLabel, withTraceContext } from './request-events.js';
 import { SessionCatalogs } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import { TaskEngine, type TaskEngineOptions } from './tasks.js';
+import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -49,6 +51,8 @@ export interface DispatcherOptions {
   log: Logger;
   /** Where each request's end is published (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
+  /** Tasks (some upstream has `tasks:`): none, and tools/call is never a task. */
+  tasks?: TaskEngineOptions;
 }
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
@@ -70,11 +74,23 @@ export class Dispatcher {
   readonly #events: RequestEvents;
   readonly #sessionCatalogs: SessionCatalogs;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
+  readonly #tasks: TaskEngine | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
     const { upstreams, catalogs, perSession, log } = options;
     this.#sessionCatalogs = new SessionCatalogs({ upstreams, catalogs, log, call: (ctx, upstream, method, params) => perSession.call(ctx, upstream, method, params, undefined, () => undefined) });
+    this.#tasks = options.tasks && new TaskEngine(options.tasks, {
+      run: async (ctx, request) => {
+        const catalog = await this.#sessionCatalogs.catalogFor(ctx);
+        return this.#forwardNamed(ctx, request, catalog.tool(String(request.params?.name)), 'Unknown tool', catalog);
+      },
+      cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
+      releaseChain: (state) => {
+        const scope = chainScopeOf(state);
+        if (scope !== undefined) options.perSession.release(scope);
+      },
+    });
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */
@@ -162,17 +178,21 @@ export class Dispatcher {
       const id = notification.params?.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') return;
       const reason = notification.params?.reason;
-      const message = typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined;
-      if (!this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
-        // Not here: the request may be in flight on another replica.
-        publishRemoteCancel(this.options.bus, { scope: ctx.scope, requestId: id, ...(message ? { message } : {}) });
-      }
+      this.#cancel(ctx.scope, id, typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined);
     }
     // notifications/initialized, roots/list_changed and the like need no action in shared mode.
   }
 
+  #cancel(scope: string, id: string | number, message: string | undefined): void {
+    if (!this.#inFlight.cancel(requestKey(scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
+      // Not here: the request may be in flight on another replica.
+      publishRemoteCancel(this.options.bus, { scope, requestId: id, ...(message ? { message } : {}) });
+    }
+  }
+
   /** The client's answer to a request an upstream sent it. */
   handleResponse(ctx: RequestContext, response: JsonRpcResponse): void {
+    this.#tasks?.onClientResponse(ctx, response.id);
     if (!this.options.perSession.handleResponse(ctx.scope, response)) {
       this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
     }
@@ -190,7 +210,8 @@ export class Dispatcher {
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
-      const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      let { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      if (listKind === 'tools' && this.#tasks) page = this.#tasks.decorate(ctx, page, (name) => catalog.tool(name));
       return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {
@@ -203,6 +224,10 @@ export class Dispatcher {
         const route = catalog.tool(requireString(params, 'name'));
         // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
         route?.arguments?.check(params?.arguments);
+        const task = route && (await this.#tasks?.intercept(ctx, request, route));
+        if (task) return task;
+        // A task hint the gateway did not act on is not the upstream's business.
+        if (params && 'task' in params) request = { ...request, params: { ...params, task: undefined } };
         return this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog);
       }
       case 'prompts/get':
@@ -224,7 +249,9 @@ export class Dispatcher {
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
-    throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
+    if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
+    // A stateless request gets here only for a method of an extension this gateway does not run (tasks/*).
+    throw new GatewayError(ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND', `Method not found: ${request.method}`);
   }
 
   async #subscription(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
@@ -357,15 +384,6 @@ export class Dispatcher {
       this.#inFlight.end(key, tracked);
     }
   }
-}
-
-/** `params` with the W3C trace context in its _meta (a copy: the caller's object stays as it was). */
-function withTraceContext(params: Record<string, unknown> | undefined, traceparent: string, tracestate: string | undefined): Record<string, unknown> {
-  const meta: Record<string, unknown> = isObject(params?._meta) ? { ...params._meta } : {};
-  meta.traceparent = traceparent;
-  if (tracestate !== undefined) meta.tracestate = tracestate;
-  else delete meta.tracestate;
-  return { ...params, _meta: meta };
 }
 
 function requireString(params: Record<string, unknown> | undefined, key: string): string {

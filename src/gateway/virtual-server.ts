@@ -23,6 +23,7 @@ import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewCatalog, viewProblems, type ServerView } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import type { TaskEngineOptions } from './tasks.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -43,6 +44,8 @@ export interface VirtualServerOptions {
   servers?: readonly ServerEntryConfig[];
   /** Where used requestStates are recorded (Redis with Redis sessions: a replay is refused on every replica). */
   spentStates?: SpentStates;
+  /** Tasks, when some upstream runs tools as tasks (`upstreams[].tasks`). */
+  tasks?: TaskEngineOptions;
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -102,7 +105,7 @@ export class VirtualServer implements McpHandler {
     const { upstreams, perSession, log } = options;
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
-    this.#capabilities = new Capabilities(upstreams, options.serverInfo);
+    this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined);
     const uris = new ResourceUris(upstreams);
     this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, uris, log });
     this.#dispatcher = new Dispatcher({
@@ -119,6 +122,7 @@ export class VirtualServer implements McpHandler {
       pageSize: options.pageSize,
       log,
       diagnostics: options.diagnostics,
+      ...(options.tasks ? { tasks: options.tasks } : {}),
     });
   }
 
