@@ -123,7 +123,7 @@ server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: TOOLS }))
  * One elicitation/create to the client, tied to the tool call (so it travels on the call's
  * stream) and ended when the call is cancelled.
  * @param {string} message
- * @param {Record<string, unknown>} properties
+ * @param {Record<string, import('@modelcontextprotocol/sdk/types.js').PrimitiveSchemaDefinition>} properties
  * @param {string[]} required
  * @param {{ requestId: string | number, signal: AbortSignal }} extra
  */
@@ -165,6 +165,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text(yes ? `deleted ${filename}` : `kept ${filename} (${answer.action})`);
     }
     case 'multi_input': {
+      /** @type {Record<string, import('@modelcontextprotocol/sdk/types.js').PrimitiveSchemaDefinition>} */
       const properties = { name: { type: 'string' }, confirm: { type: 'boolean' } };
       const [first, second] = await Promise.all([
         ask('First question: your name, and confirm', properties, [], extra),
