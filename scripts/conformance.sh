@@ -320,7 +320,7 @@ for v in $VERSIONS; do
     for s in $listed; do
       skip=""
       # shellcheck disable=SC2254 # the patterns are meant to match
-      for x in $CONFORMANCE_EXCLUDE; do case "$s" in $x) skip=1 ;; esac; done
+      for x in ${CONFORMANCE_EXCLUDE:-}; do case "$s" in $x) skip=1 ;; esac; done
       [ -n "$skip" ] && echo "conformance: $v: $s left out (CONFORMANCE_EXCLUDE)" || selections+=("--scenario $s")
     done
   else
