@@ -303,7 +303,7 @@ for v in $VERSIONS; do
     listed="$(suite list --server | sed -nE 's/^  - (tasks-[^ ]+) \[extension\]$/\1/p')"
     spec=""
   else
-    listed="$(suite list --server --spec-version "$v" | sed -nE 's/^  - ([^ ]+) \[.*/\1/p')"
+    listed="$(suite list --server --spec-version "$v" | sed -nE 's/^  - ([^ ]+).*/\1/p')"
     spec="--spec-version $v"
   fi
   if [ -z "$listed" ]; then
