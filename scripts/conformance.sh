@@ -29,7 +29,7 @@
 #                        server over Streamable HTTP, `protocolVersion: auto`, prefix ""): the
 #                        input-required-result-* scenarios reach it, the others the fixture above
 #   CONFORMANCE_TASKS    1: the tasks extension's scenarios (tasks-*, io.modelcontextprotocol/tasks,
-#                        0.2.0-alpha.11+): the gateway fronts examples/tasks/server.mjs (a server that
+#                        every 0.2.0-alpha): the gateway fronts examples/tasks/server.mjs (a server that
 #                        knows nothing of tasks) with the `tasks:` lists of examples/tasks/gateway.yaml,
 #                        and the suite runs every tasks-* scenario it lists (or CONFORMANCE_SCENARIO),
 #                        each on its own, without --spec-version (they run on the 2026-07-28 wire);
@@ -56,7 +56,7 @@ if [ "$TASKS" = 1 ]; then
   [ "$UPSTREAM" = stdio ] || { echo "conformance: CONFORMANCE_TASKS=1 fronts the tasks fixture over stdio only" >&2; exit 2; }
   # The extension scenarios are on no spec version's list: "tasks" only names their results.
   VERSIONS=tasks
-  # The stable suite has none; 0.2.0-alpha.11 is the first with all ten.
+  # The stable suite (0.1.x) has none; every 0.2.0-alpha (.7 to .12) has the same ten.
   export CONFORMANCE_PACKAGE_VERSION="${CONFORMANCE_PACKAGE_VERSION:-0.2.0-alpha.12}"
 fi
 case "$UPSTREAM" in stdio | http) ;; *) echo "conformance: CONFORMANCE_UPSTREAM must be stdio or http" >&2; exit 2 ;; esac
@@ -308,7 +308,7 @@ for v in $VERSIONS; do
   fi
   if [ -z "$listed" ]; then
     echo "conformance: $v: the suite has no server scenarios for this version; skipped"
-    [ "$v" = tasks ] && echo "conformance: tasks: no tasks-* scenario listed (0.2.0-alpha.11+ has them)" >&2 && exit 1
+    [ "$v" = tasks ] && echo "conformance: tasks: no tasks-* scenario listed (0.2.0-alpha.x has them, 0.1.x not)" >&2 && exit 1
     continue
   fi
   mkdir -p "$OUT/$v"
