@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { childPidsRunning } from '../support/child-processes.js';
-import { TASKS_FIXTURE, modern, tasksConfig, waitStatus } from './support.js';
+import { TASKS_FIXTURE, modern, tasksConfig, waitStatus } from '../support/tasks.js';
 
 let gw: RunningGateway;
 

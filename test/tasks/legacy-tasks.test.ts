@@ -10,7 +10,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { CallToolResultSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { tasksConfig } from './support.js';
+import { tasksConfig } from '../support/tasks.js';
 
 let gw: RunningGateway;
 const clients: Client[] = [];

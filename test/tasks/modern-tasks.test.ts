@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
 import { MODERN_META, modernMeta } from '../support/modern.js';
-import { TASKS_EXT, modern, tasksConfig, waitStatus } from './support.js';
+import { TASKS_EXT, modern, tasksConfig, waitStatus } from '../support/tasks.js';
 
 let gw: RunningGateway;
 

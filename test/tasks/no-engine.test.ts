@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { modern } from './support.js';
+import { modern } from '../support/tasks.js';
 
 let gw: RunningGateway;
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, startGateway, type RunningGateway } from '../support/gateway.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { modernRequest } from '../support/modern.js';
-import { WITH_TASKS, tasksConfig } from './support.js';
+import { WITH_TASKS, tasksConfig } from '../support/tasks.js';
 
 let gw: RunningGateway;
 let issuer: JwtIssuer;

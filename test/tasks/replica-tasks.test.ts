@@ -10,7 +10,7 @@ import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import type { RunningGateway } from '../support/gateway.js';
-import { modern, tasksUpstream, waitStatus } from './support.js';
+import { modern, tasksUpstream, waitStatus } from '../support/tasks.js';
 
 let redis: RedisServer;
 let replicas: GatewayProcess[] = [];

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, startGateway, type RunningGateway } from '../support/gateway.js';
-import { modern, tasksConfig } from './support.js';
+import { modern, tasksConfig } from '../support/tasks.js';
 
 let gw: RunningGateway;
 

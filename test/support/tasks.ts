@@ -1,10 +1,10 @@
 /** The task tests' gateway: the fixture that knows nothing of tasks, with `tasks:` on its long tools. */
 import { resolve } from 'node:path';
-import { exampleConfig, post, stdioUpstream, type RunningGateway } from '../support/gateway.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { exampleConfig, post, stdioUpstream, type RunningGateway } from './gateway.js';
+import { modernMeta, modernRequest } from './modern.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 
-export const TASKS_FIXTURE = resolve(import.meta.dirname, 'fixture-server.mjs');
+export const TASKS_FIXTURE = resolve(import.meta.dirname, '../../examples/tasks/server.mjs');
 export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 
 export function tasksUpstream(extra: Record<string, unknown> = {}): Record<string, unknown> {
