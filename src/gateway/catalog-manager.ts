@@ -270,6 +270,9 @@ export class CatalogManager {
     const entry = this.options.upstreams.get(name);
     if (!entry) return;
     const lists = await this.#loadLists(name, entry);
+    // A reload replaced the entry while its lists loaded: the new entry's lists are in place, and
+    // these (the old filter, the old workers) must not overwrite them.
+    if (this.options.upstreams.get(name) !== entry) return;
     const next = new Map(this.#lists).set(name, lists);
     try {
       this.#catalog = this.#buildCatalog(next);
