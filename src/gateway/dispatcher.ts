@@ -1,6 +1,7 @@
 // Answers what a client sends: each request's method goes to its handler, and calls go to the
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
 // on other replicas); every request's end is published here (request:end), for metrics and audit.
+import { urlElicitationResult } from '../modern/url-elicitation.js';
 import type { Logger } from 'pino';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
@@ -282,6 +283,10 @@ export class Dispatcher {
         key,
         askClient: (c, method, p, signal) => perSession.askClient(c, method, p, signal),
         maxRounds: maxInputRounds,
+      }).catch((err: unknown) => {
+        const asked = urlElicitationResult(err, ctx, request.method);
+        if (asked === undefined) throw err;
+        return asked;
       });
     }
     let continuation = false;
@@ -307,7 +312,11 @@ export class Dispatcher {
       return result;
     } catch (err) {
       failure = err;
-      throw err;
+      // A user's authorization an upstream needs first, as a 2026-07-28 client is asked for it.
+      result = urlElicitationResult(err, ctx, request.method);
+      if (result === undefined) throw err;
+      failure = undefined;
+      return result;
     } finally {
       events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
     }

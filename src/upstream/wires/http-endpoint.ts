@@ -9,6 +9,7 @@ import { CircuitBreaker } from '../circuit-breaker.js';
 import { ClientCredentials } from '../client-credentials.js';
 import { ClaimHeaders } from '../claim-headers.js';
 import { TokenExchange, identityRefused } from '../token-exchange.js';
+import { AuthorizationCode } from '../authorization-code.js';
 import type { Caller } from '../../contracts/request-context.js';
 import type { TokenStore } from '../../contracts/token-store.js';
 import { ResponseBody } from './response-body.js';
@@ -33,6 +34,12 @@ export interface EndpointRequest {
 export interface CallerAuth {
   caller: Caller;
   headers: Record<string, string>;
+}
+
+/** A grant that gets each user a token of their own (token-exchange, authorization-code). */
+interface UserTokens {
+  authorization(caller: Caller): Promise<string>;
+  invalidate(caller: Caller, authorization: string): Promise<void>;
 }
 
 /** What an endpoint is given besides its config: where the tokens it obtains for users are held. */
@@ -60,7 +67,7 @@ export class HttpEndpoint {
   readonly #hasHeaders: boolean;
   /** The gateway's own token: every call (client-credentials), or only calls for no user (token-exchange, discovery gateway). */
   readonly #credentials: ClientCredentials | undefined;
-  readonly #userTokens: TokenExchange | undefined;
+  readonly #userTokens: UserTokens | undefined;
   readonly #headers: ClaimHeaders;
 
   constructor(
@@ -74,9 +81,9 @@ export class HttpEndpoint {
     this.#headers = new ClaimHeaders(config.headers);
     this.#hasHeaders = Object.keys(this.#headers.fixed).length > 0;
     const oauth = config.oauth;
-    const exchanges = oauth?.grant === 'token-exchange';
-    this.#credentials = oauth && (!exchanges || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
-    this.#userTokens = oauth && exchanges ? new TokenExchange(config.name, oauth, identity.tokens) : undefined;
+    const perUser = oauth?.grant === 'token-exchange' || oauth?.grant === 'authorization-code';
+    this.#credentials = oauth && (!perUser || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
+    this.#userTokens = oauth && perUser ? userTokens(config.name, oauth, identity.tokens) : undefined;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
       connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
@@ -122,7 +129,7 @@ export class HttpEndpoint {
    * a 401 or 403 after that refuses this user, not the upstream: UPSTREAM_IDENTITY_REFUSED, kept
    * from the breaker, so one user's refusals never open the circuit for the others.
    */
-  async #asUser(req: EndpointRequest, auth: CallerAuth, tokens: TokenExchange): Promise<EndpointResponse> {
+  async #asUser(req: EndpointRequest, auth: CallerAuth, tokens: UserTokens): Promise<EndpointResponse> {
     const token = async () => {
       try {
         return await tokens.authorization(auth.caller);
@@ -246,6 +253,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       this.reject(reason);
     }
   }
+}
+
+function userTokens(upstream: string, oauth: NonNullable<HttpUpstreamConfig['oauth']>, tokens: TokenStore | undefined): UserTokens {
+  if (oauth.grant === 'token-exchange') return new TokenExchange(upstream, oauth, tokens);
+  // (The gateway makes a store whenever an upstream has this grant: stores.ts.)
+  if (!tokens) throw new Error(`upstream ${upstream}: grant authorization-code needs a token store`);
+  return new AuthorizationCode(upstream, oauth, tokens);
 }
 
 function classify(err: unknown): ExchangeFailure {
