@@ -15,6 +15,8 @@ const TOKEN_TIMEOUT_MS = 10_000;
 const PENDING_MS = 10 * 60_000;
 /** A token with a refresh token is kept this long after its access token ends: the refresh renews it. */
 const REFRESH_RETENTION_MS = 30 * 24 * 3600_000;
+/** How long a refused refresh waits for a rival replica's rotated token to appear in the store. */
+const ROTATION_WAITS_MS = [50, 150, 300];
 /** Token endpoint errors about the gateway's client, not the user: every user is affected. */
 const GATEWAY_ERRORS = new Set(['invalid_client', 'unauthorized_client', 'unsupported_grant_type']);
 
@@ -156,10 +158,15 @@ export class AuthorizationCode {
       next = await this.#tokenRequest(form);
     } catch (err) {
       if (!(err instanceof GatewayError)) throw err;
-      const now = await this.#stored(principal);
-      if (now && now.refreshToken !== token.refreshToken && Date.now() < renewAt(now)) return `Bearer ${now.accessToken}`;
-      // The refresh token is dead (revoked, expired, already rotated): the user grants again.
-      await this.store.delete(principal, this.upstream);
+      // Another replica may have won a race to rotate it: its new token lands in the store shortly.
+      for (let wait = 0; wait <= ROTATION_WAITS_MS.length; wait++) {
+        const now = await this.#stored(principal);
+        if (now && now.refreshToken !== token.refreshToken && Date.now() < renewAt(now)) return `Bearer ${now.accessToken}`;
+        if (!now || now.refreshToken !== token.refreshToken || wait === ROTATION_WAITS_MS.length) break;
+        await new Promise((r) => setTimeout(r, ROTATION_WAITS_MS[wait]));
+      }
+      // The refresh token is dead (revoked, expired, used elsewhere long ago): the user grants again.
+      if ((await this.#stored(principal))?.refreshToken === token.refreshToken) await this.store.delete(principal, this.upstream);
       throw await this.#elicit(principal);
     }
     // A server that does not rotate keeps the old refresh token good.

@@ -41,6 +41,10 @@ export interface AuthorizationServer {
   refreshes: Map<string, number>;
   /** Tokens posted to /revoke, in order. */
   revoked: string[];
+  /** How long a granted refresh takes to answer (a refused one answers at once): lets a test make two refreshes race. */
+  refreshDelayMs: number;
+  /** Refresh requests refused (a used, revoked or unknown refresh token). */
+  refusedRefreshes: number;
 }
 
 interface IssuedCode {
@@ -71,6 +75,8 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
     codes: new Map<string, number>(),
     refreshes: new Map<string, number>(),
     revoked: [] as string[],
+    refreshDelayMs: 0,
+    refusedRefreshes: 0,
   };
   const issuedCodes = new Map<string, IssuedCode>();
   let issuer = '';
@@ -135,9 +141,12 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       const user = state.refreshTokens.get(rt);
       // Rotation: a refresh token works once.
       state.refreshTokens.delete(rt);
-      if (user === undefined) return json(400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
-      bump(state.refreshes, user);
-      return json(200, userTokens(user));
+      if (user !== undefined) bump(state.refreshes, user);
+      else state.refusedRefreshes++;
+      const answer = user === undefined ? undefined : userTokens(user);
+      if (!answer) return json(400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
+      if (state.refreshDelayMs > 0) await new Promise((r) => setTimeout(r, state.refreshDelayMs));
+      return json(200, answer);
     }
     let subject: string;
     if (grant === 'client_credentials') subject = 'gateway';
