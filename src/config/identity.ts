@@ -1,7 +1,8 @@
 /**
  * Identity towards upstreams, across sections: an upstream that calls as each user (a token
- * exchange, headers from the token's claims) needs auth on to know the user, a worker set that
- * serves one user per call, and (with Redis) the keys its tokens are sealed with.
+ * exchange, the user's own OAuth token, headers from the token's claims) needs auth on to know
+ * the user, transport http, and (with Redis) the keys its tokens are sealed with. Either mode
+ * works: shared workers send each call as its user; per-session workers are opened as theirs.
  */
 import type { AuthConfig } from './auth.js';
 import type { HttpUpstreamConfig } from './remote-upstream.js';
@@ -32,7 +33,6 @@ export function identityChecks(config: Sections, problems: string[]): void {
     perUser ||= userGrant;
     const what = userGrant ? `${at}.oauth.grant ${grant}` : `${at}.headers with \${claims.…}`;
     if (!authOn) problems.push(`${what}: needs auth.mode jwt or introspection (the gateway must know who calls)`);
-    if (u.mode === 'per-session') problems.push(`${what}: needs mode shared (per-session workers do not call as their user yet)`);
     if (u.transport === 'sse') problems.push(`${what}: needs transport http`);
   });
   const redis = typeof config.sessions === 'object' && config.sessions !== null && config.sessions.store === 'redis';

@@ -174,11 +174,27 @@ export class Dispatcher {
     this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
+  /**
+   * An upstream that lists only per user, not yet in the catalog: this client's worker for it is
+   * opened (as its user) and the catalog comes from it. Whether the catalog changed. A user it
+   * refuses (no authorization yet) lists without it.
+   */
+  async #openUserWorkers(ctx: RequestContext): Promise<boolean> {
+    // (A stateless request's scope lives for that request: its worker would serve nothing else.)
+    if (!ctx.caller || ctx.stateless) return false;
+    const { catalogs, perSession, upstreams } = this.options;
+    const opening = [...upstreams]
+      .filter(([name, entry]) => entry.opensPerUser === true && !catalogs.listed(name))
+      .map(([name]) => perSession.call(ctx, name, 'ping', undefined, undefined, () => undefined).then(() => catalogs.refreshNow(name)).then(() => catalogs.listed(name), () => false));
+    return opening.length > 0 && (await Promise.all(opening)).some(Boolean);
+  }
+
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined): Promise<McpResult> {
     const params = request.params;
     const catalog = this.options.catalogs.catalog;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
+      if (await this.#openUserWorkers(ctx)) return this.#dispatch(ctx, request, view);
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;

@@ -242,9 +242,8 @@ describe('2026-07-28 clients', () => {
 });
 
 describe('config', () => {
-  it('grant authorization-code needs auth on, a redirectUri (or auth.resource), mode shared', () => {
+  it('grant authorization-code needs auth on and a redirectUri (or auth.resource); audience is for token-exchange', () => {
     expect(() => gatewayConfig({}, { auth: { mode: 'none' } })).toThrow(/upstreams\[0\]\.oauth\.grant authorization-code: needs auth\.mode/);
-    expect(() => gatewayConfig({ mode: 'per-session' })).toThrow(/needs mode shared/);
     expect(() => gatewayConfig({ oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y', audience: 'z' } })).toThrow(/audience and actorToken apply to grant token-exchange only/);
     // Without redirectUri: the callback at auth.resource's origin.
     const derived = gatewayConfig({ oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' } });

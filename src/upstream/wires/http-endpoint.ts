@@ -121,7 +121,19 @@ export class HttpEndpoint {
     }
     if (req.caller && this.#userTokens) return this.#asUser(req, req.caller, this.#userTokens);
     const extra = req.caller?.headers;
-    return this.#credentials ? this.#authorized(req, this.#credentials, extra) : this.#exchange(req, undefined, extra);
+    const sent = this.#credentials ? this.#authorized(req, this.#credentials, extra) : this.#exchange(req, undefined, extra);
+    return this.config.mode === 'per-session' && this.#userTokens && !req.caller ? sent.then((res) => this.#forNobody(res)) : sent;
+  }
+
+  /**
+   * A per-session upstream with a per-user grant that refuses the gateway's own discovery (it
+   * lists only per user): it is there, it just is not the gateway's. A typed refusal, kept from
+   * the breaker and taken by health checks as an answer; the catalog comes from a user's worker.
+   */
+  async #forNobody(res: EndpointResponse): Promise<EndpointResponse> {
+    if (res.status !== 401 && res.status !== 403) return res;
+    await res.body.dump();
+    throw identityRefused(this.name, `answered HTTP ${res.status} to the gateway's own discovery: it lists per user`);
   }
 
   /**
