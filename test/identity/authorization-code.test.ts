@@ -12,7 +12,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
 import { resolveConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
@@ -238,6 +240,43 @@ describe('2026-07-28 clients', () => {
     const retry = modernRequest(3, 'tools/call', { name: 'crm__whoami', arguments: {}, inputResponses: { [key]: { action: 'accept' } }, _meta: modernMeta({ elicitation: { url: {} } }) });
     const res = await post(gw.url, retry.body, { ...retry.headers, authorization });
     expect(toolText(res.json.result)).toBe('you are erin');
+  });
+});
+
+describe('logs', () => {
+  it('no token, refresh token, code, state or verifier is ever logged, at debug level, through a grant, a refresh, a refusal and a revocation', async () => {
+    const lines: string[] = [];
+    const logPort = await freePort();
+    const config = gatewayConfig({ oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${logPort}/oauth/callback` } }, { logLevel: 'debug' });
+    const gateway = await buildApp(config, { logger: createLogger('debug', { write: (line: string) => void lines.push(line) }), defaultMetrics: false });
+    const address = await gateway.app.listen({ host: '127.0.0.1', port: logPort });
+    const secrets: string[] = [];
+    try {
+      const { authorization } = await issuer.bearer('lena');
+      secrets.push(authorization.slice(7));
+      const client = new Client({ name: 'lena', version: '1' }, { capabilities: { elicitation: { url: {} } } });
+      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', address), { requestInit: { headers: { authorization } } }));
+      const link = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
+        () => '',
+        (err: UrlElicitationRequiredError) => err.elicitations[0]!.url,
+      );
+      as.expiresIn = 1;
+      const done = await consent(link, 'lena');
+      as.expiresIn = 3600;
+      secrets.push(done.callback.searchParams.get('code')!, done.callback.searchParams.get('state')!);
+      await new Promise((r) => setTimeout(r, 1100));
+      expect(toolText(await client.callTool({ name: 'crm__whoami', arguments: {} }))).toBe('you are lena');
+      await fetch(`${address}/oauth/callback?state=${done.callback.searchParams.get('state')}&code=${done.callback.searchParams.get('code')}`);
+      await fetch(`${address}/oauth/tokens/crm`, { method: 'DELETE', headers: { authorization } });
+      await client.close();
+      const verifier = as.forms.filter((f) => f.get('grant_type') === 'authorization_code').at(-1)!.get('code_verifier')!;
+      secrets.push(verifier, ...[...as.live.keys()].filter((t) => t.includes('lena')), ...as.revoked.filter((t) => t.includes('lena')));
+      expect(lines.length).toBeGreaterThan(5);
+      const log = lines.join('');
+      for (const secret of secrets) expect(log).not.toContain(secret);
+    } finally {
+      await gateway.close();
+    }
   });
 });
 
