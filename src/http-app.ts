@@ -100,7 +100,7 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     isReady: parts.isReady,
     authenticator,
   });
-  registerOAuthRoutes(app, { config, tokens: parts.tokens, auth: authenticator, diagnostics });
+  registerOAuthRoutes(app, { config, tokens: parts.tokens, auth: authenticator, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
   registerStatusPage(app, {
     config: config.status,
     diagnostics,

@@ -27,6 +27,8 @@ export interface PendingAuthorization {
   elicitationId: string;
   /** Ms since the epoch. */
   expiresAt: number;
+  /** The 2025 session that was asked: it hears notifications/elicitation/complete. */
+  session?: string;
 }
 
 /**

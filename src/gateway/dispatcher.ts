@@ -15,7 +15,7 @@ import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '
 import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { forwardModern } from './modern-forward.js';
-import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
+import { requestKey, type Caller, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
 import { LISTS, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -356,7 +356,7 @@ export class Dispatcher {
     if (!entry.workers.perScope) {
       try {
         // With auth on, the call carries who it is for: an upstream that acts for users calls as them.
-        const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
+        const withCaller = ctx.caller ? { ...options, caller: sessionCaller(ctx) } : options;
         tracked.call = entry.workers.call(request.method, params, withCaller, ctx.scope, NO_IDENTITY);
         return await tracked.call.promise;
       } finally {
@@ -390,4 +390,9 @@ function requireString(params: Record<string, unknown> | undefined, key: string)
 
 function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
   return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+}
+
+/** The caller, with the 2025 session it calls from (a stateless request has none to be told things on). */
+function sessionCaller(ctx: RequestContext): Caller | undefined {
+  return ctx.caller && !ctx.stateless ? { ...ctx.caller, session: ctx.scope } : ctx.caller;
 }

@@ -11,6 +11,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { GatewayConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
+import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { TokenStore } from '../contracts/token-store.js';
@@ -27,6 +28,8 @@ const PAGE_HEADERS = {
 } as const;
 
 export interface OAuthRoutesOptions {
+  /** Sends on a 2025 session's GET stream, on whichever replica holds it. */
+  notify: (session: string, message: JsonRpcMessage) => void;
   config: GatewayConfig;
   tokens: TokenStore | undefined;
   auth: Authenticator | undefined;
@@ -34,7 +37,7 @@ export interface OAuthRoutesOptions {
 }
 
 export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOptions): void {
-  const { config, tokens, auth, diagnostics } = options;
+  const { config, tokens, auth, diagnostics, notify } = options;
   const grants = new Map<string, AuthorizationCode>();
   for (const u of config.upstreams) {
     if (u.transport !== 'stdio' && u.oauth?.grant === 'authorization-code' && tokens) grants.set(u.name, new AuthorizationCode(u.name, u.oauth, tokens));
@@ -67,6 +70,8 @@ export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOp
       }
       if (typeof code !== 'string' || code === '') throw new GatewayError('OAUTH_REQUEST_INVALID', 'The authorization server sent neither a code nor an error');
       await grant.complete(pending, code);
+      // 2025-11-25: the session that was asked may retry now (the client matches the elicitationId).
+      if (pending.session !== undefined) notify(pending.session, { jsonrpc: '2.0', method: 'notifications/elicitation/complete', params: { elicitationId: pending.elicitationId } });
       return page(reply, 200, 'Authorized', `${pending.upstream} can now act as you. You can close this window and try again in your client.`);
     } catch (err) {
       return failurePage(reply, err);

@@ -53,7 +53,7 @@ export class AuthorizationCode {
     const token = await this.#stored(caller.principal);
     if (token && Date.now() < renewAt(token)) return `Bearer ${token.accessToken}`;
     if (token?.refreshToken !== undefined) return this.#refreshOnce(caller.principal, token);
-    throw await this.#elicit(caller.principal);
+    throw await this.#elicit(caller.principal, caller.session);
   }
 
   /** The upstream refused `authorization`: a refresh token gets one more try, else the user is asked again. */
@@ -126,10 +126,12 @@ export class AuthorizationCode {
     await this.store.put(principal, this.upstream, token, retainUntil);
   }
 
-  async #elicit(principal: string): Promise<GatewayError> {
+  async #elicit(principal: string, session?: string): Promise<GatewayError> {
     const state = randomBytes(32).toString('base64url');
     const elicitationId = randomUUID();
-    await this.store.putPending(state, { principal, upstream: this.upstream, verifier: randomBytes(32).toString('base64url'), elicitationId, expiresAt: Date.now() + PENDING_MS });
+    const pending: PendingAuthorization = { principal, upstream: this.upstream, verifier: randomBytes(32).toString('base64url'), elicitationId, expiresAt: Date.now() + PENDING_MS };
+    if (session !== undefined) pending.session = session;
+    await this.store.putPending(state, pending);
     const url = new URL('start', this.config.redirectUri!);
     url.search = '';
     url.searchParams.set('state', state);

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
@@ -69,12 +69,15 @@ const whoami = async (c: Client) => toolText(await c.callTool({ name: 'crm__whoa
 describe('authorization code across replicas', () => {
   it('a link given by one replica is finished on the other; the session then calls as its user on both; Redis holds only ciphertext', async () => {
     const alice = await connect('alice');
+    const completed: string[] = [];
+    alice.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId));
     let link = '';
+    let elicitationId = '';
     try {
       await alice.callTool({ name: 'crm__whoami', arguments: {} });
     } catch (err) {
       expect(err).toBeInstanceOf(UrlElicitationRequiredError);
-      link = (err as UrlElicitationRequiredError).elicitations[0]!.url;
+      ({ url: link, elicitationId } = (err as UrlElicitationRequiredError).elicitations[0]!);
     }
     expect(link).toContain(`${replicas[1]!.url.host}/oauth/start`);
 
@@ -88,6 +91,9 @@ describe('authorization code across replicas', () => {
       expect(sealedPending).not.toContain('alice');
 
       expect((await consent(link, 'alice')).status).toBe(200);
+      // The completion reaches the session's GET stream, whichever replica holds it.
+      for (let i = 0; i < 100 && completed.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(completed).toEqual([elicitationId]);
       const before = hits.slice();
       for (let i = 0; i < 4; i++) expect(await whoami(alice)).toBe('you are alice');
       // Both replicas served those calls.

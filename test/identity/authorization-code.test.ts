@@ -9,7 +9,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
@@ -90,9 +90,14 @@ afterAll(async () => {
 describe('authorization code grant', () => {
   it("a user's first call gets a URL elicitation; the browser consents; the retried call reaches the upstream with the user's own token", async () => {
     const alice = await connect('alice');
+    const completed: string[] = [];
+    alice.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId));
     const asked = await elicitation(alice);
     expect(asked.message).toContain('crm');
     const done = await consent(asked.url, 'alice');
+    // 2025-11-25: the session that was asked hears that its elicitation completed (on its GET stream).
+    for (let i = 0; i < 50 && completed.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(completed).toEqual([asked.elicitationId]);
     expect(done.status).toBe(200);
     expect(done.headers.get('content-type')).toMatch(/^text\/html/);
     expect(done.headers.get('cache-control')).toBe('no-store');
