@@ -2,6 +2,7 @@
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
 // on other replicas); every request's end is published here (request:end), for metrics and audit.
 import { urlElicitationResult } from '../modern/url-elicitation.js';
+import { openUserWorkers, sessionCaller } from './user-workers.js';
 import type { Logger } from 'pino';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
@@ -15,7 +16,7 @@ import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '
 import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { forwardModern } from './modern-forward.js';
-import { requestKey, type Caller, type RequestContext, type RequestKey } from '../contracts/request-context.js';
+import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
 import { LISTS, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -174,27 +175,12 @@ export class Dispatcher {
     this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
-  /**
-   * An upstream that lists only per user, not yet in the catalog: this client's worker for it is
-   * opened (as its user) and the catalog comes from it. Whether the catalog changed. A user it
-   * refuses (no authorization yet) lists without it.
-   */
-  async #openUserWorkers(ctx: RequestContext): Promise<boolean> {
-    // (A stateless request's scope lives for that request: its worker would serve nothing else.)
-    if (!ctx.caller || ctx.stateless) return false;
-    const { catalogs, perSession, upstreams } = this.options;
-    const opening = [...upstreams]
-      .filter(([name, entry]) => entry.opensPerUser === true && !catalogs.listed(name))
-      .map(([name]) => perSession.call(ctx, name, 'ping', undefined, undefined, () => undefined).then(() => catalogs.refreshNow(name)).then(() => catalogs.listed(name), () => false));
-    return opening.length > 0 && (await Promise.all(opening)).some(Boolean);
-  }
-
   async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined): Promise<McpResult> {
     const params = request.params;
     const catalog = this.options.catalogs.catalog;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
-      if (await this.#openUserWorkers(ctx)) return this.#dispatch(ctx, request, view);
+      if (await openUserWorkers(ctx, this.options)) return this.#dispatch(ctx, request, view);
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
@@ -390,9 +376,4 @@ function requireString(params: Record<string, unknown> | undefined, key: string)
 
 function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
   return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
-}
-
-/** The caller, with the 2025 session it calls from (a stateless request has none to be told things on). */
-function sessionCaller(ctx: RequestContext): Caller | undefined {
-  return ctx.caller && !ctx.stateless ? { ...ctx.caller, session: ctx.scope } : ctx.caller;
 }
