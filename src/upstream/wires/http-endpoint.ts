@@ -5,6 +5,7 @@ import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { tlsConnectOptions } from '../../config/tls-files.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import type { Abort } from '../abort.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
 import { CircuitBreaker } from '../circuit-breaker.js';
 import { ClientCredentials } from '../client-credentials.js';
 import { ClaimHeaders } from '../claim-headers.js';
@@ -133,7 +134,8 @@ export class HttpEndpoint {
   async #forNobody(res: EndpointResponse): Promise<EndpointResponse> {
     if (res.status !== 401 && res.status !== 403) return res;
     await res.body.dump();
-    throw identityRefused(this.name, `answered HTTP ${res.status} to the gateway's own discovery: it lists per user`);
+    const reason = `upstream answered HTTP ${res.status} to the gateway's own discovery`;
+    throw new GatewayError('UPSTREAM_IDENTITY_REFUSED', `Upstream ${this.name} serves its users only (${reason}): its lists come from a user's worker`, { upstream: this.name, reason });
   }
 
   /**
