@@ -8,7 +8,7 @@
 // BENCH_PEERS (comma list), BENCH_CPU_PROF (folder: run the gateway with --cpu-prof into it),
 // BENCH_ROUNDS (3: every throughput scenario is measured this many times, the rounds interleaved,
 // and each row reports its median round; on a shared machine one measurement can be off by 30 %),
-// BENCH_IDLE_* (see scenarios/idle-sessions.mjs).
+// BENCH_IDLE_* (see scenarios/idle-sessions.mjs), BENCH_TASKS_* (see scenarios/tasks-memory.mjs).
 
 import { readFileSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
@@ -32,6 +32,7 @@ import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
+import * as tasksMemory from './scenarios/tasks-memory.mjs';
 import { withBeforeTwins } from './scenarios/before.mjs';
 
 /**
@@ -44,7 +45,7 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, sessionChurn, peers, idleSessions]);
+const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, sessionChurn, peers, idleSessions, tasksMemory]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {
@@ -161,6 +162,11 @@ async function main() {
       rows.push(...out);
       for (const r of out) {
         if (r.skipped) log(`  ${r.target}: skipped`);
+        else if (r.tasks)
+          log(
+            `  ${r.tasks.accepted}/${r.tasks.requested} tasks accepted in ${r.tasks.createTookMs} ms, ${Math.round(r.tasks.perTaskBytes)} B/task gateway RSS, ` +
+              `sampled status ${JSON.stringify(r.tasks.sampleStatus)}, ${r.tasks.cancelAcked} cancels acked`,
+          );
         else if (r.idle) log(`  ${Math.round(r.idle.perSessionBytes)} B/session, ${Math.round(r.idle.perStreamBytes)} B/stream, RSS ${r.idle.returnPct.toFixed(1)} % vs baseline after close`);
         else
           log(

@@ -28,6 +28,16 @@
 #   CONFORMANCE_MODERN   1: the gateway fronts examples/modern/server.mjs too (a 2026-07-28-only
 #                        server over Streamable HTTP, `protocolVersion: auto`, prefix ""): the
 #                        input-required-result-* scenarios reach it, the others the fixture above
+#   CONFORMANCE_TASKS    1: the tasks extension's scenarios (tasks-*, io.modelcontextprotocol/tasks,
+#                        every 0.2.0-alpha): the gateway fronts examples/tasks/server.mjs (a server that
+#                        knows nothing of tasks) with the `tasks:` lists of examples/tasks/gateway.yaml,
+#                        and the suite runs every tasks-* scenario it lists (or CONFORMANCE_SCENARIO),
+#                        each on its own, without --spec-version (they run on the 2026-07-28 wire);
+#                        results under "tasks". CONFORMANCE_VERSIONS is ignored.
+#   CONFORMANCE_REPLICAS N (default 1): N gateways with the same config on one throwaway
+#                        redis-server (free port, no persistence; `sessions.store: redis`), behind
+#                        scripts/rr-proxy.mjs, which sends each request to the next replica in turn:
+#                        the suite talks to the proxy, so consecutive requests alternate replicas
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -39,6 +49,16 @@ VERSIONS="${CONFORMANCE_VERSIONS:-2025-03-26 2025-06-18 2025-11-25}"
 OUT="${CONFORMANCE_OUT:-$ROOT/.tools/conformance-results}"
 RUN_TIMEOUT="${CONFORMANCE_TIMEOUT:-300}"
 UPSTREAM="${CONFORMANCE_UPSTREAM:-stdio}"
+TASKS="${CONFORMANCE_TASKS:-}"
+REPLICAS="${CONFORMANCE_REPLICAS:-1}"
+case "$REPLICAS" in [1-9]) ;; *) echo "conformance: CONFORMANCE_REPLICAS must be 1..9" >&2; exit 2 ;; esac
+if [ "$TASKS" = 1 ]; then
+  [ "$UPSTREAM" = stdio ] || { echo "conformance: CONFORMANCE_TASKS=1 fronts the tasks fixture over stdio only" >&2; exit 2; }
+  # The extension scenarios are on no spec version's list: "tasks" only names their results.
+  VERSIONS=tasks
+  # The stable suite (0.1.x) has none; every 0.2.0-alpha (.7 to .12) has the same ten.
+  export CONFORMANCE_PACKAGE_VERSION="${CONFORMANCE_PACKAGE_VERSION:-0.2.0-alpha.12}"
+fi
 case "$UPSTREAM" in stdio | http) ;; *) echo "conformance: CONFORMANCE_UPSTREAM must be stdio or http" >&2; exit 2 ;; esac
 case "$MODE" in shared | per-session | auto) ;; *) echo "conformance: CONFORMANCE_MODE must be shared, per-session or auto" >&2; exit 2 ;; esac
 
@@ -50,17 +70,28 @@ suite() { "$NODE22" "$CONFORMANCE" "$@"; }
 rm -rf "$OUT"
 mkdir -p "$OUT"
 WORK="$(mktemp -d)"
-GW_PID=""
+GW_PIDS=()   # the gateway replicas (one unless CONFORMANCE_REPLICAS)
+PROXY_PID="" # scripts/rr-proxy.mjs in front of them (CONFORMANCE_REPLICAS > 1)
+REDIS_PID="" # their redis-server (CONFORMANCE_REPLICAS > 1)
 
-stop_gateway() {
-  [ -n "$GW_PID" ] || return 0
-  if kill -0 "$GW_PID" 2>/dev/null; then
-    kill -TERM "$GW_PID" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$GW_PID" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$GW_PID" 2>/dev/null || true
+# TERM, up to $2 tenths of a second, then KILL; reaps it.
+stop_pid() {
+  local pid="$1" tenths="${2:-100}"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 "$tenths"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
   fi
-  wait "$GW_PID" 2>/dev/null || true
-  GW_PID=""
+  wait "$pid" 2>/dev/null || true
+}
+stop_gateway() {
+  if [ -n "$PROXY_PID" ]; then stop_pid "$PROXY_PID" 20; PROXY_PID=""; fi
+  local pid
+  for pid in "${GW_PIDS[@]}"; do stop_pid "$pid" 100; done
+  GW_PIDS=()
+}
+stop_redis() {
+  if [ -n "$REDIS_PID" ]; then stop_pid "$REDIS_PID" 50; REDIS_PID=""; fi
 }
 FIXTURE_PID=""
 stop_fixture() {
@@ -71,7 +102,7 @@ stop_fixture() {
   wait "$FIXTURE_PID" 2>/dev/null || true
   FIXTURE_PID=""
 }
-trap 'stop_gateway; stop_fixture; rm -rf "$WORK"' EXIT
+trap 'stop_gateway; stop_redis; stop_fixture; rm -rf "$WORK"' EXIT
 
 # With CONFORMANCE_UPSTREAM=http, the fixture runs behind its own Streamable HTTP server.
 UPSTREAM_JSON=""
@@ -90,6 +121,11 @@ if [ "$UPSTREAM" = http ]; then
     exit 1
   fi
   UPSTREAM_JSON="\"transport\": \"http\", \"url\": \"$FIXTURE_URL\","
+elif [ "$TASKS" = 1 ]; then
+  # The tasks fixture, with the task-supporting tools of examples/tasks/gateway.yaml.
+  UPSTREAM_JSON="\"transport\": \"stdio\", \"command\": \"node\", \"args\": [\"$ROOT/examples/tasks/server.mjs\"],
+      \"tasks\": { \"tools\": [\"slow_compute\", \"protocol_error_job\", \"confirm_delete\", \"multi_input\"],
+                 \"requiredTools\": [\"failing_job\", \"test_tool_with_task\"] },"
 else
   UPSTREAM_JSON="\"transport\": \"stdio\", \"command\": \"node\", \"args\": [\"$ROOT/examples/conformance/server.mjs\"],"
 fi
@@ -111,13 +147,74 @@ if [ "${CONFORMANCE_MODERN:-}" = 1 ]; then
   fi
   MODERN_JSON=", { \"name\": \"modern\", \"transport\": \"http\", \"url\": \"$MODERN_URL\", \"prefix\": \"\", \"timeoutMs\": 30000 }"
 fi
-trap 'stop_gateway; stop_fixture; [ -n "$MODERN_PID" ] && kill "$MODERN_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
+trap 'stop_gateway; stop_redis; stop_fixture; [ -n "$MODERN_PID" ] && kill "$MODERN_PID" 2>/dev/null; rm -rf "$WORK"' EXIT
 trap 'exit 130' INT TERM
 
-# Starts the gateway with upstream mode $1; sets GW_PID and URL. Returns 2 when the
-# gateway rejects the config, 1 on any other start-up failure.
+# With CONFORMANCE_REPLICAS > 1: one throwaway redis-server for all replicas.
+SESSIONS_JSON=""
+REDIS_PORT=""
+if [ "$REPLICAS" -gt 1 ]; then
+  command -v redis-server >/dev/null || { echo "conformance: CONFORMANCE_REPLICAS needs redis-server" >&2; exit 1; }
+  for _ in 1 2 3 4 5; do # a free port may be taken between the probe and the bind: retry
+    REDIS_PORT="$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$WORK" >"$OUT/redis.log" 2>&1 &
+    REDIS_PID=$!
+    if node -e '
+      const net = require("net"); const port = Number(process.argv[1]); const end = Date.now() + 5000;
+      (function ping() {
+        const s = net.connect(port, "127.0.0.1", () => s.write("PING\r\n"));
+        s.on("data", (d) => process.exit(String(d).startsWith("+PONG") ? 0 : 1));
+        s.on("error", () => { s.destroy(); if (Date.now() > end) process.exit(1); setTimeout(ping, 100); });
+      })();' "$REDIS_PORT" && kill -0 "$REDIS_PID" 2>/dev/null; then
+      break
+    fi
+    stop_redis
+  done
+  [ -n "$REDIS_PID" ] || { echo "conformance: redis-server did not start:" >&2; cat "$OUT/redis.log" >&2; exit 1; }
+  SESSIONS_JSON="\"sessions\": { \"store\": \"redis\", \"redisUrl\": \"redis://127.0.0.1:$REDIS_PORT\" },"
+fi
+
+# Starts one gateway process with config $1, logging to $2; appends its pid to GW_PIDS and
+# sets GW_URL. Returns 2 when the gateway rejects the config, 1 on any other start-up failure.
+start_one() {
+  local cfg="$1" log="$2" pid
+  node dist/main.js --config "$cfg" >"$log" 2>&1 &
+  pid=$!
+  GW_PIDS+=("$pid")
+  GW_URL=""
+  for _ in $(seq 1 300); do # up to 30 s
+    GW_URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n1 || true)"
+    [ -n "$GW_URL" ] && break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      local rc=0
+      wait "$pid" || rc=$?
+      [ "$rc" = 2 ] && return 2
+      echo "conformance: gateway exited with $rc at start-up:" >&2
+      cat "$log" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  if [ -z "$GW_URL" ]; then
+    echo "conformance: gateway did not start within 30 s:" >&2
+    cat "$log" >&2
+    return 1
+  fi
+  # Wait until the upstream has a ready worker (its catalog is loaded).
+  local base="${GW_URL%/mcp}"
+  for _ in $(seq 1 100); do
+    node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$base/readyz" && return 0
+    sleep 0.1
+  done
+  echo "conformance: gateway not ready within 10 s" >&2
+  return 1
+}
+
+# Starts the gateway (CONFORMANCE_REPLICAS of them, and the proxy in front) with upstream mode
+# $1; sets URL, the one the suite is given. Returns 2 when the gateway rejects the config, 1 on
+# any other start-up failure; on failure, whatever it started is stopped.
 start_gateway() {
-  local mode="$1" cfg="$WORK/gateway-$1.json" log="$OUT/gateway-$1.log"
+  local mode="$1" cfg="$WORK/gateway-$1.json" rc=0
   # Per-session: one worker per client session. The suite opens a session per scenario and
   # closes it without DELETE (the SDK client's close() does not end the session), so idle
   # workers must be reaped quickly and the cap must cover the sessions opened meanwhile.
@@ -131,6 +228,7 @@ start_gateway() {
   "listen": { "host": "127.0.0.1", "port": 0 },
   "path": "/mcp",
   "logLevel": "${CONFORMANCE_LOG_LEVEL:-warn}",
+  $SESSIONS_JSON
   "upstreams": [
     {
       "name": "conformance",
@@ -143,36 +241,34 @@ start_gateway() {
   ]
 }
 EOF
-  node dist/main.js --config "$cfg" >"$log" 2>&1 &
-  GW_PID=$!
-  URL=""
-  for _ in $(seq 1 300); do # up to 30 s
-    URL="$(grep -o 'http://127\.0\.0\.1:[0-9]*/mcp' "$log" | head -n1 || true)"
-    [ -n "$URL" ] && break
-    if ! kill -0 "$GW_PID" 2>/dev/null; then
-      local rc=0
-      wait "$GW_PID" || rc=$?
-      GW_PID=""
-      [ "$rc" = 2 ] && return 2
-      echo "conformance: gateway exited with $rc at start-up:" >&2
-      cat "$log" >&2
-      return 1
-    fi
+  if [ "$REPLICAS" = 1 ]; then
+    start_one "$cfg" "$OUT/gateway-$mode.log" || rc=$?
+    [ "$rc" = 0 ] || { stop_gateway; return "$rc"; }
+    URL="$GW_URL"
+    return 0
+  fi
+  local i bases=()
+  for i in $(seq 1 "$REPLICAS"); do
+    start_one "$cfg" "$OUT/gateway-$mode-$i.log" || rc=$?
+    [ "$rc" = 0 ] || { stop_gateway; return "$rc"; }
+    bases+=("${GW_URL%/mcp}")
+  done
+  node "$ROOT/scripts/rr-proxy.mjs" --port 0 "${bases[@]}" >"$WORK/proxy.out" 2>"$OUT/rr-proxy.log" &
+  PROXY_PID=$!
+  local base=""
+  for _ in $(seq 1 100); do
+    base="$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$WORK/proxy.out" | head -n1 || true)"
+    [ -n "$base" ] && break
     sleep 0.1
   done
-  if [ -z "$URL" ]; then
-    echo "conformance: gateway did not start within 30 s:" >&2
-    cat "$log" >&2
+  if [ -z "$base" ]; then
+    echo "conformance: rr-proxy did not start:" >&2
+    cat "$OUT/rr-proxy.log" >&2
+    stop_gateway
     return 1
   fi
-  # Wait until the upstream has a ready worker (its catalog is loaded).
-  local base="${URL%/mcp}"
-  for _ in $(seq 1 100); do
-    node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$base/readyz" && return 0
-    sleep 0.1
-  done
-  echo "conformance: gateway not ready within 10 s" >&2
-  return 1
+  URL="$base/mcp"
+  echo "conformance: $REPLICAS replicas (${bases[*]}) on redis 127.0.0.1:$REDIS_PORT, round-robin proxy at $URL" >&2
 }
 
 used_mode="$MODE"
@@ -192,17 +288,27 @@ else
   start_gateway "$MODE" || rc=$?
   if [ "$rc" = 2 ]; then
     echo "conformance: the gateway rejected its config (mode $MODE):" >&2
-    cat "$OUT/gateway-$MODE.log" >&2
+    cat "$OUT/gateway-$MODE"*.log >&2
   fi
   [ "$rc" = 0 ] || exit 1
 fi
-echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM${MODERN_PID:+, with the modern fixture}), suite '$SUITE'"
+echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM${MODERN_PID:+, with the modern fixture}${TASKS:+, the tasks fixture}), suite '$SUITE'"
 
 # --- the suite, once per spec version ------------------------------------------------
 ran=()
 for v in $VERSIONS; do
-  if ! suite list --server --spec-version "$v" | grep -q '^  - '; then
+  if [ "$v" = tasks ]; then
+    # Extension scenarios: on no version's list, run without --spec-version (the suite then
+    # speaks 2026-07-28 to the server).
+    listed="$(suite list --server | sed -nE 's/^  - (tasks-[^ ]+) \[extension\]$/\1/p')"
+    spec=""
+  else
+    listed="$(suite list --server --spec-version "$v" | sed -nE 's/^  - ([^ ]+).*/\1/p')"
+    spec="--spec-version $v"
+  fi
+  if [ -z "$listed" ]; then
     echo "conformance: $v: the suite has no server scenarios for this version; skipped"
+    [ "$v" = tasks ] && echo "conformance: tasks: no tasks-* scenario listed (0.2.0-alpha.x has them, 0.1.x not)" >&2 && exit 1
     continue
   fi
   mkdir -p "$OUT/$v"
@@ -210,11 +316,11 @@ for v in $VERSIONS; do
   selections=()
   if [ -n "${CONFORMANCE_SCENARIO:-}" ]; then
     for s in $CONFORMANCE_SCENARIO; do selections+=("--scenario $s"); done
-  elif [ -n "${CONFORMANCE_EXCLUDE:-}" ]; then
-    for s in $(suite list --server --spec-version "$v" | sed -nE 's/^  - ([^ ]+) \[.*/\1/p'); do
+  elif [ -n "${CONFORMANCE_EXCLUDE:-}" ] || [ "$v" = tasks ]; then
+    for s in $listed; do
       skip=""
       # shellcheck disable=SC2254 # the patterns are meant to match
-      for x in $CONFORMANCE_EXCLUDE; do case "$s" in $x) skip=1 ;; esac; done
+      for x in ${CONFORMANCE_EXCLUDE:-}; do case "$s" in $x) skip=1 ;; esac; done
       [ -n "$skip" ] && echo "conformance: $v: $s left out (CONFORMANCE_EXCLUDE)" || selections+=("--scenario $s")
     done
   else
@@ -226,7 +332,8 @@ for v in $VERSIONS; do
   for sel in "${selections[@]}"; do
     rc=0
     # shellcheck disable=SC2086 # "$sel" is a flag and its value
-    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE" server --url "$URL" --spec-version "$v" -o "$OUT/$v" $sel >>"$OUT/$v/suite.log" 2>&1 || rc=$?
+    # shellcheck disable=SC2086 # "$spec" too
+    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE" server --url "$URL" $spec -o "$OUT/$v" $sel >>"$OUT/$v/suite.log" 2>&1 || rc=$?
     [ "$rc" = 124 ] && echo "conformance: $v: $sel timed out after ${RUN_TIMEOUT}s" >&2
     [ "$rc" -gt "$worst" ] && worst=$rc
   done
@@ -254,8 +361,10 @@ for (const v of versions) {
     const sp = checks.filter((c) => c.status === 'SUCCESS').length;
     const sf = checks.filter((c) => c.status === 'FAILURE');
     const sw = checks.filter((c) => c.status === 'WARNING');
+    // SKIPPED (e.g. tasks-status-notifications, which the suite has not written yet) counts neither way.
+    const sk = checks.filter((c) => c.status === 'SKIPPED').length;
     p += sp; f += sf.length; w += sw.length;
-    lines.push(`  ${sf.length ? 'FAIL' : sw.length ? 'warn' : 'ok  '} ${scenario}: ${sp} passed, ${sf.length} failed${sw.length ? `, ${sw.length} warnings` : ''}`);
+    lines.push(`  ${sf.length ? 'FAIL' : sw.length ? 'warn' : 'ok  '} ${scenario}: ${sp} passed, ${sf.length} failed${sw.length ? `, ${sw.length} warnings` : ''}${sk ? `, ${sk} skipped by the suite` : ''}`);
     for (const c of [...sf, ...sw]) lines.push(`         ${c.status === 'FAILURE' ? 'failed' : 'warning'} ${c.id}: ${c.errorMessage ?? c.description}`);
   }
   // The suite exits 1 on a failed check; anything else non-zero (a crash, a timeout) is a failure too.

@@ -6,7 +6,9 @@ import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { createEventStore, createStore, createTokenStore, withinStartDeadline } from './stores.js';
+import { closeSideStores, createSideStores, createStore, withinStartDeadline, type SideStores } from './stores.js';
+import { taskSupportOf } from './config/tasks.js';
+import type { TaskStore } from './contracts/task-store.js';
 import { createHttp } from './http-app.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
@@ -23,7 +25,6 @@ import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import type { ClientIdentity } from './contracts/upstream.js';
-import type { TokenStore } from './contracts/token-store.js';
 import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } from './reloader.js';
 import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
@@ -85,7 +86,8 @@ const GATEWAY_IDENTITY: ClientIdentity = {
 };
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, tokens?: TokenStore) {
+function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, side: SideStores) {
+  const { spentStates, tokens, tasks } = side;
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -124,11 +126,28 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     diagnostics,
     servers: config.servers,
+    spentStates,
+    ...(tasks ? { tasks: taskOptions(config, tasks, replication, log) } : {}),
   });
   return { server, router, group };
 }
 
 type Replication = ReturnType<typeof createReplication>;
+
+/** Tasks as `upstreams[].tasks` and `tasks:` say; a dead runner is known by its heartbeat in the owner registry. */
+function taskOptions(config: GatewayConfig, store: TaskStore, replication: Replication, log: Logger) {
+  const support = new Map(config.upstreams.map((u) => [u.name, taskSupportOf(u.tasks)]));
+  const { owners } = replication;
+  return {
+    store,
+    replicaId: owners.replicaId,
+    isAlive: (id: string) => owners.isAlive(id),
+    limits: config.tasks,
+    support: (upstream: string, tool: string) => support.get(upstream)?.(tool),
+    pageSize: config.pagination.pageSize,
+    log,
+  };
+}
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
 async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }): Promise<void> {
@@ -198,9 +217,9 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const replication = createReplication(config, log);
   const created = createStore(config, log, replication.bus);
   const { store } = created;
-  const tokens = createTokenStore(config, log);
-  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, tokens);
-  const events = createEventStore(config, log);
+  const side = createSideStores(config, log);
+  const { events } = side;
+  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
@@ -209,7 +228,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
     config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
-    upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens,
+    upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
   });
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
@@ -253,8 +272,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       () => replication.close(),
       () => app.close(),
       () => store.close(),
-      () => events.close(),
-      () => tokens?.close(),
+      ...closeSideStores(side),
       () => [unsubscribe(), unsubscribeHttp()],
       // Last: the spans of the requests that just drained are flushed to the collector.
       () => stopTracing?.(),

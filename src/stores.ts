@@ -1,5 +1,7 @@
 // Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users),
 // memory or Redis as the config says, and the start-up deadline of those that need Redis.
+import type { SpentStates } from './contracts/spent-states.js';
+import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
 import type { GatewayConfig } from './config/schema.js';
 import { secretKeys } from './config/secrets.js';
 import type { Logger } from './observability/logger.js';
@@ -14,6 +16,9 @@ import { TokenCipher } from './session/token-store.js';
 import { MemoryTokenStore } from './session/memory-token-store.js';
 import { RedisTokenStore } from './session/redis-token-store.js';
 import type { TokenStore } from './contracts/token-store.js';
+import type { TaskStore } from './contracts/task-store.js';
+import { MemoryTaskStore } from './session/memory-task-store.js';
+import { RedisTaskStore } from './session/redis-task-store.js';
 import type { Bus } from './cluster/bus.js';
 import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
 import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
@@ -94,4 +99,45 @@ export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore
   const target = redisTarget(config.sessions);
   if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
   return new MemoryTokenStore(cipher);
+}
+
+/**
+ * Where used requestStates are recorded: in Redis beside the sessions (a state used on one
+ * replica is refused on the others), else in this replica's memory. Redis only when some
+ * upstream is remote: a stdio upstream never speaks 2026-07-28.
+ */
+export function createSpentStates(config: GatewayConfig, log: Logger): SpentStates {
+  const target = redisTarget(config.sessions);
+  if (target && config.upstreams.some((u) => u.transport !== 'stdio')) return new RedisSpentStates(connectRedis({ target, name: 'mcp-gateway-spent-states', log }), config.sessions.keyPrefix);
+  return new MemorySpentStates();
+}
+
+/**
+ * Where tasks live: beside the sessions (Redis when they are in Redis, so any replica answers
+ * for any task). None when no upstream runs tools as tasks.
+ */
+export function createTaskStore(config: GatewayConfig, log: Logger): TaskStore | undefined {
+  if (!config.upstreams.some((u) => u.tasks && ((u.tasks.tools?.length ?? 0) > 0 || (u.tasks.requiredTools?.length ?? 0) > 0))) return undefined;
+  const target = redisTarget(config.sessions);
+  if (target) return new RedisTaskStore(connectRedis({ target, name: 'mcp-gateway-tasks', log }), config.sessions.keyPrefix);
+  return new MemoryTaskStore();
+}
+
+/** The stores beside the session store: each exists (or not) by what the config asks for. */
+export interface SideStores {
+  events: EventStore;
+  spentStates: SpentStates;
+  tokens?: TokenStore;
+  tasks?: TaskStore;
+}
+
+export function createSideStores(config: GatewayConfig, log: Logger): SideStores {
+  const tokens = createTokenStore(config, log);
+  const tasks = createTaskStore(config, log);
+  return { events: createEventStore(config, log), spentStates: createSpentStates(config, log), ...(tokens ? { tokens } : {}), ...(tasks ? { tasks } : {}) };
+}
+
+/** In the shutdown order: the sessions' own store closes before these. */
+export function closeSideStores(side: SideStores): Array<() => unknown> {
+  return [() => side.events.close(), () => side.tokens?.close(), () => side.spentStates.close(), () => side.tasks?.close()];
 }

@@ -33,6 +33,7 @@ const ALLOCATOR_ENV =
   ALLOCATOR === 'jemalloc' ? { LD_PRELOAD: JEMALLOC, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000' } : {};
 export const ECHO_SERVER = join(ROOT, 'examples/echo/server.mjs');
 export const SLOW_SERVER = join(ROOT, 'examples/slow/server.mjs');
+export const TASKS_SERVER = join(ROOT, 'examples/tasks/server.mjs');
 
 /**
  * @typedef {{ min: number, max: number, maxInFlight: number, queueSize?: number, queueTimeoutMs?: number }} Pool
@@ -60,7 +61,7 @@ export function poolLabel(p) {
 /**
  * An upstream of the gateway under test: a stdio example (`script`) or a remote MCP server
  * (`url`, Streamable HTTP).
- * @typedef {{ name: string, script?: string, url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean }} BenchUpstream
+ * @typedef {{ name: string, script?: string, url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean, tasks?: { tools?: string[], requiredTools?: string[] } }} BenchUpstream
  */
 
 /** @param {BenchUpstream} u */
@@ -70,6 +71,7 @@ function upstreamConfig(u) {
     mode: u.mode ?? 'shared',
     pool: { queueSize: 10000, queueTimeoutMs: 10000, ...(u.pool ?? DEFAULT_POOL) },
     ...(u.validateArguments === undefined ? {} : { validateArguments: u.validateArguments }),
+    ...(u.tasks === undefined ? {} : { tasks: u.tasks }),
   };
   if (u.url) return { ...common, transport: 'http', url: u.url };
   return { ...common, transport: 'stdio', command: process.execPath, args: [u.script] };
@@ -84,8 +86,9 @@ function upstreamConfig(u) {
  * @param {boolean} [o.gcOnSignal]   SIGUSR2 makes it run a full GC (see gc-on-signal.cjs)
  * @param {string[]} [o.nodeArgs]     more node options (e.g. --heapsnapshot-signal=SIGUSR1)
  * @param {Record<string, string>} [o.env]   more environment (e.g. OTEL_* for call-traced)
+ * @param {Record<string, unknown>} [o.extra]   more top-level config keys (e.g. `tasks` for tasks-memory)
  */
-export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [], env = {} }) {
+export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [], env = {}, extra = {} }) {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-bench-'));
   const config = {
     listen: { host: LOOPBACK, port: 0 },
@@ -94,6 +97,7 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
     sessions,
     shutdown: { drainMs: 1000 },
     upstreams: upstreams.map(upstreamConfig),
+    ...extra,
   };
   const configFile = join(dir, 'gateway.yaml');
   writeFileSync(configFile, stringify(config));

@@ -110,6 +110,11 @@ export function textTable(rows) {
       body.push([r.scenario, r.target, 'skipped', '', '', '', '', '', '', '', '', '', '', '', '']);
       continue;
     }
+    if (r.tasks) {
+      const t = r.tasks;
+      body.push([r.scenario, r.target, `${t.accepted}/${t.requested} tasks`, `${num(t.perTaskBytes)} B/task`, '', '', '', '', '', '', mb(t.withTasksKb), '', '', '', '']);
+      continue;
+    }
     if (r.idle) {
       const i = r.idle;
       body.push([
@@ -204,7 +209,7 @@ export function markdown({ rows, meta, failures }) {
   );
   out.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
-    if (r.idle) continue;
+    if (r.idle || r.tasks) continue;
     if (r.skipped) {
       out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | | |`);
       continue;
@@ -314,6 +319,9 @@ export function markdown({ rows, meta, failures }) {
     );
   }
 
+  const tasksRow = rows.find((r) => r.tasks);
+  if (tasksRow) out.push(...tasksSection(tasksRow));
+
   const peerRows = rows.filter((r) => r.scenario === 'peers');
   if (peerRows.length > 0) {
     out.push('');
@@ -360,4 +368,33 @@ export function writeReport(dir, base, o) {
   writeFileSync(md, markdown(o));
   writeFileSync(json, `${JSON.stringify({ ...o.meta, rows: o.rows, failures: o.failures }, null, 2)}\n`);
   return { md, json };
+}
+
+/**
+ * The tasks-memory section: gateway RSS with the tasks running, per task, and the checks.
+ * @param {Row} row
+ */
+function tasksSection(row) {
+  const t = row.tasks;
+  const pass = (/** @type {boolean | undefined} */ p) => (p === undefined ? '—' : p ? 'pass' : 'FAIL');
+  const h = t.heapUsedBytes ?? {};
+  return [
+    '',
+    '## Tasks at once (gateway RSS)',
+    '',
+    `${row.workload}.`,
+    '',
+    '| step | gateway RSS MB | delta | per task | target | |',
+    '|---|--:|--:|--:|--:|---|',
+    `| baseline (after 100 warm-up tasks, ended) | ${mb(t.baselineKb)} | | | | |`,
+    `| ${t.accepted} of ${t.requested} tasks accepted, running (in ${(t.createTookMs / 1000).toFixed(1)} s) | ${mb(t.withTasksKb)} | ${signedMb(t.withTasksKb - t.baselineKb)} MB | ${num(t.perTaskBytes)} B/task | ≤ ${t.targets.taskBytes} B | ${pass(t.pass.perTask)} |`,
+    `| all cancelled (${t.cancelAcked} acked in ${(t.cancelTookMs / 1000).toFixed(1)} s); records kept until their ttl | ${mb(t.afterCancelKb)} | ${signedMb(t.afterCancelKb - t.baselineKb)} MB | | | |`,
+    '',
+    `All accepted as tasks: ${pass(t.pass.allAccepted)}` +
+      (Object.keys(t.rejected ?? {}).length > 0 ? ` (not accepted: ${JSON.stringify(t.rejected)})` : '') +
+      `. A sample on tasks/get: ${JSON.stringify(t.sampleStatus)} (${pass(t.pass.stillWorking)}: all working). ` +
+      `V8 heap used (from /metrics): ${mb(h.baseline / 1024)} → ${mb(h.withTasks / 1024)} MB (${num(t.heapPerTaskBytes)} B/task). ` +
+      `Upstream worker RSS: ${mb(t.upstreamRssKb?.baseline)} → ${mb(t.upstreamRssKb?.withTasks)} MB.` +
+      (row.notes ? ` Note: ${row.notes}.` : ''),
+  ];
 }

@@ -19,6 +19,7 @@ import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js'
 import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
+import { tasksChecks, tasksSchema } from './tasks.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
 export type { AuthConfig } from './auth.js';
@@ -32,6 +33,7 @@ export type { ServerEntryConfig, ToolOverrideConfig } from './servers.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
 export type { StatusConfig } from './status.js';
+export type { TasksConfig, UpstreamTasksConfig } from './tasks.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
 export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
@@ -61,6 +63,7 @@ export const configSchema = {
     status: statusSchema,
     secrets: secretsSchema,
     reload: reloadSchema,
+    tasks: tasksSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
   },
@@ -89,6 +92,7 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
   if (typeof config.stateless === 'object' && config.stateless !== null) statelessChecks(config.stateless, env, problems);
   if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
+  if (typeof config.tasks === 'object' && config.tasks !== null) tasksChecks(config.tasks, problems);
   identityChecks(config, problems);
   serversChecks(config.servers, config.path, typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined, problems);
   return problems;

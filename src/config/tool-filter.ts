@@ -11,6 +11,6 @@ export function toolFilter(rules: { allow?: string[]; deny?: string[] } | undefi
   return (name) => !deny.some((p) => p.test(name)) && (allow === undefined || allow.some((p) => p.test(name)));
 }
 
-function globPattern(glob: string): RegExp {
+export function globPattern(glob: string): RegExp {
   return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
 }

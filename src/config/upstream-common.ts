@@ -1,5 +1,6 @@
 /** What every upstream has, whatever its transport: the keys' schema (the pool's too) and their checks. */
 import type { FromSchema } from 'json-schema-to-ts';
+import { upstreamTasksSchema } from './tasks.js';
 
 export const poolSchema = {
   type: 'object',
@@ -54,6 +55,8 @@ export const commonUpstreamProperties = {
     },
     required: [],
   },
+  // Tools the gateway runs as tasks for its clients (see config/tasks.ts).
+  tasks: upstreamTasksSchema,
 } as const;
 
 /**

@@ -200,6 +200,21 @@ export class ArgumentValidator {
     };
   }
 
+  /**
+   * Checks for a catalog that lives beside the gateway's (a session's own, see SessionCatalogs):
+   * the current version's compiled check where the schema is the same, a new one otherwise, and
+   * nothing recorded, so the shared catalog's versions stay as they were.
+   */
+  detached(): ArgumentChecks {
+    return {
+      forTool: (upstream, tool, inputSchema) => {
+        if (!isObject(inputSchema) || !this.options.enabled(upstream)) return undefined;
+        if (objectOnly(inputSchema)) return OBJECT_ONLY;
+        return this.#reuse(this.#current.get(`${upstream}\u0000${tool}`), inputSchema, upstream, tool);
+      },
+    };
+  }
+
   /** The previous version's check while the schema is unchanged (same object, or the same JSON), else a new one. */
   #reuse(previous: ToolArguments | undefined, schema: Record<string, unknown>, upstream: string, tool: string): ToolArguments {
     if (previous?.schema === schema) return previous;

@@ -1,6 +1,7 @@
 // What the virtual server says about itself: the capabilities merged from its upstreams, their
 // instructions, and the initialize and server/discover results built from them.
 import { isObject } from '../jsonrpc/messages.js';
+import { TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import { MODERN_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
 import type { McpResult, UpstreamServerInfo } from '../contracts/upstream.js';
 import { offersSubscriptions, upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
@@ -9,6 +10,8 @@ export class Capabilities {
   constructor(
     private readonly upstreams: ReadonlyMap<string, UpstreamEntry>,
     private readonly serverInfo: { name: string; version: string },
+    /** The gateway runs tools as tasks (some upstream has `tasks:`). */
+    private readonly tasks = false,
   ) {}
 
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
@@ -38,6 +41,9 @@ export class Capabilities {
       // Stateless requests get no log messages (none asks with a log level the gateway honours).
       if (info.capabilities.logging !== undefined && !stateless) capabilities.logging = {};
     }
+    // 2025-11-25 names what may be a task; 2026-07-28 has the extension instead (and never `tasks`).
+    if (this.tasks && stateless) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+    else if (this.tasks) capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
     return capabilities;
   }
 

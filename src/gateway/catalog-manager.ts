@@ -214,6 +214,23 @@ export class CatalogManager {
     if (available) this.refreshLater(upstream);
   }
 
+  /**
+   * A catalog beside the gateway's: its lists, with `own` (a session's own workers' lists) in
+   * place of those upstreams' shared ones. Throws CatalogCollisionError as a build would.
+   */
+  withLists(own: ReadonlyMap<string, UpstreamLists>): Catalog {
+    const lists = new Map(this.#lists);
+    for (const [name, l] of own) if (lists.has(name)) lists.set(name, l);
+    return new Catalog([...lists.values()], this.#down, this.#arguments.detached());
+  }
+
+  /** `name`'s lists as `call` (one session's worker) gives them, filtered and named as the shared ones are. */
+  listsVia(name: string, call: (method: string, params: Record<string, unknown> | undefined) => UpstreamCall): Promise<UpstreamLists> {
+    const entry = this.options.upstreams.get(name);
+    if (!entry) return Promise.reject(new Error(`upstream ${name} is not configured`));
+    return this.#fetchLists(name, entry, call);
+  }
+
   #announce(methods: readonly string[]): void {
     for (const m of methods) for (const l of this.#listChangedListeners) l(m);
   }

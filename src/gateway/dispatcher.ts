@@ -1,8 +1,7 @@
 // Answers what a client sends: each request's method goes to its handler, and calls go to the
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
 // on other replicas); every request's end is published here (request:end), for metrics and audit.
-import { urlElicitationResult } from '../modern/url-elicitation.js';
-import { openUserWorkers, sessionCaller } from './user-workers.js';
+import { openUserWorkers, orUrlElicitation, withCallerOf } from './user-workers.js';
 import type { Logger } from 'pino';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
@@ -18,16 +17,19 @@ import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { forwardModern } from './modern-forward.js';
 import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
-import { LISTS, type ListKind, type Route } from './catalog.js';
+import { LISTS, type Catalog, type ListKind, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
-import { RequestEvents, errorCodeLabel } from './request-events.js';
+import { RequestEvents, errorCodeLabel, withTraceContext } from './request-events.js';
+import { SessionCatalogs } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import { TaskEngine, type TaskEngineOptions } from './tasks.js';
+import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -50,6 +52,8 @@ export interface DispatcherOptions {
   log: Logger;
   /** Where each request's end is published (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
+  /** Tasks (some upstream has `tasks:`): none, and tools/call is never a task. */
+  tasks?: TaskEngineOptions;
 }
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
@@ -60,16 +64,34 @@ const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
   ['resources/templates/list', 'resourceTemplates'],
 ]);
 
+/** The methods that read the catalog (a session's own, with per-session upstreams). */
+const CATALOG_METHODS: ReadonlySet<string> = new Set([...LIST_METHODS.keys(), 'tools/call', 'prompts/get', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete']);
+
 /** Shared by every retry without a progress token: nothing to allocate per call. */
 const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
 
 export class Dispatcher {
   readonly #inFlight = new InFlightTable();
   readonly #events: RequestEvents;
+  readonly #sessionCatalogs: SessionCatalogs;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
+  readonly #tasks: TaskEngine | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
+    const { upstreams, catalogs, perSession, log } = options;
+    this.#sessionCatalogs = new SessionCatalogs({ upstreams, catalogs, log, call: (ctx, upstream, method, params) => perSession.call(ctx, upstream, method, params, undefined, () => undefined) });
+    this.#tasks = options.tasks && new TaskEngine(options.tasks, {
+      run: async (ctx, request) => {
+        const catalog = await this.#sessionCatalogs.catalogFor(ctx);
+        return this.#forwardNamed(ctx, request, catalog.tool(String(request.params?.name)), 'Unknown tool', catalog);
+      },
+      cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
+      releaseChain: (state) => {
+        const scope = chainScopeOf(state);
+        if (scope !== undefined) options.perSession.release(scope);
+      },
+    });
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */
@@ -89,6 +111,7 @@ export class Dispatcher {
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
+    this.#sessionCatalogs.forget(scope);
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */
@@ -99,12 +122,14 @@ export class Dispatcher {
     let errorCode = '';
     let result: McpResult | undefined;
     try {
+      // A session with workers of its own reads their lists; everyone else the shared catalog.
+      const catalog = CATALOG_METHODS.has(request.method) ? await this.#sessionCatalogs.catalogFor(ctx) : this.options.catalogs.catalog;
       if (view) {
         // A virtual server's names and fixed arguments become the catalog's; metrics see the catalog's name.
-        request = view.rewrite(ctx, request, this.options.catalogs.catalog);
+        request = view.rewrite(ctx, request, catalog);
         if (start) this.#events.follow(request, start);
       }
-      result = await this.#dispatch(ctx, request, view);
+      result = await this.#dispatch(ctx, request, view, catalog);
       return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
     } catch (err) {
       const error = toErrorObject(err);
@@ -154,17 +179,21 @@ export class Dispatcher {
       const id = notification.params?.requestId;
       if (typeof id !== 'string' && typeof id !== 'number') return;
       const reason = notification.params?.reason;
-      const message = typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined;
-      if (!this.#inFlight.cancel(requestKey(ctx.scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
-        // Not here: the request may be in flight on another replica.
-        publishRemoteCancel(this.options.bus, { scope: ctx.scope, requestId: id, ...(message ? { message } : {}) });
-      }
+      this.#cancel(ctx.scope, id, typeof reason === 'string' ? `Request cancelled: ${reason}` : undefined);
     }
     // notifications/initialized, roots/list_changed and the like need no action in shared mode.
   }
 
+  #cancel(scope: string, id: string | number, message: string | undefined): void {
+    if (!this.#inFlight.cancel(requestKey(scope, id), new GatewayError('REQUEST_CANCELLED', message))) {
+      // Not here: the request may be in flight on another replica.
+      publishRemoteCancel(this.options.bus, { scope, requestId: id, ...(message ? { message } : {}) });
+    }
+  }
+
   /** The client's answer to a request an upstream sent it. */
   handleResponse(ctx: RequestContext, response: JsonRpcResponse): void {
+    this.#tasks?.onClientResponse(ctx, response.id);
     if (!this.options.perSession.handleResponse(ctx.scope, response)) {
       this.options.log.debug({ id: response.id }, 'client answered a request nobody is waiting for');
     }
@@ -175,16 +204,16 @@ export class Dispatcher {
     this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
   }
 
-  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined): Promise<McpResult> {
+  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined, catalog: Catalog): Promise<McpResult> {
     const params = request.params;
-    const catalog = this.options.catalogs.catalog;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
-      if (await openUserWorkers(ctx, this.options)) return this.#dispatch(ctx, request, view);
+      if (await openUserWorkers(ctx, this.options)) return this.#dispatch(ctx, request, view, await this.#sessionCatalogs.catalogFor(ctx));
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
-      const { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      let { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
+      if (listKind === 'tools' && this.#tasks) page = this.#tasks.decorate(ctx, page, (name) => catalog.tool(name));
       return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {
@@ -197,10 +226,14 @@ export class Dispatcher {
         const route = catalog.tool(requireString(params, 'name'));
         // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
         route?.arguments?.check(params?.arguments);
-        return this.#forwardNamed(ctx, request, route, 'Unknown tool');
+        const task = route && (await this.#tasks?.intercept(ctx, request, route));
+        if (task) return task;
+        // A task hint the gateway did not act on is not the upstream's business.
+        if (params && 'task' in params) request = { ...request, params: { ...params, task: undefined } };
+        return this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog);
       }
       case 'prompts/get':
-        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt');
+        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt', catalog);
       case 'resources/read': {
         const uri = requireString(params, 'uri');
         const route = catalog.resource(uri);
@@ -210,20 +243,22 @@ export class Dispatcher {
       }
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        return this.#subscription(ctx, request);
+        return this.#subscription(ctx, request, catalog);
       case 'logging/setLevel':
         return this.#setLevel(ctx, request);
       case 'completion/complete':
-        return this.#complete(ctx, request);
+        return this.#complete(ctx, request, catalog);
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
-    throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${request.method}`);
+    if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
+    // A stateless request gets here only for a method of an extension this gateway does not run (tasks/*).
+    throw new GatewayError(ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND', `Method not found: ${request.method}`);
   }
 
-  async #subscription(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+  async #subscription(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const uri = requireString(request.params, 'uri');
-    const route = this.options.catalogs.catalog.resource(uri);
+    const route = catalog.resource(uri);
     if (!route) throw resourceNotFound(ctx, uri);
     const result = await this.#forward(ctx, request, route.upstream, { ...request.params, uri: route.original });
     // Updates name the upstream's own URI: they are told apart by that, and leave with the client's.
@@ -240,17 +275,16 @@ export class Dispatcher {
     return {};
   }
 
-  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string): Promise<McpResult> {
+  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string, catalog: Catalog): Promise<McpResult> {
     if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
-    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original });
+    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original }, catalog);
     // Resource links and embedded resources name URIs too.
     return this.options.uris.result(route.upstream, request.method, result);
   }
 
-  #complete(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+  #complete(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const ref = request.params?.ref;
     if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
-    const catalog = this.options.catalogs.catalog;
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
       const route = catalog.prompt(ref.name);
       if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
@@ -264,14 +298,17 @@ export class Dispatcher {
     throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
   }
 
-  async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+  async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined, catalog: Catalog = this.options.catalogs.catalog): Promise<McpResult> {
     const entry = this.options.upstreams.get(upstream);
     if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
+    // The session's own worker failed to give its lists moments ago (it cannot start, say): its call would fail alike.
+    const lost = this.#sessionCatalogs.failure(catalog, upstream);
+    if (lost) throw lost;
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
     // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).
     if (entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra)) {
-      const route = request.method === 'tools/call' ? this.options.catalogs.catalog.tool(String(request.params?.name)) : undefined;
+      const route = request.method === 'tools/call' ? catalog.tool(String(request.params?.name)) : undefined;
       const { rounds, maxInputRounds, perSession } = this.options;
       return forwardModern({
         ctx,
@@ -285,11 +322,7 @@ export class Dispatcher {
         key,
         askClient: (c, method, p, signal) => perSession.askClient(c, method, p, signal),
         maxRounds: maxInputRounds,
-      }).catch((err: unknown) => {
-        const asked = urlElicitationResult(err, ctx, request.method);
-        if (asked === undefined) throw err;
-        return asked;
-      });
+      }).catch((err: unknown) => orUrlElicitation(err, ctx, request.method));
     }
     let continuation = false;
     if (ctx.stateless) {
@@ -314,9 +347,7 @@ export class Dispatcher {
       return result;
     } catch (err) {
       failure = err;
-      // A user's authorization an upstream needs first, as a 2026-07-28 client is asked for it.
-      result = urlElicitationResult(err, ctx, request.method);
-      if (result === undefined) throw err;
+      result = orUrlElicitation(err, ctx, request.method);
       failure = undefined;
       return result;
     } finally {
@@ -342,8 +373,7 @@ export class Dispatcher {
     if (!entry.workers.perScope) {
       try {
         // With auth on, the call carries who it is for: an upstream that acts for users calls as them.
-        const withCaller = ctx.caller ? { ...options, caller: sessionCaller(ctx) } : options;
-        tracked.call = entry.workers.call(request.method, params, withCaller, ctx.scope, NO_IDENTITY);
+        tracked.call = entry.workers.call(request.method, params, withCallerOf(ctx, options), ctx.scope, NO_IDENTITY);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);
@@ -357,15 +387,6 @@ export class Dispatcher {
       this.#inFlight.end(key, tracked);
     }
   }
-}
-
-/** `params` with the W3C trace context in its _meta (a copy: the caller's object stays as it was). */
-function withTraceContext(params: Record<string, unknown> | undefined, traceparent: string, tracestate: string | undefined): Record<string, unknown> {
-  const meta: Record<string, unknown> = isObject(params?._meta) ? { ...params._meta } : {};
-  meta.traceparent = traceparent;
-  if (tracestate !== undefined) meta.tracestate = tracestate;
-  else delete meta.tracestate;
-  return { ...params, _meta: meta };
 }
 
 function requireString(params: Record<string, unknown> | undefined, key: string): string {

@@ -36,7 +36,7 @@ export interface ModernForward {
 
 export async function forwardModern(f: ModernForward): Promise<McpResult> {
   const { ctx, request, upstream, entry, rounds } = f;
-  const outgoing = rounds.outgoing(ctx, upstream, request.method, f.params);
+  const outgoing = await rounds.outgoing(ctx, upstream, request.method, f.params);
   const tracked = f.inFlight.begin(f.key, entry.deadline);
   const options: CallOptions = {
     onNotification: (n) => {
@@ -44,6 +44,8 @@ export async function forwardModern(f: ModernForward): Promise<McpResult> {
       ctx.sink.send(n);
     },
     ...(f.mirrored ? { headers: mirroredHeaders(f.mirrored, f.params?.arguments) } : {}),
+    // With auth on: an upstream that acts for users (token exchange, claim headers) is called as this one.
+    ...(ctx.caller ? { caller: ctx.caller } : {}),
   };
   try {
     let params = outgoing.params;

@@ -134,3 +134,12 @@ function failureCode(err: unknown): string {
   const code = toErrorObject(err).code;
   return err instanceof GatewayError ? String(code) : errorCodeLabel(code);
 }
+
+/** `params` with the W3C trace context in its _meta (a copy: the caller's object stays as it was). */
+export function withTraceContext(params: Record<string, unknown> | undefined, traceparent: string, tracestate: string | undefined): Record<string, unknown> {
+  const meta: Record<string, unknown> = isObject(params?._meta) ? { ...params._meta } : {};
+  meta.traceparent = traceparent;
+  if (tracestate !== undefined) meta.tracestate = tracestate;
+  else delete meta.tracestate;
+  return { ...params, _meta: meta };
+}

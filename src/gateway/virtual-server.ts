@@ -1,5 +1,6 @@
 // The one MCP server clients see, as the transport knows it (McpHandler): a facade that builds
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
+import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
 import type { ServerEntryConfig } from '../config/schema.js';
 import type { Identity } from '../contracts/authenticator.js';
@@ -22,6 +23,7 @@ import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewCatalog, viewProblems, type ServerView } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import type { TaskEngineOptions } from './tasks.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -40,6 +42,10 @@ export interface VirtualServerOptions {
   diagnostics: DataPathEvents;
   /** The virtual servers (`servers:`): curated views over the catalog, each on a path of its own. */
   servers?: readonly ServerEntryConfig[];
+  /** Where used requestStates are recorded (Redis with Redis sessions: a replay is refused on every replica). */
+  spentStates?: SpentStates;
+  /** Tasks, when some upstream runs tools as tasks (`upstreams[].tasks`). */
+  tasks?: TaskEngineOptions;
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -99,7 +105,7 @@ export class VirtualServer implements McpHandler {
     const { upstreams, perSession, log } = options;
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
-    this.#capabilities = new Capabilities(upstreams, options.serverInfo);
+    this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined);
     const uris = new ResourceUris(upstreams);
     this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, uris, log });
     this.#dispatcher = new Dispatcher({
@@ -111,11 +117,12 @@ export class VirtualServer implements McpHandler {
       subscriptions: this.#subscriptions,
       uris,
       statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching, upstreamHints: (method) => mergedHints(upstreams, method) }),
-      rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10 }),
+      rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10, spent: options.spentStates }),
       maxInputRounds: options.caching.maxInputRounds ?? 10,
       pageSize: options.pageSize,
       log,
       diagnostics: options.diagnostics,
+      ...(options.tasks ? { tasks: options.tasks } : {}),
     });
   }
 

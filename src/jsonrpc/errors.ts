@@ -85,6 +85,21 @@ export const ERRORS = {
   // Past limits.maxStreams: long-lived SSE streams (GET, resumed, listen) on this replica.
   STREAM_LIMIT: { code: -32018, httpStatus: 503, message: 'Too many open streams on this replica; retry later', retryable: true },
 
+  // Tasks (2025-11-25 experimental tasks; the 2026-07-28 tasks extension). Unknown, expired and
+  // another principal's task ids are one error, as the spec has it: -32602, nothing told apart.
+  TASK_NOT_FOUND: { code: -32602, httpStatus: 200, message: 'Failed to retrieve task: Task not found', retryable: false },
+  TASK_TTL_INVALID: { code: -32602, httpStatus: 200, message: 'Invalid params: task.ttl must be a non-negative integer of milliseconds', retryable: false },
+  TASK_CURSOR_INVALID: { code: -32602, httpStatus: 200, message: 'Invalid params: unknown tasks/list cursor', retryable: false },
+  /** 2025-11-25: tasks/cancel of a task already completed, failed or cancelled. */
+  TASK_TERMINAL: { code: -32602, httpStatus: 200, message: 'Cannot cancel task: already in a terminal status', retryable: false },
+  /** 2025-11-25 tool-level negotiation: a `task` on a tool without task support, or none on a tool that requires one. */
+  TASK_NOT_SUPPORTED: { code: -32601, httpStatus: 200, message: 'This tool does not support task-augmented calls', retryable: false },
+  TASK_REQUIRED: { code: -32601, httpStatus: 200, message: 'Task augmentation required for this tool', retryable: false },
+  // Past tasks.maxPerPrincipal live tasks (as PRINCIPAL_SESSION_LIMIT for sessions).
+  TASK_LIMIT: { code: -32017, httpStatus: 200, message: 'Too many tasks for this principal; retry when some have expired', retryable: true },
+  /** A task's error when the replica running its call died (its heartbeat stopped). */
+  TASK_REPLICA_LOST: { code: -32004, httpStatus: 200, message: 'The gateway replica running this task stopped', retryable: false },
+
   // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
   UNAUTHORIZED: { code: -32012, httpStatus: 401, message: 'Unauthorized: a valid bearer token is required', retryable: false },
   INSUFFICIENT_SCOPE: { code: -32013, httpStatus: 403, message: 'Forbidden: the token lacks a required scope', retryable: false },

@@ -6,7 +6,12 @@ export const META = {
   logLevel: 'io.modelcontextprotocol/logLevel',
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+  /** 2025-11-25 tasks: the task a message belongs to. */
+  relatedTask: 'io.modelcontextprotocol/related-task',
 } as const;
+
+/** The 2026-07-28 tasks extension (SEP-2663), as clients and servers name it in `extensions`. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /** Keys under this prefix describe the client's request to us; an upstream of the 2025 era gets none of them. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';

@@ -108,6 +108,8 @@ class Chain {
  * that replica and bound to the chain, the round, the method and its target; with auth on, only
  * the principal that started a chain may continue it.
  */
+const YIELD_MS = 10;
+
 export class InputChains {
   readonly #chains = new Map<string, Chain>();
   readonly #key = randomBytes(32);
@@ -200,11 +202,15 @@ export class InputChains {
     return true;
   }
 
-  /** Requests that come together (one tick) go out in one input-required result. */
+  /**
+   * Requests that come together go out in one input-required result: together is within
+   * YIELD_MS, as a worker's requests sent at once (two elicitations of one Promise.all) may
+   * reach the gateway in two reads of its stdout.
+   */
   #scheduleYield(chain: Chain): void {
     if (chain.yieldScheduled) return;
     chain.yieldScheduled = true;
-    setImmediate(() => {
+    setTimeout(() => {
       chain.yieldScheduled = false;
       const round = chain.round;
       if (!round || chain.outstanding.size === 0 || chain.outcome) return;
@@ -213,7 +219,7 @@ export class InputChains {
       round.resolve({ resultType: 'input_required', inputRequests: Object.fromEntries(chain.outstanding), requestState: this.#sign(chain) });
       chain.expiry = setTimeout(() => this.#cancel(chain, new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`)), this.waitMs);
       chain.expiry.unref();
-    });
+    }, YIELD_MS);
   }
 
   #notify(chain: Chain, n: JsonRpcNotification): void {

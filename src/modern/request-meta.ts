@@ -57,6 +57,10 @@ const NAME_PARAM: ReadonlyMap<string, string> = new Map([
   ['tools/call', 'name'],
   ['prompts/get', 'name'],
   ['resources/read', 'uri'],
+  // SEP-2663: a task's requests carry its id, so intermediaries can route by it.
+  ['tasks/get', 'taskId'],
+  ['tasks/update', 'taskId'],
+  ['tasks/cancel', 'taskId'],
 ]);
 
 function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): void {

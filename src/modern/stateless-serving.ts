@@ -20,6 +20,10 @@ const STATELESS_METHODS = new Set([
   'resources/templates/list',
   'completion/complete',
   'subscriptions/listen',
+  // The tasks extension (SEP-2663); its tasks/result and tasks/list of 2025-11-25 are gone.
+  'tasks/get',
+  'tasks/update',
+  'tasks/cancel',
 ]);
 
 /**

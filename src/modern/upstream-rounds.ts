@@ -4,6 +4,8 @@ import { isObject } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
+import type { SpentStates } from '../contracts/spent-states.js';
+import { MemorySpentStates } from '../session/spent-states.js';
 
 /** The revision the gateway speaks to 2026-07-28 upstreams. */
 const MODERN_REVISION = '2026-07-28';
@@ -12,14 +14,14 @@ const STATE_PREFIX = 'gw1.';
 /** The most input requests one round may ask for, and the largest state the gateway wraps. */
 const MAX_INPUT_REQUESTS = 64;
 const MAX_UPSTREAM_STATE = 64 * 1024;
-/** Single-use states remembered per replica (a replay inside that bound is refused). */
-const MAX_SPENT = 100_000;
 
 export interface UpstreamRoundsOptions {
   /** HMAC key; a random one per process when the config gives none. */
   secret?: string | undefined;
   ttlMs: number;
   maxRounds: number;
+  /** Where used states are recorded: Redis when the sessions are there (every replica refuses a replay), else this replica's memory. */
+  spent?: SpentStates | undefined;
 }
 
 interface StatePayload {
@@ -52,11 +54,11 @@ export interface Outgoing {
  */
 export class UpstreamRounds {
   readonly #key: Buffer;
-  /** Nonces of states already used, with their expiry. */
-  readonly #spent = new Map<string, number>();
+  readonly #spent: SpentStates;
 
   constructor(private readonly options: UpstreamRoundsOptions) {
     this.#key = options.secret ? Buffer.from(options.secret, 'utf8') : randomBytes(32);
+    this.#spent = options.spent ?? new MemorySpentStates();
   }
 
   /** Whether a requestState is one of these (and not a per-session chain's). */
@@ -69,12 +71,12 @@ export class UpstreamRounds {
    * capabilities and identity, as 2026-07-28 spells them), its own requestState unwrapped, and
    * only the answers it asked for.
    */
-  outgoing(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined): Outgoing {
+  async outgoing(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined): Promise<Outgoing> {
     const { _meta: meta, requestState, inputResponses, ...rest } = params ?? {};
     const out: Record<string, unknown> = { ...rest, _meta: requestMeta(ctx, meta) };
     let round = 0;
     if (requestState !== undefined) {
-      const state = this.#open(requestState, digest(ctx, upstream, method, params));
+      const state = await this.#open(requestState, digest(ctx, upstream, method, params));
       round = state.n;
       if (state.x !== undefined) out.requestState = state.x;
       // Answers to keys never asked are dropped: the upstream hears only what it asked for.
@@ -125,7 +127,7 @@ export class UpstreamRounds {
   }
 
   /** Verifies a client's requestState against this request; throws REQUEST_STATE_INVALID. */
-  #open(state: unknown, expected: string): StatePayload {
+  async #open(state: unknown, expected: string): Promise<StatePayload> {
     const invalid = (why: string) => new GatewayError('REQUEST_STATE_INVALID', `requestState is not valid: ${why}`);
     if (typeof state !== 'string' || !state.startsWith(STATE_PREFIX)) throw invalid('not issued by this gateway');
     const dot = state.lastIndexOf('.');
@@ -142,21 +144,8 @@ export class UpstreamRounds {
     if (payload.d !== expected) throw invalid('it belongs to another request, upstream or principal');
     const now = Date.now();
     if (payload.e <= now) throw invalid('expired');
-    if (this.#spent.has(payload.j)) throw invalid('already used');
-    this.#spend(payload.j, payload.e, now);
+    if (typeof payload.j !== 'string' || !(await this.#spent.spend(payload.j, payload.e))) throw invalid('already used');
     return payload;
-  }
-
-  #spend(nonce: string, expires: number, now: number): void {
-    if (this.#spent.size >= MAX_SPENT) {
-      for (const [j, e] of this.#spent) if (e <= now) this.#spent.delete(j);
-      // Still full: the oldest go (a replay of those is then caught by their expiry only).
-      for (const j of this.#spent.keys()) {
-        if (this.#spent.size < MAX_SPENT) break;
-        this.#spent.delete(j);
-      }
-    }
-    this.#spent.set(nonce, expires);
   }
 }
 

@@ -11,8 +11,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { toolText, type RunningGateway } from '../support/gateway.js';
+import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { modernMeta, modernRequest } from '../support/modern.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
@@ -102,15 +103,46 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
     }
   });
 
-  it('SDK v2 (auto) natively, every request to the next replica: the shared secret verifies the state anywhere', async () => {
-    const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {} } });
+  it('SDK v2 (auto) natively, elicitation, sampling and roots, every request to the next replica: the shared secret verifies the state anywhere', async () => {
+    const before = [...hits];
+    const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } });
     client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' }) as Record<string, string> }));
+    client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Bonjour' }, model: 'm', stopReason: 'endTurn' }));
+    client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///v2', name: 'v2' }] }));
     await client.connect(new TransportV2(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) }));
     try {
       expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Lin likes red');
       expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Lin!');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe('The model said: Bonjour');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe('Roots: file:///v2');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }))).toBe('Bonjour Lin; roots: file:///v2');
     } finally {
       await client.close();
     }
+    for (let i = 0; i < 3; i++) expect(hits[i]!).toBeGreaterThan(before[i]!);
+  });
+
+  it('a requestState used on one replica is refused on another (the used-state record is in Redis)', async () => {
+    const call = (replica: number, id: number, extra: Record<string, unknown> = {}) => {
+      const { body, headers } = modernRequest(id, 'tools/call', { name: 'test_input_required_result_request_state', arguments: {}, _meta: modernMeta({ elicitation: {} }), ...extra });
+      return post(replicas[replica]!.url, body, headers);
+    };
+    const answer = { confirm: { action: 'accept', content: { ok: true } } };
+    const first = (await call(0, 1)).json.result;
+    expect(first.resultType).toBe('input_required');
+    const used = (await call(1, 2, { inputResponses: answer, requestState: first.requestState })).json.result;
+    expect(toolText(used)).toContain('state-ok');
+    for (const replica of [0, 1, 2]) {
+      const replayed = (await call(replica, 3 + replica, { inputResponses: answer, requestState: first.requestState })).json;
+      expect(replayed.error).toMatchObject({ code: -32602, data: { type: 'REQUEST_STATE_INVALID' } });
+      expect(replayed.error.message).toContain('already used');
+    }
+    // Two replicas given the same fresh state at once: exactly one of them takes it.
+    const second = (await call(2, 10)).json.result;
+    const raced = await Promise.all([call(0, 11, { inputResponses: answer, requestState: second.requestState }), call(1, 12, { inputResponses: answer, requestState: second.requestState })]);
+    expect(raced.filter((r) => r.json.result?.resultType === 'complete')).toHaveLength(1);
+    expect(raced.filter((r) => r.json.error?.code === -32602)).toHaveLength(1);
+    // The record is Redis's, with the state's lifetime.
+    expect(await redis.command('EVAL', "return #redis.call('KEYS', '*spent:*')", '0')).toMatch(/^:[2-9]/);
   });
 });

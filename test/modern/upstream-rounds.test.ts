@@ -30,15 +30,21 @@ function refused(fn: () => unknown): GatewayError {
   throw new Error('not refused');
 }
 
+async function refusedLater(p: Promise<unknown>): Promise<GatewayError> {
+  const err = await p.then(() => undefined, (e: unknown) => e);
+  if (err instanceof GatewayError) return err;
+  throw err ?? new Error('not refused');
+}
+
 afterEach(() => vi.useRealTimers());
 
 describe('UpstreamRounds', () => {
-  it('round-trips: the upstream gets its own state and the answers it asked for, the client _meta as 2026 spells it', () => {
+  it('round-trips: the upstream gets its own state and the answers it asked for, the client _meta as 2026 spells it', async () => {
     const rounds = new UpstreamRounds({ ttlMs: 60_000, maxRounds: 5 });
     const out = rounds.incoming(ctx('p'), 'up', 'tools/call', params, asked, 0);
     expect(out.requestState).not.toBe('upstream-state');
     // The same arguments in another key order are the same request.
-    const retry = rounds.outgoing(ctx('p'), 'up', 'tools/call', { name: 't', arguments: { a: [1, { z: 2 }], b: 1 }, requestState: out.requestState, inputResponses: { q: { action: 'accept' }, x: {} }, _meta: { traceparent: 'tp', 'io.modelcontextprotocol/clientInfo': { name: 'spoofed' } } });
+    const retry = await rounds.outgoing(ctx('p'), 'up', 'tools/call', { name: 't', arguments: { a: [1, { z: 2 }], b: 1 }, requestState: out.requestState, inputResponses: { q: { action: 'accept' }, x: {} }, _meta: { traceparent: 'tp', 'io.modelcontextprotocol/clientInfo': { name: 'spoofed' } } });
     expect(retry.round).toBe(1);
     expect(retry.params.requestState).toBe('upstream-state');
     expect(retry.params.inputResponses).toEqual({ q: { action: 'accept' } });
@@ -50,23 +56,23 @@ describe('UpstreamRounds', () => {
     });
   });
 
-  it('is bound to the arguments, and expires', () => {
+  it('is bound to the arguments, and expires', async () => {
     vi.useFakeTimers();
     const rounds = new UpstreamRounds({ ttlMs: 1000, maxRounds: 5 });
     const state = rounds.incoming(ctx(), 'up', 'tools/call', params, asked, 0).requestState;
-    expect(refused(() => rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, arguments: { b: 2 }, requestState: state })).message).toContain('another request');
-    expect(refused(() => rounds.outgoing(ctx(), 'other', 'tools/call', { ...params, requestState: state })).message).toContain('another request');
+    expect((await refusedLater(rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, arguments: { b: 2 }, requestState: state }))).message).toContain('another request');
+    expect((await refusedLater(rounds.outgoing(ctx(), 'other', 'tools/call', { ...params, requestState: state }))).message).toContain('another request');
     vi.advanceTimersByTime(1001);
-    expect(refused(() => rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state })).message).toContain('expired');
+    expect((await refusedLater(rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }))).message).toContain('expired');
   });
 
-  it('a state signed with another secret (another gateway) is refused; the same secret verifies it', () => {
+  it('a state signed with another secret (another gateway) is refused; the same secret verifies it', async () => {
     const a = new UpstreamRounds({ secret: 'x'.repeat(32), ttlMs: 60_000, maxRounds: 5 });
     const b = new UpstreamRounds({ secret: 'y'.repeat(32), ttlMs: 60_000, maxRounds: 5 });
     const c = new UpstreamRounds({ secret: 'x'.repeat(32), ttlMs: 60_000, maxRounds: 5 });
     const state = a.incoming(ctx(), 'up', 'tools/call', params, asked, 0).requestState;
-    expect(refused(() => b.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state })).type).toBe('REQUEST_STATE_INVALID');
-    expect(c.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }).round).toBe(1);
+    expect((await refusedLater(b.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }))).type).toBe('REQUEST_STATE_INVALID');
+    expect((await c.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state })).round).toBe(1);
   });
 
   it('bounds the rounds and what an upstream may put in a round', () => {

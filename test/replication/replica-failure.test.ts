@@ -13,6 +13,7 @@ import { MCP_HEADERS, ECHO_SERVER, SLOW_SERVER, isAlive } from '../support/gatew
 import { childrenOf, spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
+import { until } from '../support/wait.js';
 
 let redis: RedisServer;
 let dataDir: string;
@@ -96,7 +97,9 @@ describe('replica and Redis failures under load', () => {
         if (wasKilled) afterKill[s]!.push(outcome);
       }
     });
-    await new Promise((r) => setTimeout(r, 400));
+    // Kill once traffic is well under way (a count, not a time: a loaded machine is slower), with
+    // most of every session's rounds still to come.
+    await until('traffic under way', () => outcomes.length >= sessions.length * 2, 60_000, 5);
     replicas[victim]!.kill9();
     killed = true;
     alive[victim] = false;
@@ -138,8 +141,11 @@ describe('replica and Redis failures under load', () => {
     await redis.stop();
     await new Promise((r) => setTimeout(r, 700));
     await redis.start();
-    // Give the replicas' clients their reconnect backoff, then measure "after".
-    await new Promise((r) => setTimeout(r, 2500));
+    // The replicas' clients reconnect with backoff: "after" starts once both report their store
+    // ready again (/readyz), however long that took on this machine.
+    const ready = async (r: number) => (await fetch(new URL('/readyz', replicas[r]!.url))).status === 200;
+    await new Promise((r) => setTimeout(r, 200));
+    await until('both replicas ready again', async () => (await ready(0)) && (await ready(2)), 30_000, 50);
     phase = 'after';
     await new Promise((r) => setTimeout(r, 1000));
     stop = true;

@@ -9,8 +9,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { modernRequest } from '../support/modern.js';
+import { until } from '../support/wait.js';
 
 const LIMIT = 3;
+// Long enough that the slow calls are still running when the checks below end, on a loaded
+// machine too: the tests wait for the limit to bite instead of for a fixed time.
+const SLOW_MS = 5000;
 const RESOURCE = 'http://127.0.0.1/mcp';
 let gw: RunningGateway;
 let authed: RunningGateway;
@@ -49,6 +53,8 @@ afterAll(async () => {
   await new Promise((r) => introspection?.close(r));
 });
 
+type Reply = Awaited<ReturnType<typeof post>>;
+
 function call(target: RunningGateway, headers: Record<string, string>, id: number, name: string, args: Record<string, unknown>) {
   return post(target.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers);
 }
@@ -66,21 +72,24 @@ describe('requests in flight per client', () => {
   it('a session at its limit gets 429 -32015 at once; another session is served meanwhile; the first gets its share back', async () => {
     const a = await openSession(gw.url);
     const b = await openSession(gw.url);
-    const slow = slowCalls(gw, inSession(a), LIMIT, 1500);
-    await new Promise((r) => setTimeout(r, 200)); // the slow calls have reached the gateway
-
-    const over = await call(gw, inSession(a), 1, 'echo__echo', { text: 'one too many' });
+    const slow = slowCalls(gw, inSession(a), LIMIT, SLOW_MS);
+    // Until the slow calls have reached the gateway, a probe is served (and frees its place).
+    let over: Reply | undefined;
+    await until('the session at its limit', async () => {
+      over = await call(gw, inSession(a), 1, 'echo__echo', { text: 'one too many' });
+      return over.status === 429;
+    });
     expect(slow.done()).toBe(false);
-    expect(over.status).toBe(429);
-    expect(over.json.error).toMatchObject({ code: -32015, data: { retryable: true } });
-    expect(over.json.error.message).toMatch(/limit 3/);
+    expect(over?.status).toBe(429);
+    expect(over?.json.error).toMatchObject({ code: -32015, data: { retryable: true } });
+    expect(over?.json.error.message).toMatch(/limit 3/);
 
     const other = await call(gw, inSession(b), 2, 'echo__echo', { text: 'b is fine' });
     expect(slow.done()).toBe(false);
     expect(other.json.result.content[0].text).toBe('b is fine');
 
     const answers = await slow.all;
-    expect(answers.map((r) => r.json.result.content[0].text)).toEqual(Array(LIMIT).fill('slept 1500ms'));
+    expect(answers.map((r) => r.json.result.content[0].text)).toEqual(Array(LIMIT).fill(`slept ${SLOW_MS}ms`));
     expect((await call(gw, inSession(a), 3, 'echo__echo', { text: 'again' })).json.result.content[0].text).toBe('again');
   });
 
@@ -107,12 +116,15 @@ describe('requests in flight per client', () => {
       return post(authed.url, body, { authorization: `Bearer ${token}`, ...headers });
     };
     let done = false;
-    const slow = Promise.all(Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'slow__sleep', { ms: 1500 }))).finally(() => (done = true));
-    await new Promise((r) => setTimeout(r, 200));
-    const over = await stateless('alice', 1, 'echo__echo', { text: 'x' });
+    const slow = Promise.all(Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'slow__sleep', { ms: SLOW_MS }))).finally(() => (done = true));
+    let over: Reply | undefined;
+    await until('alice at her limit', async () => {
+      over = await stateless('alice', 1, 'echo__echo', { text: 'x' });
+      return over.status === 429;
+    });
     expect(done).toBe(false);
-    expect(over.status).toBe(429);
-    expect(over.json.error.code).toBe(-32015);
+    expect(over?.status).toBe(429);
+    expect(over?.json.error.code).toBe(-32015);
     expect((await stateless('bob', 2, 'echo__echo', { text: 'bob' })).json.result.content[0].text).toBe('bob');
     expect(done).toBe(false);
     expect((await slow).every((r) => r.status === 200)).toBe(true);

@@ -1,5 +1,5 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
-import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
+import { isObject, parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import type { Abort } from '../abort.js';
 import { headerValue, mediaType, retryAfterMs, type CallerAuth, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
 import { DeadlineTimer } from '../deadline-timer.js';
@@ -7,6 +7,17 @@ import { INITIALIZE } from '../initialize.js';
 import type { JsonRpcConnection } from '../json-rpc-connection.js';
 import { ExchangeFailure } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
+
+/** The most of a 4xx body read for the JSON-RPC error it may hold. */
+const RPC_ERROR_BYTES = 64 * 1024;
+
+/** Whether `text` holds the JSON-RPC error answering request `id` (then given to the connection, which settles the call with it). */
+function answeredWithError(connection: JsonRpcConnection, id: number, text: string): boolean {
+  const error = parseMessages(text)?.find((m) => isObject(m) && 'error' in m && m.id === id);
+  if (!error) return false;
+  connection.receive(error);
+  return !connection.has(id);
+}
 
 /** Once the answer is in, how long an SSE reply may take to end by itself before we cut it. */
 const LINGER_MS = 1000;
@@ -40,6 +51,11 @@ export interface ExchangeRequest {
   abort: Abort;
   /** A call made for a user: sent as them. */
   caller?: CallerAuth | undefined;
+  /**
+   * A JSON-RPC error answered with a 4xx status is the answer (2026-07-28 servers send their
+   * errors so): it reaches the caller as the upstream's error, not as a failed exchange.
+   */
+  errorsWithStatus?: boolean;
   /** The Mcp-Session-Id an initialize reply carries. */
   onSessionId(sessionId: string | undefined): void;
 }
@@ -104,6 +120,14 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
     return { kind: 'done' };
   }
   if (res.status < 200 || res.status >= 300) {
+    if (req.errorsWithStatus && id !== undefined && res.status >= 400 && res.status < 500 && res.status !== 429 && mediaType(res.headers) === 'application/json') {
+      const text = await res.body.text(RPC_ERROR_BYTES, () => timer.touch());
+      if (answeredWithError(connection, id, text)) {
+        breaker.success();
+        return { kind: 'done' };
+      }
+      throw new ExchangeFailure('status', `answered HTTP ${res.status}: ${text.slice(0, 300).replace(/\s+/g, ' ')}`, res.status, retryAfterMs(res.headers));
+    }
     const text = await res.body.snippet();
     // 404 is the spec's "session gone"; servers built on the SDK's examples say 400 "No valid session ID".
     if (req.sessionHeaders['mcp-session-id'] !== undefined && (res.status === 404 || (res.status === 400 && /session/i.test(text)))) {

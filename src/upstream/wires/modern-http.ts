@@ -7,7 +7,7 @@ import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallOptions, UpstreamCall } from '../../contracts/upstream.js';
 import { JsonRpcConnection } from '../json-rpc-connection.js';
 import { ExchangeFailure, isRetryable } from '../retry-policy.js';
-import type { HttpEndpoint } from './http-endpoint.js';
+import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 
@@ -50,6 +50,10 @@ export class ModernHttpWire {
   readonly #aborts = new Map<number, Abort>();
   /** The extra headers of the request being sent (JsonRpcConnection.call sends synchronously). */
   #pendingHeaders: Readonly<Record<string, string>> | undefined;
+  /** Who the request being sent is for, when the upstream acts for users (same synchronous window). */
+  #pendingCaller: CallerAuth | undefined;
+  /** Calls made for a user, by our id: each of their POSTs (retries too) goes as that user. */
+  readonly #callers = new Map<number, CallerAuth>();
   #listen: ListenStream | undefined;
   #closed = false;
 
@@ -78,12 +82,28 @@ export class ModernHttpWire {
       diagnostics.emit('pool:rejection', { upstream: this.endpoint.name, reason: 'circuit_open' });
       return failedCall(breaker.openError());
     }
+    // As the 2025 wire does: the user's exchanged token and claim headers, settled before sending (a bad claim fails here).
+    let auth: CallerAuth | undefined;
+    if (options?.caller !== undefined && this.endpoint.actsForUsers) {
+      try {
+        auth = this.endpoint.forCaller(options.caller);
+      } catch (err) {
+        return failedCall(err as Error);
+      }
+    }
     this.#pendingHeaders = options?.headers;
+    this.#pendingCaller = auth;
     let call;
     try {
       call = this.#connection.call(method, params, options);
     } finally {
       this.#pendingHeaders = undefined;
+      this.#pendingCaller = undefined;
+    }
+    if (auth) {
+      const id = call.id;
+      const forget = () => void this.#callers.delete(id);
+      call.promise.then(forget, forget);
     }
     return {
       promise: call.promise,
@@ -134,6 +154,7 @@ export class ModernHttpWire {
     // The revision has no client notifications worth a POST (cancelling closes the reply) and no answers to give.
     if (!('method' in message) || !('id' in message) || typeof message.id !== 'number') return;
     const headers = modernHeaders(message.method, message.params, this.#pendingHeaders);
+    if (this.#pendingCaller !== undefined) this.#callers.set(message.id, this.#pendingCaller);
     this.#deliver(message, message.id, message.method, headers).catch((err: unknown) =>
       this.log.error({ upstream: this.endpoint.name, err }, 'unexpected error sending to upstream'),
     );
@@ -156,6 +177,8 @@ export class ModernHttpWire {
           id,
           method,
           sessionHeaders: headers,
+          caller: this.#callers.get(id),
+          errorsWithStatus: true,
           generation: 0,
           resumeFrom: undefined,
           abort,

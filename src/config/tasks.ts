@@ -1,0 +1,56 @@
+/**
+ * Tasks (long tool calls that outlive their connection): which tools of an upstream support
+ * them (`upstreams[].tasks`), and the gateway's limits on them (the top-level `tasks:` key).
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import { globPattern } from './tool-filter.js';
+
+/** `upstreams[].tasks`: by the upstream's own tool names, `*` matching any run of characters. */
+export const upstreamTasksSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // execution.taskSupport "optional": a client may call these as tasks or not.
+    tools: { type: 'array', items: { type: 'string', minLength: 1 } },
+    // execution.taskSupport "required": a call without a task is refused.
+    requiredTools: { type: 'array', items: { type: 'string', minLength: 1 } },
+  },
+  required: [],
+} as const;
+
+export type UpstreamTasksConfig = FromSchema<typeof upstreamTasksSchema>;
+
+export const tasksSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    // Live tasks (any status, until their ttl) one principal may hold; past it, TASK_LIMIT.
+    maxPerPrincipal: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
+    // A task's lifetime from creation when the client asks for none, and the most it may ask for.
+    defaultTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 3600000 },
+    maxTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 86400000 },
+    // What clients are told to wait between polls.
+    pollIntervalMs: { type: 'integer', minimum: 100, maximum: 600000, default: 1000 },
+    // 2026-07-28, requiredTools: a call that asks for input within this long asks it by
+    // input_required rounds before it becomes a task (SEP-2663's MRTR-then-task composition).
+    inputWindowMs: { type: 'integer', minimum: 0, maximum: 60000, default: 1000 },
+  },
+  required: [],
+  default: {},
+} as const;
+
+export type TasksConfig = FromSchema<typeof tasksSchema>;
+
+export type TaskSupport = 'optional' | 'required';
+
+/** A tool's task support by its upstream's own name: none (undefined), optional or required. */
+export function taskSupportOf(rules: UpstreamTasksConfig | undefined): (tool: string) => TaskSupport | undefined {
+  if (!rules) return () => undefined;
+  const required = (rules.requiredTools ?? []).map(globPattern);
+  const optional = (rules.tools ?? []).map(globPattern);
+  return (tool) => (required.some((p) => p.test(tool)) ? 'required' : optional.some((p) => p.test(tool)) ? 'optional' : undefined);
+}
+
+export function tasksChecks(tasks: TasksConfig, problems: string[]): void {
+  if (tasks.defaultTtlMs > tasks.maxTtlMs) problems.push(`tasks.defaultTtlMs: must be <= tasks.maxTtlMs (${tasks.maxTtlMs})`);
+}

@@ -1,0 +1,114 @@
+// What one session's tools, prompts and resources are when some upstreams give it a worker of its
+// own: those workers' lists (initialized with the client's capabilities, they may offer more or
+// less than the gateway's probe saw), the shared catalog's for every other upstream.
+import type { Logger } from 'pino';
+import { GatewayError } from '../jsonrpc/errors.js';
+import type { McpResult, UpstreamCall } from '../contracts/upstream.js';
+import type { RequestContext } from '../contracts/request-context.js';
+import type { Catalog, UpstreamLists } from './catalog.js';
+import type { CatalogManager } from './catalog-manager.js';
+import type { UpstreamEntry } from './upstream-entry.js';
+
+/**
+ * How long a session's catalog is used before its workers are asked again. A list change of a
+ * worker on this replica refreshes the shared catalog, which drops every session's at once; one
+ * on another replica is seen here after this long at most.
+ */
+const SESSION_CATALOG_TTL_MS = 10_000;
+/** Sessions whose catalog is kept, on this replica; past it the oldest go (and are built again when asked). */
+const MAX_SESSION_CATALOGS = 10_000;
+
+export interface SessionCatalogsOptions {
+  upstreams: ReadonlyMap<string, UpstreamEntry>;
+  catalogs: CatalogManager;
+  /** One call on the session's own worker of `upstream`, wherever it runs (started if it is not). */
+  call: (ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined) => Promise<McpResult>;
+  log: Logger;
+  ttlMs?: number;
+}
+
+interface Kept {
+  /** The shared catalog it was built over: once that is replaced, this one is stale too. */
+  base: Catalog;
+  catalog: Catalog;
+  expires: number;
+}
+
+export class SessionCatalogs {
+  readonly #kept = new Map<string, Kept>();
+  readonly #building = new Map<string, Promise<Catalog>>();
+  /** Built just now with a worker that failed (to start, say): a call to that upstream on it fails so, without a second start. */
+  readonly #failed = new WeakMap<Catalog, ReadonlyMap<string, GatewayError>>();
+
+  constructor(private readonly options: SessionCatalogsOptions) {}
+
+  /**
+   * The catalog a request reads: the shared one for a stateless request (no session, its worker
+   * is its own per request) or when no upstream has workers per session; else the session's.
+   */
+  catalogFor(ctx: RequestContext): Catalog | Promise<Catalog> {
+    const base = this.options.catalogs.catalog;
+    if (ctx.stateless) return base;
+    const own = this.#ownUpstreams();
+    if (own.length === 0) return base;
+    const kept = this.#kept.get(ctx.scope);
+    if (kept && kept.base === base && kept.expires > Date.now()) return kept.catalog;
+    let building = this.#building.get(ctx.scope);
+    if (!building) {
+      building = this.#build(ctx, base, own).finally(() => this.#building.delete(ctx.scope));
+      this.#building.set(ctx.scope, building);
+    }
+    return building;
+  }
+
+  /** Why `upstream`'s own worker gave `catalog` no lists (undefined: it did, or `catalog` is not a session's). */
+  failure(catalog: Catalog, upstream: string): GatewayError | undefined {
+    return this.#failed.get(catalog)?.get(upstream);
+  }
+
+  /** The session ended. */
+  forget(scope: string): void {
+    this.#kept.delete(scope);
+  }
+
+  #ownUpstreams(): string[] {
+    const { upstreams, catalogs } = this.options;
+    const own: string[] = [];
+    for (const [name, entry] of upstreams) if (entry.workers.perScope && catalogs.listed(name)) own.push(name);
+    return own;
+  }
+
+  async #build(ctx: RequestContext, base: Catalog, own: readonly string[]): Promise<Catalog> {
+    const { catalogs, log } = this.options;
+    const lists = new Map<string, UpstreamLists>();
+    const failed = new Map<string, GatewayError>();
+    let complete = true;
+    await Promise.all(
+      own.map(async (name) => {
+        try {
+          const call = (method: string, params: Record<string, unknown> | undefined): UpstreamCall => ({ promise: this.options.call(ctx, name, method, params), cancel: () => undefined });
+          lists.set(name, await catalogs.listsVia(name, call));
+        } catch (err) {
+          // Its worker did not answer: the shared lists stand in (its calls will say what is wrong).
+          complete = false;
+          if (err instanceof GatewayError) failed.set(name, err);
+          log.debug({ upstream: name, err: err instanceof Error ? err.message : String(err) }, "session's own lists unavailable; using the shared ones");
+        }
+      }),
+    );
+    let catalog: Catalog;
+    try {
+      catalog = catalogs.withLists(lists);
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, "a session's own lists collide with another upstream's; it sees the shared catalog");
+      return base;
+    }
+    if (failed.size > 0) this.#failed.set(catalog, failed);
+    // One whose workers did not all answer is not kept: the next request asks them again.
+    if (complete && this.options.catalogs.catalog === base) {
+      if (this.#kept.size >= MAX_SESSION_CATALOGS && !this.#kept.has(ctx.scope)) this.#kept.delete(this.#kept.keys().next().value!);
+      this.#kept.set(ctx.scope, { base, catalog, expires: Date.now() + (this.options.ttlMs ?? SESSION_CATALOG_TTL_MS) });
+    }
+    return catalog;
+  }
+}

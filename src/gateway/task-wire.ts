@@ -1,0 +1,106 @@
+// The two wire forms of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
+// nested `task` on creation, tasks/result) and the 2026-07-28 extension (SEP-2663: ttlMs,
+// pollIntervalMs, a flat CreateTaskResult, the result or error inlined on tasks/get).
+import type { McpResult } from '../contracts/upstream.js';
+import type { TaskRecord, TaskStatus } from '../contracts/task-store.js';
+import { ERRORS, GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
+import type { JsonRpcErrorObject } from '../jsonrpc/messages.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** The Task of 2025-11-25 (tasks/get, tasks/list entries, tasks/cancel, notifications/tasks/status). */
+export function legacyTask(r: TaskRecord): McpResult {
+  const task: McpResult = { taskId: r.taskId, status: r.status };
+  if (r.statusMessage !== undefined) task.statusMessage = r.statusMessage;
+  return { ...task, createdAt: iso(r.createdAt), lastUpdatedAt: iso(r.lastUpdatedAt), ttl: r.ttlMs, pollInterval: r.pollIntervalMs };
+}
+
+/** The Task of the 2026-07-28 extension, without what a status inlines. */
+function modernTask(r: TaskRecord): McpResult {
+  const task: McpResult = { taskId: r.taskId, status: r.status };
+  if (r.statusMessage !== undefined) task.statusMessage = r.statusMessage;
+  return { ...task, createdAt: iso(r.createdAt), lastUpdatedAt: iso(r.lastUpdatedAt), ttlMs: r.ttlMs, pollIntervalMs: r.pollIntervalMs };
+}
+
+/** What a task-augmented tools/call answers at once. */
+export function createTaskResult(r: TaskRecord): McpResult {
+  return r.era === 'legacy' ? { task: legacyTask(r) } : { resultType: 'task', ...modernTask(r) };
+}
+
+/** tasks/get: 2025-11-25 the Task; 2026-07-28 the DetailedTask (result, error or inputRequests inlined). */
+export function getTaskResult(r: TaskRecord): McpResult {
+  if (r.era === 'legacy') return legacyTask(r);
+  const task = modernTask(r);
+  if (r.status === 'completed' && r.result) task.result = r.result;
+  if (r.status === 'failed') task.error = r.error ?? new GatewayError('INTERNAL_ERROR').toJsonRpc();
+  if (r.status === 'input_required') task.inputRequests = r.inputRequests ?? {};
+  return task;
+}
+
+/**
+ * How a call's end sets its task: 2025-11-25 counts a tool result with isError as failed;
+ * 2026-07-28 keeps `failed` for JSON-RPC errors only.
+ */
+export function settled(r: TaskRecord, outcome: { result: McpResult } | { error: JsonRpcErrorObject }, now: number): TaskRecord {
+  const next: TaskRecord = { ...r, lastUpdatedAt: now };
+  delete next.inputRequests;
+  delete next.inputResponses;
+  delete next.requestState;
+  delete next.statusMessage;
+  if ('error' in outcome) return { ...next, status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
+  const result = withoutRelatedTask(outcome.result);
+  if (result.resultType === 'input_required' && isObject(result.inputRequests)) {
+    const waiting: TaskRecord = { ...next, status: 'input_required', inputRequests: result.inputRequests, statusMessage: 'Waiting for input' };
+    if (typeof result.requestState === 'string') waiting.requestState = result.requestState;
+    return waiting;
+  }
+  const failed = r.era === 'legacy' && result.isError === true;
+  return { ...next, status: failed ? 'failed' : 'completed', result, ...(failed ? { statusMessage: 'The tool reported an error' } : {}) };
+}
+
+/** A result as the client gets it inlined: the 2025 task key never travels on the 2026 wire. */
+function withoutRelatedTask(result: McpResult): McpResult {
+  if (!isObject(result._meta) || !(META.relatedTask in result._meta)) return result;
+  const { [META.relatedTask]: _drop, ...meta } = result._meta;
+  return { ...result, _meta: meta };
+}
+
+/** tasks/result (2025-11-25): exactly what the call would have returned, tied to its task. */
+export function legacyResult(r: TaskRecord): McpResult {
+  if (r.status === 'cancelled') throw new GatewayError('REQUEST_CANCELLED', 'The task was cancelled');
+  if (r.error) throw new UpstreamRpcError(r.error);
+  const result = r.result ?? {};
+  const meta = isObject(result._meta) ? result._meta : {};
+  return { ...result, _meta: { ...meta, [META.relatedTask]: { taskId: r.taskId } } };
+}
+
+export function isTerminal(status: TaskStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}
+
+/** Whether a 2026-07-28 request declares the tasks extension in its own capabilities. */
+export function declaresTasks(capabilities: Readonly<Record<string, unknown>>): boolean {
+  const ext = capabilities.extensions;
+  return isObject(ext) && isObject(ext[TASKS_EXTENSION]);
+}
+
+/** -32021, naming the extension (the suite's schema requires data.requiredCapabilities). */
+export function tasksExtensionRequired(what: string): GatewayError {
+  return new GatewayError('MISSING_CLIENT_CAPABILITY', `${ERRORS.MISSING_CLIENT_CAPABILITY.message}: ${what} needs the ${TASKS_EXTENSION} extension`, {
+    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+  });
+}
+
+/** The ttl a 2025-11-25 client asked for (`task.ttl`), bounded; throws on a bad one. */
+export function requestedTtl(task: unknown, limits: { defaultTtlMs: number; maxTtlMs: number }): number {
+  if (!isObject(task)) throw new GatewayError('TASK_TTL_INVALID', 'Invalid params: task must be an object');
+  const ttl = task.ttl;
+  if (ttl === undefined || ttl === null) return limits.defaultTtlMs;
+  if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 0) throw new GatewayError('TASK_TTL_INVALID');
+  // At least a second: a task must be readable once it is created.
+  return Math.min(Math.max(ttl, 1000), limits.maxTtlMs);
+}

@@ -1,0 +1,47 @@
+/** The task tests' gateway: the fixture that knows nothing of tasks, with `tasks:` on its long tools. */
+import { resolve } from 'node:path';
+import { exampleConfig, post, stdioUpstream, type RunningGateway } from './gateway.js';
+import { modernMeta, modernRequest } from './modern.js';
+import type { GatewayConfig } from '../../src/config/schema.js';
+
+export const TASKS_FIXTURE = resolve(import.meta.dirname, '../../examples/tasks/server.mjs');
+export const TASKS_EXT = 'io.modelcontextprotocol/tasks';
+
+export function tasksUpstream(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return stdioUpstream('tasks', TASKS_FIXTURE, {
+    mode: 'per-session',
+    prefix: '',
+    pool: { max: 16, spares: 1, idleTimeoutMs: 2000 },
+    tasks: { tools: ['slow_compute', 'protocol_error_job', 'confirm_delete', 'multi_input'], requiredTools: ['failing_job', 'test_tool_with_task'] },
+    ...extra,
+  });
+}
+
+export function tasksConfig(overrides: Record<string, unknown> = {}, upstream: Record<string, unknown> = {}): GatewayConfig {
+  return exampleConfig({ upstreams: [tasksUpstream(upstream)], ...overrides });
+}
+
+/** The _meta of a 2026-07-28 request from a client that declares the tasks extension (and elicitation). */
+export const WITH_TASKS = modernMeta({ elicitation: {}, extensions: { [TASKS_EXT]: {} } });
+
+let nextId = 1;
+
+/** A 2026-07-28 request with the tasks extension declared (unless `meta` says otherwise); the reply's JSON. */
+export async function modern(gw: RunningGateway, method: string, params: Record<string, unknown> = {}, meta: Record<string, unknown> = WITH_TASKS): Promise<any> {
+  const headers: Record<string, string> = method.startsWith('tasks/') && typeof params.taskId === 'string' ? { 'mcp-name': params.taskId } : {};
+  const { body, headers: h } = modernRequest(nextId++, method, { ...params, _meta: meta });
+  const res = await post(gw.url, body, { ...h, ...headers });
+  return res.json;
+}
+
+/** Polls tasks/get until the task's status is one of `statuses` (terminal ones always count). */
+export async function waitStatus(gw: RunningGateway, taskId: string, statuses: string[] = [], timeoutMs = 10_000): Promise<any> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await modern(gw, 'tasks/get', { taskId });
+    const task = res.result;
+    if (task && (['completed', 'failed', 'cancelled'].includes(task.status) || statuses.includes(task.status))) return task;
+    if (Date.now() > until) throw new Error(`task ${taskId}: still ${JSON.stringify(res)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
