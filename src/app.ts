@@ -228,7 +228,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
     config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
-    upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains,
+    upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
   });
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);

@@ -14,6 +14,8 @@ import { registerConnectionTransports } from './server/connection-transports.js'
 import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerHealth } from './server/health.js';
 import { registerMcpEndpoints } from './server/mcp-endpoints.js';
+import { registerOAuthRoutes } from './server/oauth-routes.js';
+import type { TokenStore } from './contracts/token-store.js';
 import { createOriginCheck } from './server/origin.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
 import { registerStatusPage } from './server/status/page.js';
@@ -45,6 +47,8 @@ export interface HttpParts {
   isReady: () => boolean;
   configStatus: ConfigStatus;
   inputChains: () => number;
+  /** Tokens held for users: /oauth/* routes when an upstream has grant authorization-code. */
+  tokens?: TokenStore | undefined;
 }
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
@@ -96,6 +100,7 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     isReady: parts.isReady,
     authenticator,
   });
+  registerOAuthRoutes(app, { config, tokens: parts.tokens, auth: authenticator, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
   registerStatusPage(app, {
     config: config.status,
     diagnostics,

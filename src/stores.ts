@@ -89,11 +89,12 @@ export function createEventStore(config: GatewayConfig, log: Logger): EventStore
 }
 
 /**
- * Where tokens held for users live (exchanged tokens): beside the sessions, sealed with
+ * Where tokens held for users live (exchanged tokens, users' own OAuth tokens): beside the sessions, sealed with
  * `secrets.keys`. None when no upstream exchanges tokens.
  */
 export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore | undefined {
-  if (!config.upstreams.some((u) => u.transport !== 'stdio' && u.oauth?.grant === 'token-exchange')) return undefined;
+  const holds = (grant: string | undefined) => grant === 'token-exchange' || grant === 'authorization-code';
+  if (!config.upstreams.some((u) => u.transport !== 'stdio' && holds(u.oauth?.grant))) return undefined;
   const cipher = new TokenCipher(secretKeys(config.secrets));
   const target = redisTarget(config.sessions);
   if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);

@@ -20,7 +20,19 @@ const oauthSchema = {
     resource: { type: 'string', pattern: '^https?://' },
     // client-credentials (the default): the gateway's own token for every call. token-exchange (RFC 8693): each
     // user's validated token is exchanged for one of this upstream's, and calls go as that user.
-    grant: { type: 'string', enum: ['client-credentials', 'token-exchange'] },
+    // authorization-code: each user grants the gateway a token of their own at the authorization server
+    // (OAuth 2.1 with PKCE S256), through a link the gateway gives them on their first call (URL elicitation).
+    grant: { type: 'string', enum: ['client-credentials', 'token-exchange', 'authorization-code'] },
+    // authorization-code: where the user's browser goes to consent. Absent: from the authorization
+    // server's RFC 8414 metadata (at `issuer`, or the tokenUrl's origin).
+    authorizationUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+    // authorization-code: the RFC 7009 endpoint tokens are revoked at (absent: from the metadata, if it names one).
+    revocationUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+    // authorization-code: the authorization server's issuer, for its RFC 8414 metadata.
+    issuer: { type: 'string', pattern: '^https?://' },
+    // authorization-code: the gateway's /oauth/callback as browsers reach it (registered at the authorization
+    // server). Default: /oauth/callback at the origin of auth.resource.
+    redirectUri: { type: 'string', pattern: '^https?://' },
     // token-exchange: the upstream as its authorization server names it (RFC 8693 `audience`).
     audience: { type: 'string', minLength: 1 },
     // token-exchange: the gateway's own token as the actor (delegation); ${VAR} from the environment.
@@ -84,9 +96,10 @@ export const remoteUpstreamSchema = {
     headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
     // The gateway's own OAuth client for this upstream: a bearer token by the client credentials grant.
     oauth: oauthSchema,
-    // With oauth.grant token-exchange: what initialize, lists and health pings (made for no user)
-    // go with. gateway: the gateway's own token (client credentials grant, same client);
-    // anonymous: no Authorization at all. Default: gateway.
+    // With oauth.grant token-exchange or authorization-code: what initialize, lists and health pings
+    // (made for no user) go with. gateway: the gateway's own token (client credentials grant, same
+    // client); anonymous: no Authorization at all. Default: gateway. (An upstream that lists only
+    // per user: mode per-session, each session's worker opened with its user's token.)
     discovery: { type: 'string', enum: ['gateway', 'anonymous'] },
     connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
     // For https URLs: a private CA, a client certificate (mTLS), the name to verify.
@@ -131,6 +144,10 @@ export function remoteUpstreamChecks(u: HttpUpstreamConfig, at: string, env: Nod
   if (typeof u.oauth === 'object' && u.oauth !== null) {
     oauthClientChecks(u.oauth, 'tokenUrl', `${at}.oauth`, env, problems);
     if (typeof u.oauth.actorToken === 'string') u.oauth.actorToken = substituteEnv(u.oauth.actorToken, `${at}.oauth.actorToken`, env, problems);
+    for (const key of ['authorizationUrl', 'revocationUrl'] as const) {
+      const value = u.oauth[key];
+      if (typeof value === 'string') u.oauth[key] = substituteEnv(value, `${at}.oauth.${key}`, env, problems);
+    }
     const named = Object.keys(u.headers ?? {}).find((k) => k.toLowerCase() === 'authorization');
     if (named) problems.push(`${at}.headers.${named}: cannot be set with ${at}.oauth (the token goes there)`);
   }
@@ -159,5 +176,5 @@ export function usesClaims(u: { headers?: Record<string, string> }): boolean {
 
 /** Whether the upstream calls as each user (a token exchange, or headers from their claims). */
 export function actsForUsers(u: HttpUpstreamConfig): boolean {
-  return u.oauth?.grant === 'token-exchange' || usesClaims(u);
+  return u.oauth?.grant === 'token-exchange' || u.oauth?.grant === 'authorization-code' || usesClaims(u);
 }

@@ -97,4 +97,6 @@ export interface Caller {
   readonly principal: string;
   readonly claims: Readonly<Record<string, unknown>>;
   readonly token: SubjectToken;
+  /** The 2025 session a call came from: where a URL elicitation's completion is announced. */
+  readonly session?: string;
 }

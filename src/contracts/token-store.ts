@@ -15,6 +15,23 @@ export interface StoredToken {
 }
 
 /**
+ * An authorization a user was asked for (grant authorization-code) and has not completed: made
+ * when their call finds no token, read by /oauth/start, taken (once) by /oauth/callback.
+ */
+export interface PendingAuthorization {
+  principal: string;
+  upstream: string;
+  /** The PKCE code_verifier (RFC 7636): only its S256 challenge leaves the gateway before the code comes back. */
+  verifier: string;
+  /** The elicitation the client was given (2025-11-25 names it in notifications/elicitation/complete). */
+  elicitationId: string;
+  /** Ms since the epoch. */
+  expiresAt: number;
+  /** The 2025 session that was asked: it hears notifications/elicitation/complete. */
+  session?: string;
+}
+
+/**
  * A record is keyed by (principal, upstream) and sealed to that pair: a principal reads only
  * what was written for it, whichever key names it.
  */
@@ -24,5 +41,10 @@ export interface TokenStore {
   /** Kept until `retainUntil` (default: the token's expiry). */
   put(principal: string, upstream: string, token: StoredToken, retainUntil?: number): Promise<void>;
   delete(principal: string, upstream: string): Promise<void>;
+  /** Pending authorizations, by their state (random, unguessable): sealed like tokens, kept until their expiry. */
+  putPending(state: string, pending: PendingAuthorization): Promise<void>;
+  getPending(state: string): Promise<PendingAuthorization | undefined>;
+  /** Reads and removes it at once: a callback's state works once, whichever replica it reaches. */
+  takePending(state: string): Promise<PendingAuthorization | undefined>;
   close(): Promise<void>;
 }

@@ -71,6 +71,13 @@ export interface ClientIdentity {
   clientInfo: { name: string; version: string };
   capabilities: Record<string, unknown>;
   protocolVersion: string;
+  /**
+   * A per-session worker of a client with auth on: its user (`forUser`), and, when this replica
+   * has their validated token, the caller. An upstream that acts for users opens such a worker,
+   * and sends everything on it, as that user; never as the gateway.
+   */
+  forUser?: boolean;
+  caller?: Caller;
 }
 
 /**

@@ -179,6 +179,11 @@ export class CatalogManager {
     this.#listChangedListeners.push(listener);
   }
 
+  /** Reloads an upstream's lists now (its first user's worker just started, say). */
+  refreshNow(name: string): Promise<void> {
+    return this.#refresh(name);
+  }
+
   /** Reloads an upstream's lists in the background (`method`: the list_changed it sent, if any). */
   refreshLater(name: string, method?: string): void {
     void this.#refresh(name, method).catch((err: unknown) =>

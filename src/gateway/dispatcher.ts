@@ -1,6 +1,7 @@
 // Answers what a client sends: each request's method goes to its handler, and calls go to the
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
 // on other replicas); every request's end is published here (request:end), for metrics and audit.
+import { openUserWorkers, orUrlElicitation, withCallerOf } from './user-workers.js';
 import type { Logger } from 'pino';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
@@ -207,6 +208,7 @@ export class Dispatcher {
     const params = request.params;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
+      if (await openUserWorkers(ctx, this.options)) return this.#dispatch(ctx, request, view, await this.#sessionCatalogs.catalogFor(ctx));
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
@@ -320,7 +322,7 @@ export class Dispatcher {
         key,
         askClient: (c, method, p, signal) => perSession.askClient(c, method, p, signal),
         maxRounds: maxInputRounds,
-      });
+      }).catch((err: unknown) => orUrlElicitation(err, ctx, request.method));
     }
     let continuation = false;
     if (ctx.stateless) {
@@ -345,7 +347,9 @@ export class Dispatcher {
       return result;
     } catch (err) {
       failure = err;
-      throw err;
+      result = orUrlElicitation(err, ctx, request.method);
+      failure = undefined;
+      return result;
     } finally {
       events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
     }
@@ -369,8 +373,7 @@ export class Dispatcher {
     if (!entry.workers.perScope) {
       try {
         // With auth on, the call carries who it is for: an upstream that acts for users calls as them.
-        const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
-        tracked.call = entry.workers.call(request.method, params, withCaller, ctx.scope, NO_IDENTITY);
+        tracked.call = entry.workers.call(request.method, params, withCallerOf(ctx, options), ctx.scope, NO_IDENTITY);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);

@@ -133,7 +133,9 @@ export class PerSessionRouter implements LocalExecutor {
     if (!entry) return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`));
     const link = this.#link(ctx);
     link.active.push(ctx);
-    const call = entry.workers.call(method, params, options, ctx.scope, () => identityOf(ctx));
+    // The caller rides along: its token is the freshest this session has (for an upstream that acts for users).
+    const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
+    const call = entry.workers.call(method, params, withCaller, ctx.scope, () => identityOf(ctx));
     // A call forwarded from a replica that then died has nobody left to time it out.
     const guard = setTimeout(() => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within the hard limit of ${entry.maxTimeoutMs} ms`)), entry.maxTimeoutMs);
     const done = () => {
@@ -246,5 +248,8 @@ function identityOf(ctx: RequestContext): ClientIdentity {
     capabilities: ctx.clientCapabilities,
     // The upstream speaks a 2025 revision: a stateless client's worker offers it the latest one.
     protocolVersion: isModernEra(ctx.protocolVersion) ? LATEST_VERSION : ctx.protocolVersion,
+    // (A call forwarded from another replica names its principal but carries no token.)
+    ...(ctx.principal !== undefined ? { forUser: true } : {}),
+    ...(ctx.caller ? { caller: ctx.caller } : {}),
   };
 }

@@ -109,6 +109,15 @@ export const ERRORS = {
   // Identity towards upstreams (calls made as the user): one user's refusal, not the upstream's failure.
   // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
   UPSTREAM_IDENTITY_REFUSED: { code: -32013, httpStatus: 403, message: "The upstream's authorization server refused a token for this user", retryable: false },
+  // authorization-code: this user has not granted the gateway a token for the upstream yet. The spec's
+  // URLElicitationRequiredError (2025-11-25; data.elicitations names the gateway's /oauth/start link);
+  // a 2026-07-28 client gets the same link as an input_required result instead (modern/url-elicitation.ts).
+  URL_ELICITATION_REQUIRED: { code: -32042, httpStatus: 200, message: 'This upstream needs your authorization first: open the link to grant it', retryable: false },
+  // /oauth/callback (and /oauth/start) with a state the gateway did not issue, or one that was used or expired.
+  OAUTH_STATE_INVALID: { code: -32602, httpStatus: 400, message: 'This authorization link is unknown, used or expired: call the tool again for a new one', retryable: false },
+  // /oauth/callback without a code (nor an error), or /oauth/tokens/<name> for an upstream without grant authorization-code.
+  OAUTH_REQUEST_INVALID: { code: -32602, httpStatus: 400, message: 'Invalid authorization request', retryable: false },
+  OAUTH_UPSTREAM_UNKNOWN: { code: -32602, httpStatus: 404, message: 'No upstream of that name takes authorizations from its users', retryable: false },
   // A claim an upstream header is built from (`${claims.x}`) is missing or cannot be sent in a header.
   CLAIM_HEADER_INVALID: { code: -32602, httpStatus: 400, message: "A claim of the client's token cannot be sent as an upstream header", retryable: false },
 } as const satisfies Record<string, ErrorEntry>;

@@ -1,5 +1,5 @@
-import type { StoredToken, TokenStore } from '../contracts/token-store.js';
-import { TokenCipher, tokenRecordId } from './token-store.js';
+import type { PendingAuthorization, StoredToken, TokenStore } from '../contracts/token-store.js';
+import { TokenCipher, pendingRecordId, tokenRecordId } from './token-store.js';
 
 /** Past this many records the oldest written goes first: users cannot grow a replica's memory without bound. */
 const DEFAULT_MAX_RECORDS = 100_000;
@@ -25,14 +25,33 @@ export class MemoryTokenStore implements TokenStore {
   }
 
   async put(principal: string, upstream: string, token: StoredToken, retainUntil = token.expiresAt): Promise<void> {
-    const id = tokenRecordId(principal, upstream);
-    this.#records.delete(id);
-    if (this.#records.size >= this.maxRecords) this.#records.delete(this.#records.keys().next().value!);
-    this.#records.set(id, { sealed: this.cipher.seal(token, principal, upstream), retainUntil });
+    this.#write(tokenRecordId(principal, upstream), this.cipher.seal(token, principal, upstream), retainUntil);
   }
 
   async delete(principal: string, upstream: string): Promise<void> {
     this.#records.delete(tokenRecordId(principal, upstream));
+  }
+
+  async putPending(state: string, pending: PendingAuthorization): Promise<void> {
+    this.#write(pendingRecordId(state), this.cipher.sealPending(pending, state), pending.expiresAt);
+  }
+
+  async getPending(state: string): Promise<PendingAuthorization | undefined> {
+    const record = this.#records.get(pendingRecordId(state));
+    return record ? this.cipher.openPending(record.sealed, state) : undefined;
+  }
+
+  async takePending(state: string): Promise<PendingAuthorization | undefined> {
+    const id = pendingRecordId(state);
+    const record = this.#records.get(id);
+    this.#records.delete(id);
+    return record ? this.cipher.openPending(record.sealed, state) : undefined;
+  }
+
+  #write(id: string, sealed: string, retainUntil: number): void {
+    this.#records.delete(id);
+    if (this.#records.size >= this.maxRecords) this.#records.delete(this.#records.keys().next().value!);
+    this.#records.set(id, { sealed, retainUntil });
   }
 
   async close(): Promise<void> {

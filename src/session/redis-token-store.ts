@@ -1,6 +1,6 @@
-import type { StoredToken, TokenStore } from '../contracts/token-store.js';
+import type { PendingAuthorization, StoredToken, TokenStore } from '../contracts/token-store.js';
 import type { RedisClient } from '../redis/connection.js';
-import { TokenCipher, tokenRecordId } from './token-store.js';
+import { TokenCipher, pendingRecordId, tokenRecordId } from './token-store.js';
 
 /**
  * Tokens in Redis, for every replica: one string key per (principal, upstream),
@@ -26,6 +26,26 @@ export class RedisTokenStore implements TokenStore {
 
   async delete(principal: string, upstream: string): Promise<void> {
     await this.redis.del(this.#key(principal, upstream));
+  }
+
+  async putPending(state: string, pending: PendingAuthorization): Promise<void> {
+    const ttlMs = Math.max(1000, Math.round(pending.expiresAt - Date.now()));
+    await this.redis.set(this.#pendingKey(state), this.cipher.sealPending(pending, state), 'PX', ttlMs);
+  }
+
+  async getPending(state: string): Promise<PendingAuthorization | undefined> {
+    const sealed = await this.redis.get(this.#pendingKey(state));
+    return sealed === null ? undefined : this.cipher.openPending(sealed, state);
+  }
+
+  async takePending(state: string): Promise<PendingAuthorization | undefined> {
+    // GETDEL (Redis 6.2): of two callbacks with one state, on any replicas, one gets it.
+    const sealed = await this.redis.getdel(this.#pendingKey(state));
+    return sealed === null ? undefined : this.cipher.openPending(sealed, state);
+  }
+
+  #pendingKey(state: string): string {
+    return `${this.keyPrefix}tokens:p:${pendingRecordId(state)}`;
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { ConfigDiff } from '../config/diff.js';
 import type { UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
+import { actsForUsers } from '../config/remote-upstream.js';
 import { speaksModern } from '../config/upstream-common.js';
 import { EraSet } from './era-set.js';
 import { ModernProbe, ModernSet } from './modern-set.js';
@@ -54,6 +55,11 @@ interface EntryCommon {
   workers: WorkerSet;
   /** OTel's network.transport of its calls: `pipe` (stdio) or `tcp` (remote). */
   networkTransport: 'pipe' | 'tcp';
+  /**
+   * Per-session workers each opened as its client's user (a per-user grant or claim headers,
+   * mode per-session): when the gateway's own discovery cannot list it, the first user's worker does.
+   */
+  opensPerUser?: boolean;
 }
 
 /** One configured upstream as the gateway uses it: its workers serve it whatever its sharing mode. */
@@ -258,6 +264,7 @@ export class UpstreamGroup {
       validateArguments: u.validateArguments,
       prefixUris: u.resources?.uris === 'prefixed',
       networkTransport: u.transport === 'stdio' ? 'pipe' : 'tcp',
+      ...(u.mode === 'per-session' && u.transport !== 'stdio' && actsForUsers(u) ? { opensPerUser: true } : {}),
     };
   }
 

@@ -103,14 +103,16 @@ export class HealthMonitor implements UpstreamHealth {
       // An error answer is an answer: the upstream is there. A gateway shutting down is not news.
       if (err instanceof UpstreamRpcError) return true;
       if (this.#closed) return false;
-      if (!(err instanceof GatewayError && err.type === 'UPSTREAM_CIRCUIT_OPEN')) {
+      // One that serves users only (per-session workers opened as each user) refuses the gateway's own: it answered.
+      const refusesGateway = err instanceof GatewayError && err.type === 'UPSTREAM_IDENTITY_REFUSED';
+      if (!refusesGateway && !(err instanceof GatewayError && err.type === 'UPSTREAM_CIRCUIT_OPEN')) {
         breaker.trip(`health check failed: ${err instanceof Error ? err.message : String(err)}`);
       }
-      // A fresh session next time: this one may be what is broken.
+      // A fresh session next time: this one may be what is broken (and a refused one never started).
       const stale = this.#probe;
       this.#probe = undefined;
       void stale?.close();
-      return false;
+      return refusesGateway;
     } finally {
       this.#checking = false;
       this.#schedule(breaker.state === 'half-open' ? HALF_OPEN_RETRY_MS : config.intervalMs);

@@ -37,7 +37,9 @@ export function hasModernMeta(params: Record<string, unknown> | undefined): bool
 /** Whether an error of server/discover says the upstream does not speak 2026-07-28 (as against: cannot be reached). */
 export function refusesModern(err: unknown): boolean {
   if (err instanceof UpstreamRpcError) return true;
-  return err instanceof GatewayError && err.type === 'UPSTREAM_PROTOCOL_ERROR';
+  // (UPSTREAM_IDENTITY_REFUSED: it refuses the gateway's own discovery, as one that serves users only
+  // does; its 2025 side is tried, as a 401 always led to.)
+  return err instanceof GatewayError && (err.type === 'UPSTREAM_PROTOCOL_ERROR' || err.type === 'UPSTREAM_IDENTITY_REFUSED');
 }
 
 export interface ModernSetOptions {

@@ -10,6 +10,9 @@ import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer,
 
 export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer, memory?: UpstreamSessionMemory) => Upstream;
 
+/** Why a worker opened for a user may not start that says nothing of the upstream. */
+const USER_ERRORS: ReadonlySet<string> = new Set(['URL_ELICITATION_REQUIRED', 'UPSTREAM_IDENTITY_REFUSED', 'CLAIM_HEADER_INVALID']);
+
 interface Dedicated extends Member {
   waiting: DeferredCall[];
   /** What its upstream asked the client and still waits for. */
@@ -17,6 +20,8 @@ interface Dedicated extends Member {
   lastUsed: number;
   /** release() stopped it: a start it cuts short is no failure of the upstream. */
   released: boolean;
+  /** Opened for its client's user (an upstream that acts for users: it goes as them). */
+  forUser: boolean;
 }
 
 /** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
@@ -110,6 +115,9 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         // Not announced: whoever probes has the info in hand.
         this.learn(await probe.start(), false);
       } catch (err) {
+        // An upstream that lists only per user: the catalog comes from the first user's worker.
+        const user = [...this.#workers.values()].find((w) => w.ready && w.forUser);
+        if (user) return await use(user.upstream);
         // The caller logs it (once at start-up, or as a failed catalog refresh); counted here.
         this.diagnostics.emit('upstream:start-failure', { upstream: this.name });
         throw err;
@@ -253,7 +261,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   #start(scope: string, identity: ClientIdentity): Dedicated {
     const asks = new ClientAsks(this.#asks);
     const upstream = this.#createFor(scope, identity, asks);
-    const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now(), released: false };
+    const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now(), released: false, forUser: identity.forUser === true && identity.caller !== undefined };
     this.#workers.set(scope, worker);
     this.#updateGauge();
     // Idle time counts from the end of its last call, not its start: a long call is use too.
@@ -278,13 +286,15 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         }
       },
       (err: unknown) => {
-        this.lastError = err instanceof Error ? err.message : String(err);
-        if (!worker.released) this.noteStartFailed(upstream.label, this.lastError);
+        // Its user's refusal (no authorization yet, a refused exchange, a bad claim) is theirs, not the upstream's.
+        const users = err instanceof GatewayError && USER_ERRORS.has(err.type);
+        if (!users) this.lastError = err instanceof Error ? err.message : String(err);
+        if (!worker.released && !users) this.noteStartFailed(upstream.label, this.lastError!);
         if (this.#workers.get(scope) === worker) this.#workers.delete(scope);
         this.#updateGauge();
         // An open circuit says so itself (with its own retry hint); anything else is "unavailable".
         const error =
-          err instanceof GatewayError && err.type === 'UPSTREAM_CIRCUIT_OPEN'
+          err instanceof GatewayError && (err.type === 'UPSTREAM_CIRCUIT_OPEN' || users)
             ? err
             : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.lastError}`, { retryAfterMs: 1000 });
         this.#retire(worker, error);

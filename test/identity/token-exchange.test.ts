@@ -284,11 +284,10 @@ describe('claim headers', () => {
 });
 
 describe('config', () => {
-  it('calls as the user need auth on, mode shared and transport http; Redis needs secrets.keys; discovery anonymous needs a token exchange', () => {
+  it('calls as the user need auth on and transport http; Redis needs secrets.keys; discovery anonymous needs a per-user grant', () => {
     expect(() => gatewayConfig({ auth: { mode: 'none' } })).toThrow(/upstreams\[0\]\.oauth\.grant token-exchange: needs auth\.mode jwt or introspection[\s\S]*upstreams\[1\]\.headers with \$\{claims\.…\}: needs auth\.mode/);
-    expect(() => gatewayConfig({}, { mode: 'per-session' })).toThrow(/upstreams\[0\]\.oauth\.grant token-exchange: needs mode shared/);
     expect(() => gatewayConfig({ sessions: { store: 'redis', redisUrl: 'redis://127.0.0.1:1' } })).toThrow(/secrets\.keys: is required when sessions\.store is "redis"/);
-    expect(() => gatewayConfig({}, { oauth: { tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' }, discovery: 'anonymous' })).toThrow(/upstreams\[0\]\.discovery: applies to oauth\.grant token-exchange only/);
+    expect(() => gatewayConfig({}, { oauth: { tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' }, discovery: 'anonymous' })).toThrow(/upstreams\[0\]\.discovery: applies to oauth\.grant token-exchange or authorization-code only/);
     expect(() => gatewayConfig({}, { headers: { 'X-User': '${claims.no-such}' } })).toThrow(/names no claim/);
   });
 });

@@ -109,6 +109,45 @@ describe('memory token store', () => {
   });
 });
 
+describe('pending authorizations (grant authorization-code)', () => {
+  const pending = (expiresAt = Date.now() + 60_000) => ({ principal: ALICE, upstream: 'crm', verifier: 'verifier-secret-value', elicitationId: 'e1', expiresAt });
+
+  it('Redis holds them only sealed, under a digest of the state; a state is taken once (two takers: one gets it); a state moved to another key does not open', async () => {
+    const store = new RedisTokenStore(client.duplicate(), new TokenCipher([k1]), 'pa1:');
+    await store.putPending('state-one', pending());
+    const keys = await client.keys('pa1:*');
+    expect(keys).toHaveLength(1);
+    expect(keys[0]).not.toContain('state-one');
+    const raw = (await client.get(keys[0]!))!;
+    expect(raw).toMatch(/^v1\.k1\./);
+    for (const plain of ['alice', 'verifier-secret', 'crm']) expect(raw).not.toContain(plain);
+    expect(await client.pttl(keys[0]!)).toBeGreaterThan(50_000);
+    expect((await store.getPending('state-one'))?.verifier).toBe('verifier-secret-value');
+    // A sealed record copied under another state's key: bound to its own state, it does not open.
+    await store.putPending('state-two', pending());
+    const two = (await client.keys('pa1:*')).find((k) => k !== keys[0])!;
+    await client.set(two, raw);
+    expect(await store.getPending('state-two')).toBeUndefined();
+    const [a, b] = await Promise.all([store.takePending('state-one'), store.takePending('state-one')]);
+    expect([a, b].filter(Boolean)).toHaveLength(1);
+    expect(await store.getPending('state-one')).toBeUndefined();
+    await store.close();
+  });
+
+  it('an expired one is gone, in memory as in Redis', async () => {
+    const memory = new MemoryTokenStore(new TokenCipher([k1]));
+    const redisStore = new RedisTokenStore(client.duplicate(), new TokenCipher([k1]), 'pa2:');
+    for (const store of [memory, redisStore]) {
+      await store.putPending('old', pending(Date.now() + 50));
+      expect(await store.getPending('old')).toBeDefined();
+      await new Promise((r) => setTimeout(r, 80));
+      expect(await store.getPending('old')).toBeUndefined();
+      expect(await store.takePending('old')).toBeUndefined();
+    }
+    await redisStore.close();
+  });
+});
+
 describe('secrets config', () => {
   const upstreams = [stdioUpstream('echo', ECHO_SERVER)];
   it('keys come from ${VAR}; a key that is not 32 bytes of base64, a missing variable and a repeated id are named', () => {

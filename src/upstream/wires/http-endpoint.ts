@@ -5,10 +5,12 @@ import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { tlsConnectOptions } from '../../config/tls-files.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import type { Abort } from '../abort.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
 import { CircuitBreaker } from '../circuit-breaker.js';
 import { ClientCredentials } from '../client-credentials.js';
 import { ClaimHeaders } from '../claim-headers.js';
 import { TokenExchange, identityRefused } from '../token-exchange.js';
+import { AuthorizationCode } from '../authorization-code.js';
 import type { Caller } from '../../contracts/request-context.js';
 import type { TokenStore } from '../../contracts/token-store.js';
 import { ResponseBody } from './response-body.js';
@@ -33,6 +35,12 @@ export interface EndpointRequest {
 export interface CallerAuth {
   caller: Caller;
   headers: Record<string, string>;
+}
+
+/** A grant that gets each user a token of their own (token-exchange, authorization-code). */
+interface UserTokens {
+  authorization(caller: Caller): Promise<string>;
+  invalidate(caller: Caller, authorization: string): Promise<void>;
 }
 
 /** What an endpoint is given besides its config: where the tokens it obtains for users are held. */
@@ -60,7 +68,7 @@ export class HttpEndpoint {
   readonly #hasHeaders: boolean;
   /** The gateway's own token: every call (client-credentials), or only calls for no user (token-exchange, discovery gateway). */
   readonly #credentials: ClientCredentials | undefined;
-  readonly #userTokens: TokenExchange | undefined;
+  readonly #userTokens: UserTokens | undefined;
   readonly #headers: ClaimHeaders;
 
   constructor(
@@ -74,9 +82,9 @@ export class HttpEndpoint {
     this.#headers = new ClaimHeaders(config.headers);
     this.#hasHeaders = Object.keys(this.#headers.fixed).length > 0;
     const oauth = config.oauth;
-    const exchanges = oauth?.grant === 'token-exchange';
-    this.#credentials = oauth && (!exchanges || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
-    this.#userTokens = oauth && exchanges ? new TokenExchange(config.name, oauth, identity.tokens) : undefined;
+    const perUser = oauth?.grant === 'token-exchange' || oauth?.grant === 'authorization-code';
+    this.#credentials = oauth && (!perUser || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
+    this.#userTokens = oauth && perUser ? userTokens(config.name, oauth, identity.tokens) : undefined;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
       connect: { timeout: config.connectTimeoutMs, ...tlsConnectOptions(config.tls) },
@@ -114,7 +122,20 @@ export class HttpEndpoint {
     }
     if (req.caller && this.#userTokens) return this.#asUser(req, req.caller, this.#userTokens);
     const extra = req.caller?.headers;
-    return this.#credentials ? this.#authorized(req, this.#credentials, extra) : this.#exchange(req, undefined, extra);
+    const sent = this.#credentials ? this.#authorized(req, this.#credentials, extra) : this.#exchange(req, undefined, extra);
+    return this.config.mode === 'per-session' && this.#userTokens && !req.caller ? sent.then((res) => this.#forNobody(res)) : sent;
+  }
+
+  /**
+   * A per-session upstream with a per-user grant that refuses the gateway's own discovery (it
+   * lists only per user): it is there, it just is not the gateway's. A typed refusal, kept from
+   * the breaker and taken by health checks as an answer; the catalog comes from a user's worker.
+   */
+  async #forNobody(res: EndpointResponse): Promise<EndpointResponse> {
+    if (res.status !== 401 && res.status !== 403) return res;
+    await res.body.dump();
+    const reason = `upstream answered HTTP ${res.status} to the gateway's own discovery`;
+    throw new GatewayError('UPSTREAM_IDENTITY_REFUSED', `Upstream ${this.name} serves its users only (${reason}): its lists come from a user's worker`, { upstream: this.name, reason });
   }
 
   /**
@@ -122,7 +143,7 @@ export class HttpEndpoint {
    * a 401 or 403 after that refuses this user, not the upstream: UPSTREAM_IDENTITY_REFUSED, kept
    * from the breaker, so one user's refusals never open the circuit for the others.
    */
-  async #asUser(req: EndpointRequest, auth: CallerAuth, tokens: TokenExchange): Promise<EndpointResponse> {
+  async #asUser(req: EndpointRequest, auth: CallerAuth, tokens: UserTokens): Promise<EndpointResponse> {
     const token = async () => {
       try {
         return await tokens.authorization(auth.caller);
@@ -246,6 +267,13 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
       this.reject(reason);
     }
   }
+}
+
+function userTokens(upstream: string, oauth: NonNullable<HttpUpstreamConfig['oauth']>, tokens: TokenStore | undefined): UserTokens {
+  if (oauth.grant === 'token-exchange') return new TokenExchange(upstream, oauth, tokens);
+  // (The gateway makes a store whenever an upstream has this grant: stores.ts.)
+  if (!tokens) throw new Error(`upstream ${upstream}: grant authorization-code needs a token store`);
+  return new AuthorizationCode(upstream, oauth, tokens);
 }
 
 function classify(err: unknown): ExchangeFailure {

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { parseMessages } from '../../jsonrpc/messages.js';
 import { Abort } from '../abort.js';
 import { Backoff } from '../backoff.js';
-import { mediaType, type HttpEndpoint } from './http-endpoint.js';
+import { mediaType, type CallerAuth, type HttpEndpoint } from './http-endpoint.js';
 import { messageData, readSse } from './sse-reader.js';
 
 export interface ListenStreamOptions {
@@ -16,6 +16,8 @@ export interface ListenStreamOptions {
   log: Logger;
   /** A 2026-07-28 upstream's `subscriptions/listen`: the stream is this POST's reply, not a GET. */
   post?: () => { headers: Record<string, string>; body: string };
+  /** The user a per-session worker goes as (its stream too). */
+  caller?: () => CallerAuth | undefined;
 }
 
 /**
@@ -63,9 +65,11 @@ export class ListenStream {
         const headers: Record<string, string> = { accept: 'text/event-stream', ...this.options.headers() };
         if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
         const post = this.options.post?.();
+        const caller = this.options.caller?.();
+        const as = caller ? { caller } : {};
         const res = post
-          ? await endpoint.request({ method: 'POST', url: endpoint.url, headers: { ...post.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: post.body, abort: this.#abort })
-          : await endpoint.request({ method: 'GET', url: endpoint.url, headers, abort: this.#abort });
+          ? await endpoint.request({ method: 'POST', url: endpoint.url, headers: { ...post.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: post.body, abort: this.#abort, ...as })
+          : await endpoint.request({ method: 'GET', url: endpoint.url, headers, abort: this.#abort, ...as });
         if (res.status === 405) {
           await res.body.dump();
           log.debug({ upstream: label }, 'upstream offers no GET stream');

@@ -41,6 +41,8 @@ export class HttpUpstream extends BaseUpstream {
   readonly #callers = new Map<number, CallerAuth>();
   /** The caller of the call being sent now (connection.call sends before it returns the id). */
   #sending: CallerAuth | undefined;
+  /** A per-session worker of an upstream that acts for users: everything it sends goes as its user. */
+  #owner: CallerAuth | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
   /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
@@ -62,6 +64,7 @@ export class HttpUpstream extends BaseUpstream {
 
   async start(): Promise<UpstreamServerInfo> {
     try {
+      this.#owner = ownerOf(this.#endpoint, this.options.identity);
       this.serverInfo = (await this.#resume()) ?? (await this.#initialize());
     } catch (err) {
       await this.close();
@@ -86,6 +89,8 @@ export class HttpUpstream extends BaseUpstream {
         return failedCall(err as Error);
       }
     }
+    // The user's newest token serves what the worker sends for nobody in particular (its stream, its DELETE).
+    if (auth && this.#owner?.caller.principal === auth.caller.principal) this.#owner = auth;
     this.#sending = auth;
     let call;
     try {
@@ -119,7 +124,7 @@ export class HttpUpstream extends BaseUpstream {
     const abort = new Abort();
     const timer = setTimeout(() => abort.abort(), DELETE_TIMEOUT_MS);
     try {
-      const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), abort });
+      const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), abort, ...(this.#owner ? { caller: this.#owner } : {}) });
       await res.body.dump();
     } catch {
       /* ignored */
@@ -203,6 +208,7 @@ export class HttpUpstream extends BaseUpstream {
       onMessage: (m) => this.connection.receive(m),
       onSessionLost: () => void this.#reinitialize(generation).catch(() => undefined),
       log: this.options.log,
+      caller: () => this.#owner,
     });
     this.#stream.start();
   }
@@ -306,7 +312,7 @@ export class HttpUpstream extends BaseUpstream {
         id,
         method,
         sessionHeaders: method === INITIALIZE ? {} : this.#sessionHeaders(),
-        caller: id === undefined ? undefined : this.#callers.get(id),
+        caller: (id === undefined ? undefined : this.#callers.get(id)) ?? this.#owner,
         generation: this.#generation,
         resumeFrom,
         abort,
@@ -319,4 +325,15 @@ export class HttpUpstream extends BaseUpstream {
     }
   }
 
+}
+
+/**
+ * The user a per-session worker goes as, when its upstream acts for users. A worker for a user
+ * whose token this replica does not hold (started by a call forwarded from another replica)
+ * does not start: it would otherwise go as the gateway.
+ */
+function ownerOf(endpoint: HttpEndpoint, identity: ClientIdentity): CallerAuth | undefined {
+  if (!identity.forUser || !endpoint.actsForUsers) return undefined;
+  if (!identity.caller) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${endpoint.name}: this session's worker must be opened on the replica its call came to (the user's token stays there); retry`, { retryAfterMs: 1000 });
+  return endpoint.forCaller(identity.caller);
 }

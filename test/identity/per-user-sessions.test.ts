@@ -1,0 +1,117 @@
+/**
+ * An upstream that lists only per user (issue 19, discovery's second kind): `mode: per-session`
+ * with a per-user grant opens each session's worker with its user's token, initialize and lists
+ * included. The gateway's own discovery is refused there, so the shared catalog comes from the
+ * first user's worker: a session's tools/list opens it. Every request the upstream accepted
+ * carried a user's token; none carried the gateway's.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/load.js';
+import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import { httpUpstream } from '../support/http-upstream.js';
+import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
+
+let as: AuthorizationServer;
+let issuer: JwtIssuer;
+let upstream: Server;
+let gw: RunningGateway;
+/** What the upstream accepted: method, the user its token acts for, its session. */
+const accepted: Array<{ method: string; user: string; session: string | undefined }> = [];
+let refusedGateway = 0;
+
+/** A server with sessions that takes only users' tokens (the gateway's own is refused), for everything. */
+function startUpstream(): Promise<Server> {
+  let sessions = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const user = as.live.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+      if (user === undefined || user === 'gateway') {
+        if (user === 'gateway') refusedGateway++;
+        return void res.writeHead(401).end();
+      }
+      const msg = JSON.parse(body);
+      const session = req.headers['mcp-session-id'] as string | undefined;
+      accepted.push({ method: msg.method, user, session });
+      if (msg.id === undefined) return void res.writeHead(202).end();
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (msg.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}-${user}`;
+      const result =
+        msg.method === 'initialize'
+          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'private', version: '1' } }
+          : msg.method === 'tools/list'
+            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
+            : msg.method === 'tools/call'
+              ? { content: [{ type: 'text', text: `you are ${user} in ${session}` }] }
+              : {};
+      res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    });
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
+}
+
+beforeAll(async () => {
+  [as, issuer] = await Promise.all([startAuthorizationServer(), startJwtIssuer()]);
+  upstream = await startUpstream();
+  const config = resolveConfig({
+    listen: { host: '127.0.0.1', port: 0 },
+    logLevel: 'silent',
+    auth: issuer.authConfig,
+    upstreams: [
+      httpUpstream('private', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, {
+        mode: 'per-session',
+        oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, audience: 'urn:private' },
+      }),
+    ],
+  });
+  gw = await startGateway(config);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r))]);
+});
+
+async function connect(sub: string): Promise<Client> {
+  const { authorization } = await issuer.bearer(sub);
+  const client = new Client({ name: sub, version: '1' });
+  await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: { authorization } } }));
+  return client;
+}
+
+describe('per-session workers opened with their user\'s token', () => {
+  it("the gateway's own discovery is refused; the first user's tools/list opens their worker and the catalog comes from it", async () => {
+    expect(refusedGateway).toBeGreaterThan(0);
+    const alice = await connect('alice');
+    const { tools } = await alice.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['private__whoami']);
+    expect(toolText(await alice.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(/^you are alice in s\d+-alice$/);
+    await alice.close();
+  });
+
+  it("each session's worker initializes, lists and calls as its own user, in its own upstream session", async () => {
+    const [bob, carol] = await Promise.all([connect('bob'), connect('carol')]);
+    expect((await bob.listTools()).tools.map((t) => t.name)).toEqual(['private__whoami']);
+    const [b, c] = await Promise.all([bob.callTool({ name: 'private__whoami', arguments: {} }), carol.callTool({ name: 'private__whoami', arguments: {} })]);
+    expect(toolText(b)).toMatch(/^you are bob in s\d+-bob$/);
+    expect(toolText(c)).toMatch(/^you are carol in s\d+-carol$/);
+    for (const user of ['bob', 'carol']) {
+      const mine = accepted.filter((a) => a.user === user);
+      expect(mine.filter((a) => a.method === 'initialize')).toHaveLength(1);
+      // Everything after initialize went in the user's own upstream session.
+      for (const a of mine.filter((m) => m.method !== 'initialize')) expect(a.session).toMatch(new RegExp(`-${user}$`));
+    }
+    expect(accepted.every((a) => a.user !== 'gateway')).toBe(true);
+    // The gateway's refused discovery and health checks are no outage.
+    await new Promise((r) => setTimeout(r, 600));
+    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as any;
+    expect(ready.upstreams.private).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
+    await Promise.all([bob.close(), carol.close()]);
+  });
+});
