@@ -205,12 +205,14 @@ export class InputChains {
   /**
    * Requests that come together go out in one input-required result: together is within
    * YIELD_MS, as a worker's requests sent at once (two elicitations of one Promise.all) may
-   * reach the gateway in two reads of its stdout.
+   * reach the gateway in two reads of its stdout. The round closes in the loop's check phase
+   * after the timer: on a busy loop the timer can fire late, before that iteration's poll phase
+   * has read a second request already waiting in the pipe; setImmediate lets it be read first.
    */
   #scheduleYield(chain: Chain): void {
     if (chain.yieldScheduled) return;
     chain.yieldScheduled = true;
-    setTimeout(() => {
+    setTimeout(() => setImmediate(() => {
       chain.yieldScheduled = false;
       const round = chain.round;
       if (!round || chain.outstanding.size === 0 || chain.outcome) return;
@@ -219,7 +221,7 @@ export class InputChains {
       round.resolve({ resultType: 'input_required', inputRequests: Object.fromEntries(chain.outstanding), requestState: this.#sign(chain) });
       chain.expiry = setTimeout(() => this.#cancel(chain, new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`)), this.waitMs);
       chain.expiry.unref();
-    }, YIELD_MS);
+    }), YIELD_MS);
   }
 
   #notify(chain: Chain, n: JsonRpcNotification): void {
