@@ -47,7 +47,7 @@ describe('lazy request logger', () => {
     const lazy = make(log, { reqId: 'r-2' });
     lazy.info('quiet');
     lazy.debug('quieter');
-    expect(lazy.isLevelEnabled('info')).toBe(false);
+    expect((lazy as unknown as { isLevelEnabled(l: string): boolean }).isLevelEnabled('info')).toBe(false);
     expect(child).not.toHaveBeenCalled();
     log.level = 'info';
     lazy.info('now heard');
