@@ -39,11 +39,9 @@ function parseNode(address: string): { host: string; port: number } {
  * and the connection name apply to each node's connection.
  */
 function clusterOptions(options: RedisOptions, password: string | undefined): ClusterOptions {
-  const { retryStrategy, enableOfflineQueue, lazyConnect, enableAutoPipelining, host: _h, port: _p, path: _pa, sentinels: _s, readOnly: _r, ...node } = options;
+  const { retryStrategy, enableOfflineQueue, lazyConnect, host: _h, port: _p, path: _pa, sentinels: _s, readOnly: _r, ...node } = options;
   return {
     enableOfflineQueue: enableOfflineQueue ?? true,
-    // A Cluster pipelines per node itself (its own option, not its nodes').
-    ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
     lazyConnect: lazyConnect ?? false,
     ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
     redisOptions: { ...node, ...(password === undefined ? {} : { password }) },
@@ -107,8 +105,7 @@ export function connectRedis(options: RedisConnectionOptions): RedisClient {
     connectTimeout: options.connectTimeoutMs ?? 2000,
     ...(options.subscriber
       ? { enableOfflineQueue: true, maxRetriesPerRequest: null }
-      : // The commands of one event-loop turn share a write (and a round trip).
-        { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: options.commandTimeoutMs ?? 2000, enableAutoPipelining: true }),
+      : { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: options.commandTimeoutMs ?? 2000 }),
     retryStrategy: backoff(options.maxBackoffMs ?? 2000),
   });
   if (options.log) logConnectionErrors(redis, options.name, options.log);
