@@ -28,6 +28,7 @@ import * as callStateless from './scenarios/call-stateless.mjs';
 import * as callTraced from './scenarios/call-traced.mjs';
 import * as callSse from './scenarios/call-sse-progress.mjs';
 import * as callWebSocket from './scenarios/call-websocket.mjs';
+import * as clusterScenario from './scenarios/cluster.mjs';
 import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
@@ -45,7 +46,7 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, sessionChurn, peers, idleSessions, tasksMemory]);
+const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, clusterScenario, sessionChurn, peers, idleSessions, tasksMemory]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

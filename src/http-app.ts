@@ -9,6 +9,7 @@ import type { DataPathEvents } from './observability/events.js';
 import type { Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';
 import { registerAccessLog, requestIdOptions } from './server/access-log.js';
+import { lazyChildLoggerFactory } from './server/lazy-request-logger.js';
 import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
 import { registerConnectionTransports } from './server/connection-transports.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
@@ -59,6 +60,7 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     loggerInstance: log as FastifyBaseLogger,
     // One log line per request costs more than the request itself on the fast path.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit: config.limits.bodyBytes,
     // close() runs after the drain: whatever is still open then is cut, so shutdown ends.
     forceCloseConnections: true,

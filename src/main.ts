@@ -1,11 +1,14 @@
 #!/usr/bin/env node
+import cluster from 'node:cluster';
 import { parseArgs } from 'node:util';
 import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
+import { workerCount } from './config/cluster.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { checkConfig } from './gateway/config-check.js';
 import type { GatewayConfig } from './config/schema.js';
 import { watchConfigFile } from './config/watch.js';
 import { createLogger, type Logger } from './observability/logger.js';
+import { followPrimary, isReplacementWorker, reportListening, runPrimary } from './workers.js';
 
 const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
 
@@ -61,6 +64,8 @@ async function main(): Promise<number> {
   if (args.check) return check(config, file);
 
   const log = createLogger(config.logLevel);
+  const workers = workerCount(config.cluster);
+  if (workers > 1 && cluster.isPrimary) return runPrimary(workers, log, GATEWAY_VERSION);
   // Signals are handled from here on, so one that arrives during start-up still stops the
   // upstreams that have been started instead of orphaning them.
   let gateway: Gateway | undefined;
@@ -86,9 +91,17 @@ async function main(): Promise<number> {
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  watchForReloads(file, config, log, () => (stopping ? 'stopping' : gateway));
+  const reload = watchForReloads(file, config, log, () => (stopping ? 'stopping' : gateway));
+  if (cluster.isWorker) {
+    // The primary passes SIGINT, SIGTERM and SIGHUP on (see workers.ts): a Ctrl-C that reached
+    // the whole process group must not count twice. A SIGTERM sent to this worker alone stops it.
+    process.on('SIGINT', () => undefined);
+    process.on('SIGTERM', () => stop('SIGTERM'));
+    followPrimary((signal) => stopping || stop(signal), reload);
+  } else {
+    process.on('SIGINT', () => stop('SIGINT'));
+    process.on('SIGTERM', () => stop('SIGTERM'));
+  }
 
   try {
     gateway = await createGateway(config, { logger: log, ...(file ? { configFile: file } : {}) });
@@ -128,7 +141,7 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
  * default action would end the process, and the file's hash is taken as it was loaded. Each
  * replica watches its own file, so a ConfigMap update reaches every one of them.
  */
-function watchForReloads(file: string | undefined, config: GatewayConfig, log: Logger, gateway: () => Gateway | 'stopping' | undefined): void {
+function watchForReloads(file: string | undefined, config: GatewayConfig, log: Logger, gateway: () => Gateway | 'stopping' | undefined): () => void {
   const reload = (trigger: 'signal' | 'file'): void => {
     const gw = gateway();
     if (gw === 'stopping') return;
@@ -136,41 +149,64 @@ function watchForReloads(file: string | undefined, config: GatewayConfig, log: L
     if (!gw) return void setTimeout(() => reload(trigger), 500).unref();
     gw.reload(trigger).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'));
   };
+  // In a worker, the primary forwards SIGHUP as a message (workers.ts); one sent to the worker itself reloads it too.
   process.on('SIGHUP', () => reload('signal'));
   const { watch, debounceMs, pollSeconds } = config.reload;
-  if (!file || !watch) return;
+  if (!file || !watch) return () => reload('signal');
   watchConfigFile(file, () => reload('file'), {
     debounceMs,
     pollMs: pollSeconds * 1000,
     onError: (err) => log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
   });
+  return () => reload('signal');
 }
 
-/** The port first: liveness answers at once, and /readyz says "starting" until the upstreams are up. -1: keep running. */
+/**
+ * The port first: liveness answers at once, and /readyz says "starting" until the upstreams are
+ * up. Except for a worker that replaces one that died (workers.ts): its siblings answer
+ * meanwhile, and the primary would hand it connections as soon as it listens, so its upstreams
+ * start first. -1: keep running.
+ */
 async function serve(gateway: Gateway, config: GatewayConfig, log: Logger, stopping: () => boolean): Promise<number> {
+  const startFirst = isReplacementWorker();
+  if (startFirst) {
+    const code = await startUpstreams(gateway, log, stopping);
+    if (code !== undefined) return code;
+  }
   let url: URL;
   try {
     const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port, backlog: config.listen.backlog });
     url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
     // Not the endpoint's URL yet: scripts wait for the "listening" line below to send MCP traffic.
-    process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} starting: health on ${new URL('/healthz', url).href}, upstreams starting\n`);
+    if (!startFirst) process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} starting: health on ${new URL('/healthz', url).href}, upstreams starting\n`);
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'cannot listen');
     await gateway.close();
     return 1;
   }
+  if (!startFirst) {
+    const code = await startUpstreams(gateway, log, stopping);
+    if (code !== undefined) return code;
+  }
+  if (stopping()) return -1;
+  // A worker's primary says it once every worker serves.
+  if (cluster.isWorker) reportListening(url.href);
+  else process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} listening: MCP endpoint ${url.href}\n`);
+  return -1; // keep running
+}
+
+/** The upstreams' start; an exit code when it failed (-1: a signal stopped it, its handler exits). */
+async function startUpstreams(gateway: Gateway, log: Logger, stopping: () => boolean): Promise<number | undefined> {
   try {
     await gateway.start();
+    return undefined;
   } catch (err) {
-    if (stopping()) return -1; // a signal stopped the start-up; its handler exits
+    if (stopping()) return -1;
     const code = startFailed(log, err);
     // Bounded: the upstreams still starting are stopped, but an exit must not wait on one that hangs.
     await Promise.race([gateway.close(), new Promise((r) => setTimeout(r, 10_000))]);
     return code;
   }
-  if (stopping()) return -1;
-  process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} listening: MCP endpoint ${url.href}\n`);
-  return -1; // keep running
 }
 
 /** A start-up that cannot succeed (a catalog collision, Redis unreachable): said on stderr too, where --check and config errors go. */

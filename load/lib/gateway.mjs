@@ -2,7 +2,7 @@
 // The gateway under test, as a separate process: `node dist/main.js --config <generated yaml>`
 // on a port the OS picks, fronting the example stdio upstreams.
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
@@ -87,8 +87,9 @@ function upstreamConfig(u) {
  * @param {string[]} [o.nodeArgs]     more node options (e.g. --heapsnapshot-signal=SIGUSR1)
  * @param {Record<string, string>} [o.env]   more environment (e.g. OTEL_* for call-traced)
  * @param {Record<string, unknown>} [o.extra]   more top-level config keys (e.g. `tasks` for tasks-memory)
+ * @param {number} [o.workers]   `cluster.workers` (scenarios/cluster.mjs); 1 when not given
  */
-export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [], env = {}, extra = {} }) {
+export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [], env = {}, extra = {}, workers }) {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-bench-'));
   const config = {
     listen: { host: LOOPBACK, port: 0 },
@@ -96,6 +97,7 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
     logLevel,
     sessions,
     shutdown: { drainMs: 1000 },
+    ...(workers === undefined ? {} : { cluster: { workers } }),
     upstreams: upstreams.map(upstreamConfig),
     ...extra,
   };
@@ -142,16 +144,34 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
     cpuProfDir,
     config,
     configFile,
-    /** the gateway process alone */
-    gatewayPids: () => [proc.pid],
-    /** its upstream workers (children) */
-    upstreamPids: () => descendants(proc.pid),
+    /** the gateway process alone (with cluster.workers: the primary and its workers) */
+    gatewayPids: () => [proc.pid, ...clusterWorkers(proc.pid)],
+    /** its upstream workers (children; with cluster.workers, the workers' children) */
+    upstreamPids: () => {
+      const gateways = new Set(clusterWorkers(proc.pid));
+      return descendants(proc.pid).filter((pid) => !gateways.has(pid));
+    },
     output: proc.output,
     async stop() {
       await proc.stop(8000);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The node:cluster workers of a gateway started with cluster.workers > 1 (children running
+ * dist/main.js); none otherwise.
+ * @param {number} pid
+ */
+function clusterWorkers(pid) {
+  return descendants(pid).filter((p) => {
+    try {
+      return readFileSync(`/proc/${p}/cmdline`, 'utf8').includes('dist/main.js');
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** @typedef {Awaited<ReturnType<typeof startGateway>>} RunningGateway */

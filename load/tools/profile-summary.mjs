@@ -82,6 +82,18 @@ export function summarise(profile, { withLine, skipS = 0, untilS = Infinity }) {
   const from = profile.startTime + skipS * 1e6;
   const to = Math.min(profile.endTime, profile.startTime + untilS * 1e6);
   let counted = 0;
+  /** @type {Map<number, number>} */
+  const parentOf = new Map();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  /** @param {ProfileNode} node */
+  const keyOf = (node) => {
+    const cf = node.callFrame;
+    const where = cf.url ? `${shortUrl(cf.url)}${withLine && cf.lineNumber >= 0 ? `:${cf.lineNumber + 1}` : ''}` : '';
+    return { name: cf.functionName || '(anonymous)', where, key: `${cf.functionName || '(anonymous)'}\u0000${where}` };
+  };
+  // Inclusive time: a sample counts once for every distinct function on its stack.
+  /** @type {Map<string, { name: string, where: string, us: number }>} */
+  const inclusive = new Map();
   for (let i = 0; i < samples.length; i++) {
     at += timeDeltas[i] ?? 0;
     if (at < from || at > to) continue;
@@ -89,6 +101,17 @@ export function summarise(profile, { withLine, skipS = 0, untilS = Infinity }) {
     const dt = i + 1 < timeDeltas.length ? (timeDeltas[i + 1] ?? 0) : 0;
     const id = /** @type {number} */ (samples[i]);
     selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, dt));
+    const seen = new Set();
+    for (let n = id; n !== undefined; n = /** @type {number} */ (parentOf.get(n))) {
+      const node = byId.get(n);
+      if (!node) break;
+      const k = keyOf(node);
+      if (seen.has(k.key) || k.name === '(root)') continue;
+      seen.add(k.key);
+      const e = inclusive.get(k.key) ?? { name: k.name, where: k.where, us: 0 };
+      e.us += Math.max(0, dt);
+      inclusive.set(k.key, e);
+    }
   }
   /** @type {Map<string, { name: string, where: string, us: number }>} */
   const byFn = new Map();
@@ -117,6 +140,7 @@ export function summarise(profile, { withLine, skipS = 0, untilS = Infinity }) {
     wallMs: (to - Math.max(profile.startTime, from)) / 1000,
     samples: counted,
     functions: [...byFn.values()].sort((a, b) => b.us - a.us).map((f) => ({ ...f, ms: f.us / 1000 })),
+    inclusive: [...inclusive.values()].sort((a, b) => b.us - a.us).map((f) => ({ ...f, ms: f.us / 1000 })),
     areas: [...byArea.entries()].sort((a, b) => b[1] - a[1]).map(([name, us]) => ({ name, ms: us / 1000 })),
   };
 }
@@ -157,6 +181,11 @@ function main() {
   out.push(`${'self ms'.padStart(9)}  ${'all'.padStart(6)}  ${'busy'.padStart(6)}  function  location`);
   for (const f of s.functions.slice(0, top)) {
     out.push(`${f.ms.toFixed(1).padStart(9)}  ${pct(f.ms)}  ${f.name === '(idle)' ? '     —' : pctBusy(f.ms)}  ${f.name}  ${f.where}`);
+  }
+  out.push('');
+  out.push(`Top ${top * 2} functions by inclusive time (self + callees; % of busy time):`);
+  for (const f of s.inclusive.filter((f) => f.name !== '(idle)').slice(0, top * 2)) {
+    out.push(`${f.ms.toFixed(1).padStart(9)}  ${pctBusy(f.ms)}  ${f.name}  ${f.where}`);
   }
   out.push('');
   out.push('Self time by area:');

@@ -8,6 +8,7 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { authChecks, authSchema } from './auth.js';
+import { clusterChecks, clusterSchema } from './cluster.js';
 import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
@@ -23,6 +24,7 @@ import { tasksChecks, tasksSchema } from './tasks.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
 export type { AuthConfig } from './auth.js';
+export type { ClusterConfig } from './cluster.js';
 export type { LimitsConfig } from './limits.js';
 export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
 export type { ReloadConfig } from './reload.js';
@@ -59,6 +61,7 @@ export const configSchema = {
     stateless: statelessSchema,
     auth: authSchema,
     shutdown: shutdownSchema,
+    cluster: clusterSchema,
     audit: auditSchema,
     status: statusSchema,
     secrets: secretsSchema,
@@ -93,6 +96,7 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.stateless === 'object' && config.stateless !== null) statelessChecks(config.stateless, env, problems);
   if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
   if (typeof config.tasks === 'object' && config.tasks !== null) tasksChecks(config.tasks, problems);
+  clusterChecks(config.cluster, typeof config.sessions === 'object' && config.sessions !== null ? config.sessions.store : undefined, problems);
   identityChecks(config, problems);
   serversChecks(config.servers, config.path, typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined, problems);
   return problems;

@@ -74,7 +74,11 @@ export class PostReply implements MessageSink {
 
   #json(body: string, status = 200): void {
     if (this.raw.destroyed) return;
-    this.raw.writeHead(status, { ...this.headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    // The hook headers are this reply's own copy (reply.getHeaders()), and a JSON reply is their last use: no second copy.
+    const headers = this.headers;
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = Buffer.byteLength(body);
+    this.raw.writeHead(status, headers);
     this.raw.end(body);
   }
 }
