@@ -8,6 +8,7 @@ import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
 import { closeSideStores, createSideStores, createStore, withinStartDeadline, type SideStores } from './stores.js';
 import { taskSupportOf } from './config/tasks.js';
+import { TaskPassThrough } from './gateway/task-pass-through.js';
 import type { TaskStore } from './contracts/task-store.js';
 import { createHttp } from './http-app.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
@@ -105,13 +106,14 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     diagnostics,
   });
   const uris = new ResourceUris(group.upstreams);
+  const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
     owners: replication.owners,
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
-    exposeNotification: (upstream, n) => uris.notification(upstream, n),
+    exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
     inputWaitMs: config.stateless.inputTimeoutMs,
   });
   server = new VirtualServer({
@@ -128,6 +130,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     servers: config.servers,
     spentStates,
     ...(tasks ? { tasks: taskOptions(config, tasks, replication, log) } : {}),
+    passThrough,
   });
   return { server, router, group };
 }

@@ -11,7 +11,7 @@ import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
-import { createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, tasksExtensionRequired } from './task-wire.js';
+import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, withoutTaskSupport } from './task-wire.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
@@ -44,10 +44,6 @@ export interface TaskCalls {
   releaseChain(requestState: string): void;
 }
 
-const LEGACY_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
-const MODERN_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
-/** The first revision with (experimental) tasks: older sessions call every tool as before. */
-const FIRST_LEGACY_VERSION = '2025-11-25';
 const NO_SINK: MessageSink = { send: () => false };
 
 /**
@@ -80,22 +76,19 @@ export class TaskEngine {
     return route ? this.options.support(route.upstream, route.original) : undefined;
   }
 
-  /** Whether this client can see tasks at all (2025 sessions before 2025-11-25 cannot). */
-  #speaksTasks(ctx: RequestContext): boolean {
-    return ctx.stateless || ctx.protocolVersion >= FIRST_LEGACY_VERSION;
-  }
-
-  /** tools/list entries with their task support (`execution.taskSupport`), as this gateway runs them. */
-  decorate(ctx: RequestContext, tools: ReadonlyArray<Record<string, unknown>>, routeOf: (name: string) => Route | undefined): Array<Record<string, unknown>> {
-    const speaks = this.#speaksTasks(ctx);
+  /**
+   * tools/list entries with their task support (`execution.taskSupport`) as this gateway runs
+   * them: its own (`upstreams[].tasks`, which wins), else the upstream's when it runs tasks itself
+   * (`keepsOwn`: passed through), else none.
+   */
+  decorate(ctx: RequestContext, tools: ReadonlyArray<Record<string, unknown>>, routeOf: (name: string) => Route | undefined, keepsOwn: (upstream: string) => boolean): Array<Record<string, unknown>> {
+    const speaks = speaksTasks(ctx);
     return tools.map((tool) => {
-      const support = speaks ? this.supportOf(routeOf(String(tool.name))) : undefined;
+      const route = routeOf(String(tool.name));
+      const support = speaks ? this.supportOf(route) : undefined;
       const execution = isObject(tool.execution) ? tool.execution : undefined;
       if (support) return { ...tool, execution: { ...execution, taskSupport: support } };
-      // An upstream's own task support is not passed through: the gateway would refuse such a task.
-      if (execution?.taskSupport === undefined) return tool;
-      const { taskSupport: _own, ...rest } = execution;
-      return { ...tool, execution: rest };
+      return route && keepsOwn(route.upstream) ? tool : withoutTaskSupport(tool);
     });
   }
 
@@ -117,7 +110,7 @@ export class TaskEngine {
       if (support === 'required') return this.#adopt(ctx, request);
       return this.#create(ctx, request, this.options.limits.defaultTtlMs);
     }
-    if (!this.#speaksTasks(ctx)) return undefined;
+    if (!speaksTasks(ctx)) return undefined;
     if (params.task === undefined) {
       if (support === 'required') throw new GatewayError('TASK_REQUIRED', `Task augmentation required for tools/call of ${String(params.name)}`);
       return undefined;
@@ -269,11 +262,7 @@ export class TaskEngine {
   /** tasks/get, tasks/result, tasks/list, tasks/cancel (2025-11-25); tasks/get, tasks/update, tasks/cancel (2026-07-28). */
   async handle(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const method = request.method;
-    if (!(ctx.stateless ? MODERN_METHODS : LEGACY_METHODS).has(method) || !this.#speaksTasks(ctx)) {
-      throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${method}`);
-    }
-    // Before the id is looked up: a client that did not negotiate tasks learns that, not "unknown task".
-    if (ctx.stateless && !declaresTasks(ctx.clientCapabilities)) throw tasksExtensionRequired(method);
+    admitTaskMethod(ctx, method);
     if (method === 'tasks/list') return this.#list(ctx, request.params?.cursor);
     const record = await this.#find(ctx, request.params?.taskId);
     switch (method) {
