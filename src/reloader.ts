@@ -59,6 +59,8 @@ export interface ReloadTargets {
    * is logged.
    */
   applySections?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
+  /** Keys of `next` that differ from what runs and apply only at a restart, beyond what the config alone tells (config/diff.ts). */
+  restartOnly?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
   /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
   announce?: (method: string) => void;
 }
@@ -116,6 +118,7 @@ export class Reloader {
       return this.#rejected(trigger, problems.join('; '), { problems });
     }
     const diff = diffConfigs(this.#config, next);
+    diff.restartOnly.push(...(this.options.targets.restartOnly?.(next, diff) ?? []));
     if (diff.restartOnly.length > 0) {
       log.warn({ trigger, file, keys: diff.restartOnly }, `reload: ${diff.restartOnly.join(', ')} can change only at a restart; left as they were`);
     }
