@@ -109,6 +109,9 @@ export class Dispatcher {
 
   async close(): Promise<void> {
     await this.#unsubscribeCancels?.().catch(() => undefined);
+    // Before their calls end: a task fails with "replica stopped", not with the cancelled call's error.
+    const failed = await this.#tasks?.shutdown();
+    if (failed) this.options.log.info({ tasks: failed }, 'shutdown: tasks running here failed');
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
   }
 

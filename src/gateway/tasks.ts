@@ -11,6 +11,7 @@ import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
+import { LocalTasks } from './local-tasks.js';
 import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, withoutTaskSupport } from './task-wire.js';
 
 export interface TaskLimits {
@@ -62,6 +63,8 @@ function eraOf(ctx: RequestContext): TaskRecord['era'] {
 export class TaskEngine {
   /** Requests a task's call sent its 2025 client, answered on this replica: the task goes back to working. */
   readonly #asked = new Map<string, string>();
+  /** Tasks whose call (or its input chain) this replica ran: a shutdown fails those still live here. */
+  readonly #here = new LocalTasks();
 
   constructor(
     private readonly options: TaskEngineOptions,
@@ -124,6 +127,7 @@ export class TaskEngine {
     const record = this.#record(ctx, request, ttlMs);
     // Durable before it is announced: a tasks/get on any replica finds it (SEP-2663).
     if (!(await store.create(record, limits.maxPerPrincipal))) throw taskLimit(limits.maxPerPrincipal);
+    this.#here.track(record);
     this.#start(record, this.#runContext(ctx, record), record.params);
     return createTaskResult(record);
   }
@@ -152,7 +156,10 @@ export class TaskEngine {
       if (!early) this.calls.cancel(record.scope, record.requestId);
       throw taskLimit(limits.maxPerPrincipal);
     }
-    if (!early) this.#follow(record.taskId, call, runCtx);
+    if (!early) {
+      this.#here.track(record);
+      this.#follow(record.taskId, call, runCtx);
+    }
     return createTaskResult(stored);
   }
 
@@ -204,7 +211,16 @@ export class TaskEngine {
     const current = await this.options.store.get(taskId);
     if (!current || isTerminal(current.status)) return;
     const next = settled(current, outcome, Date.now());
+    if (isTerminal(next.status)) this.#here.delete(taskId);
     if (await this.options.store.transition(next, LIVE)) this.#notify(ctx, next);
+  }
+
+  /**
+   * This replica stops (SIGTERM): every task still live here fails now, with a typed error,
+   * rather than when its heartbeat lapses; their calls are cancelled after (by the dispatcher).
+   */
+  shutdown(): Promise<number> {
+    return this.#here.failAll(this.options.store, this.options.replicaId, this.options.log);
   }
 
   /**
@@ -316,6 +332,7 @@ export class TaskEngine {
     delete next.inputResponses;
     delete next.requestState;
     if (!(await this.options.store.transition(next, LIVE))) return this.#cancel(ctx, await this.#find(ctx, record.taskId));
+    this.#here.delete(record.taskId);
     this.calls.cancel(record.scope, record.requestId);
     if (record.requestState !== undefined) this.calls.releaseChain(record.requestState);
     this.#notify(ctx, next);
@@ -350,6 +367,7 @@ export class TaskEngine {
     }
     if (!(await this.options.store.transition(next, ['input_required']))) return {};
     if (done) {
+      this.#here.track(next);
       const params = { ...record.params, inputResponses: collected, ...(record.requestState !== undefined ? { requestState: record.requestState } : {}) };
       this.#start(next, { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined }, params);
     }
