@@ -29,7 +29,7 @@ import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { TaskEngine, type TaskEngineOptions } from './tasks.js';
-import { TaskPassThrough } from './task-pass-through.js';
+import type { TaskPassThrough } from './task-pass-through.js';
 import { requireString, resourceNotFound } from './request-params.js';
 import { chainScopeOf } from '../modern/input-chains.js';
 
@@ -260,7 +260,7 @@ export class Dispatcher {
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
-    if (TaskEngine.handles(request.method) && TaskPassThrough.isWrapped(params?.taskId)) return this.options.passThrough.handle(ctx, request.method, params ?? {}, (upstream, p) => this.#forward(ctx, request, upstream, p));
+    if (TaskEngine.handles(request.method) && this.options.passThrough.owns(ctx, request.method, params?.taskId, this.#tasks)) return this.options.passThrough.handle(ctx, request.method, params ?? {}, (upstream, p) => this.#forward(ctx, request, upstream, p));
     if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
     // A stateless request gets here only for a method of an extension this gateway does not run (tasks/*).
     throw new GatewayError(ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND', `Method not found: ${request.method}`);

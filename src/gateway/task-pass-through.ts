@@ -102,6 +102,15 @@ export class TaskPassThrough {
     return typeof taskId === 'string' && taskId.startsWith(PREFIX);
   }
 
+  /**
+   * Whether a tasks/* request is one of these: a wrapped id; or, with no task engine, any id of
+   * a client some upstream runs tasks for (an unknown one is then -32602, not "no such method").
+   */
+  owns(ctx: RequestContext, method: string, taskId: unknown, engine: TaskEngine | undefined): boolean {
+    if (TaskPassThrough.isWrapped(taskId)) return true;
+    return engine === undefined && method !== 'tasks/list' && this.any(ctx.stateless);
+  }
+
   /** The upstream and its id; a wrapped id that is forged, altered or another caller's reads "not found". */
   unwrap(ctx: RequestContext, taskId: string): WrappedTask {
     const [, body, mac] = taskId.split('.');
@@ -131,7 +140,7 @@ export class TaskPassThrough {
       this.#follow(ctx, upstream, result.task.taskId, wrapped);
       return { ...result, task: { ...result.task, taskId: wrapped } };
     }
-    if (typeof result.taskId === 'string') return { ...result, taskId: this.wrap(ctx, upstream, result.taskId) };
+    if (result.resultType === 'task' && typeof result.taskId === 'string') return { ...result, taskId: this.wrap(ctx, upstream, result.taskId) };
     return result;
   }
 

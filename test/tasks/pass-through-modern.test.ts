@@ -50,6 +50,8 @@ describe('pass-through of a 2026-07-28 upstream\'s own tasks', () => {
     for (const forged of [`u.${body}.AAAA`, 'u.x.y', `${created.taskId}x`]) {
       expect((await modern(gw, 'tasks/get', { taskId: forged })).error.code).toBe(-32602);
     }
+    // No task engine here (no upstreams[].tasks): an id that is not wrapped is unknown, not a missing method.
+    expect((await modern(gw, 'tasks/get', { taskId: 'plain-id' })).error.code).toBe(-32602);
     // Without the extension on the request: -32021 before any lookup.
     expect((await modern(gw, 'tasks/get', { taskId: created.taskId }, modernMeta({}))).error.code).toBe(-32021);
   });
