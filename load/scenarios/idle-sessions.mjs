@@ -9,7 +9,7 @@
 import { request } from 'node:http';
 import { ECHO_SERVER, metric, metrics, startGateway } from '../lib/gateway.mjs';
 import { PROTOCOL_VERSION, deleteSession, openSession, pooled } from '../lib/mcp.mjs';
-import { openFilesLimit, settledRss } from '../lib/processes.mjs';
+import { openFilesLimit, rssKb, settledRss } from '../lib/processes.mjs';
 
 export const name = 'idle-sessions';
 export const kind = 'gateway';
