@@ -80,32 +80,7 @@ export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOp
     }
   });
 
-  // The confirmation: only from the browser that was shown the page; the link's state is spent here.
-  app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(String(body))));
-    });
-    scope.post<{ Body: Form | undefined }>('/oauth/start', async (request, reply) => {
-      try {
-        const form: Form = request.body && typeof request.body === 'object' ? request.body : {};
-        const state = form.state;
-        if (typeof state !== 'string' || state === '' || state.length > 256) throw new GatewayError('OAUTH_STATE_INVALID');
-        const cookie = consentCookieName(state);
-        const nonce = readCookie(request, cookie);
-        if (nonce === undefined || typeof form.csrf !== 'string' || !sameText(form.csrf, csrfToken(nonce, state))) throw new GatewayError('OAUTH_CONSENT_INVALID');
-        const pending = await pendingOf(state, true);
-        const found = pending && pending.browser === undefined ? grantOf(pending.upstream) : undefined;
-        if (!pending || !found) throw new GatewayError('OAUTH_STATE_INVALID');
-        const confirmed: PendingAuthorization = { ...pending, browser: browserDigest(nonce), cookie };
-        const next = randomBytes(32).toString('base64url');
-        await tokens!.putPending(next, confirmed);
-        const target = await found.grant.authorizeUrl(next, confirmed);
-        return reply.headers(PAGE_HEADERS).redirect(target.href, 303);
-      } catch (err) {
-        return failurePage(reply, err);
-      }
-    });
-  });
+  registerConfirm(app, tokens, grantOf, pendingOf);
 
   app.get<{ Querystring: Form }>('/oauth/callback', async (request, reply) => {
     const { state, code, error } = request.query;
@@ -143,6 +118,38 @@ export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOp
       replyWithFailure(reply, diagnostics, err instanceof ExchangeFailure ? new GatewayError('UPSTREAM_UNAVAILABLE', err.message) : err);
       return reply;
     }
+  });
+}
+
+type GrantOf = (name: string | undefined) => { grant: AuthorizationCode; oauth: OAuthClientConfig } | undefined;
+type PendingOf = (state: unknown, take: boolean) => Promise<PendingAuthorization | undefined>;
+
+/** POST /oauth/start: only from the browser that was shown the page; the link's state is spent here. */
+function registerConfirm(app: FastifyInstance, tokens: TokenStore | undefined, grantOf: GrantOf, pendingOf: PendingOf): void {
+  app.register(async (scope) => {
+    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(String(body))));
+    });
+    scope.post<{ Body: Form | undefined }>('/oauth/start', async (request, reply) => {
+      try {
+        const form: Form = request.body && typeof request.body === 'object' ? request.body : {};
+        const state = form.state;
+        if (typeof state !== 'string' || state === '' || state.length > 256) throw new GatewayError('OAUTH_STATE_INVALID');
+        const cookie = consentCookieName(state);
+        const nonce = readCookie(request, cookie);
+        if (nonce === undefined || typeof form.csrf !== 'string' || !sameText(form.csrf, csrfToken(nonce, state))) throw new GatewayError('OAUTH_CONSENT_INVALID');
+        const pending = await pendingOf(state, true);
+        const found = pending && pending.browser === undefined ? grantOf(pending.upstream) : undefined;
+        if (!pending || !found) throw new GatewayError('OAUTH_STATE_INVALID');
+        const confirmed: PendingAuthorization = { ...pending, browser: browserDigest(nonce), cookie };
+        const next = randomBytes(32).toString('base64url');
+        await tokens!.putPending(next, confirmed);
+        const target = await found.grant.authorizeUrl(next, confirmed);
+        return reply.headers(PAGE_HEADERS).redirect(target.href, 303);
+      } catch (err) {
+        return failurePage(reply, err);
+      }
+    });
   });
 }
 
