@@ -104,7 +104,7 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     isReady: parts.isReady,
     authenticator,
   });
-  registerOAuthRoutes(app, { upstreams: parts.upstreams ?? (() => config.upstreams), tokens: parts.tokens, auth: authenticator, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
+  registerOAuthRoutes(app, { upstreams: parts.upstreams ?? (() => config.upstreams), tokens: parts.tokens, auth: authenticator, login: { browserLogin: config.auth.browserLogin, resource: config.auth.resource }, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
   registerStatusPage(app, {
     config: config.status,
     diagnostics,

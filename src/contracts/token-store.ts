@@ -36,6 +36,8 @@ export interface PendingAuthorization {
    */
   browser?: string;
   cookie?: string;
+  /** Set while the confirmed browser signs in at the gateway's own authorization server (auth.browserLogin): that login's PKCE verifier. */
+  loginVerifier?: string;
 }
 
 /**

@@ -23,6 +23,7 @@ import { ExchangeFailure } from '../upstream/retry-policy.js';
 import {
   browserDigest, clearConsentCookie, confirmPageBody, consentCookieName, csrfToken, escapeHtml, isSecure, newBrowserNonce, readCookie, sameText, setConsentCookie,
 } from './oauth-consent.js';
+import { redirectToLogin, registerLoginCallback, type BrowserLogin } from './oauth-login.js';
 
 const PAGE_HEADERS = {
   'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
@@ -39,6 +40,8 @@ export interface OAuthRoutesOptions {
   upstreams: () => readonly UpstreamConfig[];
   tokens: TokenStore | undefined;
   auth: Authenticator | undefined;
+  /** auth.browserLogin (the sign-in before the upstream's server) and auth.resource. */
+  login?: { browserLogin: BrowserLogin | undefined; resource: string | undefined };
   diagnostics: DataPathEvents;
 }
 
@@ -46,6 +49,8 @@ type Form = Record<string, string | undefined>;
 
 export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOptions): void {
   const { tokens, auth, diagnostics, notify } = options;
+  const login = options.login?.browserLogin;
+  const resource = options.login?.resource;
   // One per upstream config object: a reload that replaces an upstream's config gets a new one.
   const built = new WeakMap<OAuthClientConfig, AuthorizationCode>();
   const grantOf = (name: string | undefined): { grant: AuthorizationCode; oauth: OAuthClientConfig } | undefined => {
@@ -73,21 +78,33 @@ export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOp
       setConsentCookie(reply, cookie, nonce, pending, isSecure(found.oauth.redirectUri));
       const body = confirmPageBody({ state, csrf: csrfToken(nonce, state), principal: pending.principal, upstream: pending.upstream, serverHost: target.host });
       // The form posts here, and its answer redirects to the authorization server: both must be allowed.
-      const csp = PAGE_HEADERS['content-security-policy'].replace("form-action 'none'", `form-action 'self' ${target.origin}`);
+      const origins = [target.origin, ...(login ? [new URL(login.authorizationUrl).origin] : [])];
+      const csp = PAGE_HEADERS['content-security-policy'].replace("form-action 'none'", `form-action 'self' ${[...new Set(origins)].join(' ')}`);
       return reply.code(200).headers(PAGE_HEADERS).header('content-security-policy', csp).header('content-type', 'text/html; charset=utf-8').send(body);
     } catch (err) {
       return failurePage(reply, err);
     }
   });
 
-  registerConfirm(app, tokens, grantOf, pendingOf);
+  // The confirmed (and, with auth.browserLogin, signed-in) browser goes to the upstream's authorization server.
+  const proceed = async (reply: FastifyReply, confirmed: PendingAuthorization): Promise<FastifyReply> => {
+    const found = grantOf(confirmed.upstream);
+    if (!found || !tokens) throw new GatewayError('OAUTH_STATE_INVALID');
+    const next = randomBytes(32).toString('base64url');
+    await tokens.putPending(next, confirmed);
+    const target = await found.grant.authorizeUrl(next, confirmed);
+    return reply.headers(PAGE_HEADERS).redirect(target.href, 303);
+  };
+  const onward = login && tokens ? (reply: FastifyReply, confirmed: PendingAuthorization) => redirectToLogin(reply.headers(PAGE_HEADERS), login, tokens, confirmed, resource) : proceed;
+  registerConfirm(app, tokens, grantOf, pendingOf, onward);
+  if (login && tokens && auth) registerLoginCallback(app, { login, tokens, auth, resource, proceed, fail: failurePage });
 
   app.get<{ Querystring: Form }>('/oauth/callback', async (request, reply) => {
     const { state, code, error } = request.query;
     try {
       // Taken before anything else: a state works once, whatever the outcome.
       const pending = await pendingOf(state, true);
-      const found = pending?.browser !== undefined ? grantOf(pending.upstream) : undefined;
+      const found = pending?.browser !== undefined && pending.loginVerifier === undefined ? grantOf(pending.upstream) : undefined;
       if (!pending || !found) throw new GatewayError('OAUTH_STATE_INVALID');
       const nonce = pending.cookie !== undefined ? readCookie(request, pending.cookie) : undefined;
       if (nonce === undefined || !sameText(browserDigest(nonce), pending.browser!)) throw new GatewayError('OAUTH_CONSENT_INVALID');
@@ -125,7 +142,7 @@ type GrantOf = (name: string | undefined) => { grant: AuthorizationCode; oauth: 
 type PendingOf = (state: unknown, take: boolean) => Promise<PendingAuthorization | undefined>;
 
 /** POST /oauth/start: only from the browser that was shown the page; the link's state is spent here. */
-function registerConfirm(app: FastifyInstance, tokens: TokenStore | undefined, grantOf: GrantOf, pendingOf: PendingOf): void {
+function registerConfirm(app: FastifyInstance, tokens: TokenStore | undefined, grantOf: GrantOf, pendingOf: PendingOf, onward: (reply: FastifyReply, confirmed: PendingAuthorization) => Promise<FastifyReply>): void {
   app.register(async (scope) => {
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_req, body, done) => {
       done(null, Object.fromEntries(new URLSearchParams(String(body))));
@@ -141,11 +158,7 @@ function registerConfirm(app: FastifyInstance, tokens: TokenStore | undefined, g
         const pending = await pendingOf(state, true);
         const found = pending && pending.browser === undefined ? grantOf(pending.upstream) : undefined;
         if (!pending || !found) throw new GatewayError('OAUTH_STATE_INVALID');
-        const confirmed: PendingAuthorization = { ...pending, browser: browserDigest(nonce), cookie };
-        const next = randomBytes(32).toString('base64url');
-        await tokens!.putPending(next, confirmed);
-        const target = await found.grant.authorizeUrl(next, confirmed);
-        return reply.headers(PAGE_HEADERS).redirect(target.href, 303);
+        return await onward(reply, { ...pending, browser: browserDigest(nonce), cookie });
       } catch (err) {
         return failurePage(reply, err);
       }
