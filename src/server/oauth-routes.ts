@@ -24,14 +24,7 @@ import {
   browserDigest, clearConsentCookie, confirmPageBody, consentCookieName, csrfToken, escapeHtml, isSecure, newBrowserNonce, readCookie, sameText, setConsentCookie,
 } from './oauth-consent.js';
 import { redirectToLogin, registerLoginCallback, type BrowserLogin } from './oauth-login.js';
-
-const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  // The callback's URL holds the code: no page it leads to may hear of it.
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-} as const;
+import { PAGE_HEADERS } from './page-headers.js';
 
 export interface OAuthRoutesOptions {
   /** Sends on a 2025 session's GET stream, on whichever replica holds it. */
