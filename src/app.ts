@@ -247,6 +247,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
     config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
     upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
+    upstreams: () => reloader.config.upstreams,
   });
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
@@ -261,7 +262,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     return { warnings, needsRestart: server.serverPaths.filter((p) => !routed.has(p)) };
   };
   const targets = {
-    ...{ group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport), restartOnly: tasksReload.restartOnly },
+    ...{ group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport) },
+    ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined },
     applySections: (next: GatewayConfig, diff: ConfigDiff): string[] => {
       // Replaced whole; setServers sends its own list_changed.
       if (diff.servers) reportServers(setServers(next.servers), log);

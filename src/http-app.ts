@@ -1,7 +1,7 @@
 // Wiring only: the Fastify app of one gateway, its hooks and routes in the order they must run.
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { GatewayConfig } from './config/schema.js';
+import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
 import type { ConfigStatus } from './config/reload-state.js';
 import type { VirtualServer } from './gateway/virtual-server.js';
 import type { ListenStreams } from './modern/listen-streams.js';
@@ -48,8 +48,10 @@ export interface HttpParts {
   isReady: () => boolean;
   configStatus: ConfigStatus;
   inputChains: () => number;
-  /** Tokens held for users: /oauth/* routes when an upstream has grant authorization-code. */
+  /** Tokens held for users (grant authorization-code's /oauth/* routes need them). */
   tokens?: TokenStore | undefined;
+  /** The upstreams that run now (a reload replaces them); default: the start-up config's. */
+  upstreams?: () => readonly UpstreamConfig[];
 }
 
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
@@ -102,7 +104,7 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     isReady: parts.isReady,
     authenticator,
   });
-  registerOAuthRoutes(app, { config, tokens: parts.tokens, auth: authenticator, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
+  registerOAuthRoutes(app, { upstreams: parts.upstreams ?? (() => config.upstreams), tokens: parts.tokens, auth: authenticator, login: { browserLogin: config.auth.browserLogin, resource: config.auth.resource }, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
   registerStatusPage(app, {
     config: config.status,
     diagnostics,

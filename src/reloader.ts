@@ -12,7 +12,7 @@
  */
 import { ConfigError, loadConfig } from './config/load.js';
 import { diffConfigs, hasLiveChanges, LIVE_LIMITS, LIVE_SECTIONS, type ConfigDiff } from './config/diff.js';
-import type { GatewayConfig } from './config/schema.js';
+import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
 import type { DataPathEvents } from './observability/events.js';
 import type { Logger } from './observability/logger.js';
 import type { VirtualServer } from './gateway/virtual-server.js';
@@ -63,6 +63,8 @@ export interface ReloadTargets {
   restartOnly?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
   /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
   announce?: (method: string) => void;
+  /** Whether a token store was made at start: without one, an upstream that holds users' tokens waits for a restart. */
+  holdsTokens?: boolean;
 }
 
 export interface ReloaderOptions {
@@ -119,6 +121,11 @@ export class Reloader {
     }
     const diff = diffConfigs(this.#config, next);
     diff.restartOnly.push(...(this.options.targets.restartOnly?.(next, diff) ?? []));
+    const needStore = this.options.targets.holdsTokens === false ? upstreamsNeedingTokens(diff, next) : [];
+    if (needStore.length > 0) {
+      const problems = needStore.map((n) => `upstreams.${n}.oauth.grant: holds tokens for users, and no token store was made at start (sessions.store redis without secrets.keys): needs a restart`);
+      return this.#rejected(trigger, problems.join('; '), { problems });
+    }
     if (diff.restartOnly.length > 0) {
       log.warn({ trigger, file, keys: diff.restartOnly }, `reload: ${diff.restartOnly.join(', ')} can change only at a restart; left as they were`);
     }
@@ -217,4 +224,11 @@ function effectiveConfig(current: GatewayConfig, next: GatewayConfig): GatewayCo
   for (const key of LIVE_LIMITS) limits[key] = (next.limits as Record<string, unknown>)[key];
   merged.limits = limits;
   return merged as unknown as GatewayConfig;
+}
+
+/** Upstreams the reload adds or replaces that keep tokens for users (token-exchange, authorization-code). */
+function upstreamsNeedingTokens(diff: ConfigDiff, next: GatewayConfig): string[] {
+  const touched = new Set([...diff.added.map((u) => u.name), ...diff.changed.filter((c) => c.kind === 'workers').map((c) => c.name)]);
+  const holds = (u: UpstreamConfig) => u.transport !== 'stdio' && (u.oauth?.grant === 'token-exchange' || u.oauth?.grant === 'authorization-code');
+  return next.upstreams.filter((u) => touched.has(u.name) && holds(u)).map((u) => u.name);
 }

@@ -91,15 +91,21 @@ export function createEventStore(config: GatewayConfig, log: Logger): EventStore
 
 /**
  * Where tokens held for users live (exchanged tokens, users' own OAuth tokens): beside the sessions, sealed with
- * `secrets.keys`. None when no upstream exchanges tokens.
+ * `secrets.keys`. Made when an upstream holds such tokens, and also when one could be added by a reload (auth on,
+ * and a store that can seal: memory, or Redis with `secrets.keys`, which only a restart changes). Else none.
  */
 export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore | undefined {
-  const holds = (grant: string | undefined) => grant === 'token-exchange' || grant === 'authorization-code';
-  if (!config.upstreams.some((u) => u.transport !== 'stdio' && holds(u.oauth?.grant))) return undefined;
+  if (!tokenStoreWanted(config)) return undefined;
   const cipher = new TokenCipher(secretKeys(config.secrets));
   const target = redisTarget(config.sessions);
   if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
   return new MemoryTokenStore(cipher);
+}
+
+export function tokenStoreWanted(config: GatewayConfig): boolean {
+  const holds = (grant: string | undefined) => grant === 'token-exchange' || grant === 'authorization-code';
+  if (config.upstreams.some((u) => u.transport !== 'stdio' && holds(u.oauth?.grant))) return true;
+  return config.auth.mode !== 'none' && (redisTarget(config.sessions) === undefined || (config.secrets?.keys ?? []).length > 0);
 }
 
 /**

@@ -354,3 +354,41 @@ export async function machineBusyPct(ms = 1000) {
   const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
   return ((b.busy - a.busy) / CLK_TCK / seconds) * 100;
 }
+
+/**
+ * A throwaway redis-server on a free loopback port, keeping nothing on disk.
+ * @returns {Promise<{ proc: Awaited<ReturnType<typeof start>>['proc'], url: string }>}
+ */
+export async function startRedisServer() {
+  const port = await freePort();
+  const { proc } = await start({
+    name: 'redis-server',
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
+    ready: /Ready to accept connections/,
+  });
+  return { proc, url: `redis://${LOOPBACK}:${port}` };
+}
+
+/**
+ * RSS (kB) of `pid` as the median of five readings 100 ms apart, after a settle and, with
+ * `forceGc`, a full GC (the process must run load/lib/gc-on-signal.cjs: SIGUSR2 → gc()).
+ * @param {number} pid
+ * @param {number} settleMs
+ * @param {boolean} forceGc
+ */
+export async function settledRss(pid, settleMs, forceGc) {
+  const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
+  await sleep(settleMs);
+  if (forceGc) {
+    process.kill(pid, 'SIGUSR2');
+    await sleep(500);
+  }
+  const v = [];
+  for (let i = 0; i < 5; i++) {
+    v.push(rssKb(pid));
+    await sleep(100);
+  }
+  v.sort((a, b) => a - b);
+  return /** @type {number} */ (v[2]);
+}

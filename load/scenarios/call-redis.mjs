@@ -1,7 +1,7 @@
 // @ts-check
 // call-json with the Redis session store: a throwaway redis-server on a free loopback port.
 import { DEFAULT_POOL, ECHO_SERVER, poolLabel, startGateway } from '../lib/gateway.mjs';
-import { LOOPBACK, freePort, start } from '../lib/processes.mjs';
+import { startRedisServer } from '../lib/processes.mjs';
 import { measureEchoCalls } from './call-json.mjs';
 
 export const name = 'call-redis';
@@ -15,17 +15,11 @@ export async function run(ctx) {
 
 /** @param {import('../run.mjs').Context} ctx @param {number | undefined} cacheMs  undefined: the default */
 async function runWith(ctx, cacheMs) {
-  const port = await freePort();
-  const { proc: redis } = await start({
-    name: 'redis-server',
-    command: 'redis-server',
-    args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
-    ready: /Ready to accept connections/,
-  });
+  const { proc: redis, url: redisUrl } = await startRedisServer();
   try {
     const gw = await startGateway({
       upstreams: [{ name: 'echo', script: ECHO_SERVER }],
-      sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600, ...(cacheMs === undefined ? {} : { cacheMs }) },
+      sessions: { store: 'redis', redisUrl, ttlSeconds: 3600, ...(cacheMs === undefined ? {} : { cacheMs }) },
     });
     return await measureEchoCalls(ctx, gw, {
       scenario: name,

@@ -4,7 +4,7 @@
 // load generator, the upstreams and Redis share those cores, so the second worker competes with
 // them: the row says what it gives there, not what it gives on a pod of its own.
 import { DEFAULT_POOL, ECHO_SERVER, poolLabel, startGateway } from '../lib/gateway.mjs';
-import { LOOPBACK, freePort, start } from '../lib/processes.mjs';
+import { startRedisServer } from '../lib/processes.mjs';
 import { measureEchoCalls } from './call-json.mjs';
 
 export const name = 'cluster';
@@ -21,17 +21,11 @@ export async function run(ctx) {
 
 /** @param {import('../run.mjs').Context} ctx @param {number} workers */
 async function runWith(ctx, workers) {
-  const port = await freePort();
-  const { proc: redis } = await start({
-    name: 'redis-server',
-    command: 'redis-server',
-    args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
-    ready: /Ready to accept connections/,
-  });
+  const { proc: redis, url: redisUrl } = await startRedisServer();
   try {
     const gw = await startGateway({
       upstreams: [{ name: 'echo', script: ECHO_SERVER }],
-      sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600 },
+      sessions: { store: 'redis', redisUrl, ttlSeconds: 3600 },
       workers,
     });
     return await measureEchoCalls(ctx, gw, {

@@ -9,7 +9,7 @@
 import { request } from 'node:http';
 import { ECHO_SERVER, metric, metrics, startGateway } from '../lib/gateway.mjs';
 import { PROTOCOL_VERSION, deleteSession, openSession, pooled } from '../lib/mcp.mjs';
-import { openFilesLimit, rssKb } from '../lib/processes.mjs';
+import { openFilesLimit, rssKb, settledRss } from '../lib/processes.mjs';
 
 export const name = 'idle-sessions';
 export const kind = 'gateway';
@@ -24,25 +24,6 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
 /** BENCH_IDLE_GC=0 reads RSS without forcing a full GC first. */
 const FORCE_GC = process.env.BENCH_IDLE_GC !== '0';
 
-/**
- * Median of a few readings after a settle (and, unless BENCH_IDLE_GC=0, a full GC).
- * @param {number} pid
- * @param {number} settleMs
- */
-async function settledRss(pid, settleMs) {
-  await sleep(settleMs);
-  if (FORCE_GC) {
-    process.kill(pid, 'SIGUSR2');
-    await sleep(500);
-  }
-  const v = [];
-  for (let i = 0; i < 5; i++) {
-    v.push(rssKb(pid));
-    await sleep(100);
-  }
-  v.sort((a, b) => a - b);
-  return /** @type {number} */ (v[2]);
-}
 
 /**
  * Opens a GET stream and resolves once its 200 headers arrived; the stream stays open.
@@ -119,33 +100,33 @@ export async function run(ctx) {
       mem.push({ used: m.nodejs_heap_size_used_bytes, total: m.nodejs_heap_size_total_bytes, external: m.nodejs_external_memory_bytes });
       return m.nodejs_heap_size_used_bytes;
     };
-    const baselineKb = await settledRss(gw.pid, settleMs);
+    const baselineKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     const heap0 = await heap();
 
     const t0 = Date.now();
     const sids = await pooled(sessions, 50, () => openSession(gw.url));
     const openSessionsMs = Date.now() - t0;
-    const afterSessionsKb = await settledRss(gw.pid, settleMs);
+    const afterSessionsKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     const heap1 = await heap();
     const activeSessions = await metric(gw.base, 'mcpgw_sessions_active');
 
     const t1 = Date.now();
     open.push(...(await pooled(streams, 100, (i) => openStream(url, /** @type {string} */ (sids[i])))));
     const openStreamsMs = Date.now() - t1;
-    const afterStreamsKb = await settledRss(gw.pid, settleMs);
+    const afterStreamsKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     const heap2 = await heap();
     const streamsOpen = await metric(gw.base, 'mcpgw_sse_streams_open');
 
     for (const r of open.splice(0)) r.destroy();
     for (let i = 0; i < 50 && ((await metric(gw.base, 'mcpgw_sse_streams_open')) ?? 0) > 0; i++) await sleep(100);
-    const afterStreamsClosedKb = await settledRss(gw.pid, settleMs);
+    const afterStreamsClosedKb = await settledRss(gw.pid, settleMs, FORCE_GC);
 
     const statuses = await pooled(sids.length, 50, (i) => deleteSession(gw.url, /** @type {string} */ (sids[i])));
     const notDeleted = statuses.filter((s) => s !== 200).length;
     // V8 gives memory back lazily (its memory reducer runs a while after the allocation stops):
     // poll until RSS is within the target or the time is up.
     const t2 = Date.now();
-    let afterCloseKb = await settledRss(gw.pid, settleMs);
+    let afterCloseKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     while (afterCloseKb > baselineKb * (1 + TARGETS.returnPct / 100) && Date.now() - t2 < returnMs) {
       await sleep(500);
       afterCloseKb = rssKb(gw.pid);

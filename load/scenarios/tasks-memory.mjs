@@ -14,7 +14,7 @@ import { setMaxListeners } from 'node:events';
 import { Agent, request } from 'node:http';
 import { TASKS_SERVER, metrics, startGateway } from '../lib/gateway.mjs';
 import { POST_HEADERS, STATELESS_VERSION, pooled } from '../lib/mcp.mjs';
-import { descendants, openFilesLimit, rssKb } from '../lib/processes.mjs';
+import { descendants, openFilesLimit, rssKb, settledRss } from '../lib/processes.mjs';
 
 export const name = 'tasks-memory';
 export const kind = 'gateway';
@@ -37,25 +37,6 @@ function envInt(key, fallback) {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-/**
- * Median of a few readings after a settle (and, unless BENCH_IDLE_GC=0, a full GC).
- * @param {number} pid
- * @param {number} settleMs
- */
-async function settledRss(pid, settleMs) {
-  await sleep(settleMs);
-  if (FORCE_GC) {
-    process.kill(pid, 'SIGUSR2');
-    await sleep(500);
-  }
-  const v = [];
-  for (let i = 0; i < 5; i++) {
-    v.push(rssKb(pid));
-    await sleep(100);
-  }
-  v.sort((a, b) => a - b);
-  return /** @type {number} */ (v[2]);
-}
 
 /**
  * One 2026-07-28 stateless request declaring the tasks extension; resolves with the HTTP
@@ -181,7 +162,7 @@ export async function run(ctx) {
     await sleep(1500);
 
     const heapNames = ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes'];
-    const baselineKb = await settledRss(gw.pid, settleMs);
+    const baselineKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     const heap0 = await metrics(gw.base, heapNames);
     const upstreamBaselineKb = descendants(gw.pid).reduce((kb, pid) => kb + rssKb(pid), 0);
 
@@ -193,7 +174,7 @@ export async function run(ctx) {
     if (abort.signal.aborted) throw new Error(`creating ${n} tasks took over ${createMs} ms (${created.ids.filter(Boolean).length} accepted)`);
     const ids = created.ids.filter((id) => id !== undefined);
     const accepted = ids.length;
-    const withTasksKb = await settledRss(gw.pid, settleMs);
+    const withTasksKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     const heap1 = await metrics(gw.base, heapNames);
     const upstreamWithTasksKb = descendants(gw.pid).reduce((kb, pid) => kb + rssKb(pid), 0);
 
@@ -216,7 +197,7 @@ export async function run(ctx) {
     });
     const cancelTookMs = Date.now() - t1;
     const cancelAcked = cancels.filter(Boolean).length;
-    const afterCancelKb = await settledRss(gw.pid, settleMs);
+    const afterCancelKb = await settledRss(gw.pid, settleMs, FORCE_GC);
 
     const perTaskBytes = accepted > 0 ? ((withTasksKb - baselineKb) * 1024) / accepted : NaN;
     const used = (/** @type {Record<string, number | undefined>} */ m) => m.nodejs_heap_size_used_bytes;

@@ -68,6 +68,22 @@ export const authSchema = {
       },
     },
     clockToleranceSeconds: { type: 'integer', minimum: 0, maximum: 600, default: 30 },
+    // Optional (jwt, introspection): the page of an upstream's /oauth/start link first signs the browser in here
+    // (authorization code with PKCE, at the authorization server clients get the gateway's tokens from), and
+    // goes on only when the token it gets is for the principal the link was made for.
+    browserLogin: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        authorizationUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+        tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+        ...oauthClientCredentials,
+        scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: ['openid'] },
+        // Where that server sends the browser back (registered there). Default: /oauth/login/callback at resource's origin.
+        redirectUri: { type: 'string', pattern: '^https?://' },
+      },
+      required: ['authorizationUrl', 'tokenUrl', 'clientId', 'clientSecret'],
+    },
   },
   required: [],
   default: {},
@@ -78,6 +94,7 @@ export type AuthConfig = FromSchema<typeof authSchema>;
 /** What a mode needs; `${VAR}` in the introspection endpoint and secret. */
 export function authChecks(auth: AuthConfig, env: NodeJS.ProcessEnv, problems: string[]): void {
   if (auth.mode === 'none') return;
+  if (auth.browserLogin && auth.mode === 'api-key') problems.push('auth.browserLogin: applies to auth.mode jwt or introspection (a principal an authorization server signs browsers in as)');
   if (auth.mode === 'api-key') return apiKeyChecks(auth, env, problems);
   const required = auth.mode === 'jwt' ? (['resource', 'issuer', 'jwksUrl'] as const) : (['resource', 'introspection'] as const);
   for (const key of required) {
@@ -85,6 +102,12 @@ export function authChecks(auth: AuthConfig, env: NodeJS.ProcessEnv, problems: s
   }
   if (auth.authorizationServers.length === 0) problems.push(`auth.authorizationServers: name at least one when auth.mode is "${auth.mode}"`);
   if (auth.introspection) oauthClientChecks(auth.introspection, 'url', 'auth.introspection', env, problems);
+  const login = auth.browserLogin;
+  if (login) {
+    oauthClientChecks(login, 'tokenUrl', 'auth.browserLogin', env, problems);
+    login.authorizationUrl = substituteEnv(login.authorizationUrl, 'auth.browserLogin.authorizationUrl', env, problems);
+    if (login.redirectUri === undefined && auth.resource !== undefined) login.redirectUri = new URL('/oauth/login/callback', auth.resource).href;
+  }
 }
 
 /** Unique names; each sha256 (after `${VAR}`) is 64 hex digits and names one key only. */

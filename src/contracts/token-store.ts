@@ -29,6 +29,15 @@ export interface PendingAuthorization {
   expiresAt: number;
   /** The 2025 session that was asked: it hears notifications/elicitation/complete. */
   session?: string;
+  /**
+   * Set once the link's page was confirmed (a POST to /oauth/start, under a new state): the
+   * sha256 of the cookie that browser holds, and the cookie's name. /oauth/callback takes only
+   * such a pending, and only from that browser.
+   */
+  browser?: string;
+  cookie?: string;
+  /** Set while the confirmed browser signs in at the gateway's own authorization server (auth.browserLogin): that login's PKCE verifier. */
+  loginVerifier?: string;
 }
 
 /**

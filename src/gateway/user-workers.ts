@@ -1,3 +1,5 @@
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject } from '../jsonrpc/messages.js';
 import type { Caller, RequestContext } from '../contracts/request-context.js';
 import type { CallOptions, McpResult } from '../contracts/upstream.js';
 import { urlElicitationResult } from '../modern/url-elicitation.js';
@@ -14,11 +16,15 @@ interface Parts {
 /**
  * An upstream that lists only per user (per-session workers opened as each user), not yet in
  * the catalog: this client's worker for it is opened (as its user) and the catalog comes from
- * it. Whether the catalog changed. A user it refuses (no authorization yet) lists without it.
+ * it. Whether the catalog changed. A user it refuses for want of their authorization
+ * (authorization-code, no token yet): a client that takes URL elicitations (2025-11-25,
+ * elicitation.url) gets that -32042 instead of a list that could never show the upstream (the
+ * list cannot be answered for them until they grant it); any other lists without it.
  */
 export async function openUserWorkers(ctx: RequestContext, { catalogs, perSession, upstreams }: Parts): Promise<boolean> {
   // (A stateless request's scope lives for that request: its worker would serve nothing else.)
   if (!ctx.caller || ctx.stateless) return false;
+  let asked: GatewayError | undefined;
   const opening = [...upstreams]
     .filter(([name, entry]) => entry.opensPerUser === true && !catalogs.listed(name))
     .map(([name]) =>
@@ -27,10 +33,21 @@ export async function openUserWorkers(ctx: RequestContext, { catalogs, perSessio
         .then(() => catalogs.refreshNow(name))
         .then(
           () => catalogs.listed(name),
-          () => false,
+          (err: unknown) => {
+            if (err instanceof GatewayError && err.type === 'URL_ELICITATION_REQUIRED') asked ??= err;
+            return false;
+          },
         ),
     );
-  return opening.length > 0 && (await Promise.all(opening)).some(Boolean);
+  const changed = opening.length > 0 && (await Promise.all(opening)).some(Boolean);
+  if (!changed && asked && takesUrlElicitations(ctx)) throw asked;
+  return changed;
+}
+
+/** A 2025 session whose client declared elicitation.url: -32042 is for it (2025-11-25). */
+function takesUrlElicitations(ctx: RequestContext): boolean {
+  const elicitation = ctx.clientCapabilities.elicitation;
+  return isObject(elicitation) && elicitation.url !== undefined;
 }
 
 /** The caller, with the 2025 session it calls from (a stateless request has none to be told things on). */

@@ -117,6 +117,9 @@ export const ERRORS = {
   OAUTH_STATE_INVALID: { code: -32602, httpStatus: 400, message: 'This authorization link is unknown, used or expired: call the tool again for a new one', retryable: false },
   // /oauth/callback without a code (nor an error), or /oauth/tokens/<name> for an upstream without grant authorization-code.
   OAUTH_REQUEST_INVALID: { code: -32602, httpStatus: 400, message: 'Invalid authorization request', retryable: false },
+  // /oauth/start's confirmation posted without the cookie and token of the page that browser was shown, or
+  // /oauth/callback reached by a browser other than the one that confirmed: a link forwarded, or a forged post.
+  OAUTH_CONSENT_INVALID: { code: -32602, httpStatus: 403, message: 'This authorization was not confirmed in this browser: open the link your own client gave you', retryable: false },
   OAUTH_UPSTREAM_UNKNOWN: { code: -32602, httpStatus: 404, message: 'No upstream of that name takes authorizations from its users', retryable: false },
   // A claim an upstream header is built from (`${claims.x}`) is missing or cannot be sent in a header.
   CLAIM_HEADER_INVALID: { code: -32602, httpStatus: 400, message: "A claim of the client's token cannot be sent as an upstream header", retryable: false },

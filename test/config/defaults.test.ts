@@ -86,6 +86,7 @@ const SCHEMA_DEFAULTS = {
   status: {},
   'auth.mode': 'none',
   'auth.authorizationServers': [],
+  'auth.browserLogin.scopes': ['openid'],
   'auth.introspection.cacheSeconds': 60,
   'auth.introspection.timeoutMs': 5000,
   'auth.requiredScopes': [],

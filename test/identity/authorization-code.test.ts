@@ -20,7 +20,7 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
-import { consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { confirm, consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -187,8 +187,8 @@ describe('authorization code grant', () => {
 });
 
 describe('bad inputs to /oauth/start and /oauth/callback', () => {
-  const page = async (url: string) => {
-    const res = await fetch(url, { redirect: 'manual' });
+  const page = async (url: string, cookie?: string) => {
+    const res = await fetch(url, { redirect: 'manual', ...(cookie ? { headers: { cookie } } : {}) });
     return { status: res.status, text: await res.text(), type: res.headers.get('content-type') };
   };
 
@@ -205,8 +205,9 @@ describe('bad inputs to /oauth/start and /oauth/callback', () => {
 
     // No code (nor error): 400, and that state is spent.
     await fetch(`${gw.base}/oauth/tokens/crm`, { method: 'DELETE', headers: await issuer.bearer('carol') });
-    const state = new URL((await elicitation(carol)).url).searchParams.get('state')!;
-    const noCode = await page(`${gw.base}/oauth/callback?state=${state}`);
+    const confirmed = await confirm((await elicitation(carol)).url);
+    const state = confirmed.authorize.searchParams.get('state')!;
+    const noCode = await page(`${gw.base}/oauth/callback?state=${state}`, confirmed.cookie);
     expect(noCode).toMatchObject({ status: 400, type: expect.stringMatching(/^text\/html/), text: expect.stringContaining('OAUTH_REQUEST_INVALID') });
     expect(await page(`${gw.base}/oauth/callback?state=${state}&code=late`)).toMatchObject({ status: 400 });
 
@@ -220,8 +221,9 @@ describe('bad inputs to /oauth/start and /oauth/callback', () => {
     as.deny.delete('carol');
 
     // A forged code for a real state: the server refuses it (invalid_grant), 403.
-    const forged = new URL((await elicitation(carol)).url).searchParams.get('state')!;
-    expect(await page(`${gw.base}/oauth/callback?state=${forged}&code=forged`)).toMatchObject({ status: 403, text: expect.stringContaining('invalid_grant') });
+    const forgedFlow = await confirm((await elicitation(carol)).url);
+    const forged = forgedFlow.authorize.searchParams.get('state')!;
+    expect(await page(`${gw.base}/oauth/callback?state=${forged}&code=forged`, forgedFlow.cookie)).toMatchObject({ status: 403, text: expect.stringContaining('invalid_grant') });
     await elicitation(carol);
     await carol.close();
   });
@@ -268,7 +270,7 @@ describe('logs', () => {
       as.expiresIn = 1;
       const done = await consent(link, 'lena');
       as.expiresIn = 3600;
-      secrets.push(done.callback.searchParams.get('code')!, done.callback.searchParams.get('state')!);
+      secrets.push(done.callback.searchParams.get('code')!, done.callback.searchParams.get('state')!, new URL(link).searchParams.get('state')!, done.cookie.split('=')[1]!);
       await new Promise((r) => setTimeout(r, 1100));
       expect(toolText(await client.callTool({ name: 'crm__whoami', arguments: {} }))).toBe('you are lena');
       await fetch(`${address}/oauth/callback?state=${done.callback.searchParams.get('state')}&code=${done.callback.searchParams.get('code')}`);

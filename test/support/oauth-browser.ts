@@ -1,6 +1,7 @@
 /**
  * The user's side of grant authorization-code in tests: a "browser" that follows the link a
- * call was answered with (gateway /oauth/start → the authorization server's /authorize, where
+ * call was answered with (gateway /oauth/start's page, its form posted with the page's cookie →
+ * the authorization server's /authorize, where
  * the test server auto-approves for the user named in x-test-user → the gateway's
  * /oauth/callback), one hop at a time so each can be checked. And a gateway on a port chosen
  * before it starts (its redirectUri must name it), and an MCP upstream that takes only tokens
@@ -15,25 +16,60 @@ import type { AuthorizationServer } from './authorization-server.js';
 import type { RunningGateway } from './gateway.js';
 
 export interface Consent {
-  /** Where /oauth/start sent the browser (the authorization server's /authorize, with PKCE). */
+  /** Where the confirmation sent the browser (the authorization server's /authorize, with PKCE). */
   authorize: URL;
   /** Where the authorization server sent it back (the gateway's /oauth/callback, with code and state). */
   callback: URL;
   status: number;
   page: string;
   headers: Headers;
+  /** The consent cookie this browser holds (name=value). */
+  cookie: string;
 }
 
-/** Follows a /oauth/start link as `user`'s browser, to the callback's page. */
+export interface Confirmed {
+  /** The link's page (the confirmation form). */
+  page: string;
+  pageHeaders: Headers;
+  cookie: string;
+  /** The form's hidden fields. */
+  form: { state: string; csrf: string };
+  /** Where POST /oauth/start sent the browser. */
+  authorize: URL;
+}
+
+/** Opens the link's page as a browser does: its cookie and its form's fields. */
+export async function openLink(link: string): Promise<{ status: number; page: string; headers: Headers; cookie: string; form: { state: string; csrf: string } }> {
+  const res = await fetch(link, { redirect: 'manual' });
+  const page = await res.text();
+  const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1] ?? '';
+  return { status: res.status, page, headers: res.headers, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!, form: { state: field('state'), csrf: field('csrf') } };
+}
+
+/** Posts a confirmation form to /oauth/start (`cookie`: what the browser sends, maybe none). */
+export function postConfirm(link: string, form: Record<string, string>, cookie?: string): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
+  if (cookie) headers.cookie = cookie;
+  return fetch(new URL('/oauth/start', link), { method: 'POST', redirect: 'manual', headers, body: new URLSearchParams(form).toString() });
+}
+
+/** Opens the link and presses its button: the browser is then on its way to the authorization server. */
+export async function confirm(link: string): Promise<Confirmed> {
+  const opened = await openLink(link);
+  if (opened.status !== 200) throw new Error(`/oauth/start answered ${opened.status}: ${opened.page}`);
+  const res = await postConfirm(link, opened.form, opened.cookie);
+  if (res.status !== 303) throw new Error(`POST /oauth/start answered ${res.status}: ${await res.text()}`);
+  return { page: opened.page, pageHeaders: opened.headers, cookie: opened.cookie, form: opened.form, authorize: new URL(res.headers.get('location')!) };
+}
+
+/** Follows a /oauth/start link as `user`'s browser (confirming its page), to the callback's page. */
 export async function consent(link: string, user: string): Promise<Consent> {
-  const start = await fetch(link, { redirect: 'manual' });
-  if (start.status !== 302) throw new Error(`/oauth/start answered ${start.status}: ${await start.text()}`);
-  const authorize = new URL(start.headers.get('location')!);
+  const { authorize, cookie } = await confirm(link);
   const approved = await fetch(authorize, { redirect: 'manual', headers: { 'x-test-user': user } });
   if (approved.status !== 302) throw new Error(`/authorize answered ${approved.status}`);
   const callback = new URL(approved.headers.get('location')!);
-  const res = await fetch(callback, { redirect: 'manual' });
-  return { authorize, callback, status: res.status, page: await res.text(), headers: res.headers };
+  const res = await fetch(callback, { redirect: 'manual', headers: { cookie } });
+  return { authorize, callback, status: res.status, page: await res.text(), headers: res.headers, cookie };
 }
 
 /** A gateway listening on `port` (so its config can name its own callback before it starts). */

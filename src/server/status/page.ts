@@ -12,6 +12,7 @@ import type { DataPathEvents } from '../../observability/events.js';
 import { replyWithFailure } from '../../transport/error-reply.js';
 import { gatherStatus, type StatusSources } from './report.js';
 import { renderStatusPage } from './view.js';
+import { PAGE_HEADERS } from '../page-headers.js';
 
 export interface StatusPageOptions {
   config: StatusConfig;
@@ -20,14 +21,6 @@ export interface StatusPageOptions {
   diagnostics: DataPathEvents;
   sources: StatusSources;
 }
-
-// No script at all, and nothing from elsewhere: the page works offline and cannot be framed.
-const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-  'cache-control': 'no-store',
-} as const;
 
 export function registerStatusPage(app: FastifyInstance, options: StatusPageOptions): void {
   const { config, auth, diagnostics, sources } = options;

@@ -1,0 +1,157 @@
+/**
+ * auth.browserLogin (issue 19, consent binding's identity check): after the link's page is
+ * confirmed, the browser signs in at the gateway's own authorization server (code + PKCE), and
+ * the flow goes on to the upstream's server only when the token it got is, by the gateway's own
+ * authenticator, the principal the link was made for. Here that server is a small one on
+ * loopback that signs the user its "browser" names as the test's JWT issuer would.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/load.js';
+import { toolText, type RunningGateway } from '../support/gateway.js';
+import { httpUpstream } from '../support/http-upstream.js';
+import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
+import { confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { freePort } from '../support/redis.js';
+
+let as: AuthorizationServer;
+let issuer: JwtIssuer;
+let upstream: Server;
+let loginServer: Server;
+let gw: RunningGateway;
+let port: number;
+const seen: Seen[] = [];
+const loginForms: URLSearchParams[] = [];
+
+/** The gateway's own authorization server's browser side: signs in whoever x-test-user names. */
+function startLoginServer(): Promise<Server> {
+  const codes = new Map<string, { user: string; challenge: string }>();
+  const server = createServer((req, res) => {
+    const url = new URL(req.url!, 'http://x');
+    if (req.method === 'GET' && url.pathname === '/authorize') {
+      const code = randomBytes(16).toString('hex');
+      codes.set(code, { user: String(req.headers['x-test-user']), challenge: url.searchParams.get('code_challenge')! });
+      const back = new URL(url.searchParams.get('redirect_uri')!);
+      back.searchParams.set('code', code);
+      back.searchParams.set('state', url.searchParams.get('state')!);
+      return void res.writeHead(302, { location: back.href }).end();
+    }
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', async () => {
+      const form = new URLSearchParams(body);
+      loginForms.push(form);
+      const issued = codes.get(form.get('code') ?? '');
+      codes.delete(form.get('code') ?? '');
+      if (!issued || createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== issued.challenge) {
+        return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}');
+      }
+      const { authorization } = await issuer.bearer(issued.user);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: authorization.slice(7), token_type: 'Bearer', expires_in: 300 }));
+    });
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
+}
+
+beforeAll(async () => {
+  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
+  [upstream, loginServer] = await Promise.all([startUserUpstream(as, seen), startLoginServer()]);
+  const login = `http://127.0.0.1:${(loginServer.address() as AddressInfo).port}`;
+  const config = resolveConfig({
+    listen: { host: '127.0.0.1', port: 0 },
+    logLevel: 'silent',
+    auth: {
+      ...issuer.authConfig,
+      browserLogin: { authorizationUrl: `${login}/authorize`, tokenUrl: `${login}/token`, clientId: 'gw-browser', clientSecret: 's', redirectUri: `http://127.0.0.1:${port}/oauth/login/callback` },
+    },
+    upstreams: [
+      httpUpstream('crm', upstreamUrl(upstream), {
+        discovery: 'anonymous',
+        oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${port}/oauth/callback` },
+      }),
+    ],
+  });
+  gw = await startGatewayOn(config, port);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r)), new Promise((r) => loginServer?.close(r))]);
+});
+
+async function connect(sub: string): Promise<Client> {
+  const { authorization } = await issuer.bearer(sub);
+  const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
+  await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: { authorization } } }));
+  return client;
+}
+
+async function link(client: Client): Promise<string> {
+  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UrlElicitationRequiredError);
+  return (err as UrlElicitationRequiredError).elicitations[0]!.url;
+}
+
+/** The browser at an authorization server's /authorize as `user`, and back at the gateway with its cookie. */
+async function signIn(authorize: URL, user: string, cookie: string): Promise<Response> {
+  const approved = await fetch(authorize, { redirect: 'manual', headers: { 'x-test-user': user } });
+  expect(approved.status).toBe(302);
+  return fetch(approved.headers.get('location')!, { redirect: 'manual', headers: { cookie } });
+}
+
+describe('auth.browserLogin', () => {
+  it('the confirmed browser signs in at the gateway\'s server first; as the link\'s principal it goes on and links', async () => {
+    const alice = await connect('alice');
+    const flow = await confirm(await link(alice));
+    expect(flow.authorize.pathname).toBe('/authorize');
+    expect(flow.authorize.port).toBe(String((loginServer.address() as AddressInfo).port));
+    expect(Object.fromEntries(flow.authorize.searchParams)).toMatchObject({ response_type: 'code', client_id: 'gw-browser', code_challenge_method: 'S256', scope: 'openid', resource: issuer.authConfig.resource });
+    expect(flow.pageHeaders.get('content-security-policy')).toContain(flow.authorize.origin);
+    const loggedIn = await signIn(flow.authorize, 'alice', flow.cookie);
+    expect(loggedIn.status).toBe(303);
+    const upstreamAuthorize = new URL(loggedIn.headers.get('location')!);
+    expect(upstreamAuthorize.origin + upstreamAuthorize.pathname).toBe(`${as.issuer}/authorize`);
+    const done = await signIn(upstreamAuthorize, 'alice', flow.cookie);
+    expect(done.status).toBe(200);
+    expect(toolText(await alice.callTool({ name: 'crm__whoami', arguments: {} }))).toBe('you are alice');
+    await alice.close();
+  });
+
+  it('someone else who opens a forwarded link and confirms it signs in as themselves: refused (403), nothing linked, the flow spent', async () => {
+    const alice = await connect('alice-2');
+    const flow = await confirm(await link(alice));
+    const asBob = await signIn(flow.authorize, 'bob', flow.cookie);
+    expect(asBob.status).toBe(403);
+    const page = await asBob.text();
+    expect(page).toContain('OAUTH_CONSENT_INVALID');
+    expect(page).toContain('signed in as someone else');
+    expect(asBob.headers.get('location')).toBeNull();
+    expect(as.codes.get('bob')).toBeUndefined();
+    await expect(alice.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    // The sign-in's state works once; the upstream's callback takes no state still signing in.
+    const again = await fetch(new URL(`/oauth/login/callback?state=${flow.authorize.searchParams.get('state')}&code=x`, gw.base), { headers: { cookie: flow.cookie } });
+    expect(again.status).toBe(400);
+    const flow2 = await confirm(await link(alice));
+    expect((await fetch(new URL(`/oauth/callback?state=${flow2.authorize.searchParams.get('state')}&code=x`, gw.base), { headers: { cookie: flow2.cookie } })).status).toBe(400);
+    // Alice's sign-in in another browser (no cookie for this flow): refused too.
+    const flow3 = await confirm(await link(alice));
+    expect((await signIn(flow3.authorize, 'alice-2', '')).status).toBe(403);
+    await alice.close();
+  });
+
+  it('config: browserLogin is for jwt or introspection, and its redirectUri defaults to /oauth/login/callback at auth.resource', () => {
+    const base = { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'e', transport: 'stdio', command: 'node' }] };
+    const browserLogin = { authorizationUrl: 'https://login.example/authorize', tokenUrl: 'https://login.example/token', clientId: 'c', clientSecret: 's' };
+    const derived = resolveConfig({ ...base, auth: { ...issuer.authConfig, browserLogin } });
+    expect(derived.auth.browserLogin?.redirectUri).toBe(new URL('/oauth/login/callback', issuer.authConfig.resource as string).href);
+    expect(() => resolveConfig({ ...base, auth: { mode: 'api-key', apiKeys: [{ name: 'a', sha256: 'a'.repeat(64) }], browserLogin } })).toThrow(/auth\.browserLogin: applies to auth\.mode jwt or introspection/);
+  });
+});

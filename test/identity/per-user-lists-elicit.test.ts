@@ -1,0 +1,122 @@
+/**
+ * An upstream that lists only per user (per-session workers, grant authorization-code) and a
+ * user who has granted nothing yet (issue 19): their worker cannot open, so their list cannot
+ * show the upstream. A 2025-11-25 client that takes URL elicitations gets the list answered with
+ * -32042 and the link (the spec's URLElicitationRequiredError: the request cannot be processed
+ * until the elicitation completes); after consent the list and the call go through their own
+ * worker. A client without elicitation.url lists without the upstream. Once another user's worker
+ * put the upstream in the catalog, the shared lists stand in and the call itself gets -32042.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/config/load.js';
+import { toolText, type RunningGateway } from '../support/gateway.js';
+import { httpUpstream } from '../support/http-upstream.js';
+import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
+import { consent, startGatewayOn } from '../support/oauth-browser.js';
+import { freePort } from '../support/redis.js';
+
+let as: AuthorizationServer;
+let issuer: JwtIssuer;
+let upstream: Server;
+let gw: RunningGateway;
+let port: number;
+
+function startUpstream(): Promise<Server> {
+  let sessions = 0;
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      const user = as.live.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+      if (user === undefined || user === 'gateway') return void res.writeHead(401).end();
+      const msg = JSON.parse(body);
+      const session = req.headers['mcp-session-id'] as string | undefined;
+      if (msg.id === undefined) return void res.writeHead(202).end();
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (msg.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}-${user}`;
+      const result =
+        msg.method === 'initialize'
+          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'private', version: '1' } }
+          : msg.method === 'tools/list'
+            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
+            : msg.method === 'tools/call'
+              ? { content: [{ type: 'text', text: `you are ${user} in ${session}` }] }
+              : {};
+      res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+    });
+  });
+  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
+}
+
+beforeAll(async () => {
+  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
+  upstream = await startUpstream();
+  const config = resolveConfig({
+    listen: { host: '127.0.0.1', port: 0 },
+    logLevel: 'silent',
+    auth: issuer.authConfig,
+    upstreams: [
+      httpUpstream('private', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, {
+        mode: 'per-session',
+        oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${port}/oauth/callback` },
+      }),
+    ],
+  });
+  gw = await startGatewayOn(config, port);
+});
+afterAll(async () => {
+  await gw?.stop();
+  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r))]);
+});
+
+async function connect(sub: string, url = true): Promise<Client> {
+  const { authorization } = await issuer.bearer(sub);
+  const client = new Client({ name: sub, version: '1' }, { capabilities: url ? { elicitation: { url: {} } } : {} });
+  await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: { authorization } } }));
+  return client;
+}
+
+const elicited = async (p: Promise<unknown>): Promise<string> => {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(UrlElicitationRequiredError);
+  expect((err as UrlElicitationRequiredError).code).toBe(-32042);
+  const [e] = (err as UrlElicitationRequiredError).elicitations;
+  expect(e).toMatchObject({ mode: 'url', url: expect.stringContaining(`127.0.0.1:${port}/oauth/start?state=`), elicitationId: expect.any(String) });
+  return e!.url;
+};
+
+describe('a user without a token, an upstream that lists only per user', () => {
+  it('a client without elicitation.url lists without the upstream (no -32042 it cannot take, no worker error)', async () => {
+    const carol = await connect('carol', false);
+    expect((await carol.listTools()).tools).toEqual([]);
+    await carol.close();
+  });
+
+  it("a 2025-11-25 client with elicitation.url: the list answers -32042 with the link; after consent it lists and calls through the user's own worker", async () => {
+    const alice = await connect('alice');
+    const link = await elicited(alice.listTools());
+    expect((await consent(link, 'alice')).status).toBe(200);
+    expect((await alice.listTools()).tools.map((t) => t.name)).toEqual(['private__whoami']);
+    expect(toolText(await alice.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(/^you are alice in s\d+-alice$/);
+    await alice.close();
+  });
+
+  it("once the catalog lists it (another user's worker), the user sees the shared lists and their call gets -32042; after consent it goes as them", async () => {
+    const bob = await connect('bob');
+    expect((await bob.listTools()).tools.map((t) => t.name)).toEqual(['private__whoami']);
+    const link = await elicited(bob.callTool({ name: 'private__whoami', arguments: {} }));
+    expect((await consent(link, 'bob')).status).toBe(200);
+    expect(toolText(await bob.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(/^you are bob in s\d+-bob$/);
+    await bob.close();
+  });
+});
