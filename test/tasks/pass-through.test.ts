@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { everythingUpstream } from '../support/everything.js';
 import { MCP_HEADERS, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 
 const NATIVE = resolve(import.meta.dirname, '../../examples/tasks-native/server.mjs');
@@ -24,6 +25,8 @@ beforeAll(async () => {
         stdioUpstream('native', NATIVE, { prefix: '' }),
         // The same server with `upstreams[].tasks` on one tool: the gateway runs that one's tasks.
         stdioUpstream('gwrun', NATIVE, { prefix: 'g', tasks: { tools: ['native_slow'] } }),
+        // The official server-everything runs its simulate-research-query as a task of its own (SDK v1 taskStore).
+        everythingUpstream('ev', { prefix: 'ev' }),
       ],
       tasks: { pollIntervalMs: 200 },
     }),
@@ -127,4 +130,16 @@ describe('tasks of an upstream that runs them itself (pass-through)', () => {
     expect((await mine.client.experimental.tasks.getTask(taskId)).status).toBe('working');
     await mine.client.experimental.tasks.cancelTask(taskId);
   });
+
+  it('the official server-everything: its required task tool runs as its own task through the gateway', async () => {
+    const { client } = await connect();
+    const tool = (await client.listTools()).tools.find((t) => t.name === 'ev__simulate-research-query');
+    expect(tool?.execution?.taskSupport).toBe('required');
+    const seen: Array<{ type: string; [k: string]: any }> = [];
+    for await (const m of client.experimental.tasks.callToolStream({ name: 'ev__simulate-research-query', arguments: { topic: 'gateways' } }, CallToolResultSchema, { task: { ttl: 60_000 } })) seen.push(m as never);
+    expect(seen[0]!.type).toBe('taskCreated');
+    expect(String(seen[0]!.task.taskId).startsWith('u.')).toBe(true);
+    expect(seen.at(-1)).toMatchObject({ type: 'result' });
+    expect(toolText(seen.at(-1)!.result)).toContain('gateways');
+  }, 20_000);
 });
