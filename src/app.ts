@@ -7,7 +7,8 @@ import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
 import { closeSideStores, createSideStores, createStore, withinStartDeadline, type SideStores } from './stores.js';
-import { taskSupportOf } from './config/tasks.js';
+import { LiveTaskSettings, namesTaskTools } from './config/tasks.js';
+import { TaskPassThrough } from './gateway/task-pass-through.js';
 import type { TaskStore } from './contracts/task-store.js';
 import { createHttp } from './http-app.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
@@ -105,13 +106,15 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     diagnostics,
   });
   const uris = new ResourceUris(group.upstreams);
+  const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
+  const settings = new LiveTaskSettings(config.tasks, config.upstreams);
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
     owners: replication.owners,
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
-    exposeNotification: (upstream, n) => uris.notification(upstream, n),
+    exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
     inputWaitMs: config.stateless.inputTimeoutMs,
   });
   server = new VirtualServer({
@@ -127,25 +130,40 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     diagnostics,
     servers: config.servers,
     spentStates,
-    ...(tasks ? { tasks: taskOptions(config, tasks, replication, log) } : {}),
+    ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
+    passThrough,
   });
-  return { server, router, group };
+  return { server, router, group, liveTasks: liveTasks(settings, tasks !== undefined) };
 }
 
 type Replication = ReturnType<typeof createReplication>;
 
-/** Tasks as `upstreams[].tasks` and `tasks:` say; a dead runner is known by its heartbeat in the owner registry. */
-function taskOptions(config: GatewayConfig, store: TaskStore, replication: Replication, log: Logger) {
-  const support = new Map(config.upstreams.map((u) => [u.name, taskSupportOf(u.tasks)]));
+/** Tasks as `upstreams[].tasks` and `tasks:` say (live: a reload changes them in place); a dead runner is known by its heartbeat in the owner registry. */
+function taskOptions(settings: LiveTaskSettings, store: TaskStore, replication: Replication, config: GatewayConfig, log: Logger) {
   const { owners } = replication;
   return {
     store,
     replicaId: owners.replicaId,
     isAlive: (id: string) => owners.isAlive(id),
-    limits: config.tasks,
-    support: (upstream: string, tool: string) => support.get(upstream)?.(tool),
+    limits: settings.limits,
+    support: (upstream: string, tool: string) => settings.support(upstream, tool),
     pageSize: config.pagination.pageSize,
     log,
+  };
+}
+
+/**
+ * What a reload changes of tasks: `tasks:` and `upstreams[].tasks` at once where a task engine
+ * runs; without one (no upstream named task tools at start) they wait for a restart.
+ */
+function liveTasks(settings: LiveTaskSettings, engine: boolean) {
+  return {
+    restartOnly: (next: GatewayConfig, diff: ConfigDiff): string[] => {
+      if (engine) return [];
+      const keys = namesTaskTools(next.upstreams) ? ['upstreams[].tasks (no task engine: no upstream named task tools at start)'] : [];
+      return [...keys, ...diff.tasks];
+    },
+    apply: (next: GatewayConfig): string[] => (engine && settings.apply(next.tasks, next.upstreams) ? ['notifications/tools/list_changed'] : []),
   };
 }
 
@@ -219,7 +237,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const { store } = created;
   const side = createSideStores(config, log);
   const { events } = side;
-  const { server, router, group } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
+  const { server, router, group, liveTasks: tasksReload } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
@@ -244,11 +262,12 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     return { warnings, needsRestart: server.serverPaths.filter((p) => !routed.has(p)) };
   };
   const targets = {
-    ...{ group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport), holdsTokens: side.tokens !== undefined },
+    ...{ group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport) },
+    ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined },
     applySections: (next: GatewayConfig, diff: ConfigDiff): string[] => {
       // Replaced whole; setServers sends its own list_changed.
       if (diff.servers) reportServers(setServers(next.servers), log);
-      return [];
+      return tasksReload.apply(next);
     },
   };
   const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });

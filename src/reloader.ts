@@ -59,6 +59,8 @@ export interface ReloadTargets {
    * is logged.
    */
   applySections?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
+  /** Keys of `next` that differ from what runs and apply only at a restart, beyond what the config alone tells (config/diff.ts). */
+  restartOnly?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
   /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
   announce?: (method: string) => void;
   /** Whether a token store was made at start: without one, an upstream that holds users' tokens waits for a restart. */
@@ -118,6 +120,7 @@ export class Reloader {
       return this.#rejected(trigger, problems.join('; '), { problems });
     }
     const diff = diffConfigs(this.#config, next);
+    diff.restartOnly.push(...(this.options.targets.restartOnly?.(next, diff) ?? []));
     const needStore = this.options.targets.holdsTokens === false ? upstreamsNeedingTokens(diff, next) : [];
     if (needStore.length > 0) {
       const problems = needStore.map((n) => `upstreams.${n}.oauth.grant: holds tokens for users, and no token store was made at start (sessions.store redis without secrets.keys): needs a restart`);

@@ -4,6 +4,7 @@ import type { SpentStates } from './contracts/spent-states.js';
 import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
 import type { GatewayConfig } from './config/schema.js';
 import { secretKeys } from './config/secrets.js';
+import { namesTaskTools } from './config/tasks.js';
 import type { Logger } from './observability/logger.js';
 import type { EventStore } from './streams/event-store.js';
 import { MemoryEventStore } from './streams/memory-event-store.js';
@@ -123,7 +124,7 @@ export function createSpentStates(config: GatewayConfig, log: Logger): SpentStat
  * for any task). None when no upstream runs tools as tasks.
  */
 export function createTaskStore(config: GatewayConfig, log: Logger): TaskStore | undefined {
-  if (!config.upstreams.some((u) => u.tasks && ((u.tasks.tools?.length ?? 0) > 0 || (u.tasks.requiredTools?.length ?? 0) > 0))) return undefined;
+  if (!namesTaskTools(config.upstreams)) return undefined;
   const target = redisTarget(config.sessions);
   if (target) return new RedisTaskStore(connectRedis({ target, name: 'mcp-gateway-tasks', log }), config.sessions.keyPrefix);
   return new MemoryTaskStore();

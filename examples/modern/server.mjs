@@ -10,6 +10,11 @@
 //
 // --discover-fails answers server/discover with -32601 (a server whose discovery is broken),
 // for the gateway's fall-back tests.
+//
+// --tasks runs tasks itself (the extension io.modelcontextprotocol/tasks, declared in
+// server/discover): the tool native_task {seconds} becomes a task for a request that declares
+// the extension (tasks/get, tasks/cancel, tasks/update; Mcp-Name must be the task id), for the
+// gateway's pass-through tests.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 
@@ -32,6 +37,8 @@ const opt = (name, fallback) => {
 const port = Number(opt('--port', '0'));
 const host = opt('--host', '127.0.0.1');
 const discoverFails = args.includes('--discover-fails');
+const runsTasks = args.includes('--tasks');
+const TASKS_EXT = 'io.modelcontextprotocol/tasks';
 
 // --- requestState: HMAC-signed, so a tampered one is refused ----------------------------------
 function sign(payload) {
@@ -232,8 +239,38 @@ const TOOLS = {
 };
 const EXTRA = { description: 'Exists while toggled on', call: () => text('extra!') };
 
+// --- tasks of its own (--tasks) -------------------------------------------------------------
+const tasks = new Map();
+const taskView = (t) => ({ taskId: t.taskId, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: 60000, pollIntervalMs: 100 });
+const NATIVE_TASK = {
+  description: 'A task of this server (with the tasks extension), else an ordinary call',
+  inputSchema: { type: 'object', properties: { seconds: { type: 'number' } } },
+  call: (args, _params, _responses, caps) => {
+    const seconds = Number(args.seconds ?? 0);
+    if (!caps.extensions?.[TASKS_EXT]) return text(`ran ${seconds} s without a task`);
+    const now = new Date().toISOString();
+    const t = { taskId: `native-${randomBytes(6).toString('hex')}`, status: 'working', createdAt: now, lastUpdatedAt: now };
+    t.timer = setTimeout(() => Object.assign(t, { status: 'completed', lastUpdatedAt: new Date().toISOString(), result: text(`native task done after ${seconds} s`) }), seconds * 1000);
+    tasks.set(t.taskId, t);
+    return { ...taskView(t), resultType: 'task' };
+  },
+};
+
+function taskMethod(method, params, nameHeader) {
+  const t = tasks.get(params.taskId);
+  if (!t) throw new RpcError(-32602, 'Task not found');
+  if (nameHeader !== params.taskId) throw new RpcError(-32020, `Header mismatch: Mcp-Name ${JSON.stringify(nameHeader)} is not the task id`);
+  if (method === 'tasks/get') return { ...taskView(t), ...(t.result ? { result: t.result } : {}) };
+  if (method === 'tasks/cancel' && t.status === 'working') {
+    clearTimeout(t.timer);
+    Object.assign(t, { status: 'cancelled', lastUpdatedAt: new Date().toISOString() });
+  }
+  return {};
+}
+
 function toolList() {
-  const tools = Object.entries(TOOLS).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema ?? noArgs }));
+  const all = runsTasks ? { ...TOOLS, native_task: NATIVE_TASK } : TOOLS;
+  const tools = Object.entries(all).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema ?? noArgs }));
   if (extraTool) tools.push({ name: 'extra', description: EXTRA.description, inputSchema: noArgs });
   return tools;
 }
@@ -244,12 +281,13 @@ const PROMPT = 'test_input_required_result_prompt';
 // --- methods ------------------------------------------------------------------------------
 const cached = (result, scope = 'public') => ({ ...result, ttlMs: LIST_TTL_MS, cacheScope: scope });
 
-function handle(method, params) {
+function handle(method, params, nameHeader) {
   const caps = params._meta?.[META.clientCapabilities] ?? {};
+  if (runsTasks && (method === 'tasks/get' || method === 'tasks/cancel' || method === 'tasks/update')) return taskMethod(method, params, nameHeader);
   switch (method) {
     case 'server/discover':
       if (discoverFails) throw new RpcError(-32601, 'Method not found: server/discover');
-      return cached({ supportedVersions: [VERSION], capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true } }, serverInfo: SERVER_INFO });
+      return cached({ supportedVersions: [VERSION], capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, ...(runsTasks ? { extensions: { [TASKS_EXT]: {} } } : {}) }, serverInfo: SERVER_INFO });
     case 'tools/list':
       return cached({ tools: toolList() });
     case 'prompts/list':
@@ -262,7 +300,7 @@ function handle(method, params) {
       if (params.uri !== 'modern://note') throw new RpcError(-32602, `Resource not found: ${params.uri}`, { uri: params.uri });
       return cached({ contents: [{ uri: 'modern://note', mimeType: 'text/plain', text: note }] }, 'private');
     case 'tools/call': {
-      const tool = params.name === 'extra' && extraTool ? EXTRA : Object.hasOwn(TOOLS, params.name) ? TOOLS[params.name] : undefined;
+      const tool = params.name === 'extra' && extraTool ? EXTRA : runsTasks && params.name === 'native_task' ? NATIVE_TASK : Object.hasOwn(TOOLS, params.name) ? TOOLS[params.name] : undefined;
       if (!tool) throw new RpcError(-32602, `Unknown tool: ${params.name}`);
       const responses = checkResponses(params);
       return tool.call(params.arguments ?? {}, params, responses, caps);
@@ -369,7 +407,7 @@ const server = createServer((req, res) => {
     }
     if (message.method === 'subscriptions/listen') return listen(message, res);
     try {
-      const result = handle(message.method, params);
+      const result = handle(message.method, params, req.headers['mcp-name']);
       reply(res, 200, { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', ...result, _meta: { [META.serverInfo]: SERVER_INFO } } });
     } catch (err) {
       const error = err instanceof RpcError ? { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) } : { code: -32603, message: String(err) };

@@ -7,7 +7,9 @@
  *   args, env, url, headers, auth, transport, mode, pool...) replaces its workers; a change of
  *   only how the gateway uses them (POLICY_KEYS: prefix, tool filter, timeouts, argument
  *   checks) keeps the workers and applies at once.
- * - LIVE_LIMITS and LIVE_SECTIONS apply at once.
+ * - LIVE_LIMITS and LIVE_SECTIONS apply at once; so do `tasks:` (limits, ttls, poll interval: read
+ *   per call) and `upstreams[].tasks` (a policy key), where the gateway started with a task engine
+ *   (some upstream named task tools at start; without one, they are restart-only: app.ts says so).
  * - everything else (listen address and port, server timeouts, path, TLS, sessions and their
  *   store, auth, security, SSE, resumability, pagination, shutdown, audit...) is bound when the
  *   process starts: a change there is named in a warning and left as it was until a restart.
@@ -15,7 +17,7 @@
 import type { GatewayConfig, UpstreamConfig } from './schema.js';
 
 /** Keys of an upstream that change how the gateway uses its workers, not the workers themselves. */
-export const POLICY_KEYS: ReadonlySet<string> = new Set(['prefix', 'tools', 'timeoutMs', 'maxTimeoutMs', 'validateArguments', 'required']);
+export const POLICY_KEYS: ReadonlySet<string> = new Set(['prefix', 'tools', 'timeoutMs', 'maxTimeoutMs', 'validateArguments', 'required', 'tasks']);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */
 export const LIVE_LIMITS: ReadonlySet<string> = new Set(['maxJsonDepth', 'maxBatchSize', 'maxInFlightPerClient', 'maxStreams']);
@@ -24,7 +26,7 @@ export const LIVE_LIMITS: ReadonlySet<string> = new Set(['maxJsonDepth', 'maxBat
  * Top-level sections applied at once besides `upstreams` and the live limits. `servers` (virtual
  * servers) is replaced whole by the reload's apply step.
  */
-export const LIVE_SECTIONS: ReadonlySet<string> = new Set(['upstreams', 'limits', 'logLevel', 'servers']);
+export const LIVE_SECTIONS: ReadonlySet<string> = new Set(['upstreams', 'limits', 'logLevel', 'servers', 'tasks']);
 
 export interface UpstreamChange {
   name: string;
@@ -45,13 +47,15 @@ export interface ConfigDiff {
   logLevel: boolean;
   /** Whether `servers` differs (virtual servers, replaced whole). */
   servers: boolean;
+  /** Dotted `tasks.*` keys that differ (applied at once to new tasks; running ones keep theirs). */
+  tasks: string[];
   /** Dotted keys that differ but apply only at a restart ("listen.port", "sessions"). */
   restartOnly: string[];
 }
 
 /** Whether a reload has anything to apply (restart-only keys apply nothing). */
 export function hasLiveChanges(diff: ConfigDiff): boolean {
-  return diff.added.length + diff.removed.length + diff.changed.length + diff.limits.length > 0 || diff.logLevel || diff.servers;
+  return diff.added.length + diff.removed.length + diff.changed.length + diff.limits.length + diff.tasks.length > 0 || diff.logLevel || diff.servers;
 }
 
 /** The difference between the running config and the one a reload loaded. */
@@ -76,6 +80,7 @@ export function diffConfigs(current: GatewayConfig, next: GatewayConfig): Config
     limits,
     logLevel: current.logLevel !== next.logLevel,
     servers: !same(cur.servers, nxt.servers),
+    tasks: differingKeys('tasks', cur.tasks, nxt.tasks),
     restartOnly,
   };
 }

@@ -54,3 +54,42 @@ export function taskSupportOf(rules: UpstreamTasksConfig | undefined): (tool: st
 export function tasksChecks(tasks: TasksConfig, problems: string[]): void {
   if (tasks.defaultTtlMs > tasks.maxTtlMs) problems.push(`tasks.defaultTtlMs: must be <= tasks.maxTtlMs (${tasks.maxTtlMs})`);
 }
+
+/**
+ * The task settings a running gateway reads per call, changed in place by a config reload:
+ * `tasks:` (limits, ttls, poll interval) and each upstream's `upstreams[].tasks` globs.
+ */
+export class LiveTaskSettings {
+  readonly limits: TasksConfig;
+  readonly #support = new Map<string, (tool: string) => TaskSupport | undefined>();
+  readonly #rules = new Map<string, UpstreamTasksConfig | undefined>();
+
+  constructor(tasks: TasksConfig, upstreams: ReadonlyArray<{ name: string; tasks?: UpstreamTasksConfig | undefined }>) {
+    this.limits = { ...tasks };
+    this.apply(tasks, upstreams);
+  }
+
+  support(upstream: string, tool: string): TaskSupport | undefined {
+    return this.#support.get(upstream)?.(tool);
+  }
+
+  /** Takes a reload's settings; true when some upstream's task tools changed (tools/list shows them). */
+  apply(tasks: TasksConfig, upstreams: ReadonlyArray<{ name: string; tasks?: UpstreamTasksConfig | undefined }>): boolean {
+    Object.assign(this.limits, tasks);
+    let changed = upstreams.length !== this.#rules.size;
+    const rules = new Map(upstreams.map((u) => [u.name, u.tasks]));
+    for (const [name, r] of rules) if (JSON.stringify(r) !== JSON.stringify(this.#rules.get(name))) changed = true;
+    this.#rules.clear();
+    this.#support.clear();
+    for (const [name, r] of rules) {
+      this.#rules.set(name, r);
+      this.#support.set(name, taskSupportOf(r));
+    }
+    return changed;
+  }
+}
+
+/** Whether any upstream names task tools (the gateway then runs a task engine, from its start). */
+export function namesTaskTools(upstreams: ReadonlyArray<{ tasks?: UpstreamTasksConfig | undefined }>): boolean {
+  return upstreams.some((u) => u.tasks !== undefined && ((u.tasks.tools?.length ?? 0) > 0 || (u.tasks.requiredTools?.length ?? 0) > 0));
+}

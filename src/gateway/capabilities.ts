@@ -12,6 +12,8 @@ export class Capabilities {
     private readonly serverInfo: { name: string; version: string },
     /** The gateway runs tools as tasks (some upstream has `tasks:`). */
     private readonly tasks = false,
+    /** Whether some upstream runs tasks itself for such clients (they are passed through). */
+    private readonly upstreamTasks: (stateless: boolean) => boolean = () => false,
   ) {}
 
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
@@ -42,8 +44,11 @@ export class Capabilities {
       if (info.capabilities.logging !== undefined && !stateless) capabilities.logging = {};
     }
     // 2025-11-25 names what may be a task; 2026-07-28 has the extension instead (and never `tasks`).
-    if (this.tasks && stateless) capabilities.extensions = { [TASKS_EXTENSION]: {} };
-    else if (this.tasks) capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+    // tasks/list lists the gateway's own tasks only (task-pass-through.ts): without any, none is offered.
+    if (stateless) {
+      if (this.tasks || this.upstreamTasks(true)) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+    } else if (this.tasks) capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
+    else if (this.upstreamTasks(false)) capabilities.tasks = { cancel: {}, requests: { tools: { call: {} } } };
     return capabilities;
   }
 

@@ -29,6 +29,8 @@ import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { TaskEngine, type TaskEngineOptions } from './tasks.js';
+import type { TaskPassThrough } from './task-pass-through.js';
+import { requireString, resourceNotFound } from './request-params.js';
 import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {
@@ -54,6 +56,8 @@ export interface DispatcherOptions {
   diagnostics: DataPathEvents;
   /** Tasks (some upstream has `tasks:`): none, and tools/call is never a task. */
   tasks?: TaskEngineOptions;
+  /** Tasks of upstreams that run them themselves. */
+  passThrough: TaskPassThrough;
 }
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
@@ -105,6 +109,9 @@ export class Dispatcher {
 
   async close(): Promise<void> {
     await this.#unsubscribeCancels?.().catch(() => undefined);
+    // Before their calls end: a task fails with "replica stopped", not with the cancelled call's error.
+    const failed = await this.#tasks?.shutdown();
+    if (failed) this.options.log.info({ tasks: failed }, 'shutdown: tasks running here failed');
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
   }
 
@@ -213,7 +220,7 @@ export class Dispatcher {
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
       let { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
-      if (listKind === 'tools' && this.#tasks) page = this.#tasks.decorate(ctx, page, (name) => catalog.tool(name));
+      if (listKind === 'tools') page = this.options.passThrough.decorate(ctx, page, (name) => catalog.tool(name), this.#tasks);
       return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {
@@ -226,6 +233,8 @@ export class Dispatcher {
         const route = catalog.tool(requireString(params, 'name'));
         // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
         route?.arguments?.check(params?.arguments);
+        // An upstream that runs tasks itself gets the client's opt-in, and its task id leaves wrapped.
+        if (this.options.passThrough.takes(ctx, route, this.#tasks)) return this.options.passThrough.created(ctx, route.upstream, await this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog));
         const task = route && (await this.#tasks?.intercept(ctx, request, route));
         if (task) return task;
         // A task hint the gateway did not act on is not the upstream's business.
@@ -251,6 +260,7 @@ export class Dispatcher {
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
+    if (TaskEngine.handles(request.method) && this.options.passThrough.owns(ctx, request.method, params?.taskId, this.#tasks)) return this.options.passThrough.handle(ctx, request.method, params ?? {}, (upstream, p) => this.#forward(ctx, request, upstream, p));
     if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
     // A stateless request gets here only for a method of an extension this gateway does not run (tasks/*).
     throw new GatewayError(ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND', `Method not found: ${request.method}`);
@@ -387,14 +397,4 @@ export class Dispatcher {
       this.#inFlight.end(key, tracked);
     }
   }
-}
-
-function requireString(params: Record<string, unknown> | undefined, key: string): string {
-  const v = params?.[key];
-  if (typeof v !== 'string') throw new GatewayError('INVALID_PARAMS', `params.${key} must be a string`);
-  return v;
-}
-
-function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
-  return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
 }

@@ -1,12 +1,18 @@
 // The two wire forms of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
 // nested `task` on creation, tasks/result) and the 2026-07-28 extension (SEP-2663: ttlMs,
 // pollIntervalMs, a flat CreateTaskResult, the result or error inlined on tasks/get).
+import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { TaskRecord, TaskStatus } from '../contracts/task-store.js';
 import { ERRORS, GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import type { JsonRpcErrorObject } from '../jsonrpc/messages.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
+
+export const LEGACY_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
+export const MODERN_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+/** The first revision with (experimental) tasks: older sessions call every tool as before. */
+const FIRST_LEGACY_VERSION = '2025-11-25';
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -103,4 +109,29 @@ export function requestedTtl(task: unknown, limits: { defaultTtlMs: number; maxT
   if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 0) throw new GatewayError('TASK_TTL_INVALID');
   // At least a second: a task must be readable once it is created.
   return Math.min(Math.max(ttl, 1000), limits.maxTtlMs);
+}
+
+/**
+ * Whether this client may send this tasks/* method at all (its era's methods, a revision with
+ * tasks, the 2026-07-28 extension declared on the request); throws the error it gets otherwise.
+ */
+export function admitTaskMethod(ctx: RequestContext, method: string): void {
+  if (!(ctx.stateless ? MODERN_METHODS : LEGACY_METHODS).has(method) || !speaksTasks(ctx)) {
+    throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${method}`);
+  }
+  // Before the id is looked up: a client that did not negotiate tasks learns that, not "unknown task".
+  if (ctx.stateless && !declaresTasks(ctx.clientCapabilities)) throw tasksExtensionRequired(method);
+}
+
+/** Whether this client can see tasks at all (2025 sessions before 2025-11-25 cannot). */
+export function speaksTasks(ctx: RequestContext): boolean {
+  return ctx.stateless || ctx.protocolVersion >= FIRST_LEGACY_VERSION;
+}
+
+/** A tool as an upstream listed it, without the task support the gateway would not honour. */
+export function withoutTaskSupport(tool: Record<string, unknown>): Record<string, unknown> {
+  const execution = isObject(tool.execution) ? tool.execution : undefined;
+  if (execution?.taskSupport === undefined) return tool;
+  const { taskSupport: _own, ...rest } = execution;
+  return { ...tool, execution: rest };
 }

@@ -11,7 +11,8 @@ import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
-import { createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, tasksExtensionRequired } from './task-wire.js';
+import { LocalTasks } from './local-tasks.js';
+import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, withoutTaskSupport } from './task-wire.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
@@ -44,10 +45,6 @@ export interface TaskCalls {
   releaseChain(requestState: string): void;
 }
 
-const LEGACY_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
-const MODERN_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
-/** The first revision with (experimental) tasks: older sessions call every tool as before. */
-const FIRST_LEGACY_VERSION = '2025-11-25';
 const NO_SINK: MessageSink = { send: () => false };
 
 /**
@@ -66,6 +63,8 @@ function eraOf(ctx: RequestContext): TaskRecord['era'] {
 export class TaskEngine {
   /** Requests a task's call sent its 2025 client, answered on this replica: the task goes back to working. */
   readonly #asked = new Map<string, string>();
+  /** Tasks whose call (or its input chain) this replica ran: a shutdown fails those still live here. */
+  readonly #here = new LocalTasks();
 
   constructor(
     private readonly options: TaskEngineOptions,
@@ -80,22 +79,19 @@ export class TaskEngine {
     return route ? this.options.support(route.upstream, route.original) : undefined;
   }
 
-  /** Whether this client can see tasks at all (2025 sessions before 2025-11-25 cannot). */
-  #speaksTasks(ctx: RequestContext): boolean {
-    return ctx.stateless || ctx.protocolVersion >= FIRST_LEGACY_VERSION;
-  }
-
-  /** tools/list entries with their task support (`execution.taskSupport`), as this gateway runs them. */
-  decorate(ctx: RequestContext, tools: ReadonlyArray<Record<string, unknown>>, routeOf: (name: string) => Route | undefined): Array<Record<string, unknown>> {
-    const speaks = this.#speaksTasks(ctx);
+  /**
+   * tools/list entries with their task support (`execution.taskSupport`) as this gateway runs
+   * them: its own (`upstreams[].tasks`, which wins), else the upstream's when it runs tasks itself
+   * (`keepsOwn`: passed through), else none.
+   */
+  decorate(ctx: RequestContext, tools: ReadonlyArray<Record<string, unknown>>, routeOf: (name: string) => Route | undefined, keepsOwn: (upstream: string) => boolean): Array<Record<string, unknown>> {
+    const speaks = speaksTasks(ctx);
     return tools.map((tool) => {
-      const support = speaks ? this.supportOf(routeOf(String(tool.name))) : undefined;
+      const route = routeOf(String(tool.name));
+      const support = speaks ? this.supportOf(route) : undefined;
       const execution = isObject(tool.execution) ? tool.execution : undefined;
       if (support) return { ...tool, execution: { ...execution, taskSupport: support } };
-      // An upstream's own task support is not passed through: the gateway would refuse such a task.
-      if (execution?.taskSupport === undefined) return tool;
-      const { taskSupport: _own, ...rest } = execution;
-      return { ...tool, execution: rest };
+      return route && keepsOwn(route.upstream) ? tool : withoutTaskSupport(tool);
     });
   }
 
@@ -117,7 +113,7 @@ export class TaskEngine {
       if (support === 'required') return this.#adopt(ctx, request);
       return this.#create(ctx, request, this.options.limits.defaultTtlMs);
     }
-    if (!this.#speaksTasks(ctx)) return undefined;
+    if (!speaksTasks(ctx)) return undefined;
     if (params.task === undefined) {
       if (support === 'required') throw new GatewayError('TASK_REQUIRED', `Task augmentation required for tools/call of ${String(params.name)}`);
       return undefined;
@@ -131,6 +127,7 @@ export class TaskEngine {
     const record = this.#record(ctx, request, ttlMs);
     // Durable before it is announced: a tasks/get on any replica finds it (SEP-2663).
     if (!(await store.create(record, limits.maxPerPrincipal))) throw taskLimit(limits.maxPerPrincipal);
+    this.#here.track(record);
     this.#start(record, this.#runContext(ctx, record), record.params);
     return createTaskResult(record);
   }
@@ -159,7 +156,10 @@ export class TaskEngine {
       if (!early) this.calls.cancel(record.scope, record.requestId);
       throw taskLimit(limits.maxPerPrincipal);
     }
-    if (!early) this.#follow(record.taskId, call, runCtx);
+    if (!early) {
+      this.#here.track(record);
+      this.#follow(record.taskId, call, runCtx);
+    }
     return createTaskResult(stored);
   }
 
@@ -211,7 +211,16 @@ export class TaskEngine {
     const current = await this.options.store.get(taskId);
     if (!current || isTerminal(current.status)) return;
     const next = settled(current, outcome, Date.now());
+    if (isTerminal(next.status)) this.#here.delete(taskId);
     if (await this.options.store.transition(next, LIVE)) this.#notify(ctx, next);
+  }
+
+  /**
+   * This replica stops (SIGTERM): every task still live here fails now, with a typed error,
+   * rather than when its heartbeat lapses; their calls are cancelled after (by the dispatcher).
+   */
+  shutdown(): Promise<number> {
+    return this.#here.failAll(this.options.store, this.options.replicaId, this.options.log);
   }
 
   /**
@@ -269,11 +278,7 @@ export class TaskEngine {
   /** tasks/get, tasks/result, tasks/list, tasks/cancel (2025-11-25); tasks/get, tasks/update, tasks/cancel (2026-07-28). */
   async handle(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const method = request.method;
-    if (!(ctx.stateless ? MODERN_METHODS : LEGACY_METHODS).has(method) || !this.#speaksTasks(ctx)) {
-      throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${method}`);
-    }
-    // Before the id is looked up: a client that did not negotiate tasks learns that, not "unknown task".
-    if (ctx.stateless && !declaresTasks(ctx.clientCapabilities)) throw tasksExtensionRequired(method);
+    admitTaskMethod(ctx, method);
     if (method === 'tasks/list') return this.#list(ctx, request.params?.cursor);
     const record = await this.#find(ctx, request.params?.taskId);
     switch (method) {
@@ -327,6 +332,7 @@ export class TaskEngine {
     delete next.inputResponses;
     delete next.requestState;
     if (!(await this.options.store.transition(next, LIVE))) return this.#cancel(ctx, await this.#find(ctx, record.taskId));
+    this.#here.delete(record.taskId);
     this.calls.cancel(record.scope, record.requestId);
     if (record.requestState !== undefined) this.calls.releaseChain(record.requestState);
     this.#notify(ctx, next);
@@ -361,6 +367,7 @@ export class TaskEngine {
     }
     if (!(await this.options.store.transition(next, ['input_required']))) return {};
     if (done) {
+      this.#here.track(next);
       const params = { ...record.params, inputResponses: collected, ...(record.requestState !== undefined ? { requestState: record.requestState } : {}) };
       this.#start(next, { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined }, params);
     }

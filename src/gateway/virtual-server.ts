@@ -24,6 +24,7 @@ import { ServerViews, viewCatalog, viewProblems, type ServerView } from './serve
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from './tasks.js';
+import { TaskPassThrough } from './task-pass-through.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -46,6 +47,8 @@ export interface VirtualServerOptions {
   spentStates?: SpentStates;
   /** Tasks, when some upstream runs tools as tasks (`upstreams[].tasks`). */
   tasks?: TaskEngineOptions;
+  /** Tasks of upstreams that run them themselves (one per process, shared with the per-session router). */
+  passThrough?: TaskPassThrough;
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -100,12 +103,15 @@ export class VirtualServer implements McpHandler {
   readonly #subscriptions: Subscriptions;
   readonly #dispatcher: Dispatcher;
   readonly #views: ServerViews;
+  readonly #passThrough: TaskPassThrough;
 
   constructor(private readonly options: VirtualServerOptions) {
     const { upstreams, perSession, log } = options;
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
-    this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined);
+    const passThrough = options.passThrough ?? new TaskPassThrough(upstreams, options.caching.stateSecret);
+    this.#passThrough = passThrough;
+    this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined, (stateless) => passThrough.any(stateless));
     const uris = new ResourceUris(upstreams);
     this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, uris, log });
     this.#dispatcher = new Dispatcher({
@@ -123,6 +129,7 @@ export class VirtualServer implements McpHandler {
       log,
       diagnostics: options.diagnostics,
       ...(options.tasks ? { tasks: options.tasks } : {}),
+      passThrough,
     });
   }
 
@@ -302,6 +309,8 @@ export class VirtualServer implements McpHandler {
       return;
     }
     if (n.method === 'notifications/resources/updated') this.#subscriptions.deliver(upstream, n);
+    // A task's status goes to the session that created it (known here), with the id it knows.
+    if (this.#passThrough.notification(upstream, n)) return;
     // Logging and other notifications of a shared worker belong to no one client: never broadcast.
   }
 }

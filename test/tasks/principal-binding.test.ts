@@ -5,17 +5,21 @@
  * tasks/list does not show it. The same principal reaches it from another session.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, startGateway, type RunningGateway } from '../support/gateway.js';
+import { resolve } from 'node:path';
+import { post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { modernRequest } from '../support/modern.js';
-import { WITH_TASKS, tasksConfig } from '../support/tasks.js';
+import { WITH_TASKS, tasksConfig, tasksUpstream } from '../support/tasks.js';
+
+/** An upstream that runs tasks itself: its task ids are wrapped, bound to the principal too. */
+const NATIVE = resolve(import.meta.dirname, '../../examples/tasks-native/server.mjs');
 
 let gw: RunningGateway;
 let issuer: JwtIssuer;
 
 beforeAll(async () => {
   issuer = await startJwtIssuer();
-  gw = await startGateway(tasksConfig({ auth: issuer.authConfig }));
+  gw = await startGateway(tasksConfig({ auth: issuer.authConfig, upstreams: [tasksUpstream(), stdioUpstream('native', NATIVE, { prefix: 'n' })] }));
 }, 30_000);
 
 afterAll(async () => {
@@ -82,5 +86,18 @@ describe('tasks are bound to their principal', () => {
     }
     expect(task.status).toBe('failed');
     expect((await aliceAgain('tasks/result', { taskId: created.taskId })).error).toMatchObject({ code: -32007 });
+  });
+
+  it('pass-through (an upstream\'s own task, wrapped id): another principal gets -32602; the same principal\'s other session reaches it', async () => {
+    const alice = await sessionOf('alice');
+    const created = (await alice('tools/call', { name: 'n__native_slow', arguments: { seconds: 30 }, task: {} })).result.task;
+    expect(created.taskId.startsWith('u.')).toBe(true);
+    const mallory = await sessionOf('mallory');
+    for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
+      expect((await mallory(method, { taskId: created.taskId })).error.code).toBe(-32602);
+    }
+    const aliceAgain = await sessionOf('alice');
+    expect((await aliceAgain('tasks/get', { taskId: created.taskId })).result).toMatchObject({ taskId: created.taskId, status: 'working' });
+    expect((await aliceAgain('tasks/cancel', { taskId: created.taskId })).result.status).toBe('cancelled');
   });
 });

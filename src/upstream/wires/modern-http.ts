@@ -19,6 +19,10 @@ const NAME_PARAM: ReadonlyMap<string, string> = new Map([
   ['tools/call', 'name'],
   ['prompts/get', 'name'],
   ['resources/read', 'uri'],
+  // The tasks extension (SEP-2663): a task's requests carry its id, for routing.
+  ['tasks/get', 'taskId'],
+  ['tasks/update', 'taskId'],
+  ['tasks/cancel', 'taskId'],
 ]);
 
 /** A header value as 2026-07-28 carries it: plain when it is visible ASCII, else the Base64 sentinel. */

@@ -1,0 +1,196 @@
+// Tasks of an upstream that runs them itself (2025-11-25 `capabilities.tasks.requests.tools.call`,
+// or the 2026-07-28 extension): the call goes to it with the client's opt-in, and the task id it
+// returns leaves wrapped, so tasks/get, tasks/result, tasks/cancel and tasks/update find their way
+// back to that upstream with its own id. No store: the wrapped id carries the route, signed and
+// bound to its caller, so any replica reads it and nobody can forge one to another upstream or
+// another principal's task.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { McpResult } from '../contracts/upstream.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
+import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
+import type { Route } from './catalog.js';
+import { admitTaskMethod, withoutTaskSupport } from './task-wire.js';
+import type { TaskEngine } from './tasks.js';
+import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
+
+/** A wrapped id starts so; the gateway's own ids are plain base64url (no dot). */
+const PREFIX = 'u.';
+/** Notifications of a pass-through task are sent to its session for this long at most. */
+const FOLLOW_MS = 24 * 3600_000;
+const MAX_FOLLOWED = 10_000;
+
+export interface WrappedTask {
+  upstream: string;
+  /** The upstream's own task id. */
+  id: string;
+}
+
+/** Who may use a wrapped id: as the gateway's own tasks bind theirs (tasks.ts bindingOf). */
+export function taskBinding(ctx: RequestContext): string {
+  if (ctx.principal !== undefined) return `p:${ctx.principal}`;
+  return ctx.stateless ? 'anonymous' : `s:${ctx.scope}`;
+}
+
+export class TaskPassThrough {
+  readonly #key: Buffer;
+  /** Tasks created here on a 2025 session: where their upstream's status notifications go. */
+  readonly #followed = new Map<string, { wrapped: string; sink: MessageSink; until: number }>();
+
+  constructor(
+    private readonly upstreams: ReadonlyMap<string, UpstreamEntry>,
+    /** Shared by the replicas (`stateless.stateSecret`), or a wrapped id is read only where it was made. */
+    secret: string | undefined,
+  ) {
+    this.#key = secret ? Buffer.from(`tasks:${secret}`, 'utf8') : randomBytes(32);
+  }
+
+  /** Whether `upstream` runs tools as tasks itself, on the wire this client's calls take to it. */
+  runs(ctx: RequestContext, upstream: string): boolean {
+    const entry = this.upstreams.get(upstream);
+    const caps = entry && upstreamInfo(entry)?.capabilities;
+    if (!entry || !caps) return false;
+    const modernWire = entry.workers.speaksModern === true && (ctx.stateless || entry.workers.dualEra !== true);
+    if (ctx.stateless) return modernWire && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]);
+    if (modernWire || ctx.protocolVersion < '2025-11-25') return false;
+    const tasks = caps.tasks;
+    return isObject(tasks) && isObject(tasks.requests) && isObject(tasks.requests.tools) && isObject(tasks.requests.tools.call);
+  }
+
+  /**
+   * Whether this tools/call goes to its upstream as the upstream's own task (or its refusal):
+   * the gateway runs no task for the tool (its own `upstreams[].tasks` win) and the upstream runs tasks.
+   */
+  takes(ctx: RequestContext, route: Route | undefined, engine: TaskEngine | undefined): route is Route {
+    return route !== undefined && !engine?.supportOf(route) && this.runs(ctx, route.upstream);
+  }
+
+  /** tools/list entries: the gateway's task support, else the upstream's where it is passed through, else none. */
+  decorate(ctx: RequestContext, tools: Array<Record<string, unknown>>, routeOf: (name: string) => Route | undefined, engine: TaskEngine | undefined): Array<Record<string, unknown>> {
+    const keeps = (upstream: string) => this.runs(ctx, upstream);
+    if (engine) return engine.decorate(ctx, tools, routeOf, keeps);
+    return tools.map((tool) => {
+      const route = isObject(tool.execution) && tool.execution.taskSupport !== undefined ? routeOf(String(tool.name)) : undefined;
+      return !route || keeps(route.upstream) ? tool : withoutTaskSupport(tool);
+    });
+  }
+
+  /** tasks/get, tasks/result, tasks/cancel, tasks/update of a wrapped id: to its upstream, with the upstream's id. */
+  async handle(ctx: RequestContext, method: string, params: Record<string, unknown>, forward: (upstream: string, params: Record<string, unknown>) => Promise<McpResult>): Promise<McpResult> {
+    admitTaskMethod(ctx, method);
+    const wrapped = String(params.taskId);
+    const task = this.unwrap(ctx, wrapped);
+    // An upstream that no longer runs tasks (replaced by a reload, say) has none of these.
+    if (!this.runs(ctx, task.upstream)) throw new GatewayError('TASK_NOT_FOUND');
+    return this.answered(ctx, task, wrapped, await forward(task.upstream, { ...params, taskId: task.id }));
+  }
+
+  /** Whether any upstream runs tasks itself for this kind of client (the gateway then says it has tasks). */
+  any(stateless: boolean): boolean {
+    const ctx = { stateless, protocolVersion: '2025-11-25', scope: '' } as RequestContext;
+    for (const name of this.upstreams.keys()) if (this.runs(ctx, name)) return true;
+    return false;
+  }
+
+  wrap(ctx: RequestContext, upstream: string, id: string): string {
+    const body = Buffer.from(JSON.stringify([upstream, id]), 'utf8').toString('base64url');
+    return `${PREFIX}${body}.${this.#sign(ctx, body)}`;
+  }
+
+  static isWrapped(taskId: unknown): taskId is string {
+    return typeof taskId === 'string' && taskId.startsWith(PREFIX);
+  }
+
+  /**
+   * Whether a tasks/* request is one of these: a wrapped id; or, with no task engine, any id of
+   * a client some upstream runs tasks for (an unknown one is then -32602, not "no such method").
+   */
+  owns(ctx: RequestContext, method: string, taskId: unknown, engine: TaskEngine | undefined): boolean {
+    if (TaskPassThrough.isWrapped(taskId)) return true;
+    return engine === undefined && method !== 'tasks/list' && this.any(ctx.stateless);
+  }
+
+  /** The upstream and its id; a wrapped id that is forged, altered or another caller's reads "not found". */
+  unwrap(ctx: RequestContext, taskId: string): WrappedTask {
+    const [, body, mac] = taskId.split('.');
+    if (body === undefined || mac === undefined) throw new GatewayError('TASK_NOT_FOUND');
+    const want = Buffer.from(this.#sign(ctx, body));
+    const got = Buffer.from(mac);
+    if (want.length !== got.length || !timingSafeEqual(want, got)) throw new GatewayError('TASK_NOT_FOUND');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+    } catch {
+      throw new GatewayError('TASK_NOT_FOUND');
+    }
+    if (!Array.isArray(parsed) || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string' || !this.upstreams.has(parsed[0])) throw new GatewayError('TASK_NOT_FOUND');
+    return { upstream: parsed[0], id: parsed[1] };
+  }
+
+  #sign(ctx: RequestContext, body: string): string {
+    const era = ctx.stateless ? 'modern' : 'legacy';
+    return createHmac('sha256', this.#key).update(`${era}\u0000${taskBinding(ctx)}\u0000${body}`).digest('base64url');
+  }
+
+  /** A task-augmented call's answer from the upstream: its task id leaves wrapped. */
+  created(ctx: RequestContext, upstream: string, result: McpResult): McpResult {
+    if (isObject(result.task) && typeof result.task.taskId === 'string') {
+      const wrapped = this.wrap(ctx, upstream, result.task.taskId);
+      this.#follow(ctx, upstream, result.task.taskId, wrapped);
+      return { ...result, task: { ...result.task, taskId: wrapped } };
+    }
+    if (result.resultType === 'task' && typeof result.taskId === 'string') return { ...result, taskId: this.wrap(ctx, upstream, result.taskId) };
+    return result;
+  }
+
+  /** tasks/* answers from the upstream: ids as the client knows them. */
+  answered(ctx: RequestContext, task: WrappedTask, wrapped: string, result: McpResult): McpResult {
+    const out: McpResult = result.taskId === task.id ? { ...result, taskId: wrapped } : { ...result };
+    const meta = isObject(result._meta) ? result._meta : undefined;
+    const related = meta?.[META.relatedTask];
+    if (meta && isObject(related) && related.taskId === task.id) out._meta = { ...meta, [META.relatedTask]: { ...related, taskId: wrapped } };
+    if (out.status === 'completed' || out.status === 'failed' || out.status === 'cancelled') this.#followed.delete(followKey(task.upstream, task.id));
+    return out;
+  }
+
+  #follow(ctx: RequestContext, upstream: string, id: string, wrapped: string): void {
+    if (ctx.stateless || !ctx.sessionSink) return;
+    const now = Date.now();
+    if (this.#followed.size >= MAX_FOLLOWED) {
+      for (const [k, v] of this.#followed) if (v.until < now) this.#followed.delete(k);
+      // Still full: the oldest goes (a Map iterates in insertion order).
+      if (this.#followed.size >= MAX_FOLLOWED) this.#followed.delete(this.#followed.keys().next().value as string);
+    }
+    this.#followed.set(followKey(upstream, id), { wrapped, sink: ctx.sessionSink, until: now + FOLLOW_MS });
+  }
+
+  /**
+   * An upstream's notifications/tasks/status from a shared worker: to the session that created
+   * the task (on this replica), with the id it knows. True when it was one (it goes nowhere else).
+   */
+  notification(upstream: string, n: JsonRpcNotification): boolean {
+    if (n.method !== 'notifications/tasks/status') return false;
+    const followed = this.#followedBy(upstream, n);
+    if (followed) followed.sink.send(this.rewrite(upstream, n));
+    return true;
+  }
+
+  /** A per-session worker's notification as its client knows it: a task status names the wrapped id. */
+  rewrite(upstream: string, n: JsonRpcNotification): JsonRpcNotification {
+    const followed = n.method === 'notifications/tasks/status' ? this.#followedBy(upstream, n) : undefined;
+    if (!followed) return n;
+    const status = n.params?.status;
+    if (status === 'completed' || status === 'failed' || status === 'cancelled') this.#followed.delete(followKey(upstream, String(n.params?.taskId)));
+    return { ...n, params: { ...n.params, taskId: followed.wrapped } };
+  }
+
+  #followedBy(upstream: string, n: JsonRpcNotification): { wrapped: string; sink: MessageSink } | undefined {
+    const id = n.params?.taskId;
+    return typeof id === 'string' ? this.#followed.get(followKey(upstream, id)) : undefined;
+  }
+}
+
+function followKey(upstream: string, id: string): string {
+  return `${upstream}\u0000${id}`;
+}
