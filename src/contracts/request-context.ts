@@ -46,6 +46,12 @@ export interface RequestContext {
   readonly sessionSink: MessageSink | undefined;
   /** The HTTP request this one came in (its id and trace headers); undefined off HTTP. */
   readonly http?: HttpOrigin | undefined;
+  /**
+   * How long an upstream's requests that come together are gathered into one input_required
+   * round (default 10 ms). A task's client polls, so it loses nothing when this is longer, and
+   * a loaded machine cannot split one Promise.all of questions into two rounds.
+   */
+  readonly inputGatherMs?: number;
 }
 
 /** What the HTTP request says that logs and traces carry on (never used to decide anything). */

@@ -46,6 +46,8 @@ export interface TaskCalls {
 }
 
 const NO_SINK: MessageSink = { send: () => false };
+/** A 2026 task's questions are gathered this long into one inputRequests (its client polls anyway). */
+const TASK_INPUT_GATHER_MS = 100;
 
 /**
  * Who may see a task: its principal with auth on; without, a 2025 task belongs to its session
@@ -188,7 +190,7 @@ export class TaskEngine {
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
     // The request that created the task has been answered: its reply stream is gone.
-    if (record.era === 'modern') return { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined };
+    if (record.era === 'modern') return { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS };
     return { ...ctx, sink: this.#legacySink(ctx, record.taskId), http: undefined };
   }
 
@@ -369,7 +371,7 @@ export class TaskEngine {
     if (done) {
       this.#here.track(next);
       const params = { ...record.params, inputResponses: collected, ...(record.requestState !== undefined ? { requestState: record.requestState } : {}) };
-      this.#start(next, { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined }, params);
+      this.#start(next, { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS }, params);
     }
     return {};
   }

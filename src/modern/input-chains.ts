@@ -83,6 +83,8 @@ class Chain {
   outcome: { result: McpResult } | { error: Error } | undefined;
   expiry: NodeJS.Timeout | undefined;
   yieldScheduled = false;
+  /** RequestContext.inputGatherMs of the request that started it. */
+  gatherMs = YIELD_MS;
   /** What the latest request of the chain declared: asks between rounds are judged by it too. */
   capabilities: Readonly<Record<string, unknown>> = {};
 
@@ -127,6 +129,7 @@ export class InputChains {
   /** Starts a chain: `start` runs the call on the scope's worker. */
   run(ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, start: (options: CallOptions) => UpstreamCall): UpstreamCall {
     const chain = new Chain(ctx.scope, method, targetDigest(method, params), ctx.principal);
+    chain.gatherMs = ctx.inputGatherMs ?? YIELD_MS;
     this.#chains.set(chain.scope, chain);
     const round = this.#open(chain, ctx, params, options);
     chain.call = start({ onNotification: (n) => this.#notify(chain, n) });
@@ -221,7 +224,7 @@ export class InputChains {
       round.resolve({ resultType: 'input_required', inputRequests: Object.fromEntries(chain.outstanding), requestState: this.#sign(chain) });
       chain.expiry = setTimeout(() => this.#cancel(chain, new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`)), this.waitMs);
       chain.expiry.unref();
-    }), YIELD_MS);
+    }), chain.gatherMs);
   }
 
   #notify(chain: Chain, n: JsonRpcNotification): void {
