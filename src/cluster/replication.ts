@@ -4,7 +4,7 @@ import type { Bus } from './bus.js';
 import { MemoryBus } from './memory-bus.js';
 import { LocalOwnerRegistry, type OwnerRegistry } from './owner-registry.js';
 import { RedisBus } from './redis-bus.js';
-import { createRedisClient, logConnectionErrors, redisTarget } from '../redis/connection.js';
+import { SUBSCRIBER_OPTIONS, createRedisClient, logConnectionErrors, redisTarget } from '../redis/connection.js';
 import { RedisOwnerRegistry } from './redis-owner-registry.js';
 
 /** How replicas find each other: a bus and the owner records of per-session workers. */
@@ -25,7 +25,7 @@ export function createReplication(config: GatewayConfig, log: Logger): Replicati
   // Owner look-ups sit on the call path: fail fast rather than queue behind an outage.
   const commands = createRedisClient(target, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
   const publisher = createRedisClient(target, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
-  const subscriber = createRedisClient(target, { connectTimeout: 2000 });
+  const subscriber = createRedisClient(target, { connectTimeout: 2000, ...SUBSCRIBER_OPTIONS });
   logConnectionErrors(commands, 'replication-commands', log);
   logConnectionErrors(publisher, 'replication-publisher', log);
   logConnectionErrors(subscriber, 'replication-subscriber', log);

@@ -49,6 +49,14 @@ function clusterOptions(options: RedisOptions, password: string | undefined): Cl
 }
 
 /**
+ * Options of every connection that only subscribes. No ready check (INFO): ioredis 5 writes a
+ * SUBSCRIBE issued while it connects before its INFO (SUBSCRIBE may run while Redis loads), the
+ * INFO then fails in subscriber mode, and the connection is dropped with every queued command
+ * ("Connection in subscriber mode"). Pub/sub needs no check that loading has ended.
+ */
+export const SUBSCRIBER_OPTIONS = Object.freeze({ enableReadyCheck: false }) satisfies RedisOptions;
+
+/**
  * The one place that turns configuration into Redis connections, so that every user (session
  * store, event store, bus, owner registry) gets each topology at once.
  */

@@ -1,6 +1,6 @@
 import { Cluster, type Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../observability/logger.js';
-import { backoff, type RedisClient } from './connection.js';
+import { SUBSCRIBER_OPTIONS, backoff, type RedisClient } from './connection.js';
 
 export interface RedisExpiryEventsOptions {
   /** The name of each expired key. */
@@ -55,6 +55,7 @@ export class RedisExpiryEvents {
       commandTimeout: undefined,
       autoResubscribe: false,
       connectionName: 'mcp-gateway-events',
+      ...SUBSCRIBER_OPTIONS,
       retryStrategy: backoff(options.maxBackoffMs ?? 2000),
     };
     if (client instanceof Cluster) {
