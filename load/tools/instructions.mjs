@@ -10,6 +10,9 @@
 //   node load/tools/instructions.mjs <target> [--calls 2000] [--warmup 600] [--root <checkout>]
 //   targets: bare-fastify, call-json, call-stateless, call-redis (cacheMs 0), call-http
 // --root: another built checkout's dist/main.js (e.g. the commit before), the load unchanged.
+// --warmup: with --single-threaded TurboFan compiles on the main thread, inside the count; at
+// 2000 about 40 % of call-json's counted instructions were Runtime_CompileOptimized. 8000 is
+// close to steady state (load/results/2026-12-01-instructions-2.md has both).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { CellHistogram } from './cell-histogram.js';
 
 const OPERATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -13,22 +14,22 @@ export class Metrics {
    * `error_type`: '' on success, `tool_error` for a result with isError, else the JSON-RPC code
    * (as a string). `network_transport` is the client's: `tcp` (HTTP).
    */
-  readonly operationDuration = new Histogram({
-    name: 'mcp_server_operation_duration_seconds',
-    help: 'Duration of MCP requests handled by the gateway',
-    labelNames: ['mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'mcp_protocol_version', 'network_transport'] as const,
-    buckets: OPERATION_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly operationDuration = new CellHistogram(
+    'mcp_server_operation_duration_seconds',
+    'Duration of MCP requests handled by the gateway',
+    ['mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'mcp_protocol_version', 'network_transport'] as const,
+    OPERATION_BUCKETS,
+    this.registry,
+  );
 
   /** The gateway as an MCP client: one call to an upstream, from asking a worker to its answer. */
-  readonly clientOperationDuration = new Histogram({
-    name: 'mcp_client_operation_duration_seconds',
-    help: 'Duration of the calls the gateway makes to upstream MCP servers',
-    labelNames: ['upstream', 'mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'network_transport'] as const,
-    buckets: OPERATION_BUCKETS,
-    registers: [this.registry],
-  });
+  readonly clientOperationDuration = new CellHistogram(
+    'mcp_client_operation_duration_seconds',
+    'Duration of the calls the gateway makes to upstream MCP servers',
+    ['upstream', 'mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'network_transport'] as const,
+    OPERATION_BUCKETS,
+    this.registry,
+  );
 
   /** 2025 sessions ended by DELETE (an expired one has no end this replica sees in time). */
   readonly sessionDuration = new Histogram({

@@ -27,23 +27,11 @@ export function observeGateway(metrics: Metrics, auditMethods: readonly string[]
 
 export function subscribeMetrics(gateway: string, metrics: Metrics): () => void {
   return subscribe(gateway, {
+    // Label values by position (labelNames' order): the cell of a label set is found, not rebuilt.
     'request:end': (e) =>
-      metrics.operationDuration.observe(
-        {
-          mcp_method_name: e.method,
-          gen_ai_tool_name: e.tool,
-          gen_ai_prompt_name: e.prompt,
-          error_type: e.toolError ? 'tool_error' : e.errorCode,
-          mcp_protocol_version: e.protocolVersion,
-          network_transport: 'tcp',
-        },
-        e.seconds,
-      ),
+      metrics.operationDuration.cell(e.method, e.tool, e.prompt, e.toolError ? 'tool_error' : e.errorCode, e.protocolVersion, 'tcp').observe(e.seconds),
     'upstream:call-end': (e) =>
-      metrics.clientOperationDuration.observe(
-        { upstream: e.upstream, mcp_method_name: e.method, gen_ai_tool_name: e.tool, gen_ai_prompt_name: e.prompt, error_type: e.errorType, network_transport: e.transport },
-        e.seconds,
-      ),
+      metrics.clientOperationDuration.cell(e.upstream, e.method, e.tool, e.prompt, e.errorType, e.transport).observe(e.seconds),
     'session:end': (e) => metrics.sessionDuration.observe({ network_transport: 'tcp' }, e.seconds),
     'transport:rejection': (e) => metrics.transportRejections.inc({ error_type: e.errorType }),
     'stream:open': (e) => metrics.sseStreamsOpen.inc({ kind: e.kind }),

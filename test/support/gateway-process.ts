@@ -33,11 +33,11 @@ function writeConfig(config: Record<string, unknown>): { dir: string; file: stri
  * Resolves once the gateway serves MCP (its "listening" line), or with `until: 'bound'` as soon
  * as its port is bound (its "starting" line: /healthz answers, the upstreams are still starting).
  */
-export async function spawnGateway(config: Record<string, unknown>, options: { until?: 'ready' | 'bound'; configFile?: string } = {}): Promise<GatewayProcess> {
+export async function spawnGateway(config: Record<string, unknown>, options: { until?: 'ready' | 'bound'; configFile?: string; nodeArgs?: string[] } = {}): Promise<GatewayProcess> {
   // With `configFile`, the test wrote the file (its layout matters: a ConfigMap's symlinks) and removes it.
   const { dir, file } = options.configFile ? { dir: undefined, file: options.configFile } : writeConfig(config);
   const path = typeof config.path === 'string' ? config.path : '/mcp';
-  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
