@@ -7,7 +7,7 @@
  * worker. A client without elicitation.url lists without the upstream. Once another user's worker
  * put the upstream in the catalog, the shared lists stand in and the call itself gets -32042.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
+import { startPerUserUpstream } from '../support/per-user-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { consent, startGatewayOn } from '../support/oauth-browser.js';
@@ -27,37 +28,9 @@ let upstream: Server;
 let gw: RunningGateway;
 let port: number;
 
-function startUpstream(): Promise<Server> {
-  let sessions = 0;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      const user = as.live.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-      if (user === undefined || user === 'gateway') return void res.writeHead(401).end();
-      const msg = JSON.parse(body);
-      const session = req.headers['mcp-session-id'] as string | undefined;
-      if (msg.id === undefined) return void res.writeHead(202).end();
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (msg.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}-${user}`;
-      const result =
-        msg.method === 'initialize'
-          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'private', version: '1' } }
-          : msg.method === 'tools/list'
-            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
-            : msg.method === 'tools/call'
-              ? { content: [{ type: 'text', text: `you are ${user} in ${session}` }] }
-              : {};
-      res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-    });
-  });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
-}
-
 beforeAll(async () => {
   [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  upstream = await startUpstream();
+  upstream = await startPerUserUpstream(as);
   const config = resolveConfig({
     listen: { host: '127.0.0.1', port: 0 },
     logLevel: 'silent',

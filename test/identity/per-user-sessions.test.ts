@@ -5,7 +5,7 @@
  * first user's worker: a session's tools/list opens it. Every request the upstream accepted
  * carried a user's token; none carried the gateway's.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
+import { startPerUserUpstream } from '../support/per-user-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 
@@ -24,42 +25,9 @@ let gw: RunningGateway;
 const accepted: Array<{ method: string; user: string; session: string | undefined }> = [];
 let refusedGateway = 0;
 
-/** A server with sessions that takes only users' tokens (the gateway's own is refused), for everything. */
-function startUpstream(): Promise<Server> {
-  let sessions = 0;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      const user = as.live.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-      if (user === undefined || user === 'gateway') {
-        if (user === 'gateway') refusedGateway++;
-        return void res.writeHead(401).end();
-      }
-      const msg = JSON.parse(body);
-      const session = req.headers['mcp-session-id'] as string | undefined;
-      accepted.push({ method: msg.method, user, session });
-      if (msg.id === undefined) return void res.writeHead(202).end();
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (msg.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}-${user}`;
-      const result =
-        msg.method === 'initialize'
-          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'private', version: '1' } }
-          : msg.method === 'tools/list'
-            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
-            : msg.method === 'tools/call'
-              ? { content: [{ type: 'text', text: `you are ${user} in ${session}` }] }
-              : {};
-      res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-    });
-  });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
-}
-
 beforeAll(async () => {
   [as, issuer] = await Promise.all([startAuthorizationServer(), startJwtIssuer()]);
-  upstream = await startUpstream();
+  upstream = await startPerUserUpstream(as, { accepted: (a) => void accepted.push(a), refusedGateway: () => void refusedGateway++ });
   const config = resolveConfig({
     listen: { host: '127.0.0.1', port: 0 },
     logLevel: 'silent',
