@@ -17,7 +17,7 @@ import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { forwardModern } from './modern-forward.js';
 import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
-import { LISTS, type Catalog, type ListKind, type Route } from './catalog.js';
+import { LISTS, type Catalog, type Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
@@ -30,7 +30,7 @@ import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { TaskEngine, type TaskEngineOptions } from './tasks.js';
 import type { TaskPassThrough } from './task-pass-through.js';
-import { requireString, resourceNotFound } from './request-params.js';
+import { CATALOG_METHODS, LIST_METHODS, requireString, resourceNotFound } from './request-params.js';
 import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {
@@ -59,17 +59,6 @@ export interface DispatcherOptions {
   /** Tasks of upstreams that run them themselves. */
   passThrough: TaskPassThrough;
 }
-
-// Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
-const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
-  ['tools/list', 'tools'],
-  ['prompts/list', 'prompts'],
-  ['resources/list', 'resources'],
-  ['resources/templates/list', 'resourceTemplates'],
-]);
-
-/** The methods that read the catalog (a session's own, with per-session upstreams). */
-const CATALOG_METHODS: ReadonlySet<string> = new Set([...LIST_METHODS.keys(), 'tools/call', 'prompts/get', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete']);
 
 /** Shared by every retry without a progress token: nothing to allocate per call. */
 const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });

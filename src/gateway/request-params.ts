@@ -1,6 +1,19 @@
-// The checks of a request's params every handler shares.
+// What every handler shares about a request: which methods list or read the catalog, and the
+// checks of its params.
 import type { RequestContext } from '../contracts/request-context.js';
 import { GatewayError } from '../jsonrpc/errors.js';
+import type { ListKind } from './catalog.js';
+
+// Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
+export const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
+  ['tools/list', 'tools'],
+  ['prompts/list', 'prompts'],
+  ['resources/list', 'resources'],
+  ['resources/templates/list', 'resourceTemplates'],
+]);
+
+/** The methods that read the catalog (a session's own, with per-session upstreams). */
+export const CATALOG_METHODS: ReadonlySet<string> = new Set([...LIST_METHODS.keys(), 'tools/call', 'prompts/get', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete']);
 
 export function requireString(params: Record<string, unknown> | undefined, key: string): string {
   const v = params?.[key];
