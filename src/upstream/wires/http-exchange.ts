@@ -28,6 +28,25 @@ export class Cancelled {
 }
 const ANSWERED = new Cancelled(undefined);
 
+/** Which user each call in flight was sent for, by JSON-RPC id: its exchanges go with that user's token. */
+export class CallersInFlight {
+  readonly #byId = new Map<number, CallerAuth>();
+
+  set(id: number, auth: CallerAuth): void {
+    this.#byId.set(id, auth);
+  }
+
+  get(id: number): CallerAuth | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Forgets the call's user once the call settles, however it ends. */
+  forgetWhenSettled(call: { id: number; promise: Promise<unknown> }): void {
+    const forget = () => void this.#byId.delete(call.id);
+    call.promise.then(forget, forget);
+  }
+}
+
 export type Outcome =
   | { kind: 'done' }
   /** The upstream no longer knows the session the exchange used (`generation`: which one). */

@@ -5,7 +5,7 @@ import { Abort } from '../abort.js';
 import { Backoff, sleep } from '../backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
-import { Cancelled, exchange, type Outcome } from './http-exchange.js';
+import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { INITIALIZE, INITIALIZED } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
@@ -38,7 +38,7 @@ export class HttpUpstream extends BaseUpstream {
   readonly #endpoint: HttpEndpoint;
   readonly #aborts = new Map<number, Abort>();
   /** Calls made for a user, by our id: each of their exchanges goes as that user. */
-  readonly #callers = new Map<number, CallerAuth>();
+  readonly #callers = new CallersInFlight();
   /** The caller of the call being sent now (connection.call sends before it returns the id). */
   #sending: CallerAuth | undefined;
   /** A per-session worker of an upstream that acts for users: everything it sends goes as its user. */
@@ -98,11 +98,7 @@ export class HttpUpstream extends BaseUpstream {
     } finally {
       this.#sending = undefined;
     }
-    if (auth) {
-      const id = call.id;
-      const forget = () => void this.#callers.delete(id);
-      call.promise.then(forget, forget);
-    }
+    if (auth) this.#callers.forgetWhenSettled(call);
     return {
       promise: call.promise,
       cancel: (error) => {

@@ -8,7 +8,7 @@ import type { CallOptions, UpstreamCall } from '../../contracts/upstream.js';
 import { JsonRpcConnection } from '../json-rpc-connection.js';
 import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
-import { Cancelled, exchange, type Outcome } from './http-exchange.js';
+import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 
 /** The stateless revision this wire speaks. */
@@ -57,7 +57,7 @@ export class ModernHttpWire {
   /** Who the request being sent is for, when the upstream acts for users (same synchronous window). */
   #pendingCaller: CallerAuth | undefined;
   /** Calls made for a user, by our id: each of their POSTs (retries too) goes as that user. */
-  readonly #callers = new Map<number, CallerAuth>();
+  readonly #callers = new CallersInFlight();
   #listen: ListenStream | undefined;
   #closed = false;
 
@@ -104,11 +104,7 @@ export class ModernHttpWire {
       this.#pendingHeaders = undefined;
       this.#pendingCaller = undefined;
     }
-    if (auth) {
-      const id = call.id;
-      const forget = () => void this.#callers.delete(id);
-      call.promise.then(forget, forget);
-    }
+    if (auth) this.#callers.forgetWhenSettled(call);
     return {
       promise: call.promise,
       cancel: (error) => {
