@@ -17,3 +17,14 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 
 export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/** Where a 2026-07-28 request's Mcp-Name value sits in its params, for the methods that carry one. */
+export const MCP_NAME_PARAM: ReadonlyMap<string, string> = new Map([
+  ['tools/call', 'name'],
+  ['prompts/get', 'name'],
+  ['resources/read', 'uri'],
+  // SEP-2663: a task's requests carry its id, so intermediaries can route by it.
+  ['tasks/get', 'taskId'],
+  ['tasks/update', 'taskId'],
+  ['tasks/cancel', 'taskId'],
+]);

@@ -2,7 +2,7 @@ import type { ClientInfo } from '../contracts/request-context.js';
 import type { MirroredParam } from './mirrored-params.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
-import { LOG_LEVELS, META } from '../jsonrpc/meta-keys.js';
+import { LOG_LEVELS, MCP_NAME_PARAM, META } from '../jsonrpc/meta-keys.js';
 import { MODERN_VERSIONS, isModernVersion } from '../jsonrpc/versions.js';
 
 /** What a 2026-07-28 request says about its client, in its own `_meta`. */
@@ -52,20 +52,9 @@ export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): M
   return { protocolVersion: version, clientCapabilities: capabilities, clientInfo: clientInfo as ClientInfo | undefined };
 }
 
-/** Where Mcp-Name's value sits in the body, for the methods that carry one. */
-const NAME_PARAM: ReadonlyMap<string, string> = new Map([
-  ['tools/call', 'name'],
-  ['prompts/get', 'name'],
-  ['resources/read', 'uri'],
-  // SEP-2663: a task's requests carry its id, so intermediaries can route by it.
-  ['tasks/get', 'taskId'],
-  ['tasks/update', 'taskId'],
-  ['tasks/cancel', 'taskId'],
-]);
-
 function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): void {
   mirror('Mcp-Method', header('mcp-method'), request.method);
-  const nameParam = NAME_PARAM.get(request.method);
+  const nameParam = MCP_NAME_PARAM.get(request.method);
   const name = nameParam === undefined ? undefined : request.params?.[nameParam];
   if (typeof name === 'string') mirror('Mcp-Name', header('mcp-name'), name);
 }

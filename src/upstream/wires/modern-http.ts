@@ -10,20 +10,10 @@ import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
+import { MCP_NAME_PARAM } from '../../jsonrpc/meta-keys.js';
 
 /** The stateless revision this wire speaks. */
 export const MODERN_REVISION = '2026-07-28';
-
-/** Where Mcp-Name's value sits in a request's params. */
-const NAME_PARAM: ReadonlyMap<string, string> = new Map([
-  ['tools/call', 'name'],
-  ['prompts/get', 'name'],
-  ['resources/read', 'uri'],
-  // The tasks extension (SEP-2663): a task's requests carry its id, for routing.
-  ['tasks/get', 'taskId'],
-  ['tasks/update', 'taskId'],
-  ['tasks/cancel', 'taskId'],
-]);
 
 /** A header value as 2026-07-28 carries it: plain when it is visible ASCII, else the Base64 sentinel. */
 export function headerValue(value: string): string {
@@ -36,7 +26,7 @@ export function headerValue(value: string): string {
  */
 export function modernHeaders(method: string, params: Record<string, unknown> | undefined, extra?: Readonly<Record<string, string>>): Record<string, string> {
   const headers: Record<string, string> = { ...extra, 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': method };
-  const key = NAME_PARAM.get(method);
+  const key = MCP_NAME_PARAM.get(method);
   const name = key === undefined ? undefined : params?.[key];
   if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
   return headers;
