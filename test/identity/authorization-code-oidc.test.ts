@@ -181,7 +181,11 @@ describe('authorization code grant against oidc-provider', () => {
     const held = codeGrant('alice');
     const res = await fetch(`${replicas[0]!.base}/oauth/tokens/crm`, { method: 'DELETE', headers: { authorization } });
     expect(await res.json()).toEqual({ upstream: 'crm', revoked: true, revokedAtServer: true });
-    expect(op.revocations).toEqual(expect.arrayContaining([{ token: held.refreshToken, hint: 'refresh_token' }]));
+    // The refresh token first (oidc-provider then revokes the whole grant), then the access token.
+    expect(op.revocations).toEqual([
+      { token: held.refreshToken, hint: 'refresh_token' },
+      { token: held.accessToken, hint: 'access_token' },
+    ]);
     expect((await op.introspect(held.accessToken!)).active).toBe(false);
     expect((await op.introspect(held.refreshToken!)).active).toBe(false);
     // Asked again on both replicas.
@@ -213,6 +217,32 @@ describe('bad inputs with oidc-provider', () => {
     expect(await page(callback, cookie)).toMatchObject({ status: 200 });
     expect(await whoami(dave)).toBe('you are dave');
     await dave.close();
+  });
+
+  it("RFC 9207: a callback whose iss names another server, or has none (oidc-provider's metadata promises one), is refused before the code is used; the state is spent", async () => {
+    const frank = await connect('frank');
+    const flow = async () => {
+      const { authorize, cookie } = await confirm((await elicitation(frank)).url);
+      return { callback: await signIn(authorize, 'frank'), cookie };
+    };
+    const mixedUp = await flow();
+    expect(mixedUp.callback.searchParams.get('iss')).toBe(op.issuer);
+    const otherIss = new URL(mixedUp.callback);
+    otherIss.searchParams.set('iss', 'http://127.0.0.1:9/');
+    expect(await page(otherIss, mixedUp.cookie)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_REQUEST_INVALID') });
+    expect(await page(mixedUp.callback, mixedUp.cookie)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_STATE_INVALID') });
+
+    const noIss = await flow();
+    const stripped = new URL(noIss.callback);
+    stripped.searchParams.delete('iss');
+    expect(await page(stripped, noIss.cookie)).toMatchObject({ status: 400, text: expect.stringContaining('RFC 9207') });
+    // Neither code was redeemed at oidc-provider.
+    expect(op.grants.filter((g) => g.grantType === 'authorization_code' && g.sub === 'frank')).toHaveLength(0);
+
+    const good = await flow();
+    expect(await page(good.callback, good.cookie)).toMatchObject({ status: 200 });
+    expect(await whoami(frank)).toBe('you are frank');
+    await frank.close();
   });
 
   it('oidc-provider answering error=access_denied: UPSTREAM_IDENTITY_REFUSED naming the upstream, its description not echoed, the user asked again, another user unaffected', async () => {

@@ -19,6 +19,7 @@
  * Browsers keep oidc-provider's interaction cookies between hops: `signIn` is that browser.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import { confirm, type Consent } from './oauth-browser.js';
 import { freePort } from './redis.js';
@@ -71,7 +72,10 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const state = { accessTokenTTL: 3600, deny: new Set<string>(), grants: [] as TokenGrant[], revocations: [] as OidcProvider['revocations'], logins: new Map<string, number>() };
+  // A signing key of its own (it signs no access token here; ID tokens and the like need one).
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
+    jwks: { keys: [{ ...(await exportJWK(privateKey)), kid: 'op-1', use: 'sig', alg: 'RS256' }] },
     clients: [
       {
         client_id: OIDC_CLIENT.id,
@@ -86,10 +90,13 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
     // Fixed keys: the test never needs them rotated, and oidc-provider warns without them.
     cookies: { keys: ['oidc-test-cookie-key-1'] },
     pkce: { required: () => true },
+    // Lifetimes said outright (oidc-provider notices each default it falls back to). Access tokens: the resource server's, below.
+    ttl: { AccessToken: () => state.accessTokenTTL, AuthorizationCode: 60, Grant: 3600, Interaction: 600, RefreshToken: 86_400, Session: 3600 },
     features: {
       devInteractions: { enabled: false },
-      introspection: { enabled: true },
-      revocation: { enabled: true },
+      // Only the upstream's own client reads what a token is; each client revokes only its own tokens.
+      introspection: { enabled: true, allowedPolicy: (_ctx, client) => client.clientId === OIDC_UPSTREAM_CLIENT.id },
+      revocation: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => options.resource,
