@@ -21,9 +21,10 @@ import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } fr
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
-import { toolText, type RunningGateway } from '../support/gateway.js';
+import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
+import { modernMeta, modernRequest } from '../support/modern.js';
 import { confirm, startGatewayOn } from '../support/oauth-browser.js';
 import { consentAtProvider, OIDC_CLIENT, signIn, startIntrospectingUpstream, startOidcProvider, type OidcProvider, type UpstreamCall } from '../support/oidc-provider.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
@@ -193,6 +194,23 @@ describe('authorization code grant against oidc-provider', () => {
     await elicitation(alice);
     expect(await whoami(bob)).toBe('you are bob');
     await Promise.all([alice.close(), bob.close()]);
+  });
+});
+
+describe('a 2026-07-28 client with oidc-provider', () => {
+  it('gets the link as an input_required URL elicitation on one replica, consents at oidc-provider, and its retry on the other succeeds as its user', async () => {
+    const { authorization } = await issuer.bearer('gina');
+    const meta = modernMeta({ elicitation: { url: {} } });
+    const ask = modernRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {}, _meta: meta });
+    const asked = await post(replicas[0]!.url, ask.body, { ...ask.headers, authorization });
+    expect(asked.json.result.resultType).toBe('input_required');
+    const [[key, request]] = Object.entries(asked.json.result.inputRequests) as [[string, { method: string; params: { mode: string; url: string } }]];
+    expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: expect.stringContaining('/oauth/start?state=') } });
+    expect((await consentAtProvider(request.params.url, 'gina')).status).toBe(200);
+    const retry = modernRequest(2, 'tools/call', { name: 'crm__whoami', arguments: {}, inputResponses: { [key]: { action: 'accept' } }, _meta: meta });
+    const res = await post(replicas[1]!.url, retry.body, { ...retry.headers, authorization });
+    expect(toolText(res.json.result)).toBe('you are gina');
+    expect(tokensSeen('gina')).toEqual(new Set([codeGrant('gina').accessToken]));
   });
 });
 
