@@ -93,7 +93,7 @@ export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOp
   if (login && tokens && auth) registerLoginCallback(app, { login, tokens, auth, resource, proceed, fail: failurePage });
 
   app.get<{ Querystring: Form }>('/oauth/callback', async (request, reply) => {
-    const { state, code, error } = request.query;
+    const { state, code, error, iss } = request.query;
     try {
       // Taken before anything else: a state works once, whatever the outcome.
       const pending = await pendingOf(state, true);
@@ -102,6 +102,7 @@ export function registerOAuthRoutes(app: FastifyInstance, options: OAuthRoutesOp
       const nonce = pending.cookie !== undefined ? readCookie(request, pending.cookie) : undefined;
       if (nonce === undefined || !sameText(browserDigest(nonce), pending.browser!)) throw new GatewayError('OAUTH_CONSENT_INVALID');
       clearConsentCookie(reply, pending.cookie!, isSecure(found.oauth.redirectUri));
+      await found.grant.checkIssuer(iss);
       if (typeof error === 'string') {
         const reason = error.replace(/[^\x20-\x7e]/g, '').slice(0, 64);
         throw new GatewayError('UPSTREAM_IDENTITY_REFUSED', `The authorization server did not grant access to ${pending.upstream} (${reason})`, { upstream: pending.upstream, reason });

@@ -82,6 +82,21 @@ export class AuthorizationCode {
     return url;
   }
 
+  /**
+   * RFC 9207 (mix-up defence): an authorization response, code or error, must name this
+   * upstream's authorization server in `iss` when it names one, and must name one when that
+   * server's metadata says it always does. Otherwise the browser may bring a response of another
+   * server (another upstream's) to this upstream's flow. With no issuer known (endpoints
+   * configured, no `issuer`, no metadata read) there is nothing to compare it with.
+   */
+  async checkIssuer(iss: unknown): Promise<void> {
+    const { issuer, issInResponse } = await this.#metadata.endpoints();
+    if (issuer === undefined || (iss === undefined && !issInResponse)) return;
+    if (iss !== issuer) {
+      throw new GatewayError('OAUTH_REQUEST_INVALID', `The authorization response is not from ${this.upstream}'s authorization server (its iss does not match, RFC 9207)`);
+    }
+  }
+
   /** /oauth/callback: the code for `pending` becomes the user's token. */
   async complete(pending: PendingAuthorization, code: string): Promise<void> {
     const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: this.config.redirectUri!, code_verifier: pending.verifier });

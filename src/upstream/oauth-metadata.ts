@@ -10,6 +10,10 @@ export interface UserGrantEndpoints {
   authorization: string;
   /** RFC 7009; undefined: the server names none, so revocation is the gateway forgetting the token. */
   revocation: string | undefined;
+  /** RFC 9207: the issuer an authorization response's `iss` must name (the metadata's, else the configured one). */
+  issuer: string | undefined;
+  /** RFC 9207: the metadata says every authorization response carries `iss`. */
+  issInResponse: boolean;
 }
 
 /**
@@ -26,7 +30,7 @@ export class UserGrantMetadata {
   endpoints(): Promise<UserGrantEndpoints> {
     const { authorizationUrl, revocationUrl } = this.config;
     if (authorizationUrl !== undefined && (revocationUrl !== undefined || this.config.issuer === undefined)) {
-      return Promise.resolve({ authorization: authorizationUrl, revocation: revocationUrl });
+      return Promise.resolve({ authorization: authorizationUrl, revocation: revocationUrl, issuer: this.config.issuer, issInResponse: false });
     }
     this.#read ??= this.#discover().catch((err: unknown) => {
       this.#read = undefined;
@@ -44,7 +48,12 @@ export class UserGrantMetadata {
       if (!metadata) continue;
       const authorization = this.config.authorizationUrl ?? stringField(metadata, 'authorization_endpoint');
       if (authorization === undefined) continue;
-      return { authorization, revocation: this.config.revocationUrl ?? stringField(metadata, 'revocation_endpoint') };
+      return {
+        authorization,
+        revocation: this.config.revocationUrl ?? stringField(metadata, 'revocation_endpoint'),
+        issuer: stringField(metadata, 'issuer') ?? this.config.issuer,
+        issInResponse: metadata.authorization_response_iss_parameter_supported === true,
+      };
     }
     throw new ExchangeFailure('connect', `authorization server metadata at ${issuer.origin} names no authorization_endpoint (RFC 8414)`);
   }

@@ -8,8 +8,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
-import { createHash, randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
@@ -18,6 +17,7 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { startLoginServer } from '../support/login-server.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -27,41 +27,10 @@ let loginServer: Server;
 let gw: RunningGateway;
 let port: number;
 const seen: Seen[] = [];
-const loginForms: URLSearchParams[] = [];
-
-/** The gateway's own authorization server's browser side: signs in whoever x-test-user names. */
-function startLoginServer(): Promise<Server> {
-  const codes = new Map<string, { user: string; challenge: string }>();
-  const server = createServer((req, res) => {
-    const url = new URL(req.url!, 'http://x');
-    if (req.method === 'GET' && url.pathname === '/authorize') {
-      const code = randomBytes(16).toString('hex');
-      codes.set(code, { user: String(req.headers['x-test-user']), challenge: url.searchParams.get('code_challenge')! });
-      const back = new URL(url.searchParams.get('redirect_uri')!);
-      back.searchParams.set('code', code);
-      back.searchParams.set('state', url.searchParams.get('state')!);
-      return void res.writeHead(302, { location: back.href }).end();
-    }
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', async () => {
-      const form = new URLSearchParams(body);
-      loginForms.push(form);
-      const issued = codes.get(form.get('code') ?? '');
-      codes.delete(form.get('code') ?? '');
-      if (!issued || createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== issued.challenge) {
-        return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}');
-      }
-      const { authorization } = await issuer.bearer(issued.user);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: authorization.slice(7), token_type: 'Bearer', expires_in: 300 }));
-    });
-  });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
-}
 
 beforeAll(async () => {
   [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  [upstream, loginServer] = await Promise.all([startUserUpstream(as, seen), startLoginServer()]);
+  [upstream, loginServer] = await Promise.all([startUserUpstream(as, seen), startLoginServer(issuer)]);
   const login = `http://127.0.0.1:${(loginServer.address() as AddressInfo).port}`;
   const config = resolveConfig({
     listen: { host: '127.0.0.1', port: 0 },
