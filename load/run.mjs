@@ -17,6 +17,7 @@ import { abortCurrent } from './lib/load.mjs';
 import { killAllNow, stillRunning, stopAll } from './lib/processes.mjs';
 import { addRatios, machine, textTable, writeReport } from './lib/report.mjs';
 import * as bareFastify from './baselines/bare-fastify.mjs';
+import * as relayFloor from './baselines/relay-floor.mjs';
 import * as peers from './baselines/peers.mjs';
 import * as upstreamDirect from './baselines/upstream-direct.mjs';
 import * as callHttp from './scenarios/call-http.mjs';
@@ -46,7 +47,7 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, clusterScenario, sessionChurn, peers, idleSessions, tasksMemory]);
+const ALL = withBeforeTwins([bareFastify, relayFloor, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, clusterScenario, sessionChurn, peers, idleSessions, tasksMemory]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

@@ -113,8 +113,7 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
   });
   // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
   // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
-  const mount = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator });
-  mount('', parts.server);
+  await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator }, parts.server);
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();

@@ -15,7 +15,7 @@ export async function run(ctx) {
   const { proc, match } = await start({
     name: 'bare-fastify',
     command: process.execPath,
-    args: [join(ROOT, 'load/baselines/bare-fastify-server.mjs')],
+    args: [...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean), join(ROOT, 'load/baselines/bare-fastify-server.mjs')],
     cwd: ROOT,
     ready: /listening (\S+)/,
   });

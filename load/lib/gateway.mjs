@@ -106,6 +106,8 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
   const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   if (gcOnSignal) nodeArgs.push('--expose-gc', '--require', join(ROOT, 'load/lib/gc-on-signal.cjs'));
   nodeArgs.push(...extraNodeArgs);
+  // For a profiler outside node (e.g. BENCH_NODE_ARGS=--perf-basic-prof for `perf record`).
+  if (process.env.BENCH_NODE_ARGS) nodeArgs.push(...process.env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean));
   let started;
   const spawnedAt = Date.now();
   try {

@@ -22,34 +22,35 @@ export interface ConnectionTransportParts {
   auth?: Authenticator | undefined;
 }
 
-/** Mounts the connection transports for one virtual server under a base path. */
-export type MountConnectionTransports = (basePath: string, handler: McpHandler) => void;
-
 /**
  * The client transports beside Streamable HTTP, as configured: legacy HTTP+SSE (`legacySse`) and
- * WebSocket (`websocket`). Returns `mount`: their routes for one virtual server under a base path
- * ('' puts them at /sse, /messages, /ws); call it once per virtual server.
+ * WebSocket (`websocket`), at /sse, /messages and /ws for the virtual server `handler`.
  */
-export async function registerConnectionTransports(app: FastifyInstance, parts: ConnectionTransportParts): Promise<MountConnectionTransports> {
+export async function registerConnectionTransports(app: FastifyInstance, parts: ConnectionTransportParts, handler: McpHandler): Promise<void> {
   const { config, diagnostics } = parts;
   const legacy = legacySseSettings(config.legacySse);
   const ws = websocketSettings(config.websocket);
-  if (!legacy && !ws) return () => undefined;
+  if (!legacy && !ws) return;
   const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
   const connections = new Connections(parts.store, app.log, refreshMs);
   const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };
   const sse = legacy && new LegacySseTransport({ ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams: config.limits.maxStreams, keepAliveMs: config.sse.keepAliveMs, bus: parts.bus });
-  if (ws) await WebSocketTransport.plugin(app, config.limits.bodyBytes);
-  const socket = ws && new WebSocketTransport({ ...common, settings: ws, maxPayload: config.limits.bodyBytes });
+  if (sse) sse.register(app, '', handler);
+  if (ws) {
+    const socket = new WebSocketTransport({ ...common, settings: ws, maxPayload: config.limits.bodyBytes });
+    // The WebSocket plugin hooks every request of the instance it is registered on (onRequest and
+    // onResponse, to mark upgrades): in a scope of its own with the /ws route, the POSTs of the
+    // MCP endpoint don't run them.
+    await app.register(async (scope) => {
+      await WebSocketTransport.plugin(scope, config.limits.bodyBytes);
+      socket.register(scope, '', handler);
+    });
+  }
   // Before the streams close: every connection hangs up, and its session ends with it.
   app.addHook('preClose', async () => {
     connections.closeAll('the gateway is shutting down');
     connections.stop();
   });
-  return (basePath, handler) => {
-    if (sse) sse.register(app, basePath, handler);
-    if (socket) socket.register(app, basePath, handler);
-  };
 }
