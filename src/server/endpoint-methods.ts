@@ -30,16 +30,22 @@ function pathOf(request: FastifyRequest): string {
  * origin not allowed: 403.
  */
 export function registerEndpointMethods(app: FastifyInstance, options: EndpointMethodOptions): void {
-  app.addHook('onRequest', async (request, reply) => {
-    if (SERVED.has(request.method) || pathOf(request) !== options.path) return undefined;
-    if (request.method !== 'OPTIONS') return replyWithError(reply, options.diagnostics, new GatewayError('METHOD_NOT_ALLOWED'));
-    const origin = request.headers.origin;
-    if (origin === undefined || request.headers['access-control-request-method'] === undefined) {
-      return replyWithError(reply, options.diagnostics, new GatewayError('METHOD_NOT_ALLOWED', 'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)'));
-    }
-    if (!options.isAllowedOrigin(origin)) {
-      return replyWithError(reply, options.diagnostics, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${origin}`));
-    }
-    return undefined;
+  // Callback form: the served methods pass without a promise made per request.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (SERVED.has(request.method) || pathOf(request) !== options.path) return done();
+    const refusal = refusalOf(request, options);
+    if (refusal) replyWithError(reply, options.diagnostics, refusal);
+    else done();
   });
+}
+
+/** Why the MCP endpoint refuses this method, or undefined for a good CORS preflight (@fastify/cors answers it). */
+function refusalOf(request: FastifyRequest, options: EndpointMethodOptions): GatewayError | undefined {
+  if (request.method !== 'OPTIONS') return new GatewayError('METHOD_NOT_ALLOWED');
+  const origin = request.headers.origin;
+  if (origin === undefined || request.headers['access-control-request-method'] === undefined) {
+    return new GatewayError('METHOD_NOT_ALLOWED', 'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)');
+  }
+  if (!options.isAllowedOrigin(origin)) return new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${origin}`);
+  return undefined;
 }

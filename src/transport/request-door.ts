@@ -29,27 +29,43 @@ export class RequestDoor {
 
   constructor(private readonly options: DoorOptions) {}
 
-  /** An onRequest hook: the reply when refused, undefined to go on. */
-  async admit(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
-    const { isAllowedOrigin, isReady, auth, diagnostics, server } = this.options;
+  /**
+   * An onRequest hook in callback form: `done` to go on, or a refusal replied (and `done` never
+   * called). Without auth nothing here waits, so no promise is made per request.
+   */
+  admit(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
+    const { isAllowedOrigin, isReady, auth, diagnostics } = this.options;
     if (!isAllowedOrigin(header(request, 'origin'))) {
       replyWithError(reply, diagnostics, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
-      return reply;
+      return;
     }
     if (!isReady()) {
       reply.header('retry-after', '1');
       replyWithError(reply, diagnostics, new GatewayError('NOT_READY', undefined, { retryAfterMs: 1000 }));
-      return reply;
+      return;
     }
+    if (!auth) {
+      if (this.#enter(request, reply, undefined)) done();
+      return;
+    }
+    auth.authenticate(header(request, 'authorization')).then(
+      (identity) => {
+        if (this.#enter(request, reply, identity)) done();
+      },
+      (err: unknown) => replyWithFailure(reply, diagnostics, err),
+    );
+  }
+
+  /** Whether `identity` may enter (a virtual server's principals and scopes); the refusal is replied. */
+  #enter(request: FastifyRequest, reply: FastifyReply, identity: Identity | undefined): boolean {
     try {
-      if (auth) this.#identities.set(request, await auth.authenticate(header(request, 'authorization')));
-      // A virtual server's principals and scopes, once the sender is known.
-      server?.admit(this.#identities.get(request));
+      if (identity) this.#identities.set(request, identity);
+      this.options.server?.admit(identity);
+      return true;
     } catch (err) {
-      replyWithFailure(reply, diagnostics, err);
-      return reply;
+      replyWithFailure(reply, this.options.diagnostics, err);
+      return false;
     }
-    return undefined;
   }
 
   identityOf(request: FastifyRequest): Identity | undefined {
@@ -63,7 +79,11 @@ export class RequestDoor {
  */
 export function stringBodies(scope: FastifyInstance, bodyLimit: number, diagnostics: DataPathEvents): void {
   scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_req, body, done) => done(null, body));
+  const asString = (_req: unknown, body: string | Buffer, done: (err: null, body: string | Buffer) => void) => done(null, body);
+  // application/json by name too: Fastify caches the parser it finds for a content type, but not
+  // its catch-all, which it looks for again (parsing the header anew) on every request.
+  scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, asString);
+  scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, asString);
   scope.setErrorHandler((err: { statusCode?: number; code?: string }, _request, reply) => {
     if (err.statusCode === 413) replyWithError(reply, diagnostics, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${bodyLimit} bytes`));
     else if (err.statusCode === 415) replyWithError(reply, diagnostics, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));

@@ -126,7 +126,7 @@ export class StreamableHttpTransport {
     const options = this.#options;
     void app.register(async (scope) => {
       stringBodies(scope, options.bodyLimit, this.#diagnostics);
-      scope.addHook('onRequest', (request, reply) => this.#door.admit(request, reply));
+      scope.addHook('onRequest', (request, reply, done) => this.#door.admit(request, reply, done));
       scope.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
       // Not HEAD: a GET here opens a stream. Other methods are refused in server/endpoint-methods.ts.
       scope.get(options.path, { exposeHeadRoute: false }, (request, reply) => this.#guard(this.#onGet(request, reply), reply));

@@ -76,7 +76,7 @@ export class WebSocketTransport {
   register(app: FastifyInstance, basePath: string, handler: McpHandler): this {
     const { door, diagnostics } = this.#options;
     void app.register(async (scope) => {
-      scope.addHook('onRequest', (request, reply) => door.admit(request, reply));
+      scope.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
       scope.addHook('preHandler', (request, reply) => this.#prepare(request, reply));
       scope.route({
         method: 'GET',
