@@ -1,52 +1,107 @@
 // @ts-check
-// The floor of any stdio-relaying gateway: bare-fastify-server.mjs plus one hop to a stdio MCP
-// server and back, and nothing else (no sessions, no checks, no metrics, no timeouts). Each POST's
-// tools/call gets a fresh id, goes to examples/echo/server.mjs as one line (the lines of one
-// event-loop turn in one write, as the gateway's stdio wire does), and its answer, matched by id,
-// is re-serialised with the client's id. Run by the relay-floor baseline; prints
-// "listening <url>" once the child answered initialize and the server listens on 127.0.0.1.
+// The floor of any relaying gateway: bare-fastify-server.mjs plus one hop to an MCP server and
+// back, and nothing else (no sessions of its own, no checks, no metrics, no timeouts). Each
+// POST's tools/call gets a fresh id, goes to the upstream (`stdio <script>`: a child process, the
+// lines of one event-loop turn in one write as the gateway's stdio wire does; `http <url>`: one
+// Streamable HTTP session over undici's dispatch API, as the gateway's HTTP wire), and its
+// answer is re-serialised with the client's id. Run by the relay-floor baseline; prints
+// "listening <url>" once it listens on 127.0.0.1.
 import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
+import { Pool } from 'undici';
 
-const echoServer = process.argv[2];
-if (!echoServer) throw new Error('usage: relay-floor-server.mjs <stdio server script>');
-const child = spawn(process.execPath, [echoServer], { stdio: ['pipe', 'pipe', 'inherit'] });
+const [mode, target] = process.argv.slice(2);
+if ((mode !== 'stdio' && mode !== 'http') || !target) throw new Error('usage: relay-floor-server.mjs stdio <server script> | http <MCP endpoint URL>');
 
-/** @type {Map<number, (message: { result?: unknown, error?: unknown }) => void>} */
-const pending = new Map();
-let nextId = 1;
-/** @type {string[]} */
-let queued = [];
-const flush = () => {
-  child.stdin.write(queued.join(''));
-  queued = [];
-};
-/** @param {string} method @param {unknown} params */
-function send(method, params) {
-  const id = nextId++;
-  if (queued.length === 0) setImmediate(flush);
-  queued.push(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
-  return /** @type {Promise<{ result?: unknown, error?: unknown }>} */ (new Promise((resolve) => pending.set(id, resolve)));
-}
-let buffered = '';
-child.stdout.setEncoding('utf8');
-child.stdout.on('data', (chunk) => {
-  buffered += chunk;
-  let nl;
-  while ((nl = buffered.indexOf('\n')) !== -1) {
-    const line = buffered.slice(0, nl);
-    buffered = buffered.slice(nl + 1);
-    const message = JSON.parse(line);
-    const resolve = pending.get(message.id);
-    if (resolve) {
+const INITIALIZE = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'relay-floor', version: '0' } };
+
+/** @typedef {{ result?: unknown, error?: unknown }} Answer */
+/** @type {(method: string, params: unknown) => Promise<Answer>} */
+const send = mode === 'stdio' ? stdioHop(target) : await httpHop(new URL(target));
+
+/**
+ * One child process, newline-delimited JSON-RPC; the lines of one event-loop turn in one write.
+ * @param {string} script
+ */
+function stdioHop(script) {
+  const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  process.on('exit', () => child.kill());
+  /** @type {Map<number, (message: Answer) => void>} */
+  const pending = new Map();
+  let nextId = 1;
+  /** @type {string[]} */
+  let queued = [];
+  const flush = () => {
+    child.stdin.write(queued.join(''));
+    queued = [];
+  };
+  let buffered = '';
+  child.stdout.setEncoding('utf8');
+  child.stdout.on('data', (chunk) => {
+    buffered += chunk;
+    let nl;
+    while ((nl = buffered.indexOf('\n')) !== -1) {
+      const message = JSON.parse(buffered.slice(0, nl));
+      buffered = buffered.slice(nl + 1);
+      pending.get(message.id)?.(message);
       pending.delete(message.id);
-      resolve(message);
     }
-  }
-});
+  });
+  /** @type {(method: string, params: unknown) => Promise<Answer>} */
+  const call = (method, params) => {
+    const id = nextId++;
+    if (queued.length === 0) setImmediate(flush);
+    queued.push(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    return new Promise((resolve) => pending.set(id, resolve));
+  };
+  void call('initialize', INITIALIZE).then(() => {
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  });
+  return call;
+}
 
-await send('initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'relay-floor', version: '0' } });
-child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+/**
+ * One Streamable HTTP session over an undici pool (keep-alive), through its dispatch API as the
+ * gateway's HTTP wire does; JSON replies only.
+ * @param {URL} url
+ */
+async function httpHop(url) {
+  const pool = new Pool(url.origin, { headersTimeout: 0, bodyTimeout: 0 });
+  process.on('exit', () => void pool.destroy());
+  let nextId = 1;
+  /** @type {Record<string, string>} */
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  /** @type {(method: string, params: unknown) => Promise<Answer & { sessionId?: string }>} */
+  const call = (method, params) =>
+    new Promise((resolve, reject) => {
+      /** @type {Buffer[]} */
+      const chunks = [];
+      /** @type {string | undefined} */
+      let sessionId;
+      pool.dispatch(
+        { method: 'POST', path: url.pathname, headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }) },
+        {
+          onRequestStart() {},
+          onResponseStart(_c, _status, h) {
+            const sid = h['mcp-session-id'];
+            if (typeof sid === 'string') sessionId = sid;
+          },
+          onResponseData(_c, chunk) {
+            chunks.push(chunk);
+          },
+          onResponseEnd() {
+            resolve({ ...JSON.parse(Buffer.concat(chunks).toString('utf8')), sessionId });
+          },
+          onResponseError(_c, err) {
+            reject(err);
+          },
+        },
+      );
+    });
+  const { sessionId } = await call('initialize', INITIALIZE);
+  if (sessionId) headers['mcp-session-id'] = sessionId;
+  return call;
+}
 
 const app = Fastify({ logger: false });
 app.post('/mcp', async (request, reply) => {
@@ -57,10 +112,7 @@ app.post('/mcp', async (request, reply) => {
   return JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, ...('error' in answer ? { error: answer.error } : { result: answer.result }) });
 });
 
-const stop = () => app.close().then(() => {
-  child.kill();
-  process.exit(0);
-});
+const stop = () => app.close().then(() => process.exit(0));
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
 

@@ -1,7 +1,9 @@
 // @ts-check
-// Baseline: bare Fastify plus one stdio hop (relay-floor-server.mjs), the same load as call-json.
-// What a relay costs before it does anything a gateway must do: the distance between bare-fastify
-// and this row is the hop's, between this row and call-json the gateway's own work.
+// Baseline: bare Fastify plus one hop to the upstream and back (relay-floor-server.mjs), under
+// the load of call-json: to examples/echo/server.mjs over stdio, and to echo-http-fast.mjs over
+// Streamable HTTP (call-http's upstream). What a relay costs before it does anything a gateway
+// must do: bare-fastify to this row is the hop's cost, this row to call-json (call-http) the
+// gateway's own work.
 import { join } from 'node:path';
 import { ECHO_SERVER, ROOT } from '../lib/gateway.mjs';
 import { measure } from '../lib/load.mjs';
@@ -10,19 +12,42 @@ import { toolCallLoad } from '../lib/workloads.mjs';
 
 export const name = 'relay-floor';
 export const kind = 'baseline';
-export const description = 'bare Fastify relaying each tools/call to examples/echo/server.mjs over stdio (fresh ids, batched writes), nothing else: the floor of a stdio gateway';
+export const description = 'bare Fastify relaying each tools/call to the echo server, over stdio and over Streamable HTTP (fresh ids, nothing else): the floor of a gateway';
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
+  const rows = [await measureRelay(ctx, 'stdio', ['stdio', ECHO_SERVER], () => [])];
+  const { proc: upstream, match } = await start({
+    name: 'echo-http-fast',
+    command: process.execPath,
+    args: [join(ROOT, 'load/baselines/echo-http-fast.mjs')],
+    ready: /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+  });
+  try {
+    rows.push(await measureRelay(ctx, 'HTTP upstream', ['http', /** @type {RegExpExecArray} */ (match)[1]], () => [upstream.pid]));
+  } finally {
+    await upstream.stop();
+  }
+  return rows;
+}
+
+/**
+ * @param {import('../run.mjs').Context} ctx
+ * @param {string} variant
+ * @param {string[]} hop relay-floor-server.mjs's arguments
+ * @param {() => number[]} upstreamPids besides the relay's own children
+ */
+async function measureRelay(ctx, variant, hop, upstreamPids) {
   const { proc, match } = await start({
     name: 'relay-floor',
     command: process.execPath,
-    args: [...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean), join(ROOT, 'load/baselines/relay-floor-server.mjs'), ECHO_SERVER],
+    args: [...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean), join(ROOT, 'load/baselines/relay-floor-server.mjs'), ...hop],
     cwd: ROOT,
     ready: /listening (\S+)/,
   });
   try {
     const url = /** @type {RegExpExecArray} */ (match)[1];
+    // Session ids are not checked here; the headers are sent anyway so the requests are the same bytes.
     const sids = Array.from({ length: ctx.sessions }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
     const m = await measure({
       url,
@@ -30,11 +55,10 @@ export async function run(ctx) {
       duration: ctx.duration,
       warmup: ctx.warmup,
       makeLoad: () => toolCallLoad({ path: '/mcp', sids, tool: 'echo__echo', args: { text: 'hello' }, expectText: 'hello' }),
-      meters: { server: () => [proc.pid], upstream: () => descendants(proc.pid) },
+      meters: { server: () => [proc.pid], upstream: () => [...descendants(proc.pid), ...upstreamPids()] },
     });
-    return [{ scenario: name, target: 'fastify + stdio hop', variant: 'relay floor', workload: 'tools/call (JSON)', ...m }];
+    return { scenario: name, target: 'fastify + one hop', variant, workload: 'tools/call (JSON)', ...m };
   } finally {
     await proc.stop();
   }
 }
-
