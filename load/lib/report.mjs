@@ -42,6 +42,10 @@ export function addRatios(rows) {
   const bare = measured.find((r) => r.scenario === 'bare-fastify');
   const upstream = measured.find((r) => r.scenario === 'upstream-direct');
   const peers = measured.filter((r) => r.scenario === 'peers');
+  const floors = measured.filter((r) => r.scenario === 'relay-floor');
+  /** The relay floor with the same hop as `r` (HTTP upstream or stdio), for the gateway's call rows. @param {Row} r */
+  const floorOf = (r) =>
+    r.target === 'mcp-gateway' && /echo/.test(r.workload ?? '') ? floors.find((f) => /HTTP upstream/.test(f.variant ?? '') === /HTTP upstream/.test(r.variant ?? '')) : undefined;
   const bestPeer = peers.reduce((/** @type {Row | undefined} */ best, r) => (!best || r.reqPerSec > best.reqPerSec ? r : best), undefined);
   for (const r of measured) {
     // On a saturated 2-core machine req/s depends on who gets the cores; CPU per request does not.
@@ -60,6 +64,10 @@ export function addRatios(rows) {
           : undefined,
       vsUpstream: upstream && r !== upstream && /echo|stdio/.test(r.workload ?? '') ? r.reqPerSec / upstream.reqPerSec : undefined,
       cpuPerReqVsBare: bare?.cpuUsPerReq && r !== bare && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / bare.cpuUsPerReq : undefined,
+      cpuPerReqVsFloor: (() => {
+        const floor = floorOf(r);
+        return floor?.cpuUsPerReq && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / floor.cpuUsPerReq : undefined;
+      })(),
     };
     // A scenario measured again on an earlier build (load/scenarios/before.mjs): this build over that one.
     const before = measured.find((b) => b.scenario === `${r.scenario}@before`);
@@ -102,17 +110,17 @@ function errorsCell(r) {
 
 /** The compact table for stdout. @param {Row[]} rows */
 export function textTable(rows) {
-  const head = ['scenario', 'target', 'req/s', 'p50', 'p90', 'p99 ms', 'err/non2xx/bad', 'proc CPU%', 'up CPU%', 'other%', 'RSS MB', 'µs/req', '×bare', '×peer', 'p99/bare'];
+  const head = ['scenario', 'target', 'req/s', 'p50', 'p90', 'p99 ms', 'err/non2xx/bad', 'proc CPU%', 'up CPU%', 'other%', 'RSS MB', 'µs/req', '×bare', '×peer', 'p99/bare', 'cpu÷bare', 'cpu÷floor'];
   /** @type {string[][]} */
   const body = [];
   for (const r of rows) {
     if (r.skipped) {
-      body.push([r.scenario, r.target, 'skipped', '', '', '', '', '', '', '', '', '', '', '', '']);
+      body.push([r.scenario, r.target, 'skipped', '', '', '', '', '', '', '', '', '', '', '', '', '', '']);
       continue;
     }
     if (r.tasks) {
       const t = r.tasks;
-      body.push([r.scenario, r.target, `${t.accepted}/${t.requested} tasks`, `${num(t.perTaskBytes)} B/task`, '', '', '', '', '', '', mb(t.withTasksKb), '', '', '', '']);
+      body.push([r.scenario, r.target, `${t.accepted}/${t.requested} tasks`, `${num(t.perTaskBytes)} B/task`, '', '', '', '', '', '', mb(t.withTasksKb), '', '', '', '', '', '']);
       continue;
     }
     if (r.idle) {
@@ -129,6 +137,8 @@ export function textTable(rows) {
         '',
         '',
         mb(i.afterStreamsKb),
+        '',
+        '',
         '',
         '',
         '',
@@ -153,6 +163,8 @@ export function textTable(rows) {
       ratio(r.ratios?.vsBare),
       ratio(r.ratios?.vsBestPeer),
       ratio(r.ratios?.p99VsBare),
+      ratio(r.ratios?.cpuPerReqVsBare),
+      ratio(r.ratios?.cpuPerReqVsFloor),
     ]);
   }
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
@@ -205,13 +217,13 @@ export function markdown({ rows, meta, failures }) {
     out.push('');
   }
   out.push(
-    '| scenario | target | workload | req/s (mean) | p50 ms | p90 ms | p99 ms | errors | non-2xx | bad replies | proc CPU % | proc RSS MB | upstream CPU % | upstream RSS MB | loadgen CPU % | other CPU % | proc CPU µs/req | proc syscalls/req | ×bare-fastify | ×best peer | ×upstream | p99 / bare p99 | CPU/req ÷ bare |',
+    '| scenario | target | workload | req/s (mean) | p50 ms | p90 ms | p99 ms | errors | non-2xx | bad replies | proc CPU % | proc RSS MB | upstream CPU % | upstream RSS MB | loadgen CPU % | other CPU % | proc CPU µs/req | proc syscalls/req | ×bare-fastify | ×best peer | ×upstream | p99 / bare p99 | CPU/req ÷ bare | CPU/req ÷ floor |',
   );
-  out.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+  out.push('|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
   for (const r of rows) {
     if (r.idle || r.tasks) continue;
     if (r.skipped) {
-      out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | | |`);
+      out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | | | |`);
       continue;
     }
     const g = gatewayProc(r);
@@ -220,7 +232,7 @@ export function markdown({ rows, meta, failures }) {
       `| ${r.scenario} | ${label(r)} | ${r.workload ?? ''} | ${num(r.reqPerSec)} | ${ms(r.latencyMs.p50)} | ${ms(r.latencyMs.p90)} | ${ms(r.latencyMs.p99)} | ` +
         `${r.errors} | ${r.non2xx} | ${r.bad} | ${g ? num(g.cpuPct) : '—'} | ${g ? mb(g.rssKb) : '—'} | ` +
         `${u ? `${num(u.cpuPct)}${u.processes > 1 ? ` (${u.processes} procs)` : ''}` : '—'} | ${u ? mb(u.rssKb) : '—'} | ${num(r.loadgenCpuPct)} | ${num(r.otherCpuPct)}${r.attempts?.length > 1 ? ` (attempts: ${r.attempts.join(', ')})` : ''} | ${num(r.cpuUsPerReq)} | ${r.syscallsPerReq === undefined ? '—' : r.syscallsPerReq.toFixed(1)} | ` +
-        `${ratio(r.ratios?.vsBare)} | ${ratio(r.ratios?.vsBestPeer)} | ${ratio(r.ratios?.vsUpstream)} | ${ratio(r.ratios?.p99VsBare)} | ${ratio(r.ratios?.cpuPerReqVsBare)} |`,
+        `${ratio(r.ratios?.vsBare)} | ${ratio(r.ratios?.vsBestPeer)} | ${ratio(r.ratios?.vsUpstream)} | ${ratio(r.ratios?.p99VsBare)} | ${ratio(r.ratios?.cpuPerReqVsBare)} | ${ratio(r.ratios?.cpuPerReqVsFloor)} |`,
     );
   }
   out.push('');
@@ -235,7 +247,8 @@ export function markdown({ rows, meta, failures }) {
       '×best peer compares with the faster of supergateway and mcp-proxy on the same tools/call echo load. ' +
       '"proc CPU µs/req" is the process under test\'s CPU time per request (upstream-direct: the echo server\'s); "proc syscalls/req" counts its read and write system calls per request (/proc/<pid>/io syscr + syscw); "CPU/req ÷ bare" ' +
       'compares it with bare Fastify: on a machine where the load generator and the upstreams share the cores, this is the steadier ' +
-      'measure of what the gateway itself costs.',
+      'measure of what the gateway itself costs. "CPU/req ÷ floor" compares a gateway call row with the relay-floor row of the same hop ' +
+      '(stdio, or HTTP upstream): bare Fastify plus that one hop and nothing else, so it is what the gateway adds to any relay.',
   );
   const memory = rows.find((r) => r.scenario === 'call-json' && !r.skipped);
   for (const redis of rows.filter((r) => r.scenario === 'call-redis' && !r.skipped)) {
