@@ -13,6 +13,9 @@ const BACKSLASH = 0x5c;
 
 /** true when `text` nests objects and arrays more than `maxDepth` levels deep. */
 export function exceedsDepth(text: string, maxDepth: number): boolean {
+  // Nesting never exceeds the count of opening brackets (those in strings included): a message
+  // with few of them is let through after a few indexOf jumps instead of a walk of every character.
+  if (!hasMoreOpenings(text, maxDepth)) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -28,5 +31,13 @@ export function exceedsDepth(text: string, maxDepth: number): boolean {
       depth--;
     }
   }
+  return false;
+}
+
+/** Whether `text` holds more than `limit` of `{` and `[` together. */
+function hasMoreOpenings(text: string, limit: number): boolean {
+  let count = 0;
+  for (let i = text.indexOf('{'); i !== -1; i = text.indexOf('{', i + 1)) if (++count > limit) return true;
+  for (let i = text.indexOf('['); i !== -1; i = text.indexOf('[', i + 1)) if (++count > limit) return true;
   return false;
 }

@@ -64,10 +64,28 @@ export class StatelessResults {
  */
 export function upstreamParams(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
   if (!params) return params;
-  const { _meta: meta, inputResponses: _responses, requestState: _state, ...rest } = params;
+  // One pass over each object, no intermediate arrays: this runs for every stateless call.
+  const rest: Record<string, unknown> = {};
+  let meta: unknown;
+  for (const k in params) {
+    if (!Object.hasOwn(params, k)) continue;
+    if (k === '_meta') meta = params[k];
+    else if (k !== 'inputResponses' && k !== 'requestState') defineKey(rest, k, params[k]);
+  }
   if (!isObject(meta)) return rest;
   // Keys are the client's: on a plain object "__proto__" would set the prototype, not a key.
-  const kept: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) kept[k] = v;
-  return Object.keys(kept).length > 0 ? { ...rest, _meta: kept } : rest;
+  let kept: Record<string, unknown> | undefined;
+  for (const k in meta) {
+    if (!Object.hasOwn(meta, k) || k.startsWith(RESERVED_META_PREFIX)) continue;
+    kept ??= Object.create(null) as Record<string, unknown>;
+    kept[k] = meta[k];
+  }
+  if (kept) rest._meta = kept;
+  return rest;
+}
+
+/** `target[key] = value` as an own data property, "__proto__" included (JSON.parse makes such keys; an assignment would set the prototype). */
+function defineKey(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
