@@ -4,14 +4,17 @@
 // POST's tools/call gets a fresh id, goes to the upstream (`stdio <script>`: a child process, the
 // lines of one event-loop turn in one write as the gateway's stdio wire does; `http <url>`: one
 // Streamable HTTP session over undici's dispatch API, as the gateway's HTTP wire), and its
-// answer is re-serialised with the client's id. Run by the relay-floor baseline; prints
+// answer is re-serialised with the client's id. With a Redis URL after them, each request first
+// reads a session-sized record from Redis (ioredis, auto-pipelined, as the gateway's session
+// store at cacheMs 0). Run by the relay-floor baseline; prints
 // "listening <url>" once it listens on 127.0.0.1.
 import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
+import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 
-const [mode, target] = process.argv.slice(2);
-if ((mode !== 'stdio' && mode !== 'http') || !target) throw new Error('usage: relay-floor-server.mjs stdio <server script> | http <MCP endpoint URL>');
+const [mode, target, redisUrl] = process.argv.slice(2);
+if ((mode !== 'stdio' && mode !== 'http') || !target) throw new Error('usage: relay-floor-server.mjs stdio <server script> | http <MCP endpoint URL> [<redis URL>]');
 
 const INITIALIZE = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'relay-floor', version: '0' } };
 
@@ -103,9 +106,26 @@ async function httpHop(url) {
   return call;
 }
 
+/** With a Redis URL: one GET of a session-sized record per request, parsed, as a gateway that keeps no session cache must. */
+const readSession = redisUrl ? await sessionReader(redisUrl) : undefined;
+
+/** @param {string} url */
+async function sessionReader(url) {
+  const redis = new Redis(url, { enableAutoPipelining: true });
+  process.on('exit', () => redis.disconnect());
+  const key = 'relay-floor:session';
+  await redis.set(key, JSON.stringify({ id: key, protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' }, initialized: true, createdAt: Date.now() }));
+  return async () => {
+    const raw = await redis.get(key);
+    if (raw === null) throw new Error('the session record is gone');
+    return JSON.parse(raw);
+  };
+}
+
 const app = Fastify({ logger: false });
 app.post('/mcp', async (request, reply) => {
   const body = /** @type {{ id?: unknown, method: string, params: { name: string, arguments?: unknown } }} */ (request.body);
+  if (readSession) await readSession();
   // The load calls the gateway's namespaced name; the upstream knows the tool as `echo`.
   const answer = await send(body.method, { ...body.params, name: body.params.name.replace(/^echo__/, '') });
   reply.header('content-type', 'application/json');

@@ -1,13 +1,14 @@
 // @ts-check
 // Baseline: bare Fastify plus one hop to the upstream and back (relay-floor-server.mjs), under
-// the load of call-json: to examples/echo/server.mjs over stdio, and to echo-http-fast.mjs over
-// Streamable HTTP (call-http's upstream). What a relay costs before it does anything a gateway
+// the load of call-json: to examples/echo/server.mjs over stdio (also with one Redis GET per
+// request: call-redis at cacheMs 0), and to echo-http-fast.mjs over Streamable HTTP (call-http's
+// upstream). What a relay costs before it does anything a gateway
 // must do: bare-fastify to this row is the hop's cost, this row to call-json (call-http) the
 // gateway's own work.
 import { join } from 'node:path';
 import { ECHO_SERVER, ROOT } from '../lib/gateway.mjs';
 import { measure } from '../lib/load.mjs';
-import { descendants, start } from '../lib/processes.mjs';
+import { descendants, start, startRedisServer } from '../lib/processes.mjs';
 import { toolCallLoad } from '../lib/workloads.mjs';
 
 export const name = 'relay-floor';
@@ -17,6 +18,12 @@ export const description = 'bare Fastify relaying each tools/call to the echo se
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
   const rows = [await measureRelay(ctx, 'stdio', ['stdio', ECHO_SERVER], () => [])];
+  const { proc: redis, url: redisUrl } = await startRedisServer();
+  try {
+    rows.push(await measureRelay(ctx, 'stdio, Redis GET per request', ['stdio', ECHO_SERVER, redisUrl], () => [redis.pid]));
+  } finally {
+    await redis.stop();
+  }
   const { proc: upstream, match } = await start({
     name: 'echo-http-fast',
     command: process.execPath,

@@ -44,8 +44,11 @@ export function addRatios(rows) {
   const peers = measured.filter((r) => r.scenario === 'peers');
   const floors = measured.filter((r) => r.scenario === 'relay-floor');
   /** The relay floor with the same hop as `r` (HTTP upstream or stdio), for the gateway's call rows. @param {Row} r */
-  const floorOf = (r) =>
-    r.target === 'mcp-gateway' && /echo/.test(r.workload ?? '') ? floors.find((f) => /HTTP upstream/.test(f.variant ?? '') === /HTTP upstream/.test(r.variant ?? '')) : undefined;
+  const floorOf = (r) => {
+    if (r.target !== 'mcp-gateway' || !/echo/.test(r.workload ?? '')) return undefined;
+    const hop = /HTTP upstream/.test(r.variant ?? '') ? 'HTTP upstream' : /cacheMs 0/.test(r.variant ?? '') ? 'Redis GET' : 'stdio';
+    return floors.find((f) => (hop === 'stdio' ? f.variant === 'stdio' : (f.variant ?? '').includes(hop)));
+  };
   const bestPeer = peers.reduce((/** @type {Row | undefined} */ best, r) => (!best || r.reqPerSec > best.reqPerSec ? r : best), undefined);
   for (const r of measured) {
     // On a saturated 2-core machine req/s depends on who gets the cores; CPU per request does not.
