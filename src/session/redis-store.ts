@@ -93,9 +93,6 @@ export class RedisSessionStore implements SessionStore {
       connectTimeout: options.connectTimeoutMs ?? 2000,
       commandTimeout: options.commandTimeoutMs ?? 2000,
       connectionName: 'mcp-gateway',
-      // Every request reads its session: commands issued in one event-loop turn leave in one
-      // write (one syscall) instead of one each. Under load that write was half the gateway's CPU.
-      enableAutoPipelining: true,
       retryStrategy: (attempt) => {
         const delay = retryIn(attempt);
         if (!this.#closed && (attempt === 1 || attempt % 20 === 0)) {
