@@ -5,8 +5,8 @@
 // lines of one event-loop turn in one write as the gateway's stdio wire does; `http <url>`: one
 // Streamable HTTP session over undici's dispatch API, as the gateway's HTTP wire), and its
 // answer is re-serialised with the client's id. With a Redis URL after them, each request first
-// reads a session-sized record from Redis (ioredis, auto-pipelined, as the gateway's session
-// store at cacheMs 0). Run by the relay-floor baseline; prints
+// reads a session-sized record from Redis (ioredis, one GET, as the gateway's session store at
+// cacheMs 0). Run by the relay-floor baseline; prints
 // "listening <url>" once it listens on 127.0.0.1.
 import { spawn } from 'node:child_process';
 import Fastify from 'fastify';
@@ -111,7 +111,7 @@ const readSession = redisUrl ? await sessionReader(redisUrl) : undefined;
 
 /** @param {string} url */
 async function sessionReader(url) {
-  const redis = new Redis(url, { enableAutoPipelining: true });
+  const redis = new Redis(url);
   process.on('exit', () => redis.disconnect());
   const key = 'relay-floor:session';
   await redis.set(key, JSON.stringify({ id: key, protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' }, initialized: true, createdAt: Date.now() }));
