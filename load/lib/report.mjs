@@ -73,7 +73,8 @@ export function addRatios(rows) {
       })(),
     };
     // A scenario measured again on an earlier build (load/scenarios/before.mjs): this build over that one.
-    const before = measured.find((b) => b.scenario === `${r.scenario}@before`);
+    // The twin of the same variant (call-redis has two): its variant is this one's plus ", before: <rev>".
+    const before = measured.find((b) => b.scenario === `${r.scenario}@before` && (b.variant ?? '').replace(/,? ?before: \S+$/, '') === (r.variant ?? ''));
     if (before) {
       r.ratios.vsBefore = r.reqPerSec / before.reqPerSec;
       r.ratios.cpuVsBefore = r.cpuUsPerReq !== undefined && before.cpuUsPerReq ? r.cpuUsPerReq / before.cpuUsPerReq : undefined;
@@ -216,7 +217,7 @@ export function markdown({ rows, meta, failures }) {
   }
   const twins = rows.filter((r) => r.ratios?.vsBefore !== undefined);
   if (twins.length > 0) {
-    out.push('Against the earlier build (`@before` rows, BENCH_COMPARE_ROOT), medians: ' + twins.map((r) => `${r.scenario} ${ratio(r.ratios.vsBefore)} req/s, ${ratio(r.ratios.cpuVsBefore)} CPU/req`).join('; ') + '.');
+    out.push('Against the earlier build (`@before` rows, BENCH_COMPARE_ROOT), medians: ' + twins.map((r) => `${r.scenario}${r.variant ? ` (${r.variant})` : ''} ${ratio(r.ratios.vsBefore)} req/s, ${ratio(r.ratios.cpuVsBefore)} CPU/req`).join('; ') + '.');
     out.push('');
   }
   out.push(
