@@ -6,7 +6,7 @@
 // must do: bare-fastify to this row is the hop's cost, this row to call-json (call-http) the
 // gateway's own work.
 import { join } from 'node:path';
-import { ECHO_SERVER, ROOT } from '../lib/gateway.mjs';
+import { ECHO_SERVER, ROOT, startHttpEcho } from '../lib/gateway.mjs';
 import { measure } from '../lib/load.mjs';
 import { descendants, start, startRedisServer } from '../lib/processes.mjs';
 import { toolCallLoad } from '../lib/workloads.mjs';
@@ -24,14 +24,9 @@ export async function run(ctx) {
   } finally {
     await redis.stop();
   }
-  const { proc: upstream, match } = await start({
-    name: 'echo-http-fast',
-    command: process.execPath,
-    args: [join(ROOT, 'load/baselines/echo-http-fast.mjs')],
-    ready: /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
-  });
+  const { proc: upstream, url } = await startHttpEcho();
   try {
-    rows.push(await measureRelay(ctx, 'HTTP upstream', ['http', /** @type {RegExpExecArray} */ (match)[1]], () => [upstream.pid]));
+    rows.push(await measureRelay(ctx, 'HTTP upstream', ['http', url], () => [upstream.pid]));
   } finally {
     await upstream.stop();
   }

@@ -36,6 +36,20 @@ export const SLOW_SERVER = join(ROOT, 'examples/slow/server.mjs');
 export const TASKS_SERVER = join(ROOT, 'examples/tasks/server.mjs');
 
 /**
+ * The fast Streamable HTTP echo upstream (baselines/echo-http-fast.mjs) on a free loopback port.
+ * @returns {Promise<{ proc: import('./processes.mjs').Managed, url: string }>}
+ */
+export async function startHttpEcho() {
+  const { proc, match } = await start({
+    name: 'echo-http-fast',
+    command: process.execPath,
+    args: [join(ROOT, 'load/baselines/echo-http-fast.mjs')],
+    ready: /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
+  });
+  return { proc, url: /** @type {RegExpExecArray} */ (match)[1] };
+}
+
+/**
  * @typedef {{ min: number, max: number, maxInFlight: number, queueSize?: number, queueTimeoutMs?: number }} Pool
  */
 

@@ -2,9 +2,7 @@
 // call-json through a remote upstream: a minimal Streamable HTTP MCP server
 // (baselines/echo-http-fast.mjs) on a free loopback port, behind a shared pool of one
 // upstream session.
-import { join } from 'node:path';
-import { DEFAULT_POOL, ROOT, poolLabel, startGateway } from '../lib/gateway.mjs';
-import { start } from '../lib/processes.mjs';
+import { DEFAULT_POOL, poolLabel, startGateway, startHttpEcho } from '../lib/gateway.mjs';
 import { measureEchoCalls } from './call-json.mjs';
 
 export const name = 'call-http';
@@ -13,14 +11,8 @@ export const description = 'call-json through a Streamable HTTP upstream (baseli
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
-  const { proc: upstream, match } = await start({
-    name: 'echo-http-fast',
-    command: process.execPath,
-    args: [join(ROOT, 'load/baselines/echo-http-fast.mjs')],
-    ready: /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/,
-  });
+  const { proc: upstream, url } = await startHttpEcho();
   try {
-    const url = /** @type {RegExpExecArray} */ (match)[1];
     const gw = await startGateway({ upstreams: [{ name: 'echo', url }] });
     return await measureEchoCalls(ctx, gw, {
       scenario: name,

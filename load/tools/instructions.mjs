@@ -18,7 +18,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
-import { ECHO_SERVER, ROOT } from '../lib/gateway.mjs';
+import { ECHO_SERVER, ROOT, startHttpEcho } from '../lib/gateway.mjs';
 import { LOOPBACK, freePort, start, stopAll } from '../lib/processes.mjs';
 import { INITIALIZED_BODY, POST_HEADERS, initializeBody, sessionHeaders, statelessCallHeaders, statelessToolsCallBody, toolsCallBody } from '../lib/mcp.mjs';
 
@@ -54,7 +54,6 @@ async function gateway(config) {
 
 const echo = { name: 'echo', transport: 'stdio', command: process.execPath, args: [ECHO_SERVER], pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 }, timeoutMs: 120000 };
 let redis;
-let upstream;
 let started;
 if (target === 'bare-fastify') {
   started = await start({ name: 'bare (callgrind)', command: 'valgrind', args: [...valgrind, ...node, join(ROOT, 'load/baselines/bare-fastify-server.mjs')], ready: /listening (\S+)/, timeoutMs: 180_000 });
@@ -63,9 +62,10 @@ if (target === 'bare-fastify') {
   redis = await start({ name: 'redis-server', command: 'redis-server', args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'], ready: /Ready to accept connections/ });
   started = await gateway({ sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600, cacheMs: 0 }, upstreams: [echo] });
 } else if (target === 'call-http') {
-  upstream = await start({ name: 'echo-http-fast', command: process.execPath, args: [join(ROOT, 'load/baselines/echo-http-fast.mjs')], ready: /listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)/ });
+  // Stopped with everything else by stopAll().
+  const echoHttp = await startHttpEcho();
   const { pool: _p, command: _c, args: _a, transport: _t, ...rest } = echo;
-  started = await gateway({ upstreams: [{ ...rest, transport: 'http', url: /** @type {RegExpExecArray} */ (upstream.match)[1], pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 } }] });
+  started = await gateway({ upstreams: [{ ...rest, transport: 'http', url: echoHttp.url, pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 } }] });
 } else {
   started = await gateway({ upstreams: [echo] });
 }

@@ -15,8 +15,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,10 +24,9 @@ import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
-import { confirm, startGatewayOn } from '../support/oauth-browser.js';
+import { connectAsUser, confirm, startGatewayOn } from '../support/oauth-browser.js';
 import { consentAtProvider, OIDC_CLIENT, signIn, startIntrospectingUpstream, startOidcProvider, type OidcProvider, type UpstreamCall } from '../support/oidc-provider.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
-import { roundRobinFetch } from '../support/replicas.js';
 import { until } from '../support/wait.js';
 
 let op: OidcProvider;
@@ -73,12 +71,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function connect(sub: string): Promise<Client> {
-  const { authorization } = await issuer.bearer(sub);
-  const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
-  await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits), requestInit: { headers: { authorization } } }));
-  return client;
-}
+const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, { replicas, hits });
 
 /** The call's URL elicitation, as the SDK client raises it (-32042). */
 async function elicitation(client: Client): Promise<{ url: string; elicitationId: string }> {

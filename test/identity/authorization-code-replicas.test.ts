@@ -7,8 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ElicitationCompleteNotificationSchema, UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,9 +16,8 @@ import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { connectAsUser, consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
-import { roundRobinFetch } from '../support/replicas.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
@@ -57,12 +55,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function connect(sub: string): Promise<Client> {
-  const { authorization } = await issuer.bearer(sub);
-  const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
-  await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits), requestInit: { headers: { authorization } } }));
-  return client;
-}
+const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, { replicas, hits });
 
 const whoami = async (c: Client) => toolText(await c.callTool({ name: 'crm__whoami', arguments: {} }));
 

@@ -5,8 +5,7 @@
  * can post (its cookie and the form's token); the post spends the link; the callback is taken
  * only from that browser. Real authorization server, gateway and upstream on loopback.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +14,7 @@ import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { confirm, openLink, postConfirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { connectAsUser, confirm, openLink, postConfirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -25,12 +24,7 @@ let gw: RunningGateway;
 let port: number;
 const seen: Seen[] = [];
 
-async function connect(sub: string): Promise<Client> {
-  const { authorization } = await issuer.bearer(sub);
-  const client = new Client({ name: `as-${sub}`, version: '1' }, { capabilities: { elicitation: { url: {} } } });
-  await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: { authorization } } }));
-  return client;
-}
+const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
 
 async function link(client: Client): Promise<string> {
   const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(

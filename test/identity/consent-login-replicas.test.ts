@@ -10,8 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,9 +20,8 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { startLoginServer } from '../support/login-server.js';
-import { confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { connectAsUser, confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
-import { roundRobinFetch } from '../support/replicas.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
@@ -66,12 +64,7 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function connect(sub: string): Promise<Client> {
-  const { authorization } = await issuer.bearer(sub);
-  const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
-  await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits), requestInit: { headers: { authorization } } }));
-  return client;
-}
+const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, { replicas, hits });
 
 /** The link a call is answered with, as replica A serves it (the load balancer's choice). */
 async function linkOnA(client: Client): Promise<string> {

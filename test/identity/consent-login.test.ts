@@ -5,8 +5,7 @@
  * authenticator, the principal the link was made for. Here that server is a small one on
  * loopback that signs the user its "browser" names as the test's JWT issuer would.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +15,7 @@ import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { connectAsUser, confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { startLoginServer } from '../support/login-server.js';
 import { freePort } from '../support/redis.js';
 
@@ -53,12 +52,7 @@ afterAll(async () => {
   await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r)), new Promise((r) => loginServer?.close(r))]);
 });
 
-async function connect(sub: string): Promise<Client> {
-  const { authorization } = await issuer.bearer(sub);
-  const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
-  await client.connect(new StreamableHTTPClientTransport(gw.url, { requestInit: { headers: { authorization } } }));
-  return client;
-}
+const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
 
 async function link(client: Client): Promise<string> {
   const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(

@@ -7,6 +7,8 @@
  * before it starts (its redirectUri must name it), and an MCP upstream that takes only tokens
  * the authorization server holds live.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../src/app.js';
@@ -14,6 +16,8 @@ import type { GatewayConfig } from '../../src/config/schema.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { AuthorizationServer } from './authorization-server.js';
 import type { RunningGateway } from './gateway.js';
+import type { JwtIssuer } from './jwt-issuer.js';
+import { roundRobinFetch } from './replicas.js';
 
 export interface Consent {
   /** Where the confirmation sent the browser (the authorization server's /authorize, with PKCE). */
@@ -114,3 +118,20 @@ export function startUserUpstream(as: AuthorizationServer, seen: Seen[]): Promis
 }
 
 export const upstreamUrl = (server: Server, path = '/mcp') => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+
+/**
+ * An SDK v1 client that declares URL-mode elicitation (so a call that needs the user's link is
+ * answered with -32042), connected as `sub` with a bearer token from `issuer`: to one gateway, or
+ * alternating over `replicas` request by request (each request's replica index pushed to `hits`).
+ */
+export async function connectAsUser(issuer: JwtIssuer, sub: string, to: RunningGateway | { replicas: readonly RunningGateway[]; hits: number[] }): Promise<Client> {
+  const { authorization } = await issuer.bearer(sub);
+  const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
+  const requestInit = { headers: { authorization } };
+  const transport =
+    'replicas' in to
+      ? new StreamableHTTPClientTransport(to.replicas[0]!.url, { fetch: roundRobinFetch(to.replicas, to.hits), requestInit })
+      : new StreamableHTTPClientTransport(to.url, { requestInit });
+  await client.connect(transport);
+  return client;
+}
