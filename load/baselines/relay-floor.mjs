@@ -5,11 +5,9 @@
 // upstream). What a relay costs before it does anything a gateway
 // must do: bare-fastify to this row is the hop's cost, this row to call-json (call-http) the
 // gateway's own work.
-import { join } from 'node:path';
-import { ECHO_SERVER, ROOT, startHttpEcho } from '../lib/gateway.mjs';
-import { measure } from '../lib/load.mjs';
-import { descendants, start, startRedisServer } from '../lib/processes.mjs';
-import { toolCallLoad } from '../lib/workloads.mjs';
+import { measureBaselineCalls, startBaselineServer } from '../lib/baseline.mjs';
+import { ECHO_SERVER, startHttpEcho } from '../lib/gateway.mjs';
+import { descendants, startRedisServer } from '../lib/processes.mjs';
 
 export const name = 'relay-floor';
 export const kind = 'baseline';
@@ -40,25 +38,9 @@ export async function run(ctx) {
  * @param {() => number[]} upstreamPids besides the relay's own children
  */
 async function measureRelay(ctx, variant, hop, upstreamPids) {
-  const { proc, match } = await start({
-    name: 'relay-floor',
-    command: process.execPath,
-    args: [...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean), join(ROOT, 'load/baselines/relay-floor-server.mjs'), ...hop],
-    cwd: ROOT,
-    ready: /listening (\S+)/,
-  });
+  const { proc, url } = await startBaselineServer('relay-floor', 'relay-floor-server.mjs', hop);
   try {
-    const url = /** @type {RegExpExecArray} */ (match)[1];
-    // Session ids are not checked here; the headers are sent anyway so the requests are the same bytes.
-    const sids = Array.from({ length: ctx.sessions }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-    const m = await measure({
-      url,
-      connections: ctx.connections,
-      duration: ctx.duration,
-      warmup: ctx.warmup,
-      makeLoad: () => toolCallLoad({ path: '/mcp', sids, tool: 'echo__echo', args: { text: 'hello' }, expectText: 'hello' }),
-      meters: { server: () => [proc.pid], upstream: () => [...descendants(proc.pid), ...upstreamPids()] },
-    });
+    const m = await measureBaselineCalls(ctx, url, { server: () => [proc.pid], upstream: () => [...descendants(proc.pid), ...upstreamPids()] });
     return { scenario: name, target: 'fastify + one hop', variant, workload: 'tools/call (JSON)', ...m };
   } finally {
     await proc.stop();

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
-import { LOOPBACK, descendants, start } from './processes.mjs';
+import { LOOPBACK, benchNodeArgs, descendants, start } from './processes.mjs';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -120,8 +120,7 @@ export async function startGateway({ upstreams, sessions = { store: 'memory', tt
   const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
   if (gcOnSignal) nodeArgs.push('--expose-gc', '--require', join(ROOT, 'load/lib/gc-on-signal.cjs'));
   nodeArgs.push(...extraNodeArgs);
-  // For a profiler outside node (e.g. BENCH_NODE_ARGS=--perf-basic-prof for `perf record`).
-  if (process.env.BENCH_NODE_ARGS) nodeArgs.push(...process.env.BENCH_NODE_ARGS.split(/\s+/).filter(Boolean));
+  nodeArgs.push(...benchNodeArgs());
   let started;
   const spawnedAt = Date.now();
   try {

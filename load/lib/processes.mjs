@@ -10,6 +10,11 @@ import { createServer } from 'node:net';
 
 export const LOOPBACK = '127.0.0.1';
 
+/** Node flags for the processes under test, from BENCH_NODE_ARGS (e.g. --perf-basic-prof for `perf record`). */
+export function benchNodeArgs() {
+  return (process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+}
+
 /** Clock ticks per second for /proc/<pid>/stat (utime, stime). */
 export const CLK_TCK = (() => {
   const r = spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' });
