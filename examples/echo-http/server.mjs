@@ -24,6 +24,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { CreateMessageResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { sleep } from '../lib/abortable-sleep.mjs';
 
 const { values: opts } = parseArgs({
   options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' }, record: { type: 'string' }, 'record-headers': { type: 'string' } },
@@ -32,15 +33,6 @@ const { values: opts } = parseArgs({
 /** @param {string} msg */
 function log(msg) {
   process.stderr.write(`[echo-http ${process.pid}] ${msg}\n`);
-}
-
-/** @param {number} ms @param {AbortSignal} signal */
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(new Error('cancelled'));
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(timer), reject(new Error('cancelled'))), { once: true });
-  });
 }
 
 /** Live sessions: transport and the server behind it. */

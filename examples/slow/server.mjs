@@ -12,37 +12,11 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 // zod 4.x is installed (hoisted) as a dependency of the SDK; the SDK accepts
 // both zod v3 (>=3.25) and v4 schemas.
 import { z } from 'zod';
+import { abortError, sleep } from '../lib/abortable-sleep.mjs';
 
 /** @param {string} msg */
 function log(msg) {
   process.stderr.write(`[slow ${process.pid}] ${msg}\n`);
-}
-
-/** @param {AbortSignal} signal */
-function abortError(signal) {
-  const reason = signal.reason;
-  return reason instanceof Error ? reason : new Error(`cancelled${reason ? `: ${String(reason)}` : ''}`);
-}
-
-/**
- * Resolves after `ms`, or rejects as soon as `signal` aborts.
- * @param {number} ms
- * @param {AbortSignal} signal
- * @returns {Promise<void>}
- */
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(signal));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 const server = new McpServer({ name: 'slow', version: '0.1.0' });

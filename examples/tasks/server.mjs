@@ -29,37 +29,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { sleep } from '../lib/abortable-sleep.mjs';
 
 /** @param {string} msg */
 function log(msg) {
   process.stderr.write(`[tasks-fixture ${process.pid}] ${msg}\n`);
-}
-
-/** @param {AbortSignal} signal */
-function abortError(signal) {
-  const reason = signal.reason;
-  return reason instanceof Error ? reason : new Error(`cancelled${reason ? `: ${String(reason)}` : ''}`);
-}
-
-/**
- * Resolves after `ms`, or rejects as soon as `signal` aborts (a notifications/cancelled).
- * @param {number} ms
- * @param {AbortSignal} signal
- * @returns {Promise<void>}
- */
-function sleep(ms, signal) {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError(signal));
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError(signal));
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** @param {string} text */
