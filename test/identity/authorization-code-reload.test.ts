@@ -15,9 +15,9 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { toolText } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { consent, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { authCodeOAuth, consent, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
 import { configFile } from '../support/reload.js';
 
@@ -30,7 +30,7 @@ const seen: Seen[] = [];
 const crm = (port: number) =>
   httpUpstream('crm', upstreamUrl(upstream), {
     discovery: 'anonymous',
-    oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${port}/oauth/callback` },
+    oauth: authCodeOAuth(as, port),
   });
 // An upstream that needs nobody's token: the gateway starts with it alone.
 const plain = () => httpUpstream('plain', upstreamUrl(upstream), { prefix: 'plain' });

@@ -20,7 +20,7 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
-import { connectAsUser, confirm, consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { authCodeOAuth, connectAsUser, confirm, consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -249,7 +249,7 @@ describe('logs', () => {
   it('no token, refresh token, code, state or verifier is ever logged, at debug level, through a grant, a refresh, a refusal and a revocation', async () => {
     const lines: string[] = [];
     const logPort = await freePort();
-    const config = gatewayConfig({ oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${logPort}/oauth/callback` } }, { logLevel: 'debug' });
+    const config = gatewayConfig({ oauth: authCodeOAuth(as, logPort) }, { logLevel: 'debug' });
     const gateway = await buildApp(config, { logger: createLogger('debug', { write: (line: string) => void lines.push(line) }), defaultMetrics: false });
     const address = await gateway.app.listen({ host: '127.0.0.1', port: logPort });
     const secrets: string[] = [];

@@ -12,9 +12,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { connectAsUser, confirm, openLink, postConfirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { authCodeOAuth, connectAsUser, confirm, openLink, postConfirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -57,7 +57,7 @@ beforeAll(async () => {
       upstreams: [
         httpUpstream('crm', upstreamUrl(upstream), {
           discovery: 'anonymous',
-          oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${port}/oauth/callback` },
+          oauth: authCodeOAuth(as, port),
         }),
       ],
     },

@@ -17,9 +17,9 @@ import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startPerUserUpstream } from '../support/per-user-upstream.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { consent, startGatewayOn } from '../support/oauth-browser.js';
+import { authCodeOAuth, consent, startGatewayOn } from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -38,7 +38,7 @@ beforeAll(async () => {
     upstreams: [
       httpUpstream('private', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, {
         mode: 'per-session',
-        oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${port}/oauth/callback` },
+        oauth: authCodeOAuth(as, port),
       }),
     ],
   });

@@ -8,13 +8,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { ECHO_SERVER, SLOW_SERVER, isAlive, openSession, post, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { ECHO_SERVER, SLOW_SERVER, isAlive, openSession, post, stdioUpstream, toolText } from '../support/gateway.js';
 import { childPidsRunning } from '../support/child-processes.js';
 import { httpUpstream, startEchoHttp } from '../support/http-upstream.js';
-import { configFile } from '../support/reload.js';
+import { startFromFile } from '../support/reload.js';
 import { until } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -25,18 +22,7 @@ afterAll(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A gateway built from a file this test rewrites, listening on loopback. */
-async function start(config: Record<string, unknown>): Promise<RunningGateway & { file: ReturnType<typeof configFile> }> {
-  const file = configFile({ logLevel: 'silent', ...config });
-  const loaded = loadConfig(file.file, {});
-  const gateway = await buildApp(loaded, { logger: createLogger('silent'), defaultMetrics: false, configFile: file.file });
-  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  cleanups.push(async () => {
-    await gateway.close();
-    file.remove();
-  });
-  return { gateway, url: new URL(loaded.path, address), base: address, stop: () => gateway.close(), file };
-}
+const start = (config: Record<string, unknown>) => startFromFile(config, cleanups);
 
 async function connect(url: URL): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'reload-apply', version: '1' });

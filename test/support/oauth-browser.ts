@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../src/app.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 import { createLogger } from '../../src/observability/logger.js';
-import type { AuthorizationServer } from './authorization-server.js';
+import { TEST_CLIENT, type AuthorizationServer } from './authorization-server.js';
 import type { RunningGateway } from './gateway.js';
 import type { JwtIssuer } from './jwt-issuer.js';
 import { roundRobinFetch } from './replicas.js';
@@ -134,4 +134,9 @@ export async function connectAsUser(issuer: JwtIssuer, sub: string, to: RunningG
       : new StreamableHTTPClientTransport(to.url, { requestInit });
   await client.connect(transport);
   return client;
+}
+
+/** An upstream's `oauth` for grant authorization-code at `as` (the test client), calling back to the gateway on `callbackPort`. */
+export function authCodeOAuth(as: AuthorizationServer, callbackPort: number): Record<string, unknown> {
+  return { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${callbackPort}/oauth/callback` };
 }

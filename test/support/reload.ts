@@ -1,9 +1,13 @@
 /**
  * For config reload tests: config files a test rewrites (plain, or laid out as a Kubernetes
- * ConfigMap volume with its `..data` symlink swap), a gateway process's log lines, and its
- * reload counter from /metrics.
+ * ConfigMap volume with its `..data` symlink swap), a gateway in this process built from such a
+ * file, a gateway process's log lines, and its reload counter from /metrics.
  */
 import type { ChildProcess } from 'node:child_process';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/observability/logger.js';
+import type { RunningGateway } from './gateway.js';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +29,23 @@ export function configFile(config: Record<string, unknown>): { file: string; wri
   };
   write(config);
   return { file, write, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A gateway built in this process from a config file the test rewrites (`file.write`, then
+ * `gateway.reload()` as SIGHUP would), listening on loopback. Its close, and the file's removal,
+ * go into `cleanups`.
+ */
+export async function startFromFile(config: Record<string, unknown>, cleanups: Array<() => Promise<void>>): Promise<RunningGateway & { file: ReturnType<typeof configFile> }> {
+  const file = configFile({ logLevel: 'silent', ...config });
+  const loaded = loadConfig(file.file, {});
+  const gateway = await buildApp(loaded, { logger: createLogger('silent'), defaultMetrics: false, configFile: file.file });
+  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+  cleanups.push(async () => {
+    await gateway.close();
+    file.remove();
+  });
+  return { gateway, url: new URL(loaded.path, address), base: address, stop: () => gateway.close(), file };
 }
 
 /**

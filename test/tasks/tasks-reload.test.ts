@@ -5,12 +5,10 @@
  * them restart-only.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { diffConfigs } from '../../src/config/diff.js';
-import { loadConfig, resolveConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { MCP_HEADERS, post, type RunningGateway } from '../support/gateway.js';
-import { configFile } from '../support/reload.js';
+import { resolveConfig } from '../../src/config/load.js';
+import { MCP_HEADERS, post } from '../support/gateway.js';
+import { startFromFile } from '../support/reload.js';
 import { tasksUpstream } from '../support/tasks.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -18,17 +16,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function start(config: Record<string, unknown>): Promise<RunningGateway & { file: ReturnType<typeof configFile> }> {
-  const file = configFile({ logLevel: 'silent', ...config });
-  const loaded = loadConfig(file.file, {});
-  const gateway = await buildApp(loaded, { logger: createLogger('silent'), defaultMetrics: false, configFile: file.file });
-  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  cleanups.push(async () => {
-    await gateway.close();
-    file.remove();
-  });
-  return { gateway, url: new URL(loaded.path, address), base: address, stop: () => gateway.close(), file };
-}
+const start = (config: Record<string, unknown>) => startFromFile(config, cleanups);
 
 async function session(url: URL) {
   const init = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'reload', version: '1' } } }, MCP_HEADERS);
