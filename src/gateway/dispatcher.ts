@@ -228,10 +228,11 @@ export class Dispatcher {
         if (task) return task;
         // A task hint the gateway did not act on is not the upstream's business.
         if (params && 'task' in params) request = { ...request, params: { ...params, task: undefined } };
-        return this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog);
+        // Awaited, not returned: an async function resolved with a promise takes two more microtask turns.
+        return await this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog);
       }
       case 'prompts/get':
-        return this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt', catalog);
+        return await this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt', catalog);
       case 'resources/read': {
         const uri = requireString(params, 'uri');
         const route = catalog.resource(uri);

@@ -210,7 +210,7 @@ export class VirtualServer implements McpHandler {
       handleRequest: async (ctx, request) => {
         const v = views.get(path);
         if (!v) return errorResponse(request.id, new GatewayError('SERVER_NOT_FOUND').toJsonRpc()) as JsonRpcResponse;
-        return this.#dispatcher.handleRequest(ctx, request, v);
+        return await this.#dispatcher.handleRequest(ctx, request, v);
       },
       handleNotification: (ctx, n) => this.handleNotification(ctx, n),
       handleResponse: (ctx, r) => this.handleResponse(ctx, r),

@@ -13,6 +13,7 @@ import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export interface HttpUpstreamOptions {
   endpoint: HttpEndpoint;
@@ -45,6 +46,13 @@ export class HttpUpstream extends BaseUpstream {
   #owner: CallerAuth | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
+  /** The headers of #sessionId and #protocolVersion, made once per change of either (every caller copies them). */
+  #headers: Readonly<Record<string, string>> | undefined;
+  /** An initialize reply's Mcp-Session-Id (one function, not one per exchange). */
+  readonly #onSessionId = (sessionId: string | undefined): void => {
+    this.#sessionId = sessionId;
+    this.#headers = undefined;
+  };
   /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
   #generation = 0;
   #reinit: Promise<void> | undefined;
@@ -151,6 +159,7 @@ export class HttpUpstream extends BaseUpstream {
     if (!saved) return undefined;
     this.#sessionId = saved.sessionId;
     this.#protocolVersion = saved.info.protocolVersion;
+    this.#headers = undefined;
     this.options.log.info({ upstream: this.label, session: saved.sessionId }, 'continuing the upstream session of a worker that ran on another replica');
     return saved.info;
   }
@@ -159,6 +168,7 @@ export class HttpUpstream extends BaseUpstream {
     const info = await this.handshake(this.options.identity, this.#endpoint.config.timeoutMs, {
       accepted: (answered) => {
         this.#protocolVersion = answered.protocolVersion;
+        this.#headers = undefined;
         this.#generation++;
       },
       // Awaited, so nothing else reaches the new session before it knows it is initialized.
@@ -177,6 +187,7 @@ export class HttpUpstream extends BaseUpstream {
       this.#stream?.stop();
       this.#stream = undefined;
       this.#sessionId = undefined;
+      this.#headers = undefined;
       try {
         this.serverInfo = await this.#initialize();
       } catch (err) {
@@ -214,11 +225,12 @@ export class HttpUpstream extends BaseUpstream {
     this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
   }
 
-  #sessionHeaders(): Record<string, string> {
+  #sessionHeaders(): Readonly<Record<string, string>> {
+    if (this.#headers) return this.#headers;
     const headers: Record<string, string> = {};
     if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId;
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
-    return headers;
+    return (this.#headers = Object.freeze(headers));
   }
 
   /**
@@ -229,7 +241,9 @@ export class HttpUpstream extends BaseUpstream {
     const method = 'method' in message ? message.method : undefined;
     const id = method !== undefined && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
     const { retry } = this.#endpoint.config;
-    const backoff = new Backoff({ initialMs: retry.initialDelayMs, maxMs: retry.maxDelayMs });
+    // Made at the first retry: most messages never need one.
+    let backoff: Backoff | undefined;
+    const nextDelay = () => (backoff ??= new Backoff({ initialMs: retry.initialDelayMs, maxMs: retry.maxDelayMs })).next();
     let retries = 0;
     let resumes = 0;
     let resendAfterReinit = true;
@@ -269,7 +283,7 @@ export class HttpUpstream extends BaseUpstream {
           resumes++;
           resumeFrom = outcome.lastEventId;
           this.#endpoint.diagnostics.emit('upstream:retry', { upstream: this.#endpoint.name, reason: 'resume' });
-          await sleep(outcome.retryMs ?? backoff.next());
+          await sleep(outcome.retryMs ?? nextDelay());
           continue;
         }
         const failure = new ExchangeFailure('cut', 'closed the stream before answering');
@@ -280,7 +294,7 @@ export class HttpUpstream extends BaseUpstream {
       if (failure instanceof ExchangeFailure && retries < retry.attempts && isRetryable(method, failure)) {
         retries++;
         this.#endpoint.diagnostics.emit('upstream:retry', { upstream: this.#endpoint.name, reason: failure.kind });
-        await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
+        await sleep(Math.max(failure.retryAfterMs ?? 0, nextDelay()));
         continue;
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(this.#endpoint.name) : failure;
@@ -307,14 +321,12 @@ export class HttpUpstream extends BaseUpstream {
         message,
         id,
         method,
-        sessionHeaders: method === INITIALIZE ? {} : this.#sessionHeaders(),
+        sessionHeaders: method === INITIALIZE ? NO_HEADERS : this.#sessionHeaders(),
         caller: (id === undefined ? undefined : this.#callers.get(id)) ?? this.#owner,
         generation: this.#generation,
         resumeFrom,
         abort,
-        onSessionId: (sessionId) => {
-          this.#sessionId = sessionId;
-        },
+        onSessionId: this.#onSessionId,
       });
     } finally {
       if (id !== undefined && this.#aborts.get(id) === abort) this.#aborts.delete(id);
