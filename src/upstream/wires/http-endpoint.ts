@@ -295,7 +295,9 @@ export function headerValue(headers: IncomingHttpHeaders, name: string): string 
 
 /** The media type, lower case, without parameters. */
 export function mediaType(headers: IncomingHttpHeaders): string {
-  return (headerValue(headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const value = headerValue(headers, 'content-type') ?? '';
+  const semi = value.indexOf(';');
+  return (semi === -1 ? value : value.slice(0, semi)).trim().toLowerCase();
 }
 
 /** Retry-After in ms (seconds or an HTTP date), capped; undefined when absent or unreadable. */
