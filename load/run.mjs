@@ -15,7 +15,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { ROOT, DEFAULT_POOL, poolLabel } from './lib/gateway.mjs';
 import { abortCurrent } from './lib/load.mjs';
 import { killAllNow, stillRunning, stopAll } from './lib/processes.mjs';
-import { addRatios, machine, textTable, writeReport } from './lib/report.mjs';
+import { addRatios, machine, textTable, unusedName, writeReport } from './lib/report.mjs';
 import * as bareFastify from './baselines/bare-fastify.mjs';
 import * as relayFloor from './baselines/relay-floor.mjs';
 import * as peers from './baselines/peers.mjs';
@@ -191,7 +191,8 @@ async function main() {
   addRatios(rows);
   const partial = args.length > 0 ? `-${selected.map((s) => s.name).join('+')}` : '';
   const profiled = process.env.BENCH_CPU_PROF ? '-profiled' : '';
-  const { md, json } = writeReport(join(ROOT, 'load/results'), `${meta.date}${partial}${profiled}`, { rows, meta, failures });
+  const dir = join(ROOT, 'load/results');
+  const { md, json } = writeReport(dir, unusedName(dir, `${meta.date}${partial}${profiled}`), { rows, meta, failures });
   process.stdout.write(`\n${textTable(rows)}\n\n`);
   process.stdout.write(`err/non2xx/bad = connection errors+timeouts / non-2xx / replies failing the check. ×bare, ×peer: req/s ratios.\n`);
   process.stdout.write(`report: ${md}\n        ${json}\n`);

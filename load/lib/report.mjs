@@ -3,7 +3,7 @@
 // compact table on stdout.
 
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ALLOCATOR } from './gateway.mjs';
@@ -368,6 +368,19 @@ export function markdown({ rows, meta, failures }) {
   }
   out.push('');
   return out.join('\n');
+}
+
+/**
+ * `base`, or `base-2`, `base-3`, … when a report of that name is in `dir` already: a second run
+ * of the same selection on the same day must not overwrite the first (it may be committed and cited).
+ * @param {string} dir
+ * @param {string} base
+ */
+export function unusedName(dir, base) {
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? base : `${base}-${n}`;
+    if (!existsSync(join(dir, `${name}.md`)) && !existsSync(join(dir, `${name}.json`))) return name;
+  }
 }
 
 /**
