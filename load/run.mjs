@@ -15,7 +15,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { ROOT, DEFAULT_POOL, poolLabel } from './lib/gateway.mjs';
 import { abortCurrent } from './lib/load.mjs';
 import { killAllNow, stillRunning, stopAll } from './lib/processes.mjs';
-import { addRatios, machine, textTable, unusedName, writeReport } from './lib/report.mjs';
+import { addPairedRatios, addRatios, machine, textTable, unusedName, writeReport } from './lib/report.mjs';
 import * as bareFastify from './baselines/bare-fastify.mjs';
 import * as relayFloor from './baselines/relay-floor.mjs';
 import * as peers from './baselines/peers.mjs';
@@ -107,6 +107,7 @@ async function main() {
     if (!file) throw new Error('usage: node load/run.mjs --render load/results/<name>.json');
     const { rows, failures = [], ...meta } = JSON.parse(readFileSync(file, 'utf8'));
     addRatios(rows);
+    addPairedRatios(rows);
     const out = writeReport(dirname(resolve(file)), basename(file, '.json'), { rows, meta, failures });
     process.stdout.write(`${textTable(rows)}\n\nreport: ${out.md}\n        ${out.json}\n`);
     return 0;
@@ -187,8 +188,12 @@ async function main() {
   }
   meta.tookSeconds = Math.round((Date.now() - started.getTime()) / 1000);
 
+  // Each round's ratios first, among the rows of that round: a spell of a slower machine between
+  // rounds then cancels out of the paired ratios (addPairedRatios) instead of skewing them.
+  for (let round = 1; round <= rounds; round++) addRatios(rows.filter((r) => r.round === round));
   rows.splice(0, rows.length, ...medianRows(rows));
   addRatios(rows);
+  addPairedRatios(rows);
   const partial = args.length > 0 ? `-${selected.map((s) => s.name).join('+')}` : '';
   const profiled = process.env.BENCH_CPU_PROF ? '-profiled' : '';
   const dir = join(ROOT, 'load/results');
@@ -206,7 +211,7 @@ async function main() {
 
 /**
  * One row per scenario and variant: the round with the median req/s, every round's req/s kept
- * beside it (`rounds`). Rows without req/s (idle memory, skipped peers) pass through.
+ * beside it (`rounds`), and every round's ratios (`roundRatios`). Rows without req/s (idle memory, skipped peers) pass through.
  * @param {Record<string, any>[]} rows
  */
 function medianRows(rows) {
@@ -221,7 +226,7 @@ function medianRows(rows) {
     if (measured.length === 0) return group[0];
     const sorted = [...measured].sort((a, b) => a.reqPerSec - b.reqPerSec);
     const median = sorted[Math.floor((sorted.length - 1) / 2)];
-    return { ...median, rounds: measured.map((r) => r.reqPerSec) };
+    return { ...median, rounds: measured.map((r) => r.reqPerSec), roundRatios: measured.map((r) => r.ratios) };
   });
 }
 

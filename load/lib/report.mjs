@@ -83,6 +83,32 @@ export function addRatios(rows) {
   return { bare, upstream, bestPeer };
 }
 
+/** @param {number[]} values  not empty */
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  return /** @type {number} */ (sorted[Math.floor((sorted.length - 1) / 2)]);
+}
+
+/**
+ * CPU per request over bare Fastify's, the floor's and the @before twin's, each taken within one
+ * round (rows measured minutes apart, not rounds apart), then the median over the rounds: on a
+ * machine whose speed drifts between rounds this is steadier than the ratio of two medians, which
+ * may come from different rounds. Needs `roundRatios` (run.mjs keeps each round's `ratios`).
+ * @param {Row[]} rows
+ */
+export function addPairedRatios(rows) {
+  for (const r of rows) {
+    const perRound = /** @type {Array<Record<string, number | undefined>> | undefined} */ (r.roundRatios);
+    if (!perRound || perRound.length < 2) continue;
+    /** @param {string} key */
+    const paired = (key) => {
+      const values = perRound.map((x) => x?.[key]).filter((v) => typeof v === 'number');
+      return values.length === perRound.length ? { rounds: values, median: median(values) } : undefined;
+    };
+    r.paired = { cpuVsBare: paired('cpuPerReqVsBare'), cpuVsFloor: paired('cpuPerReqVsFloor'), cpuVsBefore: paired('cpuVsBefore') };
+  }
+}
+
 /** @param {number | undefined} v @param {number} [digits] */
 const num = (v, digits = 0) => (v === undefined || v === null || Number.isNaN(v) ? '—' : v.toFixed(digits));
 /** @param {number | undefined} v */
@@ -213,6 +239,17 @@ export function markdown({ rows, meta, failures }) {
     );
     out.push('');
     for (const r of rows) if (r.rounds?.length > 1) out.push(`- ${r.scenario} ${label(r)}: ${r.rounds.map((v) => num(v)).join(', ')}`);
+    out.push('');
+  }
+  const paired = rows.filter((r) => r.paired?.cpuVsBare);
+  if (paired.length > 0) {
+    out.push('CPU per request, paired: each ratio taken within one round (the rows it compares ran minutes apart), then its median over the rounds. Each round in order, then the median:');
+    out.push('');
+    out.push('| scenario | CPU/req ÷ bare | median | CPU/req ÷ floor | median | CPU/req ÷ @before | median |');
+    out.push('|---|---|--:|---|--:|---|--:|');
+    /** @param {{ rounds: number[], median: number } | undefined} p */
+    const cells = (p) => (p ? `${p.rounds.map((v) => v.toFixed(2)).join(', ')} | ${ratio(p.median)}` : '— | —');
+    for (const r of paired) out.push(`| ${r.scenario} ${label(r)} | ${cells(r.paired.cpuVsBare)} | ${cells(r.paired.cpuVsFloor)} | ${cells(r.paired.cpuVsBefore)} |`);
     out.push('');
   }
   const twins = rows.filter((r) => r.ratios?.vsBefore !== undefined);
