@@ -46,12 +46,9 @@ export class HttpUpstream extends BaseUpstream {
   #owner: CallerAuth | undefined;
   #sessionId: string | undefined;
   #protocolVersion: string | undefined;
-  /** The headers of #sessionId and #protocolVersion, made once per change of either (every caller copies them). */
-  #headers: Readonly<Record<string, string>> | undefined;
   /** An initialize reply's Mcp-Session-Id (one function, not one per exchange). */
   readonly #onSessionId = (sessionId: string | undefined): void => {
     this.#sessionId = sessionId;
-    this.#headers = undefined;
   };
   /** Counts (re)initializations: an exchange that saw a 404 under an older one just sends again. */
   #generation = 0;
@@ -159,7 +156,6 @@ export class HttpUpstream extends BaseUpstream {
     if (!saved) return undefined;
     this.#sessionId = saved.sessionId;
     this.#protocolVersion = saved.info.protocolVersion;
-    this.#headers = undefined;
     this.options.log.info({ upstream: this.label, session: saved.sessionId }, 'continuing the upstream session of a worker that ran on another replica');
     return saved.info;
   }
@@ -168,7 +164,6 @@ export class HttpUpstream extends BaseUpstream {
     const info = await this.handshake(this.options.identity, this.#endpoint.config.timeoutMs, {
       accepted: (answered) => {
         this.#protocolVersion = answered.protocolVersion;
-        this.#headers = undefined;
         this.#generation++;
       },
       // Awaited, so nothing else reaches the new session before it knows it is initialized.
@@ -187,7 +182,6 @@ export class HttpUpstream extends BaseUpstream {
       this.#stream?.stop();
       this.#stream = undefined;
       this.#sessionId = undefined;
-      this.#headers = undefined;
       try {
         this.serverInfo = await this.#initialize();
       } catch (err) {
@@ -225,12 +219,11 @@ export class HttpUpstream extends BaseUpstream {
     this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
   }
 
-  #sessionHeaders(): Readonly<Record<string, string>> {
-    if (this.#headers) return this.#headers;
+  #sessionHeaders(): Record<string, string> {
     const headers: Record<string, string> = {};
     if (this.#sessionId !== undefined) headers['mcp-session-id'] = this.#sessionId;
     if (this.#protocolVersion !== undefined) headers['mcp-protocol-version'] = this.#protocolVersion;
-    return (this.#headers = Object.freeze(headers));
+    return headers;
   }
 
   /**

@@ -19,9 +19,6 @@ interface Reader {
   fail(err: unknown): void;
 }
 
-/** The reader of a body taken whole by `text`: nothing more comes to it. */
-const READ: Reader = { chunk: () => undefined, end: () => undefined, fail: () => undefined };
-
 /**
  * The body of one upstream response, as undici's dispatch handler delivers it, read once: whole
  * (`text`), chunk by chunk as it comes (`each`), or thrown away (`dump`). Not a Readable: a
@@ -117,20 +114,7 @@ export class ResponseBody {
   }
 
   /** The whole body as UTF-8, failing past `limit` bytes instead of buffering without end. */
-  text(limit = MAX_MESSAGE_BYTES, onChunk?: () => void): Promise<string> {
-    // A small reply usually comes whole in the read that brought its headers: it is all here, no reader needed.
-    if (this.#state === 'ended' && !this.#reader) {
-      this.#reader = READ;
-      const queued = this.#queue;
-      this.#queue = [];
-      if (this.#queued > limit) return Promise.reject(new ExchangeFailure('protocol', `answer larger than ${limit} bytes`));
-      if (queued.length > 0) onChunk?.();
-      return Promise.resolve(queued.length === 1 ? queued[0]!.toString('utf8') : Buffer.concat(queued, this.#queued).toString('utf8'));
-    }
-    return this.#collect(limit, onChunk);
-  }
-
-  async #collect(limit: number, onChunk: (() => void) | undefined): Promise<string> {
+  async text(limit = MAX_MESSAGE_BYTES, onChunk?: () => void): Promise<string> {
     const chunks: Buffer[] = [];
     let size = 0;
     await this.each((chunk) => {
