@@ -63,7 +63,7 @@ export interface ExchangeRequest {
   id: number | undefined;
   method: string | undefined;
   /** The session's headers; none for initialize. */
-  sessionHeaders: Readonly<Record<string, string>>;
+  sessionHeaders: Record<string, string>;
   generation: number;
   /** Resume the reply stream after this event id (a GET) instead of POSTing `message`. */
   resumeFrom: string | undefined;

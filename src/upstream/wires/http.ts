@@ -13,7 +13,6 @@ import { ExchangeFailure, isRetryable } from '../retry-policy.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;
-const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
 
 export interface HttpUpstreamOptions {
   endpoint: HttpEndpoint;
@@ -314,7 +313,7 @@ export class HttpUpstream extends BaseUpstream {
         message,
         id,
         method,
-        sessionHeaders: method === INITIALIZE ? NO_HEADERS : this.#sessionHeaders(),
+        sessionHeaders: method === INITIALIZE ? {} : this.#sessionHeaders(),
         caller: (id === undefined ? undefined : this.#callers.get(id)) ?? this.#owner,
         generation: this.#generation,
         resumeFrom,
