@@ -79,7 +79,8 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     methods: ['GET', 'POST', 'DELETE'],
     // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
     // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
-    exposedHeaders: ['mcp-session-id', 'www-authenticate', 'x-request-id'],
+    // One string, not a list: @fastify/cors joins a list again on every request.
+    exposedHeaders: 'mcp-session-id, www-authenticate, x-request-id',
   });
   registerHealth(app, {
     required: parts.required,

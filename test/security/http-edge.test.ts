@@ -93,6 +93,27 @@ describe('OPTIONS on the endpoint', () => {
   });
 });
 
+describe('CORS headers on a call', () => {
+  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'cors' } } };
+
+  it('from an allowed origin: that origin, and the headers a page may read', async () => {
+    const sid = await openSession(gw.url);
+    const r = await post(gw.url, call, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18', origin: 'https://app.example.com' });
+    expect(r.json.result.content[0].text).toBe('cors');
+    expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+    expect(r.headers.get('access-control-expose-headers')).toBe('mcp-session-id, www-authenticate, x-request-id');
+    expect(r.headers.get('vary')).toBe('Origin');
+  });
+
+  it('without Origin (not a browser): no allowed origin, still Vary: Origin for caches', async () => {
+    const sid = await openSession(gw.url);
+    const r = await post(gw.url, call, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    expect(r.json.result.content[0].text).toBe('cors');
+    expect(r.headers.get('access-control-allow-origin')).toBeNull();
+    expect(r.headers.get('vary')).toBe('Origin');
+  });
+});
+
 describe('HTTP methods the endpoint does not serve', () => {
   // Fastify routes the first ones; the WebDAV ones it does not know at all (its 404 before).
   const methods = ['PUT', 'PATCH', 'TRACE', 'QUERY', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT'];
