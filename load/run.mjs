@@ -15,7 +15,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { ROOT, DEFAULT_POOL, poolLabel } from './lib/gateway.mjs';
 import { abortCurrent } from './lib/load.mjs';
 import { killAllNow, stillRunning, stopAll } from './lib/processes.mjs';
-import { addPairedRatios, addRatios, machine, textTable, unusedName, writeReport } from './lib/report.mjs';
+import { addPairedRatios, addRatios, machine, medianOf, textTable, unusedName, writeReport } from './lib/report.mjs';
 import * as bareFastify from './baselines/bare-fastify.mjs';
 import * as relayFloor from './baselines/relay-floor.mjs';
 import * as peers from './baselines/peers.mjs';
@@ -224,8 +224,7 @@ function medianRows(rows) {
   return [...groups.values()].map((group) => {
     const measured = group.filter((r) => typeof r.reqPerSec === 'number' && !r.skipped);
     if (measured.length === 0) return group[0];
-    const sorted = [...measured].sort((a, b) => a.reqPerSec - b.reqPerSec);
-    const median = sorted[Math.floor((sorted.length - 1) / 2)];
+    const median = medianOf(measured, (r) => r.reqPerSec);
     return { ...median, rounds: measured.map((r) => r.reqPerSec), roundRatios: measured.map((r) => r.ratios) };
   });
 }

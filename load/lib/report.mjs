@@ -83,10 +83,16 @@ export function addRatios(rows) {
   return { bare, upstream, bestPeer };
 }
 
-/** @param {number[]} values  not empty */
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  return /** @type {number} */ (sorted[Math.floor((sorted.length - 1) / 2)]);
+/**
+ * The middle item by `value` (of an even count, the lower middle): a median round's row, or a median ratio.
+ * @template T
+ * @param {T[]} items  not empty
+ * @param {(item: T) => number} value
+ * @returns {T}
+ */
+export function medianOf(items, value) {
+  const sorted = [...items].sort((a, b) => value(a) - value(b));
+  return /** @type {T} */ (sorted[Math.floor((sorted.length - 1) / 2)]);
 }
 
 /**
@@ -103,7 +109,7 @@ export function addPairedRatios(rows) {
     /** @param {string} key */
     const paired = (key) => {
       const values = perRound.map((x) => x?.[key]).filter((v) => typeof v === 'number');
-      return values.length === perRound.length ? { rounds: values, median: median(values) } : undefined;
+      return values.length === perRound.length ? { rounds: values, median: medianOf(values, (v) => v) } : undefined;
     };
     r.paired = { cpuVsBare: paired('cpuPerReqVsBare'), cpuVsFloor: paired('cpuPerReqVsFloor'), cpuVsBefore: paired('cpuVsBefore') };
   }
