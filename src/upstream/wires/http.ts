@@ -233,9 +233,7 @@ export class HttpUpstream extends BaseUpstream {
     const method = 'method' in message ? message.method : undefined;
     const id = method !== undefined && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
     const { retry } = this.#endpoint.config;
-    // Made at the first retry: most messages never need one.
-    let backoff: Backoff | undefined;
-    const nextDelay = () => (backoff ??= new Backoff({ initialMs: retry.initialDelayMs, maxMs: retry.maxDelayMs })).next();
+    const backoff = new Backoff({ initialMs: retry.initialDelayMs, maxMs: retry.maxDelayMs });
     let retries = 0;
     let resumes = 0;
     let resendAfterReinit = true;
@@ -275,7 +273,7 @@ export class HttpUpstream extends BaseUpstream {
           resumes++;
           resumeFrom = outcome.lastEventId;
           this.#endpoint.diagnostics.emit('upstream:retry', { upstream: this.#endpoint.name, reason: 'resume' });
-          await sleep(outcome.retryMs ?? nextDelay());
+          await sleep(outcome.retryMs ?? backoff.next());
           continue;
         }
         const failure = new ExchangeFailure('cut', 'closed the stream before answering');
@@ -286,7 +284,7 @@ export class HttpUpstream extends BaseUpstream {
       if (failure instanceof ExchangeFailure && retries < retry.attempts && isRetryable(method, failure)) {
         retries++;
         this.#endpoint.diagnostics.emit('upstream:retry', { upstream: this.#endpoint.name, reason: failure.kind });
-        await sleep(Math.max(failure.retryAfterMs ?? 0, nextDelay()));
+        await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(this.#endpoint.name) : failure;
