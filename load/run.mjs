@@ -31,6 +31,7 @@ import * as callSse from './scenarios/call-sse-progress.mjs';
 import * as callWebSocket from './scenarios/call-websocket.mjs';
 import * as clusterScenario from './scenarios/cluster.mjs';
 import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
+import * as hostileMix from './scenarios/hostile-mix.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
@@ -47,7 +48,7 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, relayFloor, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, clusterScenario, sessionChurn, peers, idleSessions, tasksMemory]);
+const ALL = withBeforeTwins([bareFastify, relayFloor, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, clusterScenario, sessionChurn, hostileMix, peers, idleSessions, tasksMemory]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {

@@ -4,25 +4,35 @@
 // tools/call echo__echo on 50 sessions, 1 in 10 is hostile (an invented method name never sent
 // before, `_meta` that is a string, arguments of the wrong type, a forged session id, a body
 // nested past the depth limit), so that anything the hostile ones leave behind accumulates.
+// Beside that load, the hostile clients of load/lib/hostile.mjs run in loops the whole time
+// (issue 27's vectors: SSE clients that stop reading, GETs reset before their stream opens, task
+// calls with 1 MB arguments, unanswered elicitations, session churn, 3.5 MB calls), with sessions
+// in Redis (a throwaway redis-server on a free port). Every reply of theirs must be a result, a
+// typed error or a stream the gateway cut off.
 // The gateway's RSS is sampled every second. "Flat": after warm-up (the first SOAK_WARMUP_PCT %
 // of the requests, default 10), no sample is more than 10 % above the first one.
 //
 //   npm run build && node load/soak.mjs            # ~2 min on 2 cores; not part of CI or `npm run bench`
 //
 // SOAK_CALLS (1000000), SOAK_CONNECTIONS (50), SOAK_MAX_SECONDS (900: the run stops then, even
-// short of SOAK_CALLS), SOAK_WARMUP_PCT (10). Writes load/results/<date>-soak.md and .json.
+// short of SOAK_CALLS), SOAK_WARMUP_PCT (10), SOAK_HOSTILE (the vectors, comma-separated: all of
+// them by default; `none` for the plain soak), SOAK_STORE (redis; or memory). Writes
+// load/results/<date>-soak.md and .json.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { DEFAULT_POOL, ECHO_SERVER, ROOT, startGateway } from './lib/gateway.mjs';
+import { DEFAULT_POOL, ROOT, startGateway } from './lib/gateway.mjs';
+import { HOSTILE_UPSTREAMS, VECTORS, startHostile } from './lib/hostile.mjs';
 import { POST_HEADERS, openSessions, sessionHeaders, toolsCallBody } from './lib/mcp.mjs';
-import { killAllNow, rssKb, stopAll } from './lib/processes.mjs';
+import { killAllNow, rssKb, startRedisServer, stopAll } from './lib/processes.mjs';
 
 const CALLS = Number(process.env.SOAK_CALLS ?? 1_000_000);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
 const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 900);
 const WARMUP_PCT = Number(process.env.SOAK_WARMUP_PCT ?? 10);
 const FLAT_PCT = 10;
+const VECTOR_NAMES = process.env.SOAK_HOSTILE === 'none' ? [] : (process.env.SOAK_HOSTILE?.split(',') ?? Object.keys(VECTORS));
+const STORE = process.env.SOAK_STORE ?? 'redis';
 
 const log = (/** @type {string} */ msg) => process.stderr.write(`soak: ${msg}\n`);
 
@@ -35,7 +45,10 @@ const HOSTILE = [
 ];
 
 async function main() {
-  const gw = await startGateway({ upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: DEFAULT_POOL }] });
+  const redis = STORE === 'redis' ? await startRedisServer() : undefined;
+  const sessions = redis ? { store: 'redis', redisUrl: redis.url, ttlSeconds: 3600 } : undefined;
+  const gw = await startGateway({ upstreams: HOSTILE_UPSTREAMS, sessions });
+  const hostile = startHostile(gw, VECTOR_NAMES);
   /** @type {Array<{ t: number, requests: number, rssKb: number }>} */
   const samples = [];
   let done = 0;
@@ -47,7 +60,10 @@ async function main() {
     let k = 0;
     const counts = { ok: 0, refused: 0, bad: 0 };
     const started = Date.now();
-    sampler = setInterval(() => samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) }), 1000);
+    sampler = setInterval(() => {
+      samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) });
+      if (samples.length % 10 === 0) log(`${samples.length} s: ${done} requests, RSS ${(rssKb(gw.pid) / 1024).toFixed(0)} MB`);
+    }, 1000);
     log(`gateway pid ${gw.pid}: ${CALLS} requests at c=${CONNECTIONS}, at most ${MAX_SECONDS} s`);
     const instance = autocannon({
       url: gw.url,
@@ -78,24 +94,34 @@ async function main() {
     });
     const onSignal = () => instance.stop();
     process.once('SIGINT', onSignal);
+    // autocannon ignores `duration` when it has an `amount`: the bound in time is ours.
+    const bound = setTimeout(() => {
+      log(`${MAX_SECONDS} s are up: stopping at ${done} requests`);
+      instance.stop();
+    }, MAX_SECONDS * 1000);
     const result = await instance;
+    clearTimeout(bound);
     process.off('SIGINT', onSignal);
+    log(`${done} requests answered; stopping the hostile clients`);
+    const tallies = await hostile.stop();
     clearInterval(sampler);
     samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) });
     const scrape = await (await fetch(`${gw.base}/metrics`)).text();
     const series = scrape.split('\n').filter((l) => l.startsWith('mcp_server_operation_duration_seconds_count')).length;
-    report({ result, samples, counts, seriesCount: series, seconds: (Date.now() - started) / 1000 });
+    report({ result, samples, counts, tallies, seriesCount: series, seconds: (Date.now() - started) / 1000 });
   } finally {
     clearInterval(sampler);
+    await hostile.stop();
     await gw.stop();
+    await redis?.proc.stop();
     await stopAll();
   }
 }
 
 /**
- * @param {{ result: any, samples: Array<{ t: number, requests: number, rssKb: number }>, counts: Record<string, number>, seriesCount: number | undefined, seconds: number }} r
+ * @param {{ result: any, samples: Array<{ t: number, requests: number, rssKb: number }>, counts: Record<string, number>, tallies: Record<string, import('./lib/hostile.mjs').Tally>, seriesCount: number | undefined, seconds: number }} r
  */
-function report({ result, samples, counts, seriesCount, seconds }) {
+function report({ result, samples, counts, tallies, seriesCount, seconds }) {
   const total = counts.ok + counts.refused + counts.bad;
   const warm = samples.filter((s) => s.requests >= (total * WARMUP_PCT) / 100);
   const base = warm[0]?.rssKb ?? 0;
@@ -103,6 +129,7 @@ function report({ result, samples, counts, seriesCount, seconds }) {
   const end = warm.at(-1)?.rssKb ?? 0;
   const growthPct = base ? ((peak - base) / base) * 100 : NaN;
   const flat = growthPct <= FLAT_PCT;
+  const hostileUntyped = Object.values(tallies).reduce((n, t) => n + t.untyped, 0);
   const summary = {
     date: new Date().toISOString(),
     requests: total,
@@ -114,6 +141,8 @@ function report({ result, samples, counts, seriesCount, seconds }) {
     rssKb: { afterWarmup: base, peak, end },
     growthPct: Math.round(growthPct * 10) / 10,
     flat,
+    store: STORE,
+    hostile: tallies,
     operationSeries: seriesCount,
     samples,
   };
@@ -125,12 +154,18 @@ function report({ result, samples, counts, seriesCount, seconds }) {
   const md = [
     `# Soak ${day}`,
     '',
-    `\`node load/soak.mjs\`: ${total.toLocaleString('en')} requests in ${summary.seconds} s (${summary.reqPerSec} req/s), c=${CONNECTIONS}, shared stdio pool ${DEFAULT_POOL.max}x${DEFAULT_POOL.maxInFlight}, memory store.`,
+    `\`node load/soak.mjs\`: ${total.toLocaleString('en')} requests in ${summary.seconds} s (${summary.reqPerSec} req/s), c=${CONNECTIONS}, shared stdio pool ${DEFAULT_POOL.max}x${DEFAULT_POOL.maxInFlight}, ${STORE} store.`,
     '9 in 10 are tools/call echo__echo; 1 in 10 hostile (invented method names, `_meta` a string, wrong argument types, nesting past the limit, forged session ids).',
     '',
     '| answered with a result | refused with a typed error | anything else | socket errors | timeouts |',
     '|---|---|---|---|---|',
     `| ${counts.ok} | ${counts.refused} | ${counts.bad} | ${result.errors} | ${result.timeouts} |`,
+    '',
+    `Hostile clients in loops beside it (load/lib/hostile.mjs): ${VECTOR_NAMES.length ? VECTOR_NAMES.join(', ') : 'none'}.`,
+    '',
+    '| vector | replies | typed | streams cut off | untyped | first untyped |',
+    '|---|---|---|---|---|---|',
+    ...Object.entries(tallies).map(([n, t]) => `| ${n} | ${t.sent} | ${t.typed} | ${t.cut} | ${t.untyped} | ${(t.samples[0] ?? '').replace(/[|\n]/g, ' ').slice(0, 120)} |`),
     '',
     `Gateway RSS after warm-up (${WARMUP_PCT} % of the requests): ${mb(base)} MB; peak after it ${mb(peak)} MB; at the end ${mb(end)} MB.`,
     `Growth of the peak over the first reading after warm-up: **${summary.growthPct} %** (flat means at most ${FLAT_PCT} %): **${flat ? 'flat' : 'NOT flat'}**.`,
@@ -143,7 +178,7 @@ function report({ result, samples, counts, seriesCount, seconds }) {
   ].join('\n');
   writeFileSync(join(dir, `${day}-soak.md`), md);
   process.stdout.write(`${md}\n`);
-  if (!flat || counts.bad > 0) process.exitCode = 1;
+  if (!flat || counts.bad > 0 || hostileUntyped > 0) process.exitCode = 1;
 }
 
 process.once('SIGTERM', () => {

@@ -75,7 +75,7 @@ export function poolLabel(p) {
 /**
  * An upstream of the gateway under test: a stdio example (`script`) or a remote MCP server
  * (`url`, Streamable HTTP).
- * @typedef {{ name: string, script?: string, url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean, tasks?: { tools?: string[], requiredTools?: string[] } }} BenchUpstream
+ * @typedef {{ name: string, script?: string, args?: string[], url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean, timeoutMs?: number, tasks?: { tools?: string[], requiredTools?: string[] } }} BenchUpstream
  */
 
 /** @param {BenchUpstream} u */
@@ -86,9 +86,10 @@ function upstreamConfig(u) {
     pool: { queueSize: 10000, queueTimeoutMs: 10000, ...(u.pool ?? DEFAULT_POOL) },
     ...(u.validateArguments === undefined ? {} : { validateArguments: u.validateArguments }),
     ...(u.tasks === undefined ? {} : { tasks: u.tasks }),
+    ...(u.timeoutMs === undefined ? {} : { timeoutMs: u.timeoutMs }),
   };
   if (u.url) return { ...common, transport: 'http', url: u.url };
-  return { ...common, transport: 'stdio', command: process.execPath, args: [u.script] };
+  return { ...common, transport: 'stdio', command: process.execPath, args: [u.script, ...(u.args ?? [])] };
 }
 
 /**

@@ -63,9 +63,11 @@ export function abortCurrent() {
  * @param {() => Load} o.makeLoad
  * @param {Record<string, () => number[]>} [o.meters]  named process sets to meter (e.g. gateway, upstream)
  * @param {number} [o.pipelining]
+ * @param {boolean} [o.quiet]   wait for a quiet machine first (false: the load beside it is the point)
  * @returns {Promise<Measurement>}
  */
 export async function measure(o) {
+  if (o.quiet === false) return measureOnce(o);
   return retryWhileBusy(() => measureOnce(o));
 }
 
@@ -99,8 +101,8 @@ export async function retryWhileBusy(once) {
  * @param {Parameters<typeof measure>[0]} o
  * @returns {Promise<Measurement>}
  */
-async function measureOnce({ url, connections, duration, warmup, makeLoad, meters = {}, pipelining = 1 }) {
-  const quietWaitS = await waitForQuiet();
+async function measureOnce({ url, connections, duration, warmup, makeLoad, meters = {}, pipelining = 1, quiet = true }) {
+  const quietWaitS = quiet ? await waitForQuiet() : 0;
   if (warmup > 0) await runOnce(url, connections, warmup, makeLoad(), pipelining);
   const load = makeLoad();
   const running = Object.fromEntries(Object.entries(meters).map(([name, pids]) => [name, meter(pids)]));
