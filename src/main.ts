@@ -175,7 +175,14 @@ async function serve(gateway: Gateway, config: GatewayConfig, log: Logger, stopp
   }
   let url: URL;
   try {
-    const address = await gateway.app.listen({ host: config.listen.host, port: config.listen.port, backlog: config.listen.backlog });
+    const address = await gateway.app.listen({
+      host: config.listen.host,
+      port: config.listen.port,
+      backlog: config.listen.backlog,
+      // Fastify's own line would say "Server listening at …" while MCP is not served yet, and
+      // scripts wait for "listening" (the README says so): it must come only with the line below.
+      listenTextResolver: (bound) => `port bound at ${bound}: health answers, upstreams starting`,
+    });
     url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
     // Not the endpoint's URL yet: scripts wait for the "listening" line below to send MCP traffic.
     if (!startFirst) process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} starting: health on ${new URL('/healthz', url).href}, upstreams starting\n`);

@@ -53,6 +53,9 @@ describe('README curl session', () => {
     expect(script).toContain(`MCP=${gw.url.href}`);
     const { stdout } = await run('bash', ['-euo', 'pipefail', '-c', script], { timeout: 20_000 });
     expect(stdout).toContain('"name":"echo__add"');
+    // Each reply on a line of its own: steps 2 and 3 do not run together.
+    expect(stdout).toMatch(/^\{"jsonrpc":"2\.0","id":2,/m);
+    expect(stdout).toMatch(/^\{"jsonrpc":"2\.0","id":3,/m);
     expect(stdout).toContain('"text":"5"');
     expect(stdout).toMatch(/event: message\ndata: \{[^\n]*"notifications\/progress"[^\n]*"progressToken":"p1","progress":1/);
     expect(stdout).toContain('"text":"slept 300ms"');

@@ -20,6 +20,8 @@ export interface GatewayProcess {
   stop(): Promise<void>;
   kill9(): void;
   readonly exited: Promise<number | null>;
+  /** What it wrote to stdout so far (its own lines and, as JSON lines, its log). */
+  output(): string;
 }
 
 function writeConfig(config: Record<string, unknown>): { dir: string; file: string } {
@@ -41,8 +43,8 @@ export async function spawnGateway(config: Record<string, unknown>, options: { u
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
+  let out = '';
   const url = await new Promise<URL>((resolveUrl, reject) => {
-    let out = '';
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
@@ -63,6 +65,7 @@ export async function spawnGateway(config: Record<string, unknown>, options: { u
     pid: child.pid!,
     child,
     exited,
+    output: () => out,
     kill9: () => child.kill('SIGKILL'),
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
