@@ -123,11 +123,11 @@ describe('limits.maxStreamBufferedBytes', () => {
   it('a client that reads is not cut off, though its stream carries far more than the bound', async () => {
     const sid = await openSession(gw.url);
     const before = await cutOffs(gw, 'reply');
-    // 20 notifications of 512 KiB: 10 MiB in all, read as they come.
-    const body = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 400, steps: 20 }, _meta: { progressToken: 'q'.repeat(512 * 1024) } } };
+    // 120 notifications of 64 KiB, 10 ms apart: 7.5 MiB in all, read as they come.
+    const body = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 1200, steps: 120 }, _meta: { progressToken: 'q'.repeat(64 * 1024) } } };
     const stream = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...HEADERS(sid) }, body: JSON.stringify(body) });
     const events = await new SseReader(stream).rest(20_000);
-    expect(events.filter((e) => e.data !== '').length).toBe(21);
+    expect(events.filter((e) => e.data !== '').length).toBe(121);
     expect(await cutOffs(gw, 'reply')).toBe(before);
   });
 });
