@@ -11,6 +11,7 @@ import { exampleConfig, MCP_HEADERS, openSession, post, startGateway, type Runni
 import { heldWork, metricValue } from '../support/health.js';
 import { legacyEcho, LEGACY_INIT, openLegacyStream, postLegacy } from '../support/legacy-sse.js';
 import { httpRequest, rawSocket, type RawSocket } from '../support/raw-socket.js';
+import { modernRequest } from '../support/modern.js';
 import { SseReader } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
@@ -61,6 +62,18 @@ describe('limits.maxStreamBufferedBytes', () => {
 
     expect(await echo(gw, sid, 'after the cut')).toBe('after the cut');
     expect(await cutOffs(gw, 'reply')).toBe(1);
+  });
+
+  it('a stateless (2026-07-28) reply stream nobody reads is cut off, and its call released', async () => {
+    const before = await cutOffs(gw, 'reply');
+    const { body, headers } = modernRequest(3, 'tools/call', { name: 'slow__sleep', arguments: { ms: 60_000, steps: 60_000 }, _meta: { progressToken: 's'.repeat(16 * 1024) } });
+    const reader = rawSocket(gw.base, httpRequest('POST', '/mcp', { ...MCP_HEADERS, ...headers }, JSON.stringify(body)));
+    sockets.push(reader);
+    reader.socket.pause();
+    await until('the reply stream to be cut off', async () => (await cutOffs(gw, 'reply')) === before + 1, 20_000, 100);
+    await nothingHeld(gw);
+    const sid = await openSession(gw.url);
+    expect(await echo(gw, sid, 'after the stateless cut')).toBe('after the stateless cut');
   });
 
   it('a session GET stream nobody reads is cut off; the session opens a new one', async () => {
