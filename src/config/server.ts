@@ -146,6 +146,9 @@ export function legacySseSettings(value: FromSchema<typeof legacySseSchema>): Le
  * The WebSocket transport's settings, or undefined when `websocket: false`. Its bound on unsent
  * bytes is every stream's (`maxStreamBufferedBytes`, from limits) unless `maxBufferedBytes` is set.
  */
-export function websocketSettings(value: FromSchema<typeof websocketSchema>, maxStreamBufferedBytes: number): WebSocketSettings | undefined {
+export function websocketSettings(
+  value: FromSchema<typeof websocketSchema>,
+  maxStreamBufferedBytes: number,
+): WebSocketSettings | undefined {
   return value === false ? undefined : { ...WEBSOCKET_DEFAULTS, maxBufferedBytes: maxStreamBufferedBytes, ...value };
 }

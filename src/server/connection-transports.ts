@@ -36,7 +36,11 @@ export async function registerConnectionTransports(app: FastifyInstance, parts: 
   const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };
-  const sse = legacy && new LegacySseTransport({ ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams: config.limits.maxStreams, maxStreamBufferedBytes: config.limits.maxStreamBufferedBytes, keepAliveMs: config.sse.keepAliveMs, bus: parts.bus });
+  const { maxStreams, maxStreamBufferedBytes } = config.limits;
+  const sse = legacy && new LegacySseTransport({
+    ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams, maxStreamBufferedBytes,
+    keepAliveMs: config.sse.keepAliveMs, bus: parts.bus,
+  });
   if (sse) sse.register(app, '', handler);
   if (ws) {
     const socket = new WebSocketTransport({ ...common, settings: ws, maxPayload: config.limits.bodyBytes });

@@ -56,7 +56,8 @@ export class SseWriter {
   }
 
   send(message: JsonRpcMessage, id?: string): boolean {
-    return this.#write(id === undefined ? `event: message\ndata: ${JSON.stringify(message)}\n\n` : `id: ${id}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`);
+    const data = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    return this.#write(id === undefined ? data : `id: ${id}\n${data}`);
   }
 
   /** An event of another type than `message` (the legacy transport's `endpoint`). */

@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { MessageSink } from '../contracts/request-context.js';
-import type { JsonRpcId, JsonRpcMessage, JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { Classified, JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { SseWriter, type StreamBound } from '../streams/sse-writer.js';
 
 /** An SSE reply as its events are recorded and written (see RecordedStream). */
@@ -38,9 +38,19 @@ export class PostReply implements MessageSink {
     return this.#remaining === 0;
   }
 
-  /** Whether the request `id` of this POST has its response. */
-  answered(id: JsonRpcId): boolean {
-    return this.#answered.has(id);
+  /**
+   * The notifications/cancelled the client would send for the requests among `messages` (this
+   * POST's) still unanswered: what the gateway cancels when it cuts the reply stream off, so
+   * their workers and in-flight places come back now, not when the calls would have ended.
+   */
+  cancellations(messages: readonly Classified[]): JsonRpcNotification[] {
+    const reason = 'the client did not read its reply stream';
+    const cancels: JsonRpcNotification[] = [];
+    for (const c of messages) {
+      if (c.kind !== 'request' || this.#answered.has(c.message.id)) continue;
+      cancels.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: c.message.id, reason } });
+    }
+    return cancels;
   }
 
   send(message: JsonRpcMessage): boolean {

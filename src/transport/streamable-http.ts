@@ -98,7 +98,8 @@ export class StreamableHttpTransport {
     this.#diagnostics = options.diagnostics;
     this.#inFlight = options.bounds?.inFlight ?? new InFlightLimit(options.maxInFlightPerClient);
     this.#door = new RequestDoor(options);
-    this.#room = options.bounds?.room ?? new StreamRoom(options.maxStreams, options.diagnostics, options.maxStreamBufferedBytes);
+    const { maxStreams, maxStreamBufferedBytes, diagnostics } = options;
+    this.#room = options.bounds?.room ?? new StreamRoom(maxStreams, diagnostics, maxStreamBufferedBytes);
     this.#stateless = new StatelessServing(options.handler, options.listens);
     this.#sessions = new SessionManager(
       options.store,
@@ -229,9 +230,12 @@ export class StreamableHttpTransport {
     reply.hijack();
     const raw = reply.raw;
     const prime = primesStreams(session.protocolVersion);
-    const calls: JsonRpcId[] = [];
-    const bound = this.#room.bound('reply', () => this.#abandon(ctx, post, calls));
-    const post = new PostReply(raw, requests, batch, hookHeaders(reply), (sse) => this.#streams.record(session.id, sse, prime), bound);
+    // Cut off (its reader did not read), the calls it carries are cancelled; a dropped connection cancels none.
+    const bound = this.#room.bound('reply', () => {
+      for (const cancel of post.cancellations(messages)) this.#handler.handleNotification(ctx, cancel);
+    });
+    const record = (sse: SseWriter) => this.#streams.record(session.id, sse, prime);
+    const post = new PostReply(raw, requests, batch, hookHeaders(reply), record, bound);
     this.#activeReplies++;
     // The client may have gone while the session loaded: its close already fired.
     onceClosed(raw, this.#replyClosed);
@@ -248,20 +252,7 @@ export class StreamableHttpTransport {
         post.respond(this.#tooMany(c.message.id, 'this session'), 429);
         continue;
       }
-      calls.push(c.message.id);
       this.#answer(c.message, ctx, post, session.id);
-    }
-  }
-
-  /**
-   * A session POST's reply stream was cut off (its reader did not read): the calls it still
-   * carried are cancelled as the client's notifications/cancelled would, so their workers and
-   * in-flight places come back now. A client that only dropped its connection is not cancelled.
-   */
-  #abandon(ctx: RequestContext, post: PostReply, calls: readonly JsonRpcId[]): void {
-    for (const requestId of calls) {
-      if (post.answered(requestId)) continue;
-      this.#handler.handleNotification(ctx, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'the client did not read its reply stream' } });
     }
   }
 
