@@ -20,6 +20,10 @@ export const limitsSchema = {
     sessionEvictionIdleSeconds: { type: 'integer', minimum: 0, default: 60 },
     // Long-lived SSE streams (GET, resumed, listen) per replica.
     maxStreams: { type: 'integer', minimum: 1, default: 10_000 },
+    // Bytes written to one stream (any SSE reply or stream, WebSocket) that its reader has not taken
+    // yet: a client that stops reading would otherwise hold gateway memory without end. Past it,
+    // before the next message, the stream is cut off. One message larger than this still goes out.
+    maxStreamBufferedBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 },
   },
   required: [],
   default: {},

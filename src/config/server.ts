@@ -110,7 +110,8 @@ export const websocketSchema = {
       additionalProperties: false,
       properties: {
         path: { type: 'string', pattern: '^/' },
-        // A reader that lets this much pile up unsent is cut off (close code 1008).
+        // A reader that lets this much pile up unsent is cut off (close code 1008). The older
+        // spelling of limits.maxStreamBufferedBytes, for WebSocket only: when set, it wins there.
         maxBufferedBytes: { type: 'integer', minimum: 1024 },
         // A ping this often; a connection that did not answer the previous one is ended.
         pingIntervalMs: { type: 'integer', minimum: 100, maximum: 600000 },
@@ -134,14 +135,20 @@ export interface WebSocketSettings {
 }
 
 export const LEGACY_SSE_DEFAULTS: LegacySseSettings = { ssePath: '/sse', messagesPath: '/messages', graceMs: 2000 };
-export const WEBSOCKET_DEFAULTS: WebSocketSettings = { path: '/ws', maxBufferedBytes: 4 * 1024 * 1024, pingIntervalMs: 30000 };
+export const WEBSOCKET_DEFAULTS: Omit<WebSocketSettings, 'maxBufferedBytes'> = { path: '/ws', pingIntervalMs: 30000 };
 
 /** The legacy HTTP+SSE transport's settings, or undefined when `legacySse: false`. */
 export function legacySseSettings(value: FromSchema<typeof legacySseSchema>): LegacySseSettings | undefined {
   return value === false ? undefined : { ...LEGACY_SSE_DEFAULTS, ...value };
 }
 
-/** The WebSocket transport's settings, or undefined when `websocket: false`. */
-export function websocketSettings(value: FromSchema<typeof websocketSchema>): WebSocketSettings | undefined {
-  return value === false ? undefined : { ...WEBSOCKET_DEFAULTS, ...value };
+/**
+ * The WebSocket transport's settings, or undefined when `websocket: false`. Its bound on unsent
+ * bytes is every stream's (`maxStreamBufferedBytes`, from limits) unless `maxBufferedBytes` is set.
+ */
+export function websocketSettings(
+  value: FromSchema<typeof websocketSchema>,
+  maxStreamBufferedBytes: number,
+): WebSocketSettings | undefined {
+  return value === false ? undefined : { ...WEBSOCKET_DEFAULTS, maxBufferedBytes: maxStreamBufferedBytes, ...value };
 }

@@ -115,6 +115,8 @@ export interface EventMap {
   'stream:close': { kind: string };
   'stream:resumption': { outcome: string };
   'stream:failure': { component: string; operation: string };
+  /** A stream's reader left more than limits.maxStreamBufferedBytes unsent: the stream was cut off. */
+  'stream:cut-off': { kind: string };
   'connection:refused': Record<string, never>;
   'token:introspection': { outcome: string };
   'upstream:workers': { upstream: string; count: number };

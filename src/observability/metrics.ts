@@ -197,6 +197,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Slow readers: `kind` as mcpgw_sse_streams_open's, `reply` for a POST's SSE reply, `websocket`. */
+  readonly streamsCutOff = new Counter({
+    name: 'mcpgw_streams_cut_off_total',
+    help: 'Streams cut off because their reader left more than limits.maxStreamBufferedBytes unsent',
+    labelNames: ['kind'] as const,
+    registers: [this.registry],
+  });
+
   readonly streamResumptions = new Counter({
     name: 'mcpgw_stream_resumptions_total',
     help: 'GET requests with Last-Event-ID, by outcome (resumed, unknown: the event is not retained, failed: the event store failed)',

@@ -38,6 +38,7 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     'stream:close': (e) => metrics.sseStreamsOpen.dec({ kind: e.kind }),
     'stream:resumption': (e) => metrics.streamResumptions.inc({ outcome: e.outcome }),
     'stream:failure': (e) => metrics.streamFailures.inc({ component: e.component, operation: e.operation }),
+    'stream:cut-off': (e) => metrics.streamsCutOff.inc({ kind: e.kind }),
     'connection:refused': () => metrics.connectionsRefused.inc(),
     'token:introspection': (e) => metrics.tokenIntrospections.inc({ outcome: e.outcome }),
     'upstream:workers': (e) => metrics.upstreamWorkers.set({ upstream: e.upstream }, e.count),

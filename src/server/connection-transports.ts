@@ -29,14 +29,18 @@ export interface ConnectionTransportParts {
 export async function registerConnectionTransports(app: FastifyInstance, parts: ConnectionTransportParts, handler: McpHandler): Promise<void> {
   const { config, diagnostics } = parts;
   const legacy = legacySseSettings(config.legacySse);
-  const ws = websocketSettings(config.websocket);
+  const ws = websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes);
   if (!legacy && !ws) return;
   const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
   const connections = new Connections(parts.store, app.log, refreshMs);
   const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };
-  const sse = legacy && new LegacySseTransport({ ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams: config.limits.maxStreams, keepAliveMs: config.sse.keepAliveMs, bus: parts.bus });
+  const { maxStreams, maxStreamBufferedBytes } = config.limits;
+  const sse = legacy && new LegacySseTransport({
+    ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams, maxStreamBufferedBytes,
+    keepAliveMs: config.sse.keepAliveMs, bus: parts.bus,
+  });
   if (sse) sse.register(app, '', handler);
   if (ws) {
     const socket = new WebSocketTransport({ ...common, settings: ws, maxPayload: config.limits.bodyBytes });

@@ -33,7 +33,8 @@ export interface McpEndpointsOptions {
 /** Registers every endpoint (the main path's methods are registered by the caller, before CORS). */
 export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpointsOptions): Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'> {
   const { config, diagnostics, authenticator, isAllowedOrigin } = options;
-  const bounds = { inFlight: new InFlightLimit(config.limits.maxInFlightPerClient), room: new StreamRoom(config.limits.maxStreams, diagnostics) };
+  const room = new StreamRoom(config.limits.maxStreams, diagnostics, config.limits.maxStreamBufferedBytes);
+  const bounds = { inFlight: new InFlightLimit(config.limits.maxInFlightPerClient), room };
   const endpoint = (path: string, handler: McpHandler, server?: StreamableHttpOptions['server']) =>
     registerStreamableHttp(app, {
       path,
@@ -41,6 +42,7 @@ export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpoints
       intake: options.intake,
       maxInFlightPerClient: config.limits.maxInFlightPerClient,
       maxStreams: config.limits.maxStreams,
+      maxStreamBufferedBytes: config.limits.maxStreamBufferedBytes,
       handler,
       store: options.store,
       streams: options.streams,

@@ -9,13 +9,40 @@ export const SSE_HEADERS: OutgoingHttpHeaders = {
   'x-accel-buffering': 'no',
 };
 
-/** Writes JSON-RPC messages as Server-Sent Events on a raw Node response. */
+/**
+ * How much a stream may leave unsent (limits.maxStreamBufferedBytes) before its reader is cut
+ * off, and who hears of it (the transport counts it, and releases what the stream carried).
+ */
+export interface StreamBound {
+  readonly maxBufferedBytes: number;
+  cutOff(): void;
+}
+
+/**
+ * Runs `listener` once `raw` closes, or at once if it closed already: a client may go away while
+ * a request awaits something (the session store), and a `close` event that fired then never
+ * fires again.
+ */
+export function onceClosed(raw: ServerResponse, listener: () => void): void {
+  if (raw.destroyed) listener();
+  else raw.once('close', listener);
+}
+
+/**
+ * Writes JSON-RPC messages as Server-Sent Events on a raw Node response. Node buffers whatever
+ * the socket cannot take; a reader that leaves more than the bound unsent is cut off (the socket
+ * destroyed) before anything more is written, so a client that stops reading holds at most the
+ * bound and one message.
+ */
 export class SseWriter {
   #closed = false;
   readonly #closeListeners: Array<() => void> = [];
 
-  constructor(private readonly raw: ServerResponse) {
-    raw.on('close', () => this.#markClosed());
+  constructor(
+    private readonly raw: ServerResponse,
+    private readonly bound: StreamBound,
+  ) {
+    onceClosed(raw, () => this.#markClosed());
   }
 
   get closed(): boolean {
@@ -23,21 +50,19 @@ export class SseWriter {
   }
 
   open(headers: OutgoingHttpHeaders): void {
+    if (this.closed) return;
     this.raw.writeHead(200, { ...headers, ...SSE_HEADERS });
     this.raw.flushHeaders();
   }
 
   send(message: JsonRpcMessage, id?: string): boolean {
-    if (this.closed) return false;
-    this.raw.write(id === undefined ? `event: message\ndata: ${JSON.stringify(message)}\n\n` : `id: ${id}\nevent: message\ndata: ${JSON.stringify(message)}\n\n`);
-    return true;
+    const data = `event: message\ndata: ${JSON.stringify(message)}\n\n`;
+    return this.#write(id === undefined ? data : `id: ${id}\n${data}`);
   }
 
   /** An event of another type than `message` (the legacy transport's `endpoint`). */
   event(type: string, data: string): boolean {
-    if (this.closed) return false;
-    this.raw.write(`event: ${type}\ndata: ${data}\n\n`);
-    return true;
+    return this.#write(`event: ${type}\ndata: ${data}\n\n`);
   }
 
   /**
@@ -45,14 +70,12 @@ export class SseWriter {
    * if nothing else arrives; `retry` tells it how long to wait before it reconnects.
    */
   prime(id: string, retryMs: number): boolean {
-    if (this.closed) return false;
-    this.raw.write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
-    return true;
+    return this.#write(`id: ${id}\nretry: ${retryMs}\ndata: \n\n`);
   }
 
   /** A comment line: keeps idle connections (and the proxies between) from timing out. */
   comment(text: string): void {
-    if (!this.closed) this.raw.write(`: ${text}\n\n`);
+    this.#write(`: ${text}\n\n`);
   }
 
   end(): void {
@@ -61,8 +84,23 @@ export class SseWriter {
   }
 
   onClose(listener: () => void): void {
-    if (this.#closed) listener();
-    else this.#closeListeners.push(listener);
+    if (this.closed) {
+      this.#markClosed();
+      listener();
+    } else this.#closeListeners.push(listener);
+  }
+
+  #write(chunk: string): boolean {
+    if (this.closed) return false;
+    if (this.raw.writableLength > this.bound.maxBufferedBytes) {
+      // Unsent bytes are lost with the socket: the client resumes (or reconnects) from what it read.
+      this.raw.destroy();
+      this.#markClosed();
+      this.bound.cutOff();
+      return false;
+    }
+    this.raw.write(chunk);
+    return true;
   }
 
   #markClosed(): void {

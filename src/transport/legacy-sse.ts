@@ -23,6 +23,8 @@ export interface LegacySseOptions {
   maxInFlightPerClient: number;
   /** Open legacy streams on this replica (limits.maxStreams, counted apart from Streamable HTTP's). */
   maxStreams: number;
+  /** limits.maxStreamBufferedBytes: a stream whose reader leaves more unsent is cut off (its session ends). */
+  maxStreamBufferedBytes: number;
   keepAliveMs: number;
   door: RequestDoor;
   auth?: Authenticator | undefined;
@@ -52,7 +54,7 @@ export class LegacySseTransport {
   constructor(options: LegacySseOptions) {
     this.#options = options;
     this.#inFlight = new InFlightLimit(options.maxInFlightPerClient);
-    this.#room = new StreamRoom(options.maxStreams, options.diagnostics);
+    this.#room = new StreamRoom(options.maxStreams, options.diagnostics, options.maxStreamBufferedBytes);
   }
 
   /** The two routes under `basePath` ('' for the root) for the virtual server `handler`; call again per base path. */
@@ -84,6 +86,8 @@ export class LegacySseTransport {
     this.#room.check();
     const identity = o.door.identityOf(request);
     const session = await o.connections.sessions.create({}, CONNECTION_ONLY_VERSION, identity?.principal, null, request.log, 'legacy-sse');
+    // The client went away while the store made its session: no stream will ever end it.
+    if (reply.raw.destroyed) return o.connections.sessions.forget(session.id, request.log);
     let sse: ReturnType<StreamRoom['open']> | undefined;
     const connection = new ClientConnection(session, { send: (m) => sse?.send(m) ?? false }, {
       handler,
@@ -108,6 +112,7 @@ export class LegacySseTransport {
       request.log.error({ err }, 'bus subscription failed');
       throw new Rejection('SESSION_STORE_UNAVAILABLE', 'The bus between replicas cannot be reached: retry later');
     }
+    // Gone during the subscription, the writer is closed from the start and the session ends as below.
     sse = this.#room.open(reply, 'legacy-sse');
     const keepAlive = setInterval(() => sse?.comment('keep-alive'), o.keepAliveMs);
     sse.onClose(() => {

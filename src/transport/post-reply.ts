@@ -1,7 +1,7 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { MessageSink } from '../contracts/request-context.js';
-import type { JsonRpcMessage, JsonRpcResponse } from '../jsonrpc/messages.js';
-import { SseWriter } from '../streams/sse-writer.js';
+import type { Classified, JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
+import { SseWriter, type StreamBound } from '../streams/sse-writer.js';
 
 /** An SSE reply as its events are recorded and written (see RecordedStream). */
 export interface ReplyStream {
@@ -19,6 +19,7 @@ export class PostReply implements MessageSink {
   #remaining: number;
   #stream: ReplyStream | undefined;
   #collected: JsonRpcResponse[] = [];
+  readonly #answered = new Set<JsonRpcId | null>();
 
   constructor(
     private readonly raw: ServerResponse,
@@ -27,12 +28,29 @@ export class PostReply implements MessageSink {
     private readonly headers: OutgoingHttpHeaders,
     /** Turns the opened SSE writer into the stream events go through (recorded, with ids). */
     private readonly record: (writer: SseWriter) => ReplyStream,
+    /** What an SSE reply may leave unsent (limits.maxStreamBufferedBytes). */
+    private readonly bound: StreamBound,
   ) {
     this.#remaining = requests;
   }
 
   get finished(): boolean {
     return this.#remaining === 0;
+  }
+
+  /**
+   * The notifications/cancelled the client would send for the requests among `messages` (this
+   * POST's) still unanswered: what the gateway cancels when it cuts the reply stream off, so
+   * their workers and in-flight places come back now, not when the calls would have ended.
+   */
+  cancellations(messages: readonly Classified[]): JsonRpcNotification[] {
+    const reason = 'the client did not read its reply stream';
+    const cancels: JsonRpcNotification[] = [];
+    for (const c of messages) {
+      if (c.kind !== 'request' || this.#answered.has(c.message.id)) continue;
+      cancels.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: c.message.id, reason } });
+    }
+    return cancels;
   }
 
   send(message: JsonRpcMessage): boolean {
@@ -48,6 +66,7 @@ export class PostReply implements MessageSink {
   respond(response: JsonRpcResponse, status = 200): void {
     if (this.#remaining === 0) return;
     this.#remaining--;
+    this.#answered.add(response.id);
     if (this.#stream) {
       this.#stream.send(response, this.#remaining === 0);
       if (this.#remaining === 0) this.#stream.end();
@@ -63,7 +82,7 @@ export class PostReply implements MessageSink {
 
   #open(): ReplyStream {
     if (!this.#stream) {
-      const sse = new SseWriter(this.raw);
+      const sse = new SseWriter(this.raw, this.bound);
       sse.open(this.headers);
       this.#stream = this.record(sse);
       // Batch answers that were ready before the stream opened go first.

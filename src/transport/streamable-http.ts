@@ -13,7 +13,7 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from '../streams/event-id.js';
 import type { SessionStreams } from '../streams/session-streams.js';
-import type { SseWriter } from '../streams/sse-writer.js';
+import { onceClosed, type SseWriter } from '../streams/sse-writer.js';
 import { checkVersionHeader, namesModernEra, routePost } from './era-routing.js';
 import { Rejection, replyWithFailure } from './error-reply.js';
 import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHeaders, httpOrigin, isJsonContentType, primesStreams } from './http-headers.js';
@@ -33,6 +33,8 @@ export interface StreamableHttpOptions {
   maxInFlightPerClient: number;
   /** Long-lived SSE streams (GET, resumed, listen) open at once on this replica. */
   maxStreams: number;
+  /** What any SSE reply or stream may leave unsent before its reader is cut off. */
+  maxStreamBufferedBytes: number;
   handler: McpHandler;
   store: SessionStore;
   streams: SessionStreams;
@@ -96,7 +98,8 @@ export class StreamableHttpTransport {
     this.#diagnostics = options.diagnostics;
     this.#inFlight = options.bounds?.inFlight ?? new InFlightLimit(options.maxInFlightPerClient);
     this.#door = new RequestDoor(options);
-    this.#room = options.bounds?.room ?? new StreamRoom(options.maxStreams, options.diagnostics);
+    const { maxStreams, maxStreamBufferedBytes, diagnostics } = options;
+    this.#room = options.bounds?.room ?? new StreamRoom(maxStreams, diagnostics, maxStreamBufferedBytes);
     this.#stateless = new StatelessServing(options.handler, options.listens);
     this.#sessions = new SessionManager(
       options.store,
@@ -227,9 +230,15 @@ export class StreamableHttpTransport {
     reply.hijack();
     const raw = reply.raw;
     const prime = primesStreams(session.protocolVersion);
-    const post = new PostReply(raw, requests, batch, hookHeaders(reply), (sse) => this.#streams.record(session.id, sse, prime));
+    // Cut off (its reader did not read), the calls it carries are cancelled; a dropped connection cancels none.
+    const bound = this.#room.bound('reply', () => {
+      for (const cancel of post.cancellations(messages)) this.#handler.handleNotification(ctx, cancel);
+    });
+    const record = (sse: SseWriter) => this.#streams.record(session.id, sse, prime);
+    const post = new PostReply(raw, requests, batch, hookHeaders(reply), record, bound);
     this.#activeReplies++;
-    raw.once('close', this.#replyClosed);
+    // The client may have gone while the session loaded: its close already fired.
+    onceClosed(raw, this.#replyClosed);
     const ctx = this.#context(session, mayCall, post, sessionSink, http, caller);
     for (const c of messages) {
       if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
@@ -286,12 +295,13 @@ export class StreamableHttpTransport {
     }
     reply.hijack();
     const raw = reply.raw;
-    const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded);
+    // Cut off or closed, the stream's close releases its scope (below).
+    const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded, this.#room.bound('reply'));
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
     if (!this.#inFlight.acquire(principal)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
     const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, httpOrigin(request), identity?.caller);
     this.#activeReplies++;
-    raw.once('close', () => {
+    onceClosed(raw, () => {
       this.#activeReplies--;
       // Closing the reply stream is how a stateless client cancels.
       if (!post.finished) this.#handler.releaseScope(scope);

@@ -33,7 +33,7 @@ export const SUBPROTOCOL = 'mcp';
 export const CLOSE = {
   /** Shutdown, or the session expired. */
   GOING_AWAY: 1001,
-  /** The client let more than `maxBufferedBytes` pile up unread. */
+  /** The client let more than `maxBufferedBytes` pile up unread (limits.maxStreamBufferedBytes). */
   SLOW_READER: 1008,
 } as const;
 
@@ -96,6 +96,8 @@ export class WebSocketTransport {
       if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
       const principal = this.#options.door.identityOf(request)?.principal;
       const session = await this.#options.connections.sessions.create({}, CONNECTION_ONLY_VERSION, principal, null, request.log, 'websocket');
+      // Gone while the store made the session, the socket will not close again: forget it now.
+      if (request.raw.socket.destroyed) return void this.#options.connections.sessions.forget(session.id, request.log);
       this.#opening.set(request, session);
       // A handshake that never completes (the client went away) leaves no session behind.
       request.raw.socket.once('close', () => {
@@ -119,8 +121,12 @@ export class WebSocketTransport {
       {
         send: (message) => {
           if (socket.readyState !== socket.OPEN) return false;
+          // As an SSE stream: what is still unsent before this message counts, not this message.
+          if (socket.bufferedAmount > bound) {
+            this.#cutOff(socket, CLOSE.SLOW_READER, `too slow: more than ${bound} bytes unread`);
+            return false;
+          }
           socket.send(JSON.stringify(message));
-          if (socket.bufferedAmount > bound) this.#cutOff(socket, CLOSE.SLOW_READER, `too slow: more than ${bound} bytes unread`);
           return true;
         },
       },
@@ -157,7 +163,7 @@ export class WebSocketTransport {
   /** Closes with `code`; a client that does not read will not see the close frame either, so the socket goes soon after. */
   #cutOff(socket: WebSocket, code: number, reason: string): void {
     if (socket.readyState === socket.CLOSED || socket.readyState === socket.CLOSING) return;
-    if (code === CLOSE.SLOW_READER) this.#options.diagnostics.emit('stream:failure', { component: 'websocket', operation: 'slow-reader' });
+    if (code === CLOSE.SLOW_READER) this.#options.diagnostics.emit('stream:cut-off', { kind: 'websocket' });
     socket.close(code, reason.slice(0, 120));
     setTimeout(() => socket.terminate(), CUT_OFF_MS).unref();
   }

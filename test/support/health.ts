@@ -22,3 +22,13 @@ export async function heldWork(gw: RunningGateway): Promise<HeldWork> {
   }
   return { inFlight, queued, tracked: internals(gw.gateway.server).inFlight };
 }
+
+/**
+ * One series of the gateway's /metrics as a number (0 when absent: a counter not counted yet),
+ * named as the exposition writes it, e.g. `mcpgw_sse_streams_open{kind="get"}`.
+ */
+export async function metricValue(gw: RunningGateway, series: string): Promise<number> {
+  const text = await (await fetch(new URL('/metrics', gw.base))).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line ? Number(line.slice(series.length + 1)) : 0;
+}

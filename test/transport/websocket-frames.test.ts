@@ -122,8 +122,8 @@ describe('WebSocket frames', () => {
 
   it('cuts off a client that never reads (1008 past maxBufferedBytes); the others go on', async () => {
     const cut: unknown[] = [];
-    const failures = channel('mcpgw:stream:failure');
-    const onFailure = (m: unknown) => void ((m as { component?: string }).component === 'websocket' && cut.push(m));
+    const failures = channel('mcpgw:stream:cut-off');
+    const onFailure = (m: unknown) => void ((m as { kind?: string }).kind === 'websocket' && cut.push(m));
     failures.subscribe(onFailure);
     try {
       const neighbour = await RawClient.open(gw.base);
