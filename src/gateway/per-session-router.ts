@@ -59,6 +59,9 @@ export class PerSessionRouter implements LocalExecutor {
         ask: (scope, deliver, method, params) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2),
         answer: (scope, response) => this.#clientRequests.receive(scope, response),
         release: (scope) => this.release(scope),
+        yielded: (scope, yielded) => {
+          for (const entry of options.upstreams.values()) entry.workers.setYielded?.(scope, yielded);
+        },
       },
       options.inputWaitMs,
     );

@@ -71,6 +71,8 @@ export interface ChainHost {
   answer(scope: string, response: JsonRpcResponse): void;
   /** The chain ended: its worker and its ownership go. */
   release(scope: string): void;
+  /** The chain answered input_required and waits for the retry (true), or the retry came (false). */
+  yielded(scope: string, yielded: boolean): void;
 }
 
 class Chain {
@@ -175,6 +177,7 @@ export class InputChains {
     }
     if (chain.round) return failedCall(new GatewayError('INVALID_REQUEST', 'This request is already being continued'));
     clearTimeout(chain.expiry);
+    this.host.yielded(chain.scope, false);
     const round = this.#open(chain, ctx, params, options);
     const responses = isObject(params.inputResponses) ? params.inputResponses : {};
     for (const [id, value] of Object.entries(responses)) {
@@ -224,6 +227,8 @@ export class InputChains {
       round.resolve({ resultType: 'input_required', inputRequests: Object.fromEntries(chain.outstanding), requestState: this.#sign(chain) });
       chain.expiry = setTimeout(() => this.#cancel(chain, new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`)), this.waitMs);
       chain.expiry.unref();
+      // Its worker waits for a client that may never come back: under pressure, it makes room.
+      this.host.yielded(chain.scope, true);
     }), chain.gatherMs);
   }
 
