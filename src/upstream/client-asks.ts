@@ -32,6 +32,11 @@ export class ClientAsks {
     return this.#open.size;
   }
 
+  /** The worker's calls in flight, as `during` learned them. */
+  calls(): UpstreamCall[] {
+    return [...this.#calls];
+  }
+
   /** `call` went to the upstream: what the upstream asks until it ends may be for it. */
   during(call: UpstreamCall): void {
     this.#calls.add(call);

@@ -361,10 +361,12 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         best = { rank, lastUsed: w.lastUsed };
       }
     }
-    if (victim !== undefined) {
-      this.log.info({ upstream: this.name, scope: victim }, 'evicting the least recently used idle per-session worker');
-      void this.release(victim, 'Evicted to make room for another session');
-    }
+    if (victim === undefined) return;
+    this.log.info({ upstream: this.name, scope: victim, waitingForRetry: best.rank === 1 }, 'evicting the least recently used idle per-session worker');
+    const error = new GatewayError('REQUEST_CANCELLED', 'Evicted to make room for another session');
+    // A yielded worker's call ends with why, which its client's retry then hears (not "shutting down").
+    for (const call of this.#workers.get(victim)!.asks.calls()) call.cancel(error);
+    void this.release(victim, error.message);
   }
 
   #updateGauge(): void {
