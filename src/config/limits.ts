@@ -20,6 +20,11 @@ export const limitsSchema = {
     sessionEvictionIdleSeconds: { type: 'integer', minimum: 0, default: 60 },
     // Long-lived SSE streams (GET, resumed, listen) per replica.
     maxStreams: { type: 'integer', minimum: 1, default: 10_000 },
+    // Per-session workers a client may start a minute on a replica (its principal with auth on,
+    // else its session; stateless requests without auth are not counted): each is a process
+    // start (~0.3 s of CPU for a Node server), so session churn must not become process churn
+    // that also evicts other clients' workers at pool.max. 0: no limit.
+    workerStartsPerMinute: { type: 'integer', minimum: 0, default: 60 },
   },
   required: [],
   default: {},
