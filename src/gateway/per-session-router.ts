@@ -61,7 +61,7 @@ export class PerSessionRouter implements LocalExecutor {
     this.#chains = new InputChains(
       {
         // The client has the whole wait to answer, and then some (its retry has to arrive).
-        ask: (scope, deliver, method, params) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2),
+        ask: (scope, deliver, method, params, signal) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2, signal),
         answer: (scope, response) => this.#clientRequests.receive(scope, response),
         release: (scope) => this.release(scope),
         yielded: (scope, yielded) => {
@@ -225,7 +225,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 
   #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {
-    if (isChainScope(scope)) return this.#chains.ask(scope, method, params);
+    if (isChainScope(scope)) return this.#chains.ask(scope, method, params, signal);
     const link = this.#links.get(scope);
     if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
     const capability = CLIENT_CAPABILITY.get(method);
