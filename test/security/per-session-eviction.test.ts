@@ -253,17 +253,21 @@ describe('a per-session worker whose upstream waits for its client', () => {
 /**
  * A raw stdio MCP server (no SDK): tool `ask` answers at once and then, with no call in flight,
  * sends its client a sampling request (a question for no call); tool `withdraw` cancels that
- * request (notifications/cancelled).
+ * request (notifications/cancelled); tool `hasty` asks the same during its call, then answers
+ * the call without waiting for the client.
  */
 const ASKING_SERVER = rawStdioServer(
   `return m.method === 'initialize'
     ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'asker', version: '1' } }
-    : m.method === 'tools/list' ? { tools: [{ name: 'ask', inputSchema: { type: 'object' } }, { name: 'withdraw', inputSchema: { type: 'object' } }] }
+    : m.method === 'tools/list' ? { tools: ['ask', 'withdraw', 'hasty'].map((name) => ({ name, inputSchema: { type: 'object' } })) }
     : m.method === 'tools/call' ? { content: [{ type: 'text', text: m.params.name }] }
     : {};`,
   '',
   `if (m.method === 'tools/call' && m.params.name === 'ask') {
     setTimeout(() => send({ jsonrpc: '2.0', id: 'q1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } }), 50);
+  }
+  if (m.method === 'tools/call' && m.params.name === 'hasty') {
+    send({ jsonrpc: '2.0', id: 'q2', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
   }
   if (m.method === 'tools/call' && m.params.name === 'withdraw') send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'q1', reason: 'no longer needed' } });`,
 );
@@ -309,6 +313,23 @@ describe('an upstream that withdraws its question', () => {
       await client.close();
     }
   });
+  it('a question asked during a call is withdrawn when that call ends with its result', async () => {
+    const client = new Client({ name: 'hasty', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    const withdrawn = new Promise<string>((resolve) => {
+      client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => new Promise((_r, reject) => {
+        extra.signal.addEventListener('abort', () => (resolve(String(extra.requestId)), reject(new Error('withdrawn'))));
+      }));
+    });
+    await client.connect(new StreamableHTTPClientTransport(gw.url));
+    try {
+      expect(await callTool(client, 'hasty', {})).toEqual({ kind: 'ok', text: 'hasty' });
+      expect(await withdrawn).toMatch(/^mcpgw\./);
+      await settled(gw.base);
+    } finally {
+      await client.close();
+    }
+  });
+
   it("a question for no call does not hold the worker: another session's call takes it, and the question ends", async () => {
     const client = new Client({ name: 'unheeded', version: '1.0.0' }, { capabilities: { sampling: {} } });
     let asked!: () => void;
