@@ -116,6 +116,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
     exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
     inputWaitMs: config.stateless.inputTimeoutMs,
+    workerStartsPerMinute: config.limits.workerStartsPerMinute,
   });
   server = new VirtualServer({
     upstreams: group.upstreams,

@@ -24,6 +24,11 @@ export const limitsSchema = {
     // yet: a client that stops reading would otherwise hold gateway memory without end. Past it,
     // before the next message, the stream is cut off. One message larger than this still goes out.
     maxStreamBufferedBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 },
+    // Per-session workers a client may start a minute on a replica (its principal with auth on,
+    // else its session; stateless requests without auth are not counted): each is a process
+    // start (~0.3 s of CPU for a Node server), so session churn must not become process churn
+    // that also evicts other clients' workers at pool.max. 0: no limit.
+    workerStartsPerMinute: { type: 'integer', minimum: 0, default: 60 },
   },
   required: [],
   default: {},

@@ -8,6 +8,20 @@ import { Catalog, LISTS, entriesOf, type ListKind, type UpstreamLists } from './
 import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
 const MAX_LIST_PAGES = 100;
+/**
+ * How far apart the refreshes a per-session worker's list_changed asks for are, per upstream.
+ * Some upstreams announce a change as each worker starts (server-everything does): one refresh
+ * per new session would be a probe process per session. The changes that come meanwhile are
+ * refreshed together at the end of it.
+ */
+const SPACED_REFRESH_MS = 5_000;
+
+/** One upstream's spaced refreshes: when the last began, and the list changes waiting for the next. */
+interface Spaced {
+  last: number;
+  timer: NodeJS.Timeout | undefined;
+  methods: Set<string>;
+}
 
 /** A reload's catalog, built and checked but not in place yet. */
 export interface StagedCatalog {
@@ -66,7 +80,9 @@ export class CatalogManager {
   /** Remote upstreams whose circuit is open: out of the catalog until they recover. */
   readonly #down = new Set<string>();
   #started = false;
+  #closed = false;
   readonly #arguments: ArgumentValidator;
+  readonly #spaced = new Map<string, Spaced>();
 
   constructor(private readonly options: CatalogManagerOptions) {
     this.#arguments = new ArgumentValidator({ log: options.log, enabled: (upstream) => options.upstreams.get(upstream)?.validateArguments !== false });
@@ -186,7 +202,38 @@ export class CatalogManager {
 
   /** Reloads an upstream's lists in the background (`method`: the list_changed it sent, if any). */
   refreshLater(name: string, method?: string): void {
-    void this.#refresh(name, method).catch((err: unknown) =>
+    this.#refreshInBackground(name, method === undefined ? undefined : [method]);
+  }
+
+  /** As refreshLater, for a per-session worker's list_changed: at most one refresh per SPACED_REFRESH_MS. */
+  refreshSpaced(name: string, method: string): void {
+    let spaced = this.#spaced.get(name);
+    if (!spaced) {
+      spaced = { last: -Infinity, timer: undefined, methods: new Set() };
+      this.#spaced.set(name, spaced);
+    }
+    spaced.methods.add(method);
+    if (spaced.timer || this.#closed) return;
+    const entry = spaced;
+    entry.timer = setTimeout(() => {
+      entry.timer = undefined;
+      entry.last = Date.now();
+      const methods = [...entry.methods];
+      entry.methods.clear();
+      this.#refreshInBackground(name, methods);
+    }, Math.max(0, entry.last + SPACED_REFRESH_MS - Date.now()));
+    entry.timer.unref();
+  }
+
+  /** No refresh starts after this (a probe is a process, and the workers are stopping). */
+  close(): void {
+    this.#closed = true;
+    for (const spaced of this.#spaced.values()) clearTimeout(spaced.timer);
+  }
+
+  #refreshInBackground(name: string, methods: readonly string[] | undefined): void {
+    if (this.#closed) return;
+    void this.#refresh(name, methods).catch((err: unknown) =>
       this.options.log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'catalog refresh failed'),
     );
   }
@@ -271,7 +318,7 @@ export class CatalogManager {
     return entry.prefixUris ? { name, prefix: entry.prefix, uriPrefix: entry.prefix, lists } : { name, prefix: entry.prefix, lists };
   }
 
-  async #refresh(name: string, method?: string): Promise<void> {
+  async #refresh(name: string, methods?: readonly string[]): Promise<void> {
     const entry = this.options.upstreams.get(name);
     if (!entry) return;
     const lists = await this.#loadLists(name, entry);
@@ -283,7 +330,7 @@ export class CatalogManager {
       this.#catalog = this.#buildCatalog(next);
       this.#lists.set(name, lists);
       this.options.log.info({ upstream: name }, 'catalog refreshed');
-      this.#announce(method ? [method] : ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+      this.#announce(methods ?? ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
     } catch (err) {
       this.options.log.error({ upstream: name, err: (err as Error).message }, 'upstream left out of the catalog');
     }

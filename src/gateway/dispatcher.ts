@@ -23,7 +23,7 @@ import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
 import { RequestEvents, errorCodeLabel, withTraceContext } from './request-events.js';
-import { SessionCatalogs } from './session-catalogs.js';
+import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
@@ -73,7 +73,13 @@ export class Dispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
     const { upstreams, catalogs, perSession, log } = options;
-    this.#sessionCatalogs = new SessionCatalogs({ upstreams, catalogs, log, call: (ctx, upstream, method, params) => perSession.call(ctx, upstream, method, params, undefined, () => undefined) });
+    this.#sessionCatalogs = new SessionCatalogs({
+      upstreams,
+      catalogs,
+      log,
+      call: (ctx, upstream, method, params) => perSession.call(ctx, upstream, method, params, undefined, () => undefined),
+      hasWorker: (scope, upstream) => perSession.hasWorker(scope, upstream),
+    });
     this.#tasks = options.tasks && new TaskEngine(options.tasks, {
       run: async (ctx, request) => {
         const catalog = await this.#sessionCatalogs.catalogFor(ctx);
@@ -119,7 +125,7 @@ export class Dispatcher {
     let result: McpResult | undefined;
     try {
       // A session with workers of its own reads their lists; everyone else the shared catalog.
-      const catalog = CATALOG_METHODS.has(request.method) ? await this.#sessionCatalogs.catalogFor(ctx) : this.options.catalogs.catalog;
+      const catalog = CATALOG_METHODS.has(request.method) ? await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, view)) : this.options.catalogs.catalog;
       if (view) {
         // A virtual server's names and fixed arguments become the catalog's; metrics see the catalog's name.
         request = view.rewrite(ctx, request, catalog);

@@ -13,6 +13,7 @@ import { ClientRequests } from './client-requests.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import { CLIENT_CAPABILITY, InputChains, chainScopeOf, isChainScope, newChainScope } from '../modern/input-chains.js';
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
+import { WorkerStarts } from './worker-starts.js';
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {
@@ -37,6 +38,8 @@ export interface PerSessionRouterOptions {
   exposeNotification?: (upstream: string, n: JsonRpcNotification) => JsonRpcNotification;
   /** After an input-required result, how long a stateless request's call waits for the retry. */
   inputWaitMs: number;
+  /** limits.workerStartsPerMinute (0: no limit). */
+  workerStartsPerMinute?: number;
 }
 
 /**
@@ -49,16 +52,21 @@ export class PerSessionRouter implements LocalExecutor {
   readonly #clientRequests: ClientRequests;
   readonly #remote: RemoteCalls;
   readonly #chains: InputChains;
+  readonly #starts: WorkerStarts;
 
   constructor(private readonly options: PerSessionRouterOptions) {
     this.#clientRequests = new ClientRequests(options.bus.replicaId);
+    this.#starts = new WorkerStarts(options.workerStartsPerMinute ?? 0);
     this.#remote = new RemoteCalls(options.bus, options.owners, this, options.log);
     this.#chains = new InputChains(
       {
         // The client has the whole wait to answer, and then some (its retry has to arrive).
-        ask: (scope, deliver, method, params) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2),
+        ask: (scope, deliver, method, params, signal) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2, signal),
         answer: (scope, response) => this.#clientRequests.receive(scope, response),
         release: (scope) => this.release(scope),
+        yielded: (scope, yielded) => {
+          for (const entry of options.upstreams.values()) entry.workers.setYielded?.(scope, yielded);
+        },
       },
       options.inputWaitMs,
     );
@@ -131,11 +139,18 @@ export class PerSessionRouter implements LocalExecutor {
   #runWorker(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
     const entry = this.options.upstreams.get(upstream);
     if (!entry) return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`));
+    // Who is counted for the worker this call may start: its principal, else its session.
+    const client = ctx.principal ?? (ctx.stateless ? undefined : ctx.scope);
+    const starting = entry.workers.workerOf(ctx.scope) === undefined;
+    const refused = starting ? this.#starts.refusal(client) : undefined;
+    if (refused) return failedCall(refused);
     const link = this.#link(ctx);
     link.active.push(ctx);
     // The caller rides along: its token is the freshest this session has (for an upstream that acts for users).
     const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
     const call = entry.workers.call(method, params, withCaller, ctx.scope, () => identityOf(ctx));
+    // Counted once it did start one (not when the pool refused it, full).
+    if (starting && entry.workers.workerOf(ctx.scope) !== undefined) this.#starts.spend(client);
     // A call forwarded from a replica that then died has nobody left to time it out.
     const guard = setTimeout(() => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within the hard limit of ${entry.maxTimeoutMs} ms`)), entry.maxTimeoutMs);
     const done = () => {
@@ -178,6 +193,15 @@ export class PerSessionRouter implements LocalExecutor {
     this.#clientRequests.receive(scope, response);
   }
 
+  /** Whether the scope has a worker of `upstream`: here, or (as far as this replica knows) on the replica that owns it. */
+  async hasWorker(scope: string, upstream: string): Promise<boolean> {
+    const { owners } = this.options;
+    const owner = await owners.ownerOf(scope, upstream);
+    if (owner === undefined) return false;
+    if (owner !== owners.replicaId) return true;
+    return this.options.upstreams.get(upstream)?.workers.workerOf(scope) !== undefined;
+  }
+
   /** The session ended: its workers stop, here and on whichever replica owns them. */
   release(scope: string): void {
     this.releaseLocal(scope);
@@ -201,7 +225,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 
   #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {
-    if (isChainScope(scope)) return this.#chains.ask(scope, method, params);
+    if (isChainScope(scope)) return this.#chains.ask(scope, method, params, signal);
     const link = this.#links.get(scope);
     if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
     const capability = CLIENT_CAPABILITY.get(method);

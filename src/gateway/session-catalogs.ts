@@ -5,7 +5,9 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { McpResult, UpstreamCall } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
-import type { Catalog, UpstreamLists } from './catalog.js';
+import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { Catalog, Route, UpstreamLists } from './catalog.js';
+import type { ServerView } from './server-views.js';
 import type { CatalogManager } from './catalog-manager.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -23,6 +25,8 @@ export interface SessionCatalogsOptions {
   catalogs: CatalogManager;
   /** One call on the session's own worker of `upstream`, wherever it runs (started if it is not). */
   call: (ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined) => Promise<McpResult>;
+  /** Whether the session has a worker of `upstream` already (here or on its owner replica). */
+  hasWorker: (scope: string, upstream: string) => Promise<boolean>;
   log: Logger;
   ttlMs?: number;
 }
@@ -45,14 +49,33 @@ export class SessionCatalogs {
   /**
    * The catalog a request reads: the shared one for a stateless request (no session, its worker
    * is its own per request) or when no upstream has workers per session; else the session's.
+   * `target`: what a call names (see targetOf). A session's catalog is built by asking its own
+   * workers, which starts them: a call that needs none is answered from the shared catalog.
    */
-  catalogFor(ctx: RequestContext): Catalog | Promise<Catalog> {
+  catalogFor(ctx: RequestContext, target?: (catalog: Catalog) => Route | undefined): Catalog | Promise<Catalog> {
     const base = this.options.catalogs.catalog;
     if (ctx.stateless) return base;
     const own = this.#ownUpstreams();
     if (own.length === 0) return base;
     const kept = this.#kept.get(ctx.scope);
     if (kept && kept.base === base && kept.expires > Date.now()) return kept.catalog;
+    if (target) {
+      const route = target(base);
+      // A shared upstream's entry is the same in every session's catalog (a colliding one makes it the shared catalog).
+      if (route && !own.includes(route.upstream)) return base;
+      // Named nowhere in the shared catalog: only a worker the session already has could list it.
+      if (!route) return this.#unlessWorkers(ctx, base, own);
+    }
+    return this.#shared(ctx, base, own);
+  }
+
+  async #unlessWorkers(ctx: RequestContext, base: Catalog, own: readonly string[]): Promise<Catalog> {
+    const running = await Promise.all(own.map((name) => this.options.hasWorker(ctx.scope, name)));
+    return running.includes(true) ? this.#shared(ctx, base, own) : base;
+  }
+
+  /** The session's catalog, one build at a time per session. */
+  #shared(ctx: RequestContext, base: Catalog, own: readonly string[]): Promise<Catalog> {
     let building = this.#building.get(ctx.scope);
     if (!building) {
       building = this.#build(ctx, base, own).finally(() => this.#building.delete(ctx.scope));
@@ -110,5 +133,36 @@ export class SessionCatalogs {
       this.#kept.set(ctx.scope, { base, catalog, expires: Date.now() + (this.options.ttlMs ?? SESSION_CATALOG_TTL_MS) });
     }
     return catalog;
+  }
+}
+
+/**
+ * What a call (not a list) names, as `catalog` routes it: a tool (by a virtual server's name,
+ * when `view` renames), a prompt, a resource; undefined when the catalog has no such entry.
+ * Lists have no target: they need the session's own lists.
+ */
+export function targetOf(request: JsonRpcRequest, view: ServerView | undefined): ((catalog: Catalog) => Route | undefined) | undefined {
+  const params = request.params;
+  const name = typeof params?.name === 'string' ? params.name : undefined;
+  const uri = typeof params?.uri === 'string' ? params.uri : undefined;
+  switch (request.method) {
+    case 'tools/call': {
+      const exposed = name !== undefined && view ? view.exposedTool(name) : name;
+      return (catalog) => (exposed === undefined ? undefined : catalog.tool(exposed));
+    }
+    case 'prompts/get':
+      return (catalog) => (name === undefined ? undefined : catalog.prompt(name));
+    case 'resources/read':
+    case 'resources/subscribe':
+    case 'resources/unsubscribe':
+      return (catalog) => (uri === undefined ? undefined : catalog.resource(uri));
+    case 'completion/complete': {
+      const ref = isObject(params?.ref) ? params.ref : {};
+      if (ref.type === 'ref/prompt' && typeof ref.name === 'string') return (catalog) => catalog.prompt(ref.name as string);
+      if (ref.type === 'ref/resource' && typeof ref.uri === 'string') return (catalog) => catalog.resource(ref.uri as string);
+      return () => undefined;
+    }
+    default:
+      return undefined;
   }
 }

@@ -259,6 +259,7 @@ export class VirtualServer implements McpHandler {
   }
 
   async close(): Promise<void> {
+    this.#catalogs.close();
     await this.#dispatcher.close();
     await this.options.perSession.close();
     await Promise.all([...this.options.upstreams.values()].map((u) => u.workers.close()));
@@ -281,8 +282,9 @@ export class VirtualServer implements McpHandler {
   }
 
   /** A per-session upstream's lists changed. */
+  /** A per-session worker's list_changed (spaced: some upstreams announce one as each worker starts). */
   listChanged(upstream: string, method: string): void {
-    this.#catalogs.refreshLater(upstream, method);
+    this.#catalogs.refreshSpaced(upstream, method);
   }
 
   /**

@@ -97,6 +97,8 @@ export const ERRORS = {
   TASK_REQUIRED: { code: -32601, httpStatus: 200, message: 'Task augmentation required for this tool', retryable: false },
   // Past tasks.maxPerPrincipal live tasks (as PRINCIPAL_SESSION_LIMIT for sessions).
   TASK_LIMIT: { code: -32017, httpStatus: 200, message: 'Too many tasks for this principal; retry when some have expired', retryable: true },
+  // Past limits.workerStartsPerMinute (per principal, else per session): the client's own churn, not a busy upstream (OVERLOADED).
+  WORKER_START_LIMIT: { code: -32017, httpStatus: 200, message: 'Too many per-session worker starts for this client; retry later', retryable: true },
   /** A task's error when the replica running its call died (its heartbeat stopped). */
   TASK_REPLICA_LOST: { code: -32004, httpStatus: 200, message: 'The gateway replica running this task stopped', retryable: false },
 

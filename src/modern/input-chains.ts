@@ -65,12 +65,14 @@ interface Round {
 }
 
 export interface ChainHost {
-  /** Sends an upstream's request towards the client: `deliver` gets it under its gateway id. */
-  ask(scope: string, deliver: (message: JsonRpcMessage) => boolean, method: string, params: Record<string, unknown> | undefined): Promise<McpResult>;
+  /** Sends an upstream's request towards the client: `deliver` gets it under its gateway id; `signal` withdraws it. */
+  ask(scope: string, deliver: (message: JsonRpcMessage) => boolean, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult>;
   /** Hands the client's answer to the request with that id. */
   answer(scope: string, response: JsonRpcResponse): void;
   /** The chain ended: its worker and its ownership go. */
   release(scope: string): void;
+  /** The chain answered input_required and waits for the retry (true), or the retry came (false). */
+  yielded(scope: string, yielded: boolean): void;
 }
 
 class Chain {
@@ -140,8 +142,8 @@ export class InputChains {
     return round;
   }
 
-  /** The chain's worker asks its client something. */
-  ask(scope: string, method: string, params: Record<string, unknown> | undefined): Promise<McpResult> {
+  /** The chain's worker asks its client something; `signal`: the question is withdrawn (its call ended, the upstream cancelled it). */
+  ask(scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {
     const chain = this.#chains.get(scope);
     if (!chain) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The request this worker serves has ended'));
     if (!INPUT_REQUIRED_METHODS.has(chain.method)) {
@@ -156,7 +158,20 @@ export class InputChains {
       chain.call?.cancel(error);
       return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
     }
-    return this.host.ask(scope, (message) => this.#collect(chain, message), method, params);
+    let id: string | undefined;
+    const deliver = (message: JsonRpcMessage) => {
+      if ('id' in message && typeof message.id === 'string') id = message.id;
+      return this.#collect(chain, message);
+    };
+    // Withdrawn, it is not asked again in the next round.
+    signal?.addEventListener(
+      'abort',
+      () => {
+        if (id !== undefined) chain.outstanding.delete(id);
+      },
+      { once: true },
+    );
+    return this.host.ask(scope, deliver, method, params, signal);
   }
 
   /** Ends every chain (shutdown). */
@@ -175,6 +190,7 @@ export class InputChains {
     }
     if (chain.round) return failedCall(new GatewayError('INVALID_REQUEST', 'This request is already being continued'));
     clearTimeout(chain.expiry);
+    this.host.yielded(chain.scope, false);
     const round = this.#open(chain, ctx, params, options);
     const responses = isObject(params.inputResponses) ? params.inputResponses : {};
     for (const [id, value] of Object.entries(responses)) {
@@ -224,6 +240,8 @@ export class InputChains {
       round.resolve({ resultType: 'input_required', inputRequests: Object.fromEntries(chain.outstanding), requestState: this.#sign(chain) });
       chain.expiry = setTimeout(() => this.#cancel(chain, new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`)), this.waitMs);
       chain.expiry.unref();
+      // Its worker waits for a client that may never come back: under pressure, it makes room.
+      this.host.yielded(chain.scope, true);
     }), chain.gatherMs);
   }
 

@@ -112,6 +112,10 @@ export class EraSet implements WorkerSet {
     return this.session.release(scope, reason);
   }
 
+  setYielded(scope: string, yielded: boolean): void {
+    this.session.setYielded?.(scope, yielded);
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.session.close(), this.modern.close()]);
   }

@@ -22,6 +22,8 @@ interface Dedicated extends Member {
   released: boolean;
   /** Opened for its client's user (an upstream that acts for users: it goes as them). */
   forUser: boolean;
+  /** Its call waits for its client to come back (see setYielded). */
+  yielded: boolean;
 }
 
 /** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
@@ -153,7 +155,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     }
     worker.lastUsed = Date.now();
     if (worker.ready) {
-      if (worker.upstream.inFlight < this.config.maxInFlight) return worker.upstream.call(method, params, options);
+      if (worker.upstream.inFlight < this.config.maxInFlight) return this.#send(worker, method, params, options);
       this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'queue_full' });
       return failedCall(new GatewayError('OVERLOADED', `This session already has ${this.config.maxInFlight} calls in flight on ${this.name}`, { retryAfterMs: 1000 }));
     }
@@ -163,6 +165,19 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     });
     worker.waiting.push(deferred);
     return deferred;
+  }
+
+  /**
+   * A stateless request's worker answered input_required and waits for the client's retry
+   * (`yielded`), or the retry came. While it waits, its call is in flight but no client request
+   * is: at the cap it may make room like an idle worker (after those), and the retry then gets
+   * the call's end (REQUEST_CANCELLED). A client that never retries holds no worker from others.
+   */
+  setYielded(scope: string, yielded: boolean): void {
+    const worker = this.#workers.get(scope);
+    if (!worker) return;
+    worker.yielded = yielded;
+    worker.lastUsed = Date.now();
   }
 
   /**
@@ -261,7 +276,16 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   #start(scope: string, identity: ClientIdentity): Dedicated {
     const asks = new ClientAsks(this.#asks);
     const upstream = this.#createFor(scope, identity, asks);
-    const worker: Dedicated = { upstream, ready: false, waiting: [], asks, lastUsed: Date.now(), released: false, forUser: identity.forUser === true && identity.caller !== undefined };
+    const worker: Dedicated = {
+      upstream,
+      ready: false,
+      waiting: [],
+      asks,
+      lastUsed: Date.now(),
+      released: false,
+      forUser: identity.forUser === true && identity.caller !== undefined,
+      yielded: false,
+    };
     this.#workers.set(scope, worker);
     this.#updateGauge();
     // Idle time counts from the end of its last call, not its start: a long call is use too.
@@ -282,7 +306,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         worker.ready = true;
         this.noteStarted();
         for (const d of worker.waiting.splice(0)) {
-          if (d.waiting) d.dispatch(upstream.call(d.method, d.params, d.options));
+          if (d.waiting) d.dispatch(this.#send(worker, d.method, d.params, d.options));
         }
       },
       (err: unknown) => {
@@ -309,28 +333,40 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     worker.asks.failAll(error);
   }
 
-  /**
-   * Idle: started, no call in flight or waiting, and no request to its client unanswered (the
-   * upstream may be in the middle of a call that needs that answer). Only such a worker may be
-   * evicted or reaped; a busy one is never taken from its client.
-   */
-  #idle(w: Dedicated): boolean {
-    return w.ready && w.upstream.inFlight === 0 && w.waiting.length === 0 && w.asks.size === 0;
+  /** The call goes to the worker's upstream; what the upstream asks its client meanwhile may be for it. */
+  #send(worker: Dedicated, method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined): UpstreamCall {
+    const call = worker.upstream.call(method, params, options);
+    worker.asks.during(call);
+    return call;
   }
 
+  /**
+   * Idle: started, no call in flight or waiting. Only such a worker may be reaped; a busy one is
+   * never taken from its client. A request to its client does not keep it busy by itself: one
+   * made for a call is withdrawn when that call ends (ClientAsks), one made for none waits for
+   * nothing the client asked.
+   */
+  #idle(w: Dedicated): boolean {
+    return w.ready && w.upstream.inFlight === 0 && w.waiting.length === 0;
+  }
+
+  /** At the cap: the least recently used idle worker makes room, else one whose client went away after input_required. */
   #evictIdle(): void {
     let victim: string | undefined;
-    let oldest = Infinity;
+    let best = { rank: 2, lastUsed: Infinity };
     for (const [scope, w] of this.#workers) {
-      if (this.#idle(w) && w.lastUsed < oldest) {
+      const rank = this.#idle(w) ? 0 : w.yielded && w.ready && w.waiting.length === 0 ? 1 : 2;
+      if (rank < best.rank || (rank === best.rank && rank < 2 && w.lastUsed < best.lastUsed)) {
         victim = scope;
-        oldest = w.lastUsed;
+        best = { rank, lastUsed: w.lastUsed };
       }
     }
-    if (victim !== undefined) {
-      this.log.info({ upstream: this.name, scope: victim }, 'evicting the least recently used idle per-session worker');
-      void this.release(victim, 'Evicted to make room for another session');
-    }
+    if (victim === undefined) return;
+    this.log.info({ upstream: this.name, scope: victim, waitingForRetry: best.rank === 1 }, 'evicting the least recently used idle per-session worker');
+    const error = new GatewayError('REQUEST_CANCELLED', 'Evicted to make room for another session');
+    // A yielded worker's call ends with why, which its client's retry then hears (not "shutting down").
+    for (const call of this.#workers.get(victim)!.asks.calls()) call.cancel(error);
+    void this.release(victim, error.message);
   }
 
   #updateGauge(): void {

@@ -65,6 +65,8 @@ export interface WorkerSet {
   readonly scopes: number;
   /** Stops the scope's own worker, if any: its session ended. */
   release(scope: string, reason?: string): Promise<void>;
+  /** A per-scope set: the scope's call waits for its client's retry after input_required (it may then make room at the cap). */
+  setYielded?(scope: string, yielded: boolean): void;
   /** Stops every worker; calls after it fail with SHUTTING_DOWN. Idempotent. */
   close(): Promise<void>;
   /**

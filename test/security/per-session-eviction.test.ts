@@ -2,12 +2,13 @@
  * Per-session eviction never strands a call. More client sessions than `pool.max` (clients
  * that never DELETE, like the conformance suite's), each calling a tool that makes the upstream
  * ask its client something (sampling, elicitation): the least recently used idle worker makes
- * room, and a worker busy with a call, or waiting for its client's answer, is never taken.
+ * room, and a worker busy with a call (one waiting for its client's answer too) is never taken.
  * Every call completes or fails with a typed error from the gateway's table, none hangs (a
  * 15 s abort per call detects a hang; it is not a speed limit), and afterwards the pool holds
  * nothing in flight, queued or asked, and a new session's call succeeds. And a worker that
- * goes (it crashed, its session ended) ends its requests to the client at once, as does an
- * upstream that withdraws its question (notifications/cancelled).
+ * goes (it crashed, its session ended) ends its requests to the client at once, as does a call
+ * that ends (the question was for it) and an upstream that withdraws its question
+ * (notifications/cancelled).
  *
  * The conformance fixture runs as a stdio child process and behind its own Streamable HTTP
  * server (examples/conformance/http.mjs); the clients are the official SDK's.
@@ -200,28 +201,23 @@ describe('a per-session worker whose upstream waits for its client', () => {
     return c;
   }
 
-  it('is not evicted while a request to its client is unanswered, even with no call in flight', async () => {
+  it('is not evicted while its call waits for its client; once the client cancels that call, the question is withdrawn and it makes room', async () => {
     const held = gate();
     const asker = await client('asker', held);
     const cancel = new AbortController();
     const call = callTool(asker.client, 'test_sampling', { prompt: 'hold on' }, cancel.signal);
     await held.asked;
-    // The client gives up on its call (notifications/cancelled): the call ends, the question does not.
-    cancel.abort();
-    expect((await call).kind).toBe('hang'); // our own abort, not the gateway's doing
-    await until('the call gone, the question still open', async () => {
-      const p = await pool(gw.base);
-      return p.inFlight === 0 && p.clientRequests === 1;
-    });
+    expect(await pool(gw.base)).toMatchObject({ inFlight: 1, clientRequests: 1 });
 
-    // The only worker waits for its client: a new session finds the pool full instead of taking it.
+    // The only worker is busy with a call waiting for its client: a new session finds the pool full.
     const other = await client('other');
     expect(await callTool(other.client, 'test_simple_text', {})).toEqual({ kind: 'typed', type: 'OVERLOADED' });
     expect((await pool(gw.base)).workers).toBe(1);
 
-    // Answered, the worker is idle again and makes room.
-    held.open();
-    await until('the question answered', async () => (await pool(gw.base)).clientRequests === 0);
+    // The client gives up on its call (notifications/cancelled): nobody needs the answer any more.
+    cancel.abort();
+    expect((await call).kind).toBe('hang'); // our own abort, not the gateway's doing
+    await settled(gw.base);
     expect((await callTool(other.client, 'test_simple_text', {})).kind).toBe('ok');
   });
 
@@ -255,18 +251,23 @@ describe('a per-session worker whose upstream waits for its client', () => {
 });
 
 /**
- * A raw stdio MCP server (no SDK): tool `ask` sends its client a sampling request and answers at
- * once without waiting for it; tool `withdraw` cancels that request (notifications/cancelled).
+ * A raw stdio MCP server (no SDK): tool `ask` answers at once and then, with no call in flight,
+ * sends its client a sampling request (a question for no call); tool `withdraw` cancels that
+ * request (notifications/cancelled); tool `hasty` asks the same during its call, then answers
+ * the call without waiting for the client.
  */
 const ASKING_SERVER = rawStdioServer(
   `return m.method === 'initialize'
     ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'asker', version: '1' } }
-    : m.method === 'tools/list' ? { tools: [{ name: 'ask', inputSchema: { type: 'object' } }, { name: 'withdraw', inputSchema: { type: 'object' } }] }
+    : m.method === 'tools/list' ? { tools: ['ask', 'withdraw', 'hasty'].map((name) => ({ name, inputSchema: { type: 'object' } })) }
     : m.method === 'tools/call' ? { content: [{ type: 'text', text: m.params.name }] }
     : {};`,
   '',
   `if (m.method === 'tools/call' && m.params.name === 'ask') {
-    send({ jsonrpc: '2.0', id: 'q1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
+    setTimeout(() => send({ jsonrpc: '2.0', id: 'q1', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } }), 50);
+  }
+  if (m.method === 'tools/call' && m.params.name === 'hasty') {
+    send({ jsonrpc: '2.0', id: 'q2', method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: 'hi' } }], maxTokens: 5 } });
   }
   if (m.method === 'tools/call' && m.params.name === 'withdraw') send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'q1', reason: 'no longer needed' } });`,
 );
@@ -309,6 +310,48 @@ describe('an upstream that withdraws its question', () => {
       expect(await callTool(other, 'ask', {})).toMatchObject({ kind: 'ok' });
       await other.close();
     } finally {
+      await client.close();
+    }
+  });
+  it('a question asked during a call is withdrawn when that call ends with its result', async () => {
+    const client = new Client({ name: 'hasty', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    const withdrawn = new Promise<string>((resolve) => {
+      client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => new Promise((_r, reject) => {
+        extra.signal.addEventListener('abort', () => (resolve(String(extra.requestId)), reject(new Error('withdrawn'))));
+      }));
+    });
+    await client.connect(new StreamableHTTPClientTransport(gw.url));
+    try {
+      expect(await callTool(client, 'hasty', {})).toEqual({ kind: 'ok', text: 'hasty' });
+      expect(await withdrawn).toMatch(/^mcpgw\./);
+      await settled(gw.base);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("a question for no call does not hold the worker: another session's call takes it, and the question ends", async () => {
+    const client = new Client({ name: 'unheeded', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    let asked!: () => void;
+    const wasAsked = new Promise<void>((r) => (asked = r));
+    const cancelled = new Promise<void>((resolve) => {
+      client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => {
+        asked();
+        return new Promise((_r, reject) => extra.signal.addEventListener('abort', () => (resolve(), reject(new Error('withdrawn')))));
+      });
+    });
+    await client.connect(new StreamableHTTPClientTransport(gw.url));
+    const other = new Client({ name: 'other', version: '1.0.0' });
+    try {
+      expect(await callTool(client, 'ask', {})).toEqual({ kind: 'ok', text: 'ask' });
+      await wasAsked;
+      expect(await pool(gw.base)).toMatchObject({ inFlight: 0, clientRequests: 1, workers: 1 });
+      await other.connect(new StreamableHTTPClientTransport(gw.url));
+      expect(await callTool(other, 'withdraw', {})).toEqual({ kind: 'ok', text: 'withdraw' });
+      await cancelled;
+      await settled(gw.base);
+    } finally {
+      await other.close();
       await client.close();
     }
   });
