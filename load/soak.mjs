@@ -103,12 +103,12 @@ async function main() {
     clearTimeout(bound);
     process.off('SIGINT', onSignal);
     log(`${done} requests answered; stopping the hostile clients`);
-    const tallies = await hostile.stop();
+    const { tallies, cutOff } = await hostile.stop();
     clearInterval(sampler);
     samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) });
     const scrape = await (await fetch(`${gw.base}/metrics`)).text();
     const series = scrape.split('\n').filter((l) => l.startsWith('mcp_server_operation_duration_seconds_count')).length;
-    report({ result, samples, counts, tallies, seriesCount: series, seconds: (Date.now() - started) / 1000 });
+    report({ result, samples, counts, tallies, cutOff, seriesCount: series, seconds: (Date.now() - started) / 1000 });
   } finally {
     clearInterval(sampler);
     await hostile.stop();
@@ -119,9 +119,9 @@ async function main() {
 }
 
 /**
- * @param {{ result: any, samples: Array<{ t: number, requests: number, rssKb: number }>, counts: Record<string, number>, tallies: Record<string, import('./lib/hostile.mjs').Tally>, seriesCount: number | undefined, seconds: number }} r
+ * @param {{ result: any, samples: Array<{ t: number, requests: number, rssKb: number }>, counts: Record<string, number>, tallies: Record<string, import('./lib/hostile.mjs').Tally>, cutOff: Record<string, number>, seriesCount: number | undefined, seconds: number }} r
  */
-function report({ result, samples, counts, tallies, seriesCount, seconds }) {
+function report({ result, samples, counts, tallies, cutOff, seriesCount, seconds }) {
   const total = counts.ok + counts.refused + counts.bad;
   const warm = samples.filter((s) => s.requests >= (total * WARMUP_PCT) / 100);
   const base = warm[0]?.rssKb ?? 0;
@@ -143,6 +143,7 @@ function report({ result, samples, counts, tallies, seriesCount, seconds }) {
     flat,
     store: STORE,
     hostile: tallies,
+    cutOff,
     operationSeries: seriesCount,
     samples,
   };
@@ -163,9 +164,11 @@ function report({ result, samples, counts, tallies, seriesCount, seconds }) {
     '',
     `Hostile clients in loops beside it (load/lib/hostile.mjs): ${VECTOR_NAMES.length ? VECTOR_NAMES.join(', ') : 'none'}.`,
     '',
-    '| vector | replies | typed | streams cut off | untyped | first untyped |',
-    '|---|---|---|---|---|---|',
-    ...Object.entries(tallies).map(([n, t]) => `| ${n} | ${t.sent} | ${t.typed} | ${t.cut} | ${t.untyped} | ${(t.samples[0] ?? '').replace(/[|\n]/g, ' ').slice(0, 120)} |`),
+    '| vector | replies | typed | untyped | first untyped |',
+    '|---|---|---|---|---|',
+    ...Object.entries(tallies).map(([n, t]) => `| ${n} | ${t.sent} | ${t.typed} | ${t.untyped} | ${(t.samples[0] ?? '').replace(/[|\n]/g, ' ').slice(0, 120)} |`),
+    '',
+    `Streams the gateway cut off (mcpgw_streams_cut_off_total): ${Object.entries(cutOff).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}.`,
     '',
     `Gateway RSS after warm-up (${WARMUP_PCT} % of the requests): ${mb(base)} MB; peak after it ${mb(peak)} MB; at the end ${mb(end)} MB.`,
     `Growth of the peak over the first reading after warm-up: **${summary.growthPct} %** (flat means at most ${FLAT_PCT} %): **${flat ? 'flat' : 'NOT flat'}**.`,

@@ -1,8 +1,9 @@
 // @ts-check
 // Hostile clients for the soak and the hostile-mix bench: each vector is a loop that plays one
 // client of issue 27's list against a running gateway, over and over, until told to stop. Every
-// reply the gateway gives is checked: a JSON-RPC result or an error of the table ("typed"), a
-// stream the gateway cut off ("cut"), or anything else ("untyped", which fails a soak).
+// reply the gateway gives is checked: a JSON-RPC result or an error of the table ("typed"), or
+// anything else ("untyped", which fails a soak). The streams the gateway cut off are counted from
+// its own metric (a client that stops reading cannot see its socket close).
 //
 // The gateway must front `echo` (examples/echo, tasks on for `echo`), `slow` (examples/slow) and
 // `everything` (server-everything, per-session, a short timeoutMs): see HOSTILE_UPSTREAMS.
@@ -27,7 +28,7 @@ const MB = 1024 * 1024;
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * @typedef {{ sent: number, typed: number, cut: number, untyped: number, samples: string[] }} Tally
+ * @typedef {{ sent: number, typed: number, untyped: number, samples: string[] }} Tally
  * @typedef {{ base: string, url: string, stopped: () => boolean, tally: Tally }} Ctx
  */
 
@@ -146,14 +147,19 @@ export const VECTORS = {
       const got = await rawRequest(c, httpHead('GET', '/sse', host, { accept: 'text/event-stream' }), { readUntil: /data: (\/[^\r\n]*sessionId=[^\r\n]+)\r?\n/, holdMs: 15_000 });
       if (!got.match) continue;
       const endpoint = new URL(got.match[1], c.base);
+      const legacyInit = JSON.parse(initializeBody(0));
+      legacyInit.params.protocolVersion = '2024-11-05';
+      for (const body of [JSON.stringify(legacyInit), INITIALIZED_BODY]) {
+        await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => r.arrayBuffer(), () => undefined);
+      }
       const big = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x'.repeat(MB) } } });
-      for (let k = 0; k < 12 && !c.stopped(); k++) {
+      for (let k = 0; k < 32 && !c.stopped(); k++) {
         const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big }).catch(() => undefined);
         if (!res) break;
         judge(c.tally, res.status, await res.text());
         if (res.status !== 202) break; // the stream was cut off: its session is gone
       }
-      if (await Promise.race([got.closed, sleep(5000).then(() => false)])) c.tally.cut++;
+      await Promise.race([got.closed, sleep(5000)]);
     }
   },
   // Streamable HTTP: a long progress stream (2 KB token echoed in each notification) nobody reads.
@@ -162,10 +168,10 @@ export const VECTORS = {
     for (let i = 0; !c.stopped(); i++) {
       const sid = await session(c);
       if (!sid) continue;
-      const body = call(i, 'slow__sleep', { ms: 20_000, steps: 4000 }, { _meta: { progressToken: `t${i}-${'p'.repeat(2048)}` } });
+      const body = call(i, 'slow__sleep', { ms: 10_000, steps: 10_000 }, { _meta: { progressToken: `t${i}-${'p'.repeat(2048)}` } });
       const head = httpHead('POST', new URL(c.url).pathname, host, { ...POST_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body);
       const got = await rawRequest(c, head, { body, readUntil: /\r\n\r\n/, holdMs: 25_000 });
-      if (await got.closed) c.tally.cut++;
+      await got.closed;
       await deleteSession(c.url, sid).catch(() => undefined);
     }
   },
@@ -183,7 +189,7 @@ export const VECTORS = {
       const ctl = new AbortController();
       const res = await fetch(c.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, signal: ctl.signal }).catch(() => undefined);
       if (res) {
-        if (res.status === 200) c.tally.sent++, c.tally.typed++;
+        if (res.status === 200) judge(c.tally, 202, '');
         else judge(c.tally, res.status, await res.text());
         ctl.abort();
       }
@@ -239,7 +245,7 @@ export function startHostile(gw, names = Object.keys(VECTORS)) {
   /** @type {Record<string, Tally>} */
   const tallies = {};
   const loops = names.map((name) => {
-    const tally = (tallies[name] = { sent: 0, typed: 0, cut: 0, untyped: 0, samples: [] });
+    const tally = (tallies[name] = { sent: 0, typed: 0, untyped: 0, samples: [] });
     const vector = VECTORS[name];
     if (!vector) throw new Error(`no hostile vector "${name}" (there are: ${Object.keys(VECTORS).join(', ')})`);
     return vector({ base: gw.base, url: gw.url, stopped: () => stopped, tally }).catch((err) => {
@@ -249,10 +255,20 @@ export function startHostile(gw, names = Object.keys(VECTORS)) {
   });
   return {
     tallies,
+    /** @returns {Promise<{ tallies: Record<string, Tally>, cutOff: Record<string, number> }>} */
     async stop() {
       stopped = true;
       await Promise.all(loops);
-      return tallies;
+      return { tallies, cutOff: await cutOffByKind(gw.base) };
     },
   };
+}
+
+/** mcpgw_streams_cut_off_total by kind, from the gateway's /metrics. @param {string} base */
+async function cutOffByKind(base) {
+  /** @type {Record<string, number>} */
+  const out = {};
+  const text = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+  for (const m of text.matchAll(/^mcpgw_streams_cut_off_total\{kind="([^"]+)"\} (\d+)/gm)) out[m[1]] = Number(m[2]);
+  return out;
 }

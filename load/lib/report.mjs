@@ -335,7 +335,8 @@ export function markdown({ rows, meta, failures }) {
       `**hostile-mix**: legitimate calls p50/p99 ${ms(alone.latencyMs.p50)}/${ms(alone.latencyMs.p99)} ms alone, ` +
         `${ms(beside.latencyMs.p50)}/${ms(beside.latencyMs.p99)} ms beside the hostile clients: p50 ${ratio(beside.latencyMs.p50 / alone.latencyMs.p50)}, ` +
         `p99 ${ratio(beside.latencyMs.p99 / alone.latencyMs.p99)} (aim ≤ 3×); ${beside.bad} bad legitimate replies; hostile replies: ` +
-        `${tallies.map(([n, t]) => `${n} ${t.sent} (${t.cut} cut off, ${t.untyped} untyped)`).join(', ')}; ${untyped} untyped in all.`,
+        `${tallies.map(([n, t]) => `${n} ${t.sent} (${t.untyped} untyped)`).join(', ')}; ${untyped} untyped in all; streams cut off: ` +
+        `${Object.entries(beside.extra.cutOff ?? {}).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}.`,
     );
   }
   const sse = rows.find((r) => r.scenario === 'call-sse-progress' && !r.skipped);

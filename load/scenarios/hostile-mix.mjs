@@ -39,10 +39,11 @@ export async function run(ctx) {
       const calm = await legit(true);
       const hostile = startHostile(gw);
       let mixed;
+      let ended;
       try {
         mixed = await legit(false);
       } finally {
-        await hostile.stop();
+        ended = await hostile.stop();
       }
       const row = (/** @type {string} */ variant, /** @type {import('../lib/load.mjs').Measurement} */ m) => ({
         scenario: name,
@@ -52,7 +53,7 @@ export async function run(ctx) {
         ...m,
       });
       const ratios = { p50: mixed.latencyMs.p50 / Math.max(calm.latencyMs.p50, 0.01), p99: mixed.latencyMs.p99 / Math.max(calm.latencyMs.p99, 0.01) };
-      return [row('alone', calm), row('beside hostile clients', { ...mixed, extra: { ...mixed.extra, hostile: hostile.tallies, latencyVsAlone: ratios } })];
+      return [row('alone', calm), row('beside hostile clients', { ...mixed, extra: { ...mixed.extra, hostile: ended.tallies, cutOff: ended.cutOff, latencyVsAlone: ratios } })];
     } finally {
       await gw.stop();
     }
