@@ -35,7 +35,7 @@ if #expired > 0 then
     end
   end
   redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  redis.call('HINCRBY', KEYS[2], '*', -freed)
+  if freed > 0 then redis.call('HINCRBY', KEYS[2], '*', -freed) end
 end
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return 1 end
 if tonumber(redis.call('HGET', KEYS[2], '*') or '0') + size > tonumber(ARGV[6]) then return 2 end

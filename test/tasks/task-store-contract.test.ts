@@ -1,25 +1,27 @@
 /**
- * One contract, two task stores (memory, and Redis on a real redis-server): create and read,
+ * One contract, three task stores (memory, Redis on a real redis-server, a real Redis Cluster): create and read,
  * the per-binding bounds (tasks, and bytes: at creation and as a record grows), the status
  * compare-and-set that keeps a cancelled task cancelled, paging by cursor, a binding dropped
  * whole, and expiry at creation + ttl (by Redis itself: PEXPIREAT, no timer here).
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TaskBounds, TaskRecord, TaskStore } from '../../src/contracts/task-store.js';
 import { MemoryTaskStore } from '../../src/session/memory-task-store.js';
 import { RedisTaskStore } from '../../src/session/redis-task-store.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 
 let redis: RedisServer;
+let cluster: RedisCluster;
 let n = 0;
 
 beforeAll(async () => {
-  redis = await startRedis();
-}, 30_000);
+  [redis, cluster] = await Promise.all([startRedis(), startRedisCluster()]);
+}, 60_000);
 
 afterAll(async () => {
-  await redis?.stop();
+  await Promise.all([redis?.stop(), cluster?.stop()]);
 });
 
 function record(binding: string, overrides: Partial<TaskRecord> = {}): TaskRecord {
@@ -60,6 +62,8 @@ async function refusal(call: Promise<unknown>): Promise<Record<string, unknown> 
 const stores: Array<[string, () => TaskStore]> = [
   ['memory', () => new MemoryTaskStore(50)],
   ['redis', () => new RedisTaskStore(new Redis(redis.url), `contract${n++}:`)],
+  // A binding's keys share one hash tag: its scripts run on one node.
+  ['redis cluster', () => new RedisTaskStore(new Cluster(cluster.addresses.map((a) => ({ host: a.split(':')[0], port: Number(a.split(':')[1]) }))), `contract${n++}:`)],
 ];
 
 describe.each(stores)('%s task store', (_name, make) => {
