@@ -26,6 +26,11 @@ export const tasksSchema = {
   properties: {
     // Live tasks (any status, until their ttl) one principal may hold; past it, TASK_LIMIT.
     maxPerPrincipal: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
+    // Bytes their records may hold together (results, errors, a 2026 task's questions and answers:
+    // arguments are not kept), in memory or Redis; past it TASK_LIMIT, or the task fails with it.
+    // 16 bodies at limits.bodyBytes' default: enough for large results, and a principal that
+    // piles them up for a day costs 64 MiB, not the heap.
+    maxBytesPerPrincipal: { type: 'integer', minimum: 1024, maximum: 1099511627776, default: 67108864 },
     // A task's lifetime from creation when the client asks for none, and the most it may ask for.
     defaultTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 3600000 },
     maxTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 86400000 },

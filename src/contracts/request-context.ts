@@ -6,6 +6,13 @@ export interface MessageSink {
   send(message: JsonRpcMessage): boolean;
 }
 
+/** A client's share of requests in flight on this replica (limits.maxInFlightPerClient), as its transport counts it. */
+export interface InFlightSlots {
+  /** One more place of `client`, past the limit too: only for a request that holds one (a task's call keeps it on). */
+  keep(client: string): void;
+  release(client: string | undefined): void;
+}
+
 export interface ClientInfo {
   name: string;
   version: string;
@@ -44,6 +51,18 @@ export interface RequestContext {
   readonly sink: MessageSink;
   /** The client's stream for messages unrelated to any request (a 2025 session's GET stream). */
   readonly sessionSink: MessageSink | undefined;
+  /**
+   * Whose share of requests in flight this request counts against (its session, the principal
+   * of a stateless one; undefined: none), and that share: a task's call keeps a place of it
+   * until the call ends, as the same call made plainly would.
+   */
+  readonly client?: string | undefined;
+  readonly slots?: InFlightSlots | undefined;
+  /**
+   * A stateless request's TCP peer (behind a proxy, the proxy's): all that tells one anonymous
+   * client's tasks from another's.
+   */
+  readonly remoteAddress?: string | undefined;
   /** The HTTP request this one came in (its id and trace headers); undefined off HTTP. */
   readonly http?: HttpOrigin | undefined;
   /**

@@ -1,3 +1,4 @@
+import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcErrorObject } from '../jsonrpc/messages.js';
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
@@ -7,8 +8,9 @@ export const LIVE: readonly TaskStatus[] = ['working', 'input_required'];
 
 /**
  * One task as the gateway keeps it: plain JSON, so any replica can serve it from Redis.
- * `binding` is who may see it (the principal with auth on, else the 2025 session or nobody in
- * particular); `owner` the replica running its call.
+ * `binding` is whose bounds it counts against and, but for an anonymous 2026-07-28 task (read
+ * by whoever holds its id), who may see it: the principal with auth on, else the 2025 session,
+ * else the client's address. `owner` is the replica running its call.
  */
 export interface TaskRecord {
   taskId: string;
@@ -25,8 +27,11 @@ export interface TaskRecord {
   /** The scope and request id the call runs under (cancellation finds it by them). */
   scope: string;
   requestId: string;
-  /** What the client called (the catalog's name and arguments), for a continuation after input. */
-  params: Record<string, unknown>;
+  /**
+   * What the client called (the catalog's name and arguments): only while a 2026-07-28 task is
+   * input_required, the one state its call goes on from (with the answers, on any replica).
+   */
+  params?: Record<string, unknown>;
   /** The client as the call needs it again after input (2026-07-28: no session holds it). */
   client?: { protocolVersion: string; capabilities: Record<string, unknown>; info?: Record<string, unknown> };
   result?: Record<string, unknown>;
@@ -42,20 +47,54 @@ export interface TaskPage {
   nextCursor?: string;
 }
 
+/** What one binding's live tasks may hold (`tasks.maxPerPrincipal`, `tasks.maxBytesPerPrincipal`). */
+export interface TaskBounds {
+  readonly maxPerPrincipal: number;
+  /**
+   * Their records' bytes as JSON, each counted at the largest it has been (a charge never
+   * shrinks), and a new one at END_RESERVE_BYTES more.
+   */
+  readonly maxBytesPerPrincipal: number;
+}
+
 /**
  * Where tasks live (memory, or Redis for replicas). A record expires `ttlMs` after its
  * creation, by the store (Redis PEXPIRE), whatever its status.
  */
 export interface TaskStore {
-  /** Stores a new task; false when its binding already holds `maxPerBinding` live tasks. */
-  create(record: TaskRecord, maxPerBinding: number): Promise<boolean>;
+  /** Stores a new task; throws TASK_LIMIT (naming the bound) when its binding cannot take it. */
+  create(record: TaskRecord, bounds: TaskBounds): Promise<void>;
   get(taskId: string): Promise<TaskRecord | undefined>;
   /**
    * Replaces the record when its current status is one of `from` (a compare-and-set on the
-   * status, so a cancelled task stays cancelled whoever finishes last); false otherwise.
+   * status, so a cancelled task stays cancelled whoever finishes last); false otherwise. With
+   * `maxBytes`, a record that grows its binding's bytes past it is refused: TASK_LIMIT.
    */
-  transition(next: TaskRecord, from: readonly TaskStatus[]): Promise<boolean>;
+  transition(next: TaskRecord, from: readonly TaskStatus[], maxBytes?: number): Promise<boolean>;
   /** A binding's tasks, oldest first; `cursor` is what the previous page returned (undefined: not one of ours). */
   list(binding: string, cursor: string | undefined, limit: number): Promise<TaskPage | undefined>;
+  /** Deletes every task of a binding (a 2025 session that ended: nobody else may see them). */
+  dropBinding(binding: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** TASK_LIMIT, its data naming the bound a binding reached. */
+export function taskLimit(bound: keyof TaskBounds, value: number): GatewayError {
+  const message =
+    bound === 'maxPerPrincipal'
+      ? undefined
+      : `Too many bytes of tasks for this principal (tasks.maxBytesPerPrincipal: ${value}); ` +
+        'retry when some have expired';
+  return new GatewayError('TASK_LIMIT', message, { [bound]: value });
+}
+
+/** A record's size as the bounds count it: its JSON's bytes. */
+export function recordBytes(json: string): number {
+  return Buffer.byteLength(json, 'utf8');
+}
+
+/**
+ * A new task is charged this much beyond its record: room to record how it ends, when what it
+ * ended with did not fit (its failure, with the bound, is that much larger at most).
+ */
+export const END_RESERVE_BYTES = 1024;

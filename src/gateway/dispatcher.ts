@@ -114,6 +114,12 @@ export class Dispatcher {
   releaseScope(scope: string): void {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));
     this.#sessionCatalogs.forget(scope);
+    this.#tasks?.endSession(scope);
+  }
+
+  /** For tests (internals.ts): what tasks hold on this replica. */
+  get tasks(): TaskEngine['held'] | undefined {
+    return this.#tasks?.held;
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */

@@ -1,6 +1,8 @@
 // Counts inside a running virtual server that tests assert on. They sit behind a symbol, so
 // they are no part of the API: only tests call internals().
 
+import type { TaskStore } from '../contracts/task-store.js';
+
 export const INTERNALS: unique symbol = Symbol('mcpgw.gateway.internals');
 
 export interface VirtualServerInternals {
@@ -8,6 +10,11 @@ export interface VirtualServerInternals {
   readonly inFlight: number;
   /** How many per-session workers of `upstream` run on this replica. */
   perSessionWorkers(upstream: string): number;
+  /**
+   * Without a task engine none; else its store, and what tasks hold here: the in-flight places
+   * their calls keep, the tasks waited for.
+   */
+  readonly tasks: { store: TaskStore; places: number; waits: number } | undefined;
 }
 
 export function internals(server: { readonly [INTERNALS]: VirtualServerInternals }): VirtualServerInternals {

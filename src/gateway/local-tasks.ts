@@ -1,13 +1,42 @@
 // The tasks this replica runs (their call, or the input chain it waits on), so that a replica
-// that stops on purpose fails them at once instead of leaving them to its heartbeat's lapse.
+// that stops on purpose fails them at once instead of leaving them to its heartbeat's lapse;
+// and the places their calls keep of their clients' in-flight shares.
 import type { Logger } from 'pino';
+import type { RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isTerminal, settled } from './task-wire.js';
 
+const NOTHING_HELD = (): void => undefined;
+
 export class LocalTasks {
   /** Task id to when its record expires. */
   readonly #ids = new Map<string, number>();
+  #places = 0;
+
+  /**
+   * A task's call keeps a place of its client's share (limits.maxInFlightPerClient) from the
+   * request that started it until the call ends, as the call made plainly would: a client's
+   * tasks cannot take more workers than its plain calls. Returns what gives it back (once).
+   */
+  hold(ctx: RequestContext): () => void {
+    const { slots, client } = ctx;
+    if (!slots || client === undefined) return NOTHING_HELD;
+    slots.keep(client);
+    this.#places++;
+    let held = true;
+    return () => {
+      if (!held) return;
+      held = false;
+      this.#places--;
+      slots.release(client);
+    };
+  }
+
+  /** Places of in-flight shares that tasks' calls keep on this replica. */
+  get places(): number {
+    return this.#places;
+  }
 
   track(record: TaskRecord): void {
     const now = Date.now();

@@ -11,6 +11,7 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
+import { wrappedBinding } from './task-binding.js';
 import { admitTaskMethod, withoutTaskSupport } from './task-wire.js';
 import type { TaskEngine } from './tasks.js';
 import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
@@ -25,12 +26,6 @@ export interface WrappedTask {
   upstream: string;
   /** The upstream's own task id. */
   id: string;
-}
-
-/** Who may use a wrapped id: as the gateway's own tasks bind theirs (tasks.ts bindingOf). */
-export function taskBinding(ctx: RequestContext): string {
-  if (ctx.principal !== undefined) return `p:${ctx.principal}`;
-  return ctx.stateless ? 'anonymous' : `s:${ctx.scope}`;
 }
 
 export class TaskPassThrough {
@@ -130,7 +125,7 @@ export class TaskPassThrough {
 
   #sign(ctx: RequestContext, body: string): string {
     const era = ctx.stateless ? 'modern' : 'legacy';
-    return createHmac('sha256', this.#key).update(`${era}\u0000${taskBinding(ctx)}\u0000${body}`).digest('base64url');
+    return createHmac('sha256', this.#key).update(`${era}\u0000${wrappedBinding(ctx)}\u0000${body}`).digest('base64url');
   }
 
   /** A task-augmented call's answer from the upstream: its task id leaves wrapped. */

@@ -5,7 +5,7 @@ import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { TaskRecord, TaskStatus } from '../contracts/task-store.js';
 import { ERRORS, GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
-import type { JsonRpcErrorObject } from '../jsonrpc/messages.js';
+import type { JsonRpcErrorObject, JsonRpcRequest } from '../jsonrpc/messages.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 
@@ -57,6 +57,7 @@ export function settled(r: TaskRecord, outcome: { result: McpResult } | { error:
   delete next.inputResponses;
   delete next.requestState;
   delete next.statusMessage;
+  delete next.params;
   if ('error' in outcome) return { ...next, status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
   const result = withoutRelatedTask(outcome.result);
   if (result.resultType === 'input_required' && isObject(result.inputRequests)) {
@@ -82,6 +83,19 @@ export function legacyResult(r: TaskRecord): McpResult {
   const result = r.result ?? {};
   const meta = isObject(result._meta) ? result._meta : {};
   return { ...result, _meta: { ...meta, [META.relatedTask]: { taskId: r.taskId } } };
+}
+
+/** What a task's call is, as a later round repeats it: not this request's hint or input round. */
+export function callParams(request: JsonRpcRequest): Record<string, unknown> {
+  const { task: _hint, requestState: _state, inputResponses: _answers, ...params } = request.params ?? {};
+  return params;
+}
+
+/** A task whose end does not fit in its principal's bytes (tasks.maxBytesPerPrincipal): failed with that bound. */
+export function tooLarge(r: TaskRecord, max: number, now: number): TaskRecord {
+  const message = `What the task ended with does not fit in this principal's tasks.maxBytesPerPrincipal (${max})`;
+  const error = new GatewayError('TASK_LIMIT', message, { maxBytesPerPrincipal: max });
+  return settled(r, { error: error.toJsonRpc() }, now);
 }
 
 export function isTerminal(status: TaskStatus): boolean {

@@ -8,14 +8,17 @@ import type { MessageSink, RequestContext } from '../contracts/request-context.j
 import { LIVE, type TaskRecord, type TaskStatus, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcMessage, type JsonRpcRequest } from '../jsonrpc/messages.js';
-import { META } from '../jsonrpc/meta-keys.js';
+import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Route } from './catalog.js';
 import { LocalTasks } from './local-tasks.js';
-import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, withoutTaskSupport } from './task-wire.js';
+import { bindingOf, mayRead, sessionBinding } from './task-binding.js';
+import { TaskAsks } from './task-asks.js';
+import { TaskWaits } from './task-waits.js';
+import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, callParams, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, tooLarge, withoutTaskSupport } from './task-wire.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
+  maxBytesPerPrincipal: number;
   defaultTtlMs: number;
   maxTtlMs: number;
   pollIntervalMs: number;
@@ -49,29 +52,28 @@ const NO_SINK: MessageSink = { send: () => false };
 /** A 2026 task's questions are gathered this long into one inputRequests (its client polls anyway). */
 const TASK_INPUT_GATHER_MS = 100;
 
-/**
- * Who may see a task: its principal with auth on; without, a 2025 task belongs to its session
- * and a 2026-07-28 one to whoever holds its id (unguessable: 192 random bits).
- */
-function bindingOf(ctx: RequestContext): string {
-  if (ctx.principal !== undefined) return `p:${ctx.principal}`;
-  return ctx.stateless ? 'anonymous' : `s:${ctx.scope}`;
-}
-
-function eraOf(ctx: RequestContext): TaskRecord['era'] {
-  return ctx.stateless ? 'modern' : 'legacy';
-}
-
 export class TaskEngine {
-  /** Requests a task's call sent its 2025 client, answered on this replica: the task goes back to working. */
-  readonly #asked = new Map<string, string>();
   /** Tasks whose call (or its input chain) this replica ran: a shutdown fails those still live here. */
   readonly #here = new LocalTasks();
+  readonly #waits: TaskWaits;
+  /** Requests 2025 tasks' calls sent their clients: a task is input_required until answered. */
+  readonly #asks = new TaskAsks((taskId, ctx) => void this.#move(taskId, 'working', 'input_required', ctx));
 
   constructor(
     private readonly options: TaskEngineOptions,
     private readonly calls: TaskCalls,
-  ) {}
+  ) {
+    this.#waits = new TaskWaits(async (taskId) => {
+      const r = await options.store.get(taskId);
+      return r && this.#alive(r);
+    });
+  }
+
+  /** A 2025 client answered a request: the task it was for goes on working. */
+  onClientResponse(ctx: RequestContext, id: JsonRpcId | null): void {
+    const taskId = this.#asks.answered(ctx, id);
+    if (taskId !== undefined) void this.#move(taskId, 'input_required', 'working', ctx);
+  }
 
   static handles(method: string): boolean {
     return LEGACY_METHODS.has(method) || MODERN_METHODS.has(method);
@@ -125,12 +127,12 @@ export class TaskEngine {
   }
 
   async #create(ctx: RequestContext, request: JsonRpcRequest, ttlMs: number): Promise<McpResult> {
-    const { limits, store } = this.options;
-    const record = this.#record(ctx, request, ttlMs);
+    const record = this.#record(ctx, ttlMs);
     // Durable before it is announced: a tasks/get on any replica finds it (SEP-2663).
-    if (!(await store.create(record, limits.maxPerPrincipal))) throw taskLimit(limits.maxPerPrincipal);
+    await this.options.store.create(record, this.options.limits);
     this.#here.track(record);
-    this.#start(record, this.#runContext(ctx, record), record.params);
+    const params = callParams(request);
+    this.#start(record, this.#runContext(ctx, record), params, params, this.#here.hold(ctx));
     return createTaskResult(record);
   }
 
@@ -141,7 +143,7 @@ export class TaskEngine {
    */
   async #adopt(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const { limits, store } = this.options;
-    const record = this.#record(ctx, request, limits.defaultTtlMs);
+    const record = this.#record(ctx, limits.defaultTtlMs);
     const runCtx = this.#runContext(ctx, record);
     // This round's own input fields go with it (a retry continues the round it answers).
     const { task: _hint, ...params } = request.params ?? {};
@@ -154,27 +156,27 @@ export class TaskEngine {
     clearTimeout(timer);
     if (early && 'result' in early && early.result.resultType === 'input_required') return early.result;
     const stored = early ? settled(record, early, Date.now()) : record;
-    if (!(await store.create(stored, limits.maxPerPrincipal))) {
+    try {
+      await store.create(stored, limits);
+    } catch (err) {
       if (!early) this.calls.cancel(record.scope, record.requestId);
-      throw taskLimit(limits.maxPerPrincipal);
+      throw err;
     }
     if (!early) {
       this.#here.track(record);
-      this.#follow(record.taskId, call, runCtx);
+      this.#follow(record.taskId, call, runCtx, callParams(request), this.#here.hold(ctx));
     }
     return createTaskResult(stored);
   }
 
-  #record(ctx: RequestContext, request: JsonRpcRequest, ttlMs: number): TaskRecord {
+  #record(ctx: RequestContext, ttlMs: number): TaskRecord {
     const { limits, replicaId } = this.options;
     const taskId = randomBytes(24).toString('base64url');
     const now = Date.now();
-    // What a later round repeats: the call itself, not this request's hint or input round.
-    const { task: _hint, requestState: _state, inputResponses: _answers, ...params } = request.params ?? {};
     return {
       taskId,
       binding: bindingOf(ctx),
-      era: eraOf(ctx),
+      era: ctx.stateless ? 'modern' : 'legacy',
       status: 'working',
       createdAt: now,
       lastUpdatedAt: now,
@@ -184,37 +186,56 @@ export class TaskEngine {
       // A 2025 call stays in its session (its per-session worker, its answers); a 2026 one has a scope of its own.
       scope: ctx.stateless ? `task:${taskId}` : ctx.scope,
       requestId: `task:${taskId}`,
-      params,
     };
   }
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
     // The request that created the task has been answered: its reply stream is gone.
     if (record.era === 'modern') return { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS };
-    return { ...ctx, sink: this.#legacySink(ctx, record.taskId), http: undefined };
+    return { ...ctx, sink: this.#asks.sink(ctx, record.taskId), http: undefined };
   }
 
-  /** Runs (a round of) the task's call and records how it ends. */
-  #start(record: TaskRecord, ctx: RequestContext, params: Record<string, unknown>): void {
+  /**
+   * Runs (a round of) the task's call (`params`) and records how it ends; `call` is what the
+   * task calls (kept if it asks for input); `release` gives back the in-flight place it keeps.
+   */
+  #start(record: TaskRecord, ctx: RequestContext, params: Params, call: Params, release: () => void): void {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: record.requestId, method: 'tools/call', params };
-    const call = this.calls.run(ctx, request).then(
+    const running = this.calls.run(ctx, request).then(
       (result): Outcome => ({ result }),
       (err: unknown): Outcome => ({ error: toErrorObject(err) }),
     );
-    this.#follow(record.taskId, call, ctx);
+    this.#follow(record.taskId, running, ctx, call, release);
   }
 
-  #follow(taskId: string, call: Promise<Outcome>, ctx: RequestContext): void {
-    call.then((outcome) => this.#settle(taskId, outcome, ctx)).catch((err: unknown) => this.options.log.warn({ err, taskId }, 'task: recording the end of its call failed'));
+  #follow(taskId: string, running: Promise<Outcome>, ctx: RequestContext, call: Params, release: () => void): void {
+    running
+      .then((outcome) => {
+        release();
+        return this.#settle(taskId, outcome, ctx, call);
+      })
+      .catch((err: unknown) => this.options.log.warn({ err, taskId }, 'task: recording the end of its call failed'));
   }
 
-  async #settle(taskId: string, outcome: Outcome, ctx: RequestContext): Promise<void> {
-    this.#forgetAsked(taskId);
-    const current = await this.options.store.get(taskId);
+  async #settle(taskId: string, outcome: Outcome, ctx: RequestContext, call: Params): Promise<void> {
+    this.#asks.forget(taskId);
+    const { store, limits } = this.options;
+    const current = await store.get(taskId);
     if (!current || isTerminal(current.status)) return;
-    const next = settled(current, outcome, Date.now());
+    let next = settled(current, outcome, Date.now());
+    // A 2026-07-28 task's call goes on from input_required, with the answers: what it calls is kept until then.
+    if (next.status === 'input_required' && next.era === 'modern') next.params = call;
+    let applied: boolean;
+    try {
+      applied = await store.transition(next, LIVE, limits.maxBytesPerPrincipal);
+    } catch (err) {
+      if (!(err instanceof GatewayError) || err.type !== 'TASK_LIMIT') throw err;
+      // What it ended with does not fit beside the principal's other tasks.
+      next = tooLarge(current, limits.maxBytesPerPrincipal, Date.now());
+      applied = await store.transition(next, LIVE);
+    }
     if (isTerminal(next.status)) this.#here.delete(taskId);
-    if (await this.options.store.transition(next, LIVE)) this.#notify(ctx, next);
+    if (applied) this.#notify(ctx, next);
   }
 
   /**
@@ -225,38 +246,15 @@ export class TaskEngine {
     return this.#here.failAll(this.options.store, this.options.replicaId, this.options.log);
   }
 
-  /**
-   * A 2025 task's call speaks to its client on the session's own stream (the reply stream of
-   * the tools/call is closed); a request it sends (elicitation, sampling) makes the task input_required.
-   */
-  #legacySink(ctx: RequestContext, taskId: string): MessageSink {
-    return {
-      send: (message: JsonRpcMessage) => {
-        let sent = message;
-        if ('method' in message && 'id' in message) {
-          const params = isObject(message.params) ? message.params : {};
-          const meta = isObject(params._meta) ? params._meta : {};
-          sent = { ...message, params: { ...params, _meta: { ...meta, [META.relatedTask]: { taskId } } } } as JsonRpcMessage;
-          this.#asked.set(askKey(ctx.scope, message.id), taskId);
-          void this.#move(taskId, 'working', 'input_required', ctx);
-        }
-        return ctx.sessionSink?.send(sent) ?? false;
-      },
-    };
+  /** A 2025 session ended: the tasks it owned (no principal: nobody else may see them) go with it. */
+  endSession(scope: string): void {
+    const { store, log } = this.options;
+    store.dropBinding(sessionBinding(scope)).catch((err: unknown) => log.warn({ err }, "task: dropping an ended session's tasks failed"));
   }
 
-  /** A call that ended asks nothing more: its unanswered requests are not waited for. */
-  #forgetAsked(taskId: string): void {
-    for (const [key, id] of this.#asked) if (id === taskId) this.#asked.delete(key);
-  }
-
-  /** A 2025 client answered a request: the task it was for goes on working. */
-  onClientResponse(ctx: RequestContext, id: JsonRpcId | null): void {
-    if (id === null) return;
-    const taskId = this.#asked.get(askKey(ctx.scope, id));
-    if (taskId === undefined) return;
-    this.#asked.delete(askKey(ctx.scope, id));
-    void this.#move(taskId, 'input_required', 'working', ctx);
+  /** For tests (internals.ts): the store, the in-flight places tasks' calls keep here, the tasks waited for. */
+  get held(): { store: TaskStore; places: number; waits: number } {
+    return { store: this.options.store, places: this.#here.places, waits: this.#waits.size };
   }
 
   async #move(taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext): Promise<void> {
@@ -266,7 +264,8 @@ export class TaskEngine {
       const next: TaskRecord = { ...r, status: to, lastUpdatedAt: Date.now() };
       if (to === 'input_required') next.statusMessage = 'Waiting for the client to answer';
       else delete next.statusMessage;
-      if (await this.options.store.transition(next, [from])) this.#notify(ctx, next);
+      const { store, limits } = this.options;
+      if (await store.transition(next, [from], limits.maxBytesPerPrincipal)) this.#notify(ctx, next);
     } catch (err) {
       this.options.log.warn({ err, taskId }, 'task: recording a status change failed');
     }
@@ -287,7 +286,7 @@ export class TaskEngine {
       case 'tasks/get':
         return getTaskResult(record);
       case 'tasks/result':
-        return legacyResult(await this.#terminal(ctx, record));
+        return legacyResult(await this.#waits.until(record));
       case 'tasks/cancel':
         return this.#cancel(ctx, record);
       default:
@@ -299,7 +298,7 @@ export class TaskEngine {
   async #find(ctx: RequestContext, taskId: unknown): Promise<TaskRecord> {
     if (typeof taskId !== 'string') throw new GatewayError('INVALID_PARAMS', 'params.taskId must be a string');
     const record = await this.options.store.get(taskId);
-    if (!record || record.binding !== bindingOf(ctx) || record.era !== eraOf(ctx)) throw new GatewayError('TASK_NOT_FOUND');
+    if (!record || !mayRead(ctx, record)) throw new GatewayError('TASK_NOT_FOUND');
     return this.#alive(record);
   }
 
@@ -312,17 +311,6 @@ export class TaskEngine {
     return (await this.options.store.get(record.taskId)) ?? next;
   }
 
-  /** tasks/result blocks until the task ends (2025-11-25), polling the store: the call may run on any replica. */
-  async #terminal(ctx: RequestContext, record: TaskRecord): Promise<TaskRecord> {
-    let r = record;
-    const waitMs = Math.min(r.pollIntervalMs, 250);
-    while (!isTerminal(r.status)) {
-      await new Promise((resolve) => setTimeout(resolve, waitMs));
-      r = await this.#find(ctx, r.taskId);
-    }
-    return r;
-  }
-
   async #cancel(ctx: RequestContext, record: TaskRecord): Promise<McpResult> {
     if (isTerminal(record.status)) {
       // 2026-07-28: an ack whatever the status (idempotent); 2025-11-25: -32602.
@@ -333,6 +321,7 @@ export class TaskEngine {
     delete next.inputRequests;
     delete next.inputResponses;
     delete next.requestState;
+    delete next.params;
     if (!(await this.options.store.transition(next, LIVE))) return this.#cancel(ctx, await this.#find(ctx, record.taskId));
     this.#here.delete(record.taskId);
     this.calls.cancel(record.scope, record.requestId);
@@ -366,12 +355,17 @@ export class TaskEngine {
       delete next.inputResponses;
       delete next.requestState;
       delete next.statusMessage;
+      delete next.params;
     }
-    if (!(await this.options.store.transition(next, ['input_required']))) return {};
+    const { store, limits } = this.options;
+    if (!(await store.transition(next, ['input_required'], limits.maxBytesPerPrincipal))) return {};
     if (done) {
       this.#here.track(next);
-      const params = { ...record.params, inputResponses: collected, ...(record.requestState !== undefined ? { requestState: record.requestState } : {}) };
-      this.#start(next, { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS }, params);
+      const call = record.params ?? {};
+      const state = record.requestState !== undefined ? { requestState: record.requestState } : {};
+      const params = { ...call, inputResponses: collected, ...state };
+      const runCtx = { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS };
+      this.#start(next, runCtx, params, call, this.#here.hold(ctx));
     }
     return {};
   }
@@ -386,11 +380,4 @@ export class TaskEngine {
 }
 
 type Outcome = { result: McpResult } | { error: JsonRpcErrorObject };
-
-function taskLimit(max: number): GatewayError {
-  return new GatewayError('TASK_LIMIT', undefined, { maxPerPrincipal: max });
-}
-
-function askKey(scope: string, id: JsonRpcId): string {
-  return `${scope}\u0000${typeof id === 'number' ? `n${id}` : `s${id}`}`;
-}
+type Params = Record<string, unknown>;

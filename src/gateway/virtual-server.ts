@@ -150,6 +150,9 @@ export class VirtualServer implements McpHandler {
       get inFlight() {
         return dispatcher.inFlight;
       },
+      get tasks() {
+        return dispatcher.tasks;
+      },
       perSessionWorkers(upstream) {
         const entry = upstreams.get(upstream);
         return entry?.workers.scopes ?? 0;

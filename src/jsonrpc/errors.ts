@@ -95,7 +95,8 @@ export const ERRORS = {
   /** 2025-11-25 tool-level negotiation: a `task` on a tool without task support, or none on a tool that requires one. */
   TASK_NOT_SUPPORTED: { code: -32601, httpStatus: 200, message: 'This tool does not support task-augmented calls', retryable: false },
   TASK_REQUIRED: { code: -32601, httpStatus: 200, message: 'Task augmentation required for this tool', retryable: false },
-  // Past tasks.maxPerPrincipal live tasks (as PRINCIPAL_SESSION_LIMIT for sessions).
+  // Past tasks.maxPerPrincipal live tasks (as PRINCIPAL_SESSION_LIMIT for sessions), or tasks.maxBytesPerPrincipal
+  // bytes of their records: data names the one reached.
   TASK_LIMIT: { code: -32017, httpStatus: 200, message: 'Too many tasks for this principal; retry when some have expired', retryable: true },
   // Past limits.workerStartsPerMinute (per principal, else per session): the client's own churn, not a busy upstream (OVERLOADED).
   WORKER_START_LIMIT: { code: -32017, httpStatus: 200, message: 'Too many per-session worker starts for this client; retry later', retryable: true },

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Caller, HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { Caller, HttpOrigin, InFlightSlots, MessageSink, RequestContext } from '../contracts/request-context.js';
 import { ERRORS, GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
@@ -57,6 +57,8 @@ export class StatelessServing {
     private readonly handler: StatelessHandler,
     /** subscriptions/listen streams of stateless clients. */
     private readonly listens: ListenStreams,
+    /** The in-flight share a principal's requests count against (a task's call keeps a place). */
+    private readonly slots?: InFlightSlots,
   ) {}
 
   /**
@@ -80,7 +82,7 @@ export class StatelessServing {
   }
 
   /** The RequestContext of a stateless request: read from its `_meta`, answered on `sink`. */
-  context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink, http?: HttpOrigin, caller?: Caller): RequestContext {
+  context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink, http?: HttpOrigin, caller?: Caller, remoteAddress?: string): RequestContext {
     // Spelled out, not spread: one object shape for every request, built without a generic copy (the hot path).
     return {
       protocolVersion: meta.protocolVersion,
@@ -93,6 +95,10 @@ export class StatelessServing {
       scope,
       sink,
       sessionSink: undefined,
+      // Without a principal a stateless request counts against no share (the pool's bounds apply).
+      client: principal,
+      slots: this.slots,
+      remoteAddress,
       http,
     };
   }

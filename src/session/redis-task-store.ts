@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
+import { END_RESERVE_BYTES, recordBytes, taskLimit } from '../contracts/task-store.js';
+import type { TaskBounds, TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
 import type { RedisClient } from '../redis/connection.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
 
@@ -16,32 +17,97 @@ end
 return 0`;
 
 /**
+ * Admits a new task into its binding: KEYS[1] the binding's live task ids scored by expiry,
+ * KEYS[2] the bytes each is charged (field '*': their sum). Expired members leave both first.
+ * ARGV: now, expiresAt, taskId, bytes, maxPerPrincipal, maxBytesPerPrincipal.
+ * Returns 0 (admitted), 1 (too many tasks) or 2 (too many bytes).
+ */
+const ADMIT = `
+local now, size = tonumber(ARGV[1]), tonumber(ARGV[4])
+local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now)
+if #expired > 0 then
+  local freed = 0
+  for _, id in ipairs(expired) do
+    local b = redis.call('HGET', KEYS[2], id)
+    if b then
+      freed = freed + tonumber(b)
+      redis.call('HDEL', KEYS[2], id)
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+  if freed > 0 then redis.call('HINCRBY', KEYS[2], '*', -freed) end
+end
+if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[5]) then return 1 end
+if tonumber(redis.call('HGET', KEYS[2], '*') or '0') + size > tonumber(ARGV[6]) then return 2 end
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('HSET', KEYS[2], ARGV[3], size)
+redis.call('HINCRBY', KEYS[2], '*', size)
+local ttl = tonumber(ARGV[2]) - now
+for i = 1, 2 do
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIREAT', KEYS[i], ARGV[2]) end
+end
+return 0`;
+
+/**
+ * Charges a task (KEYS[1]: its binding's bytes) the size of its next record, if larger than
+ * its charge so far. ARGV: taskId, bytes, maxBytes. Returns 0 when that passes maxBytes.
+ */
+const CHARGE = `
+local charged = redis.call('HGET', KEYS[1], ARGV[1])
+if not charged then return 1 end
+local size = tonumber(ARGV[2])
+charged = tonumber(charged)
+if size <= charged then return 1 end
+if tonumber(redis.call('HGET', KEYS[1], '*') or '0') - charged + size > tonumber(ARGV[3]) then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], size)
+redis.call('HINCRBY', KEYS[1], '*', size - charged)
+return 1`;
+
+/** Forgets a binding (KEYS: its ids, its bytes); returns the ids it held. */
+const DROP = `
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+redis.call('DEL', KEYS[1], KEYS[2])
+return ids`;
+
+type Script = (...args: Array<string | number>) => Promise<unknown>;
+
+/**
  * Tasks in Redis, for every replica. A task is a hash `${prefix}task:<id>` (status, doc: the
  * record as JSON) that Redis expires at creation + ttl (PEXPIREAT): no replica keeps a timer.
- * Each binding's live tasks are a sorted set `${prefix}tasks:<digest>` scored by expiry, which
- * bounds them (trimmed of expired members on every create) and lists them. Every command
- * touches one key, so a Redis Cluster takes them as they are.
+ * Each binding has a sorted set `${prefix}tasks:{<digest>}` of its live tasks scored by expiry,
+ * which bounds and lists them, and beside it (same hash tag, so one Cluster slot)
+ * `${prefix}tasks:{<digest>}:bytes`, the bytes each is charged, which bounds their size. Every
+ * command touches one task key or one binding's keys, so a Redis Cluster takes them as they are.
  */
 export class RedisTaskStore implements TaskStore {
+  readonly #admit: Script;
+  readonly #charge: Script;
+  readonly #drop: Script;
+
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-  ) {}
+  ) {
+    redis.defineCommand('mcpgwTaskAdmit', { numberOfKeys: 2, lua: ADMIT });
+    redis.defineCommand('mcpgwTaskCharge', { numberOfKeys: 1, lua: CHARGE });
+    redis.defineCommand('mcpgwTaskDrop', { numberOfKeys: 2, lua: DROP });
+    const commands = redis as unknown as Record<'mcpgwTaskAdmit' | 'mcpgwTaskCharge' | 'mcpgwTaskDrop', Script>;
+    this.#admit = commands.mcpgwTaskAdmit.bind(redis);
+    this.#charge = commands.mcpgwTaskCharge.bind(redis);
+    this.#drop = commands.mcpgwTaskDrop.bind(redis);
+  }
 
-  async create(record: TaskRecord, maxPerBinding: number): Promise<boolean> {
-    const set = this.#setKey(record.binding);
+  async create(record: TaskRecord, bounds: TaskBounds): Promise<void> {
+    const doc = JSON.stringify(record);
     const expiresAt = record.createdAt + record.ttlMs;
-    const counted = await this.redis.multi().zremrangebyscore(set, '-inf', Date.now()).zadd(set, expiresAt, record.taskId).zcard(set).pttl(set).exec();
-    const card = Number(counted?.[2]?.[1] ?? 0);
-    // Added, then counted: of two creates racing for the last place, each sees the other.
-    if (card > maxPerBinding) {
-      await this.redis.zrem(set, record.taskId);
-      return false;
-    }
-    await this.redis.multi().hset(this.#key(record.taskId), 'status', record.status, 'doc', JSON.stringify(record)).pexpireat(this.#key(record.taskId), expiresAt).exec();
-    const pttl = Number(counted?.[3]?.[1] ?? -1);
-    if (pttl < record.ttlMs) await this.redis.pexpire(set, record.ttlMs);
-    return true;
+    const [ids, bytes] = this.#bindingKeys(record.binding);
+    const { maxPerPrincipal, maxBytesPerPrincipal } = bounds;
+    const size = recordBytes(doc) + END_RESERVE_BYTES;
+    const admitted = Number(await this.#admit(ids, bytes, Date.now(), expiresAt, record.taskId, size, maxPerPrincipal, maxBytesPerPrincipal));
+    if (admitted === 1) throw taskLimit('maxPerPrincipal', maxPerPrincipal);
+    if (admitted === 2) throw taskLimit('maxBytesPerPrincipal', maxBytesPerPrincipal);
+    const key = this.#key(record.taskId);
+    await this.redis.multi().hset(key, 'status', record.status, 'doc', doc).pexpireat(key, expiresAt).exec();
   }
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
@@ -49,19 +115,32 @@ export class RedisTaskStore implements TaskStore {
     return doc === null ? undefined : (JSON.parse(doc) as TaskRecord);
   }
 
-  async transition(next: TaskRecord, from: readonly TaskStatus[]): Promise<boolean> {
-    const applied = await this.redis.eval(TRANSITION, 1, this.#key(next.taskId), next.status, JSON.stringify(next), ...from);
+  async transition(next: TaskRecord, from: readonly TaskStatus[], maxBytes = Number.MAX_SAFE_INTEGER): Promise<boolean> {
+    const doc = JSON.stringify(next);
+    // Charged first, on the binding's slot, then swapped on the task's: a swap that loses its
+    // race leaves the charge high, never low, until the task expires.
+    const bytes = this.#bindingKeys(next.binding)[1];
+    const charged = Number(await this.#charge(bytes, next.taskId, recordBytes(doc), maxBytes));
+    if (charged === 0) throw taskLimit('maxBytesPerPrincipal', maxBytes);
+    const applied = await this.redis.eval(TRANSITION, 1, this.#key(next.taskId), next.status, doc, ...from);
     return Number(applied) === 1;
   }
 
   async list(binding: string, cursor: string | undefined, limit: number): Promise<TaskPage | undefined> {
     const start = cursor === undefined ? 0 : decodeCursor(cursor);
     if (start === undefined) return undefined;
-    const ids = await this.redis.zrangebyscore(this.#setKey(binding), Date.now(), '+inf', 'LIMIT', start, limit + 1);
+    const [set] = this.#bindingKeys(binding);
+    const ids = await this.redis.zrangebyscore(set, Date.now(), '+inf', 'LIMIT', start, limit + 1);
     const page = ids.slice(0, limit);
     const docs = await Promise.all(page.map((id) => this.redis.hget(this.#key(id), 'doc')));
     const tasks = docs.filter((d): d is string => d !== null).map((d) => JSON.parse(d) as TaskRecord);
     return ids.length > limit ? { tasks, nextCursor: encodeCursor(start + limit) } : { tasks };
+  }
+
+  async dropBinding(binding: string): Promise<void> {
+    const ids = (await this.#drop(...this.#bindingKeys(binding))) as string[];
+    // One key per command: each task's key is in a slot of its own.
+    if (ids.length > 0) await Promise.all(ids.map((id) => this.redis.del(this.#key(id))));
   }
 
   async close(): Promise<void> {
@@ -72,7 +151,8 @@ export class RedisTaskStore implements TaskStore {
     return `${this.keyPrefix}task:${taskId}`;
   }
 
-  #setKey(binding: string): string {
-    return `${this.keyPrefix}tasks:${createHash('sha256').update(binding).digest('base64url')}`;
+  #bindingKeys(binding: string): [string, string] {
+    const set = `${this.keyPrefix}tasks:{${createHash('sha256').update(binding).digest('base64url')}}`;
+    return [set, `${set}:bytes`];
   }
 }

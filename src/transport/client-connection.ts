@@ -117,7 +117,7 @@ export class ClientConnection {
       }
     }
     const client = this.session.id;
-    if (!inFlight.acquire(client)) {
+    if (!inFlight.acquire(client, message.method)) {
       return this.#refuse(message.id, 'CLIENT_TOO_MANY_IN_FLIGHT', `Too many requests in flight for this session (limit ${inFlight.limit}): wait for answers before sending more`);
     }
     this.#options.handler.handleRequest(this.#ctx, message).then(
@@ -172,6 +172,8 @@ export class ClientConnection {
       // One stream carries everything: replies and the session's own messages alike.
       sink: this.#wire,
       sessionSink: this.#wire,
+      client: s.id,
+      slots: this.#options.inFlight,
     };
   }
 

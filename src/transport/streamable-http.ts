@@ -100,7 +100,7 @@ export class StreamableHttpTransport {
     this.#door = new RequestDoor(options);
     const { maxStreams, maxStreamBufferedBytes, diagnostics } = options;
     this.#room = options.bounds?.room ?? new StreamRoom(maxStreams, diagnostics, maxStreamBufferedBytes);
-    this.#stateless = new StatelessServing(options.handler, options.listens);
+    this.#stateless = new StatelessServing(options.handler, options.listens, this.#inFlight);
     this.#sessions = new SessionManager(
       options.store,
       (id) => {
@@ -211,6 +211,8 @@ export class StreamableHttpTransport {
       scope: session.id,
       sink,
       sessionSink,
+      client: session.id,
+      slots: this.#inFlight,
       http,
     };
   }
@@ -248,7 +250,7 @@ export class StreamableHttpTransport {
         post.respond(errorResponse(c.message.id, errorObject('INVALID_PARAMS', `Invalid params: ${problem}`)));
         continue;
       }
-      if (!this.#inFlight.acquire(session.id)) {
+      if (!this.#inFlight.acquire(session.id, c.message.method)) {
         post.respond(this.#tooMany(c.message.id, 'this session'), 429);
         continue;
       }
@@ -298,8 +300,9 @@ export class StreamableHttpTransport {
     // Cut off or closed, the stream's close releases its scope (below).
     const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded, this.#room.bound('reply'));
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
-    if (!this.#inFlight.acquire(principal)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
-    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, httpOrigin(request), identity?.caller);
+    if (!this.#inFlight.acquire(principal, message.method)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
+    const http = httpOrigin(request);
+    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, http, identity?.caller, request.ip);
     this.#activeReplies++;
     onceClosed(raw, () => {
       this.#activeReplies--;

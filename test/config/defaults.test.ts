@@ -81,6 +81,7 @@ const SCHEMA_DEFAULTS = {
   // Added with tasks (#16).
   tasks: {},
   'tasks.maxPerPrincipal': 1000,
+  'tasks.maxBytesPerPrincipal': 67108864,
   'tasks.defaultTtlMs': 3600000,
   'tasks.maxTtlMs': 86400000,
   'tasks.pollIntervalMs': 1000,
@@ -213,7 +214,7 @@ describe('config defaults', () => {
       pagination: { pageSize: 500 },
       stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000, stateTtlMs: 600000, maxInputRounds: 10 },
       status: { enabled: true, principals: [], scopes: [], refreshSeconds: 5 },
-      tasks: { maxPerPrincipal: 1000, defaultTtlMs: 3600000, maxTtlMs: 86400000, pollIntervalMs: 1000, inputWindowMs: 1000 },
+      tasks: { maxPerPrincipal: 1000, maxBytesPerPrincipal: 67108864, defaultTtlMs: 3600000, maxTtlMs: 86400000, pollIntervalMs: 1000, inputWindowMs: 1000 },
       auth: { mode: 'none', apiKeys: [], authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
       shutdown: { drainMs: 10000 },
       cluster: { workers: 1 },

@@ -1,24 +1,27 @@
 /**
- * One contract, two task stores (memory, and Redis on a real redis-server): create and read,
- * the per-binding bound, the status compare-and-set that keeps a cancelled task cancelled,
- * paging by cursor, and expiry at creation + ttl (by Redis itself: PEXPIREAT, no timer here).
+ * One contract, three task stores (memory, Redis on a real redis-server, a real Redis Cluster): create and read,
+ * the per-binding bounds (tasks, and bytes: at creation and as a record grows), the status
+ * compare-and-set that keeps a cancelled task cancelled, paging by cursor, a binding dropped
+ * whole, and expiry at creation + ttl (by Redis itself: PEXPIREAT, no timer here).
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TaskRecord, TaskStore } from '../../src/contracts/task-store.js';
+import type { TaskBounds, TaskRecord, TaskStore } from '../../src/contracts/task-store.js';
 import { MemoryTaskStore } from '../../src/session/memory-task-store.js';
 import { RedisTaskStore } from '../../src/session/redis-task-store.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
+import { startRedisCluster, type RedisCluster } from '../support/redis-cluster.js';
 
 let redis: RedisServer;
+let cluster: RedisCluster;
 let n = 0;
 
 beforeAll(async () => {
-  redis = await startRedis();
-}, 30_000);
+  [redis, cluster] = await Promise.all([startRedis(), startRedisCluster()]);
+}, 60_000);
 
 afterAll(async () => {
-  await redis?.stop();
+  await Promise.all([redis?.stop(), cluster?.stop()]);
 });
 
 function record(binding: string, overrides: Partial<TaskRecord> = {}): TaskRecord {
@@ -40,9 +43,27 @@ function record(binding: string, overrides: Partial<TaskRecord> = {}): TaskRecor
   };
 }
 
+function bounds(maxPerPrincipal: number, maxBytesPerPrincipal = 1 << 20): TaskBounds {
+  return { maxPerPrincipal, maxBytesPerPrincipal };
+}
+
+/** The data of the TASK_LIMIT a store's call was refused with (undefined: it was not). */
+async function refusal(call: Promise<unknown>): Promise<Record<string, unknown> | undefined> {
+  try {
+    await call;
+    return undefined;
+  } catch (err) {
+    const error = err as { type?: string; detail?: Record<string, unknown> };
+    expect(error.type).toBe('TASK_LIMIT');
+    return error.detail;
+  }
+}
+
 const stores: Array<[string, () => TaskStore]> = [
   ['memory', () => new MemoryTaskStore(50)],
   ['redis', () => new RedisTaskStore(new Redis(redis.url), `contract${n++}:`)],
+  // A binding's keys share one hash tag: its scripts run on one node.
+  ['redis cluster', () => new RedisTaskStore(new Cluster(cluster.addresses.map((a) => ({ host: a.split(':')[0], port: Number(a.split(':')[1]) }))), `contract${n++}:`)],
 ];
 
 describe.each(stores)('%s task store', (_name, make) => {
@@ -56,20 +77,59 @@ describe.each(stores)('%s task store', (_name, make) => {
 
   it('stores a task and reads it back whole, results with empty arrays and objects included', async () => {
     const r = record('b1', { result: { content: [], structuredContent: {} }, status: 'completed' });
-    expect(await store.create(r, 10)).toBe(true);
+    await store.create(r, bounds(10));
     expect(await store.get(r.taskId)).toEqual(r);
     expect(await store.get('unknown')).toBeUndefined();
   });
 
   it('bounds each binding separately', async () => {
-    for (let i = 0; i < 3; i++) expect(await store.create(record('bounded'), 3)).toBe(true);
-    expect(await store.create(record('bounded'), 3)).toBe(false);
-    expect(await store.create(record('other'), 3)).toBe(true);
+    for (let i = 0; i < 3; i++) expect(await refusal(store.create(record('bounded'), bounds(3)))).toBeUndefined();
+    expect(await refusal(store.create(record('bounded'), bounds(3)))).toEqual({ maxPerPrincipal: 3 });
+    expect(await refusal(store.create(record('other'), bounds(3)))).toBeUndefined();
+  });
+
+  it('bounds each binding\'s bytes, at creation and as a record grows; a record\'s charge never shrinks', async () => {
+    // Each new record is charged its bytes and END_RESERVE_BYTES (1 KiB): about 1.3 KB here.
+    const limit = bounds(100, 6000);
+    const big = record('bytes', { result: { content: [{ type: 'text', text: 'x'.repeat(7000) }] } });
+    expect(await refusal(store.create(big, limit))).toEqual({ maxBytesPerPrincipal: 6000 });
+    const a = record('bytes');
+    await store.create(a, limit);
+    const grown = { ...a, status: 'completed' as const, result: { content: [{ type: 'text', text: 'y'.repeat(3500) }] } };
+    expect(await store.transition(grown, ['working'], 6000)).toBe(true);
+    const b = record('bytes');
+    await store.create(b, limit);
+    // b's result would take the binding past its bytes: refused, b unchanged; another binding is not touched.
+    expect(await refusal(store.transition({ ...grown, taskId: b.taskId }, ['working'], 6000))).toEqual({ maxBytesPerPrincipal: 6000 });
+    expect((await store.get(b.taskId))?.status).toBe('working');
+    expect(await refusal(store.create(record('bytes-other', { result: grown.result }), limit))).toBeUndefined();
+    // a shrinks, but stays charged at its largest: b still cannot grow.
+    expect(await store.transition({ ...a, status: 'completed' }, ['completed'], 6000)).toBe(true);
+    expect(await refusal(store.transition({ ...grown, taskId: b.taskId }, ['working'], 6000))).toEqual({ maxBytesPerPrincipal: 6000 });
+    // Its failure fits in what its creation reserved.
+    expect(await store.transition({ ...b, status: 'failed', error: { code: -32017, message: 'too big' } }, ['working'], 6000)).toBe(true);
+  });
+
+  it('drops a binding whole: its tasks, its count and its bytes', async () => {
+    const limit = bounds(2, 4000);
+    const ids = [record('dropped'), record('dropped')];
+    for (const r of ids) await store.create(r, limit);
+    const kept = record('not-dropped');
+    await store.create(kept, limit);
+    expect(await refusal(store.create(record('dropped'), limit))).toEqual({ maxPerPrincipal: 2 });
+    await store.dropBinding('dropped');
+    for (const r of ids) expect(await store.get(r.taskId)).toBeUndefined();
+    expect(await store.transition({ ...ids[0]!, status: 'completed' }, ['working'])).toBe(false);
+    expect((await store.list('dropped', undefined, 10))?.tasks).toEqual([]);
+    expect(await store.get(kept.taskId)).toEqual(kept);
+    const big = record('dropped', { result: { content: [{ type: 'text', text: 'z'.repeat(2500) }] } });
+    expect(await refusal(store.create(big, limit))).toBeUndefined();
+    await store.dropBinding('never-had-any');
   });
 
   it('transitions only from the statuses named: a cancelled task stays cancelled', async () => {
     const r = record('b2');
-    await store.create(r, 10);
+    await store.create(r, bounds(10));
     expect(await store.transition({ ...r, status: 'cancelled' }, ['working', 'input_required'])).toBe(true);
     expect(await store.transition({ ...r, status: 'completed', result: { content: [] } }, ['working', 'input_required'])).toBe(false);
     expect((await store.get(r.taskId))?.status).toBe('cancelled');
@@ -81,7 +141,7 @@ describe.each(stores)('%s task store', (_name, make) => {
     for (let i = 0; i < 5; i++) {
       const r = record('lister', { createdAt: Date.now() + i });
       ids.push(r.taskId);
-      await store.create(r, 10);
+      await store.create(r, bounds(10));
     }
     const seen: string[] = [];
     let cursor: string | undefined;
@@ -97,12 +157,13 @@ describe.each(stores)('%s task store', (_name, make) => {
   });
 
   it('forgets a task at creation + ttl, whatever its status, and frees its place in the bound', async () => {
-    const r = record('short', { ttlMs: 300 });
-    await store.create(r, 1);
-    expect(await store.create(record('short'), 1)).toBe(false);
+    const r = record('short', { ttlMs: 300, result: { content: [{ type: 'text', text: 'w'.repeat(2500) }] } });
+    await store.create(r, bounds(1, 4000));
+    expect(await refusal(store.create(record('short'), bounds(1, 4000)))).toEqual({ maxPerPrincipal: 1 });
     await new Promise((resolve) => setTimeout(resolve, 450));
     expect(await store.get(r.taskId)).toBeUndefined();
-    expect(await store.create(record('short'), 1)).toBe(true);
+    // Its bytes went with it too.
+    expect(await refusal(store.create(record('short', { result: r.result }), bounds(1, 4000)))).toBeUndefined();
   });
 });
 
@@ -111,7 +172,7 @@ describe('redis task store', () => {
     const client = new Redis(redis.url);
     const store = new RedisTaskStore(client, 'ttl:');
     const r = record('ttl', { ttlMs: 30_000 });
-    await store.create(r, 5);
+    await store.create(r, bounds(5));
     const pttl = await client.pttl(`ttl:task:${r.taskId}`);
     expect(pttl).toBeGreaterThan(25_000);
     expect(pttl).toBeLessThanOrEqual(30_000);
