@@ -16,6 +16,7 @@ import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerHealth } from './server/health.js';
 import { registerMcpEndpoints } from './server/mcp-endpoints.js';
 import { registerOAuthRoutes } from './server/oauth-routes.js';
+import { frameworkErrors, registerRouteErrors } from './server/route-errors.js';
 import type { TokenStore } from './contracts/token-store.js';
 import { createOriginCheck } from './server/origin.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
@@ -68,12 +69,14 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     forceCloseConnections: true,
     ...requestIdOptions(),
     ...serverOptions(config.server, diagnostics, log),
+    frameworkErrors: frameworkErrors(diagnostics, config.limits.bodyBytes),
   });
   // First: every route's reply carries the request id, and every request gets its access line.
   const unsubscribe = registerAccessLog(app, diagnostics.gateway, log);
   capConnections(app.server, config.server.maxConnections, diagnostics, log);
-  // Before CORS, which would answer a bad preflight in its own terms.
-  registerEndpointMethods(app, { path: config.path, isAllowedOrigin, diagnostics });
+  // Before CORS, which would answer a bad preflight in its own terms; the rest of Fastify's own answers too.
+  registerEndpointMethods(app, { paths: [config.path, ...parts.server.serverPaths], isAllowedOrigin, diagnostics });
+  registerRouteErrors(app, diagnostics, config.limits.bodyBytes);
   await app.register(cors, {
     origin: (origin, cb) => cb(null, isAllowedOrigin(origin)),
     methods: ['GET', 'POST', 'DELETE'],

@@ -17,7 +17,8 @@ const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
       --check         validate the config (schema, cross-checks, \${VAR}s, readable files,
                       stdio commands on PATH; the upstreams are started to list what they offer:
                       name and URI collisions, servers' overrides; globs selecting nothing warn)
-                      and exit: 0 when the gateway would accept it, 2 naming every problem
+                      and exit: 0 when the gateway would accept it, 2 naming every problem,
+                      1 when the check itself could not run
   -h, --help          show this help
   -v, --version       show the version
 
@@ -123,7 +124,15 @@ async function main(): Promise<number> {
  */
 async function check(config: GatewayConfig, file: string | undefined): Promise<number> {
   const name = file ?? 'default configuration';
-  const { errors, warnings } = await checkConfig(config, { log: createLogger(process.env.MCPGW_LOG_LEVEL ?? 'silent') });
+  let outcome;
+  try {
+    outcome = await checkConfig(config, { log: createLogger(process.env.MCPGW_LOG_LEVEL ?? 'silent') });
+  } catch (err) {
+    // The check itself failed (not a verdict on the config): said in a line, as a failed start is.
+    process.stderr.write(`mcp-gateway: ${name}: the check failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+  const { errors, warnings } = outcome;
   for (const w of warnings) process.stderr.write(`mcp-gateway: ${name}: warning: ${w}\n`);
   if (errors.length > 0) {
     process.stderr.write(`mcp-gateway: ${name}: invalid configuration:\n${errors.map((e) => `  - ${e}`).join('\n')}\n`);

@@ -9,6 +9,8 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { LATEST_VERSION } from '../jsonrpc/versions.js';
 import { DataPathEvents } from '../observability/events.js';
 import type { UpstreamPeer } from '../contracts/upstream.js';
+import { MemoryTokenStore } from '../session/memory-token-store.js';
+import { TokenCipher } from '../session/token-store.js';
 import { UpstreamGroup } from '../upstream/group.js';
 import { CatalogCollisionError } from './catalog.js';
 import { CatalogManager } from './catalog-manager.js';
@@ -41,6 +43,9 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
   const { log } = options;
   const errors = missingCommands(config, options.env);
   const warnings: string[] = [];
+  // Upstreams that hold users' tokens (grant authorization-code) are built with a store, as the
+  // gateway builds them; no user calls during a check, so this one stays empty and goes with it.
+  const tokens = new MemoryTokenStore(new TokenCipher([]));
   const identity = { clientInfo: { name: 'mcp-gateway-check', version: '0' }, capabilities: {}, protocolVersion: LATEST_VERSION };
   const group = new UpstreamGroup(config.upstreams, {
     identity,
@@ -48,6 +53,7 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     logRepeatMs: config.logRepeatMs,
     log,
     diagnostics: new DataPathEvents('config-check'),
+    tokens,
   });
   const catalogs = new CatalogManager({
     upstreams: group.upstreams,
@@ -75,6 +81,7 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
   } finally {
     clearTimeout(timer);
     await group.close().catch(() => undefined);
+    await tokens.close();
   }
   return { errors, warnings };
 }

@@ -67,6 +67,11 @@ export interface McpHandler {
   capabilities(stateless: boolean): Record<string, unknown>;
   /** The arguments of a tool that a 2026-07-28 client mirrors into Mcp-Param-* headers. */
   mirroredParams(tool: string): readonly MirroredParam[];
+  /**
+   * The catalog's name of the tool a client calls `name` here; undefined when this server offers
+   * none by that name (a virtual server that does not select it). Whether it exists is the catalog's to say.
+   */
+  exposedTool(name: string): string | undefined;
   handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse>;
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void;
   /** The client's answer to a request an upstream sent it. */
@@ -205,6 +210,7 @@ export class VirtualServer implements McpHandler {
       admit: (identity) => view().admit(identity),
       initialize: (params, http, principal, id) => this.initialize(params, http, principal, id),
       capabilities: (stateless) => this.capabilities(stateless),
+      exposedTool: (name) => views.get(path)?.exposedTool(name),
       mirroredParams: (tool) => {
         const v = views.get(path);
         const exposed = v?.exposedTool(tool);
@@ -237,6 +243,11 @@ export class VirtualServer implements McpHandler {
 
   mirroredParams(tool: string): readonly MirroredParam[] {
     return this.#catalogs.catalog.tool(tool)?.mirrored ?? NO_MIRRORED;
+  }
+
+  /** The whole catalog, under its own names. */
+  exposedTool(name: string): string {
+    return name;
   }
 
   handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {

@@ -48,6 +48,8 @@ export const ERRORS = {
   UNSUPPORTED_MEDIA_TYPE: { code: -32000, httpStatus: 415, message: 'Unsupported Media Type: Content-Type must be application/json', retryable: false },
   PAYLOAD_TOO_LARGE: { code: -32000, httpStatus: 413, message: 'Payload Too Large', retryable: false },
   METHOD_NOT_ALLOWED: { code: -32000, httpStatus: 405, message: 'Method Not Allowed', retryable: false },
+  // No route for this method and path (not an MCP endpoint, whose unserved methods are 405): its body is never read.
+  ROUTE_NOT_FOUND: { code: -32000, httpStatus: 404, message: 'Not Found: no route for this method and path', retryable: false },
   // Answered by the HTTP server before any route (see http/server-limits.ts): the request never got whole.
   REQUEST_TIMEOUT: { code: -32000, httpStatus: 408, message: 'Request Timeout: the request did not arrive in time', retryable: false },
   HEADERS_TOO_LARGE: { code: -32000, httpStatus: 431, message: 'Request Header Fields Too Large', retryable: false },

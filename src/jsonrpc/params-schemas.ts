@@ -15,6 +15,16 @@ type Schema = Record<string, unknown>;
 const ID = { type: ['string', 'integer'] };
 const STRING = { type: 'string' };
 const OBJECT = { type: 'object' };
+const BOOLEAN = { type: 'boolean' };
+
+/**
+ * 2026-07-28's SubscriptionFilter, a listen request's `notifications`: without it (or of another
+ * shape) a listen would hold a stream slot that carries nothing the client asked for.
+ */
+const SUBSCRIPTION_FILTER = {
+  type: 'object',
+  properties: { toolsListChanged: BOOLEAN, promptsListChanged: BOOLEAN, resourcesListChanged: BOOLEAN, resourceSubscriptions: { type: 'array', items: STRING } },
+};
 
 /** `_meta` of any request or notification: an object; its progress token a string or integer. */
 const META = { type: 'object', properties: { progressToken: ID } };
@@ -60,7 +70,7 @@ const SCHEMAS: ReadonlyMap<string, Schema> = new Map<string, Schema>([
       ['ref', 'argument'],
     ),
   ],
-  ['subscriptions/listen', params({ notifications: OBJECT })],
+  ['subscriptions/listen', params({ notifications: SUBSCRIPTION_FILTER }, ['notifications'])],
   ['tasks/get', params({ taskId: STRING }, ['taskId'])],
   ['tasks/result', params({ taskId: STRING }, ['taskId'])],
   ['tasks/cancel', params({ taskId: STRING }, ['taskId'])],

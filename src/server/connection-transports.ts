@@ -48,7 +48,7 @@ export async function registerConnectionTransports(app: FastifyInstance, parts: 
     // onResponse, to mark upgrades): in a scope of its own with the /ws route, the POSTs of the
     // MCP endpoint don't run them.
     await app.register(async (scope) => {
-      await WebSocketTransport.plugin(scope, config.limits.bodyBytes);
+      await WebSocketTransport.plugin(scope, config.limits.bodyBytes, diagnostics);
       socket.register(scope, '', handler);
     });
   }

@@ -13,7 +13,6 @@ import type { SessionStreams } from '../streams/session-streams.js';
 import { InFlightLimit } from '../transport/in-flight-limit.js';
 import { StreamRoom } from '../transport/stream-room.js';
 import { registerStreamableHttp, type StreamableHttpOptions, type StreamableHttpTransport } from '../transport/streamable-http.js';
-import { registerEndpointMethods } from './endpoint-methods.js';
 
 export interface McpEndpointsOptions {
   config: GatewayConfig;
@@ -30,7 +29,7 @@ export interface McpEndpointsOptions {
   authenticator: Authenticator | undefined;
 }
 
-/** Registers every endpoint (the main path's methods are registered by the caller, before CORS). */
+/** Registers every endpoint (the caller registers their refusals of other methods before CORS: endpoint-methods.ts). */
 export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpointsOptions): Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'> {
   const { config, diagnostics, authenticator, isAllowedOrigin } = options;
   const room = new StreamRoom(config.limits.maxStreams, diagnostics, config.limits.maxStreamBufferedBytes);
@@ -57,7 +56,6 @@ export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpoints
     });
   const transports = [endpoint(config.path, options.server)];
   for (const path of options.server.serverPaths) {
-    registerEndpointMethods(app, { path, isAllowedOrigin, diagnostics });
     const handler = options.server.forServer(path);
     transports.push(endpoint(path, handler, { path, admit: (identity) => handler.admit(identity) }));
   }

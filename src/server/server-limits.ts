@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { ConnectionError, FastifyServerOptions } from 'fastify';
 import type { ServerConfig } from '../config/schema.js';
-import { GatewayError, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
+import { GatewayError, type ErrorName } from '../jsonrpc/errors.js';
+import { rawErrorReply } from '../transport/error-reply.js';
 import type { Logger } from '../observability/logger.js';
 import type { DataPathEvents } from '../observability/events.js';
 
@@ -53,11 +54,7 @@ function answerClientError(err: ConnectionError, socket: Socket, diagnostics: Da
   diagnostics.emit('transport:rejection', { errorType: type });
   log.debug({ code: err.code, type }, 'client error: connection closed');
   const message = type === 'INVALID_REQUEST' ? 'Invalid Request: the bytes received are not an HTTP request' : undefined;
-  const error = new GatewayError(type, message);
-  const body = JSON.stringify(errorResponse(null, error.toJsonRpc()));
-  const status = error.entry.httpStatus;
-  const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
-  socket.end(head + body, () => socket.destroy());
+  socket.end(rawErrorReply(new GatewayError(type, message)), () => socket.destroy());
 }
 
 /**

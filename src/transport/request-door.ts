@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { replyWithError, replyWithFailure } from './error-reply.js';
+import { frameworkRefusal, replyWithError, replyWithFailure, type FrameworkError } from './error-reply.js';
 import { header } from './http-headers.js';
 
 /** What every client transport checks before a request (or a WebSocket upgrade) is served. */
@@ -84,10 +84,7 @@ export function stringBodies(scope: FastifyInstance, bodyLimit: number, diagnost
   // its catch-all, which it looks for again (parsing the header anew) on every request.
   scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, asString);
   scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, asString);
-  scope.setErrorHandler((err: { statusCode?: number; code?: string }, _request, reply) => {
-    if (err.statusCode === 413) replyWithError(reply, diagnostics, new GatewayError('PAYLOAD_TOO_LARGE', `Payload Too Large: the limit is ${bodyLimit} bytes`));
-    else if (err.statusCode === 415) replyWithError(reply, diagnostics, new GatewayError('UNSUPPORTED_MEDIA_TYPE'));
-    else if (err.statusCode !== undefined && err.statusCode < 500) replyWithError(reply, diagnostics, new GatewayError('PARSE_ERROR', 'Parse error: body could not be read'));
-    else replyWithFailure(reply, diagnostics, err);
+  scope.setErrorHandler((err: FrameworkError, _request, reply) => {
+    replyWithFailure(reply, diagnostics, frameworkRefusal(err, bodyLimit) ?? err);
   });
 }

@@ -174,9 +174,13 @@ export class StreamableHttpTransport {
     this.#dispatch(request, reply, session, intake, this.#mayCall(identity), identity?.caller);
   }
 
-  /** With auth on, a tools/call needs the scopes `auth.toolScopes` names for its tool. */
+  /**
+   * With auth on, a tools/call needs the scopes `auth.toolScopes` names for its tool. Not a tool
+   * this endpoint's server does not offer: that call fails as any unknown tool does, naming no scope.
+   */
   #authorizeCall(identity: Identity, message: JsonRpcRequest): void {
-    if (message.method === 'tools/call' && typeof message.params?.name === 'string') this.#options.auth?.authorizeTool(identity, message.params.name);
+    const name = message.method === 'tools/call' ? message.params?.name : undefined;
+    if (typeof name === 'string' && this.#handler.exposedTool(name) !== undefined) this.#options.auth?.authorizeTool(identity, name);
   }
 
   /** With per-tool scopes: what this request's token may call (the session's lists follow the token, not the session). */

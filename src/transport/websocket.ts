@@ -8,7 +8,8 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord } from '../session/session-store.js';
 import { ClientConnection } from './client-connection.js';
 import type { Connections } from './connections.js';
-import { Rejection, replyWithFailure } from './error-reply.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import { Rejection, rawErrorReply, replyWithFailure } from './error-reply.js';
 import { InFlightLimit } from './in-flight-limit.js';
 import type { IntakeLimits } from './message-intake.js';
 import type { RequestDoor } from './request-door.js';
@@ -60,7 +61,7 @@ export class WebSocketTransport {
   }
 
   /** The ws server on `app`, once (before any route of register). */
-  static async plugin(app: FastifyInstance, maxPayload: number): Promise<void> {
+  static async plugin(app: FastifyInstance, maxPayload: number, diagnostics: DataPathEvents): Promise<void> {
     await app.register(websocketPlugin, {
       options: {
         maxPayload,
@@ -69,6 +70,15 @@ export class WebSocketTransport {
       },
       // The registry hangs up every connection on shutdown (ending their sessions).
       preClose: (done) => done(),
+    });
+    // An upgrade ws refuses (no or a bad Sec-WebSocket-Key, another version, a malformed
+    // subprotocol list) it would answer in plain text. The session #prepare opened goes with the socket.
+    app.websocketServer.on('wsClientError', (err, socket) => {
+      if (socket.destroyed) return;
+      diagnostics.emit('transport:rejection', { errorType: 'INVALID_REQUEST' });
+      const message = `Invalid Request: not a WebSocket handshake this endpoint takes (${err.message})`;
+      const refusal = new GatewayError('INVALID_REQUEST', message);
+      socket.end(rawErrorReply(refusal, { 'sec-websocket-version': '13' }), () => socket.destroy());
     });
   }
 

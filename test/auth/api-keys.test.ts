@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, resolveConfig } from '../../src/config/load.js';
 import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { connectClient } from '../support/everything.js';
+import { modernRequest } from '../support/modern.js';
 
 const ALPHA_KEY = 'alpha-0f6c1e2b9d8a4c7e';
 const BETA_KEY = 'beta-3a9d7c1e5b2f8e4d';
@@ -93,6 +94,61 @@ describe('API keys', () => {
       // Still the owner's.
       expect((await post(at(path), LIST, { ...headers, ...bearer(ALPHA_KEY) })).status).toBe(200);
     }
+  });
+});
+
+describe('auth.toolScopes on a virtual server', () => {
+  // echo's tools only, for a key with no scope of its own: slow__* needs mcp:slow, echo__add mcp:add.
+  const KEY = 'plain-5e1d0c9b7a3f2e8d';
+  let sgw: RunningGateway;
+  const atS = (path: string) => new URL(path, sgw.base);
+  beforeAll(async () => {
+    sgw = await startGateway(
+      exampleConfig({
+        auth: { mode: 'api-key', apiKeys: [{ name: 'plain', sha256: sha256(KEY) }], toolScopes: [{ tools: ['slow__*'], scopes: ['mcp:slow'] }, { tools: ['echo__add'], scopes: ['mcp:add'] }] },
+        servers: [{ path: '/mcp/echoes', tools: ['echo__*'] }],
+      }),
+    );
+  });
+  afterAll(async () => {
+    await sgw?.stop();
+  });
+
+  const callOn = async (path: string, name: string) => {
+    const res = await post(atS(path), INIT, bearer(KEY));
+    const headers = { ...bearer(KEY), 'mcp-session-id': res.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    return post(atS(path), { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: { text: 'x', a: 1, b: 2, ms: 1 } } }, headers);
+  };
+
+  it('a tool the server does not select answers Unknown tool, as one that does not exist, naming no scope', async () => {
+    const unknown = await callOn('/mcp/echoes', 'no-such-tool');
+    expect(unknown.status).toBe(200);
+    expect(unknown.json.error).toEqual({ code: -32602, message: 'Unknown tool: no-such-tool', data: { type: 'INVALID_PARAMS' } });
+    for (const name of ['slow__sleep', 'slow__nothing']) {
+      const r = await callOn('/mcp/echoes', name);
+      expect(r.status, r.text).toBe(200);
+      expect(r.headers.get('www-authenticate')).toBeNull();
+      expect(r.json.error).toEqual({ code: -32602, message: `Unknown tool: ${name}`, data: { type: 'INVALID_PARAMS' } });
+      expect(r.text).not.toContain('mcp:slow');
+    }
+    // 2026-07-28 requests come through the same check.
+    const { body, headers } = modernRequest(8, 'tools/call', { name: 'slow__sleep', arguments: { ms: 1 } });
+    const modern = await post(atS('/mcp/echoes'), body, { ...headers, ...bearer(KEY) });
+    expect(modern.status, modern.text).toBe(200);
+    expect(modern.json.error).toEqual({ code: -32602, message: 'Unknown tool: slow__sleep', data: { type: 'INVALID_PARAMS' } });
+  });
+
+  it('a tool it offers, or the main endpoint offers, still needs its scope: 403 naming it', async () => {
+    for (const [path, name, scope] of [['/mcp/echoes', 'echo__add', 'mcp:add'], ['/mcp', 'slow__sleep', 'mcp:slow'], ['/mcp', 'echo__add', 'mcp:add']]) {
+      const r = await callOn(path!, name!);
+      expect(r.status).toBe(403);
+      expect(r.headers.get('www-authenticate')).toContain(`scope="${scope}"`);
+      expect(r.json.error).toMatchObject({ code: -32013, data: { type: 'INSUFFICIENT_SCOPE' } });
+    }
+    // And what the key may call goes through, with nothing left in flight.
+    expect((await callOn('/mcp/echoes', 'echo__echo')).json.result.content[0].text).toBe('x');
+    const ready = (await (await fetch(atS('/readyz'))).json()) as { upstreams: Record<string, { inFlight: number }> };
+    expect(Object.values(ready.upstreams).map((u) => u.inFlight)).toEqual([0, 0]);
   });
 });
 

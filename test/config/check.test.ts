@@ -8,11 +8,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
 import { checkConfig } from '../../src/gateway/config-check.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { childPidsRunning } from '../support/child-processes.js';
-import { ECHO_SERVER, ROOT, exampleConfig, stdioUpstream } from '../support/gateway.js';
+import { ECHO_SERVER, ROOT, exampleConfig, startGateway, stdioUpstream } from '../support/gateway.js';
 import { EVERYTHING, everythingUpstream } from '../support/everything.js';
+import { freePort } from '../support/redis.js';
 
 const log = createLogger('silent');
 const dir = mkdtempSync(join(tmpdir(), 'mcpgw-check-'));
@@ -69,6 +71,40 @@ describe('mcp-gateway --check', () => {
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('invalid configuration');
     expect(r.stderr).toContain('resources: { uris: prefixed }');
+  });
+
+  it('passes a config with a grant authorization-code upstream, which the gateway itself runs', async () => {
+    // Nothing listens at the upstream's port: the check warns it did not come up, and is done.
+    const closed = await freePort();
+    const yaml = [
+      'listen: { host: 127.0.0.1, port: 0 }',
+      'logLevel: silent',
+      `auth: { mode: jwt, resource: http://127.0.0.1:${closed}/mcp, issuer: http://127.0.0.1:${closed}/issuer, jwksUrl: http://127.0.0.1:${closed}/jwks, authorizationServers: [http://127.0.0.1:${closed}/issuer] }`,
+      'upstreams:',
+      `  - { name: tickets, transport: http, url: "http://127.0.0.1:${closed}/mcp", discovery: anonymous, oauth: { grant: authorization-code, authorizationUrl: "http://127.0.0.1:${closed}/authorize", tokenUrl: "http://127.0.0.1:${closed}/token", clientId: gw, clientSecret: s3cret } }`,
+      '',
+    ].join('\n');
+    const r = check('authorization-code.yaml', yaml);
+    expect(r.stderr).not.toMatch(/^\s+at /m);
+    expect(r.stderr).toContain('warning: upstream "tickets" did not come up during the check');
+    expect(r.stdout).toContain('OK (1 upstream(s): tickets; sessions: memory; auth: jwt)');
+    expect(r.status).toBe(0);
+    // The same file is one the gateway starts with (and serves its health on).
+    const gw = await startGateway(loadConfig(join(dir, 'authorization-code.yaml'), {}));
+    try {
+      expect((await fetch(new URL('/healthz', gw.base))).status).toBe(200);
+    } finally {
+      await gw.stop();
+    }
+  });
+
+  it('never prints a stack trace: files that cannot be read or parsed are named, exit 2', () => {
+    for (const [name, yaml] of [['unclosed.yaml', 'upstreams: [\n'], ['list.yaml', '- a\n- b\n'], ['empty.yaml', '']]) {
+      const r = check(name, yaml);
+      expect(r.stderr).toContain('invalid configuration');
+      expect(r.stderr).not.toMatch(/^\s+at /m);
+      expect(r.status).toBe(2);
+    }
   });
 
   it('exits 0 with a warning for a glob that selects nothing', () => {

@@ -286,6 +286,51 @@ describe('subscriptions/listen', () => {
     expect(change).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });
     await reader.cancel();
   });
+
+  /** A listen's reply: its JSON, or (a stream opened) only its content type, the stream cancelled. */
+  async function listenReply(id: string, params: Record<string, unknown>): Promise<{ status: number; type: string; json?: any }> {
+    const { body, headers } = modernRequest(id, 'subscriptions/listen', params);
+    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const type = res.headers.get('content-type') ?? '';
+    if (type.startsWith('text/event-stream')) {
+      await res.body?.cancel();
+      return { status: res.status, type };
+    }
+    return { status: res.status, type, json: await res.json() };
+  }
+
+  const listensOpen = async () => Number(/^mcpgw_sse_streams_open\{kind="listen"\} (\d+)$/m.exec(await (await fetch(new URL('/metrics', gw.base))).text())?.[1] ?? 0);
+
+  it('a filter (params.notifications) missing or not of the spec\'s shape: -32602 naming the field, no stream opened or held', async () => {
+    await until('no listen stream open', async () => (await listensOpen()) === 0);
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ filter: 0 }, 'params.notifications is required'],
+      [{ filter: true }, 'params.notifications is required'],
+      [{ filter: 'x' }, 'params.notifications is required'],
+      [{}, 'params.notifications is required'],
+      [{ notifications: 0 }, 'params.notifications must be object'],
+      [{ notifications: true }, 'params.notifications must be object'],
+      [{ notifications: 'x' }, 'params.notifications must be object'],
+      [{ notifications: [] }, 'params.notifications must be object'],
+      [{ notifications: { toolsListChanged: 'yes' } }, 'params.notifications.toolsListChanged must be boolean'],
+      [{ notifications: { promptsListChanged: 1 } }, 'params.notifications.promptsListChanged must be boolean'],
+      [{ notifications: { resourceSubscriptions: 'echo://x' } }, 'params.notifications.resourceSubscriptions must be array'],
+      [{ notifications: { resourceSubscriptions: [7] } }, 'params.notifications.resourceSubscriptions.0 must be string'],
+    ];
+    for (const [params, problem] of cases) {
+      const r = await listenReply('bad-listen', params);
+      expect(r.type, JSON.stringify(params)).toMatch(/^application\/json/);
+      expect(r.status).toBe(200);
+      expect(r.json).toEqual({ jsonrpc: '2.0', id: 'bad-listen', error: { code: -32602, message: `Invalid params: ${problem}`, data: { type: 'INVALID_PARAMS' } } });
+    }
+    expect(await listensOpen()).toBe(0);
+    // Another client's listen and call go on.
+    const good = await listenReply('good-listen', { notifications: { toolsListChanged: true } });
+    expect(good.type).toMatch(/^text\/event-stream/);
+    const r = await send(gw, 'after', 'tools/call', { name: 'echo__echo', arguments: { text: 'still here' } });
+    expect(r.json.result.content[0].text).toBe('still here');
+    await until('the good listen stream to close', async () => (await listensOpen()) === 0);
+  });
 });
 
 /** One tool whose arguments carry `x-mcp-header` annotations: 2026-07-28 clients mirror them into Mcp-Param-* headers. */
