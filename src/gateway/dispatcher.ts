@@ -269,6 +269,8 @@ export class Dispatcher {
   async #setLevel(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const level = requireString(request.params, 'level');
     if (!LOG_LEVELS.includes(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
+    // Kept with the session: its calls to 2026-07-28 upstreams (no session there) ask for it.
+    await ctx.setLogLevel?.(level);
     // Only a session's own workers take its level; a shared worker's level would be everyone's.
     const own = [...this.options.upstreams].filter(([, e]) => e.workers.workerOf(ctx.scope));
     await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));

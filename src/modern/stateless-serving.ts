@@ -89,6 +89,7 @@ export class StatelessServing {
       principal,
       caller,
       mayCall,
+      logLevel: meta.logLevel,
       stateless: true,
       scope,
       sink,
