@@ -24,7 +24,9 @@ const META = {
   clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
   serverInfo: 'io.modelcontextprotocol/serverInfo',
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
+  logLevel: 'io.modelcontextprotocol/logLevel',
 };
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 const SERVER_INFO = { name: 'modern-fixture', version: '1.0.0' };
 const LIST_TTL_MS = 30000;
 const KEY = randomBytes(32);
@@ -236,6 +238,13 @@ const TOOLS = {
       return text('touched');
     },
   },
+  // Logs on its reply stream (an SSE reply), before its result: for the gateway's log relay tests.
+  log_three: {
+    description: 'Sends three log messages (debug, info, warning) before its result: those at or above the request\'s logLevel',
+    inputSchema: { type: 'object', properties: { unfiltered: { type: 'boolean' } } },
+    logs: ['debug', 'info', 'warning'],
+    call: () => text('logged'),
+  },
 };
 const EXTRA = { description: 'Exists while toggled on', call: () => text('extra!') };
 
@@ -287,7 +296,7 @@ function handle(method, params, nameHeader) {
   switch (method) {
     case 'server/discover':
       if (discoverFails) throw new RpcError(-32601, 'Method not found: server/discover');
-      return cached({ supportedVersions: [VERSION], capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, ...(runsTasks ? { extensions: { [TASKS_EXT]: {} } } : {}) }, serverInfo: SERVER_INFO });
+      return cached({ supportedVersions: [VERSION], capabilities: { logging: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, ...(runsTasks ? { extensions: { [TASKS_EXT]: {} } } : {}) }, serverInfo: SERVER_INFO });
     case 'tools/list':
       return cached({ tools: toolList() });
     case 'prompts/list':
@@ -317,6 +326,21 @@ function handle(method, params, nameHeader) {
     }
   }
   throw new RpcError(-32601, `Method not found: ${method}`);
+}
+
+/**
+ * The log messages a tools/call sends before its result: none without a logLevel in its _meta
+ * (2026-07-28: the server MUST NOT), else those at or above it; `unfiltered: true` sends all
+ * of them whatever the level, as a careless server would (the gateway must filter).
+ */
+function logsOf(method, params) {
+  const tool = method === 'tools/call' && Object.hasOwn(TOOLS, params.name) ? TOOLS[params.name] : undefined;
+  const level = params._meta?.[META.logLevel];
+  if (!tool?.logs || typeof level !== 'string') return [];
+  const unfiltered = params.arguments?.unfiltered === true;
+  return tool.logs
+    .filter((l) => unfiltered || LOG_LEVELS.indexOf(l) >= LOG_LEVELS.indexOf(level))
+    .map((l) => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: l, logger: 'modern-fixture', data: `${l} message` } }));
 }
 
 // --- subscriptions/listen ------------------------------------------------------------------
@@ -408,7 +432,13 @@ const server = createServer((req, res) => {
     if (message.method === 'subscriptions/listen') return listen(message, res);
     try {
       const result = handle(message.method, params, req.headers['mcp-name']);
-      reply(res, 200, { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', ...result, _meta: { [META.serverInfo]: SERVER_INFO } } });
+      const answer = { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', ...result, _meta: { [META.serverInfo]: SERVER_INFO } } };
+      const logs = logsOf(message.method, params);
+      if (logs.length === 0) return reply(res, 200, answer);
+      // An SSE reply: the request's log messages first, then its answer.
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+      for (const m of [...logs, answer]) res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
+      res.end();
     } catch (err) {
       const error = err instanceof RpcError ? { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) } : { code: -32603, message: String(err) };
       reply(res, 200, { jsonrpc: '2.0', id: message.id, error });

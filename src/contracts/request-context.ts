@@ -47,6 +47,13 @@ export interface RequestContext {
    * clients, a per-request token for stateless ones): cancellation looks requests up by it.
    */
   readonly scope: string;
+  /**
+   * The least severe log level the client asked to hear: a 2025 session's logging/setLevel, a
+   * 2026-07-28 request's `_meta` logLevel. None: no log messages from 2026-07-28 upstreams.
+   */
+  readonly logLevel?: string | undefined;
+  /** A 2025 session's logging/setLevel: kept in its record, for its next requests on any replica. */
+  readonly setLogLevel?: ((level: string) => Promise<void>) | undefined;
   /** The stream of this request's reply. */
   readonly sink: MessageSink;
   /** The client's stream for messages unrelated to any request (a 2025 session's GET stream). */

@@ -29,7 +29,7 @@ export class Capabilities {
   /** What the virtual server offers; `stateless`: to 2026-07-28 clients. */
   merged(stateless: boolean): Record<string, unknown> {
     const capabilities: Record<string, unknown> = {};
-    for (const [, info] of this.#upstreamInfos()) {
+    for (const [name, info] of this.#upstreamInfos()) {
       // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
       if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
       if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
@@ -40,8 +40,9 @@ export class Capabilities {
         capabilities.resources = resources;
       }
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
-      // Stateless requests get no log messages (none asks with a log level the gateway honours).
-      if (info.capabilities.logging !== undefined && !stateless) capabilities.logging = {};
+      // Stateless requests get log messages of 2026-07-28 upstreams only (a 2025 worker's belong to its session).
+      const logsReach = !stateless || this.upstreams.get(name)?.workers.speaksModern === true;
+      if (info.capabilities.logging !== undefined && logsReach) capabilities.logging = {};
     }
     // 2025-11-25 names what may be a task; 2026-07-28 has the extension instead (and never `tasks`).
     // tasks/list lists the gateway's own tasks only (task-pass-through.ts): without any, none is offered.

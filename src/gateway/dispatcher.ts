@@ -14,7 +14,7 @@ import type { Bus } from '../cluster/bus.js';
 import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
 import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
-import { forwardModern } from './modern-forward.js';
+import { forwardModern, type AskClient } from './modern-forward.js';
 import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
 import { LISTS, type Catalog, type Route } from './catalog.js';
@@ -281,6 +281,8 @@ export class Dispatcher {
   async #setLevel(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
     const level = requireString(request.params, 'level');
     if (!LOG_LEVELS.includes(level)) throw new GatewayError('INVALID_PARAMS', `Unknown log level: ${level}`);
+    // Kept with the session: its calls to 2026-07-28 upstreams (no session there) ask for it.
+    await ctx.setLogLevel?.(level);
     // Only a session's own workers take its level; a shared worker's level would be everyone's.
     const own = [...this.options.upstreams].filter(([, e]) => e.workers.workerOf(ctx.scope));
     await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));
@@ -319,25 +321,9 @@ export class Dispatcher {
     const key = requestKey(ctx.scope, request.id);
     if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
     // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).
-    if (entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra)) {
-      const route = request.method === 'tools/call' ? catalog.tool(String(request.params?.name)) : undefined;
-      const { rounds, maxInputRounds, perSession } = this.options;
-      return forwardModern({
-        ctx,
-        request,
-        upstream,
-        entry,
-        params,
-        mirrored: route?.mirrored,
-        rounds,
-        inFlight: this.#inFlight,
-        key,
-        askClient: (c, method, p, signal) => perSession.askClient(c, method, p, signal),
-        maxRounds: maxInputRounds,
-      }).catch((err: unknown) => orUrlElicitation(err, ctx, request.method));
-    }
+    const modern = entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra);
     let continuation = false;
-    if (ctx.stateless) {
+    if (ctx.stateless && !modern) {
       if (request.params?.requestState !== undefined) {
         // Only a per-session call can be waiting for input; the retry continues it.
         if (!entry.workers.perScope) throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
@@ -355,7 +341,8 @@ export class Dispatcher {
     let result: McpResult | undefined;
     let failure: unknown;
     try {
-      result = await this.#call(ctx, request, entry, upstream, key, params, continuation);
+      // Both eras' calls are published alike: metrics and tracing see every upstream call.
+      result = modern ? await this.#forwardModern(ctx, request, upstream, entry, key, params, catalog) : await this.#call(ctx, request, entry, upstream, key, params, continuation);
       return result;
     } catch (err) {
       failure = err;
@@ -365,6 +352,13 @@ export class Dispatcher {
     } finally {
       events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
     }
+  }
+
+  #forwardModern(ctx: RequestContext, request: JsonRpcRequest, upstream: string, entry: UpstreamEntry, key: RequestKey, params: Record<string, unknown> | undefined, catalog: Catalog): Promise<McpResult> {
+    const mirrored = request.method === 'tools/call' ? catalog.tool(String(request.params?.name))?.mirrored : undefined;
+    const { rounds, maxInputRounds: maxRounds, perSession } = this.options;
+    const askClient: AskClient = (c, method, p, signal) => perSession.askClient(c, method, p, signal);
+    return forwardModern({ ctx, request, upstream, entry, params, mirrored, rounds, inFlight: this.#inFlight, key, askClient, maxRounds });
   }
 
   async #call(ctx: RequestContext, request: JsonRpcRequest, entry: UpstreamEntry, upstream: string, key: RequestKey, params: Record<string, unknown> | undefined, continuation: boolean): Promise<McpResult> {

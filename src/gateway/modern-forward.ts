@@ -4,6 +4,7 @@
 // requests on its session, and the upstream gets the answers until it has a final result.
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { wantsLog } from '../jsonrpc/meta-keys.js';
 import { CLIENT_CAPABILITY } from '../modern/input-chains.js';
 import type { MirroredParam } from '../modern/mirrored-params.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
@@ -41,7 +42,8 @@ export async function forwardModern(f: ModernForward): Promise<McpResult> {
   const options: CallOptions = {
     onNotification: (n) => {
       tracked.touch();
-      ctx.sink.send(n);
+      // The upstream was asked for the client's level; one that sends more does not get it through.
+      if (n.method !== 'notifications/message' || wantsLog(ctx.logLevel, n.params?.level)) ctx.sink.send(n);
     },
     ...(f.mirrored ? { headers: mirroredHeaders(f.mirrored, f.params?.arguments) } : {}),
     // With auth on: an upstream that acts for users (token exchange, claim headers) is called as this one.

@@ -18,6 +18,13 @@ export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 
 export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
 
+/** Whether a client that asked for log messages at `min` and above wants one at `level` (none asked: no). */
+export function wantsLog(min: string | undefined, level: unknown): boolean {
+  if (min === undefined || typeof level !== 'string') return false;
+  const at = LOG_LEVELS.indexOf(level);
+  return at !== -1 && at >= LOG_LEVELS.indexOf(min);
+}
+
 /** Where a 2026-07-28 request's Mcp-Name value sits in its params, for the methods that carry one. */
 export const MCP_NAME_PARAM: ReadonlyMap<string, string> = new Map([
   ['tools/call', 'name'],

@@ -10,6 +10,8 @@ export interface ModernMeta {
   protocolVersion: string;
   clientCapabilities: Record<string, unknown>;
   clientInfo: ClientInfo | undefined;
+  /** The log level it asks for (messages of its upstream calls at or above it reach it). */
+  logLevel: string | undefined;
 }
 
 export type HeaderLookup = (name: string) => string | undefined;
@@ -43,13 +45,14 @@ export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): M
   if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string')) {
     throw new GatewayError('MODERN_META_INVALID', `_meta["${META.clientInfo}"] must be an object with a name`);
   }
-  // Checked, not used: shared upstreams' log messages reach no client, so none is ever sent.
+  // 2026-07-28 upstreams' log messages on its calls' replies reach it at or above this level.
   const logLevel = meta[META.logLevel];
   if (logLevel !== undefined && (typeof logLevel !== 'string' || !LOG_LEVELS.includes(logLevel))) {
     throw new GatewayError('MODERN_META_INVALID', `_meta["${META.logLevel}"] must be one of ${LOG_LEVELS.join(', ')}`);
   }
   checkStandardHeaders(request, header);
-  return { protocolVersion: version, clientCapabilities: capabilities, clientInfo: clientInfo as ClientInfo | undefined };
+  const asked = logLevel as string | undefined;
+  return { protocolVersion: version, clientCapabilities: capabilities, clientInfo: clientInfo as ClientInfo | undefined, logLevel: asked };
 }
 
 function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): void {

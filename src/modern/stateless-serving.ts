@@ -91,6 +91,7 @@ export class StatelessServing {
       principal,
       caller,
       mayCall,
+      logLevel: meta.logLevel,
       stateless: true,
       scope,
       sink,

@@ -174,14 +174,14 @@ function pick(responses: Record<string, unknown>, keys: readonly string[]): Reco
 
 /**
  * The `_meta` of a request to a 2026-07-28 upstream: the client's own keys (traceparent,
- * progressToken, a log level), and the per-request protocol fields from its context, so a 2025
- * session's client is described as a 2026 one would describe itself.
+ * progressToken), and the per-request protocol fields from its context (its log level too), so
+ * a 2025 session's client is described as a 2026 one would describe itself.
  */
 export function requestMeta(ctx: RequestContext, meta: unknown): Record<string, unknown> {
   const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-  if (isObject(meta)) for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX) || k === META.logLevel) out[k] = v;
-  const level = out[META.logLevel];
-  if (level !== undefined && (typeof level !== 'string' || !LOG_LEVELS.includes(level))) delete out[META.logLevel];
+  if (isObject(meta)) for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) out[k] = v;
+  // A 2025 session's level (logging/setLevel) too: without one the upstream sends no log messages.
+  if (ctx.logLevel !== undefined && LOG_LEVELS.includes(ctx.logLevel)) out[META.logLevel] = ctx.logLevel;
   out[META.protocolVersion] = MODERN_REVISION;
   out[META.clientCapabilities] = ctx.clientCapabilities;
   if (ctx.clientInfo) out[META.clientInfo] = ctx.clientInfo;

@@ -167,6 +167,8 @@ export class ClientConnection {
       // The connection's token (from its upgrade, or its stream's GET): an upstream that acts for users calls as them.
       caller: this.#options.identity?.caller,
       mayCall: this.#mayCall,
+      logLevel: s.logLevel,
+      setLogLevel: (level) => this.#setLogLevel(level),
       stateless: false,
       scope: s.id,
       // One stream carries everything: replies and the session's own messages alike.
@@ -175,6 +177,13 @@ export class ClientConnection {
       client: s.id,
       slots: this.#options.inFlight,
     };
+  }
+
+  #setLogLevel(level: string): Promise<void> {
+    const kept = this.#options.sessions.setLogLevel(this.session, level, this.#options.log);
+    // The connection's next requests carry the new level.
+    this.#ctx = this.#context();
+    return kept;
   }
 
   /** An error of the table on the wire, about request `id` (null: about no request in particular). */

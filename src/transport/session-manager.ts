@@ -94,6 +94,17 @@ export class SessionManager {
     }
   }
 
+  /** The session's logging/setLevel: its record at once, the store's (what other replicas read) before the answer. */
+  async setLogLevel(session: SessionRecord, level: string, log: FastifyBaseLogger | undefined): Promise<void> {
+    session.logLevel = level;
+    try {
+      await this.#store.update(session.id, { logLevel: level });
+    } catch (err) {
+      log?.error({ err }, 'session store failure');
+      throw new GatewayError('SESSION_STORE_UNAVAILABLE');
+    }
+  }
+
   /** DELETE of a loaded session: gone from the store, then ended here. */
   async delete(session: SessionRecord, log: FastifyBaseLogger): Promise<void> {
     let deleted: boolean;

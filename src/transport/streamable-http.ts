@@ -211,6 +211,8 @@ export class StreamableHttpTransport {
       // This request's token (the session's principal sent it): a session keeps no token.
       caller,
       mayCall,
+      logLevel: session.logLevel,
+      setLogLevel: (level) => this.#sessions.setLogLevel(session, level, this.#log),
       stateless: false,
       scope: session.id,
       sink,

@@ -133,7 +133,8 @@ export class JsonRpcConnection {
     if (calls.length > 0) this.handlers.onCallSettled();
   }
 
-  receive(value: unknown): void {
+  /** `replyOf`: the request whose own reply carried the message (2026-07-28: its log messages are that request's). */
+  receive(value: unknown, replyOf?: number): void {
     const c = classify(value);
     switch (c.kind) {
       case 'response': {
@@ -151,7 +152,7 @@ export class JsonRpcConnection {
         return;
       }
       case 'notification':
-        this.#onNotification(c.message);
+        this.#onNotification(c.message, replyOf);
         return;
       case 'request':
         this.#onRequest(c.message);
@@ -162,7 +163,7 @@ export class JsonRpcConnection {
     }
   }
 
-  #onNotification(n: JsonRpcNotification): void {
+  #onNotification(n: JsonRpcNotification, replyOf: number | undefined): void {
     if (n.method === 'notifications/cancelled') {
       // The upstream no longer wants the answer to a request of its own: its id means nothing
       // to anyone but us, so the cancellation stops here (the peer tells the client its own way).
@@ -181,6 +182,11 @@ export class JsonRpcConnection {
       // Progress for a finished or unknown request is dropped: nothing may follow a response.
       if (!call || call.clientToken === undefined) return;
       call.onNotification?.({ ...n, params: { ...n.params, progressToken: call.clientToken } });
+      return;
+    }
+    if (replyOf !== undefined && n.method === 'notifications/message') {
+      // No session carries it: the caller of the request it came with judges it (its client's level), or nobody.
+      this.#pending.get(replyOf)?.onNotification?.(n);
       return;
     }
     this.handlers.onNotification(n);

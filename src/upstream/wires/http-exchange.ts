@@ -75,6 +75,8 @@ export interface ExchangeRequest {
    * errors so): it reaches the caller as the upstream's error, not as a failed exchange.
    */
   errorsWithStatus?: boolean;
+  /** 2026-07-28: log messages on a request's reply are that request's (connection.receive's `replyOf`). */
+  logsOnReply?: boolean;
   /** The Mcp-Session-Id an initialize reply carries. */
   onSessionId(sessionId: string | undefined): void;
 }
@@ -167,7 +169,7 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
     const text = await res.body.text(undefined, () => timer.touch());
     const messages = parseMessages(text);
     if (!messages) throw new ExchangeFailure('protocol', `answered with a body that is not JSON (${text.slice(0, 100)})`);
-    for (const m of messages) connection.receive(m);
+    for (const m of messages) connection.receive(m, req.logsOnReply ? id : undefined);
     if (connection.has(id)) throw new ExchangeFailure('protocol', 'answered without a JSON-RPC response to the request');
     breaker.success();
     return { kind: 'done' };
@@ -197,7 +199,7 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
         const messages = parseMessages(data);
         if (!messages) throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
         progressed = true;
-        for (const m of messages) connection.receive(m);
+        for (const m of messages) connection.receive(m, req.logsOnReply ? id : undefined);
         if (id !== undefined && !connection.has(id) && linger === undefined) {
           linger = setTimeout(() => abort.abort(ANSWERED), LINGER_MS);
           linger.unref();

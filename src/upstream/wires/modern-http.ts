@@ -169,6 +169,7 @@ export class ModernHttpWire {
           sessionHeaders: headers,
           caller: this.#callers.get(id),
           errorsWithStatus: true,
+          logsOnReply: true,
           generation: 0,
           resumeFrom: undefined,
           abort,
