@@ -5,6 +5,7 @@
  * matched by RE2 within bounds: the hostile call gets INVALID_PARAMS (or RESOURCE_NOT_FOUND) and
  * `/healthz` answers while it runs. A tool whose pattern RE2 cannot take (lookahead,
  * backreference) is refused alone, with one warning; its sibling tools are checked as before.
+ * A virtual server's `*` globs (the operator's) meet URIs a client writes in linear time too.
  * A real gateway in its own process (so this process can see its event loop stall), a real stdio
  * upstream with its stdin tapped, loopback.
  */
@@ -50,7 +51,11 @@ beforeAll(async () => {
   tap = join(dir, 'upstream.tap');
   const script = join(dir, 'server.mjs');
   writeFileSync(script, SERVER);
-  gw = await spawnGateway({ upstreams: [stdioUpstream('p', script, tappedStdio(script, tap))] });
+  gw = await spawnGateway({
+    upstreams: [stdioUpstream('p', script, tappedStdio(script, tap))],
+    // A virtual server selects by globs the operator wrote, over names and URIs others write.
+    servers: [{ path: '/mcp/v', tools: ['p__*'], resources: ['x*a*b'] }],
+  });
   let out = '';
   gw.child.stdout!.on('data', (c: Buffer) => {
     out += c.toString();
@@ -148,6 +153,17 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
     const reply = await whileHealthy('the 41-character URI', read(1, 'x' + 'a'.repeat(40)));
     expect(reply.json.error).toMatchObject({ code: -32002, data: { type: 'RESOURCE_NOT_FOUND' } });
     expect((await read(2, 'xabcy')).json.result.contents[0].text).toBe('read xabcy');
+    await othersStillServed();
+  });
+
+  it("a virtual server's glob x*a*b and a 300,000-character URI: RESOURCE_NOT_FOUND while /healthz answers", async () => {
+    const v = new URL('/mcp/v', base);
+    const sid = await openSession(v);
+    const read = (id: number, uri: string) => post(v, { jsonrpc: '2.0', id, method: 'resources/read', params: { uri } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const reply = await whileHealthy('the 300,000-character URI', read(1, 'x' + 'a'.repeat(300_000)));
+    expect(reply.json.error).toMatchObject({ code: -32002, data: { type: 'RESOURCE_NOT_FOUND' } });
+    const sibling = await post(v, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'p__sibling', arguments: { id: 'abc-123' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    expect(sibling.json.result.content[0].text).toBe('ran sibling');
     await othersStillServed();
   });
 
