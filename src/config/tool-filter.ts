@@ -29,7 +29,8 @@ export function globPattern(glob: string): Glob {
   const middle = parts.slice(1, -1);
   return {
     test(subject) {
-      if (subject.length < first.length + last.length || !subject.startsWith(first) || !subject.endsWith(last)) return false;
+      if (subject.length < first.length + last.length) return false;
+      if (!subject.startsWith(first) || !subject.endsWith(last)) return false;
       const end = subject.length - last.length;
       let at = first.length;
       for (const part of middle) {

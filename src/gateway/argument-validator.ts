@@ -27,10 +27,10 @@ export const MAX_SCHEMA_CHARS = 65_536;
 /**
  * What matching one call's strings against its tool's patterns may cost, in pattern units x
  * characters (see linear-regexp.ts): up to ~1 s where RE2's DFA gives up on a hostile pattern,
- * far less otherwise. An 8-unit pattern (base64) takes 262,144 characters, a 26-unit one
- * (`^[0-9a-f]{24}$`) 3,000 ids.
+ * ms otherwise. An 8-unit pattern (base64) takes 131,072 characters, a 26-unit one
+ * (`^[0-9a-f]{24}$`) 1,600 ids of 24.
  */
-export const MAX_PATTERN_WORK = 1 << 21;
+export const MAX_PATTERN_WORK = 1 << 20;
 
 /** Errors sent back in `error.data.errors`; ajv stops at the first one anyway (no allErrors). */
 const MAX_REPORTED_ERRORS = 5;
@@ -98,16 +98,13 @@ function invalidArguments(errors: readonly ErrorObject[]): GatewayError {
 
 /** A tool whose schema has a pattern RE2 cannot take: its calls are refused, not let through unchecked. */
 function refusedTool(refused: PatternRefused): GatewayError {
-  return new GatewayError('INVALID_PARAMS', `Invalid arguments: the gateway cannot check them against this tool's input schema: its ${refused.message}`, {
-    pattern: refused.pattern,
-  });
+  const why = `the gateway cannot check them against this tool's input schema: its ${refused.message}`;
+  return new GatewayError('INVALID_PARAMS', `Invalid arguments: ${why}`, { pattern: refused.pattern });
 }
 
 function tooCostly(err: PatternTooCostly): GatewayError {
-  return new GatewayError('INVALID_PARAMS', `Invalid arguments: ${err.message} in one call (${MAX_PATTERN_WORK} pattern units x characters)`, {
-    pattern: err.pattern,
-    length: err.length,
-  });
+  const why = `${err.message} in one call (${MAX_PATTERN_WORK} pattern units x characters)`;
+  return new GatewayError('INVALID_PARAMS', `Invalid arguments: ${why}`, { pattern: err.pattern, length: err.length });
 }
 
 /** One tool's schema, compiled on the first call that needs it. */
@@ -166,7 +163,10 @@ class SchemaCompiler {
       return ajv.compile(schema);
     } catch (err) {
       if (err instanceof PatternRefused) {
-        this.log.warn({ upstream: tool.upstream, tool: tool.tool, pattern: err.pattern, err: err.message }, 'tool input schema has a pattern the gateway cannot check: calls to this tool are refused');
+        this.log.warn(
+          { upstream: tool.upstream, tool: tool.tool, pattern: err.pattern, err: err.message },
+          'tool input schema has a pattern the gateway cannot check: calls to this tool are refused',
+        );
         return err;
       }
       // A schema too deep for ajv's recursion throws a RangeError: as uncompilable as any other.

@@ -176,7 +176,8 @@ export class Catalog {
 
   #template(uri: string): TemplateRoute | undefined {
     try {
-      return withinBudget(MAX_TEMPLATE_WORK, () => this.#templates.find((t) => t.literalLength > 0 && t.pattern?.test(uri) === true));
+      const matches = (t: TemplateRoute) => t.literalLength > 0 && t.pattern?.test(uri) === true;
+      return withinBudget(MAX_TEMPLATE_WORK, () => this.#templates.find(matches));
     } catch (err) {
       if (err instanceof PatternTooCostly || err instanceof PatternRefused) return undefined;
       throw err;

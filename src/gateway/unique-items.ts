@@ -26,7 +26,8 @@ const validate: SchemaValidateFunction = (schema: unknown, data: unknown): boole
     if (j !== undefined) {
       // As ajv words it: i the later item, j the earlier.
       // ajv adds instancePath and schemaPath.
-      validate.errors = [{ keyword: 'uniqueItems', params: { i, j }, message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)` }];
+      const message = `must NOT have duplicate items (items ## ${j} and ${i} are identical)`;
+      validate.errors = [{ keyword: 'uniqueItems', params: { i, j }, message }];
       return false;
     }
     seen.set(key, i);
@@ -34,4 +35,9 @@ const validate: SchemaValidateFunction = (schema: unknown, data: unknown): boole
   return true;
 };
 
-export const uniqueItemsKeyword: FuncKeywordDefinition = { keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', validate };
+export const uniqueItemsKeyword: FuncKeywordDefinition = {
+  keyword: 'uniqueItems',
+  type: 'array',
+  schemaType: 'boolean',
+  validate,
+};

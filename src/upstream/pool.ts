@@ -216,14 +216,16 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
     const now = Date.now();
-    const busy = this.#workers.every((w) => !w.ready || w.upstream.inFlight >= this.config.maxInFlight || this.#stalled(w, now));
+    const full = (w: Worker) => w.upstream.inFlight >= this.config.maxInFlight;
+    const busy = this.#workers.every((w) => !w.ready || full(w) || this.#stalled(w, now));
     if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
   }
 
   async #spawn(): Promise<Worker> {
     this.#starting++;
     const upstream = this.createWorker(this.spawned++);
-    const worker: Worker = { upstream, ready: false, startedAt: Date.now(), idleSince: Date.now(), progressAt: Date.now() };
+    const now = Date.now();
+    const worker: Worker = { upstream, ready: false, startedAt: now, idleSince: now, progressAt: now };
     this.#workers.push(worker);
     upstream.onCallSettled(() => {
       worker.progressAt = Date.now();
