@@ -5,7 +5,7 @@ import addFormatsModule from 'ajv-formats';
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
-import { PatternRefused, PatternTooCostly, linearRegExp, withinBudget } from './linear-regexp.js';
+import { PatternRefused, PatternTooCostly, compilingSchema, linearRegExp, withinBudget } from './linear-regexp.js';
 import { uniqueItemsKeyword } from './unique-items.js';
 
 /** A tool's arguments check, as the catalog keeps it per tool: throws INVALID_PARAMS. */
@@ -160,7 +160,7 @@ class SchemaCompiler {
     const schema = draft07 && $schema !== DRAFT_07_ID ? { ...tool.schema, $schema: DRAFT_07_ID } : tool.schema;
     const ajv = this.#instance(draft07);
     try {
-      return ajv.compile(schema);
+      return compilingSchema(() => ajv.compile(schema));
     } catch (err) {
       if (err instanceof PatternRefused) {
         this.log.warn(

@@ -5,16 +5,22 @@
  *
  * RE2 is linear in pattern size times input length, but this build is slow (up to ~1 µs per
  * pattern unit and character where its DFA gives up, ~20 ns a character where it does not) and
- * lives in a fixed 16 MiB heap that aborts when full and never frees an object it is not told to. So: a pattern's size is bounded before
- * RE2 sees it, compiled patterns are kept within a budget (least recently used dropped), a
- * string is matched only within a budget of size x length, and a heap that aborted anyway is
- * replaced by a fresh one.
+ * lives in a fixed 16 MiB heap that aborts when full and never frees an object it is not told to.
+ * So: a pattern's size is bounded before RE2 sees it (and a schema's patterns together),
+ * compiled patterns are kept within a budget (least recently used dropped), a string is matched
+ * only within a budget of size x length, and a heap that aborted anyway is replaced by a fresh one.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 /** Of the units `patternUnits` counts: RE2 compiles up to this in ~0.5 s here, in ~300 KiB. */
 export const MAX_PATTERN_UNITS = 2000;
+
+/**
+ * Of all the distinct patterns of one schema together: RE2 compiles them when the tool is first
+ * called, on the event loop (a schema of 30 patterns of 2,000 units would take seconds).
+ */
+export const MAX_SCHEMA_PATTERN_UNITS = 4000;
 
 /** A string longer than this is not copied into RE2's heap (UTF-8, up to 3 bytes a character). */
 export const MAX_MATCHED_CHARS = 1 << 20;
@@ -253,6 +259,20 @@ export function withinBudget<T>(units: number, run: () => T): T {
   }
 }
 
+/** The patterns of the schema being compiled (see `compilingSchema`), and the units they may still take. */
+let schema: { patterns: Set<string>; unitsLeft: number } | undefined;
+
+/** Runs `compile` (ajv compiling one schema) with its patterns bounded together by MAX_SCHEMA_PATTERN_UNITS. */
+export function compilingSchema<T>(compile: () => T): T {
+  const outer = schema;
+  schema = { patterns: new Set(), unitsLeft: MAX_SCHEMA_PATTERN_UNITS };
+  try {
+    return compile();
+  } finally {
+    schema = outer;
+  }
+}
+
 /** A pattern compiled by RE2, as ajv and the catalog use it. */
 export class LinearPattern {
   private constructor(
@@ -263,6 +283,13 @@ export class LinearPattern {
   /** Compiled now (so a refusal comes at once); throws PatternRefused. */
   static compile(source: string): LinearPattern {
     const pattern = LinearPattern.lazy(source);
+    if (schema && !schema.patterns.has(source)) {
+      schema.patterns.add(source);
+      schema.unitsLeft -= pattern.units;
+      if (schema.unitsLeft < 0) {
+        throw new PatternRefused(source, `and the schema's other patterns exceed ${MAX_SCHEMA_PATTERN_UNITS} units together`);
+      }
+    }
     heap.compiled(source, pattern.units);
     return pattern;
   }
@@ -271,7 +298,8 @@ export class LinearPattern {
   static lazy(source: string): LinearPattern {
     const units = patternUnits(source);
     if (units > MAX_PATTERN_UNITS) {
-      throw new PatternRefused(source, `is larger than the gateway compiles (over ${MAX_PATTERN_UNITS} units, counted repeats expanded)`);
+      const why = `is larger than the gateway compiles (over ${MAX_PATTERN_UNITS} units, counted repeats expanded)`;
+      throw new PatternRefused(source, why);
     }
     return new LinearPattern(source, units);
   }

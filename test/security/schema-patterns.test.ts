@@ -33,6 +33,8 @@ const SERVER = rawStdioServer(
     { name: 'keys', inputSchema: { type: 'object', propertyNames: string('^(a+)+$') } },
     { name: 'lookahead', inputSchema: { type: 'object', properties: { password: string('^(?=.*[A-Z]).{8,}$') } } },
     { name: 'backref', inputSchema: { type: 'object', patternProperties: { '^(\\w)\\1$': { type: 'integer' } } } },
+    // Three patterns of ~2,000 units each: RE2 would take seconds to compile them all.
+    { name: 'many', inputSchema: { type: 'object', properties: { a: string('^.{1,120}$'), b: string('^.{2,120}$'), c: string('^.{3,120}$') } } },
     { name: 'sibling', inputSchema: { type: 'object', properties: { id: string('^[a-z]+-[0-9]{3}$') }, patternProperties: { '^x-[a-z]+$': { type: 'integer' } } } },
     { name: 'tags', inputSchema: { type: 'object', properties: { tags: { type: 'array', uniqueItems: true } } } },
   ])};`,
@@ -126,7 +128,7 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
   it('a lookahead or a backreference RE2 cannot compile refuses that tool alone, logged once; its siblings are checked', async () => {
     const sid = await openSession(gw.url);
     const listed = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
-    expect(listed.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['p__backref', 'p__keys', 'p__lookahead', 'p__redos', 'p__sibling', 'p__tags']);
+    expect(listed.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['p__backref', 'p__keys', 'p__lookahead', 'p__many', 'p__redos', 'p__sibling', 'p__tags']);
     for (const id of [2, 3]) {
       const r = await call(sid, id, 'p__lookahead', { password: 'Secret123' });
       expect(r.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS', pattern: '^(?=.*[A-Z]).{8,}$' } });
@@ -134,8 +136,13 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
     }
     const backref = await call(sid, 4, 'p__backref', { aa: 1 });
     expect(backref.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS', pattern: '^(\\w)\\1$' } });
+    const many = await call(sid, 41, 'p__many', { a: 'x' });
+    expect(many.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
+    expect(['^.{2,120}$', '^.{3,120}$']).toContain(many.json.error.data.pattern);
+    expect(many.json.error.message).toContain('4000 units together');
     expect(arrivals('lookahead')).toEqual([]);
     expect(arrivals('backref')).toEqual([]);
+    expect(arrivals('many')).toEqual([]);
 
     expect((await call(sid, 5, 'p__sibling', { id: 'abc-123', 'x-n': 2 })).json.result.content[0].text).toBe('ran sibling');
     expect((await call(sid, 6, 'p__sibling', { id: 'ABC' })).json.error).toMatchObject({ data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/id', keyword: 'pattern' }] } });
@@ -143,6 +150,7 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
     const refusals = (tool: string) => lines.filter((l) => l.tool === tool && String(l.msg).includes('calls to this tool are refused'));
     expect(refusals('p__lookahead')).toHaveLength(1);
     expect(refusals('p__backref')).toHaveLength(1);
+    expect(refusals('p__many')).toHaveLength(1);
     expect(refusals('p__sibling')).toHaveLength(0);
     await othersStillServed();
   });
