@@ -9,6 +9,8 @@
  * gateway/server-views.ts's `viewProblems`, run at start-up after discovery and by --check.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+// A selection glob (`*`: any run of characters), matched as tool filters are.
+export { globPattern } from './tool-filter.js';
 
 const globs = { type: 'array', items: { type: 'string', minLength: 1, maxLength: 512 }, maxItems: 1000 } as const;
 
@@ -113,7 +115,4 @@ function overrideChecks(s: ServerEntryConfig, at: string, problems: string[]): v
   }
 }
 
-/** A selection glob (`*`: any run of characters) as a whole-string pattern. */
-export function globPattern(glob: string): RegExp {
-  return new RegExp(`^${glob.split('*').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-}
+

@@ -13,6 +13,10 @@ export const poolSchema = {
     maxInFlight: { type: 'integer', minimum: 1, default: 32 },
     queueSize: { type: 'integer', minimum: 0, default: 1000 },
     queueTimeoutMs: { type: 'integer', minimum: 1, default: 5000 },
+    // Shared mode: a worker with calls in flight and no answer for this long counts as busy, as a
+    // full one does (another starts, up to max): a stdio worker answers in order, so one slow or
+    // large call holds up every call behind it. 0: only maxInFlight makes a worker busy.
+    busyAfterMs: { type: 'integer', minimum: 0, default: 1000 },
     idleTimeoutMs: { type: 'integer', minimum: 1000, default: 300000 },
   },
   required: [],

@@ -5,6 +5,8 @@ import addFormatsModule from 'ajv-formats';
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
+import { PatternRefused, PatternTooCostly, compilingSchema, linearRegExp, withinBudget } from './linear-regexp.js';
+import { uniqueItemsKeyword } from './unique-items.js';
 
 /** A tool's arguments check, as the catalog keeps it per tool: throws INVALID_PARAMS. */
 export interface ArgumentCheck {
@@ -21,6 +23,14 @@ export interface ArgumentChecks {
  * unoptimised), and an upstream decides how big its schemas are. A larger one goes unchecked.
  */
 export const MAX_SCHEMA_CHARS = 65_536;
+
+/**
+ * What matching one call's strings against its tool's patterns may cost, in pattern units x
+ * characters (see linear-regexp.ts): up to ~1 s where RE2's DFA gives up on a hostile pattern,
+ * ms otherwise. An 8-unit pattern (base64) takes 131,072 characters, a 26-unit one
+ * (`^[0-9a-f]{24}$`) 1,600 ids of 24.
+ */
+export const MAX_PATTERN_WORK = 1 << 20;
 
 /** Errors sent back in `error.data.errors`; ajv stops at the first one anyway (no allErrors). */
 const MAX_REPORTED_ERRORS = 5;
@@ -48,7 +58,8 @@ const AJV_OPTIONS: Options = {
   addUsedSchema: false,
   logger: false,
   // The optimiser's passes cost more than linear time on big schemas, for a few ns per call.
-  code: { optimize: false },
+  // Patterns are an upstream's: RE2's time is linear, V8's can be exponential in the input.
+  code: { optimize: false, regExp: linearRegExp },
 };
 
 // ajv-formats is CommonJS: under NodeNext its default export arrives as the module object.
@@ -85,10 +96,21 @@ function invalidArguments(errors: readonly ErrorObject[]): GatewayError {
   });
 }
 
+/** A tool whose schema has a pattern RE2 cannot take: its calls are refused, not let through unchecked. */
+function refusedTool(refused: PatternRefused): GatewayError {
+  const why = `the gateway cannot check them against this tool's input schema: its ${refused.message}`;
+  return new GatewayError('INVALID_PARAMS', `Invalid arguments: ${why}`, { pattern: refused.pattern });
+}
+
+function tooCostly(err: PatternTooCostly): GatewayError {
+  const why = `${err.message} in one call (${MAX_PATTERN_WORK} pattern units x characters)`;
+  return new GatewayError('INVALID_PARAMS', `Invalid arguments: ${why}`, { pattern: err.pattern, length: err.length });
+}
+
 /** One tool's schema, compiled on the first call that needs it. */
 class ToolArguments implements ArgumentCheck {
-  /** undefined: not compiled yet; null: cannot be compiled (calls go unchecked). */
-  #validate: ValidateFunction | null | undefined;
+  /** undefined: not compiled yet; null: cannot be compiled (calls go unchecked); a refusal: calls are refused. */
+  #validate: ValidateFunction | PatternRefused | null | undefined;
 
   constructor(
     private readonly compiler: SchemaCompiler,
@@ -102,8 +124,17 @@ class ToolArguments implements ArgumentCheck {
   check(args: unknown): void {
     let validate = this.#validate;
     if (validate === undefined) validate = this.#validate = this.compiler.compile(this);
-    if (validate === null || validate(args === undefined ? EMPTY_ARGUMENTS : args)) return;
-    throw invalidArguments(validate.errors ?? []);
+    if (validate === null) return;
+    if (validate instanceof PatternRefused) throw refusedTool(validate);
+    const run = validate;
+    let valid: boolean;
+    try {
+      valid = withinBudget(MAX_PATTERN_WORK, () => run(args === undefined ? EMPTY_ARGUMENTS : args) as boolean);
+    } catch (err) {
+      if (err instanceof PatternTooCostly) throw tooCostly(err);
+      throw err;
+    }
+    if (!valid) throw invalidArguments(validate.errors ?? []);
   }
 }
 
@@ -114,7 +145,7 @@ class SchemaCompiler {
 
   constructor(private readonly log: Logger) {}
 
-  compile(tool: ToolArguments): ValidateFunction | null {
+  compile(tool: ToolArguments): ValidateFunction | PatternRefused | null {
     if (tool.json === undefined || tool.json.length > MAX_SCHEMA_CHARS) {
       this.#unchecked(tool, `the input schema is larger than ${MAX_SCHEMA_CHARS} characters of JSON (or cannot be serialised)`);
       return null;
@@ -129,8 +160,15 @@ class SchemaCompiler {
     const schema = draft07 && $schema !== DRAFT_07_ID ? { ...tool.schema, $schema: DRAFT_07_ID } : tool.schema;
     const ajv = this.#instance(draft07);
     try {
-      return ajv.compile(schema);
+      return compilingSchema(() => ajv.compile(schema));
     } catch (err) {
+      if (err instanceof PatternRefused) {
+        this.log.warn(
+          { upstream: tool.upstream, tool: tool.tool, pattern: err.pattern, err: err.message },
+          'tool input schema has a pattern the gateway cannot check: calls to this tool are refused',
+        );
+        return err;
+      }
       // A schema too deep for ajv's recursion throws a RangeError: as uncompilable as any other.
       this.#unchecked(tool, err instanceof Error ? err.message : String(err));
       return null;
@@ -149,7 +187,8 @@ class SchemaCompiler {
     let instance = draft07 ? this.#draft07 : this.#draft2020;
     if (!instance || instance.compiles >= COMPILES_PER_INSTANCE) {
       const ajv = draft07 ? new Ajv(AJV_OPTIONS) : new Ajv2020(AJV_OPTIONS);
-      instance = { ajv: addFormats(ajv), compiles: 0 };
+      // ajv's own uniqueItems compares every pair of items: quadratic in a client's array.
+      instance = { ajv: addFormats(ajv).removeKeyword('uniqueItems').addKeyword(uniqueItemsKeyword), compiles: 0 };
       if (draft07) this.#draft07 = instance;
       else this.#draft2020 = instance;
     }

@@ -2,6 +2,14 @@ import { isObject } from '../jsonrpc/messages.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
 import { mirroredParams, type MirroredParam } from '../modern/mirrored-params.js';
 import { URI_SEPARATOR, prefixedUri } from './resource-uris.js';
+import { LinearPattern, PatternRefused, PatternTooCostly, withinBudget } from './linear-regexp.js';
+
+/**
+ * What finding the template of one URI may cost, in pattern units x characters. A template's
+ * pattern (literals, four kinds of wildcard, no counted repeat) keeps RE2's DFA small, so this
+ * is tens of ms; a URI too long for it matches no template.
+ */
+const MAX_TEMPLATE_WORK = 1 << 24;
 
 /** The four lists an MCP server publishes, and the field that names an entry in each. */
 export const LISTS = {
@@ -54,8 +62,8 @@ export function exposedName(prefix: string, name: string): string {
 interface TemplateRoute extends Route {
   /** How many characters of a matching URI are the prefix the gateway added (`<prefix>+`). */
   cut: number;
-  /** Matches the URIs the template can produce (RFC 6570 expressions as wildcards). */
-  pattern: RegExp;
+  /** Matches the URIs the template can produce (RFC 6570 expressions as wildcards); none: too long to match. */
+  pattern: LinearPattern | undefined;
   /** Characters outside expressions: the more, the more specific the template. */
   literalLength: number;
 }
@@ -65,7 +73,7 @@ interface TemplateRoute extends Route {
  * `{var}` with a value holding slashes (`file:///{path}`), so expressions match leniently;
  * what decides between templates is that their literal text must match, all of it.
  */
-export function templatePattern(template: string): { pattern: RegExp; literalLength: number } {
+export function templatePattern(template: string): { pattern: LinearPattern | undefined; literalLength: number } {
   let source = '^';
   let literalLength = 0;
   let i = 0;
@@ -84,7 +92,17 @@ export function templatePattern(template: string): { pattern: RegExp; literalLen
     else source += '[^?#]*';
     i = close + 1;
   }
-  return { pattern: new RegExp(`${source}$`), literalLength };
+  // An upstream writes templates: V8's backtracking over many wildcards is exponential in the URI.
+  return { pattern: linearOrNone(`${source}$`), literalLength };
+}
+
+function linearOrNone(source: string): LinearPattern | undefined {
+  try {
+    return LinearPattern.lazy(source);
+  } catch (err) {
+    if (err instanceof PatternRefused) return undefined;
+    throw err;
+  }
 }
 
 /**
@@ -152,8 +170,18 @@ export class Catalog {
   resource(uri: string): Route | undefined {
     const listed = this.#resources.get(uri);
     if (listed) return listed;
-    const template = this.#templates.find((t) => t.literalLength > 0 && t.pattern.test(uri));
+    const template = this.#template(uri);
     return template ? { upstream: template.upstream, original: uri.slice(template.cut) } : undefined;
+  }
+
+  #template(uri: string): TemplateRoute | undefined {
+    try {
+      const matches = (t: TemplateRoute) => t.literalLength > 0 && t.pattern?.test(uri) === true;
+      return withinBudget(MAX_TEMPLATE_WORK, () => this.#templates.find(matches));
+    } catch (err) {
+      if (err instanceof PatternTooCostly || err instanceof PatternRefused) return undefined;
+      throw err;
+    }
   }
 
   #addNamed(kind: 'tools' | 'prompts', routes: Map<string, Route>, u: UpstreamLists, entry: Record<string, unknown>, listed: boolean): void {

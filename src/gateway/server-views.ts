@@ -5,6 +5,7 @@
 // computed once, on first use.
 import type { ServerEntryConfig, ToolOverrideConfig } from '../config/schema.js';
 import { globPattern } from '../config/servers.js';
+import type { Glob } from '../config/tool-filter.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Identity } from '../contracts/authenticator.js';
@@ -24,9 +25,9 @@ export class ServerView {
   readonly path: string;
   readonly #principals: ReadonlySet<string>;
   readonly #requiredScopes: readonly string[];
-  readonly #tools: RegExp[];
-  readonly #prompts: RegExp[];
-  readonly #resources: RegExp[];
+  readonly #tools: Glob[];
+  readonly #prompts: Glob[];
+  readonly #resources: Glob[];
   readonly #overrides: ReadonlyMap<string, ToolOverrideConfig>;
   /** A new name → the exposed name it stands for. */
   readonly #renamed = new Map<string, string>();

@@ -13,12 +13,16 @@ export type { PoolState, PoolStatus } from './worker-set.js';
 interface Worker extends Member {
   startedAt: number;
   idleSince: number;
+  /** When it last answered a call, or took one while it had none: what says it is stuck. */
+  progressAt: number;
 }
 
 /**
  * N workers of one upstream: least-in-flight selection, `maxInFlight` per worker, a bounded
  * queue with a timeout, restarts with backoff. A full queue fails fast with a retryable error:
- * back-pressure, not buffering.
+ * back-pressure, not buffering. A worker that has answered nothing for `busyAfterMs` while
+ * calls wait on it is stalled: it gets calls only when no other worker can take them (nor is
+ * about to start), and when every worker is full or stalled another starts, up to `max`.
  */
 export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   readonly perScope = false;
@@ -27,6 +31,8 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   readonly #queue: DeferredCall[] = [];
   #starting = 0;
   #restartTimer: NodeJS.Timeout | undefined;
+  /** Armed while calls are in flight, for the moment the first worker would become stalled. */
+  #stallTimer: NodeJS.Timeout | undefined;
   readonly #backoff = new Backoff({ initialMs: 100, maxMs: 10_000 });
 
   constructor(
@@ -87,8 +93,13 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   /** Any free worker takes it (the least busy); scope and identity do not matter here. */
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
     if (this.closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
-    const worker = this.#pick();
-    if (worker) return this.#dispatch(worker, method, params, options);
+    const now = Date.now();
+    const worker = this.#pick(now);
+    if (worker) {
+      // Only stalled workers left: another may start now (the stall timer saw this one still busy).
+      if (this.#stalled(worker, now)) this.#maybeGrow();
+      return this.#dispatch(worker, method, params, options);
+    }
 
     if (this.#queue.length >= this.config.queueSize) {
       this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'queue_full' });
@@ -122,6 +133,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   async close(): Promise<void> {
     this.markClosed();
     clearTimeout(this.#restartTimer);
+    clearTimeout(this.#stallTimer);
     for (const q of this.#queue.splice(0)) q.fail(new GatewayError('SHUTTING_DOWN'));
     this.diagnostics.emit('pool:queue', { upstream: this.name, depth: 0 });
     const workers = this.#workers.splice(0);
@@ -135,31 +147,64 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     });
   }
 
-  #pick(): Worker | undefined {
+  /** Whether calls wait on `w` that it has not answered anything for `busyAfterMs`. */
+  #stalled(w: Worker, now: number): boolean {
+    return this.config.busyAfterMs > 0 && w.upstream.inFlight > 0 && now - w.progressAt >= this.config.busyAfterMs;
+  }
+
+  /** The least busy ready worker with a free slot, one not stalled first; a stalled one only while none is starting. */
+  #pick(now: number): Worker | undefined {
     let best: Worker | undefined;
     let bestLoad = this.config.maxInFlight;
+    let bestStalled = true;
     for (const w of this.#workers) {
       if (!w.ready) continue;
       const load = w.upstream.inFlight;
-      if (load < bestLoad) {
+      if (load >= this.config.maxInFlight) continue;
+      const stalled = this.#stalled(w, now);
+      if (best === undefined || (bestStalled && !stalled) || (stalled === bestStalled && load < bestLoad)) {
         best = w;
         bestLoad = load;
+        bestStalled = stalled;
         if (load === 0) break;
       }
     }
+    // A worker about to start will answer sooner than one stuck behind a slow call.
+    if (best && bestStalled && this.#starting > 0) return undefined;
     return best;
   }
 
   #dispatch(worker: Worker, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+    if (worker.upstream.inFlight === 0) worker.progressAt = Date.now();
     const call = worker.upstream.call(method, params, options);
     // Every slot in use: start another worker now, before the queue has to absorb the burst.
     if (worker.upstream.inFlight >= this.config.maxInFlight) this.#maybeGrow();
+    this.#watchStalls();
     return call;
+  }
+
+  /** Arms the stall timer for the next moment a worker with calls in flight would become stalled. */
+  #watchStalls(): void {
+    if (this.#stallTimer || this.closed || this.config.busyAfterMs === 0) return;
+    const now = Date.now();
+    let next = Infinity;
+    for (const w of this.#workers) {
+      if (!w.ready || w.upstream.inFlight === 0) continue;
+      const at = w.progressAt + this.config.busyAfterMs;
+      if (at > now) next = Math.min(next, at);
+    }
+    if (next === Infinity) return;
+    this.#stallTimer = setTimeout(() => {
+      this.#stallTimer = undefined;
+      this.#maybeGrow();
+      this.#watchStalls();
+    }, next - now);
+    this.#stallTimer.unref();
   }
 
   #drain(): void {
     while (this.#queue.length > 0) {
-      const worker = this.#pick();
+      const worker = this.#pick(Date.now());
       if (!worker) return;
       const queued = this.#queue.shift()!;
       queued.dispatch(this.#dispatch(worker, queued.method, queued.params, queued.options));
@@ -170,17 +215,22 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   #maybeGrow(): void {
     if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
-    const busy = this.#workers.every((w) => !w.ready || w.upstream.inFlight >= this.config.maxInFlight);
+    const now = Date.now();
+    const full = (w: Worker) => w.upstream.inFlight >= this.config.maxInFlight;
+    const busy = this.#workers.every((w) => !w.ready || full(w) || this.#stalled(w, now));
     if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
   }
 
   async #spawn(): Promise<Worker> {
     this.#starting++;
     const upstream = this.createWorker(this.spawned++);
-    const worker: Worker = { upstream, ready: false, startedAt: Date.now(), idleSince: Date.now() };
+    const now = Date.now();
+    const worker: Worker = { upstream, ready: false, startedAt: now, idleSince: now, progressAt: now };
     this.#workers.push(worker);
     upstream.onCallSettled(() => {
-      if (upstream.inFlight === 0) worker.idleSince = Date.now();
+      worker.progressAt = Date.now();
+      if (upstream.inFlight === 0) worker.idleSince = worker.progressAt;
+      else this.#watchStalls();
       if (this.#queue.length > 0) this.#drain();
     });
     upstream.onExit((reason) => this.#onWorkerExit(worker, reason));
@@ -200,6 +250,8 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       throw err;
     } finally {
       this.#starting--;
+      // Calls that waited for this worker rather than a stalled one: a stalled one will do now.
+      if (this.#queue.length > 0 && this.#starting === 0) this.#drain();
     }
   }
 

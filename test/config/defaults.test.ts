@@ -113,6 +113,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](stdio).pool.maxInFlight': 32,
   'upstreams[](stdio).pool.queueSize': 1000,
   'upstreams[](stdio).pool.queueTimeoutMs': 5000,
+  'upstreams[](stdio).pool.busyAfterMs': 1000,
   'upstreams[](stdio).pool.idleTimeoutMs': 300000,
   'upstreams[](stdio).pool': {},
   'upstreams[](stdio).timeoutMs': 60000,
@@ -129,6 +130,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](http|sse).pool.maxInFlight': 32,
   'upstreams[](http|sse).pool.queueSize': 1000,
   'upstreams[](http|sse).pool.queueTimeoutMs': 5000,
+  'upstreams[](http|sse).pool.busyAfterMs': 1000,
   'upstreams[](http|sse).pool.idleTimeoutMs': 300000,
   'upstreams[](http|sse).pool': {},
   'upstreams[](http|sse).timeoutMs': 60000,
@@ -168,7 +170,7 @@ const SCHEMA_DEFAULTS = {
   servers: [],
 };
 
-const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000 };
+const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, busyAfterMs: 1000, idleTimeoutMs: 300000 };
 const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true, protocolVersion: 'auto' };
 const REMOTE = {
   ...COMMON,

@@ -7,3 +7,14 @@ export async function until(what: string, check: () => boolean | Promise<boolean
   }
   return Date.now() - start;
 }
+
+/** `promise`, or a rejection naming `what` once `timeoutMs` pass first (a bound on a wait, not a speed check). */
+export async function within<T>(what: string, promise: Promise<T>, timeoutMs = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms: ${what}`)), timeoutMs)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
