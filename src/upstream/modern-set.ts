@@ -75,7 +75,7 @@ export class ModernSet implements WorkerSet {
   #expiresAt = 0;
   #discovering: Promise<UpstreamServerInfo> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
-  #lastError: string | undefined;
+  #lastError: { message: string; at: number } | undefined;
   #closed = false;
 
   constructor(private readonly options: ModernSetOptions) {
@@ -111,15 +111,16 @@ export class ModernSet implements WorkerSet {
 
   status(): PoolStatus {
     const state: PoolState = this.#closed ? 'closed' : this.#info ? 'ready' : this.#lastError ? 'down' : 'starting';
+    // No workers to count: every call is a request of its own (its in-flight ones are counted).
     return {
       state,
       workers: 0,
-      ready: state === 'ready' ? 1 : 0,
+      ready: 0,
       inFlight: this.#wire.inFlight,
       queued: 0,
       era: 'modern',
       protocolVersion: MODERN_REVISION,
-      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+      ...(this.#lastError ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() } : {}),
     };
   }
 
@@ -192,7 +193,7 @@ export class ModernSet implements WorkerSet {
     try {
       result = await this.#wire.call('server/discover', { _meta: identityMeta(identity) }).promise;
     } catch (err) {
-      this.#lastError = err instanceof Error ? err.message : String(err);
+      this.#lastError = { message: err instanceof Error ? err.message : String(err), at: Date.now() };
       if (!refusesModern(err)) {
         this.#retryLater();
       } else if (this.#info === undefined) {
@@ -206,7 +207,7 @@ export class ModernSet implements WorkerSet {
     const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions.filter((v): v is string => typeof v === 'string') : [];
     if (!versions.includes(MODERN_REVISION)) {
       const error = new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${name}: server/discover names no version the gateway speaks (${versions.join(', ') || 'none'})`);
-      this.#lastError = error.message;
+      this.#lastError = { message: error.message, at: Date.now() };
       throw error;
     }
     const meta = isObject(result._meta) ? result._meta : {};

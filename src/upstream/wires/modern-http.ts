@@ -169,6 +169,7 @@ export class ModernHttpWire {
           sessionHeaders: headers,
           caller: this.#callers.get(id),
           errorsWithStatus: true,
+          refusalAnswers: method === 'server/discover',
           generation: 0,
           resumeFrom: undefined,
           abort,
