@@ -267,6 +267,7 @@ export class ModernProbe implements Upstream {
   readonly label: string;
   readonly inFlight = 0;
   #info: UpstreamServerInfo | undefined;
+  readonly #exitListeners: Array<(reason: string) => void> = [];
 
   constructor(private readonly set: ModernSet) {
     this.label = `${set.name}#health`;
@@ -291,15 +292,20 @@ export class ModernProbe implements Upstream {
   }
 
   async close(): Promise<void> {}
-  onExit(): void {}
   onCallSettled(): void {}
+
+  onExit(listener: (reason: string) => void): void {
+    this.#exitListeners.push(listener);
+  }
 
   async #check(): Promise<UpstreamServerInfo> {
     try {
       return await this.set.discover();
     } catch (err) {
-      if (refusesModern(err)) return { protocolVersion: 'unknown', capabilities: {}, serverInfo: { name: this.set.name, version: 'unknown' } };
-      throw err;
+      if (!refusesModern(err)) throw err;
+      // It speaks 2025: this check passed, and the monitor's next probe is a 2025 session (ping).
+      for (const l of this.#exitListeners.splice(0)) l('speaks 2025');
+      return { protocolVersion: 'unknown', capabilities: {}, serverInfo: { name: this.set.name, version: 'unknown' } };
     }
   }
 }
