@@ -36,8 +36,13 @@ export function statusSources(parts: StatusParts): StatusSources {
     upstreamStatus: parts.upstreamStatus,
     // The main endpoint (the whole catalog), then each virtual server, named by its path.
     servers: () => [
-      { name: 'main', path: config.path, catalog: () => parts.server.catalog, sessions: () => parts.server.sessionCatalogs() },
-      ...parts.server.serverCatalogs().map((s) => ({ name: s.path, path: s.path, catalog: s.catalog, sessions: s.sessions })),
+      {
+        name: 'main',
+        path: config.path,
+        catalog: () => parts.server.catalog,
+        sessions: () => parts.server.sessionCatalogs(),
+      },
+      ...parts.server.serverCatalogs().map((s) => ({ name: s.path, ...s })),
     ],
     listsPerSession: (upstream) => parts.server.listsPerSession(upstream),
     sessionStore: config.sessions.store,

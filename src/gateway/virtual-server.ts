@@ -142,7 +142,7 @@ export class VirtualServer implements McpHandler {
     return this.#dispatcher.sessionCatalogs();
   }
 
-  /** Each virtual server (servers[]) with its catalog as its clients see it, and the sessions' own through it (for /status). */
+  /** Each virtual server (servers[]) with its catalog as its clients see it, and the sessions' own through it. */
   serverCatalogs(): Array<{ path: string; catalog: () => CatalogReader; sessions: () => CatalogReader[] }> {
     return this.#views.paths().map((path) => ({
       path,

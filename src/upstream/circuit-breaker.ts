@@ -53,7 +53,9 @@ export class CircuitBreaker {
       circuit: this.#state,
       consecutiveFailures: this.#failures,
       ...(this.#state !== 'closed' ? { retryAfterMs } : {}),
-      ...(this.#lastFailure !== undefined ? { lastFailure: this.#lastFailure, lastFailureAt: new Date(this.#lastFailureAt).toISOString() } : {}),
+      ...(this.#lastFailure !== undefined
+        ? { lastFailure: this.#lastFailure, lastFailureAt: new Date(this.#lastFailureAt).toISOString() }
+        : {}),
     };
   }
 

@@ -126,7 +126,9 @@ export class EraSet implements WorkerSet {
     const modern = this.modern.status();
     const session = this.session.status();
     const clientRequests = session.clientRequests !== undefined ? { clientRequests: session.clientRequests } : {};
-    return { ...modern, workers: session.workers, ready: session.ready, inFlight: modern.inFlight + session.inFlight, queued: session.queued, ...clientRequests, dualEra: true };
+    const inFlight = modern.inFlight + session.inFlight;
+    const { workers, ready, queued } = session;
+    return { ...modern, workers, ready, inFlight, queued, ...clientRequests, dualEra: true };
   }
 
   #fallBack(err: unknown): void {

@@ -120,7 +120,9 @@ export class ModernSet implements WorkerSet {
       queued: 0,
       era: 'modern',
       protocolVersion: MODERN_REVISION,
-      ...(this.#lastError ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() } : {}),
+      ...(this.#lastError
+        ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() }
+        : {}),
     };
   }
 

@@ -168,7 +168,9 @@ export abstract class WorkerSetBase {
       inFlight,
       queued: this.queued(),
       ...(clientRequests !== undefined ? { clientRequests } : {}),
-      ...(this.#lastError?.message ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() } : {}),
+      ...(this.#lastError?.message
+        ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() }
+        : {}),
     };
   }
 

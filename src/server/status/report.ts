@@ -15,6 +15,8 @@ const MAX_NAMES = 500;
 const MAX_TEXT_CHARS = 300;
 /** Distinct lists of sessions' own workers shown per upstream; the sessions of any further one are counted. */
 const MAX_SESSION_LISTS = 20;
+/** Sessions whose own lists are read for one report; the rest are counted, unread. */
+const MAX_SESSIONS_READ = 1000;
 
 /** A virtual server as the page shows it: its endpoint and its current catalog. */
 export interface StatusServer {
@@ -22,7 +24,7 @@ export interface StatusServer {
   path: string;
   /** The shared catalog: what 2026-07-28 requests list, and 2025 sessions for every shared upstream. */
   catalog: () => CatalogReader;
-  /** What 2025 sessions on this replica last listed from their own per-session workers (through this server's selection). */
+  /** What 2025 sessions on this replica last listed from their own workers (through this server's selection). */
   sessions: () => readonly CatalogReader[];
 }
 
@@ -90,7 +92,7 @@ export interface UpstreamEntries extends ListedEntries {
   listedBy: 'shared' | 'per-session';
   /** per-session: each distinct list sessions on this replica last got, with how many sessions got it. */
   sessions?: Array<ListedEntries & { sessions: number }>;
-  /** Sessions whose list is none of those shown (past MAX_SESSION_LISTS distinct ones). */
+  /** Sessions whose list is not shown (past MAX_SESSION_LISTS distinct ones, or MAX_SESSIONS_READ sessions). */
   otherSessions?: number;
 }
 
@@ -167,7 +169,8 @@ function upstreamReport(u: UpstreamConfig, s: PoolStatus | undefined): UpstreamR
     ...(status.circuit !== undefined ? { circuit: status.circuit } : {}),
     ...(status.consecutiveFailures !== undefined ? { consecutiveFailures: status.consecutiveFailures } : {}),
     ...(status.retryAfterMs !== undefined ? { retryAfterMs: status.retryAfterMs } : {}),
-    ...(failure !== undefined ? { lastFailure: redact(failure.text), ...(failure.at !== undefined ? { lastFailureAt: failure.at } : {}) } : {}),
+    ...(failure !== undefined ? { lastFailure: redact(failure.text) } : {}),
+    ...(failure?.at !== undefined ? { lastFailureAt: failure.at } : {}),
   };
 }
 
@@ -176,41 +179,73 @@ function addName(list: NameList, name: string): void {
   if (list.names.length < MAX_NAMES) list.names.push(name.slice(0, MAX_TEXT_CHARS));
 }
 
+function emptyEntries(): ListedEntries {
+  return { tools: { count: 0, names: [] }, prompts: { count: 0, names: [] }, resources: 0 };
+}
+
 /** Which upstream (of `names`) each listed tool, prompt and resource of a catalog comes from. */
 function entriesByUpstream(catalog: CatalogReader, names: readonly string[]): Map<string, ListedEntries> {
-  const by = new Map(names.map((n) => [n, { tools: { count: 0, names: [] }, prompts: { count: 0, names: [] }, resources: 0 } as ListedEntries]));
+  const by = new Map(names.map((n) => [n, emptyEntries()]));
   const slot = (upstream: string | undefined) => (upstream !== undefined ? by.get(upstream) : undefined);
-  for (const t of catalog.list('tools')) if (typeof t.name === 'string') { const s = slot(catalog.tool(t.name)?.upstream); if (s) addName(s.tools, t.name); }
-  for (const p of catalog.list('prompts')) if (typeof p.name === 'string') { const s = slot(catalog.prompt(p.name)?.upstream); if (s) addName(s.prompts, p.name); }
-  for (const r of catalog.list('resources')) if (typeof r.uri === 'string') { const s = slot(catalog.resource(r.uri)?.upstream); if (s) s.resources++; }
+  for (const t of catalog.list('tools')) {
+    if (typeof t.name === 'string') slotAdd(slot(catalog.tool(t.name)?.upstream)?.tools, t.name);
+  }
+  for (const p of catalog.list('prompts')) {
+    if (typeof p.name === 'string') slotAdd(slot(catalog.prompt(p.name)?.upstream)?.prompts, p.name);
+  }
+  for (const r of catalog.list('resources')) {
+    const s = typeof r.uri === 'string' ? slot(catalog.resource(r.uri)?.upstream) : undefined;
+    if (s) s.resources++;
+  }
   return by;
 }
 
-/** A per-session upstream's lists as its sessions got them: each distinct one once, most sessions first. */
-function sessionLists(sessions: readonly CatalogReader[], upstream: string): Pick<UpstreamEntries, 'sessions' | 'otherSessions'> {
-  const distinct = new Map<string, ListedEntries & { sessions: number }>();
-  for (const catalog of sessions) {
-    const entries = entriesByUpstream(catalog, [upstream]).get(upstream)!;
-    const key = JSON.stringify([entries.tools, entries.prompts, entries.resources]);
-    const seen = distinct.get(key);
-    if (seen) seen.sessions++;
-    else distinct.set(key, { ...entries, sessions: 1 });
+function slotAdd(list: NameList | undefined, name: string): void {
+  if (list) addName(list, name);
+}
+
+type SessionLists = Pick<UpstreamEntries, 'sessions' | 'otherSessions'>;
+
+/**
+ * The per-session upstreams' lists as sessions got them: each distinct list once, most sessions
+ * first. At most MAX_SESSIONS_READ sessions are read (the page is built on each request).
+ */
+function sessionLists(sessions: readonly CatalogReader[], own: readonly string[]): Map<string, SessionLists> {
+  const distinct = new Map(own.map((n) => [n, new Map<string, ListedEntries & { sessions: number }>()]));
+  for (const catalog of sessions.slice(0, MAX_SESSIONS_READ)) {
+    for (const [upstream, entries] of entriesByUpstream(catalog, own)) {
+      const lists = distinct.get(upstream)!;
+      const key = JSON.stringify([entries.tools, entries.prompts, entries.resources]);
+      const seen = lists.get(key);
+      if (seen) seen.sessions++;
+      else lists.set(key, { ...entries, sessions: 1 });
+    }
   }
-  const all = [...distinct.values()].sort((a, b) => b.sessions - a.sessions);
-  const other = all.slice(MAX_SESSION_LISTS).reduce((n, l) => n + l.sessions, 0);
-  return { sessions: all.slice(0, MAX_SESSION_LISTS), ...(other > 0 ? { otherSessions: other } : {}) };
+  const unread = Math.max(0, sessions.length - MAX_SESSIONS_READ);
+  const out = new Map<string, SessionLists>();
+  for (const [upstream, lists] of distinct) {
+    const all = [...lists.values()].sort((a, b) => b.sessions - a.sessions);
+    const other = all.slice(MAX_SESSION_LISTS).reduce((n, l) => n + l.sessions, unread);
+    out.set(upstream, { sessions: all.slice(0, MAX_SESSION_LISTS), ...(other > 0 ? { otherSessions: other } : {}) });
+  }
+  return out;
 }
 
 /** A server's catalog by upstream, as its clients list it (a per-session upstream: as each session does). */
-function serverReport(server: StatusServer, upstreams: readonly UpstreamConfig[], listsPerSession: (upstream: string) => boolean): ServerReport {
+function serverReport(
+  server: StatusServer,
+  upstreams: readonly UpstreamConfig[],
+  perSession: (upstream: string) => boolean,
+): ServerReport {
   const catalog = server.catalog();
   const shared = entriesByUpstream(catalog, upstreams.map((u) => u.name));
-  const own = upstreams.filter((u) => listsPerSession(u.name)).map((u) => u.name);
-  const sessions = own.length > 0 ? server.sessions() : [];
+  const own = upstreams.filter((u) => perSession(u.name)).map((u) => u.name);
+  const bySessions = own.length > 0 ? sessionLists(server.sessions(), own) : new Map<string, SessionLists>();
   const byUpstream: ServerReport['byUpstream'] = {};
   for (const u of upstreams) {
     const entries = shared.get(u.name)!;
-    byUpstream[u.name] = own.includes(u.name) ? { ...entries, listedBy: 'per-session', ...sessionLists(sessions, u.name) } : { ...entries, listedBy: 'shared' };
+    const lists = bySessions.get(u.name);
+    byUpstream[u.name] = lists ? { ...entries, listedBy: 'per-session', ...lists } : { ...entries, listedBy: 'shared' };
   }
   return {
     name: server.name,

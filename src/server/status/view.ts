@@ -32,30 +32,36 @@ const ERA_LABEL: Record<NonNullable<UpstreamReport['era']>, [string, string]> = 
 };
 
 function eraCell(u: UpstreamReport): string {
-  if (u.era === undefined) return '<span class="muted">not known yet</span>';
+  if (u.era === undefined) return muted('not known yet');
   const [label, note] = ERA_LABEL[u.era];
   const detail = u.era === 'session' ? (u.protocolVersion ?? '') : note;
-  return `${escapeHtml(label)}${detail ? `<br><span class="muted">${escapeHtml(detail)}</span>` : ''}`;
+  return `${escapeHtml(label)}${detail ? `<br>${muted(detail)}` : ''}`;
 }
 
+const muted = (text: unknown) => `<span class="muted">${escapeHtml(text)}</span>`;
+
 function workersCell(u: UpstreamReport): string {
-  if (u.workers === undefined || u.ready === undefined) return '<span class="muted">none (stateless)</span>';
-  return `${escapeHtml(u.ready)}/${escapeHtml(u.workers)}${u.era === 'dual' ? '<br><span class="muted">2025 sessions</span>' : ''}`;
+  if (u.workers === undefined || u.ready === undefined) return muted('none (stateless)');
+  return `${escapeHtml(u.ready)}/${escapeHtml(u.workers)}${u.era === 'dual' ? `<br>${muted('2025 sessions')}` : ''}`;
 }
 
 /** Red while the upstream is not ready; an older failure of a ready one is history, shown plain. */
 function failureCell(u: UpstreamReport): string {
-  if (u.lastFailure === undefined) return '<td><span class="muted">none</span></td>';
-  const at = u.lastFailureAt !== undefined ? `<br><span class="muted">at <time datetime="${escapeHtml(u.lastFailureAt)}">${escapeHtml(u.lastFailureAt)}</time></span>` : '';
+  if (u.lastFailure === undefined) return `<td>${muted('none')}</td>`;
+  const when = u.lastFailureAt;
+  const time = when !== undefined ? `<time datetime="${escapeHtml(when)}">${escapeHtml(when)}</time>` : undefined;
+  const at = time !== undefined ? `<br><span class="muted">at ${time}</span>` : '';
   return `<td class="${u.state === 'ready' ? 'past' : 'failure'}">${escapeHtml(u.lastFailure)}${at}</td>`;
 }
 
 function upstreamRow(u: UpstreamReport): string {
   const circuit = u.circuit === undefined ? '<span class="muted">n/a</span>' : `${badge(u.circuit)}${u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : ''}${u.retryAfterMs !== undefined ? ` <span class="muted">· retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>` : ''}`;
-  return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}" data-era="${escapeHtml(u.era ?? '')}">
+  return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}"
+ data-era="${escapeHtml(u.era ?? '')}">
 <th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td><td>${eraCell(u)}</td>
 <td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
-<td class="num">${workersCell(u)}</td><td class="num">${escapeHtml(u.inFlight)}${u.clientRequests ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>` : ''}</td><td class="num">${escapeHtml(u.queued)}</td>
+<td class="num">${workersCell(u)}</td>
+<td class="num">${escapeHtml(u.inFlight)}${u.clientRequests ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>` : ''}</td><td class="num">${escapeHtml(u.queued)}</td>
 <td>${circuit}</td>${failureCell(u)}</tr>`;
 }
 
@@ -66,17 +72,34 @@ function names(list: NameList): string {
 }
 
 function entriesCells(c: ListedEntries): string {
-  return `<td>${escapeHtml(c.tools.count)}: ${names(c.tools)}</td><td>${escapeHtml(c.prompts.count)}: ${names(c.prompts)}</td><td class="num">${escapeHtml(c.resources)}</td>`;
+  const counted = (list: NameList) => `<td>${escapeHtml(list.count)}: ${names(list)}</td>`;
+  return `${counted(c.tools)}${counted(c.prompts)}<td class="num">${escapeHtml(c.resources)}</td>`;
+}
+
+function catalogRow(upstream: string, listedBy: string, label: string, cells: string, sessions?: number): string {
+  const count = sessions === undefined ? '' : ` data-sessions="${escapeHtml(sessions)}"`;
+  const attributes = `data-catalog-upstream="${escapeHtml(upstream)}" data-listed-by="${listedBy}"${count}`;
+  return `<tr ${attributes}><th scope="row">${label}</th>${cells}</tr>`;
 }
 
 /** An upstream's rows: its entries; a per-session one's shared list, then each list its sessions got. */
 function catalogRows(upstream: string, c: UpstreamEntries): string {
   const name = escapeHtml(upstream);
-  if (c.listedBy === 'shared') return `<tr data-catalog-upstream="${name}" data-listed-by="shared"><th scope="row">${name}</th>${entriesCells(c)}</tr>`;
-  const rows = [`<tr data-catalog-upstream="${name}" data-listed-by="probe"><th scope="row">${name}<br><span class="muted">2026-07-28 requests (the gateway's probe, offering every client capability)</span></th>${entriesCells(c)}</tr>`];
-  for (const l of c.sessions ?? []) rows.push(`<tr data-catalog-upstream="${name}" data-listed-by="sessions" data-sessions="${escapeHtml(l.sessions)}"><th scope="row"><span class="muted">${escapeHtml(l.sessions)} 2025 session(s) here, own worker</span></th>${entriesCells(l)}</tr>`);
-  if (!c.sessions?.length) rows.push(`<tr data-catalog-upstream="${name}" data-listed-by="sessions" data-sessions="0"><th scope="row" colspan="4"><span class="muted">2025 sessions list their own worker's: none has on this replica yet</span></th></tr>`);
-  if (c.otherSessions) rows.push(`<tr><th scope="row" colspan="4"><span class="muted">and ${escapeHtml(c.otherSessions)} session(s) with other lists</span></th></tr>`);
+  if (c.listedBy === 'shared') return catalogRow(upstream, 'shared', name, entriesCells(c));
+  const probe = `${name}<br>${muted("2026-07-28 requests (the gateway's probe, offering every client capability)")}`;
+  const rows = [catalogRow(upstream, 'probe', probe, entriesCells(c))];
+  for (const l of c.sessions ?? []) {
+    const label = muted(`${l.sessions} 2025 session(s) here, own worker`);
+    rows.push(catalogRow(upstream, 'sessions', label, entriesCells(l), l.sessions));
+  }
+  const wide = (text: string) => `<td colspan="3">${muted(text)}</td>`;
+  if (!c.sessions?.length) {
+    const none = wide("each lists its own worker's: none has on this replica yet");
+    rows.push(catalogRow(upstream, 'sessions', muted('2025 sessions'), none, 0));
+  }
+  if (c.otherSessions) {
+    rows.push(catalogRow(upstream, 'other', '', wide(`and ${c.otherSessions} session(s) with other lists`)));
+  }
   return rows.join('\n');
 }
 
@@ -86,7 +109,9 @@ function serverSection(s: ServerReport): string {
     .join('\n');
   const t = s.totals;
   return `<section data-server="${escapeHtml(s.name)}"><h3>${escapeHtml(s.name)} <code>${escapeHtml(s.path)}</code></h3>
-<p class="muted">${escapeHtml(t.tools)} tools, ${escapeHtml(t.prompts)} prompts, ${escapeHtml(t.resources)} resources, ${escapeHtml(t.resourceTemplates)} resource templates listed, as clients list them (a down upstream's entries are not listed; per-principal tool permissions apply on top)</p>
+<p class="muted">${escapeHtml(t.tools)} tools, ${escapeHtml(t.prompts)} prompts, ${escapeHtml(t.resources)} resources, \
+${escapeHtml(t.resourceTemplates)} resource templates listed, as clients list them \
+(a down upstream's entries are not listed; per-principal tool permissions apply on top)</p>
 <table><thead><tr><th>upstream</th><th>tools</th><th>prompts</th><th>resources</th></tr></thead><tbody>
 ${rows}
 </tbody></table></section>`;
@@ -127,7 +152,8 @@ export function renderStatusPage(r: StatusReport, refreshSeconds: number): strin
 <header><h1>mcp-gateway ${badge(g.state)}</h1>
 <p class="muted">version ${escapeHtml(g.version)} · up ${escapeHtml(duration(g.uptimeSeconds))} (since ${escapeHtml(g.startedAt)}) · generated ${escapeHtml(g.generatedAt)}${refreshSeconds > 0 ? ` · refreshes every ${escapeHtml(refreshSeconds)} s` : ''} · <a href="status.json">status.json</a></p></header>
 <h2>Upstreams <span class="muted">${escapeHtml(r.upstreams.length)} configured, ${escapeHtml(down)} not ready</span></h2>
-<table><thead><tr><th>name</th><th>state</th><th>era</th><th>transport</th><th>ready / workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
+<table><thead><tr><th>name</th><th>state</th><th>era</th><th>transport</th>
+<th>ready / workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
 ${r.upstreams.map(upstreamRow).join('\n')}
 </tbody></table>
 <h2>Clients</h2>

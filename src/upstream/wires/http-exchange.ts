@@ -158,7 +158,8 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
         breaker.success();
         return { kind: 'done' };
       }
-      return refused(req, new ExchangeFailure('status', `answered HTTP ${res.status}: ${text.slice(0, 300).replace(/\s+/g, ' ')}`, res.status, retryAfterMs(res.headers)));
+      const message = `answered HTTP ${res.status}: ${text.slice(0, 300).replace(/\s+/g, ' ')}`;
+      return refused(req, new ExchangeFailure('status', message, res.status, retryAfterMs(res.headers)));
     }
     const text = await res.body.snippet();
     // 404 is the spec's "session gone"; servers built on the SDK's examples say 400 "No valid session ID".
@@ -166,7 +167,8 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
       breaker.success();
       return { kind: 'session-lost', generation: req.generation };
     }
-    return refused(req, new ExchangeFailure('status', `answered HTTP ${res.status}${text ? `: ${text}` : ''}`, res.status, retryAfterMs(res.headers)));
+    const message = `answered HTTP ${res.status}${text ? `: ${text}` : ''}`;
+    return refused(req, new ExchangeFailure('status', message, res.status, retryAfterMs(res.headers)));
   }
   if (id === undefined) {
     // A notification or an answer of ours was taken (the spec says 202; any 2xx will do).
