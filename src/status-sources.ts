@@ -36,9 +36,15 @@ export function statusSources(parts: StatusParts): StatusSources {
     upstreamStatus: parts.upstreamStatus,
     // The main endpoint (the whole catalog), then each virtual server, named by its path.
     servers: () => [
-      { name: 'main', path: config.path, catalog: () => parts.server.catalog },
-      ...parts.server.serverCatalogs().map((s) => ({ name: s.path, path: s.path, catalog: s.catalog })),
+      {
+        name: 'main',
+        path: config.path,
+        catalog: () => parts.server.catalog,
+        sessions: () => parts.server.sessionCatalogs(),
+      },
+      ...parts.server.serverCatalogs().map((s) => ({ name: s.path, ...s })),
     ],
+    listsPerSession: (upstream) => parts.server.listsPerSession(upstream),
     sessionStore: config.sessions.store,
     sessions: () => parts.store.size(),
     ...(parts.storeStatus ? { storeState: parts.storeStatus } : {}),

@@ -110,6 +110,11 @@ export class Dispatcher {
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
   }
 
+  /** The catalogs 2025 sessions on this replica last listed from their own per-session workers. */
+  sessionCatalogs(): Catalog[] {
+    return this.#sessionCatalogs.kept();
+  }
+
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void {
     this.#inFlight.cancelScope(scope, new GatewayError('REQUEST_CANCELLED', 'Session ended'));

@@ -89,6 +89,11 @@ export class SessionCatalogs {
     return this.#failed.get(catalog)?.get(upstream);
   }
 
+  /** The lists each session on this replica last got from its own workers (for /status). */
+  kept(): Catalog[] {
+    return [...this.#kept.values()].map((k) => k.catalog);
+  }
+
   /** The session ended. */
   forget(scope: string): void {
     this.#kept.delete(scope);

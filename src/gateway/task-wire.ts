@@ -142,10 +142,14 @@ export function speaksTasks(ctx: RequestContext): boolean {
   return ctx.stateless || ctx.protocolVersion >= FIRST_LEGACY_VERSION;
 }
 
-/** A tool as an upstream listed it, without the task support the gateway would not honour. */
+/**
+ * A tool as an upstream listed it, without the task support the gateway would not honour
+ * ("optional", "required"). "forbidden" stays: a call of that tool never becomes a task, with
+ * or without a task engine, so the tool lists the same whatever `tasks:` says.
+ */
 export function withoutTaskSupport(tool: Record<string, unknown>): Record<string, unknown> {
   const execution = isObject(tool.execution) ? tool.execution : undefined;
-  if (execution?.taskSupport === undefined) return tool;
+  if (execution?.taskSupport === undefined || execution.taskSupport === 'forbidden') return tool;
   const { taskSupport: _own, ...rest } = execution;
   return { ...tool, execution: rest };
 }

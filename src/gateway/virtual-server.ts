@@ -142,9 +142,23 @@ export class VirtualServer implements McpHandler {
     return this.#catalogs.catalog;
   }
 
-  /** Each virtual server (servers[]) with its catalog as its clients see it (for /status). */
-  serverCatalogs(): Array<{ path: string; catalog: () => CatalogReader }> {
-    return this.#views.paths().map((path) => ({ path, catalog: () => viewCatalog(this.#views.get(path), this.#catalogs.catalog) }));
+  /** The catalogs 2025 sessions on this replica last listed from their own per-session workers (for /status). */
+  sessionCatalogs(): Catalog[] {
+    return this.#dispatcher.sessionCatalogs();
+  }
+
+  /** Each virtual server (servers[]) with its catalog as its clients see it, and the sessions' own through it. */
+  serverCatalogs(): Array<{ path: string; catalog: () => CatalogReader; sessions: () => CatalogReader[] }> {
+    return this.#views.paths().map((path) => ({
+      path,
+      catalog: () => viewCatalog(this.#views.get(path), this.#catalogs.catalog),
+      sessions: () => this.sessionCatalogs().map((c) => viewCatalog(this.#views.get(path), c)),
+    }));
+  }
+
+  /** Whether a 2025 session lists `upstream` from a worker of its own (mode per-session), not the shared catalog. */
+  listsPerSession(upstream: string): boolean {
+    return this.options.upstreams.get(upstream)?.workers.perScope === true;
   }
 
   /** For tests only (see internals.ts). */

@@ -10,6 +10,8 @@ export interface CircuitStatus {
   /** While not closed: how long until the circuit lets a probe through. */
   retryAfterMs?: number;
   lastFailure?: string;
+  /** When it happened (ISO 8601): an old failure of an upstream that has recovered reads as one. */
+  lastFailureAt?: string;
 }
 
 /**
@@ -29,6 +31,7 @@ export class CircuitBreaker {
   /** Until when the half-open probe let through has the slot to itself. */
   #probeUntil = 0;
   #lastFailure: string | undefined;
+  #lastFailureAt = 0;
   #timer: NodeJS.Timeout | undefined;
   readonly #backoff: Backoff;
   readonly #listeners = new Set<(state: CircuitState) => void>();
@@ -50,7 +53,9 @@ export class CircuitBreaker {
       circuit: this.#state,
       consecutiveFailures: this.#failures,
       ...(this.#state !== 'closed' ? { retryAfterMs } : {}),
-      ...(this.#lastFailure !== undefined ? { lastFailure: this.#lastFailure } : {}),
+      ...(this.#lastFailure !== undefined
+        ? { lastFailure: this.#lastFailure, lastFailureAt: new Date(this.#lastFailureAt).toISOString() }
+        : {}),
     };
   }
 
@@ -91,7 +96,7 @@ export class CircuitBreaker {
   /** An exchange failed in a way that says the upstream is unwell. */
   failure(reason: string): void {
     if (this.#state === 'open') return;
-    this.#lastFailure = reason;
+    this.#noteFailure(reason);
     this.#failures++;
     if (this.#state === 'half-open' || this.#failures >= this.config.failureThreshold) this.#open();
   }
@@ -99,13 +104,18 @@ export class CircuitBreaker {
   /** Opens the circuit now (a health check failed). */
   trip(reason: string): void {
     if (this.#state === 'open') return;
-    this.#lastFailure = reason;
+    this.#noteFailure(reason);
     this.#open();
   }
 
   close(): void {
     clearTimeout(this.#timer);
     this.#listeners.clear();
+  }
+
+  #noteFailure(reason: string): void {
+    this.#lastFailure = reason;
+    this.#lastFailureAt = Date.now();
   }
 
   #open(): void {

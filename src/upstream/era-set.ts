@@ -86,7 +86,7 @@ export class EraSet implements WorkerSet {
   }
 
   status(): PoolStatus {
-    if (this.#era === 'modern') return this.modern.status();
+    if (this.#era === 'modern') return this.modern.dualEra ? this.#dualStatus() : this.modern.status();
     const status = this.session.status();
     if (this.#era === 'unknown') return { ...status, state: status.state === 'closed' ? 'closed' : this.modern.status().state === 'down' ? 'down' : 'starting', ...this.#lastError() };
     return { ...status, era: 'session', ...(this.session.info ? { protocolVersion: this.session.info.protocolVersion } : {}) };
@@ -120,9 +120,19 @@ export class EraSet implements WorkerSet {
     await Promise.all([this.session.close(), this.modern.close()]);
   }
 
-  #lastError(): { lastError?: string } {
-    const error = this.modern.status().lastError;
-    return error ? { lastError: error } : {};
+  #lastError(): { lastError?: string; lastErrorAt?: string } {
+    const { lastError, lastErrorAt } = this.modern.status();
+    return lastError ? { lastError, ...(lastErrorAt ? { lastErrorAt } : {}) } : {};
+  }
+
+  /** Both sides: stateless calls in flight, and the sessions (workers) its 2025 clients keep. */
+  #dualStatus(): PoolStatus {
+    const modern = this.modern.status();
+    const session = this.session.status();
+    const clientRequests = session.clientRequests !== undefined ? { clientRequests: session.clientRequests } : {};
+    const inFlight = modern.inFlight + session.inFlight;
+    const { workers, ready, queued } = session;
+    return { ...modern, workers, ready, inFlight, queued, ...clientRequests, dualEra: true };
   }
 
   #fallBack(err: unknown): void {

@@ -75,7 +75,7 @@ export class ModernSet implements WorkerSet {
   #expiresAt = 0;
   #discovering: Promise<UpstreamServerInfo> | undefined;
   #retryTimer: NodeJS.Timeout | undefined;
-  #lastError: string | undefined;
+  #lastError: { message: string; at: number } | undefined;
   #closed = false;
 
   constructor(private readonly options: ModernSetOptions) {
@@ -111,15 +111,18 @@ export class ModernSet implements WorkerSet {
 
   status(): PoolStatus {
     const state: PoolState = this.#closed ? 'closed' : this.#info ? 'ready' : this.#lastError ? 'down' : 'starting';
+    // No workers to count: every call is a request of its own (its in-flight ones are counted).
     return {
       state,
       workers: 0,
-      ready: state === 'ready' ? 1 : 0,
+      ready: 0,
       inFlight: this.#wire.inFlight,
       queued: 0,
       era: 'modern',
       protocolVersion: MODERN_REVISION,
-      ...(this.#lastError ? { lastError: this.#lastError } : {}),
+      ...(this.#lastError
+        ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() }
+        : {}),
     };
   }
 
@@ -192,7 +195,7 @@ export class ModernSet implements WorkerSet {
     try {
       result = await this.#wire.call('server/discover', { _meta: identityMeta(identity) }).promise;
     } catch (err) {
-      this.#lastError = err instanceof Error ? err.message : String(err);
+      this.#lastError = { message: err instanceof Error ? err.message : String(err), at: Date.now() };
       if (!refusesModern(err)) {
         this.#retryLater();
       } else if (this.#info === undefined) {
@@ -206,7 +209,7 @@ export class ModernSet implements WorkerSet {
     const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions.filter((v): v is string => typeof v === 'string') : [];
     if (!versions.includes(MODERN_REVISION)) {
       const error = new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${name}: server/discover names no version the gateway speaks (${versions.join(', ') || 'none'})`);
-      this.#lastError = error.message;
+      this.#lastError = { message: error.message, at: Date.now() };
       throw error;
     }
     const meta = isObject(result._meta) ? result._meta : {};
@@ -266,6 +269,7 @@ export class ModernProbe implements Upstream {
   readonly label: string;
   readonly inFlight = 0;
   #info: UpstreamServerInfo | undefined;
+  readonly #exitListeners: Array<(reason: string) => void> = [];
 
   constructor(private readonly set: ModernSet) {
     this.label = `${set.name}#health`;
@@ -290,15 +294,20 @@ export class ModernProbe implements Upstream {
   }
 
   async close(): Promise<void> {}
-  onExit(): void {}
   onCallSettled(): void {}
+
+  onExit(listener: (reason: string) => void): void {
+    this.#exitListeners.push(listener);
+  }
 
   async #check(): Promise<UpstreamServerInfo> {
     try {
       return await this.set.discover();
     } catch (err) {
-      if (refusesModern(err)) return { protocolVersion: 'unknown', capabilities: {}, serverInfo: { name: this.set.name, version: 'unknown' } };
-      throw err;
+      if (!refusesModern(err)) throw err;
+      // It speaks 2025: this check passed, and the monitor's next probe is a 2025 session (ping).
+      for (const l of this.#exitListeners.splice(0)) l('speaks 2025');
+      return { protocolVersion: 'unknown', capabilities: {}, serverInfo: { name: this.set.name, version: 'unknown' } };
     }
   }
 }

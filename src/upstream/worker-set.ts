@@ -17,13 +17,18 @@ export interface PoolStatus {
   /** Per-session upstreams: requests their workers made of clients, not answered yet. */
   clientRequests?: number;
   lastError?: string;
+  /** When lastError happened (ISO 8601). */
+  lastErrorAt?: string;
   /** A remote upstream's circuit breaker (see circuit-breaker.ts); absent for stdio. */
   circuit?: CircuitState;
   consecutiveFailures?: number;
   retryAfterMs?: number;
   lastFailure?: string;
+  lastFailureAt?: string;
   /** The era the gateway speaks to it: `modern` (2026-07-28, stateless) or `session` (2025, initialize). */
   era?: 'modern' | 'session';
+  /** era `modern` that speaks a 2025 revision too: its 2025 clients keep sessions (the workers counted). */
+  dualEra?: boolean;
   /** The revision it speaks (what initialize or server/discover said). */
   protocolVersion?: string;
 }
@@ -102,7 +107,7 @@ export interface WorkerSetOptions {
 export abstract class WorkerSetBase {
   /** Workers created so far: each gets the next index (its label's `#n`). */
   protected spawned = 0;
-  protected lastError: string | undefined;
+  #lastError: { message: string; at: number } | undefined;
   #info: UpstreamServerInfo | undefined;
   #closed = false;
   readonly #infoListeners: Array<(info: UpstreamServerInfo) => void> = [];
@@ -119,6 +124,16 @@ export abstract class WorkerSetBase {
   ) {
     this.#reaper = setInterval(() => this.reapIdle(), Math.max(1000, Math.floor(config.idleTimeoutMs / 2)));
     this.#reaper.unref();
+  }
+
+  /** The last start error, cleared by a start that succeeds. */
+  protected get lastError(): string | undefined {
+    return this.#lastError?.message;
+  }
+
+  /** Stamped with its time, which status() reports. */
+  protected set lastError(message: string | undefined) {
+    this.#lastError = message === undefined ? undefined : { message, at: Date.now() };
   }
 
   get info(): UpstreamServerInfo | undefined {
@@ -155,7 +170,9 @@ export abstract class WorkerSetBase {
       inFlight,
       queued: this.queued(),
       ...(clientRequests !== undefined ? { clientRequests } : {}),
-      ...(this.lastError ? { lastError: this.lastError } : {}),
+      ...(this.#lastError?.message
+        ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() }
+        : {}),
     };
   }
 

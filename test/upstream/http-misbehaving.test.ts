@@ -203,6 +203,8 @@ describe('an upstream that is down when the gateway starts', () => {
         return body.result.tools.some((t) => t.name === 'late__ok');
       }, 20_000);
       expect((await fetch(new URL('/readyz', gw2.base))).status).toBe(200);
+      // Its 404 to server/discover (auto) was an answer: the health monitor now pings it over a 2025 session of its own.
+      await until('the health probe has its own session', () => late.initializes >= 2, 5000);
       await gw2.stop();
       // The pool's worker and the health probe: each its own session, each ended.
       expect(late.deletes).toBeGreaterThanOrEqual(2);

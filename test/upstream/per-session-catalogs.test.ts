@@ -16,23 +16,12 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { everythingUpstream } from '../support/everything.js';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { capabilityToolsUpstream } from '../support/capability-tools.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'per-session-catalogs-'));
 const CALLS = join(dir, 'calls.log');
-
-/** Offers `needs_sampling` to a client with sampling only; answers any tools/call (a gateway that forwarded one would show it in CALLS). */
-const CAPABILITY_TOOLS_SERVER = rawStdioServer(
-  `if (m.method === 'initialize') { caps = m.params.capabilities || {}; return { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'caps', version: '1' } }; }
-  if (m.method === 'tools/list') return { tools: caps.sampling ? [always, sampling] : [always] };
-  if (m.method === 'tools/call') { require('node:fs').appendFileSync(${JSON.stringify(CALLS)}, m.params.name + '\\n'); return { content: [{ type: 'text', text: m.params.name + ' ran' }] }; }
-  return {};`,
-  `let caps = {};
-const always = { name: 'always', inputSchema: { type: 'object' } };
-const sampling = { name: 'needs_sampling', description: 'Only for clients that can sample', inputSchema: { type: 'object', properties: { n: { type: 'integer' } } } };`,
-);
 
 let gw: RunningGateway;
 const clients: Client[] = [];
@@ -44,7 +33,7 @@ async function connect(url: URL, capabilities: Record<string, Record<string, nev
   return client;
 }
 
-const CAPS_UPSTREAM = { name: 'caps', transport: 'stdio', command: process.execPath, args: ['-e', CAPABILITY_TOOLS_SERVER], mode: 'per-session', pool: { max: 8 } };
+const CAPS_UPSTREAM = capabilityToolsUpstream('caps', CALLS);
 
 const calls = () => (existsSync(CALLS) ? readFileSync(CALLS, 'utf8').trim().split('\n') : []);
 

@@ -2,7 +2,7 @@
  * /status as HTML: one self-contained page (inline style, no script, no external asset), built
  * on the server from the same report as /status.json. Every value from the report is escaped.
  */
-import type { NameList, ServerReport, StatusReport, UpstreamReport } from './report.js';
+import type { ListedEntries, NameList, ServerReport, StatusReport, UpstreamEntries, UpstreamReport } from './report.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -25,13 +25,44 @@ function duration(seconds: number): string {
   return [d ? `${d}d` : '', d || h ? `${h}h` : '', d || h || m ? `${m}m` : '', `${s}s`].filter(Boolean).join(' ');
 }
 
+const ERA_LABEL: Record<NonNullable<UpstreamReport['era']>, [string, string]> = {
+  session: ['2025 session', ''],
+  modern: ['2026-07-28', 'stateless'],
+  dual: ['dual', '2026-07-28, and 2025 sessions'],
+};
+
+function eraCell(u: UpstreamReport): string {
+  if (u.era === undefined) return muted('not known yet');
+  const [label, note] = ERA_LABEL[u.era];
+  const detail = u.era === 'session' ? (u.protocolVersion ?? '') : note;
+  return `${escapeHtml(label)}${detail ? `<br>${muted(detail)}` : ''}`;
+}
+
+const muted = (text: unknown) => `<span class="muted">${escapeHtml(text)}</span>`;
+
+function workersCell(u: UpstreamReport): string {
+  if (u.workers === undefined || u.ready === undefined) return muted('none (stateless)');
+  return `${escapeHtml(u.ready)}/${escapeHtml(u.workers)}${u.era === 'dual' ? `<br>${muted('2025 sessions')}` : ''}`;
+}
+
+/** Red while the upstream is not ready; an older failure of a ready one is history, shown plain. */
+function failureCell(u: UpstreamReport): string {
+  if (u.lastFailure === undefined) return `<td>${muted('none')}</td>`;
+  const when = u.lastFailureAt;
+  const time = when !== undefined ? `<time datetime="${escapeHtml(when)}">${escapeHtml(when)}</time>` : undefined;
+  const at = time !== undefined ? `<br><span class="muted">at ${time}</span>` : '';
+  return `<td class="${u.state === 'ready' ? 'past' : 'failure'}">${escapeHtml(u.lastFailure)}${at}</td>`;
+}
+
 function upstreamRow(u: UpstreamReport): string {
   const circuit = u.circuit === undefined ? '<span class="muted">n/a</span>' : `${badge(u.circuit)}${u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : ''}${u.retryAfterMs !== undefined ? ` <span class="muted">· retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>` : ''}`;
-  return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}">
-<th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td>
+  return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}"
+ data-era="${escapeHtml(u.era ?? '')}">
+<th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td><td>${eraCell(u)}</td>
 <td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
-<td class="num">${escapeHtml(u.ready)}/${escapeHtml(u.workers)}</td><td class="num">${escapeHtml(u.inFlight)}${u.clientRequests ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>` : ''}</td><td class="num">${escapeHtml(u.queued)}</td>
-<td>${circuit}</td><td class="failure">${u.lastFailure !== undefined ? escapeHtml(u.lastFailure) : '<span class="muted">none</span>'}</td></tr>`;
+<td class="num">${workersCell(u)}</td>
+<td class="num">${escapeHtml(u.inFlight)}${u.clientRequests ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>` : ''}</td><td class="num">${escapeHtml(u.queued)}</td>
+<td>${circuit}</td>${failureCell(u)}</tr>`;
 }
 
 function names(list: NameList): string {
@@ -40,13 +71,47 @@ function names(list: NameList): string {
   return `${list.names.map((n) => `<code>${escapeHtml(n)}</code>`).join(' ')}${more > 0 ? ` <span class="muted">and ${escapeHtml(more)} more</span>` : ''}`;
 }
 
+function entriesCells(c: ListedEntries): string {
+  const counted = (list: NameList) => `<td>${escapeHtml(list.count)}: ${names(list)}</td>`;
+  return `${counted(c.tools)}${counted(c.prompts)}<td class="num">${escapeHtml(c.resources)}</td>`;
+}
+
+function catalogRow(upstream: string, listedBy: string, label: string, cells: string, sessions?: number): string {
+  const count = sessions === undefined ? '' : ` data-sessions="${escapeHtml(sessions)}"`;
+  const attributes = `data-catalog-upstream="${escapeHtml(upstream)}" data-listed-by="${listedBy}"${count}`;
+  return `<tr ${attributes}><th scope="row">${label}</th>${cells}</tr>`;
+}
+
+/** An upstream's rows: its entries; a per-session one's shared list, then each list its sessions got. */
+function catalogRows(upstream: string, c: UpstreamEntries): string {
+  const name = escapeHtml(upstream);
+  if (c.listedBy === 'shared') return catalogRow(upstream, 'shared', name, entriesCells(c));
+  const probe = `${name}<br>${muted("2026-07-28 requests (the gateway's probe, offering every client capability)")}`;
+  const rows = [catalogRow(upstream, 'probe', probe, entriesCells(c))];
+  for (const l of c.sessions ?? []) {
+    const label = muted(`${l.sessions} 2025 session(s) here, own worker`);
+    rows.push(catalogRow(upstream, 'sessions', label, entriesCells(l), l.sessions));
+  }
+  const wide = (text: string) => `<td colspan="3">${muted(text)}</td>`;
+  if (!c.sessions?.length) {
+    const none = wide("each lists its own worker's: none has on this replica yet");
+    rows.push(catalogRow(upstream, 'sessions', muted('2025 sessions'), none, 0));
+  }
+  if (c.otherSessions) {
+    rows.push(catalogRow(upstream, 'other', '', wide(`and ${c.otherSessions} session(s) with other lists`)));
+  }
+  return rows.join('\n');
+}
+
 function serverSection(s: ServerReport): string {
   const rows = Object.entries(s.byUpstream)
-    .map(([upstream, c]) => `<tr data-catalog-upstream="${escapeHtml(upstream)}"><th scope="row">${escapeHtml(upstream)}</th><td>${escapeHtml(c.tools.count)}: ${names(c.tools)}</td><td>${escapeHtml(c.prompts.count)}: ${names(c.prompts)}</td><td class="num">${escapeHtml(c.resources)}</td></tr>`)
+    .map(([upstream, c]) => catalogRows(upstream, c))
     .join('\n');
   const t = s.totals;
   return `<section data-server="${escapeHtml(s.name)}"><h3>${escapeHtml(s.name)} <code>${escapeHtml(s.path)}</code></h3>
-<p class="muted">${escapeHtml(t.tools)} tools, ${escapeHtml(t.prompts)} prompts, ${escapeHtml(t.resources)} resources, ${escapeHtml(t.resourceTemplates)} resource templates listed (a down upstream's entries are not listed)</p>
+<p class="muted">${escapeHtml(t.tools)} tools, ${escapeHtml(t.prompts)} prompts, ${escapeHtml(t.resources)} resources, \
+${escapeHtml(t.resourceTemplates)} resource templates listed, as clients list them \
+(a down upstream's entries are not listed; per-principal tool permissions apply on top)</p>
 <table><thead><tr><th>upstream</th><th>tools</th><th>prompts</th><th>resources</th></tr></thead><tbody>
 ${rows}
 </tbody></table></section>`;
@@ -70,7 +135,7 @@ table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:t
 thead th{background:var(--head);font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:0 .45rem;border-radius:.6rem;font-size:.85em;font-weight:600;color:#fff}
 .ok{background:#1f883d}.bad{background:#cf222e}.warn{background:#bf8700}.off{background:#6e7781}
-.muted{color:var(--muted)}.failure{color:#cf222e;word-break:break-word;max-width:28rem}
+.muted{color:var(--muted)}.failure,.past{word-break:break-word;max-width:28rem}.failure{color:#cf222e}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.2rem 1rem;margin:.4rem 0}dt{font-weight:600}dd{margin:0}
 code{font:12.5px ui-monospace,SFMono-Regular,Menlo,monospace}
 `;
@@ -87,7 +152,8 @@ export function renderStatusPage(r: StatusReport, refreshSeconds: number): strin
 <header><h1>mcp-gateway ${badge(g.state)}</h1>
 <p class="muted">version ${escapeHtml(g.version)} · up ${escapeHtml(duration(g.uptimeSeconds))} (since ${escapeHtml(g.startedAt)}) · generated ${escapeHtml(g.generatedAt)}${refreshSeconds > 0 ? ` · refreshes every ${escapeHtml(refreshSeconds)} s` : ''} · <a href="status.json">status.json</a></p></header>
 <h2>Upstreams <span class="muted">${escapeHtml(r.upstreams.length)} configured, ${escapeHtml(down)} not ready</span></h2>
-<table><thead><tr><th>name</th><th>state</th><th>transport</th><th>ready / workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
+<table><thead><tr><th>name</th><th>state</th><th>era</th><th>transport</th>
+<th>ready / workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
 ${r.upstreams.map(upstreamRow).join('\n')}
 </tbody></table>
 <h2>Clients</h2>

@@ -77,6 +77,11 @@ export interface ExchangeRequest {
   errorsWithStatus?: boolean;
   /** 2026-07-28: log messages on a request's reply are that request's (connection.receive's `replyOf`). */
   logsOnReply?: boolean;
+  /**
+   * A 4xx status (not 429) says what the upstream does not speak, not that it is unwell
+   * (server/discover to a 2025 server, which `auto` then initializes): the breaker hears an answer.
+   */
+  refusalAnswers?: boolean;
   /** The Mcp-Session-Id an initialize reply carries. */
   onSessionId(sessionId: string | undefined): void;
 }
@@ -131,6 +136,14 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
   }
 }
 
+/** An HTTP error status: a failure the breaker counts (thrown), or with `refusalAnswers` a 4xx that is an answer. */
+function refused(req: ExchangeRequest, failure: ExchangeFailure): Outcome {
+  const status = failure.status ?? 0;
+  if (!req.refusalAnswers || status < 400 || status >= 500 || status === 429) throw failure;
+  req.endpoint.breaker.success();
+  return { kind: 'failed', failure };
+}
+
 async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: DeadlineTimer): Promise<Outcome> {
   const { endpoint, connection, id } = req;
   const { breaker } = endpoint;
@@ -147,7 +160,8 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
         breaker.success();
         return { kind: 'done' };
       }
-      throw new ExchangeFailure('status', `answered HTTP ${res.status}: ${text.slice(0, 300).replace(/\s+/g, ' ')}`, res.status, retryAfterMs(res.headers));
+      const message = `answered HTTP ${res.status}: ${text.slice(0, 300).replace(/\s+/g, ' ')}`;
+      return refused(req, new ExchangeFailure('status', message, res.status, retryAfterMs(res.headers)));
     }
     const text = await res.body.snippet();
     // 404 is the spec's "session gone"; servers built on the SDK's examples say 400 "No valid session ID".
@@ -155,7 +169,8 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
       breaker.success();
       return { kind: 'session-lost', generation: req.generation };
     }
-    throw new ExchangeFailure('status', `answered HTTP ${res.status}${text ? `: ${text}` : ''}`, res.status, retryAfterMs(res.headers));
+    const message = `answered HTTP ${res.status}${text ? `: ${text}` : ''}`;
+    return refused(req, new ExchangeFailure('status', message, res.status, retryAfterMs(res.headers)));
   }
   if (id === undefined) {
     // A notification or an answer of ours was taken (the spec says 202; any 2xx will do).

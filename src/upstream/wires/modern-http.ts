@@ -170,6 +170,7 @@ export class ModernHttpWire {
           caller: this.#callers.get(id),
           errorsWithStatus: true,
           logsOnReply: true,
+          refusalAnswers: method === 'server/discover',
           generation: 0,
           resumeFrom: undefined,
           abort,
