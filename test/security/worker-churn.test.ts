@@ -11,6 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { SPACED_REFRESH_MS } from '../../src/gateway/catalog-manager.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, exampleConfig, isAlive, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { EVERYTHING, everythingUpstream } from '../support/everything.js';
@@ -143,8 +144,8 @@ describe('limits.workerStartsPerMinute', () => {
     // One worker process per allowed start, none for the refused.
     expect(startsIn(starts()).initializedBy('churn')).toBe(1 + PER_MINUTE);
     // server-everything says its tools changed as each worker starts: the catalog probes that
-    // follow are spaced (5 s apart), not one per session: the first, one at once, one per 5 s after.
-    expect(startsIn(starts()).initializedBy('mcp-gateway')).toBeLessThanOrEqual(3 + Math.floor((Date.now() - loopStarted) / 5000));
+    // follow are spaced (SPACED_REFRESH_MS apart), not one per session: the first, one at once, one per space after.
+    expect(startsIn(starts()).initializedBy('mcp-gateway')).toBeLessThanOrEqual(3 + Math.floor((Date.now() - loopStarted) / SPACED_REFRESH_MS));
 
     // Bob's worker was never taken to make room: the same process answers, and nothing started for it.
     expect(isAlive(bobPid!)).toBe(true);
