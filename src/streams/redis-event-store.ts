@@ -120,6 +120,8 @@ function toEvent([position, fields]: [string, string[]]): StoredEvent {
       case 'f':
         final = value === '1';
         break;
+      default:
+        break; // a field of a later version: skipped
     }
   }
   return { position, previous, message, final };

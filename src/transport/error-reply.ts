@@ -61,6 +61,8 @@ export function frameworkRefusal(err: FrameworkError, bodyLimit: number): Gatewa
     case 'FST_ERR_BAD_URL':
     case 'FST_ERR_MAX_PARAM_LENGTH':
       return new GatewayError('INVALID_REQUEST', 'Invalid Request: the URL cannot be decoded, or a part is too long');
+    default:
+      break; // by its status, below
   }
   const status = err.statusCode ?? 500;
   if (status === 413) {

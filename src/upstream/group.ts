@@ -191,7 +191,7 @@ export class UpstreamGroup {
 
   /** A staged reload that will not be applied: the workers it started stop. */
   async discard(staged: StagedUpstreams): Promise<void> {
-    await Promise.all([...staged.fresh].map((name) => staged.entries.get(name)?.workers.close()));
+    await Promise.all([...staged.fresh].flatMap((name) => staged.entries.get(name)?.workers.close() ?? []));
     await Promise.all([...staged.remotes.values()].map((r) => r.close()));
   }
 
@@ -219,7 +219,7 @@ export class UpstreamGroup {
     const retiring = [...this.#retiring];
     this.#retiring.clear();
     await Promise.all([...this.upstreams.values(), ...retiring].map((u) => u.workers.close()));
-    await Promise.all([...this.#remotes.values(), ...retiring.map((r) => r.remote)].map((r) => r?.close()));
+    await Promise.all([...this.#remotes.values(), ...retiring.map((r) => r.remote)].flatMap((r) => r?.close() ?? []));
   }
 
   #watch(name: string, remote: RemoteUpstream): void {
