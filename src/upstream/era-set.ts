@@ -8,6 +8,15 @@ import type { PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
 type Era = 'unknown' | 'modern' | 'session';
 
+/**
+ * How long learning the era waits for the initialize sent once discover has answered (after it:
+ * a 2025-only upstream gets no extra session): one that never answers initialize must not hold
+ * start-up (its 2025 side, found later, still makes it dual from then on).
+ */
+const SESSION_SIDE_WAIT_MS = 5000;
+/** After an initialize probe that got no answer, how long until the next one. */
+const SESSION_SIDE_RETRY_MS = 60_000;
+
 /** One initialize as the gateway, its session ended at once: what the upstream's 2025 side says (it rejects: it has none). */
 export type SessionProbe = () => Promise<UpstreamServerInfo>;
 
@@ -25,10 +34,12 @@ export class EraSet implements WorkerSet {
   #era: Era = 'unknown';
   #learning: Promise<void> | undefined;
   #becoming: Promise<void> | undefined;
+  #sessionProbing: Promise<void> | undefined;
   /** What the initialize beside discover said (undefined: no 2025 side found, or not asked yet). */
   #sessionSide: UpstreamServerInfo | undefined;
-  /** The initialize probe failed without an answer (unreachable): asked again on the next probe(). */
+  /** The initialize probe failed without an answer (unreachable, no answer in time): asked again by a later probe(). */
   #askSessionAgain = false;
+  #nextSessionAsk = 0;
   readonly #infoListeners: Array<(info: UpstreamServerInfo) => void> = [];
 
   constructor(
@@ -111,7 +122,8 @@ export class EraSet implements WorkerSet {
 
   async probe<T>(identity: ClientIdentity, use: (caller: UpstreamCaller) => Promise<T>): Promise<T> {
     await this.#learn();
-    if (this.#askSessionAgain) await this.#findSessionSide();
+    // In the background, at a pace: a probe may serve a request (a stateless client's lists).
+    if (this.#askSessionAgain && this.#era === 'modern' && Date.now() >= this.#nextSessionAsk) void this.#probeSessionSide();
     return this.#era === 'modern' ? this.modern.probe(identity, use) : this.session.probe(identity, use);
   }
 
@@ -185,12 +197,40 @@ export class EraSet implements WorkerSet {
   /** Discover answered: the era is 2026-07-28, and whether it is dual is known before any call goes by it. */
   #becomeModern(): Promise<void> {
     this.#becoming ??= (async () => {
-      if (!this.modern.dualEra) await this.#findSessionSide();
-      if (this.#era === 'unknown') this.#era = 'modern';
+      if (!this.modern.dualEra && this.#sessionSide === undefined) await this.#waitForSessionSide();
+      if (this.#era !== 'unknown') return;
+      this.#era = 'modern';
+      if (this.#sessionSide) this.#saySessionSide(this.#sessionSide);
     })().finally(() => {
       this.#becoming = undefined;
     });
     return this.#becoming;
+  }
+
+  /** The initialize probe (the one running, or a new one), waited for SESSION_SIDE_WAIT_MS at most. */
+  async #waitForSessionSide(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SESSION_SIDE_WAIT_MS);
+      timer.unref();
+    });
+    try {
+      await Promise.race([this.#probeSessionSide(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #saySessionSide(info: UpstreamServerInfo): void {
+    this.log.info({ upstream: this.name, version: info.protocolVersion }, 'upstream speaks 2025 too (initialize): 2025 clients keep a session with it');
+  }
+
+  /** One initialize probe at a time. */
+  #probeSessionSide(): Promise<void> {
+    this.#sessionProbing ??= this.#findSessionSide().finally(() => {
+      this.#sessionProbing = undefined;
+    });
+    return this.#sessionProbing;
   }
 
   /** The initialize beside discover: an answer in a 2025 revision makes the upstream dual. */
@@ -201,11 +241,13 @@ export class EraSet implements WorkerSet {
       const info = await this.sessionProbe();
       if (info.protocolVersion >= MODERN_REVISION) return;
       this.#sessionSide = info;
-      this.log.info({ upstream: this.name, version: info.protocolVersion }, 'upstream speaks 2025 too (initialize): 2025 clients keep a session with it');
+      // Found after the era was learned (its initialize was slow): dual from now on.
+      if (this.#era === 'modern') this.#saySessionSide(info);
     } catch (err) {
       // Refused (an error answer, a 4xx): 2026-07-28 only. Not reached: asked again later.
       this.#askSessionAgain = !refusesModern(err);
-      this.log.debug({ upstream: this.name, err: err instanceof Error ? err.message : String(err) }, 'no 2025 side (initialize refused)');
+      this.#nextSessionAsk = Date.now() + SESSION_SIDE_RETRY_MS;
+      this.log.debug({ upstream: this.name, err: err instanceof Error ? err.message : String(err) }, 'no 2025 side found (initialize failed)');
     }
   }
 }

@@ -17,19 +17,32 @@ import { heldWork } from '../support/health.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
 import { postModern } from '../support/modern.js';
+import { until } from '../support/wait.js';
 
 let dual: DualEraUpstream;
 let only2026: DualEraUpstream;
+let slow: DualEraUpstream;
 let gw: RunningGateway;
+/** How long the slow upstream takes to answer initialize: past the gateway's wait for it (5 s). */
+const SLOW_INITIALIZE_MS = 7000;
 
 beforeAll(async () => {
-  [dual, only2026] = await Promise.all([startDualEraUpstream({ dual: true, listsSessionEra: false }), startDualEraUpstream()]);
+  [dual, only2026, slow] = await Promise.all([
+    startDualEraUpstream({ dual: true, listsSessionEra: false }),
+    startDualEraUpstream(),
+    startDualEraUpstream({ dual: true, listsSessionEra: false, initializeDelayMs: SLOW_INITIALIZE_MS }),
+  ]);
   gw = await startGateway(
     resolveConfig(
       {
         listen: { host: '127.0.0.1', port: 0 },
         logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-        upstreams: [httpUpstream('dual', dual.url, { mode: 'per-session' }), httpUpstream('only', only2026.url, { mode: 'per-session' })],
+        upstreams: [
+          httpUpstream('dual', dual.url, { mode: 'per-session' }),
+          httpUpstream('only', only2026.url, { mode: 'per-session' }),
+          // Its initialize answer must come within its exchange timeout, after the gateway's wait.
+          httpUpstream('slow', slow.url, { mode: 'per-session', timeoutMs: 15_000 }),
+        ],
       },
       {},
     ),
@@ -38,7 +51,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([dual?.close(), only2026?.close()]);
+  await Promise.all([dual?.close(), only2026?.close(), slow?.close()]);
 });
 
 /** An SDK v1 client that declares elicitation and sampling, and answers both. */
@@ -88,6 +101,19 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
     expect(calls.map((c) => c.era)).toEqual(['2026', '2026']);
     expect(calls.every((c) => c.headers['mcp-session-id'] === undefined)).toBe(true);
   });
+
+  it('one slow to answer initialize does not hold start-up: it serves as 2026-07-28, and is dual once it answers', async () => {
+    const first = (await readyz()).slow!;
+    // (Unless this machine is slow enough for its answer to have come already.)
+    if (first.era === 'modern') expect(first.state).toBe('ready');
+    await until('the slow upstream to be learned as dual', async () => (await readyz()).slow?.era === 'dual', SLOW_INITIALIZE_MS + 10_000);
+    const client = await v1Client();
+    try {
+      expect(toolText(await client.callTool({ name: 'slow__confirm', arguments: {} }))).toBe('elicitation/create: accept {"ok":true}');
+    } finally {
+      await client.close();
+    }
+  }, 30_000);
 
   it('afterwards another client is served, and nothing is left held', async () => {
     const client = await v1Client();

@@ -49,7 +49,16 @@ const ASKS: Record<string, { method: string; params: object; said: (r: Record<st
   },
 };
 
-export async function startDualEraUpstream(options: { dual?: boolean; listsSessionEra?: boolean } = {}): Promise<DualEraUpstream> {
+export interface DualEraOptions {
+  /** It answers initialize (2025-06-18) beside its 2026-07-28 side. */
+  dual?: boolean;
+  /** With `dual`: its discover names 2025-06-18 too (default); false: only 2026-07-28. */
+  listsSessionEra?: boolean;
+  /** How long its answer to initialize takes (a slow 2025 side). */
+  initializeDelayMs?: number;
+}
+
+export async function startDualEraUpstream(options: DualEraOptions = {}): Promise<DualEraUpstream> {
   const seen: SeenRequest[] = [];
   const waiting: Waiting = new Map();
   let sessions = 0;
@@ -75,8 +84,11 @@ export async function startDualEraUpstream(options: { dual?: boolean; listsSessi
       if (era === '2025' && !options.dual) return send(400, { error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [MODERN] } } });
       const done = (result: object) => send(200, { result: era === '2026' ? { resultType: 'complete', ...result } : result });
       switch (msg.method) {
-        case 'initialize':
-          return send(200, { result: { protocolVersion: SESSION_ERA, capabilities: { tools: {} }, serverInfo: { name: 'dual', version: '1' } } }, { 'mcp-session-id': `s${++sessions}` });
+        case 'initialize': {
+          const answer = () => send(200, { result: { protocolVersion: SESSION_ERA, capabilities: { tools: {} }, serverInfo: { name: 'dual', version: '1' } } }, { 'mcp-session-id': `s${++sessions}` });
+          if (options.initializeDelayMs) return void setTimeout(answer, options.initializeDelayMs);
+          return answer();
+        }
         case 'server/discover':
           return done({ supportedVersions: options.dual && options.listsSessionEra !== false ? [SESSION_ERA, MODERN] : [MODERN], capabilities: { tools: {} }, serverInfo: { name: 'dual', version: '1' } });
         case 'tools/list':
