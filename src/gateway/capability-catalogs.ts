@@ -20,6 +20,8 @@ import type { UpstreamEntry } from './upstream-entry.js';
 
 /** How long a variant of an upstream's lists is used at most, its shared lists unchanged. */
 const VARIANT_TTL_MS = 60_000;
+/** A variant whose probe failed stands in as the shared lists this long, then is probed again. */
+const FAILED_VARIANT_TTL_MS = 5_000;
 
 /** The capabilities told apart, one letter each, in key order. */
 const PARTS = ['sampling', 'form', 'url', 'roots'] as const;
@@ -150,7 +152,7 @@ export class CapabilityCatalogs {
     return names;
   }
 
-  /** `name`'s lists for a client declaring `key`: kept, or probed now (a failed probe: the shared lists, kept for nobody). */
+  /** `name`'s lists for a client declaring `key`: kept, or probed now (a failed probe: the shared lists, for a few seconds). */
   #lists(name: string, key: string): Promise<UpstreamLists> {
     const { catalogs, upstreams, log } = this.options;
     const shared = catalogs.listsOf(name);
@@ -164,7 +166,8 @@ export class CapabilityCatalogs {
     const identity = { ...catalogs.probeIdentity, capabilities: declaring(partsOfKey(key), { listChanged: true }) };
     const variant: Variant = { entry, of, expires: Date.now() + VARIANT_TTL_MS, lists: Promise.resolve(shared) };
     variant.lists = catalogs.listsAs(name, identity).catch((err: unknown) => {
-      if (byKey.get(key) === variant) byKey.delete(key);
+      // Not asked again by every request meanwhile (an upstream that lists only per user fails so each time).
+      variant.expires = Math.min(variant.expires, Date.now() + FAILED_VARIANT_TTL_MS);
       log.debug({ upstream: name, capabilities: key, err: err instanceof Error ? err.message : String(err) }, 'lists for these capabilities unavailable; using the shared ones');
       return shared;
     });
