@@ -129,15 +129,19 @@ export class CapabilityCatalogs {
     throw await this.#missing(key, there.upstream, target);
   }
 
-  /** The typed error for an entry of `upstream` the variant `key` lacks: which parts added would list it. */
+  /**
+   * The typed error for an entry of `upstream` the variant `key` lacks: the first part that,
+   * declared too, lists it (one that declares it can call it); else all it lacks.
+   */
   async #missing(key: string, upstream: string, target: CatalogTarget): Promise<GatewayError> {
     const lacking = PARTS.filter((p) => !partsOfKey(key).includes(p));
-    const needed: Part[] = [];
+    let parts = lacking;
     for (const part of lacking) {
       const lists = await this.#lists(upstream, keyOf([...partsOfKey(key), part]));
-      if (target(this.options.catalogs.withLists(new Map([[upstream, lists]])))?.upstream === upstream) needed.push(part);
+      if (target(this.options.catalogs.withLists(new Map([[upstream, lists]])))?.upstream !== upstream) continue;
+      parts = [part];
+      break;
     }
-    const parts = needed.length > 0 ? needed : lacking;
     const what = target.label ?? 'This entry';
     return new GatewayError('MISSING_CLIENT_CAPABILITY', `${what} is offered only to clients that declare ${parts.map(describe).join(', ')}`, {
       requiredCapabilities: declaring(parts, {}),

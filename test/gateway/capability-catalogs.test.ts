@@ -204,6 +204,14 @@ describe('server-everything through the gateway, to stateless clients', () => {
     expect(tools).not.toContain('trigger-sampling-request');
   });
 
+  it('its elicitation and roots tools: -32021 names one capability that lists them', async () => {
+    const caps = { sampling: {} };
+    const elicit = await callTool(caps, 'everything__trigger-elicitation-request');
+    expect(elicit.json.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: { form: {} } } } });
+    const roots = await callTool(caps, 'everything__get-roots-list');
+    expect(roots.json.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { roots: {} } } });
+  });
+
   it('afterwards a 2026 client is served and nothing is left held', async () => {
     expect(toolText((await callTool({}, 'everything__echo', { message: 'hi' })).json.result)).toContain('hi');
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
