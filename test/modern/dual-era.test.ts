@@ -41,7 +41,8 @@ beforeAll(async () => {
           httpUpstream('dual', dual.url, { mode: 'per-session' }),
           httpUpstream('only', only2026.url, { mode: 'per-session' }),
           // Its initialize answer must come within its exchange timeout, after the gateway's wait.
-          httpUpstream('slow', slow.url, { mode: 'per-session', timeoutMs: 15_000 }),
+          // No spare: a warm spare's 7 s initialize would be in flight when the last test looks.
+          httpUpstream('slow', slow.url, { mode: 'per-session', timeoutMs: 15_000, pool: { max: 8, spares: 0 } }),
         ],
       },
       {},
@@ -122,6 +123,7 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
     } finally {
       await client.close();
     }
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    const held = await heldWork(gw);
+    expect({ held, upstreams: await readyz() }).toMatchObject({ held: { inFlight: 0, queued: 0, tracked: 0 } });
   });
 });
