@@ -25,6 +25,12 @@
 #   CONFORMANCE_UPSTREAM how the gateway reaches the fixture: stdio (default: a child process)
 #                        or http (examples/conformance/http.mjs serves it over Streamable HTTP
 #                        on a loopback port, and the gateway fronts that as `transport: http`)
+#                        or dual (the same with --dual: a dual-era server whose server/discover
+#                        names only 2026-07-28, as the suite's reference server's does; the
+#                        gateway learns its era, `protocolVersion: auto`)
+#   CONFORMANCE_DIRECT   1 (with http or dual): the suite runs against the fixture directly too,
+#                        same versions and scenarios (results under "direct-<version>"); a check
+#                        that passes directly and not through the gateway counts as a failure
 #   CONFORMANCE_MODERN   1: the gateway fronts examples/modern/server.mjs too (a 2026-07-28-only
 #                        server over Streamable HTTP, `protocolVersion: auto`, prefix ""): the
 #                        input-required-result-* scenarios reach it, the others the fixture above
@@ -59,7 +65,9 @@ if [ "$TASKS" = 1 ]; then
   # The stable suite (0.1.x) has none; every 0.2.0-alpha (.7 to .12) has the same ten.
   export CONFORMANCE_PACKAGE_VERSION="${CONFORMANCE_PACKAGE_VERSION:-0.2.0-alpha.12}"
 fi
-case "$UPSTREAM" in stdio | http) ;; *) echo "conformance: CONFORMANCE_UPSTREAM must be stdio or http" >&2; exit 2 ;; esac
+case "$UPSTREAM" in stdio | http | dual) ;; *) echo "conformance: CONFORMANCE_UPSTREAM must be stdio, http or dual" >&2; exit 2 ;; esac
+DIRECT="${CONFORMANCE_DIRECT:-}"
+[ "$DIRECT" != 1 ] || [ "$UPSTREAM" != stdio ] || { echo "conformance: CONFORMANCE_DIRECT=1 needs CONFORMANCE_UPSTREAM http or dual" >&2; exit 2; }
 case "$MODE" in shared | per-session | auto) ;; *) echo "conformance: CONFORMANCE_MODE must be shared, per-session or auto" >&2; exit 2 ;; esac
 
 # --- tools -------------------------------------------------------------------------
@@ -104,10 +112,13 @@ stop_fixture() {
 }
 trap 'stop_gateway; stop_redis; stop_fixture; rm -rf "$WORK"' EXIT
 
-# With CONFORMANCE_UPSTREAM=http, the fixture runs behind its own Streamable HTTP server.
+# With CONFORMANCE_UPSTREAM=http (or dual), the fixture runs behind its own Streamable HTTP server.
 UPSTREAM_JSON=""
-if [ "$UPSTREAM" = http ]; then
-  node "$ROOT/examples/conformance/http.mjs" --port 0 >"$WORK/fixture.out" 2>"$OUT/fixture-http.log" &
+if [ "$UPSTREAM" != stdio ]; then
+  DUAL_FLAG=""
+  [ "$UPSTREAM" = dual ] && DUAL_FLAG="--dual"
+  # shellcheck disable=SC2086 # an optional flag
+  node "$ROOT/examples/conformance/http.mjs" --port 0 $DUAL_FLAG >"$WORK/fixture.out" 2>"$OUT/fixture-http.log" &
   FIXTURE_PID=$!
   FIXTURE_URL=""
   for _ in $(seq 1 100); do
@@ -295,8 +306,9 @@ fi
 echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM${MODERN_PID:+, with the modern fixture}${TASKS:+, the tasks fixture}), suite '$SUITE'"
 
 # --- the suite, once per spec version ------------------------------------------------
-ran=()
-for v in $VERSIONS; do
+# One version's runs against $2 (the gateway, or the fixture directly), results in $3.
+run_version() {
+  local v="$1" url="$2" dir="$3" listed spec selections s x skip sel rc worst
   if [ "$v" = tasks ]; then
     # Extension scenarios: on no version's list, run without --spec-version (the suite then
     # speaks 2026-07-28 to the server).
@@ -309,9 +321,9 @@ for v in $VERSIONS; do
   if [ -z "$listed" ]; then
     echo "conformance: $v: the suite has no server scenarios for this version; skipped"
     [ "$v" = tasks ] && echo "conformance: tasks: no tasks-* scenario listed (0.2.0-alpha.x has them, 0.1.x not)" >&2 && exit 1
-    continue
+    return 1
   fi
-  mkdir -p "$OUT/$v"
+  mkdir -p "$dir"
   # One run for the suite, or one per named scenario; the worst exit code counts.
   selections=()
   if [ -n "${CONFORMANCE_SCENARIO:-}" ]; then
@@ -326,49 +338,88 @@ for v in $VERSIONS; do
   else
     selections+=("--suite $SUITE")
   fi
-  echo "conformance: $v: running (log: $OUT/$v/suite.log)"
+  echo "conformance: $v: running against $url (log: $dir/suite.log)"
   worst=0
-  : >"$OUT/$v/suite.log"
+  : >"$dir/suite.log"
   for sel in "${selections[@]}"; do
     rc=0
     # shellcheck disable=SC2086 # "$sel" is a flag and its value
     # shellcheck disable=SC2086 # "$spec" too
-    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE" server --url "$URL" $spec -o "$OUT/$v" $sel >>"$OUT/$v/suite.log" 2>&1 || rc=$?
+    timeout --kill-after=10 "$RUN_TIMEOUT" "$NODE22" "$CONFORMANCE" server --url "$url" $spec -o "$dir" $sel >>"$dir/suite.log" 2>&1 || rc=$?
     [ "$rc" = 124 ] && echo "conformance: $v: $sel timed out after ${RUN_TIMEOUT}s" >&2
     [ "$rc" -gt "$worst" ] && worst=$rc
   done
-  echo "$worst" >"$OUT/$v/exit-code"
-  ran+=("$v")
+  echo "$worst" >"$dir/exit-code"
+}
+
+ran=()
+for v in $VERSIONS; do
+  run_version "$v" "$URL" "$OUT/$v" && ran+=("$v")
 done
 
 stop_gateway
 
+# The same runs against the fixture itself: what passes there must pass through the gateway.
+if [ "$DIRECT" = 1 ]; then
+  for v in "${ran[@]}"; do run_version "$v" "$FIXTURE_URL" "$OUT/direct-$v" || true; done
+fi
+
 # --- results ------------------------------------------------------------------------
-node - "$OUT" "${ran[@]}" <<'EOF'
+CONFORMANCE_DIRECT="$DIRECT" CONFORMANCE_DIRECT="$DIRECT" node - "$OUT" "${ran[@]}" <<'EOF'
 const fs = require('node:fs');
 const path = require('node:path');
 const [out, ...versions] = process.argv.slice(2);
+const direct = process.env.CONFORMANCE_DIRECT === '1';
+/** Each scenario run's checks in `dir`, in name order. */
+function runsOf(dir) {
+  if (!fs.existsSync(dir)) return [];
+  const runs = fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'checks.json')));
+  return runs
+    .sort((a, b) => a.name.localeCompare(b.name))
+    .map((r) => ({ scenario: r.name.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT.*$/, ''), checks: JSON.parse(fs.readFileSync(path.join(dir, r.name, 'checks.json'), 'utf8')) }));
+}
 let passed = 0, failed = 0;
 for (const v of versions) {
   const dir = path.join(out, v);
   const exitCode = Number(fs.readFileSync(path.join(dir, 'exit-code'), 'utf8'));
-  const runs = fs.readdirSync(dir, { withFileTypes: true }).filter((d) => d.isDirectory() && fs.existsSync(path.join(dir, d.name, 'checks.json')));
+  const runs = runsOf(dir);
+  // With CONFORMANCE_DIRECT: the checks against the fixture itself. One the fixture fails too is
+  // reported, not counted; one that passed there and is not passed here is counted.
+  const passedDirectly = new Set();
+  const failedDirectly = new Set();
+  if (direct) {
+    for (const r of runsOf(path.join(out, `direct-${v}`))) {
+      for (const c of r.checks) (c.status === 'SUCCESS' ? passedDirectly : c.status === 'FAILURE' ? failedDirectly : new Set()).add(`${r.scenario} ${c.id}`);
+    }
+  }
+  const passedHere = new Set();
   let p = 0, f = 0, w = 0;
   const lines = [];
-  for (const r of runs.sort((a, b) => a.name.localeCompare(b.name))) {
-    const scenario = r.name.replace(/^server-/, '').replace(/-\d{4}-\d\d-\d\dT.*$/, '');
-    const checks = JSON.parse(fs.readFileSync(path.join(dir, r.name, 'checks.json'), 'utf8'));
-    const sp = checks.filter((c) => c.status === 'SUCCESS').length;
+  for (const { scenario, checks } of runs) {
+    const sp = checks.filter((c) => c.status === 'SUCCESS');
+    for (const c of sp) passedHere.add(`${scenario} ${c.id}`);
     const sf = checks.filter((c) => c.status === 'FAILURE');
+    const ours = sf.filter((c) => !failedDirectly.has(`${scenario} ${c.id}`));
     const sw = checks.filter((c) => c.status === 'WARNING');
     // SKIPPED (e.g. tasks-status-notifications, which the suite has not written yet) counts neither way.
     const sk = checks.filter((c) => c.status === 'SKIPPED').length;
-    p += sp; f += sf.length; w += sw.length;
-    lines.push(`  ${sf.length ? 'FAIL' : sw.length ? 'warn' : 'ok  '} ${scenario}: ${sp} passed, ${sf.length} failed${sw.length ? `, ${sw.length} warnings` : ''}${sk ? `, ${sk} skipped by the suite` : ''}`);
-    for (const c of [...sf, ...sw]) lines.push(`         ${c.status === 'FAILURE' ? 'failed' : 'warning'} ${c.id}: ${c.errorMessage ?? c.description}`);
+    p += sp.length; f += ours.length; w += sw.length;
+    const also = sf.length - ours.length;
+    lines.push(`  ${ours.length ? 'FAIL' : sf.length || sw.length ? 'warn' : 'ok  '} ${scenario}: ${sp.length} passed, ${ours.length} failed${also ? `, ${also} failing directly too` : ''}${sw.length ? `, ${sw.length} warnings` : ''}${sk ? `, ${sk} skipped by the suite` : ''}`);
+    for (const c of [...sf, ...sw]) lines.push(`         ${c.status === 'WARNING' ? 'warning' : ours.includes(c) ? 'failed' : 'failed directly too'} ${c.id}: ${c.errorMessage ?? c.description}`);
+  }
+  if (direct) {
+    const checkedHere = new Set(runs.flatMap((r) => r.checks.map((c) => `${r.scenario} ${c.id}`)));
+    const missing = [...passedDirectly].filter((k) => !checkedHere.has(k));
+    for (const k of missing) lines.push(`  FAIL ${k}: passed directly, never checked through the gateway`);
+    // Neither passed nor failed here (INFO: an optional behaviour the gateway does otherwise, say).
+    const status = new Map(runs.flatMap((r) => r.checks.map((c) => [`${r.scenario} ${c.id}`, c.status])));
+    for (const k of passedDirectly) if (checkedHere.has(k) && !passedHere.has(k) && status.get(k) !== 'FAILURE') lines.push(`  note ${k}: passed directly, ${status.get(k)} through the gateway`);
+    f += missing.length;
+    lines.push(`  directly: ${passedDirectly.size} passed; through the gateway: ${[...passedDirectly].filter((k) => passedHere.has(k)).length} of them`);
   }
   // The suite exits 1 on a failed check; anything else non-zero (a crash, a timeout) is a failure too.
-  if (exitCode !== 0 && f === 0) { f = 1; lines.push(`  the suite exited with ${exitCode} (see ${path.join(dir, 'suite.log')})`); }
+  if (exitCode !== 0 && f === 0 && (!direct || exitCode > 1)) { f = 1; lines.push(`  the suite exited with ${exitCode} (see ${path.join(dir, 'suite.log')})`); }
   console.log(`\n${v}: ${p} passed, ${f} failed, ${w} warnings (${runs.length} scenarios)`);
   console.log(lines.join('\n'));
   passed += p; failed += f;

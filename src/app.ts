@@ -30,6 +30,7 @@ import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } fr
 import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
+import { PROBE_CAPABILITIES } from './gateway/capability-catalogs.js';
 
 export { GATEWAY_VERSION };
 
@@ -123,7 +124,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     perSession: router,
     bus: replication.bus,
     // A probe of a per-session upstream offers every client capability, so no tool stays hidden.
-    probeIdentity: { ...identity, capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+    probeIdentity: { ...identity, capabilities: PROBE_CAPABILITIES },
     serverInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
     pageSize: config.pagination.pageSize,
     caching: config.stateless,

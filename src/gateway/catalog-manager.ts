@@ -131,6 +131,23 @@ export class CatalogManager {
     return this.#lists.has(upstream);
   }
 
+  /** `upstream`'s lists in the catalog (a refresh replaces the object). */
+  listsOf(upstream: string): UpstreamLists | undefined {
+    return this.#lists.get(upstream);
+  }
+
+  /** How the gateway introduces itself when it probes for the catalog (what it declares decides what some upstreams list). */
+  get probeIdentity(): ClientIdentity {
+    return this.options.probeIdentity;
+  }
+
+  /** `name`'s lists as a probe initialized as `identity` gets them (the catalog keeps its own). */
+  listsAs(name: string, identity: ClientIdentity): Promise<UpstreamLists> {
+    const entry = this.options.upstreams.get(name);
+    if (!entry) return Promise.reject(new Error(`upstream ${name} is not configured`));
+    return this.#loadLists(name, entry, identity);
+  }
+
   /** Tells every listener that lists changed (the virtual servers' views did, say). */
   announce(methods: readonly string[]): void {
     this.#announce(methods);
@@ -292,8 +309,8 @@ export class CatalogManager {
   }
 
   /** Lists from a shared pool's workers, or from a probe worker of a per-session upstream. */
-  #loadLists(name: string, entry: UpstreamEntry): Promise<UpstreamLists> {
-    return entry.workers.probe(this.options.probeIdentity, (probe) => this.#fetchLists(name, entry, (m, p) => probe.call(m, p)));
+  #loadLists(name: string, entry: UpstreamEntry, identity = this.options.probeIdentity): Promise<UpstreamLists> {
+    return entry.workers.probe(identity, (probe) => this.#fetchLists(name, entry, (m, p) => probe.call(m, p)));
   }
 
   async #fetchLists(

@@ -14,6 +14,7 @@ import { TokenCipher } from '../session/token-store.js';
 import { UpstreamGroup } from '../upstream/group.js';
 import { CatalogCollisionError } from './catalog.js';
 import { CatalogManager } from './catalog-manager.js';
+import { PROBE_CAPABILITIES } from './capability-catalogs.js';
 import { viewProblems } from './server-views.js';
 
 export interface ConfigCheck {
@@ -57,7 +58,7 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
   });
   const catalogs = new CatalogManager({
     upstreams: group.upstreams,
-    probeIdentity: { ...identity, capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+    probeIdentity: { ...identity, capabilities: PROBE_CAPABILITIES },
     log,
   });
   let timer: NodeJS.Timeout | undefined;

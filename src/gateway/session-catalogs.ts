@@ -6,10 +6,11 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import type { McpResult, UpstreamCall } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
-import type { Catalog, Route, UpstreamLists } from './catalog.js';
+import type { Catalog, UpstreamLists } from './catalog.js';
 import type { ServerView } from './server-views.js';
 import type { CatalogManager } from './catalog-manager.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import { CapabilityCatalogs, type CatalogTarget } from './capability-catalogs.js';
 
 /**
  * How long a session's catalog is used before its workers are asked again. A list change of a
@@ -43,18 +44,22 @@ export class SessionCatalogs {
   readonly #building = new Map<string, Promise<Catalog>>();
   /** Built just now with a worker that failed (to start, say): a call to that upstream on it fails so, without a second start. */
   readonly #failed = new WeakMap<Catalog, ReadonlyMap<string, GatewayError>>();
+  /** A stateless request's catalog: its lists as the upstreams give them to its capabilities. */
+  readonly #stateless: CapabilityCatalogs;
 
-  constructor(private readonly options: SessionCatalogsOptions) {}
+  constructor(private readonly options: SessionCatalogsOptions) {
+    this.#stateless = new CapabilityCatalogs(options);
+  }
 
   /**
-   * The catalog a request reads: the shared one for a stateless request (no session, its worker
-   * is its own per request) or when no upstream has workers per session; else the session's.
+   * The catalog a request reads: a stateless one's as its capabilities have it (see
+   * CapabilityCatalogs); the shared one when no upstream has workers per session; else the session's.
    * `target`: what a call names (see targetOf). A session's catalog is built by asking its own
    * workers, which starts them: a call that needs none is answered from the shared catalog.
    */
-  catalogFor(ctx: RequestContext, target?: (catalog: Catalog) => Route | undefined): Catalog | Promise<Catalog> {
+  catalogFor(ctx: RequestContext, target?: CatalogTarget): Catalog | Promise<Catalog> {
     const base = this.options.catalogs.catalog;
-    if (ctx.stateless) return base;
+    if (ctx.stateless) return this.#stateless.catalogFor(ctx, base, target);
     const own = this.#ownUpstreams();
     if (own.length === 0) return base;
     const kept = this.#kept.get(ctx.scope);
@@ -146,21 +151,21 @@ export class SessionCatalogs {
  * when `view` renames), a prompt, a resource; undefined when the catalog has no such entry.
  * Lists have no target: they need the session's own lists.
  */
-export function targetOf(request: JsonRpcRequest, view: ServerView | undefined): ((catalog: Catalog) => Route | undefined) | undefined {
+export function targetOf(request: JsonRpcRequest, view: ServerView | undefined): CatalogTarget | undefined {
   const params = request.params;
   const name = typeof params?.name === 'string' ? params.name : undefined;
   const uri = typeof params?.uri === 'string' ? params.uri : undefined;
   switch (request.method) {
     case 'tools/call': {
       const exposed = name !== undefined && view ? view.exposedTool(name) : name;
-      return (catalog) => (exposed === undefined ? undefined : catalog.tool(exposed));
+      return Object.assign((catalog: Catalog) => (exposed === undefined ? undefined : catalog.tool(exposed)), { label: `Tool ${String(name)}` });
     }
     case 'prompts/get':
-      return (catalog) => (name === undefined ? undefined : catalog.prompt(name));
+      return Object.assign((catalog: Catalog) => (name === undefined ? undefined : catalog.prompt(name)), { label: `Prompt ${String(name)}` });
     case 'resources/read':
     case 'resources/subscribe':
     case 'resources/unsubscribe':
-      return (catalog) => (uri === undefined ? undefined : catalog.resource(uri));
+      return Object.assign((catalog: Catalog) => (uri === undefined ? undefined : catalog.resource(uri)), { label: `Resource ${String(uri)}` });
     case 'completion/complete': {
       const ref = isObject(params?.ref) ? params.ref : {};
       if (ref.type === 'ref/prompt' && typeof ref.name === 'string') return (catalog) => catalog.prompt(ref.name as string);

@@ -3,20 +3,43 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 import { failedCall } from '../contracts/deferred-call.js';
 import { hasModernMeta, refusesModern, type CacheHints, type ModernSet } from './modern-set.js';
+import { MODERN_REVISION } from './wires/modern-http.js';
 import type { PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
 type Era = 'unknown' | 'modern' | 'session';
+
+/**
+ * How long learning the era waits for the initialize sent once discover has answered (after it:
+ * a 2025-only upstream gets no extra session): one that never answers initialize must not hold
+ * start-up (its 2025 side, found later, still makes it dual from then on).
+ */
+const SESSION_SIDE_WAIT_MS = 5000;
+/** After an initialize probe that got no answer, how long until the next one. */
+const SESSION_SIDE_RETRY_MS = 60_000;
+
+/** One initialize as the gateway, its session ended at once: what the upstream's 2025 side says (it rejects: it has none). */
+export type SessionProbe = () => Promise<UpstreamServerInfo>;
 
 /**
  * An upstream with `protocolVersion: auto`: which era it speaks is learned before anything else
  * reaches it. server/discover first (2026-07-28); an upstream that refuses it (an error answer,
  * a 4xx, no version the gateway speaks) is spoken to in 2025, by initialize, and that is
  * logged. One that cannot be reached is asked again later. A dual-era upstream is both: its
- * stateless clients' calls go the modern way, its 2025 clients keep their session path.
+ * stateless clients' calls go the modern way, its 2025 clients keep their session path. It is
+ * known as dual when its discover names a 2025 revision, or (many a dual server lists only
+ * 2026-07-28 there) when it answers an initialize the gateway sends beside discover: a 2025
+ * client's server-to-client requests (sampling, elicitation) work on a session only.
  */
 export class EraSet implements WorkerSet {
   #era: Era = 'unknown';
   #learning: Promise<void> | undefined;
+  #becoming: Promise<void> | undefined;
+  #sessionProbing: Promise<void> | undefined;
+  /** What the initialize beside discover said (undefined: no 2025 side found, or not asked yet). */
+  #sessionSide: UpstreamServerInfo | undefined;
+  /** The initialize probe failed without an answer (unreachable, no answer in time): asked again by a later probe(). */
+  #askSessionAgain = false;
+  #nextSessionAsk = 0;
   readonly #infoListeners: Array<(info: UpstreamServerInfo) => void> = [];
 
   constructor(
@@ -25,6 +48,8 @@ export class EraSet implements WorkerSet {
     /** How the gateway introduces itself when it starts the 2025 side by itself (a fall-back found late). */
     private readonly identity: ClientIdentity,
     private readonly log: Logger,
+    /** How the 2025 side of an upstream whose discover names only 2026-07-28 is looked for. */
+    private readonly sessionProbe?: SessionProbe,
   ) {
     // Found by a background retry or the health probe, not by #learn (which falls back itself).
     modern.onRefused((err) => {
@@ -42,8 +67,10 @@ export class EraSet implements WorkerSet {
     });
     // Down at start-up, found later: whichever era it then speaks, the catalog hears of it.
     modern.onInfo((info) => {
-      if (this.#era === 'unknown') this.#era = 'modern';
-      if (this.#era === 'modern') for (const l of this.#infoListeners) l(info);
+      const learned = this.#era === 'unknown' ? this.#becomeModern() : Promise.resolve();
+      void learned.then(() => {
+        if (this.#era === 'modern') for (const l of this.#infoListeners) l(info);
+      });
     });
   }
 
@@ -61,12 +88,12 @@ export class EraSet implements WorkerSet {
   }
 
   get dualEra(): boolean {
-    return this.#era === 'modern' && this.modern.dualEra;
+    return this.#era === 'modern' && (this.modern.dualEra || this.#sessionSide !== undefined);
   }
 
   /** A 2026-only upstream has no workers per scope; a 2025 one has them as its mode says. */
   get perScope(): boolean {
-    return this.#era === 'modern' && !this.modern.dualEra ? false : this.session.perScope;
+    return this.#era === 'modern' && !this.dualEra ? false : this.session.perScope;
   }
 
   get info(): UpstreamServerInfo | undefined {
@@ -86,7 +113,8 @@ export class EraSet implements WorkerSet {
   }
 
   status(): PoolStatus {
-    if (this.#era === 'modern') return this.modern.dualEra ? this.#dualStatus() : this.modern.status();
+    if (this.#era === 'modern' && this.dualEra) return this.#dualStatus();
+    if (this.#era === 'modern') return this.modern.status();
     const status = this.session.status();
     if (this.#era === 'unknown') return { ...status, state: status.state === 'closed' ? 'closed' : this.modern.status().state === 'down' ? 'down' : 'starting', ...this.#lastError() };
     return { ...status, era: 'session', ...(this.session.info ? { protocolVersion: this.session.info.protocolVersion } : {}) };
@@ -94,13 +122,15 @@ export class EraSet implements WorkerSet {
 
   async probe<T>(identity: ClientIdentity, use: (caller: UpstreamCaller) => Promise<T>): Promise<T> {
     await this.#learn();
+    // In the background, at a pace: a probe may serve a request (a stateless client's lists).
+    if (this.#askSessionAgain && this.#era === 'modern' && Date.now() >= this.#nextSessionAsk) void this.#probeSessionSide();
     return this.#era === 'modern' ? this.modern.probe(identity, use) : this.session.probe(identity, use);
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, scope: string, identity: () => ClientIdentity): UpstreamCall {
     if (this.#era === 'unknown') return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has not answered yet`));
     // A dual-era upstream: a 2025 client's call (no 2026 _meta) keeps its session.
-    if (this.#era === 'modern' && (!this.modern.dualEra || hasModernMeta(params))) return this.modern.call(method, params, options);
+    if (this.#era === 'modern' && (!this.dualEra || hasModernMeta(params))) return this.modern.call(method, params, options);
     return this.session.call(method, params, options, scope, identity);
   }
 
@@ -120,19 +150,28 @@ export class EraSet implements WorkerSet {
     await Promise.all([this.session.close(), this.modern.close()]);
   }
 
-  #lastError(): { lastError?: string; lastErrorAt?: string } {
-    const { lastError, lastErrorAt } = this.modern.status();
-    return lastError ? { lastError, ...(lastErrorAt ? { lastErrorAt } : {}) } : {};
-  }
-
-  /** Both sides: stateless calls in flight, and the sessions (workers) its 2025 clients keep. */
+  /**
+   * Both sides: ready as its discover says, with the 2025 side's workers (its sessions), the
+   * requests they have open to their clients, and the revision it answered.
+   */
   #dualStatus(): PoolStatus {
     const modern = this.modern.status();
     const session = this.session.status();
-    const clientRequests = session.clientRequests !== undefined ? { clientRequests: session.clientRequests } : {};
-    const inFlight = modern.inFlight + session.inFlight;
-    const { workers, ready, queued } = session;
-    return { ...modern, workers, ready, inFlight, queued, ...clientRequests, dualEra: true };
+    const sessionVersion = this.session.info?.protocolVersion ?? this.#sessionSide?.protocolVersion;
+    return {
+      ...session,
+      state: modern.state,
+      inFlight: modern.inFlight + session.inFlight,
+      era: 'dual',
+      protocolVersion: MODERN_REVISION,
+      ...(sessionVersion ? { sessionProtocolVersion: sessionVersion } : {}),
+      ...this.#lastError(),
+    };
+  }
+
+  #lastError(): { lastError?: string; lastErrorAt?: string } {
+    const { lastError, lastErrorAt } = this.modern.status();
+    return lastError ? { lastError, ...(lastErrorAt ? { lastErrorAt } : {}) } : {};
   }
 
   #fallBack(err: unknown): void {
@@ -146,9 +185,7 @@ export class EraSet implements WorkerSet {
     this.#learning ??= this.modern
       .discover()
       .then(
-        () => {
-          this.#era = 'modern';
-        },
+        () => this.#becomeModern(),
         (err: unknown) => {
           if (!refusesModern(err)) throw err;
           if (this.#era === 'unknown') this.#fallBack(err);
@@ -158,5 +195,62 @@ export class EraSet implements WorkerSet {
         this.#learning = undefined;
       });
     return this.#learning;
+  }
+
+  /** Discover answered: the era is 2026-07-28, and whether it is dual is known before any call goes by it. */
+  #becomeModern(): Promise<void> {
+    this.#becoming ??= (async () => {
+      if (!this.modern.dualEra && this.#sessionSide === undefined) await this.#waitForSessionSide();
+      if (this.#era !== 'unknown') return;
+      this.#era = 'modern';
+      if (this.#sessionSide) this.#saySessionSide(this.#sessionSide);
+    })().finally(() => {
+      this.#becoming = undefined;
+    });
+    return this.#becoming;
+  }
+
+  /** The initialize probe (the one running, or a new one), waited for SESSION_SIDE_WAIT_MS at most. */
+  async #waitForSessionSide(): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, SESSION_SIDE_WAIT_MS);
+      timer.unref();
+    });
+    try {
+      await Promise.race([this.#probeSessionSide(), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  #saySessionSide(info: UpstreamServerInfo): void {
+    this.log.info({ upstream: this.name, version: info.protocolVersion }, 'upstream speaks 2025 too (initialize): 2025 clients keep a session with it');
+  }
+
+  /** One initialize probe at a time. */
+  #probeSessionSide(): Promise<void> {
+    this.#sessionProbing ??= this.#findSessionSide().finally(() => {
+      this.#sessionProbing = undefined;
+    });
+    return this.#sessionProbing;
+  }
+
+  /** The initialize beside discover: an answer in a 2025 revision makes the upstream dual. */
+  async #findSessionSide(): Promise<void> {
+    if (!this.sessionProbe) return;
+    this.#askSessionAgain = false;
+    try {
+      const info = await this.sessionProbe();
+      if (info.protocolVersion >= MODERN_REVISION) return;
+      this.#sessionSide = info;
+      // Found after the era was learned (its initialize was slow): dual from now on.
+      if (this.#era === 'modern') this.#saySessionSide(info);
+    } catch (err) {
+      // Refused (an error answer, a 4xx): 2026-07-28 only. Not reached: asked again later.
+      this.#askSessionAgain = !refusesModern(err);
+      this.#nextSessionAsk = Date.now() + SESSION_SIDE_RETRY_MS;
+      this.log.debug({ upstream: this.name, err: err instanceof Error ? err.message : String(err) }, 'no 2025 side found (initialize failed)');
+    }
   }
 }

@@ -284,7 +284,7 @@ export class UpstreamGroup {
     if (era !== 'no') modern = new ModernSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log });
     if (era === 'only') return { entry: { ...common, workers: modern! }, remote };
     const session = this.#sessionSet(u, createWorker, throttle);
-    if (era === 'try') eraSet = new EraSet(session, modern!, identity, log);
+    if (era === 'try') eraSet = new EraSet(session, modern!, identity, log, () => remote!.initializeOnce());
     return { entry: { ...common, workers: eraSet ?? session }, remote };
   }
 

@@ -7,7 +7,7 @@ import { HttpEndpoint, type EndpointIdentityOptions } from './wires/http-endpoin
 import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
 import { LegacySseUpstream } from './wires/legacy-sse.js';
 import type { WorkerFactory } from './session-workers.js';
-import type { ClientIdentity, Upstream, UpstreamPeer } from '../contracts/upstream.js';
+import type { ClientIdentity, Upstream, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
 
 /** What the group holds per remote upstream, beside its workers: shared by all of them. */
 export interface RemoteUpstream {
@@ -16,6 +16,8 @@ export interface RemoteUpstream {
   health: HealthMonitor;
   /** The HTTP side all its workers share (a 2026-07-28 upstream's stateless calls too). */
   endpoint: HttpEndpoint;
+  /** One initialize as the gateway (nobody's client), its session ended at once: does it speak 2025, and which revision. */
+  initializeOnce(): Promise<UpstreamServerInfo>;
   /** Stops pinging and ends every connection; after the workers were closed. */
   close(): Promise<void>;
 }
@@ -52,6 +54,14 @@ export function createRemoteUpstream(
     createWorker: (identity, index, peer, memory) => make({ endpoint, identity, log, index, peer, ...(memory ? { memory } : {}) }),
     health,
     endpoint,
+    initializeOnce: async () => {
+      const probe = make({ endpoint, identity: gatewayIdentity, log, index: 'era', peer: PROBE_PEER, listen: false });
+      try {
+        return await probe.start();
+      } finally {
+        await probe.close();
+      }
+    },
     close: async () => {
       await health.close();
       await endpoint.close();

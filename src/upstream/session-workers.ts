@@ -107,6 +107,8 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   async probe<T>(identity: ClientIdentity, use: (probe: UpstreamCaller) => Promise<T>): Promise<T> {
     const refuse: UpstreamPeer = {
       request: async (method) => {
+        // It declares roots (so no tool stays hidden): it has none to give, and says so.
+        if (method === 'roots/list') return { roots: [] };
         throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available while the gateway probes an upstream`);
       },
       notification: () => undefined,

@@ -25,12 +25,15 @@ export interface PoolStatus {
   retryAfterMs?: number;
   lastFailure?: string;
   lastFailureAt?: string;
-  /** The era the gateway speaks to it: `modern` (2026-07-28, stateless) or `session` (2025, initialize). */
-  era?: 'modern' | 'session';
-  /** era `modern` that speaks a 2025 revision too: its 2025 clients keep sessions (the workers counted). */
-  dualEra?: boolean;
+  /**
+   * The era the gateway speaks to it: `modern` (2026-07-28, stateless), `session` (2025,
+   * initialize) or `dual` (both: stateless clients' calls go the modern way, 2025 sessions keep one upstream).
+   */
+  era?: 'modern' | 'session' | 'dual';
   /** The revision it speaks (what initialize or server/discover said). */
   protocolVersion?: string;
+  /** A dual-era upstream: the 2025 revision its initialize answered. */
+  sessionProtocolVersion?: string;
 }
 
 /** Something to send calls to, one at a time: a worker, or a whole set. */

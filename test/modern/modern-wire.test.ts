@@ -134,9 +134,9 @@ describe('a JSON-RPC error answered with an HTTP 4xx', () => {
 });
 
 describe('a dual-era upstream is spoken to in the client era', () => {
-  it('/readyz: learned as 2026-07-28 that speaks 2025 too', async () => {
+  it('/readyz: learned as dual (2026-07-28 that speaks 2025 too)', async () => {
     const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> };
-    expect(ready.upstreams.dual).toMatchObject({ era: 'modern', protocolVersion: '2026-07-28' });
+    expect(ready.upstreams.dual).toMatchObject({ era: 'dual', protocolVersion: '2026-07-28' });
   });
 
   it("a 2026 client's call goes statelessly, with its _meta and the Mcp-* headers", async () => {

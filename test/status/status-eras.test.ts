@@ -94,7 +94,7 @@ describe('/status.json by era', () => {
     expect(upstreams.dual).toMatchObject({ state: 'ready', era: 'dual', protocolVersion: '2026-07-28', workers: expect.any(Number) });
     expect(upstreams.caps).toMatchObject({ era: 'session', protocolVersion: expect.stringMatching(/^2025-/) });
     const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Row> };
-    expect(ready.upstreams.dual).toMatchObject({ era: 'modern', dualEra: true });
+    expect(ready.upstreams.dual).toMatchObject({ era: 'dual' });
     expect(ready.upstreams.new).toMatchObject({ era: 'modern', workers: 0, ready: 0 });
   });
 

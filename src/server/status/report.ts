@@ -54,7 +54,7 @@ export interface UpstreamReport {
   /** stdio: the command's file name; http: the URL's origin. */
   target: string;
   state: string;
-  /** How the gateway speaks to it (as /readyz's era and dualEra say); absent while not known yet. */
+  /** How the gateway speaks to it (as /readyz's era says); absent while not known yet. */
   era?: 'session' | 'modern' | 'dual';
   protocolVersion?: string;
   /** Its workers (2025 sessions with it); absent for a 2026-07-28 upstream, which has none. */
@@ -143,7 +143,6 @@ function lastFailureOf(s: PoolStatus): { text: string; at?: string | undefined }
 
 /** As the workers say (`auto` learns it); one that has not answered yet has the era its config leaves it. */
 function eraOf(u: UpstreamConfig, s: PoolStatus): UpstreamReport['era'] {
-  if (s.era === 'modern' && s.dualEra) return 'dual';
   if (s.era !== undefined) return s.era;
   const speaks = speaksModern(u);
   return speaks === 'no' ? 'session' : speaks === 'only' ? 'modern' : undefined;
