@@ -130,6 +130,11 @@ export class CatalogManager {
     return this.#lists.has(upstream);
   }
 
+  /** What `upstream` listed, when its lists are in (what --check reports). */
+  listsOf(upstream: string): UpstreamLists['lists'] | undefined {
+    return this.#lists.get(upstream)?.lists;
+  }
+
   /** Tells every listener that lists changed (the virtual servers' views did, say). */
   announce(methods: readonly string[]): void {
     this.#announce(methods);
