@@ -30,6 +30,7 @@ import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } fr
 import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
+import { NotificationEvents } from './gateway/request-events.js';
 
 export { GATEWAY_VERSION };
 
@@ -106,6 +107,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     diagnostics,
   });
   const uris = new ResourceUris(group.upstreams);
+  const notifications = new NotificationEvents(diagnostics, (u) => group.upstreams.get(u)?.networkTransport ?? 'pipe');
   const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
   const settings = new LiveTaskSettings(config.tasks, config.upstreams);
   router = new PerSessionRouter({
@@ -115,6 +117,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
     exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
+    notifications,
     inputWaitMs: config.stateless.inputTimeoutMs,
     workerStartsPerMinute: config.limits.workerStartsPerMinute,
   });
@@ -133,6 +136,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     spentStates,
     ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
     passThrough,
+    notifications,
   });
   return { server, router, group, liveTasks: liveTasks(settings, tasks !== undefined) };
 }

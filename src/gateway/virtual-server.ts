@@ -17,6 +17,7 @@ import { Capabilities } from './capabilities.js';
 import type { Catalog, CatalogReader } from './catalog.js';
 import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
+import { NotificationEvents } from './request-events.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { ResourceUris } from './resource-uris.js';
@@ -49,6 +50,8 @@ export interface VirtualServerOptions {
   tasks?: TaskEngineOptions;
   /** Tasks of upstreams that run them themselves (one per process, shared with the per-session router). */
   passThrough?: TaskPassThrough;
+  /** Where notifications are published (tracing; shared with the per-session router); default: one of its own. */
+  notifications?: NotificationEvents;
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -109,9 +112,11 @@ export class VirtualServer implements McpHandler {
   readonly #dispatcher: Dispatcher;
   readonly #views: ServerViews;
   readonly #passThrough: TaskPassThrough;
+  readonly #notifications: NotificationEvents;
 
   constructor(private readonly options: VirtualServerOptions) {
     const { upstreams, perSession, log } = options;
+    this.#notifications = options.notifications ?? new NotificationEvents(options.diagnostics, (u) => upstreams.get(u)?.networkTransport ?? 'pipe');
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
     const passThrough = options.passThrough ?? new TaskPassThrough(upstreams, options.caching.stateSecret);
@@ -135,6 +140,7 @@ export class VirtualServer implements McpHandler {
       diagnostics: options.diagnostics,
       ...(options.tasks ? { tasks: options.tasks } : {}),
       passThrough,
+      notifications: this.#notifications,
     });
   }
 
@@ -255,6 +261,7 @@ export class VirtualServer implements McpHandler {
   }
 
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void {
+    this.#notifications.fromClient(ctx, notification);
     this.#dispatcher.handleNotification(ctx, notification);
   }
 
