@@ -58,7 +58,6 @@ export interface DispatcherOptions {
   tasks?: TaskEngineOptions;
   /** Tasks of upstreams that run them themselves. */
   passThrough: TaskPassThrough;
-  /** Where an upstream's notifications passed on to clients are published (tracing). */
   notifications?: NotificationEvents;
 }
 
