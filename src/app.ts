@@ -238,7 +238,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   // Off (and the SDK not even loaded) unless OTEL_TRACES_EXPORTER asks for it.
   const stopTracing = await startTracing(diagnostics.gateway, options.env ?? process.env, log, GATEWAY_VERSION);
   const replication = createReplication(config, log);
-  const created = createStore(config, log, replication.bus);
+  const created = createStore(config, log, replication.bus, diagnostics);
   const { store } = created;
   const side = createSideStores(config, log);
   const { events } = side;

@@ -133,8 +133,11 @@ export interface EventMap {
   'upstream:call-end': UpstreamCallEnd;
   'http:classified': HttpClassified;
   notification: NotificationPassed;
-  /** A 2025 session ended by DELETE, after `seconds`. */
-  'session:end': { seconds: number };
+  /**
+   * A 2025 session (any client transport) ended after `seconds`: DELETE, its connection closed
+   * (legacy HTTP+SSE, WebSocket), unused for the ttl, or evicted at a session limit. Once per session.
+   */
+  'session:end': { seconds: number; cause: 'deleted' | 'closed' | 'expired' | 'evicted' };
   /** The transport refused a request before the virtual server saw it. */
   'transport:rejection': { errorType: string };
   'stream:open': { kind: string };
