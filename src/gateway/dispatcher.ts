@@ -118,9 +118,9 @@ export class Dispatcher {
     this.#tasks?.endSession(scope);
   }
 
-  /** For tests (internals.ts): what tasks hold on this replica. */
-  get tasks(): TaskEngine['held'] | undefined {
-    return this.#tasks?.held;
+  /** The gateway's tasks (none without task tools): listen streams follow them; tests read what they hold. */
+  get taskEngine(): TaskEngine | undefined {
+    return this.#tasks;
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */

@@ -26,6 +26,7 @@ import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from './tasks.js';
 import { TaskPassThrough } from './task-pass-through.js';
+import { declaresTasks, tasksExtensionRequired } from './task-wire.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -85,6 +86,12 @@ export interface McpHandler {
    * `sink` until the scope is released.
    */
   watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[];
+  /**
+   * Task status for a stateless client's listen stream (`taskIds`, the tasks extension): the
+   * ids of the tasks it may read, followed on `sink` until the scope is released; rejects with
+   * the listen's error (-32021 without the extension, too many ids).
+   */
+  watchTasks(ctx: RequestContext, taskIds: unknown, sink: MessageSink): Promise<string[]>;
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void;
 }
@@ -162,7 +169,7 @@ export class VirtualServer implements McpHandler {
         return dispatcher.inFlight;
       },
       get tasks() {
-        return dispatcher.tasks;
+        return dispatcher.taskEngine?.held;
       },
       perSessionWorkers(upstream) {
         const entry = upstreams.get(upstream);
@@ -234,6 +241,7 @@ export class VirtualServer implements McpHandler {
         const mine = Array.isArray(uris) && v ? uris.filter((u) => typeof u === 'string' && v.selectsResource(u)) : [];
         return this.watchResources(ctx, mine, sink);
       },
+      watchTasks: (ctx, taskIds, sink) => this.watchTasks(ctx, taskIds, sink),
       releaseScope: (scope) => this.releaseScope(scope),
     };
   }
@@ -271,6 +279,19 @@ export class VirtualServer implements McpHandler {
 
   watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[] {
     return this.#subscriptions.watch(ctx, uris, sink);
+  }
+
+  async watchTasks(ctx: RequestContext, taskIds: unknown, sink: MessageSink): Promise<string[]> {
+    if (!Array.isArray(taskIds)) return [];
+    // SEP-2663: task status notifications are the extension's; asked for without it, -32021.
+    if (!declaresTasks(ctx.clientCapabilities)) throw tasksExtensionRequired('subscriptions/listen with taskIds');
+    const engine = this.#dispatcher.taskEngine;
+    const limits = this.options.tasks?.limits;
+    if (!engine || !limits) return [];
+    const ids = [...new Set(taskIds.filter((id): id is string => typeof id === 'string'))];
+    // No client has more live tasks than this: more ids than that cost reads and name nothing more.
+    if (ids.length > limits.maxPerPrincipal) throw new GatewayError('INVALID_PARAMS', `Invalid params: params.notifications.taskIds names more than tasks.maxPerPrincipal (${limits.maxPerPrincipal}) tasks`);
+    return engine.follow(ctx, ids, sink);
   }
 
   releaseScope(scope: string): void {

@@ -283,7 +283,7 @@ export class StreamableHttpTransport {
    * A 2026-07-28 request (see modern/stateless-serving.ts). Its reply is a JSON body or an SSE
    * stream that is not recorded, and the client closing that stream cancels the request.
    */
-  #serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, identity: Identity | undefined): void {
+  #serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, identity: Identity | undefined): void | Promise<void> {
     let meta: ModernMeta;
     try {
       meta = this.#stateless.admit(message, (name) => header(request, name));
@@ -297,7 +297,14 @@ export class StreamableHttpTransport {
     const principal = identity?.principal;
     if (message.method === 'subscriptions/listen') {
       this.#room.check(message.id);
-      return this.#stateless.listen(message, this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request)), () => this.#room.open(reply, 'listen'));
+      const listening = this.#stateless.listen(message, this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request)), () => {
+        // Checked again: its task ids were read meanwhile, and other streams may have opened.
+        this.#room.check(message.id);
+        return this.#room.open(reply, 'listen');
+      });
+      return listening.catch((err: unknown) => {
+        throw err instanceof GatewayError ? new Rejection(err.type, err.message, message.id, err.detail) : err;
+      });
     }
     reply.hijack();
     const raw = reply.raw;
