@@ -297,14 +297,10 @@ export class StreamableHttpTransport {
     const principal = identity?.principal;
     if (message.method === 'subscriptions/listen') {
       this.#room.check(message.id);
-      const listening = this.#stateless.listen(message, this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request)), () => {
-        // Checked again: its task ids were read meanwhile, and other streams may have opened.
-        this.#room.check(message.id);
-        return this.#room.open(reply, 'listen');
-      });
-      return listening.catch((err: unknown) => {
-        throw err instanceof GatewayError ? new Rejection(err.type, err.message, message.id, err.detail) : err;
-      });
+      const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request));
+      // Checked again as it opens: the task ids it names were read meanwhile, and other streams may have opened.
+      const open = () => (this.#room.check(message.id), this.#room.open(reply, 'listen'));
+      return this.#stateless.listen(message, ctx, open).catch((err: unknown) => Promise.reject(Rejection.answering(err, message.id)));
     }
     reply.hijack();
     const raw = reply.raw;
