@@ -31,6 +31,7 @@ import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
 import { PROBE_CAPABILITIES } from './gateway/capability-catalogs.js';
+import { NotificationEvents } from './gateway/request-events.js';
 
 export { GATEWAY_VERSION };
 
@@ -107,6 +108,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     diagnostics,
   });
   const uris = new ResourceUris(group.upstreams);
+  const notifications = new NotificationEvents(diagnostics, (u) => group.upstreams.get(u)?.networkTransport ?? 'pipe');
   const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
   const settings = new LiveTaskSettings(config.tasks, config.upstreams);
   router = new PerSessionRouter({
@@ -116,6 +118,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     log,
     onListChanged: (upstream, method) => server?.listChanged(upstream, method),
     exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
+    notifications,
     inputWaitMs: config.stateless.inputTimeoutMs,
     workerStartsPerMinute: config.limits.workerStartsPerMinute,
   });
@@ -134,6 +137,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     spentStates,
     ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
     passThrough,
+    notifications,
   });
   return { server, router, group, liveTasks: liveTasks(settings, tasks !== undefined) };
 }
@@ -235,7 +239,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   // Off (and the SDK not even loaded) unless OTEL_TRACES_EXPORTER asks for it.
   const stopTracing = await startTracing(diagnostics.gateway, options.env ?? process.env, log, GATEWAY_VERSION);
   const replication = createReplication(config, log);
-  const created = createStore(config, log, replication.bus);
+  const created = createStore(config, log, replication.bus, diagnostics);
   const { store } = created;
   const side = createSideStores(config, log);
   const { events } = side;

@@ -12,11 +12,13 @@ import { registerAccessLog, requestIdOptions } from './server/access-log.js';
 import { lazyChildLoggerFactory } from './server/lazy-request-logger.js';
 import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
 import { registerConnectionTransports } from './server/connection-transports.js';
+import { legacySseSettings, websocketSettings } from './config/server.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerHealth } from './server/health.js';
 import { registerMcpEndpoints } from './server/mcp-endpoints.js';
 import { registerOAuthRoutes } from './server/oauth-routes.js';
 import { frameworkErrors, registerRouteErrors } from './server/route-errors.js';
+import { registerRootPointer } from './server/root-pointer.js';
 import type { TokenStore } from './contracts/token-store.js';
 import { createOriginCheck } from './server/origin.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
@@ -92,6 +94,14 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
     metrics,
     upstreams: parts.upstreamStatus,
     store: parts.storeStatus,
+  });
+  registerRootPointer(app, {
+    version: GATEWAY_VERSION,
+    path: config.path,
+    serverPaths: parts.server.serverPaths,
+    legacySse: legacySseSettings(config.legacySse)?.ssePath,
+    websocket: websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)?.path,
+    status: config.status.enabled,
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);

@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { workerCount } from './config/cluster.js';
 import { ConfigError, loadConfig } from './config/load.js';
-import { checkConfig } from './gateway/config-check.js';
+import { checkConfig, describeChecked } from './gateway/config-check.js';
 import type { GatewayConfig } from './config/schema.js';
 import { watchConfigFile } from './config/watch.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -141,6 +141,7 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
   const upstreams = config.upstreams.map((u) => u.name).join(', ');
   const servers = config.servers.length > 0 ? `; servers: ${config.servers.map((s) => s.path).join(', ')}` : '';
   process.stdout.write(`mcp-gateway: ${name}: OK (${config.upstreams.length} upstream(s): ${upstreams}${servers}; sessions: ${config.sessions.store}; auth: ${config.auth.mode})\n`);
+  process.stdout.write(describeChecked(outcome.checked).map((line) => `  ${line}\n`).join(''));
   return 0;
 }
 

@@ -5,6 +5,7 @@ import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
 import type { GatewayConfig } from './config/schema.js';
 import { secretKeys } from './config/secrets.js';
 import { namesTaskTools } from './config/tasks.js';
+import type { DataPathEvents } from './observability/events.js';
 import type { Logger } from './observability/logger.js';
 import type { EventStore } from './streams/event-store.js';
 import { MemoryEventStore } from './streams/memory-event-store.js';
@@ -23,9 +24,18 @@ import { RedisTaskStore } from './session/redis-task-store.js';
 import type { Bus } from './cluster/bus.js';
 import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
 import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
+import { timeStoreEnds } from './transport/session-manager.js';
 
-/** The session store, and the state of its connection when it has one (for /readyz). */
-export function createStore(config: GatewayConfig, log: Logger, bus: Bus): { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> } {
+type CreatedStore = { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> };
+
+/** The session store, and the state of its connection when it has one (for /readyz); the sessions it ends are timed on `diagnostics`. */
+export function createStore(config: GatewayConfig, log: Logger, bus: Bus, diagnostics: DataPathEvents): CreatedStore {
+  const created = sessionStore(config, log, bus);
+  timeStoreEnds(created.store, diagnostics);
+  return created;
+}
+
+function sessionStore(config: GatewayConfig, log: Logger, bus: Bus): CreatedStore {
   const { store, keyPrefix, ttlSeconds, cacheMs, health } = config.sessions;
   const limits: SessionLimits = {
     maxSessions: config.limits.maxSessions,

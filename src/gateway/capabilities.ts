@@ -28,17 +28,16 @@ export class Capabilities {
 
   /** What the virtual server offers; `stateless`: to 2026-07-28 clients. */
   merged(stateless: boolean): Record<string, unknown> {
-    const capabilities: Record<string, unknown> = {};
+    // The three lists always, empty while no upstream has one: the gateway refreshes its catalog
+    // when an upstream's lists change and tells clients, but a client hears list_changed only for
+    // a capability it was given, and a session's cannot grow after initialize. So the first
+    // upstream with prompts (or resources) that a reload adds, or that was down at start-up,
+    // reaches the sessions opened before it.
+    const resources: Record<string, unknown> = { listChanged: true };
+    const capabilities: Record<string, unknown> = { tools: { listChanged: true }, prompts: { listChanged: true }, resources };
     for (const [name, info] of this.#upstreamInfos()) {
-      // The gateway refreshes its catalog when an upstream's lists change, and tells clients.
-      if (info.capabilities.tools !== undefined) capabilities.tools = { listChanged: true };
-      if (info.capabilities.prompts !== undefined) capabilities.prompts = { listChanged: true };
-      if (isObject(info.capabilities.resources)) {
-        const resources = (capabilities.resources ?? { listChanged: true }) as Record<string, unknown>;
-        // Stateless clients subscribe on a listen stream (see watchResources).
-        if (offersSubscriptions(info)) resources.subscribe = true;
-        capabilities.resources = resources;
-      }
+      // Stateless clients subscribe on a listen stream (see watchResources).
+      if (isObject(info.capabilities.resources) && offersSubscriptions(info)) resources.subscribe = true;
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
       // Stateless requests get log messages of 2026-07-28 upstreams only (a 2025 worker's belong to its session).
       const logsReach = !stateless || this.upstreams.get(name)?.workers.speaksModern === true;

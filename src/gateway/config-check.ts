@@ -12,16 +12,30 @@ import type { UpstreamPeer } from '../contracts/upstream.js';
 import { MemoryTokenStore } from '../session/memory-token-store.js';
 import { TokenCipher } from '../session/token-store.js';
 import { UpstreamGroup } from '../upstream/group.js';
-import { CatalogCollisionError } from './catalog.js';
+import { CatalogCollisionError, LISTS, type ListKind } from './catalog.js';
 import { CatalogManager } from './catalog-manager.js';
 import { PROBE_CAPABILITIES } from './capability-catalogs.js';
-import { viewProblems } from './server-views.js';
+import { ServerView, viewProblems } from './server-views.js';
 
 export interface ConfigCheck {
   /** The config would be refused (at start-up, or by a reload). */
   errors: string[];
   /** Worth saying, but accepted: a glob that selects nothing, an upstream not reached. */
   warnings: string[];
+  /** What was checked, as --check prints it: each upstream's lists, each server's selection. */
+  checked: CheckedItems;
+}
+
+/** How many of each list an upstream offered, or a server selects. */
+export type ListCounts = Record<ListKind, number>;
+
+export interface CheckedItems {
+  /** Per configured upstream: its transport and mode; its counts when it came up and listed them. */
+  upstreams: Array<{ name: string; transport: string; mode: string; lists: ListCounts | undefined }>;
+  /** Per virtual server (servers[]): what it selects of the catalog. */
+  servers: Array<{ path: string; lists: ListCounts }>;
+  /** The merged catalog (the main endpoint's lists). */
+  catalog: ListCounts;
 }
 
 export interface ConfigCheckOptions {
@@ -44,6 +58,7 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
   const { log } = options;
   const errors = missingCommands(config, options.env);
   const warnings: string[] = [];
+  let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
   // Upstreams that hold users' tokens (grant authorization-code) are built with a store, as the
   // gateway builds them; no user calls during a check, so this one stays empty and goes with it.
   const tokens = new MemoryTokenStore(new TokenCipher([]));
@@ -76,6 +91,7 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     const views = viewProblems(config.servers, catalogs.catalog, missing.length === 0);
     errors.push(...views.errors);
     warnings.push(...views.warnings);
+    checked = checkedItems(config, catalogs);
   } catch (err) {
     if (!(err instanceof CatalogCollisionError)) throw err;
     errors.push(err.message);
@@ -84,5 +100,46 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     await group.close().catch(() => undefined);
     await tokens.close();
   }
-  return { errors, warnings };
+  return { errors, warnings, checked };
+}
+
+const KINDS = Object.keys(LISTS) as ListKind[];
+
+function countsOf(count: (kind: ListKind) => number): ListCounts {
+  return Object.fromEntries(KINDS.map((kind) => [kind, count(kind)])) as ListCounts;
+}
+
+function checkedItems(config: GatewayConfig, catalogs: CatalogManager): CheckedItems {
+  const catalog = catalogs.catalog;
+  return {
+    upstreams: config.upstreams.map((u) => {
+      const lists = catalogs.listsOf(u.name)?.lists;
+      return { name: u.name, transport: u.transport, mode: u.mode ?? 'shared', lists: lists && countsOf((kind) => lists[kind]?.length ?? 0) };
+    }),
+    servers: config.servers.map((s) => {
+      const view = new ServerView(s);
+      return { path: s.path, lists: countsOf((kind) => view.list(catalog, kind).length) };
+    }),
+    catalog: countsOf((kind) => catalog.list(kind).length),
+  };
+}
+
+const NOUNS: Record<ListKind, [string, string]> = {
+  tools: ['tool', 'tools'],
+  prompts: ['prompt', 'prompts'],
+  resources: ['resource', 'resources'],
+  resourceTemplates: ['resource template', 'resource templates'],
+};
+
+function describeCounts(c: ListCounts): string {
+  return KINDS.map((kind) => `${c[kind]} ${NOUNS[kind][c[kind] === 1 ? 0 : 1]}`).join(', ');
+}
+
+/** What --check prints under its verdict: one line per upstream and server, then the catalog and what was checked. */
+export function describeChecked(checked: CheckedItems): string[] {
+  const lines = checked.upstreams.map((u) => `upstream ${u.name} (${u.transport}, ${u.mode}): ${u.lists ? describeCounts(u.lists) : 'did not come up: not listed'}`);
+  for (const s of checked.servers) lines.push(`server ${s.path}: ${describeCounts(s.lists)}`);
+  lines.push(`catalog: ${describeCounts(checked.catalog)}`);
+  lines.push("checked: schema and cross-checks, ${VAR}s, readable files, stdio commands on PATH, name and URI collisions, servers' overrides and globs");
+  return lines;
 }

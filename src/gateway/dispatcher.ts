@@ -7,7 +7,7 @@ import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS } from '../jsonrpc/meta-keys.js';
-import type { DataPathEvents } from '../observability/events.js';
+import type { DataPathEvents, UpstreamCallStart } from '../observability/events.js';
 import type { HttpOrigin } from '../contracts/request-context.js';
 import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
@@ -22,7 +22,7 @@ import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
-import { RequestEvents, errorCodeLabel, withTraceContext } from './request-events.js';
+import { RequestEvents, errorCodeLabel, withTraceContext, type NotificationEvents } from './request-events.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
@@ -58,6 +58,7 @@ export interface DispatcherOptions {
   tasks?: TaskEngineOptions;
   /** Tasks of upstreams that run them themselves. */
   passThrough: TaskPassThrough;
+  notifications?: NotificationEvents;
 }
 
 /** Shared by every retry without a progress token: nothing to allocate per call. */
@@ -122,9 +123,9 @@ export class Dispatcher {
     this.#tasks?.endSession(scope);
   }
 
-  /** For tests (internals.ts): what tasks hold on this replica. */
-  get tasks(): TaskEngine['held'] | undefined {
-    return this.#tasks?.held;
+  /** The gateway's tasks (none without task tools): listen streams follow them; tests read what they hold. */
+  get taskEngine(): TaskEngine | undefined {
+    return this.#tasks;
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */
@@ -290,7 +291,7 @@ export class Dispatcher {
     await ctx.setLogLevel?.(level);
     // Only a session's own workers take its level; a shared worker's level would be everyone's.
     const own = [...this.options.upstreams].filter(([, e]) => e.workers.workerOf(ctx.scope));
-    await Promise.all(own.map(([name]) => this.#forward(ctx, { ...request, id: `${String(request.id)}:${name}` }, name, request.params)));
+    await Promise.all(own.map(([name]) => this.#forward(ctx, this.#events.derive(request, { ...request, id: `${String(request.id)}:${name}` }), name, request.params)));
     return {};
   }
 
@@ -347,7 +348,7 @@ export class Dispatcher {
     let failure: unknown;
     try {
       // Both eras' calls are published alike: metrics and tracing see every upstream call.
-      result = modern ? await this.#forwardModern(ctx, request, upstream, entry, key, params, catalog) : await this.#call(ctx, request, entry, upstream, key, params, continuation);
+      result = modern ? await this.#forwardModern(ctx, request, upstream, entry, key, params, catalog) : await this.#call(ctx, request, entry, upstream, key, params, continuation, callStart);
       return result;
     } catch (err) {
       failure = err;
@@ -366,14 +367,14 @@ export class Dispatcher {
     return forwardModern({ ctx, request, upstream, entry, params, mirrored, rounds, inFlight: this.#inFlight, key, askClient, maxRounds });
   }
 
-  async #call(ctx: RequestContext, request: JsonRpcRequest, entry: UpstreamEntry, upstream: string, key: RequestKey, params: Record<string, unknown> | undefined, continuation: boolean): Promise<McpResult> {
+  async #call(ctx: RequestContext, request: JsonRpcRequest, entry: UpstreamEntry, upstream: string, key: RequestKey, params: Record<string, unknown> | undefined, continuation: boolean, callStart?: UpstreamCallStart): Promise<McpResult> {
     const tracked = this.#inFlight.begin(key, entry.deadline);
     const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
     const options: PerSessionCallOptions | undefined = wantsProgress
       ? {
           onNotification: (n) => {
             tracked.touch();
-            ctx.sink.send(n);
+            this.options.notifications?.fromUpstream(upstream, ctx, n, ctx.sink.send(n), callStart);
           },
           continuation,
         }

@@ -12,9 +12,9 @@ export interface VirtualServerInternals {
   perSessionWorkers(upstream: string): number;
   /**
    * Without a task engine none; else its store, and what tasks hold here: the in-flight places
-   * their calls keep, the tasks waited for.
+   * their calls keep, the tasks waited for, the tasks listen streams follow.
    */
-  readonly tasks: { store: TaskStore; places: number; waits: number } | undefined;
+  readonly tasks: { store: TaskStore; places: number; waits: number; followed: number } | undefined;
 }
 
 export function internals(server: { readonly [INTERNALS]: VirtualServerInternals }): VirtualServerInternals {

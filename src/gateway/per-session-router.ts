@@ -14,6 +14,7 @@ import type { RequestContext } from '../contracts/request-context.js';
 import { CLIENT_CAPABILITY, InputChains, chainScopeOf, isChainScope, newChainScope } from '../modern/input-chains.js';
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
 import { WorkerStarts } from './worker-starts.js';
+import type { NotificationEvents } from './request-events.js';
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {
@@ -36,6 +37,8 @@ export interface PerSessionRouterOptions {
   onListChanged: (upstream: string, method: string) => void;
   /** A worker's notification as its client knows it (resource URIs prefixed: resources.uris). */
   exposeNotification?: (upstream: string, n: JsonRpcNotification) => JsonRpcNotification;
+  /** Where the notifications passed on to clients are published (tracing). */
+  notifications?: NotificationEvents;
   /** After an input-required result, how long a stateless request's call waits for the retry. */
   inputWaitMs: number;
   /** limits.workerStartsPerMinute (0: no limit). */
@@ -252,7 +255,9 @@ export class PerSessionRouter implements LocalExecutor {
     // A stateless client hears only its own call's progress (see InputChains), never log messages it did not ask for.
     if (isChainScope(scope)) return;
     const link = this.#links.get(scope);
-    if (link) this.#deliver(link, this.options.exposeNotification?.(upstream, n) ?? n);
+    if (!link) return;
+    const delivered = this.#deliver(link, this.options.exposeNotification?.(upstream, n) ?? n);
+    this.options.notifications?.fromUpstream(upstream, link.last, n, delivered);
   }
 
   #link(ctx: RequestContext): ScopeLink {

@@ -3,7 +3,7 @@
 // are bounded here, for every subscriber: unknown methods and versions share one name, tools and
 // prompts only from the catalog. The start events are built only when someone hears them (tracing).
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { isObject, type JsonRpcNotification, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { isKnownMethod } from '../jsonrpc/params-schemas.js';
 import { MODERN_VERSIONS, SUPPORTED_VERSIONS } from '../jsonrpc/versions.js';
 import type { DataPathEvents, RequestStart, UpstreamCallStart } from '../observability/events.js';
@@ -50,6 +50,13 @@ export class RequestEvents {
   /** `rewritten` (a virtual server's view of a request) makes its upstream calls under `start`. */
   follow(rewritten: JsonRpcRequest, start: RequestStart): void {
     this.#starts.set(rewritten, start);
+  }
+
+  /** `derived`, a request the gateway makes for `request` (one per upstream), calls under `request`'s span. */
+  derive(request: JsonRpcRequest, derived: JsonRpcRequest): JsonRpcRequest {
+    const start = this.#starts.get(request);
+    if (start) this.#starts.set(derived, start);
+    return derived;
   }
 
   /** The request has been answered: its calls are over. */
@@ -112,6 +119,73 @@ export class RequestEvents {
     if (request.method === 'prompts/get') return catalog.prompt(name) ? name : '';
     return '';
   }
+}
+
+/** The notifications a server sends (2025 revisions and the tasks extension): an upstream's others are `_other`. */
+const SERVER_NOTIFICATIONS: ReadonlySet<string> = new Set([
+  'notifications/message',
+  'notifications/progress',
+  'notifications/cancelled',
+  'notifications/resources/updated',
+  'notifications/resources/list_changed',
+  'notifications/tools/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/tasks/status',
+  'notifications/tasks',
+  'notifications/elicitation/complete',
+]);
+
+/** The client an upstream's notification goes to: a 2025 session's scope is its id. */
+type NotificationTarget = Pick<RequestContext, 'stateless' | 'scope' | 'protocolVersion'>;
+
+/**
+ * What the data path publishes about notifications (tracing): a client's as the virtual server
+ * gets it, an upstream's as it is passed on. Nothing is built when nobody hears them.
+ */
+export class NotificationEvents {
+  constructor(
+    private readonly diagnostics: DataPathEvents,
+    /** OTel's network.transport of an upstream (`pipe`, `tcp`). */
+    private readonly transportOf: (upstream: string) => string,
+  ) {}
+
+  fromClient(ctx: NotificationTarget & Pick<RequestContext, 'http'>, n: JsonRpcNotification): void {
+    if (!this.diagnostics.has('notification')) return;
+    const own = ownTraceContext(n);
+    this.diagnostics.emit('notification', {
+      method: boundedMethod(n.method),
+      upstream: undefined,
+      transport: 'tcp',
+      sessionId: ctx.stateless ? undefined : ctx.scope,
+      protocolVersion: ctx.protocolVersion,
+      traceparent: own ? own.traceparent : ctx.http?.traceparent,
+      tracestate: own ? own.tracestate : ctx.http?.tracestate,
+      delivered: true,
+    });
+  }
+
+  /** `call`: the upstream call it belongs to (progress), whose span it continues unless it carries its own context. */
+  fromUpstream(upstream: string, target: NotificationTarget, n: JsonRpcNotification, delivered: boolean, call?: UpstreamCallStart): void {
+    if (!this.diagnostics.has('notification')) return;
+    const own = ownTraceContext(n);
+    this.diagnostics.emit('notification', {
+      method: SERVER_NOTIFICATIONS.has(n.method) ? n.method : OTHER_LABEL,
+      upstream,
+      transport: this.transportOf(upstream),
+      sessionId: target.stateless ? undefined : target.scope,
+      protocolVersion: target.protocolVersion,
+      traceparent: own ? own.traceparent : call?.traceparent,
+      tracestate: own ? own.tracestate : call?.tracestate,
+      delivered,
+    });
+  }
+}
+
+/** The trace context a message carries in its own `params._meta` (SEP-414). */
+function ownTraceContext(m: JsonRpcNotification): { traceparent: string; tracestate: string | undefined } | undefined {
+  const meta = m.params?._meta;
+  if (!isObject(meta) || typeof meta.traceparent !== 'string') return undefined;
+  return { traceparent: meta.traceparent, tracestate: typeof meta.tracestate === 'string' ? meta.tracestate : undefined };
 }
 
 /** Methods a client chooses, bounded: unknown ones share one name. */

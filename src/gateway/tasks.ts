@@ -13,6 +13,7 @@ import type { Route } from './catalog.js';
 import { LocalTasks } from './local-tasks.js';
 import { bindingOf, mayRead, sessionBinding } from './task-binding.js';
 import { TaskAsks } from './task-asks.js';
+import { TaskFollowers } from './task-followers.js';
 import { TaskWaits } from './task-waits.js';
 import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, callParams, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, tooLarge, withoutTaskSupport } from './task-wire.js';
 
@@ -56,6 +57,7 @@ export class TaskEngine {
   /** Tasks whose call (or its input chain) this replica ran: a shutdown fails those still live here. */
   readonly #here = new LocalTasks();
   readonly #waits: TaskWaits;
+  readonly #followers: TaskFollowers;
   /** Requests 2025 tasks' calls sent their clients: a task is input_required until answered. */
   readonly #asks = new TaskAsks((taskId, ctx) => void this.#move(taskId, 'working', 'input_required', ctx));
 
@@ -63,10 +65,21 @@ export class TaskEngine {
     private readonly options: TaskEngineOptions,
     private readonly calls: TaskCalls,
   ) {
-    this.#waits = new TaskWaits(async (taskId) => {
+    const read = async (taskId: string) => {
       const r = await options.store.get(taskId);
       return r && this.#alive(r);
-    });
+    };
+    this.#waits = new TaskWaits(read);
+    this.#followers = new TaskFollowers(read);
+  }
+
+  /**
+   * subscriptions/listen's `taskIds` (2026-07-28): those this client may read, followed on the
+   * stream's `sink` (notifications/tasks) until each ends or the stream's scope is released.
+   */
+  async follow(ctx: RequestContext, taskIds: readonly string[], sink: MessageSink): Promise<string[]> {
+    const readable = await Promise.all(taskIds.map((id) => this.#find(ctx, id).catch(() => undefined)));
+    return this.#followers.follow(ctx.scope, readable.filter((r) => r !== undefined), sink);
   }
 
   /** A 2025 client answered a request: the task it was for goes on working. */
@@ -243,18 +256,20 @@ export class TaskEngine {
    * rather than when its heartbeat lapses; their calls are cancelled after (by the dispatcher).
    */
   shutdown(): Promise<number> {
+    this.#followers.close();
     return this.#here.failAll(this.options.store, this.options.replicaId, this.options.log);
   }
 
-  /** A 2025 session ended: the tasks it owned (no principal: nobody else may see them) go with it. */
+  /** A scope ended: a 2025 session's tasks (no principal: nobody else may see them) go with it, a listen stream follows none. */
   endSession(scope: string): void {
+    this.#followers.release(scope);
     const { store, log } = this.options;
     store.dropBinding(sessionBinding(scope)).catch((err: unknown) => log.warn({ err }, "task: dropping an ended session's tasks failed"));
   }
 
-  /** For tests (internals.ts): the store, the in-flight places tasks' calls keep here, the tasks waited for. */
-  get held(): { store: TaskStore; places: number; waits: number } {
-    return { store: this.options.store, places: this.#here.places, waits: this.#waits.size };
+  /** For tests (internals.ts): the store, the in-flight places tasks' calls keep here, the tasks waited for or followed. */
+  get held(): { store: TaskStore; places: number; waits: number; followed: number } {
+    return { store: this.options.store, places: this.#here.places, waits: this.#waits.size, followed: this.#followers.size };
   }
 
   async #move(taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext): Promise<void> {

@@ -17,6 +17,7 @@ import { Capabilities } from './capabilities.js';
 import type { Catalog, CatalogReader } from './catalog.js';
 import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
+import { NotificationEvents } from './request-events.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { ResourceUris } from './resource-uris.js';
@@ -25,6 +26,7 @@ import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from './tasks.js';
 import { TaskPassThrough } from './task-pass-through.js';
+import { declaresTasks, tasksExtensionRequired } from './task-wire.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -49,6 +51,8 @@ export interface VirtualServerOptions {
   tasks?: TaskEngineOptions;
   /** Tasks of upstreams that run them themselves (one per process, shared with the per-session router). */
   passThrough?: TaskPassThrough;
+  /** Where notifications are published (tracing; shared with the per-session router); default: one of its own. */
+  notifications?: NotificationEvents;
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -82,6 +86,12 @@ export interface McpHandler {
    * `sink` until the scope is released.
    */
   watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[];
+  /**
+   * Task status for a stateless client's listen stream (`taskIds`, the tasks extension): the
+   * ids of the tasks it may read, followed on `sink` until the scope is released; rejects with
+   * the listen's error (-32021 without the extension, too many ids).
+   */
+  watchTasks(ctx: RequestContext, taskIds: unknown, sink: MessageSink): Promise<string[]>;
   /** Ends everything in flight for a scope (a session was deleted or expired). */
   releaseScope(scope: string): void;
 }
@@ -109,9 +119,11 @@ export class VirtualServer implements McpHandler {
   readonly #dispatcher: Dispatcher;
   readonly #views: ServerViews;
   readonly #passThrough: TaskPassThrough;
+  readonly #notifications: NotificationEvents;
 
   constructor(private readonly options: VirtualServerOptions) {
     const { upstreams, perSession, log } = options;
+    this.#notifications = options.notifications ?? new NotificationEvents(options.diagnostics, (u) => upstreams.get(u)?.networkTransport ?? 'pipe');
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
     const passThrough = options.passThrough ?? new TaskPassThrough(upstreams, options.caching.stateSecret);
@@ -135,6 +147,7 @@ export class VirtualServer implements McpHandler {
       diagnostics: options.diagnostics,
       ...(options.tasks ? { tasks: options.tasks } : {}),
       passThrough,
+      notifications: this.#notifications,
     });
   }
 
@@ -170,7 +183,7 @@ export class VirtualServer implements McpHandler {
         return dispatcher.inFlight;
       },
       get tasks() {
-        return dispatcher.tasks;
+        return dispatcher.taskEngine?.held;
       },
       perSessionWorkers(upstream) {
         const entry = upstreams.get(upstream);
@@ -242,6 +255,7 @@ export class VirtualServer implements McpHandler {
         const mine = Array.isArray(uris) && v ? uris.filter((u) => typeof u === 'string' && v.selectsResource(u)) : [];
         return this.watchResources(ctx, mine, sink);
       },
+      watchTasks: (ctx, taskIds, sink) => this.watchTasks(ctx, taskIds, sink),
       releaseScope: (scope) => this.releaseScope(scope),
     };
   }
@@ -269,6 +283,7 @@ export class VirtualServer implements McpHandler {
   }
 
   handleNotification(ctx: RequestContext, notification: JsonRpcNotification): void {
+    this.#notifications.fromClient(ctx, notification);
     this.#dispatcher.handleNotification(ctx, notification);
   }
 
@@ -278,6 +293,19 @@ export class VirtualServer implements McpHandler {
 
   watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[] {
     return this.#subscriptions.watch(ctx, uris, sink);
+  }
+
+  async watchTasks(ctx: RequestContext, taskIds: unknown, sink: MessageSink): Promise<string[]> {
+    if (!Array.isArray(taskIds)) return [];
+    // SEP-2663: task status notifications are the extension's; asked for without it, -32021.
+    if (!declaresTasks(ctx.clientCapabilities)) throw tasksExtensionRequired('subscriptions/listen with taskIds');
+    const engine = this.#dispatcher.taskEngine;
+    const limits = this.options.tasks?.limits;
+    if (!engine || !limits) return [];
+    const ids = [...new Set(taskIds.filter((id): id is string => typeof id === 'string'))];
+    // No client has more live tasks than this: more ids than that cost reads and name nothing more.
+    if (ids.length > limits.maxPerPrincipal) throw new GatewayError('INVALID_PARAMS', `Invalid params: params.notifications.taskIds names more than tasks.maxPerPrincipal (${limits.maxPerPrincipal}) tasks`);
+    return engine.follow(ctx, ids, sink);
   }
 
   releaseScope(scope: string): void {

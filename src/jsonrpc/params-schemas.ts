@@ -23,7 +23,7 @@ const BOOLEAN = { type: 'boolean' };
  */
 const SUBSCRIPTION_FILTER = {
   type: 'object',
-  properties: { toolsListChanged: BOOLEAN, promptsListChanged: BOOLEAN, resourcesListChanged: BOOLEAN, resourceSubscriptions: { type: 'array', items: STRING } },
+  properties: { toolsListChanged: BOOLEAN, promptsListChanged: BOOLEAN, resourcesListChanged: BOOLEAN, resourceSubscriptions: { type: 'array', items: STRING }, taskIds: { type: 'array', items: STRING } },
 };
 
 /** `_meta` of any request or notification: an object; its progress token a string or integer. */

@@ -13,7 +13,7 @@ const LIST_CHANGES = {
 type ListChange = keyof typeof LIST_CHANGES;
 
 /** The part of a listen request's filter the gateway honours, as acknowledged to the client. */
-export type Honoured = Partial<Record<ListChange, true>> & { resourceSubscriptions?: string[] };
+export type Honoured = Partial<Record<ListChange, true>> & { resourceSubscriptions?: string[]; taskIds?: string[] };
 
 /** The list changes of a listen filter the gateway honours: those of lists it has. */
 export function honouredListChanges(requested: unknown, capabilities: Record<string, unknown>): Honoured {

@@ -34,6 +34,7 @@ export interface StatelessHandler {
   capabilities(stateless: boolean): Record<string, unknown>;
   mirroredParams(tool: string): readonly MirroredParam[];
   watchResources(ctx: RequestContext, uris: unknown, sink: MessageSink): string[];
+  watchTasks(ctx: RequestContext, taskIds: unknown, sink: MessageSink): Promise<string[]>;
   releaseScope(scope: string): void;
 }
 
@@ -105,18 +106,29 @@ export class StatelessServing {
   }
 
   /**
-   * subscriptions/listen: list changes the virtual server has, and updates of the resources its
-   * upstreams can watch; the acknowledgement names exactly those. `ctx` is the listener's (made
-   * with no reply sink); `open` opens the SSE reply, once the acknowledgement is known.
+   * subscriptions/listen: list changes the virtual server has, updates of the resources its
+   * upstreams can watch, and the status of the client's tasks (`taskIds`, the tasks extension);
+   * the acknowledgement names exactly those. `ctx` is the listener's (made with no reply sink);
+   * `open` opens the SSE reply, once the acknowledgement is known. Rejects (nothing opened,
+   * nothing followed) with the listen's error.
    */
-  listen(message: JsonRpcRequest, ctx: RequestContext, open: () => SseWriter): void {
+  async listen(message: JsonRpcRequest, ctx: RequestContext, open: () => SseWriter): Promise<void> {
     const requested = isObject(message.params?.notifications) ? message.params.notifications : {};
     const honoured = honouredListChanges(requested, this.handler.capabilities(true));
-    // The virtual server learns the stream's sink below; the URIs it can watch are known first, for the acknowledgement.
+    // The virtual server learns the stream's sink below; what it follows is known first, for the acknowledgement.
     let deliver: MessageSink | undefined;
-    const uris = this.handler.watchResources(ctx, requested.resourceSubscriptions, { send: (m) => deliver?.send(m) ?? false });
-    if (uris.length > 0) honoured.resourceSubscriptions = uris;
-    const sse = open();
+    const sink: MessageSink = { send: (m) => deliver?.send(m) ?? false };
+    const tasks = await this.handler.watchTasks(ctx, requested.taskIds, sink);
+    if (tasks.length > 0) honoured.taskIds = tasks;
+    let sse: SseWriter;
+    try {
+      const uris = this.handler.watchResources(ctx, requested.resourceSubscriptions, sink);
+      if (uris.length > 0) honoured.resourceSubscriptions = uris;
+      sse = open();
+    } catch (err) {
+      this.handler.releaseScope(ctx.scope);
+      throw err;
+    }
     deliver = this.listens.open(sse, message.id, honoured);
     sse.onClose(() => this.handler.releaseScope(ctx.scope));
   }

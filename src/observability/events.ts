@@ -62,6 +62,31 @@ export interface UpstreamCallEnd {
   start: UpstreamCallStart | undefined;
 }
 
+/**
+ * A notification that passed through the gateway (tracing hears it): one a client sent, or one
+ * an upstream sent on its way to a client. Published only when someone subscribes.
+ */
+export interface NotificationPassed {
+  /** A client's: bounded like RequestStart.method; an upstream's: a server notification of the spec, else `_other`. */
+  method: string;
+  /** The upstream that sent it; undefined: a client did. */
+  upstream: string | undefined;
+  /** OTel's network.transport of the side it came from: `tcp` for a client, `pipe` or `tcp` for an upstream. */
+  transport: string;
+  /** The 2025 session it came from or goes to; undefined for stateless clients. */
+  sessionId: string | undefined;
+  /** The client's protocol version. */
+  protocolVersion: string | undefined;
+  /**
+   * The W3C context it continues: its own `params._meta` (SEP-414), else for an upstream's the
+   * call it is part of (upstream:call-start's), for a client's the POST's headers.
+   */
+  traceparent: string | undefined;
+  tracestate: string | undefined;
+  /** An upstream's: whether a client's stream took it (else it was dropped). */
+  delivered: boolean;
+}
+
 /** A request the virtual server answered (result or error). */
 export interface RequestEnd {
   method: string;
@@ -107,8 +132,12 @@ export interface EventMap {
   'upstream:call-start': UpstreamCallStart;
   'upstream:call-end': UpstreamCallEnd;
   'http:classified': HttpClassified;
-  /** A 2025 session ended by DELETE, after `seconds`. */
-  'session:end': { seconds: number };
+  notification: NotificationPassed;
+  /**
+   * A 2025 session (any client transport) ended after `seconds`: DELETE, its connection closed
+   * (legacy HTTP+SSE, WebSocket), unused for the ttl, or evicted at a session limit. Once per session.
+   */
+  'session:end': { seconds: number; cause: 'deleted' | 'closed' | 'expired' | 'evicted' };
   /** The transport refused a request before the virtual server saw it. */
   'transport:rejection': { errorType: string };
   'stream:open': { kind: string };

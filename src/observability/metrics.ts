@@ -34,7 +34,7 @@ export class Metrics {
   /** 2025 sessions ended by DELETE (an expired one has no end this replica sees in time). */
   readonly sessionDuration = new Histogram({
     name: 'mcp_server_session_duration_seconds',
-    help: 'Duration of MCP sessions (initialize to DELETE)',
+    help: 'Duration of MCP sessions (initialize to DELETE, connection close, idle expiry or eviction)',
     labelNames: ['network_transport'] as const,
     buckets: [1, 5, 10, 30, 60, 300, 900, 1800, 3600, 7200, 14400, 43200, 86400],
     registers: [this.registry],

@@ -3,15 +3,15 @@
  * by tracing.ts only when tracing is on). Per request the virtual server answers, a SERVER span
  * `{mcp.method.name} {target}` continuing the client's trace context; per call to an upstream, a
  * CLIENT span, its child, whose context the dispatcher sends on in `params._meta` (and an HTTP
- * upstream's wire in its headers). Spans are kept by their start event's object, in WeakMaps:
+ * upstream's wire in its headers). Notifications get spans too (notificationSpans). Spans are kept by their start event's object, in WeakMaps:
  * nothing is threaded through calls, and nothing leaks when an end is never heard.
  */
 import { createHash } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter, type TextMapSetter } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter, type TextMapSetter, type Tracer } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
-import { subscribe, type RequestStart, type UpstreamCallStart } from './events.js';
+import { subscribe, type NotificationPassed, type RequestStart, type UpstreamCallStart } from './events.js';
 import type { TracingSettings } from './tracing.js';
 
 type Carrier = Record<string, string | undefined>;
@@ -103,12 +103,30 @@ export async function traceGateway(gateway: string, settings: TracingSettings, v
       }
       span.end();
     },
+    notification: (e) => notificationSpans(tracer, propagator, e),
   });
 
   return async () => {
     unsubscribe();
     await provider.shutdown();
   };
+}
+
+/**
+ * A notification has no answer: its spans end as they start. A client's is a SERVER span (the
+ * gateway receives it); an upstream's a SERVER span too (the gateway, its client, receives what
+ * the server initiated), and, passed on, a CLIENT span under it (the gateway initiates it to its client).
+ */
+function notificationSpans(tracer: Tracer, propagator: W3CTraceContextPropagator, e: NotificationPassed): void {
+  const parent = e.traceparent ? propagator.extract(ROOT_CONTEXT, { traceparent: e.traceparent, tracestate: e.tracestate }, getter) : ROOT_CONTEXT;
+  const toClient: Attributes = { 'mcp.method.name': e.method, 'network.transport': 'tcp' };
+  if (e.sessionId) toClient['mcp.session.id'] = sessionDigest(e.sessionId);
+  if (e.protocolVersion) toClient['mcp.protocol.version'] = e.protocolVersion;
+  if (e.upstream === undefined) return tracer.startSpan(e.method, { kind: SpanKind.SERVER, attributes: toClient }, parent).end();
+  const attributes: Attributes = { 'mcp.method.name': e.method, 'network.transport': e.transport, 'mcpgw.upstream': e.upstream };
+  const received = tracer.startSpan(e.method, { kind: SpanKind.SERVER, attributes }, parent);
+  if (e.delivered) tracer.startSpan(e.method, { kind: SpanKind.CLIENT, attributes: toClient }, trace.setSpan(ROOT_CONTEXT, received)).end();
+  received.end();
 }
 
 function spanName(method: string, target: string): string {

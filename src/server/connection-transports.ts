@@ -32,7 +32,7 @@ export async function registerConnectionTransports(app: FastifyInstance, parts: 
   const ws = websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes);
   if (!legacy && !ws) return;
   const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
-  const connections = new Connections(parts.store, app.log, refreshMs);
+  const connections = new Connections(parts.store, app.log, refreshMs, diagnostics);
   const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };

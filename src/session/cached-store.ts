@@ -1,4 +1,4 @@
-import type { SessionRecord, SessionStore } from './session-store.js';
+import type { SessionRecord, SessionStore, StoreEnd } from './session-store.js';
 
 interface Cached {
   record: SessionRecord;
@@ -76,7 +76,7 @@ export class CachedSessionStore implements SessionStore {
     return deleted;
   }
 
-  onExpired(listener: (id: string) => void): void {
+  onExpired(listener: (id: string, end: StoreEnd) => void): void {
     this.inner.onExpired(listener);
   }
 

@@ -1,5 +1,5 @@
 import { GatewayError } from '../jsonrpc/errors.js';
-import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore } from './session-store.js';
+import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore, type StoreEnd } from './session-store.js';
 
 interface Entry {
   record: SessionRecord;
@@ -16,7 +16,7 @@ export class MemorySessionStore implements SessionStore {
   readonly #limits: SessionLimits;
   readonly #entries = new Map<string, Entry>();
   readonly #byPrincipal = new Map<string, Map<string, Entry>>();
-  readonly #listeners: Array<(id: string) => void> = [];
+  readonly #listeners: Array<(id: string, end: StoreEnd) => void> = [];
   readonly #sweeper: NodeJS.Timeout;
 
   constructor(options: { ttlSeconds: number; sweepIntervalMs?: number; limits?: SessionLimits }) {
@@ -63,7 +63,7 @@ export class MemorySessionStore implements SessionStore {
     return existed;
   }
 
-  onExpired(listener: (id: string) => void): void {
+  onExpired(listener: (id: string, end: StoreEnd) => void): void {
     this.#listeners.push(listener);
   }
 
@@ -85,7 +85,7 @@ export class MemorySessionStore implements SessionStore {
       if (oldest.lastUsed > idleBefore) {
         throw new GatewayError(refusal, undefined, { retryAfterMs: Math.max(1000, oldest.lastUsed - idleBefore) });
       }
-      this.#expire(id);
+      this.#expire(id, 'evicted');
     }
   }
 
@@ -127,8 +127,9 @@ export class MemorySessionStore implements SessionStore {
     }
   }
 
-  #expire(id: string): void {
+  #expire(id: string, cause: StoreEnd['cause'] = 'expired'): void {
+    const createdAt = this.#entries.get(id)?.record.createdAt;
     this.#remove(id);
-    for (const listener of this.#listeners) listener(id);
+    for (const listener of this.#listeners) listener(id, { cause, createdAt });
   }
 }

@@ -6,7 +6,7 @@ import { RedisExpiryEvents } from '../redis/expiry-events.js';
 import { RedisPing } from '../redis/ping.js';
 import { RedisSessionIndex } from './redis-session-index.js';
 import type { RedisSessionStoreOptions, RedisStoreStatus } from './redis-store-options.js';
-import { UNLIMITED, type SessionRecord, type SessionStore } from './session-store.js';
+import { UNLIMITED, type SessionRecord, type SessionStore, type StoreEnd } from './session-store.js';
 
 export type { RedisSessionStoreOptions, RedisStoreStatus } from './redis-store-options.js';
 
@@ -14,6 +14,8 @@ interface Tracked {
   /** When this replica last set the key's TTL (taken before the command was sent). */
   refreshedAt: number;
   principal: string | undefined;
+  /** Set on the replica that opened the session only: the one that times its expiry (once, not per replica). */
+  createdAt?: number;
 }
 
 type CasCommand = (key: string, expected: string, next: string, ttlMs: number) => Promise<number>;
@@ -67,7 +69,7 @@ export class RedisSessionStore implements SessionStore {
   readonly #keyTtlMs: number;
   readonly #maxTracked: number;
   readonly #log: Logger | undefined;
-  readonly #listeners: Array<(id: string) => void> = [];
+  readonly #listeners: Array<(id: string, end: StoreEnd) => void> = [];
   /** Insertion order = refresh order: the oldest refresh is first. */
   readonly #tracked = new Map<string, Tracked>();
   readonly #sweeper: NodeJS.Timeout;
@@ -165,19 +167,31 @@ export class RedisSessionStore implements SessionStore {
       this.#index.forget(record.id, record.principal);
       throw err;
     }
-    this.#track(record.id, now, record.principal);
+    this.#track(record.id, now, record.principal, record.createdAt);
     if (evicted.length > 0) await this.#evict(evicted);
   }
 
-  /** Sessions that made room for a new one: gone for every replica, released here at once. */
+  /**
+   * Sessions that made room for a new one: gone for every replica, released here at once, and
+   * reported with when they were opened (GETDEL reads each record as it goes): this replica, the
+   * one that evicted them, times them; any other that tracked one finds it gone, untimed.
+   */
   async #evict(ids: string[]): Promise<void> {
     this.#log?.info({ sessions: ids.length }, 'session store: evicted the least recently used idle sessions to make room');
-    await perKey(
+    const records = await perKey(
       this.#redis,
       ids.map((id) => this.#key(id)),
-      (pipeline, key) => pipeline.del(key),
-    ).catch(() => undefined);
-    for (const id of ids) this.#gone(id);
+      (pipeline, key) => pipeline.getdel(key),
+    ).catch(() => []);
+    ids.forEach((id, i) => {
+      const [err, raw] = records[i] ?? [null, null];
+      const createdAt = !err && typeof raw === 'string' ? (JSON.parse(raw) as SessionRecord).createdAt : undefined;
+      const tracked = this.#tracked.get(id);
+      this.#tracked.delete(id);
+      if (tracked) this.#index.forget(id, tracked.principal);
+      // Untracked here, still told: listeners release what this replica holds of it (a cached copy).
+      this.#emitExpired(id, { cause: 'evicted', createdAt });
+    });
   }
 
   async get(id: string): Promise<SessionRecord | undefined> {
@@ -240,7 +254,7 @@ export class RedisSessionStore implements SessionStore {
     return deleted;
   }
 
-  onExpired(listener: (id: string) => void): void {
+  onExpired(listener: (id: string, end: StoreEnd) => void): void {
     this.#listeners.push(listener);
   }
 
@@ -279,28 +293,32 @@ export class RedisSessionStore implements SessionStore {
     return entry[1] as T;
   }
 
-  #track(id: string, refreshedAt: number, principal: string | undefined): void {
+  #track(id: string, refreshedAt: number, principal: string | undefined, createdAt = this.#tracked.get(id)?.createdAt): void {
     this.#tracked.delete(id); // re-insert at the end: the map stays in refresh order
-    this.#tracked.set(id, { refreshedAt, principal });
+    this.#tracked.set(id, createdAt === undefined ? { refreshedAt, principal } : { refreshedAt, principal, createdAt });
     if (this.#tracked.size > this.#maxTracked) {
       const oldest = this.#tracked.keys().next();
       if (!oldest.done) this.#tracked.delete(oldest.value);
     }
   }
 
-  /** The key is gone: if this replica knew the session, report it expired (once). */
-  #gone(id: string): void {
+  /**
+   * The key is gone: if this replica knew the session, report it expired (once). `expired`: Redis
+   * said its TTL ran out (a keyspace event); otherwise (a read or the sweep found no key) it may
+   * as well have been deleted or evicted by another replica, which timed it: not timed here.
+   */
+  #gone(id: string, expired = false): void {
     const tracked = this.#tracked.get(id);
     if (!tracked) return;
     this.#tracked.delete(id);
     this.#index.forget(id, tracked.principal);
-    this.#emitExpired(id);
+    this.#emitExpired(id, { cause: 'expired', createdAt: expired ? tracked.createdAt : undefined });
   }
 
-  #emitExpired(id: string): void {
+  #emitExpired(id: string, end: StoreEnd): void {
     for (const listener of this.#listeners) {
       try {
-        listener(id);
+        listener(id, end);
       } catch (err) {
         this.#log?.error({ err, session: id }, 'session store: expiry listener failed');
       }
@@ -311,7 +329,7 @@ export class RedisSessionStore implements SessionStore {
     const head = `${this.#prefix}{`;
     const tail = '}:session';
     if (!key.startsWith(head) || !key.endsWith(tail)) return;
-    this.#gone(key.slice(head.length, -tail.length));
+    this.#gone(key.slice(head.length, -tail.length), true);
   }
 
   /**

@@ -35,6 +35,16 @@ export interface SessionLimits {
   evictIdleMs: number;
 }
 
+/**
+ * How a session the store ended (not a delete asked of it) ended, and when it was opened when
+ * this replica knows (it opened it, or read its record as it went): what its duration is timed from.
+ */
+export interface StoreEnd {
+  /** `expired`: unused for the ttl; `evicted`: made room at a limit (limits.maxSessions, maxSessionsPerPrincipal). */
+  cause: 'expired' | 'evicted';
+  createdAt: number | undefined;
+}
+
 export const UNLIMITED: SessionLimits = { maxSessions: Number.MAX_SAFE_INTEGER, maxPerPrincipal: 0, evictIdleMs: 0 };
 
 /**
@@ -55,8 +65,8 @@ export interface SessionStore {
   update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<boolean>;
   /** true when a live session was deleted. */
   delete(id: string): Promise<boolean>;
-  /** Called with the id of every session that expired (not ones deleted explicitly). */
-  onExpired(listener: (id: string) => void): void;
+  /** Called with the id of every session that expired or was evicted (not ones deleted explicitly). */
+  onExpired(listener: (id: string, end: StoreEnd) => void): void;
   /** Number of live sessions this store knows of (for metrics; may be approximate). */
   size(): Promise<number>;
   close(): Promise<void>;

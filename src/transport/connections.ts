@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { ClientConnection } from './client-connection.js';
@@ -27,8 +28,10 @@ export class Connections {
     private readonly log: FastifyBaseLogger,
     /** How often held sessions are refreshed in the store (well inside its ttl). */
     refreshMs: number,
+    /** Where a session that ends with its connection is timed (session:end). */
+    diagnostics?: DataPathEvents,
   ) {
-    this.sessions = new SessionManager(store, (id) => this.#held.get(id)?.hangUp('session expired'));
+    this.sessions = new SessionManager(store, (id) => this.#held.get(id)?.hangUp('session expired'), diagnostics);
     this.#timer = setInterval(() => void this.#refresh(), refreshMs);
     this.#timer.unref();
   }
@@ -55,7 +58,7 @@ export class Connections {
     this.#held.delete(id);
     connection.close();
     connection.handler.releaseScope(id);
-    this.sessions.forget(id, this.log);
+    this.sessions.forget(connection.session, this.log);
   }
 
   /** Shutdown: every connection hangs up (their sessions end as they close). */

@@ -17,6 +17,11 @@ export class Rejection extends GatewayError {
   ) {
     super(type, message, detail);
   }
+
+  /** `err` as the answer to request `id`: a GatewayError keeps its type, message and detail; anything else stays as it is. */
+  static answering(err: unknown, id: JsonRpcId | null): unknown {
+    return err instanceof GatewayError && !(err instanceof Rejection) ? new Rejection(err.type, err.message, id, err.detail) : err;
+  }
 }
 
 /** One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for (published as transport:rejection). */

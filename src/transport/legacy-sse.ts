@@ -87,7 +87,7 @@ export class LegacySseTransport {
     const identity = o.door.identityOf(request);
     const session = await o.connections.sessions.create({}, CONNECTION_ONLY_VERSION, identity?.principal, null, request.log, 'legacy-sse');
     // The client went away while the store made its session: no stream will ever end it.
-    if (reply.raw.destroyed) return o.connections.sessions.forget(session.id, request.log);
+    if (reply.raw.destroyed) return o.connections.sessions.forget(session, request.log);
     let sse: ReturnType<StreamRoom['open']> | undefined;
     const connection = new ClientConnection(session, { send: (m) => sse?.send(m) ?? false }, {
       handler,

@@ -4,7 +4,7 @@ import type { ClientInfo } from '../contracts/request-context.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcId } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
-import type { SessionRecord, SessionStore } from '../session/session-store.js';
+import type { SessionRecord, SessionStore, StoreEnd } from '../session/session-store.js';
 import { Rejection } from './error-reply.js';
 
 /**
@@ -115,16 +115,21 @@ export class SessionManager {
     }
     if (!deleted) throw new Rejection('SESSION_NOT_FOUND');
     this.#ended(session.id);
-    // Expiry is not timed here: its end is the store's (a Redis TTL), seen late or on another replica.
-    this.#diagnostics?.emit('session:end', { seconds: (Date.now() - session.createdAt) / 1000 });
+    this.#diagnostics?.emit('session:end', { seconds: secondsSince(session.createdAt), cause: 'deleted' });
     log.info({ session: session.id }, 'session deleted');
   }
 
-  /** A connection's session ended with its connection: gone from the store, best effort (its expiry would remove it anyway). */
-  forget(sessionId: string, log: FastifyBaseLogger): void {
-    this.#store.delete(sessionId).then(
-      () => log.info({ session: sessionId }, 'session closed'),
-      (err: unknown) => log.warn({ err, session: sessionId }, 'session delete failed'),
+  /**
+   * A connection's session ended with its connection: gone from the store, best effort (its
+   * expiry would remove it anyway); timed when this removed it (not when the store had ended it first).
+   */
+  forget(session: SessionRecord, log: FastifyBaseLogger): void {
+    this.#store.delete(session.id).then(
+      (deleted) => {
+        if (deleted) this.#diagnostics?.emit('session:end', { seconds: secondsSince(session.createdAt), cause: 'closed' });
+        log.info({ session: session.id }, 'session closed');
+      },
+      (err: unknown) => log.warn({ err, session: session.id }, 'session delete failed'),
     );
   }
 
@@ -132,4 +137,19 @@ export class SessionManager {
     log.error({ err }, 'session store failure');
     return new Rejection('SESSION_STORE_UNAVAILABLE', undefined, id);
   }
+}
+
+function secondsSince(createdAt: number): number {
+  return (Date.now() - createdAt) / 1000;
+}
+
+/**
+ * Times the sessions the store ends (idle expiry, eviction at a limit) as DELETE and a closed
+ * connection are timed, once per session: a store reports an end with its opening time only on
+ * the replica that is to time it (memory: this one; Redis: see RedisSessionStore's #gone, #evict).
+ */
+export function timeStoreEnds(store: Pick<SessionStore, 'onExpired'>, diagnostics: DataPathEvents): void {
+  store.onExpired((_id: string, end: StoreEnd) => {
+    if (end.createdAt !== undefined) diagnostics.emit('session:end', { seconds: secondsSince(end.createdAt), cause: end.cause });
+  });
 }

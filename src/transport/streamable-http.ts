@@ -285,7 +285,7 @@ export class StreamableHttpTransport {
    * A 2026-07-28 request (see modern/stateless-serving.ts). Its reply is a JSON body or an SSE
    * stream that is not recorded, and the client closing that stream cancels the request.
    */
-  #serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, identity: Identity | undefined): void {
+  #serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, identity: Identity | undefined): void | Promise<void> {
     let meta: ModernMeta;
     try {
       meta = this.#stateless.admit(message, (name) => header(request, name));
@@ -299,7 +299,10 @@ export class StreamableHttpTransport {
     const principal = identity?.principal;
     if (message.method === 'subscriptions/listen') {
       this.#room.check(message.id);
-      return this.#stateless.listen(message, this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request)), () => this.#room.open(reply, 'listen'));
+      const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request));
+      // Checked again as it opens: the task ids it names were read meanwhile, and other streams may have opened.
+      const open = () => (this.#room.check(message.id), this.#room.open(reply, 'listen'));
+      return this.#stateless.listen(message, ctx, open).catch((err: unknown) => Promise.reject(Rejection.answering(err, message.id)));
     }
     reply.hijack();
     const raw = reply.raw;

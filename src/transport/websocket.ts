@@ -107,11 +107,11 @@ export class WebSocketTransport {
       const principal = this.#options.door.identityOf(request)?.principal;
       const session = await this.#options.connections.sessions.create({}, CONNECTION_ONLY_VERSION, principal, null, request.log, 'websocket');
       // Gone while the store made the session, the socket will not close again: forget it now.
-      if (request.raw.socket.destroyed) return void this.#options.connections.sessions.forget(session.id, request.log);
+      if (request.raw.socket.destroyed) return void this.#options.connections.sessions.forget(session, request.log);
       this.#opening.set(request, session);
       // A handshake that never completes (the client went away) leaves no session behind.
       request.raw.socket.once('close', () => {
-        if (this.#opening.delete(request)) this.#options.connections.sessions.forget(session.id, request.log);
+        if (this.#opening.delete(request)) this.#options.connections.sessions.forget(session, request.log);
       });
       return undefined;
     } catch (err) {

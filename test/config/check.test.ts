@@ -24,7 +24,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('checkConfig', () => {
   it('passes a good config, with servers, and leaves no upstream running', async () => {
     const config = exampleConfig({ servers: [{ path: '/mcp/e', tools: ['echo__*'], overrides: { echo__echo: { name: 'say', arguments: { defaults: { text: 'hi' } } } } }] });
-    expect(await checkConfig(config, { log })).toEqual({ errors: [], warnings: [] });
+    expect(await checkConfig(config, { log })).toMatchObject({ errors: [], warnings: [] });
     expect(childPidsRunning(ECHO_SERVER)).toEqual([]);
   });
 
@@ -49,7 +49,7 @@ describe('checkConfig', () => {
 
   it('names overrides that fit no tool, and warns of globs that select nothing', async () => {
     const config = exampleConfig({ servers: [{ path: '/mcp/e', tools: ['echo__*', 'nothing__*'], prompts: ['echo__nope'], overrides: { echo__ech: { title: 'x' } } }] });
-    expect(await checkConfig(config, { log })).toEqual({
+    expect(await checkConfig(config, { log })).toMatchObject({
       errors: ['servers[0].overrides.echo__ech: no tool "echo__ech" in the catalog (names are the exposed ones, prefix included)'],
       warnings: ['servers[0].tools[1]: "nothing__*" selects nothing in the catalog', 'servers[0].prompts[0]: "echo__nope" selects nothing in the catalog'],
     });
@@ -105,6 +105,24 @@ describe('mcp-gateway --check', () => {
       expect(r.stderr).not.toMatch(/^\s+at /m);
       expect(r.status).toBe(2);
     }
+  });
+
+  it('prints what it checked: each upstream with its counts, each server, the catalog', () => {
+    const yaml = `upstreams:\n${upstream('echo', ECHO_SERVER)}${upstream('ev', EVERYTHING, ', mode: per-session')}  - { name: gone, transport: stdio, command: ${JSON.stringify(process.execPath)}, args: ['-e', 'process.exit(3)'] }\nservers:\n  - { path: /mcp/x, tools: ['echo__echo', 'ev__echo'], prompts: ['ev__*'] }\n`;
+    const r = check('counts.yaml', yaml);
+    expect(r.status).toBe(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).toContain('OK (3 upstream(s): echo, ev, gone; servers: /mcp/x;');
+    expect(lines[1]).toMatch(/^ {2}upstream echo \(stdio, shared\): [1-9]\d* tools?, [1-9]\d* prompts?, \d+ resources?, \d+ resource templates?$/);
+    expect(lines[2]).toMatch(/^ {2}upstream ev \(stdio, per-session\): [1-9]\d* tools, [1-9]\d* prompts, [1-9]\d* resources, [1-9]\d* resource templates$/);
+    expect(lines[3]).toBe('  upstream gone (stdio, shared): did not come up: not listed');
+    expect(lines[4]).toMatch(/^ {2}server \/mcp\/x: 2 tools, [1-9]\d* prompts?, 0 resources, 0 resource templates$/);
+    // The catalog's counts are the upstreams' that came up, added.
+    const count = (line: string, i: number) => Number(line.split(': ')[1]!.split(', ')[i]!.split(' ')[0]);
+    for (let i = 0; i < 4; i++) expect(count(lines[5]!, i)).toBe(count(lines[1]!, i) + count(lines[2]!, i));
+    expect(lines[5]).toMatch(/^ {2}catalog: /);
+    expect(lines[6]).toMatch(/^ {2}checked: schema and cross-checks, .*stdio commands on PATH, name and URI collisions, servers' overrides and globs$/);
+    expect(lines).toHaveLength(7);
   });
 
   it('exits 0 with a warning for a glob that selects nothing', () => {

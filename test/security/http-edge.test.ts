@@ -163,6 +163,23 @@ describe('HTTP methods the endpoint does not serve', () => {
   });
 });
 
+describe('GET /: a pointer for newcomers', () => {
+  it('200 text/plain naming the MCP endpoints, /status, /healthz, /readyz, /metrics and the README; other methods on / stay 404', async () => {
+    const r = await raw('GET', '/');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
+    for (const part of ['MCP endpoint (Streamable HTTP, POST/GET/DELETE): /mcp', 'virtual servers: /mcp/reader', 'legacy HTTP+SSE: /sse', 'WebSocket: /ws', '/status', '/healthz', '/readyz', '/metrics', 'README']) {
+      expect(r.text).toContain(part);
+    }
+    const head = await raw('HEAD', '/');
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    for (const method of ['POST', 'DELETE', 'PUT']) expectJsonRpcError(await raw(method, '/', { 'content-type': 'application/json' }, '{}'), 404, -32000, 'ROUTE_NOT_FOUND');
+    expectJsonRpcError(await raw('GET', '/index.html'), 404, -32000, 'ROUTE_NOT_FOUND');
+    await expectStillServing();
+  });
+});
+
 describe('what no route serves, and what Fastify cannot parse', () => {
   const json = { 'content-type': 'application/json' };
 

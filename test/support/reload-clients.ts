@@ -48,14 +48,18 @@ export async function getStreams(url: URL): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-/** A 2026-07-28 listen stream for tool list changes; `changes` fills as they arrive. */
-export async function listenStream(url: URL): Promise<{ changes: string[]; close(): Promise<void> }> {
-  const { body, headers } = modernRequest('listen-reload', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+/**
+ * A 2026-07-28 listen stream for list changes (`notifications`: tool list changes unless given);
+ * `acknowledged` is what its acknowledgement said it honours, `changes` fills as they arrive.
+ */
+export async function listenStream(url: URL, notifications: Record<string, unknown> = { toolsListChanged: true }): Promise<{ acknowledged: Record<string, unknown>; changes: string[]; close(): Promise<void> }> {
+  const { body, headers } = modernRequest('listen-reload', 'subscriptions/listen', { notifications });
   const res = await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
   if (res.status !== 200) throw new Error(`listen: HTTP ${res.status}: ${await res.text()}`);
   const reader = new SseReader(res);
   const ack = await reader.next();
   if (!ack?.data.includes('notifications/subscriptions/acknowledged')) throw new Error(`listen: no acknowledgement: ${ack?.data}`);
+  const acknowledged = (JSON.parse(ack.data) as { params: { notifications: Record<string, unknown> } }).params.notifications;
   const changes: string[] = [];
   let open = true;
   void (async () => {
@@ -66,6 +70,7 @@ export async function listenStream(url: URL): Promise<{ changes: string[]; close
     }
   })();
   return {
+    acknowledged,
     changes,
     close: async () => {
       open = false;
