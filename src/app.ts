@@ -113,7 +113,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     bus: replication.bus,
     owners: replication.owners,
     log,
-    onListChanged: (upstream, method) => server?.listChanged(upstream, method),
+    onListChanged: (upstream, method, scope) => server?.listChanged(upstream, method, scope),
     exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
     inputWaitMs: config.stateless.inputTimeoutMs,
     workerStartsPerMinute: config.limits.workerStartsPerMinute,

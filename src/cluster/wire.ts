@@ -34,6 +34,9 @@ export const CANCEL_CHANNEL = 'cancel';
 /** A session record changed or went: every replica drops its cached copy. */
 export const SESSION_CHANGES_CHANNEL = 'session-changes';
 
+/** A per-session worker's list changed: every replica does what the one that heard it does. */
+export const LIST_CHANGES_CHANNEL = 'list-changes';
+
 // ---- Remote calls (replicaChannel) ---------------------------------------------------------
 
 /** The origin replica asks the owner of a scope's worker to run a call there. */
@@ -162,6 +165,28 @@ export function encodeSessionChange(change: SessionChange): string {
 export function decodeSessionChange(raw: string): SessionChange | undefined {
   const value = parse(raw);
   return isObject(value) && typeof value.sessionId === 'string' ? { sessionId: value.sessionId } : undefined;
+}
+
+// ---- List changes (LIST_CHANGES_CHANNEL) ----------------------------------------------------
+
+/** A per-session worker of `upstream` for `scope` sent `method` (a list_changed), heard by `replica`. */
+export interface ListChange {
+  replica: string;
+  upstream: string;
+  scope: string;
+  method: string;
+}
+
+export function encodeListChange(change: ListChange): string {
+  return JSON.stringify(change);
+}
+
+export function decodeListChange(raw: string): ListChange | undefined {
+  const value = parse(raw);
+  if (!isObject(value)) return undefined;
+  const { replica, upstream, scope, method } = value;
+  if (typeof replica !== 'string' || typeof upstream !== 'string' || typeof scope !== 'string' || typeof method !== 'string') return undefined;
+  return { replica, upstream, scope, method };
 }
 
 /** The message in `raw` when its `type` is one of `types`. */

@@ -117,6 +117,11 @@ export class Dispatcher {
     this.#tasks?.endSession(scope);
   }
 
+  /** One of the scope's workers said its lists changed (here or on another replica): its kept lists go. */
+  forgetLists(scope: string): void {
+    this.#sessionCatalogs.forget(scope);
+  }
+
   /** For tests (internals.ts): what tasks hold on this replica. */
   get tasks(): TaskEngine['held'] | undefined {
     return this.#tasks?.held;
