@@ -145,6 +145,7 @@ function taskOptions(settings: LiveTaskSettings, store: TaskStore, replication: 
   return {
     store,
     replicaId: owners.replicaId,
+    bus: replication.bus,
     isAlive: (id: string) => owners.isAlive(id),
     limits: settings.limits,
     support: (upstream: string, tool: string) => settings.support(upstream, tool),

@@ -37,6 +37,9 @@ export const SESSION_CHANGES_CHANNEL = 'session-changes';
 /** A per-session worker's list changed: every replica does what the one that heard it does. */
 export const LIST_CHANGES_CHANNEL = 'list-changes';
 
+/** A client answered a request of the gateway's on a replica that did not send it to the client: it may be a task's. */
+export const TASK_ANSWERS_CHANNEL = 'task-answers';
+
 // ---- Remote calls (replicaChannel) ---------------------------------------------------------
 
 /** The origin replica asks the owner of a scope's worker to run a call there. */
@@ -187,6 +190,26 @@ export function decodeListChange(raw: string): ListChange | undefined {
   const { replica, upstream, scope, method } = value;
   if (typeof replica !== 'string' || typeof upstream !== 'string' || typeof scope !== 'string' || typeof method !== 'string') return undefined;
   return { replica, upstream, scope, method };
+}
+
+// ---- Task answers (TASK_ANSWERS_CHANNEL) ---------------------------------------------------
+
+/** The client of `scope` answered request `id` on `replica`. */
+export interface TaskAnswer {
+  replica: string;
+  scope: string;
+  id: string;
+}
+
+export function encodeTaskAnswer(answer: TaskAnswer): string {
+  return JSON.stringify(answer);
+}
+
+export function decodeTaskAnswer(raw: string): TaskAnswer | undefined {
+  const value = parse(raw);
+  if (!isObject(value)) return undefined;
+  const { replica, scope, id } = value;
+  return typeof replica === 'string' && typeof scope === 'string' && typeof id === 'string' ? { replica, scope, id } : undefined;
 }
 
 /** The message in `raw` when its `type` is one of `types`. */

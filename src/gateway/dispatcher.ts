@@ -100,6 +100,7 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     this.#unsubscribeCancels = await subscribeRemoteCancels(this.options.bus, this.options.log, (cancel) => this.#onRemoteCancel(cancel));
+    await this.#tasks?.start();
   }
 
   async close(): Promise<void> {
