@@ -217,7 +217,7 @@ async function closeInOrder(steps: ReadonlyArray<() => unknown>, log: Logger): P
   }
 }
 
-/** Lets the POST replies in flight finish, up to `ms`. */
+/** Lets the replies in flight finish, up to `ms`. */
 async function drain(active: () => number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (active() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
@@ -246,7 +246,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const configStatus = new ConfigStatus();
   const required = new Set(config.upstreams.filter((u) => u.required).map((u) => u.name));
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
-  const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
+  const { app, transport, unsubscribe: unsubscribeHttp, connections } = await createHttp({
     config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
     upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
     upstreams: () => reloader.config.upstreams,
@@ -257,6 +257,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const announce = (method: string) => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
+    connections?.broadcast({ jsonrpc: '2.0', method });
   };
   server.onListChanged(announce);
   const setServers = (servers: readonly ServerEntryConfig[]) => {
@@ -287,7 +288,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       async () => {
         state.draining = true;
         reloader.close();
-        await drain(() => transport.activeReplies, config.shutdown.drainMs);
+        // POST replies, and requests on WebSocket and legacy HTTP+SSE sessions.
+        await drain(() => transport.activeReplies + (connections?.activeRequests ?? 0), config.shutdown.drainMs);
       },
       () => server.close(),
       () => group.close(),
