@@ -6,7 +6,7 @@ import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { closeSideStores, createSideStores, createStore, withinStartDeadline, type SideStores } from './stores.js';
+import { closeSideStores, createSideStores, createStore, sideStoresReady, withinStartDeadline, withSideConnections, type SideStores } from './stores.js';
 import { LiveTaskSettings, namesTaskTools } from './config/tasks.js';
 import { TaskPassThrough } from './gateway/task-pass-through.js';
 import type { TaskStore } from './contracts/task-store.js';
@@ -170,9 +170,10 @@ function liveTasks(settings: LiveTaskSettings, engine: boolean) {
 }
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
-async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }): Promise<void> {
+async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }, side: SideStores): Promise<void> {
   await Promise.all([
     withinStartDeadline(router.start(), target),
+    withinStartDeadline(sideStoresReady(side), target),
     server.start().then(() => {
       // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.
       group.watchHealth((name, available) => server.setAvailable(name, available));
@@ -239,6 +240,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const { store } = created;
   const side = createSideStores(config, log);
   const { events } = side;
+  const storeStatus = created.status && withSideConnections(created.status, side);
   const { server, router, group, liveTasks: tasksReload } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
@@ -247,13 +249,13 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const required = new Set(config.upstreams.filter((u) => u.required).map((u) => u.name));
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const { app, transport, unsubscribe: unsubscribeHttp, connections } = await createHttp({
-    config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
+    config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus, streams, listens, required, intake, configStatus,
     upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
     upstreams: () => reloader.config.upstreams,
   });
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
-  gaugeParts(metrics, store, created.status, group, router);
+  gaugeParts(metrics, store, storeStatus, group, router);
   const announce = (method: string) => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
@@ -277,7 +279,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   configStatus.enableReload();
   let starting: Promise<void> | undefined;
   const start = () => {
-    starting ??= startParts(redisTarget(config.sessions), router, server, group, created).then(() => {
+    starting ??= startParts(redisTarget(config.sessions), router, server, group, created, side).then(() => {
       state.ready = true;
     });
     return starting;
