@@ -30,6 +30,7 @@ import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } fr
 import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
+import type { Connections } from './transport/connections.js';
 
 export { GATEWAY_VERSION };
 
@@ -207,6 +208,15 @@ function reportServers({ warnings, needsRestart }: { warnings: string[]; needsRe
   if (needsRestart.length > 0) log.warn({ paths: needsRestart }, 'reload: these virtual servers have no route yet and are served after a restart');
 }
 
+/** A list_changed to every client here: SSE GET streams, 2026-07-28 listen streams, WebSocket and legacy sessions. */
+function fanOut(streams: SessionStreams, listens: ListenStreams, connections: Connections | undefined): (method: string) => void {
+  return (method) => {
+    streams.broadcast({ jsonrpc: '2.0', method });
+    listens.broadcast(method);
+    connections?.broadcast({ jsonrpc: '2.0', method });
+  };
+}
+
 /** Shutdown, one step after another: a step that fails is logged and the rest still run. */
 async function closeInOrder(steps: ReadonlyArray<() => unknown>, log: Logger): Promise<void> {
   for (const step of steps) {
@@ -256,11 +266,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
   gaugeParts(metrics, store, storeStatus, group, router);
-  const announce = (method: string) => {
-    streams.broadcast({ jsonrpc: '2.0', method });
-    listens.broadcast(method);
-    connections?.broadcast({ jsonrpc: '2.0', method });
-  };
+  const announce = fanOut(streams, listens, connections);
   server.onListChanged(announce);
   const setServers = (servers: readonly ServerEntryConfig[]) => {
     const warnings = server.setServers(servers);

@@ -7,7 +7,7 @@
  * while it is lost after start. Upstream: examples/modern (Streamable HTTP, a real process).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { post, type RunningGateway } from '../support/gateway.js';
+import { post } from '../support/gateway.js';
 import { runGatewayToExit, spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
