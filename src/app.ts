@@ -6,7 +6,9 @@ import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { closeSideStores, createSideStores, createStore, sideStoresReady, withinStartDeadline, withSideConnections, type SideStores } from './stores.js';
+import { closeSideStores, createSideStores, createStore, sideStoresReady, withinStartDeadline } from './stores.js';
+import { withSideConnections } from './stores.js';
+import type { SideStores } from './stores.js';
 import { LiveTaskSettings, namesTaskTools } from './config/tasks.js';
 import { TaskPassThrough } from './gateway/task-pass-through.js';
 import type { TaskStore } from './contracts/task-store.js';
@@ -171,7 +173,14 @@ function liveTasks(settings: LiveTaskSettings, engine: boolean) {
 }
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
-async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }, side: SideStores): Promise<void> {
+async function startParts(
+  target: RedisTarget | undefined,
+  router: PerSessionRouter,
+  server: VirtualServer,
+  group: UpstreamGroup,
+  store: { start(): Promise<void> },
+  side: SideStores,
+): Promise<void> {
   await Promise.all([
     withinStartDeadline(router.start(), target),
     withinStartDeadline(sideStoresReady(side), target),
@@ -209,8 +218,8 @@ function reportServers({ warnings, needsRestart }: { warnings: string[]; needsRe
 }
 
 /** A list_changed to every client here: SSE GET streams, 2026-07-28 listen streams, WebSocket and legacy sessions. */
-function fanOut(streams: SessionStreams, listens: ListenStreams, connections: Connections | undefined): (method: string) => void {
-  return (method) => {
+function fanOut(streams: SessionStreams, listens: ListenStreams, connections: Connections | undefined) {
+  return (method: string): void => {
     streams.broadcast({ jsonrpc: '2.0', method });
     listens.broadcast(method);
     connections?.broadcast({ jsonrpc: '2.0', method });

@@ -56,15 +56,15 @@ export interface HttpParts {
   upstreams?: () => readonly UpstreamConfig[];
 }
 
-/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-/** `connections`: the WebSocket and legacy HTTP+SSE sessions held here (none when neither transport is on). */
 export interface HttpApp {
   app: FastifyInstance;
   transport: Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'>;
   unsubscribe: () => void;
+  /** The WebSocket and legacy HTTP+SSE sessions held here (none when neither transport is on). */
   connections: Connections | undefined;
 }
 
+/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
 export async function createHttp(parts: HttpParts): Promise<HttpApp> {
   const { config, log, metrics, diagnostics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);

@@ -92,7 +92,7 @@ export interface SideConnection {
   readiness: boolean;
 }
 
-function sideConnection(into: SideConnection[], target: RedisTarget, name: string, log: Logger, readiness = true): RedisClient {
+function sideConnection(into: SideConnection[], target: RedisTarget, name: string, log: Logger, readiness = true) {
   const redis = connectRedis({ target, name: `mcp-gateway-${name}`, log });
   into.push({ name, redis, readiness });
   return redis;
@@ -104,7 +104,8 @@ function createEventStore(config: GatewayConfig, log: Logger, into: SideConnecti
   const target = redisTarget(config.sessions);
   if (target) {
     // Not counted by /readyz: without Redis, streams degrade (events go out without ids) rather than fail.
-    return new RedisEventStore(sideConnection(into, target, 'events', log, false), { ...limits, keyPrefix: config.sessions.keyPrefix });
+    const redis = sideConnection(into, target, 'events', log, false);
+    return new RedisEventStore(redis, { ...limits, keyPrefix: config.sessions.keyPrefix });
   }
   return new MemoryEventStore(limits);
 }
@@ -118,7 +119,8 @@ function createTokenStore(config: GatewayConfig, log: Logger, into: SideConnecti
   if (!tokenStoreWanted(config)) return undefined;
   const cipher = new TokenCipher(secretKeys(config.secrets));
   const target = redisTarget(config.sessions);
-  if (target) return new RedisTokenStore(sideConnection(into, target, 'tokens', log), cipher, config.sessions.keyPrefix);
+  const { keyPrefix } = config.sessions;
+  if (target) return new RedisTokenStore(sideConnection(into, target, 'tokens', log), cipher, keyPrefix);
   return new MemoryTokenStore(cipher);
 }
 
@@ -135,7 +137,9 @@ export function tokenStoreWanted(config: GatewayConfig): boolean {
  */
 function createSpentStates(config: GatewayConfig, log: Logger, into: SideConnection[]): SpentStates {
   const target = redisTarget(config.sessions);
-  if (target && config.upstreams.some((u) => u.transport !== 'stdio')) return new RedisSpentStates(sideConnection(into, target, 'spent-states', log), config.sessions.keyPrefix);
+  if (target && config.upstreams.some((u) => u.transport !== 'stdio')) {
+    return new RedisSpentStates(sideConnection(into, target, 'spent-states', log), config.sessions.keyPrefix);
+  }
   return new MemorySpentStates();
 }
 
@@ -172,7 +176,8 @@ export function createSideStores(config: GatewayConfig, log: Logger): SideStores
 /** Resolves once every side connection is ready (start-up bounds it: withinStartDeadline). */
 export async function sideStoresReady(side: SideStores): Promise<void> {
   // (Not events.once: it rejects on the first 'error', and a connection retries through its errors.)
-  await Promise.all(side.connections.map(({ redis }) => redis.status === 'ready' || new Promise<unknown>((resolve) => redis.once('ready', resolve))));
+  const ready = (redis: RedisClient) => redis.status === 'ready' || new Promise((done) => redis.once('ready', done));
+  await Promise.all(side.connections.map(({ redis }) => ready(redis)));
 }
 
 /** The session store's status as /readyz reads it, unavailable too while a side connection that counts is not ready. */

@@ -17,7 +17,11 @@ export function announceListChange(bus: Bus, change: Omit<ListChange, 'replica'>
 }
 
 /** Resolves once this replica hears the other replicas' list changes (not its own); the returned function stops it. */
-export function subscribeListChanges(bus: Bus, log: Logger, onChange: (change: ListChange) => void): Promise<() => Promise<void>> {
+export function subscribeListChanges(
+  bus: Bus,
+  log: Logger,
+  onChange: (change: ListChange) => void,
+): Promise<() => Promise<void>> {
   return bus.subscribe(LIST_CHANGES_CHANNEL, (raw) => {
     const change = decodeListChange(raw);
     if (!change) return log.warn('unreadable list change on the bus');

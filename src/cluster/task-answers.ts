@@ -15,7 +15,11 @@ export function publishTaskAnswer(bus: Bus, scope: string, id: string): void {
 }
 
 /** Resolves once this replica hears the other replicas' answers (not its own); the returned function stops it. */
-export function subscribeTaskAnswers(bus: Bus, log: Logger, onAnswer: (answer: TaskAnswer) => void): Promise<() => Promise<void>> {
+export function subscribeTaskAnswers(
+  bus: Bus,
+  log: Logger,
+  onAnswer: (answer: TaskAnswer) => void,
+): Promise<() => Promise<void>> {
   return bus.subscribe(TASK_ANSWERS_CHANNEL, (raw) => {
     const answer = decodeTaskAnswer(raw);
     if (!answer) return log.warn('unreadable task answer on the bus');

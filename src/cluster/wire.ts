@@ -188,8 +188,8 @@ export function decodeListChange(raw: string): ListChange | undefined {
   const value = parse(raw);
   if (!isObject(value)) return undefined;
   const { replica, upstream, scope, method } = value;
-  if (typeof replica !== 'string' || typeof upstream !== 'string' || typeof scope !== 'string' || typeof method !== 'string') return undefined;
-  return { replica, upstream, scope, method };
+  const strings = [replica, upstream, scope, method].every((v) => typeof v === 'string');
+  return strings ? ({ replica, upstream, scope, method } as ListChange) : undefined;
 }
 
 // ---- Task answers (TASK_ANSWERS_CHANNEL) ---------------------------------------------------
@@ -209,7 +209,8 @@ export function decodeTaskAnswer(raw: string): TaskAnswer | undefined {
   const value = parse(raw);
   if (!isObject(value)) return undefined;
   const { replica, scope, id } = value;
-  return typeof replica === 'string' && typeof scope === 'string' && typeof id === 'string' ? { replica, scope, id } : undefined;
+  const strings = [replica, scope, id].every((v) => typeof v === 'string');
+  return strings ? ({ replica, scope, id } as TaskAnswer) : undefined;
 }
 
 /** The message in `raw` when its `type` is one of `types`. */

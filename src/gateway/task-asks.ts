@@ -67,7 +67,8 @@ export class TaskAsks {
    */
   response(scope: string, id: JsonRpcId | null): void {
     if (id === null || this.#answered(scope, id)) return;
-    if (this.bus && typeof id === 'string' && ClientRequests.replicaOf(id) !== undefined) publishTaskAnswer(this.bus, scope, id);
+    const ours = typeof id === 'string' && ClientRequests.replicaOf(id) !== undefined;
+    if (this.bus && ours) publishTaskAnswer(this.bus, scope, id);
   }
 
   /** A call that ended asks nothing more: its unanswered requests are not waited for. */
@@ -86,7 +87,8 @@ export class TaskAsks {
 
   #move(taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext): void {
     // (A move logs its own failures: one that failed must not stop the next.)
-    const moved = (this.#moving.get(taskId) ?? Promise.resolve()).then(() => this.move(taskId, from, to, ctx)).catch(() => undefined);
+    const before = this.#moving.get(taskId) ?? Promise.resolve();
+    const moved = before.then(() => this.move(taskId, from, to, ctx)).catch(() => undefined);
     this.#moving.set(taskId, moved);
     void moved.finally(() => {
       if (this.#moving.get(taskId) === moved) this.#moving.delete(taskId);

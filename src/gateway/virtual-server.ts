@@ -175,7 +175,8 @@ export class VirtualServer implements McpHandler {
     for (const w of warnings) this.options.log.warn(w);
     if (errors.length > 0) throw new ServerViewsError(errors);
     await this.#dispatcher.start();
-    this.#unsubscribeLists = await subscribeListChanges(this.options.bus, this.options.log, (change) => this.#listsChanged(change));
+    const { bus, log } = this.options;
+    this.#unsubscribeLists = await subscribeListChanges(bus, log, (change) => this.#listsChanged(change));
   }
 
   /** The paths of the virtual servers in force. */

@@ -27,7 +27,11 @@ export interface ConnectionTransportParts {
  * WebSocket (`websocket`), at /sse, /messages and /ws for the virtual server `handler`. Their
  * sessions held here (none when neither is on).
  */
-export async function registerConnectionTransports(app: FastifyInstance, parts: ConnectionTransportParts, handler: McpHandler): Promise<Connections | undefined> {
+export async function registerConnectionTransports(
+  app: FastifyInstance,
+  parts: ConnectionTransportParts,
+  handler: McpHandler,
+): Promise<Connections | undefined> {
   const { config, diagnostics } = parts;
   const legacy = legacySseSettings(config.legacySse);
   const ws = websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes);

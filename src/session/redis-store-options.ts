@@ -41,6 +41,6 @@ export interface RedisStoreStatus {
   lastError?: string;
   /** Cluster only: the cluster's own state, and masters whose slots cannot be served now. */
   cluster?: { state: 'ok' | 'fail' | 'unknown'; failingMasters: string[] };
-  /** The connections beside the session store's own (stores.ts: side connections) that are not ready: state is 'unavailable'. */
+  /** Connections beside the session store's own (stores.ts: side connections) not ready: state is 'unavailable'. */
   notReady?: string[];
 }

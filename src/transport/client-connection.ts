@@ -72,7 +72,7 @@ export class ClientConnection {
     return this.#options.handler;
   }
 
-  /** A message for the client that no request asked for (list_changed): false when not sent (closed, or not initialized yet). */
+  /** A message no request asked for (list_changed): false when not sent (closed, or not initialized yet). */
   notify(message: JsonRpcMessage): boolean {
     return this.#initialized && this.#wire.send(message);
   }
@@ -123,7 +123,7 @@ export class ClientConnection {
     if (message.method === 'initialize') return void this.#initialize(message);
     if (!this.#initialized && message.method !== 'ping') return this.#refuse(message.id, 'INVALID_REQUEST', 'Invalid Request: the session is not initialized (send initialize first)');
     const { identity, auth, inFlight, requests } = this.#options;
-    if (this.#options.isDraining?.()) return this.#refuse(message.id, 'SHUTTING_DOWN', new GatewayError('SHUTTING_DOWN').message);
+    if (this.#options.isDraining?.()) return this.#refuse(message.id, 'SHUTTING_DOWN', 'Gateway is shutting down');
     if (identity && auth && message.method === 'tools/call' && typeof message.params?.name === 'string') {
       try {
         auth.authorizeTool(identity, message.params.name);
