@@ -6,7 +6,9 @@ import { ResourceUris } from './gateway/resource-uris.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
-import { closeSideStores, createSideStores, createStore, withinStartDeadline, type SideStores } from './stores.js';
+import { closeSideStores, createSideStores, createStore, sideStoresReady, withinStartDeadline } from './stores.js';
+import { withSideConnections } from './stores.js';
+import type { SideStores } from './stores.js';
 import { LiveTaskSettings, namesTaskTools } from './config/tasks.js';
 import { TaskPassThrough } from './gateway/task-pass-through.js';
 import type { TaskStore } from './contracts/task-store.js';
@@ -32,6 +34,7 @@ import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
 import { PROBE_CAPABILITIES } from './gateway/capability-catalogs.js';
 import { NotificationEvents } from './gateway/request-events.js';
+import type { Connections } from './transport/connections.js';
 
 export { GATEWAY_VERSION };
 
@@ -116,7 +119,7 @@ function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, re
     bus: replication.bus,
     owners: replication.owners,
     log,
-    onListChanged: (upstream, method) => server?.listChanged(upstream, method),
+    onListChanged: (upstream, method, scope) => server?.listChanged(upstream, method, scope),
     exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
     notifications,
     inputWaitMs: config.stateless.inputTimeoutMs,
@@ -150,6 +153,7 @@ function taskOptions(settings: LiveTaskSettings, store: TaskStore, replication: 
   return {
     store,
     replicaId: owners.replicaId,
+    bus: replication.bus,
     isAlive: (id: string) => owners.isAlive(id),
     limits: settings.limits,
     support: (upstream: string, tool: string) => settings.support(upstream, tool),
@@ -174,9 +178,17 @@ function liveTasks(settings: LiveTaskSettings, engine: boolean) {
 }
 
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
-async function startParts(target: RedisTarget | undefined, router: PerSessionRouter, server: VirtualServer, group: UpstreamGroup, store: { start(): Promise<void> }): Promise<void> {
+async function startParts(
+  target: RedisTarget | undefined,
+  router: PerSessionRouter,
+  server: VirtualServer,
+  group: UpstreamGroup,
+  store: { start(): Promise<void> },
+  side: SideStores,
+): Promise<void> {
   await Promise.all([
     withinStartDeadline(router.start(), target),
+    withinStartDeadline(sideStoresReady(side), target),
     server.start().then(() => {
       // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.
       group.watchHealth((name, available) => server.setAvailable(name, available));
@@ -210,6 +222,15 @@ function reportServers({ warnings, needsRestart }: { warnings: string[]; needsRe
   if (needsRestart.length > 0) log.warn({ paths: needsRestart }, 'reload: these virtual servers have no route yet and are served after a restart');
 }
 
+/** A list_changed to every client here: SSE GET streams, 2026-07-28 listen streams, WebSocket and legacy sessions. */
+function fanOut(streams: SessionStreams, listens: ListenStreams, connections: Connections | undefined) {
+  return (method: string): void => {
+    streams.broadcast({ jsonrpc: '2.0', method });
+    listens.broadcast(method);
+    connections?.broadcast({ jsonrpc: '2.0', method });
+  };
+}
+
 /** Shutdown, one step after another: a step that fails is logged and the rest still run. */
 async function closeInOrder(steps: ReadonlyArray<() => unknown>, log: Logger): Promise<void> {
   for (const step of steps) {
@@ -221,7 +242,7 @@ async function closeInOrder(steps: ReadonlyArray<() => unknown>, log: Logger): P
   }
 }
 
-/** Lets the POST replies in flight finish, up to `ms`. */
+/** Lets the replies in flight finish, up to `ms`. */
 async function drain(active: () => number, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (active() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
@@ -243,6 +264,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const { store } = created;
   const side = createSideStores(config, log);
   const { events } = side;
+  const storeStatus = created.status && withSideConnections(created.status, side);
   const { server, router, group, liveTasks: tasksReload } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
@@ -250,18 +272,15 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const configStatus = new ConfigStatus();
   const required = new Set(config.upstreams.filter((u) => u.required).map((u) => u.name));
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
-  const { app, transport, unsubscribe: unsubscribeHttp } = await createHttp({
-    config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus: created.status, streams, listens, required, intake, configStatus,
+  const { app, transport, unsubscribe: unsubscribeHttp, connections } = await createHttp({
+    config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus, streams, listens, required, intake, configStatus,
     upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
     upstreams: () => reloader.config.upstreams,
   });
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
-  gaugeParts(metrics, store, created.status, group, router);
-  const announce = (method: string) => {
-    streams.broadcast({ jsonrpc: '2.0', method });
-    listens.broadcast(method);
-  };
+  gaugeParts(metrics, store, storeStatus, group, router);
+  const announce = fanOut(streams, listens, connections);
   server.onListChanged(announce);
   const setServers = (servers: readonly ServerEntryConfig[]) => {
     const warnings = server.setServers(servers);
@@ -280,7 +299,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   configStatus.enableReload();
   let starting: Promise<void> | undefined;
   const start = () => {
-    starting ??= startParts(redisTarget(config.sessions), router, server, group, created).then(() => {
+    starting ??= startParts(redisTarget(config.sessions), router, server, group, created, side).then(() => {
       state.ready = true;
     });
     return starting;
@@ -291,7 +310,8 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
       async () => {
         state.draining = true;
         reloader.close();
-        await drain(() => transport.activeReplies, config.shutdown.drainMs);
+        // POST replies, and requests on WebSocket and legacy HTTP+SSE sessions.
+        await drain(() => transport.activeReplies + (connections?.activeRequests ?? 0), config.shutdown.drainMs);
       },
       () => server.close(),
       () => group.close(),

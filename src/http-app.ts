@@ -13,6 +13,7 @@ import { lazyChildLoggerFactory } from './server/lazy-request-logger.js';
 import { createAuthenticator, registerProtectedResourceMetadata } from './server/auth/authenticator.js';
 import { registerConnectionTransports } from './server/connection-transports.js';
 import { legacySseSettings, websocketSettings } from './config/server.js';
+import type { Connections } from './transport/connections.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerHealth } from './server/health.js';
 import { registerMcpEndpoints } from './server/mcp-endpoints.js';
@@ -57,8 +58,16 @@ export interface HttpParts {
   upstreams?: () => readonly UpstreamConfig[];
 }
 
+export interface HttpApp {
+  app: FastifyInstance;
+  transport: Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'>;
+  unsubscribe: () => void;
+  /** The WebSocket and legacy HTTP+SSE sessions held here (none when neither transport is on). */
+  connections: Connections | undefined;
+}
+
 /** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstance; transport: Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'>; unsubscribe: () => void }> {
+export async function createHttp(parts: HttpParts): Promise<HttpApp> {
   const { config, log, metrics, diagnostics } = parts;
   const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
   const app = Fastify({
@@ -127,11 +136,11 @@ export async function createHttp(parts: HttpParts): Promise<{ app: FastifyInstan
   });
   // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
   // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
-  await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator }, parts.server);
+  const connections = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator }, parts.server);
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();
     parts.streams.closeAll();
   });
-  return { app, transport, unsubscribe };
+  return { app, transport, unsubscribe, connections };
 }

@@ -1,5 +1,6 @@
-// Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users),
-// memory or Redis as the config says, and the start-up deadline of those that need Redis.
+// Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users,
+// used requestStates, tasks), memory or Redis as the config says, and the start-up deadline of
+// those that need Redis.
 import type { SpentStates } from './contracts/spent-states.js';
 import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
 import type { GatewayConfig } from './config/schema.js';
@@ -23,7 +24,7 @@ import { MemoryTaskStore } from './session/memory-task-store.js';
 import { RedisTaskStore } from './session/redis-task-store.js';
 import type { Bus } from './cluster/bus.js';
 import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
-import { connectRedis, diagnoseCluster, redisTarget, type RedisTarget } from './redis/connection.js';
+import { connectRedis, diagnoseCluster, redisTarget, type RedisClient, type RedisTarget } from './redis/connection.js';
 import { timeStoreEnds } from './transport/session-manager.js';
 
 type CreatedStore = { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> };
@@ -89,12 +90,32 @@ export async function withinStartDeadline(start: Promise<void>, target: RedisTar
   }
 }
 
+/**
+ * A side store's own Redis connection. Each keeps no offline queue (it fails fast), so one used
+ * before it is connected fails: start-up waits for every one (within REDIS_START_DEADLINE_MS),
+ * and /readyz counts those whose requests fail without it (`readiness`).
+ */
+export interface SideConnection {
+  /** As /readyz names it (`store.notReady`). */
+  name: string;
+  redis: RedisClient;
+  readiness: boolean;
+}
+
+function sideConnection(into: SideConnection[], target: RedisTarget, name: string, log: Logger, readiness = true) {
+  const redis = connectRedis({ target, name: `mcp-gateway-${name}`, log });
+  into.push({ name, redis, readiness });
+  return redis;
+}
+
 /** Where SSE events are recorded: beside the sessions (Redis when they are in Redis). */
-export function createEventStore(config: GatewayConfig, log: Logger): EventStore {
+function createEventStore(config: GatewayConfig, log: Logger, into: SideConnection[]): EventStore {
   const limits = { maxEvents: config.resumability.maxEvents, maxAgeMs: config.resumability.maxAgeSeconds * 1000 };
   const target = redisTarget(config.sessions);
   if (target) {
-    return new RedisEventStore(connectRedis({ target, name: 'mcp-gateway-events', log }), { ...limits, keyPrefix: config.sessions.keyPrefix });
+    // Not counted by /readyz: without Redis, streams degrade (events go out without ids) rather than fail.
+    const redis = sideConnection(into, target, 'events', log, false);
+    return new RedisEventStore(redis, { ...limits, keyPrefix: config.sessions.keyPrefix });
   }
   return new MemoryEventStore(limits);
 }
@@ -104,11 +125,12 @@ export function createEventStore(config: GatewayConfig, log: Logger): EventStore
  * `secrets.keys`. Made when an upstream holds such tokens, and also when one could be added by a reload (auth on,
  * and a store that can seal: memory, or Redis with `secrets.keys`, which only a restart changes). Else none.
  */
-export function createTokenStore(config: GatewayConfig, log: Logger): TokenStore | undefined {
+function createTokenStore(config: GatewayConfig, log: Logger, into: SideConnection[]): TokenStore | undefined {
   if (!tokenStoreWanted(config)) return undefined;
   const cipher = new TokenCipher(secretKeys(config.secrets));
   const target = redisTarget(config.sessions);
-  if (target) return new RedisTokenStore(connectRedis({ target, name: 'mcp-gateway-tokens', log }), cipher, config.sessions.keyPrefix);
+  const { keyPrefix } = config.sessions;
+  if (target) return new RedisTokenStore(sideConnection(into, target, 'tokens', log), cipher, keyPrefix);
   return new MemoryTokenStore(cipher);
 }
 
@@ -123,9 +145,11 @@ export function tokenStoreWanted(config: GatewayConfig): boolean {
  * replica is refused on the others), else in this replica's memory. Redis only when some
  * upstream is remote: a stdio upstream never speaks 2026-07-28.
  */
-export function createSpentStates(config: GatewayConfig, log: Logger): SpentStates {
+function createSpentStates(config: GatewayConfig, log: Logger, into: SideConnection[]): SpentStates {
   const target = redisTarget(config.sessions);
-  if (target && config.upstreams.some((u) => u.transport !== 'stdio')) return new RedisSpentStates(connectRedis({ target, name: 'mcp-gateway-spent-states', log }), config.sessions.keyPrefix);
+  if (target && config.upstreams.some((u) => u.transport !== 'stdio')) {
+    return new RedisSpentStates(sideConnection(into, target, 'spent-states', log), config.sessions.keyPrefix);
+  }
   return new MemorySpentStates();
 }
 
@@ -133,10 +157,10 @@ export function createSpentStates(config: GatewayConfig, log: Logger): SpentStat
  * Where tasks live: beside the sessions (Redis when they are in Redis, so any replica answers
  * for any task). None when no upstream runs tools as tasks.
  */
-export function createTaskStore(config: GatewayConfig, log: Logger): TaskStore | undefined {
+function createTaskStore(config: GatewayConfig, log: Logger, into: SideConnection[]): TaskStore | undefined {
   if (!namesTaskTools(config.upstreams)) return undefined;
   const target = redisTarget(config.sessions);
-  if (target) return new RedisTaskStore(connectRedis({ target, name: 'mcp-gateway-tasks', log }), config.sessions.keyPrefix);
+  if (target) return new RedisTaskStore(sideConnection(into, target, 'tasks', log), config.sessions.keyPrefix);
   return new MemoryTaskStore();
 }
 
@@ -146,12 +170,34 @@ export interface SideStores {
   spentStates: SpentStates;
   tokens?: TokenStore;
   tasks?: TaskStore;
+  /** Their Redis connections (none in memory). */
+  connections: readonly SideConnection[];
 }
 
 export function createSideStores(config: GatewayConfig, log: Logger): SideStores {
-  const tokens = createTokenStore(config, log);
-  const tasks = createTaskStore(config, log);
-  return { events: createEventStore(config, log), spentStates: createSpentStates(config, log), ...(tokens ? { tokens } : {}), ...(tasks ? { tasks } : {}) };
+  const connections: SideConnection[] = [];
+  const tokens = createTokenStore(config, log, connections);
+  const tasks = createTaskStore(config, log, connections);
+  const events = createEventStore(config, log, connections);
+  const spentStates = createSpentStates(config, log, connections);
+  return { events, spentStates, ...(tokens ? { tokens } : {}), ...(tasks ? { tasks } : {}), connections };
+}
+
+/** Resolves once every side connection is ready (start-up bounds it: withinStartDeadline). */
+export async function sideStoresReady(side: SideStores): Promise<void> {
+  // (Not events.once: it rejects on the first 'error', and a connection retries through its errors.)
+  const ready = (redis: RedisClient) => redis.status === 'ready' || new Promise((done) => redis.once('ready', done));
+  await Promise.all(side.connections.map(({ redis }) => ready(redis)));
+}
+
+/** The session store's status as /readyz reads it, unavailable too while a side connection that counts is not ready. */
+export function withSideConnections(status: () => RedisStoreStatus, side: SideStores): () => RedisStoreStatus {
+  const counted = side.connections.filter((c) => c.readiness);
+  return () => {
+    const s = status();
+    const notReady = counted.filter((c) => c.redis.status !== 'ready').map((c) => c.name);
+    return notReady.length === 0 ? s : { ...s, state: s.state === 'closed' ? 'closed' : 'unavailable', notReady };
+  };
 }
 
 /** In the shutdown order: the sessions' own store closes before these. */

@@ -34,6 +34,12 @@ export const CANCEL_CHANNEL = 'cancel';
 /** A session record changed or went: every replica drops its cached copy. */
 export const SESSION_CHANGES_CHANNEL = 'session-changes';
 
+/** A per-session worker's list changed: every replica does what the one that heard it does. */
+export const LIST_CHANGES_CHANNEL = 'list-changes';
+
+/** A client answered a request of the gateway's on a replica that did not send it to the client: it may be a task's. */
+export const TASK_ANSWERS_CHANNEL = 'task-answers';
+
 // ---- Remote calls (replicaChannel) ---------------------------------------------------------
 
 /** The origin replica asks the owner of a scope's worker to run a call there. */
@@ -162,6 +168,49 @@ export function encodeSessionChange(change: SessionChange): string {
 export function decodeSessionChange(raw: string): SessionChange | undefined {
   const value = parse(raw);
   return isObject(value) && typeof value.sessionId === 'string' ? { sessionId: value.sessionId } : undefined;
+}
+
+// ---- List changes (LIST_CHANGES_CHANNEL) ----------------------------------------------------
+
+/** A per-session worker of `upstream` for `scope` sent `method` (a list_changed), heard by `replica`. */
+export interface ListChange {
+  replica: string;
+  upstream: string;
+  scope: string;
+  method: string;
+}
+
+export function encodeListChange(change: ListChange): string {
+  return JSON.stringify(change);
+}
+
+export function decodeListChange(raw: string): ListChange | undefined {
+  const value = parse(raw);
+  if (!isObject(value)) return undefined;
+  const { replica, upstream, scope, method } = value;
+  const strings = [replica, upstream, scope, method].every((v) => typeof v === 'string');
+  return strings ? ({ replica, upstream, scope, method } as ListChange) : undefined;
+}
+
+// ---- Task answers (TASK_ANSWERS_CHANNEL) ---------------------------------------------------
+
+/** The client of `scope` answered request `id` on `replica`. */
+export interface TaskAnswer {
+  replica: string;
+  scope: string;
+  id: string;
+}
+
+export function encodeTaskAnswer(answer: TaskAnswer): string {
+  return JSON.stringify(answer);
+}
+
+export function decodeTaskAnswer(raw: string): TaskAnswer | undefined {
+  const value = parse(raw);
+  if (!isObject(value)) return undefined;
+  const { replica, scope, id } = value;
+  const strings = [replica, scope, id].every((v) => typeof v === 'string');
+  return strings ? ({ replica, scope, id } as TaskAnswer) : undefined;
 }
 
 /** The message in `raw` when its `type` is one of `types`. */

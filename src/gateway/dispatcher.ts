@@ -101,6 +101,7 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     this.#unsubscribeCancels = await subscribeRemoteCancels(this.options.bus, this.options.log, (cancel) => this.#onRemoteCancel(cancel));
+    await this.#tasks?.start();
   }
 
   async close(): Promise<void> {
@@ -126,6 +127,16 @@ export class Dispatcher {
   /** The gateway's tasks (none without task tools): listen streams follow them; tests read what they hold. */
   get taskEngine(): TaskEngine | undefined {
     return this.#tasks;
+  }
+
+  /** One of the scope's workers said its lists changed (here or on another replica): its kept lists go. */
+  forgetLists(scope: string): void {
+    this.#sessionCatalogs.forget(scope);
+  }
+
+  /** For tests (internals.ts): what tasks hold on this replica. */
+  get tasks(): TaskEngine['held'] | undefined {
+    return this.#tasks?.held;
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */

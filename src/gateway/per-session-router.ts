@@ -33,8 +33,8 @@ export interface PerSessionRouterOptions {
   owners: OwnerRegistry;
   bus: Bus;
   log: Logger;
-  /** An upstream's list changed (the catalog must refresh). */
-  onListChanged: (upstream: string, method: string) => void;
+  /** A scope's worker of `upstream` said its list changed (the catalog must refresh). */
+  onListChanged: (upstream: string, method: string, scope: string) => void;
   /** A worker's notification as its client knows it (resource URIs prefixed: resources.uris). */
   exposeNotification?: (upstream: string, n: JsonRpcNotification) => JsonRpcNotification;
   /** Where the notifications passed on to clients are published (tracing). */
@@ -249,7 +249,7 @@ export class PerSessionRouter implements LocalExecutor {
 
   #onNotification(upstream: string, scope: string, n: JsonRpcNotification): void {
     if (n.method.endsWith('/list_changed') && n.method !== 'notifications/roots/list_changed') {
-      this.options.onListChanged(upstream, n.method);
+      this.options.onListChanged(upstream, n.method, scope);
       return;
     }
     // A stateless client hears only its own call's progress (see InputChains), never log messages it did not ask for.

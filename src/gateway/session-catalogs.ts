@@ -13,9 +13,9 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import { CapabilityCatalogs, type CatalogTarget } from './capability-catalogs.js';
 
 /**
- * How long a session's catalog is used before its workers are asked again. A list change of a
- * worker on this replica refreshes the shared catalog, which drops every session's at once; one
- * on another replica is seen here after this long at most.
+ * How long a session's catalog is used before its workers are asked again. A list change of one
+ * of its workers, on any replica, drops it at once (forget); this bounds a change whose message
+ * between replicas was lost.
  */
 const SESSION_CATALOG_TTL_MS = 10_000;
 /** Sessions whose catalog is kept, on this replica; past it the oldest go (and are built again when asked). */
@@ -32,6 +32,16 @@ export interface SessionCatalogsOptions {
   ttlMs?: number;
 }
 
+/** Whether a build in flight still counts: not once the session's lists changed under it (its result is not kept). */
+interface BuildState {
+  current: boolean;
+}
+
+interface Building {
+  promise: Promise<Catalog>;
+  state: BuildState;
+}
+
 interface Kept {
   /** The shared catalog it was built over: once that is replaced, this one is stale too. */
   base: Catalog;
@@ -41,7 +51,7 @@ interface Kept {
 
 export class SessionCatalogs {
   readonly #kept = new Map<string, Kept>();
-  readonly #building = new Map<string, Promise<Catalog>>();
+  readonly #building = new Map<string, Building>();
   /** Built just now with a worker that failed (to start, say): a call to that upstream on it fails so, without a second start. */
   readonly #failed = new WeakMap<Catalog, ReadonlyMap<string, GatewayError>>();
   /** A stateless request's catalog: its lists as the upstreams give them to its capabilities. */
@@ -81,12 +91,16 @@ export class SessionCatalogs {
 
   /** The session's catalog, one build at a time per session. */
   #shared(ctx: RequestContext, base: Catalog, own: readonly string[]): Promise<Catalog> {
-    let building = this.#building.get(ctx.scope);
+    const { scope } = ctx;
+    let building = this.#building.get(scope);
     if (!building) {
-      building = this.#build(ctx, base, own).finally(() => this.#building.delete(ctx.scope));
-      this.#building.set(ctx.scope, building);
+      const state: BuildState = { current: true };
+      const promise = this.#build(ctx, base, own, state).finally(() => {
+        if (this.#building.get(scope)?.state === state) this.#building.delete(scope);
+      });
+      this.#building.set(scope, (building = { promise, state }));
     }
-    return building;
+    return building.promise;
   }
 
   /** Why `upstream`'s own worker gave `catalog` no lists (undefined: it did, or `catalog` is not a session's). */
@@ -99,9 +113,12 @@ export class SessionCatalogs {
     return [...this.#kept.values()].map((k) => k.catalog);
   }
 
-  /** The session ended. */
+  /** The session ended, or one of its workers said its lists changed: they are asked again next time. */
   forget(scope: string): void {
     this.#kept.delete(scope);
+    const building = this.#building.get(scope);
+    if (building) building.state.current = false;
+    this.#building.delete(scope);
   }
 
   #ownUpstreams(): string[] {
@@ -111,7 +128,7 @@ export class SessionCatalogs {
     return own;
   }
 
-  async #build(ctx: RequestContext, base: Catalog, own: readonly string[]): Promise<Catalog> {
+  async #build(ctx: RequestContext, base: Catalog, own: readonly string[], state: BuildState): Promise<Catalog> {
     const { catalogs, log } = this.options;
     const lists = new Map<string, UpstreamLists>();
     const failed = new Map<string, GatewayError>();
@@ -138,7 +155,7 @@ export class SessionCatalogs {
     }
     if (failed.size > 0) this.#failed.set(catalog, failed);
     // One whose workers did not all answer is not kept: the next request asks them again.
-    if (complete && this.options.catalogs.catalog === base) {
+    if (complete && state.current && this.options.catalogs.catalog === base) {
       if (this.#kept.size >= MAX_SESSION_CATALOGS && !this.#kept.has(ctx.scope)) this.#kept.delete(this.#kept.keys().next().value!);
       this.#kept.set(ctx.scope, { base, catalog, expires: Date.now() + (this.options.ttlMs ?? SESSION_CATALOG_TTL_MS) });
     }

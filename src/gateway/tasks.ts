@@ -9,6 +9,7 @@ import { LIVE, type TaskRecord, type TaskStatus, type TaskStore } from '../contr
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { Bus } from '../cluster/bus.js';
 import type { Route } from './catalog.js';
 import { LocalTasks } from './local-tasks.js';
 import { bindingOf, mayRead, sessionBinding } from './task-binding.js';
@@ -30,6 +31,8 @@ export interface TaskLimits {
 export interface TaskEngineOptions {
   store: TaskStore;
   replicaId: string;
+  /** Where a client's answer that reached another replica is heard (none: one replica). */
+  bus?: Bus;
   /** Whether a replica's heartbeat is fresh (the owner registry's): a dead runner fails its tasks. */
   isAlive: (replicaId: string) => Promise<boolean>;
   limits: TaskLimits;
@@ -59,12 +62,13 @@ export class TaskEngine {
   readonly #waits: TaskWaits;
   readonly #followers: TaskFollowers;
   /** Requests 2025 tasks' calls sent their clients: a task is input_required until answered. */
-  readonly #asks = new TaskAsks((taskId, ctx) => void this.#move(taskId, 'working', 'input_required', ctx));
+  readonly #asks: TaskAsks;
 
   constructor(
     private readonly options: TaskEngineOptions,
     private readonly calls: TaskCalls,
   ) {
+    this.#asks = new TaskAsks((taskId, from, to, ctx) => this.#move(taskId, from, to, ctx), options.bus);
     const read = async (taskId: string) => {
       const r = await options.store.get(taskId);
       return r && this.#alive(r);
@@ -82,10 +86,14 @@ export class TaskEngine {
     return this.#followers.follow(ctx.scope, readable.filter((r) => r !== undefined), sink);
   }
 
-  /** A 2025 client answered a request: the task it was for goes on working. */
+  /** Hears the answers to tasks' requests that reach other replicas. */
+  start(): Promise<void> {
+    return this.#asks.start(this.options.log);
+  }
+
+  /** A 2025 client answered a request: the task it was for (here or on another replica) goes on working. */
   onClientResponse(ctx: RequestContext, id: JsonRpcId | null): void {
-    const taskId = this.#asks.answered(ctx, id);
-    if (taskId !== undefined) void this.#move(taskId, 'input_required', 'working', ctx);
+    this.#asks.response(ctx.scope, id);
   }
 
   static handles(method: string): boolean {
@@ -255,8 +263,9 @@ export class TaskEngine {
    * This replica stops (SIGTERM): every task still live here fails now, with a typed error,
    * rather than when its heartbeat lapses; their calls are cancelled after (by the dispatcher).
    */
-  shutdown(): Promise<number> {
+  async shutdown(): Promise<number> {
     this.#followers.close();
+    await this.#asks.stop();
     return this.#here.failAll(this.options.store, this.options.replicaId, this.options.log);
   }
 

@@ -9,6 +9,7 @@ import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } 
 import type { DataPathEvents } from '../observability/events.js';
 import type { ClientIdentity, McpResult, UpstreamPeer } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
+import { announceListChange, subscribeListChanges, type ListChange } from '../cluster/list-changes.js';
 import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { MirroredParam } from '../modern/mirrored-params.js';
 import { StatelessResults, type CacheHints } from '../modern/result-shape.js';
@@ -32,7 +33,7 @@ export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
   /** Calls on per-session workers, wherever their owner replica is. */
   perSession: PerSessionRouter;
-  /** Carries cancellations to the replica that holds the request (no affinity between replicas). */
+  /** Carries cancellations to the replica that holds the request, and list changes to every replica. */
   bus: Bus;
   /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
   probeIdentity: ClientIdentity;
@@ -120,6 +121,7 @@ export class VirtualServer implements McpHandler {
   readonly #views: ServerViews;
   readonly #passThrough: TaskPassThrough;
   readonly #notifications: NotificationEvents;
+  #unsubscribeLists: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: VirtualServerOptions) {
     const { upstreams, perSession, log } = options;
@@ -200,6 +202,8 @@ export class VirtualServer implements McpHandler {
     for (const w of warnings) this.options.log.warn(w);
     if (errors.length > 0) throw new ServerViewsError(errors);
     await this.#dispatcher.start();
+    const { bus, log } = this.options;
+    this.#unsubscribeLists = await subscribeListChanges(bus, log, (change) => this.#listsChanged(change));
   }
 
   /** The paths of the virtual servers in force. */
@@ -315,6 +319,7 @@ export class VirtualServer implements McpHandler {
   }
 
   async close(): Promise<void> {
+    await this.#unsubscribeLists?.().catch(() => undefined);
     this.#catalogs.close();
     await this.#dispatcher.close();
     await this.options.perSession.close();
@@ -337,10 +342,19 @@ export class VirtualServer implements McpHandler {
     this.#catalogs.onListChanged(listener);
   }
 
-  /** A per-session upstream's lists changed. */
-  /** A per-session worker's list_changed (spaced: some upstreams announce one as each worker starts). */
-  listChanged(upstream: string, method: string): void {
-    this.#catalogs.refreshSpaced(upstream, method);
+  /**
+   * A per-session worker's list_changed, for `scope`: that session's kept lists go at once, the
+   * shared catalog refreshes (spaced: some upstreams announce one as each worker starts), and
+   * every other replica is told to do the same.
+   */
+  listChanged(upstream: string, method: string, scope: string): void {
+    this.#listsChanged({ upstream, method, scope });
+    announceListChange(this.options.bus, { upstream, method, scope });
+  }
+
+  #listsChanged(change: Omit<ListChange, 'replica'>): void {
+    this.#dispatcher.forgetLists(change.scope);
+    this.#catalogs.refreshSpaced(change.upstream, change.method);
   }
 
   /**

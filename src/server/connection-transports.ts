@@ -24,13 +24,18 @@ export interface ConnectionTransportParts {
 
 /**
  * The client transports beside Streamable HTTP, as configured: legacy HTTP+SSE (`legacySse`) and
- * WebSocket (`websocket`), at /sse, /messages and /ws for the virtual server `handler`.
+ * WebSocket (`websocket`), at /sse, /messages and /ws for the virtual server `handler`. Their
+ * sessions held here (none when neither is on).
  */
-export async function registerConnectionTransports(app: FastifyInstance, parts: ConnectionTransportParts, handler: McpHandler): Promise<void> {
+export async function registerConnectionTransports(
+  app: FastifyInstance,
+  parts: ConnectionTransportParts,
+  handler: McpHandler,
+): Promise<Connections | undefined> {
   const { config, diagnostics } = parts;
   const legacy = legacySseSettings(config.legacySse);
   const ws = websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes);
-  if (!legacy && !ws) return;
+  if (!legacy && !ws) return undefined;
   const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
   const connections = new Connections(parts.store, app.log, refreshMs, diagnostics);
   const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
@@ -57,4 +62,5 @@ export async function registerConnectionTransports(app: FastifyInstance, parts: 
     connections.closeAll('the gateway is shutting down');
     connections.stop();
   });
+  return connections;
 }

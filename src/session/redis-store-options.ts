@@ -41,4 +41,6 @@ export interface RedisStoreStatus {
   lastError?: string;
   /** Cluster only: the cluster's own state, and masters whose slots cannot be served now. */
   cluster?: { state: 'ok' | 'fail' | 'unknown'; failingMasters: string[] };
+  /** Connections beside the session store's own (stores.ts: side connections) not ready: state is 'unavailable'. */
+  notReady?: string[];
 }

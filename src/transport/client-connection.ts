@@ -27,6 +27,16 @@ export interface ClientConnectionOptions {
    * allows it; a WebSocket frame is one message, never a batch.
    */
   batches: boolean;
+  /** This replica is shutting down: new requests are refused (SHUTTING_DOWN), those in flight still answered. */
+  isDraining?: () => boolean;
+  /** Counts the requests in flight, which a shutdown lets finish (up to shutdown.drainMs). */
+  requests?: InFlightCount;
+}
+
+/** Requests being served: one began, one was answered. */
+export interface InFlightCount {
+  began(): void;
+  ended(): void;
 }
 
 /**
@@ -60,6 +70,11 @@ export class ClientConnection {
 
   get handler(): McpHandler {
     return this.#options.handler;
+  }
+
+  /** A message no request asked for (list_changed): false when not sent (closed, or not initialized yet). */
+  notify(message: JsonRpcMessage): boolean {
+    return this.#initialized && this.#wire.send(message);
   }
 
   /** The connection is gone: nothing more is sent or served. */
@@ -107,7 +122,8 @@ export class ClientConnection {
     if (problem) return this.#refuse(message.id, 'INVALID_PARAMS', `Invalid params: ${problem}`);
     if (message.method === 'initialize') return void this.#initialize(message);
     if (!this.#initialized && message.method !== 'ping') return this.#refuse(message.id, 'INVALID_REQUEST', 'Invalid Request: the session is not initialized (send initialize first)');
-    const { identity, auth, inFlight } = this.#options;
+    const { identity, auth, inFlight, requests } = this.#options;
+    if (this.#options.isDraining?.()) return this.#refuse(message.id, 'SHUTTING_DOWN', 'Gateway is shutting down');
     if (identity && auth && message.method === 'tools/call' && typeof message.params?.name === 'string') {
       try {
         auth.authorizeTool(identity, message.params.name);
@@ -120,13 +136,16 @@ export class ClientConnection {
     if (!inFlight.acquire(client, message.method)) {
       return this.#refuse(message.id, 'CLIENT_TOO_MANY_IN_FLIGHT', `Too many requests in flight for this session (limit ${inFlight.limit}): wait for answers before sending more`);
     }
+    requests?.began();
     this.#options.handler.handleRequest(this.#ctx, message).then(
       (r) => {
         inFlight.release(client);
+        requests?.ended();
         this.#wire.send(r);
       },
       (err: unknown) => {
         inFlight.release(client);
+        requests?.ended();
         this.#options.log.error({ err, method: message.method }, 'request handler failed');
         this.#wire.send(errorResponse(message.id, errorObject('INTERNAL_ERROR')) as JsonRpcResponse);
       },

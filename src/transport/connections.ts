@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { ClientConnection } from './client-connection.js';
+import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import type { ClientConnection, InFlightCount } from './client-connection.js';
 import { SessionManager } from './session-manager.js';
 
 /** A connection this replica holds, as the registry ends it. */
@@ -18,10 +19,11 @@ export interface HeldConnection {
  * connection is open (so the store's ttl does not expire a quiet one), ended with it, and a
  * session the store ended (expired, evicted, deleted) hangs up its connection.
  */
-export class Connections {
+export class Connections implements InFlightCount {
   readonly sessions: SessionManager;
   readonly #held = new Map<string, HeldConnection>();
   readonly #timer: NodeJS.Timeout;
+  #requests = 0;
 
   constructor(
     store: SessionStore,
@@ -38,6 +40,24 @@ export class Connections {
 
   get size(): number {
     return this.#held.size;
+  }
+
+  /** Requests of these sessions being served on this replica (a shutdown lets them finish). */
+  get activeRequests(): number {
+    return this.#requests;
+  }
+
+  began(): void {
+    this.#requests++;
+  }
+
+  ended(): void {
+    this.#requests--;
+  }
+
+  /** One copy to every session held here (list_changed: it concerns every client, as on the SSE GET streams). */
+  broadcast(message: JsonRpcMessage): void {
+    for (const held of this.#held.values()) held.connection.notify(message);
   }
 
   get(sessionId: string): ClientConnection | undefined {

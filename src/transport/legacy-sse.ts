@@ -99,6 +99,8 @@ export class LegacySseTransport {
       identity,
       auth: o.auth,
       batches: true,
+      isDraining: o.isDraining,
+      requests: o.connections,
     });
     o.connections.hold({ connection, hangUp: () => sse?.end() });
     let unsubscribe: (() => Promise<void>) | undefined;

@@ -140,7 +140,7 @@ export class WebSocketTransport {
           return true;
         },
       },
-      { handler, sessions: o.connections.sessions, inFlight: this.#inFlight, intake: o.intake, diagnostics: o.diagnostics, log: request.log, identity: o.door.identityOf(request), auth: o.auth, batches: false },
+      { handler, sessions: o.connections.sessions, inFlight: this.#inFlight, intake: o.intake, diagnostics: o.diagnostics, log: request.log, identity: o.door.identityOf(request), auth: o.auth, batches: false, isDraining: o.isDraining, requests: o.connections },
     );
     o.connections.hold({ connection, hangUp: (reason) => this.#cutOff(socket, CLOSE.GOING_AWAY, reason) });
     o.diagnostics.emit('stream:open', { kind: 'websocket' });

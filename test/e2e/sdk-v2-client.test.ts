@@ -75,7 +75,7 @@ describe('v2 SDK client, pinned to 2026-07-28', () => {
     });
     const sub = await client.listen({ toolsListChanged: true });
     expect(sub.honoredFilter).toEqual({ toolsListChanged: true });
-    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed', 'a-session');
     await until('list_changed on the listen stream', () => changes === 1, 5000);
     await sub.close();
     expect(await sub.closed).toBe('local');

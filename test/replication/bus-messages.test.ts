@@ -53,6 +53,7 @@ describe('messages between replicas', () => {
       { channels: inboxes, messages: ['not json', '[]', '{"type":"explode","callId":"x"}', '{"t":"ack","id":"x"}', '{"t":"release","scope":"' + sid + '"}'] },
       { channels: ['mcpgw:cancel'], messages: ['not json', '{"scope":1,"requestId":"x"}', '{"scope":"s","requestId":{}}', `{"scope":"${sid}","id":1}`] },
       { channels: ['mcpgw:session-changes'], messages: ['not json', sid, '{"sessionId":5}'] },
+      { channels: ['mcpgw:list-changes'], messages: ['not json', '{"replica":"x","upstream":"echo","scope":"s"}', '{"replica":"x","upstream":7,"scope":"s","method":"m"}'] },
     ];
     for (const { channels, messages } of bad) {
       for (const channel of channels) {

@@ -125,7 +125,7 @@ describe('2026-07-28 requests that never retry after input_required', () => {
     postModern(gw, id, 'tools/call', { name: TOOL, arguments: {}, ...extra, _meta: modernMeta({ elicitation: {} }) });
 
   it('do not pin their workers: another client takes the oldest, whose retry then fails typed; the others still finish', async () => {
-    const rounds: Array<Awaited<ReturnType<typeof call>>> = [];
+    const rounds: Array<{ inputRequests: Record<string, unknown>; requestState: string }> = [];
     for (let i = 0; i < POOL_MAX; i++) {
       const r = await call(i + 1);
       expect(r.json.result?.resultType, r.text).toBe('input_required');

@@ -171,8 +171,8 @@ describe('the session\'s GET stream across gateways', () => {
     await onA.cancel();
     await until('A let the stream go', async () => !a.gateway.streams.has(sid), 3000);
 
-    // Each replica learns of a change through its own upstream workers: here only A does.
-    a.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    // A hears it (B is told over the bus, but held no stream of this session): A records it for the stream it held.
+    a.gateway.server.listChanged('echo', 'notifications/tools/list_changed', 'a-session');
     await sleep(100);
     const onB = new SseReader(await getStream(b, sid, priming.id));
     expect(await onB.next()).toMatchObject({ id: priming.id, data: '' });

@@ -98,3 +98,14 @@ export function parseSse(body: string): SseEvent[] {
   }
   return events;
 }
+
+/** The next message on `reader` whose method is `method` (others are skipped), within `timeoutMs`. */
+export async function nextNotification(reader: SseReader, method: string, timeoutMs = 5000): Promise<Record<string, unknown>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const ev = await reader.next(Math.max(1, deadline - Date.now()));
+    if (!ev) throw new Error(`the stream ended before ${method}`);
+    const message = ev.data === '' ? undefined : (JSON.parse(ev.data) as Record<string, unknown>);
+    if (message?.method === method) return message;
+  }
+}

@@ -242,7 +242,7 @@ describe('resuming the session\'s GET stream', () => {
     for (let i = 0; i < 100 && gw.gateway.streams.has(sid); i++) await sleep(10);
     expect(gw.gateway.streams.has(sid)).toBe(false);
 
-    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed', 'a-session');
     await sleep(50);
     const resumed = new SseReader(await getStream(sid, '2025-11-25', priming.id));
     expect(await resumed.next()).toMatchObject({ id: priming.id, data: '' });

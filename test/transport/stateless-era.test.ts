@@ -279,8 +279,8 @@ describe('subscriptions/listen', () => {
       params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' }, notifications: { toolsListChanged: true } },
     });
     // What a list change of any upstream does (a per-session upstream's worker reports it so).
-    gw.gateway.server.listChanged('echo', 'notifications/prompts/list_changed');
-    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed');
+    gw.gateway.server.listChanged('echo', 'notifications/prompts/list_changed', 'a-session');
+    gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed', 'a-session');
     const change = JSON.parse((await reader.next())!.data);
     // prompts were not asked for: only the tools change arrives.
     expect(change).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });

@@ -11,48 +11,12 @@ import WebSocket from 'ws';
 import { exampleConfig, startGateway, type RunningGateway } from '../support/gateway.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { until } from '../support/wait.js';
+import { RawClient, wsUrl } from '../support/ws-client.js';
 
 let gw: RunningGateway;
 let authGw: RunningGateway;
 let pingGw: RunningGateway;
 let issuer: JwtIssuer;
-
-function wsUrl(base: string): URL {
-  const url = new URL('/ws', base);
-  url.protocol = 'ws:';
-  return url;
-}
-
-/** A ws client that keeps every message it reads, with a wait for the next one. */
-class RawClient {
-  readonly messages: Array<Record<string, unknown>> = [];
-  closed: { code: number; reason: string } | undefined;
-  constructor(readonly ws: WebSocket) {
-    ws.on('message', (d) => this.messages.push(JSON.parse(String(d)) as Record<string, unknown>));
-    ws.on('close', (code, reason) => (this.closed = { code, reason: String(reason) }));
-    ws.on('error', () => undefined);
-  }
-  static async open(base: string, options: WebSocket.ClientOptions = {}): Promise<RawClient> {
-    const ws = new WebSocket(wsUrl(base), 'mcp', options);
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-    });
-    return new RawClient(ws);
-  }
-  send(message: unknown): void {
-    this.ws.send(typeof message === 'string' ? message : JSON.stringify(message));
-  }
-  async answerTo(id: unknown): Promise<Record<string, unknown>> {
-    await until(`answer to ${String(id)}`, () => this.messages.some((m) => m.id === id), 5000, 5);
-    return this.messages.find((m) => m.id === id)!;
-  }
-  async initialize(): Promise<void> {
-    this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw-ws', version: '1' } } });
-    expect(await this.answerTo('init')).toMatchObject({ result: { protocolVersion: '2025-06-18' } });
-    this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  }
-}
 
 /** The HTTP status an upgrade was refused with. */
 function refusedUpgrade(base: string, options: WebSocket.ClientOptions): Promise<number> {
