@@ -186,7 +186,8 @@ export function createSideStores(config: GatewayConfig, log: Logger): SideStores
 /** Resolves once every side connection is ready (start-up bounds it: withinStartDeadline). */
 export async function sideStoresReady(side: SideStores): Promise<void> {
   // (Not events.once: it rejects on the first 'error', and a connection retries through its errors.)
-  const ready = (redis: RedisClient) => redis.status === 'ready' || new Promise((done) => redis.once('ready', done));
+  const ready = (redis: RedisClient): Promise<unknown> =>
+    redis.status === 'ready' ? Promise.resolve() : new Promise((done) => redis.once('ready', done));
   await Promise.all(side.connections.map(({ redis }) => ready(redis)));
 }
 

@@ -30,7 +30,7 @@ import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { TaskEngine, type TaskEngineOptions } from './tasks.js';
 import type { TaskPassThrough } from './task-pass-through.js';
-import { CATALOG_METHODS, LIST_METHODS, requireString, resourceNotFound } from './request-params.js';
+import { CATALOG_METHODS, LIST_METHODS, completionTarget, requireString, resourceNotFound } from './request-params.js';
 import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {
@@ -132,11 +132,6 @@ export class Dispatcher {
   /** One of the scope's workers said its lists changed (here or on another replica): its kept lists go. */
   forgetLists(scope: string): void {
     this.#sessionCatalogs.forget(scope);
-  }
-
-  /** For tests (internals.ts): what tasks hold on this replica. */
-  get tasks(): TaskEngine['held'] | undefined {
-    return this.#tasks?.held;
   }
 
   /** `view`: the virtual server (servers[]) the request came to; none: the whole catalog. */
@@ -314,19 +309,8 @@ export class Dispatcher {
   }
 
   #complete(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
-    const ref = request.params?.ref;
-    if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
-    if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const route = catalog.prompt(ref.name);
-      if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
-      return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, name: route.original } });
-    }
-    if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const route = catalog.resource(ref.uri);
-      if (!route) throw resourceNotFound(ctx, ref.uri);
-      return this.#forward(ctx, request, route.upstream, { ...request.params, ref: { ...ref, uri: route.original } });
-    }
-    throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
+    const { upstream, params } = completionTarget(ctx, request.params, catalog);
+    return this.#forward(ctx, request, upstream, params);
   }
 
   async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined, catalog: Catalog = this.options.catalogs.catalog): Promise<McpResult> {

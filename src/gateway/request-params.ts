@@ -2,7 +2,8 @@
 // checks of its params.
 import type { RequestContext } from '../contracts/request-context.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { ListKind } from './catalog.js';
+import { isObject } from '../jsonrpc/messages.js';
+import type { Catalog, ListKind } from './catalog.js';
 
 // Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
 export const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
@@ -23,4 +24,28 @@ export function requireString(params: Record<string, unknown> | undefined, key: 
 
 export function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
   return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+}
+
+/**
+ * Where a completion/complete goes: the upstream of the prompt or resource its `ref` names, with
+ * the name or URI as that upstream has it.
+ */
+export function completionTarget(
+  ctx: RequestContext,
+  params: Record<string, unknown> | undefined,
+  catalog: Catalog,
+): { upstream: string; params: Record<string, unknown> } {
+  const ref = params?.ref;
+  if (!isObject(ref)) throw new GatewayError('INVALID_PARAMS', 'completion/complete needs params.ref');
+  if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
+    const route = catalog.prompt(ref.name);
+    if (!route) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
+    return { upstream: route.upstream, params: { ...params, ref: { ...ref, name: route.original } } };
+  }
+  if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
+    const route = catalog.resource(ref.uri);
+    if (!route) throw resourceNotFound(ctx, ref.uri);
+    return { upstream: route.upstream, params: { ...params, ref: { ...ref, uri: route.original } } };
+  }
+  throw new GatewayError('INVALID_PARAMS', 'params.ref must be a ref/prompt with a name or a ref/resource with a uri');
 }

@@ -1,13 +1,14 @@
 // The two wire forms of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
 // nested `task` on creation, tasks/result) and the 2026-07-28 extension (SEP-2663: ttlMs,
 // pollIntervalMs, a flat CreateTaskResult, the result or error inlined on tasks/get).
+import type { TaskSupport } from '../config/tasks.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { TaskRecord, TaskStatus } from '../contracts/task-store.js';
 import { ERRORS, GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
-import type { JsonRpcErrorObject, JsonRpcRequest } from '../jsonrpc/messages.js';
-import { isObject } from '../jsonrpc/messages.js';
+import { isObject, type JsonRpcErrorObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
+import type { Route } from './catalog.js';
 
 export const LEGACY_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
 export const MODERN_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
@@ -152,4 +153,24 @@ export function withoutTaskSupport(tool: Record<string, unknown>): Record<string
   if (execution?.taskSupport === undefined || execution.taskSupport === 'forbidden') return tool;
   const { taskSupport: _own, ...rest } = execution;
   return { ...tool, execution: rest };
+}
+
+/**
+ * tools/list entries with their task support (`execution.taskSupport`) as the gateway runs them:
+ * its own (`supportOf`, from `upstreams[].tasks`, which wins), else the upstream's when it runs
+ * tasks itself (`keepsOwn`: passed through), else none.
+ */
+export function decorateTools(
+  tools: ReadonlyArray<Record<string, unknown>>,
+  supportOf: (route: Route | undefined) => TaskSupport | undefined,
+  routeOf: (name: string) => Route | undefined,
+  keepsOwn: (upstream: string) => boolean,
+): Array<Record<string, unknown>> {
+  return tools.map((tool) => {
+    const route = routeOf(String(tool.name));
+    const support = supportOf(route);
+    const execution = isObject(tool.execution) ? tool.execution : undefined;
+    if (support) return { ...tool, execution: { ...execution, taskSupport: support } };
+    return route && keepsOwn(route.upstream) ? tool : withoutTaskSupport(tool);
+  });
 }

@@ -16,7 +16,7 @@ import { bindingOf, mayRead, sessionBinding } from './task-binding.js';
 import { TaskAsks } from './task-asks.js';
 import { TaskFollowers } from './task-followers.js';
 import { TaskWaits } from './task-waits.js';
-import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, callParams, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, tooLarge, withoutTaskSupport } from './task-wire.js';
+import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, callParams, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, tooLarge, decorateTools } from './task-wire.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
@@ -104,20 +104,9 @@ export class TaskEngine {
     return route ? this.options.support(route.upstream, route.original) : undefined;
   }
 
-  /**
-   * tools/list entries with their task support (`execution.taskSupport`) as this gateway runs
-   * them: its own (`upstreams[].tasks`, which wins), else the upstream's when it runs tasks itself
-   * (`keepsOwn`: passed through), else none.
-   */
+  /** tools/list entries with their task support as this gateway runs them (see decorateTools). */
   decorate(ctx: RequestContext, tools: ReadonlyArray<Record<string, unknown>>, routeOf: (name: string) => Route | undefined, keepsOwn: (upstream: string) => boolean): Array<Record<string, unknown>> {
-    const speaks = speaksTasks(ctx);
-    return tools.map((tool) => {
-      const route = routeOf(String(tool.name));
-      const support = speaks ? this.supportOf(route) : undefined;
-      const execution = isObject(tool.execution) ? tool.execution : undefined;
-      if (support) return { ...tool, execution: { ...execution, taskSupport: support } };
-      return route && keepsOwn(route.upstream) ? tool : withoutTaskSupport(tool);
-    });
+    return decorateTools(tools, speaksTasks(ctx) ? (r) => this.supportOf(r) : () => undefined, routeOf, keepsOwn);
   }
 
   /**

@@ -6,9 +6,9 @@ import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../json
 import type { Classified, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import { allowsBatch } from '../jsonrpc/versions.js';
-import { StatelessServing, statelessStatus } from '../modern/stateless-serving.js';
 import type { ListenStreams } from '../modern/listen-streams.js';
 import type { ModernMeta } from '../modern/request-meta.js';
+import { StatelessServing, statelessStatus } from '../modern/stateless-serving.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from '../streams/event-id.js';
@@ -50,9 +50,8 @@ export interface StreamableHttpOptions {
   /** With auth on: who sends a request, and what they may call. */
   auth?: Authenticator;
   /**
-   * A virtual server's endpoint (servers[]): the sessions opened here are bound to it (`server`,
-   * its path) and unknown on any other endpoint; `admit` refuses a client its principals or
-   * scopes leave out (throws a GatewayError: 403, or 404 for a server a reload removed).
+   * A virtual server's endpoint (servers[]): its sessions are bound to it (`server`, its path), unknown elsewhere;
+   * `admit` refuses a client its principals or scopes leave out (a GatewayError: 403, 404 if a reload removed it).
    */
   server?: { path: string; admit(identity: Identity | undefined): void };
   /** The replica's bounds when several endpoints share them (servers[]): else this endpoint's own. */
