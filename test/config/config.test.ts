@@ -208,7 +208,11 @@ describe('CLI: a good config', () => {
     const r = run(['--check', '--config', file]);
     const { code } = await r.exited;
     expect(code).toBe(0);
-    expect(r.stdout()).toBe(`mcp-gateway: ${file}: OK (2 upstream(s): echo, slow; sessions: memory; auth: none)\n`);
+    const lines = r.stdout().split('\n');
+    expect(lines[0]).toBe(`mcp-gateway: ${file}: OK (2 upstream(s): echo, slow; sessions: memory; auth: none)`);
+    // What it checked follows: each upstream's lists, the catalog's totals, the checks run.
+    expect(lines).toContain('  upstream echo (stdio, shared): 3 tools, 1 prompt, 1 resource, 1 resource template');
+    expect(lines).toContain('  catalog: 8 tools, 1 prompt, 1 resource, 1 resource template');
     expect(r.stdout()).not.toContain('listening');
   });
 
