@@ -38,12 +38,17 @@ if [ "${REPEAT_BUILD:-1}" != 0 ]; then
 fi
 
 LOADERS=()
-stop_load() {
+pids=()
+stop_all() {
+  # Each by its own id: the busy loops, and on an interrupt the test runs under way (each is
+  # the leader of a process group of its own: npx, vitest, its workers, their redis-servers).
   for pid in "${LOADERS[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null; done
   LOADERS=()
+  pids=()
 }
-trap stop_load EXIT
-trap 'stop_load; exit 130' INT TERM
+trap stop_all EXIT
+trap 'stop_all; exit 130' INT TERM
 for ((i = 0; i < LOAD; i++)); do
   # Bounded even if this script is killed with SIGKILL and cannot clean up.
   timeout $((ROUNDS * 600)) sh -c 'while :; do :; done' &
@@ -64,7 +69,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
     pids=()
     for ((c = 1; c <= COPIES; c++)); do
       log="$LOGS/$(basename "$t" .test.ts).r$round.c$c.log"
-      npx vitest run "$t" >"$log" 2>&1 &
+      setsid npx vitest run "$t" >"$log" 2>&1 &
       pids+=($!)
     done
     sample_load
@@ -78,6 +83,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
         echo "round $round copy $c: FAIL $t (log: $log)"
       fi
     done
+    pids=()
     sample_load
   done
   echo "round $round/$ROUNDS done, load average $(cut -d' ' -f1-3 /proc/loadavg)"
