@@ -105,50 +105,54 @@ describe('RedisSessionStore', () => {
   });
 
   it('refreshes the TTL lazily: many gets cost far fewer PEXPIREs', async () => {
-    // ttl 60 s: the refresh interval is 6 s, so a burst of gets refreshes nothing (create set the TTL).
-    const store = await readyStore({ ttlSeconds: 60 });
-    const rec = record();
-    await store.create(rec);
-    await redis.command('CONFIG', 'RESETSTAT');
-    const N = 500;
-    for (let i = 0; i < N; i++) expect(await store.get(rec.id)).toBeDefined();
-    const burst = { gets: await commandCalls(redis, 'get'), pexpires: await commandCalls(redis, 'pexpire') };
-    expect(burst.gets).toBe(N);
-    expect(burst.pexpires).toBe(0);
-
-    // ttl 1 s (refresh interval 100 ms), used every 10 ms for 1.5 s: one PEXPIRE per 100 ms. Only
-    // Date is faked: the store's clock moves 10 ms per get while the Redis round trips stay real,
-    // so the count does not depend on how loaded the machine is.
-    const short = await readyStore({ ttlSeconds: 1 });
-    const s = record();
-    await short.create(s);
-    await redis.command('CONFIG', 'RESETSTAT');
+    // ttl 60 s, refresh interval 10 % of it. Only the stores' clock (Date) is faked, from before
+    // the first key is written: it stands still through a burst and moves a set step per get
+    // after, while the Redis round trips stay real. So the counts follow the gets, not how fast
+    // they go, and no key's TTL in Redis (66 s of real time) can run out during the test.
+    const ttlSeconds = 60;
+    const refreshMs = ttlSeconds * 1000 * 0.1;
+    const store = await readyStore({ ttlSeconds, refreshFraction: 0.1 });
+    const replica = await readyStore({ ttlSeconds, keyPrefix: 'lazy:' });
+    const first = await readyStore({ ttlSeconds, keyPrefix: 'lazy:' });
     vi.useFakeTimers({ toFake: ['Date'], now: Date.now() });
-    const gets = 150;
-    const elapsed = gets * 10;
     try {
+      // A burst within one refresh interval refreshes nothing (create set the TTL).
+      const rec = record();
+      await store.create(rec);
+      await redis.command('CONFIG', 'RESETSTAT');
+      const N = 500;
+      for (let i = 0; i < N; i++) expect(await store.get(rec.id)).toBeDefined();
+      const burst = { gets: await commandCalls(redis, 'get'), pexpires: await commandCalls(redis, 'pexpire') };
+      expect(burst.gets).toBe(N);
+      expect(burst.pexpires).toBe(0);
+
+      // Used every refreshMs / 10 for 15 refresh intervals: one PEXPIRE per interval.
+      const s = record();
+      await store.create(s);
+      await redis.command('CONFIG', 'RESETSTAT');
+      const gets = 150;
+      const step = refreshMs / 10;
+      const elapsed = gets * step;
       for (let i = 0; i < gets; i++) {
-        expect(await short.get(s.id)).toBeDefined();
-        vi.setSystemTime(Date.now() + 10);
+        expect(await store.get(s.id)).toBeDefined();
+        vi.setSystemTime(Date.now() + step);
       }
+      const pexpires = await commandCalls(redis, 'pexpire');
+      console.log(`lazy TTL refresh: ${N} gets → ${burst.pexpires} PEXPIRE; ${gets} gets over ${elapsed} ms (store clock) → ${pexpires} PEXPIRE (refresh every ${refreshMs} ms)`);
+      expect(pexpires).toBeGreaterThanOrEqual(Math.floor(elapsed / refreshMs) - 1);
+      expect(pexpires).toBeLessThanOrEqual(Math.ceil(elapsed / refreshMs) + 1);
+      expect(pexpires).toBeLessThan(gets / 4);
+
+      // A second replica refreshes on its first use (it cannot know when the first one did), then
+      // it too refreshes lazily.
+      const r = record();
+      await first.create(r);
+      await redis.command('CONFIG', 'RESETSTAT');
+      for (let i = 0; i < 50; i++) expect(await replica.get(r.id)).toEqual(r);
+      expect(await commandCalls(redis, 'pexpire')).toBe(1);
     } finally {
       vi.useRealTimers();
     }
-    const pexpires = await commandCalls(redis, 'pexpire');
-    console.log(`lazy TTL refresh: ${N} gets → ${burst.pexpires} PEXPIRE (ttl 60 s); ${gets} gets over ${elapsed} ms (store clock) → ${pexpires} PEXPIRE (ttl 1 s)`);
-    expect(pexpires).toBeGreaterThanOrEqual(Math.floor(elapsed / 100) - 1);
-    expect(pexpires).toBeLessThanOrEqual(Math.ceil(elapsed / 100) + 1);
-    expect(pexpires).toBeLessThan(gets / 4);
-
-    // A second replica refreshes on its first use (it cannot know when the first one did), then
-    // it too refreshes lazily.
-    const replica = await readyStore({ ttlSeconds: 60, keyPrefix: 'lazy:' });
-    const first = await readyStore({ ttlSeconds: 60, keyPrefix: 'lazy:' });
-    const r = record();
-    await first.create(r);
-    await redis.command('CONFIG', 'RESETSTAT');
-    for (let i = 0; i < 50; i++) expect(await replica.get(r.id)).toEqual(r);
-    expect(await commandCalls(redis, 'pexpire')).toBe(1);
   });
 
   it('reports keyspace notifications in status() and falls back to local checks when CONFIG is refused', async () => {

@@ -11,6 +11,14 @@ export interface HeldWork {
   tracked: number;
 }
 
+/** One upstream's pool as /readyz reports it. */
+export async function poolStatus(gw: RunningGateway, upstream: string): Promise<{ workers: number; ready: number; inFlight: number; queued: number }> {
+  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as { upstreams: Record<string, { workers: number; ready: number; inFlight: number; queued: number }> };
+  const pool = body.upstreams[upstream];
+  if (!pool) throw new Error(`/readyz names no upstream ${upstream}`);
+  return pool;
+}
+
 export async function heldWork(gw: RunningGateway): Promise<HeldWork> {
   const res = await fetch(new URL('/readyz', gw.base));
   const body = (await res.json()) as { upstreams: Record<string, { inFlight: number; queued: number }> };

@@ -8,20 +8,27 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { heldServer, type HeldServer } from '../support/held-server.js';
+import { poolStatus } from '../support/health.js';
 import { modernRequest } from '../support/modern.js';
 import { until } from '../support/wait.js';
 
 const LIMIT = 3;
-// Long enough that the slow calls are still running when the checks below end, on a loaded
-// machine too: the tests wait for the limit to bite instead of for a fixed time.
-const SLOW_MS = 5000;
 const RESOURCE = 'http://127.0.0.1/mcp';
+// The calls that fill a client's share answer only when the test releases them: they are still
+// in flight while the checks run however slow the machine is (a sleep of N ms only hoped so).
+let held: HeldServer;
 let gw: RunningGateway;
 let authed: RunningGateway;
 let introspection: Server;
 
 beforeAll(async () => {
-  const upstreams = [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('slow', SLOW_SERVER)];
+  held = heldServer();
+  const upstreams = [
+    stdioUpstream('echo', ECHO_SERVER),
+    stdioUpstream('slow', SLOW_SERVER),
+    { name: 'held', transport: 'stdio', command: held.command, args: held.args },
+  ];
   gw = await startGateway(exampleConfig({ limits: { maxInFlightPerClient: LIMIT }, upstreams }));
   // Every token is good and names its own subject: the principal is the token.
   introspection = createServer((req, res) => {
@@ -51,9 +58,8 @@ afterAll(async () => {
   await gw?.stop();
   await authed?.stop();
   await new Promise((r) => introspection?.close(r));
+  held?.remove();
 });
-
-type Reply = Awaited<ReturnType<typeof post>>;
 
 function call(target: RunningGateway, headers: Record<string, string>, id: number, name: string, args: Record<string, unknown>) {
   return post(target.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers);
@@ -61,35 +67,44 @@ function call(target: RunningGateway, headers: Record<string, string>, id: numbe
 
 const inSession = (sid: string, version = '2025-06-18') => ({ 'mcp-session-id': sid, 'mcp-protocol-version': version });
 
-/** Starts `n` slow calls and reports when all have answered. */
-function slowCalls(target: RunningGateway, headers: Record<string, string>, n: number, ms: number) {
+/** Starts `n` calls that hold until `key` is released, and reports when all have answered. */
+function heldCalls(target: RunningGateway, headers: Record<string, string>, n: number, key: string) {
   let done = false;
-  const all = Promise.all(Array.from({ length: n }, (_, i) => call(target, headers, 100 + i, 'slow__sleep', { ms }))).finally(() => (done = true));
+  const all = Promise.all(Array.from({ length: n }, (_, i) => call(target, headers, 100 + i, 'held__hold', { key }))).finally(() => (done = true));
   return { all, done: () => done };
+}
+
+/**
+ * Until the held calls have reached the upstream, so hold their client's places: the probe
+ * waits for that, not for a time, and is sent once (a probe sent while they were still on their
+ * way would take a place itself and could turn one of them away).
+ */
+async function heldAtUpstream(target: RunningGateway, n: number): Promise<void> {
+  await until(`${n} held calls at the upstream`, async () => {
+    const pool = await poolStatus(target, 'held');
+    return pool.inFlight + pool.queued >= n;
+  });
 }
 
 describe('requests in flight per client', () => {
   it('a session at its limit gets 429 -32015 at once; another session is served meanwhile; the first gets its share back', async () => {
     const a = await openSession(gw.url);
     const b = await openSession(gw.url);
-    const slow = slowCalls(gw, inSession(a), LIMIT, SLOW_MS);
-    // Until the slow calls have reached the gateway, a probe is served (and frees its place).
-    let over: Reply | undefined;
-    await until('the session at its limit', async () => {
-      over = await call(gw, inSession(a), 1, 'echo__echo', { text: 'one too many' });
-      return over.status === 429;
-    });
+    const slow = heldCalls(gw, inSession(a), LIMIT, 'session-a');
+    await heldAtUpstream(gw, LIMIT);
+    const over = await call(gw, inSession(a), 1, 'echo__echo', { text: 'one too many' });
     expect(slow.done()).toBe(false);
-    expect(over?.status).toBe(429);
-    expect(over?.json.error).toMatchObject({ code: -32015, data: { retryable: true } });
-    expect(over?.json.error.message).toMatch(/limit 3/);
+    expect(over.status).toBe(429);
+    expect(over.json.error).toMatchObject({ code: -32015, data: { retryable: true } });
+    expect(over.json.error.message).toMatch(/limit 3/);
 
     const other = await call(gw, inSession(b), 2, 'echo__echo', { text: 'b is fine' });
     expect(slow.done()).toBe(false);
     expect(other.json.result.content[0].text).toBe('b is fine');
 
+    held.release('session-a');
     const answers = await slow.all;
-    expect(answers.map((r) => r.json.result.content[0].text)).toEqual(Array(LIMIT).fill(`slept ${SLOW_MS}ms`));
+    expect(answers.map((r) => r.json.result.content[0].text)).toEqual(Array(LIMIT).fill('released session-a'));
     expect((await call(gw, inSession(a), 3, 'echo__echo', { text: 'again' })).json.result.content[0].text).toBe('again');
   });
 
@@ -116,17 +131,15 @@ describe('requests in flight per client', () => {
       return post(authed.url, body, { authorization: `Bearer ${token}`, ...headers });
     };
     let done = false;
-    const slow = Promise.all(Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'slow__sleep', { ms: SLOW_MS }))).finally(() => (done = true));
-    let over: Reply | undefined;
-    await until('alice at her limit', async () => {
-      over = await stateless('alice', 1, 'echo__echo', { text: 'x' });
-      return over.status === 429;
-    });
+    const slow = Promise.all(Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'held__hold', { key: 'alice' }))).finally(() => (done = true));
+    await heldAtUpstream(authed, LIMIT);
+    const over = await stateless('alice', 1, 'echo__echo', { text: 'x' });
     expect(done).toBe(false);
-    expect(over?.status).toBe(429);
-    expect(over?.json.error.code).toBe(-32015);
+    expect(over.status).toBe(429);
+    expect(over.json.error.code).toBe(-32015);
     expect((await stateless('bob', 2, 'echo__echo', { text: 'bob' })).json.result.content[0].text).toBe('bob');
     expect(done).toBe(false);
+    held.release('alice');
     expect((await slow).every((r) => r.status === 200)).toBe(true);
     expect((await stateless('alice', 3, 'echo__echo', { text: 'back' })).json.result.content[0].text).toBe('back');
   });
