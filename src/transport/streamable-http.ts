@@ -304,8 +304,7 @@ export class StreamableHttpTransport {
       return this.#stateless.listen(message, ctx, open).catch((err: unknown) => Promise.reject(Rejection.answering(err, message.id)));
     }
     reply.hijack();
-    const raw = reply.raw;
-    // Cut off or closed, the stream's close releases its scope (below).
+    const raw = reply.raw; // cut off or closed, the stream's close releases its scope (below)
     const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded, this.#room.bound('reply'));
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
     if (!this.#inFlight.acquire(principal, message.method)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
