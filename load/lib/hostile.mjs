@@ -19,7 +19,7 @@ const { ERRORS } = await import(`${ROOT}/dist/jsonrpc/errors.js`);
 
 /** The upstreams every vector needs, as load/lib/gateway.mjs takes them. */
 export const HOSTILE_UPSTREAMS = [
-  { name: 'echo', script: ECHO_SERVER, tasks: { tools: ['echo'] } },
+  { name: 'echo', script: ECHO_SERVER, tasks: { tools: ['echo'] }, pool: { min: 1, max: 4, maxInFlight: 32 } },
   { name: 'slow', script: SLOW_SERVER },
   { name: 'everything', script: EVERYTHING, args: ['stdio'], mode: /** @type {const} */ ('per-session'), pool: { min: 0, max: 4, maxInFlight: 8 }, timeoutMs: 3000 },
 ];

@@ -11,6 +11,11 @@ export const poolSchema = {
     spares: { type: 'integer', minimum: 0, maximum: 16, default: 1 },
     max: { type: 'integer', minimum: 1, default: 4 },
     maxInFlight: { type: 'integer', minimum: 1, default: 32 },
+    // Shared mode: a worker whose unanswered requests weigh this much (characters of JSON) takes
+    // no more calls until they are answered, however few they are; another starts, up to max. A
+    // stdio worker reads its calls in order: small calls go to a worker not busy with large ones.
+    // 0: no bound by weight. One call larger than this still runs, alone on its worker.
+    maxInFlightBytes: { type: 'integer', minimum: 0, default: 2097152 },
     queueSize: { type: 'integer', minimum: 0, default: 1000 },
     queueTimeoutMs: { type: 'integer', minimum: 1, default: 5000 },
     // Shared mode: a worker with calls in flight and no answer for this long counts as busy, as a

@@ -25,6 +25,11 @@ export interface CallOptions {
   headers?: Readonly<Record<string, string>>;
   /** Who the call is for: an upstream that acts for users (token exchange, claim headers) calls as them. */
   caller?: Caller | undefined;
+  /**
+   * Whose share the call counts against (RequestContext.client): a pool's queue takes turns
+   * between clients, so one client's backlog does not hold up the others' calls.
+   */
+  client?: string | undefined;
 }
 
 /** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */
@@ -50,6 +55,11 @@ export interface UpstreamCall {
 export interface Upstream {
   readonly label: string;
   readonly inFlight: number;
+  /**
+   * What its unanswered calls' requests weigh, where one call waits behind those before it
+   * (a child's stdin); 0 where calls do not queue on the connection (HTTP).
+   */
+  readonly pendingBytes: number;
   readonly info: UpstreamServerInfo | undefined;
   start(): Promise<UpstreamServerInfo>;
   /**

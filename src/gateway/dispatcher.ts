@@ -1,7 +1,7 @@
 // Answers what a client sends: each request's method goes to its handler, and calls go to the
 // upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
 // on other replicas); every request's end is published here (request:end), for metrics and audit.
-import { openUserWorkers, orUrlElicitation, withCallerOf } from './user-workers.js';
+import { openUserWorkers, orUrlElicitation, sharedCallOptions } from './user-workers.js';
 import type { Logger } from 'pino';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
@@ -83,7 +83,8 @@ export class Dispatcher {
     });
     this.#tasks = options.tasks && new TaskEngine(options.tasks, {
       run: async (ctx, request) => {
-        const catalog = await this.#sessionCatalogs.catalogFor(ctx);
+        // What the call names, as for a plain call: a task of a shared upstream's tool starts no per-session worker.
+        const catalog = await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, undefined));
         return this.#forwardNamed(ctx, request, catalog.tool(String(request.params?.name)), 'Unknown tool', catalog);
       },
       cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
@@ -380,7 +381,7 @@ export class Dispatcher {
     if (!entry.workers.perScope) {
       try {
         // With auth on, the call carries who it is for: an upstream that acts for users calls as them.
-        tracked.call = entry.workers.call(request.method, params, withCallerOf(ctx, options), ctx.scope, NO_IDENTITY);
+        tracked.call = entry.workers.call(request.method, params, sharedCallOptions(ctx, options), ctx.scope, NO_IDENTITY);
         return await tracked.call.promise;
       } finally {
         this.#inFlight.end(key, tracked);

@@ -55,10 +55,14 @@ function sessionCaller(ctx: RequestContext): Caller | undefined {
   return ctx.caller && !ctx.stateless ? { ...ctx.caller, session: ctx.scope } : ctx.caller;
 }
 
-/** A shared worker's call options, with who the call is for (auth on): an upstream that acts for users calls as them. */
-export function withCallerOf<O extends CallOptions>(ctx: RequestContext, options: O | undefined): O | (O & { caller: Caller }) | undefined {
+/**
+ * A shared worker's call options, with whose share it counts against (the pool's queue takes
+ * turns between clients) and who it is for (auth on): an upstream that acts for users calls as them.
+ */
+export function sharedCallOptions<O extends CallOptions>(ctx: RequestContext, options: O | undefined): O | (O & { caller?: Caller }) | undefined {
   const caller = sessionCaller(ctx);
-  return caller ? { ...(options as O), caller } : options;
+  if (!caller && ctx.client === undefined) return options;
+  return { ...(options as O), ...(caller ? { caller } : {}), client: ctx.client };
 }
 
 /**

@@ -32,7 +32,8 @@ export abstract class BaseUpstream implements Upstream {
   }
 
   /** Puts one outgoing message on this transport's wire. */
-  protected abstract send(message: JsonRpcMessage): void;
+  /** Returns what the message weighs where the wire carries messages in order (stdio). */
+  protected abstract send(message: JsonRpcMessage): number | void;
 
   abstract start(): Promise<UpstreamServerInfo>;
   abstract call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall;
@@ -40,6 +41,10 @@ export abstract class BaseUpstream implements Upstream {
 
   get inFlight(): number {
     return this.connection.inFlight;
+  }
+
+  get pendingBytes(): number {
+    return this.connection.pendingBytes;
   }
 
   get info(): UpstreamServerInfo | undefined {

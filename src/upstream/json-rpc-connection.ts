@@ -19,6 +19,8 @@ export interface ConnectionCall extends UpstreamCall {
 /** Request correlation for one upstream connection: our own ids, our own progress tokens. */
 class PendingCall implements ConnectionCall {
   readonly promise: Promise<McpResult>;
+  /** What its request weighed on the wire (0 where the wire does not say). */
+  bytes = 0;
   resolve!: (result: McpResult) => void;
   reject!: (error: Error) => void;
 
@@ -55,17 +57,27 @@ export interface ConnectionHandlers {
 export class JsonRpcConnection {
   #nextId = 1;
   readonly #pending = new Map<number, PendingCall>();
+  #pendingBytes = 0;
   /** Requests of the upstream we have not answered yet, by its id: what its cancellations name. */
   readonly #incoming = new Map<JsonRpcId, AbortController>();
   #closedWith: GatewayError | undefined;
 
   constructor(
-    private readonly send: (message: JsonRpcMessage) => void,
+    /** Returns what the message weighs on the wire where it is written in order (stdio), else nothing. */
+    private readonly send: (message: JsonRpcMessage) => number | void,
     private readonly handlers: ConnectionHandlers,
   ) {}
 
   get inFlight(): number {
     return this.#pending.size;
+  }
+
+  /**
+   * What the unanswered calls' requests weigh: on a wire that carries them in order, what a new
+   * call waits behind (a 3.5 MB call and a 30-byte one are not the same load).
+   */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
   }
 
   /** Whether request `id` still waits for its answer. */
@@ -89,10 +101,12 @@ export class JsonRpcConnection {
     }
     this.#pending.set(id, call);
     try {
-      this.send(outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams });
+      const out: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams };
+      call.bytes = this.send(out) ?? 0;
+      this.#pendingBytes += call.bytes;
     } catch (err) {
       // A message the wire cannot carry (JSON.stringify throws) must not keep its slot.
-      this.#pending.delete(id);
+      this.#forget(call);
       call.reject(new GatewayError('INVALID_PARAMS', `The request cannot be sent to the upstream: ${err instanceof Error ? err.message : String(err)}`));
     }
     return call;
@@ -116,7 +130,7 @@ export class JsonRpcConnection {
   fail(id: number, error: Error): void {
     const call = this.#pending.get(id);
     if (!call) return;
-    this.#pending.delete(id);
+    this.#forget(call);
     call.reject(error);
     this.handlers.onCallSettled();
   }
@@ -129,8 +143,13 @@ export class JsonRpcConnection {
     this.#incoming.clear();
     const calls = [...this.#pending.values()];
     this.#pending.clear();
+    this.#pendingBytes = 0;
     for (const call of calls) call.reject(error);
     if (calls.length > 0) this.handlers.onCallSettled();
+  }
+
+  #forget(call: PendingCall): void {
+    if (this.#pending.delete(call.id)) this.#pendingBytes -= call.bytes;
   }
 
   /** `replyOf`: the request whose own reply carried the message (2026-07-28: its log messages are that request's). */
@@ -144,7 +163,7 @@ export class JsonRpcConnection {
           this.handlers.onProtocolError(`response to unknown request id ${JSON.stringify(id)}`);
           return;
         }
-        this.#pending.delete(call.id);
+        this.#forget(call);
         if ('error' in c.message) call.reject(new UpstreamRpcError(c.message.error));
         else if (isObject(c.message.result)) call.resolve(c.message.result);
         else call.reject(new GatewayError('UPSTREAM_PROTOCOL_ERROR', 'Upstream result is not an object'));

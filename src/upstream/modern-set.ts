@@ -268,6 +268,7 @@ export class ModernSet implements WorkerSet {
 export class ModernProbe implements Upstream {
   readonly label: string;
   readonly inFlight = 0;
+  readonly pendingBytes = 0;
   #info: UpstreamServerInfo | undefined;
   readonly #exitListeners: Array<(reason: string) => void> = [];
 

@@ -6,6 +6,7 @@ import type { DataPathEvents } from '../observability/events.js';
 import { Backoff } from './backoff.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
+import { FairQueue } from './fair-queue.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 
 export type { PoolState, PoolStatus } from './worker-set.js';
@@ -18,17 +19,19 @@ interface Worker extends Member {
 }
 
 /**
- * N workers of one upstream: least-in-flight selection, `maxInFlight` per worker, a bounded
- * queue with a timeout, restarts with backoff. A full queue fails fast with a retryable error:
- * back-pressure, not buffering. A worker that has answered nothing for `busyAfterMs` while
- * calls wait on it is stalled: it gets calls only when no other worker can take them (nor is
- * about to start), and when every worker is full or stalled another starts, up to `max`.
+ * N workers of one upstream: least-loaded selection (by what the unanswered requests weigh,
+ * then by their count), `maxInFlight` calls and `maxInFlightBytes` of requests per worker, a
+ * bounded queue with a timeout that takes turns between clients, restarts with backoff. A full
+ * queue fails fast with a retryable error: back-pressure, not buffering. A worker that has
+ * answered nothing for `busyAfterMs` while calls wait on it is stalled: it gets calls only when
+ * no other worker can take them (nor is about to start), and when every worker is full or
+ * stalled another starts, up to `max`.
  */
 export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   readonly perScope = false;
   readonly scopes = 0;
   readonly #workers: Worker[] = [];
-  readonly #queue: DeferredCall[] = [];
+  readonly #queue = new FairQueue<DeferredCall>();
   #starting = 0;
   #restartTimer: NodeJS.Timeout | undefined;
   /** Armed while calls are in flight, for the moment the first worker would become stalled. */
@@ -118,15 +121,14 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
             }),
       );
     }, this.config.queueTimeoutMs);
-    this.#queue.push(queued);
+    this.#queue.push(clientOf(queued), queued);
     this.diagnostics.emit('pool:queue', { upstream: this.name, depth: this.#queue.length });
     this.#maybeGrow();
     return queued;
   }
 
   #unqueue(queued: DeferredCall): void {
-    const i = this.#queue.indexOf(queued);
-    if (i !== -1) this.#queue.splice(i, 1);
+    this.#queue.remove(clientOf(queued), queued);
     this.diagnostics.emit('pool:queue', { upstream: this.name, depth: this.#queue.length });
   }
 
@@ -134,7 +136,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     this.markClosed();
     clearTimeout(this.#restartTimer);
     clearTimeout(this.#stallTimer);
-    for (const q of this.#queue.splice(0)) q.fail(new GatewayError('SHUTTING_DOWN'));
+    for (const q of this.#queue.clear()) q.fail(new GatewayError('SHUTTING_DOWN'));
     this.diagnostics.emit('pool:queue', { upstream: this.name, depth: 0 });
     const workers = this.#workers.splice(0);
     await Promise.all(workers.map((w) => w.upstream.close()));
@@ -152,21 +154,27 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     return this.config.busyAfterMs > 0 && w.upstream.inFlight > 0 && now - w.progressAt >= this.config.busyAfterMs;
   }
 
-  /** The least busy ready worker with a free slot, one not stalled first; a stalled one only while none is starting. */
+  /** Whether `w` takes no more calls now: every slot in use, or its requests weigh maxInFlightBytes (it has one at least). */
+  #full(w: Worker): boolean {
+    const { maxInFlight, maxInFlightBytes } = this.config;
+    const { inFlight, pendingBytes } = w.upstream;
+    return inFlight >= maxInFlight || (maxInFlightBytes > 0 && inFlight > 0 && pendingBytes >= maxInFlightBytes);
+  }
+
+  /**
+   * The least loaded ready worker with room (the lightest requests waiting, then the fewest),
+   * one not stalled first; a stalled one only while none is starting.
+   */
   #pick(now: number): Worker | undefined {
     let best: Worker | undefined;
-    let bestLoad = this.config.maxInFlight;
     let bestStalled = true;
     for (const w of this.#workers) {
-      if (!w.ready) continue;
-      const load = w.upstream.inFlight;
-      if (load >= this.config.maxInFlight) continue;
+      if (!w.ready || this.#full(w)) continue;
       const stalled = this.#stalled(w, now);
-      if (best === undefined || (bestStalled && !stalled) || (stalled === bestStalled && load < bestLoad)) {
+      if (best === undefined || (bestStalled && !stalled) || (stalled === bestStalled && lighter(w, best))) {
         best = w;
-        bestLoad = load;
         bestStalled = stalled;
-        if (load === 0) break;
+        if (w.upstream.inFlight === 0) break;
       }
     }
     // A worker about to start will answer sooner than one stuck behind a slow call.
@@ -178,7 +186,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (worker.upstream.inFlight === 0) worker.progressAt = Date.now();
     const call = worker.upstream.call(method, params, options);
     // Every slot in use: start another worker now, before the queue has to absorb the burst.
-    if (worker.upstream.inFlight >= this.config.maxInFlight) this.#maybeGrow();
+    if (this.#full(worker)) this.#maybeGrow();
     this.#watchStalls();
     return call;
   }
@@ -216,8 +224,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
     const now = Date.now();
-    const full = (w: Worker) => w.upstream.inFlight >= this.config.maxInFlight;
-    const busy = this.#workers.every((w) => !w.ready || full(w) || this.#stalled(w, now));
+    const busy = this.#workers.every((w) => !w.ready || this.#full(w) || this.#stalled(w, now));
     if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
   }
 
@@ -303,4 +310,15 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       }
     }
   }
+}
+
+/** Whose turn a queued call waits for: the client its options name (calls of none share one turn). */
+function clientOf(call: DeferredCall): string {
+  return call.options?.client ?? '';
+}
+
+/** Whether `a` has less waiting on it than `b`: lighter requests first, then fewer. */
+function lighter(a: Worker, b: Worker): boolean {
+  const [x, y] = [a.upstream, b.upstream];
+  return x.pendingBytes !== y.pendingBytes ? x.pendingBytes < y.pendingBytes : x.inFlight < y.inFlight;
 }

@@ -111,6 +111,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](stdio).pool.spares': 1,
   'upstreams[](stdio).pool.max': 4,
   'upstreams[](stdio).pool.maxInFlight': 32,
+  'upstreams[](stdio).pool.maxInFlightBytes': 2097152,
   'upstreams[](stdio).pool.queueSize': 1000,
   'upstreams[](stdio).pool.queueTimeoutMs': 5000,
   'upstreams[](stdio).pool.busyAfterMs': 1000,
@@ -128,6 +129,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](http|sse).pool.spares': 1,
   'upstreams[](http|sse).pool.max': 4,
   'upstreams[](http|sse).pool.maxInFlight': 32,
+  'upstreams[](http|sse).pool.maxInFlightBytes': 2097152,
   'upstreams[](http|sse).pool.queueSize': 1000,
   'upstreams[](http|sse).pool.queueTimeoutMs': 5000,
   'upstreams[](http|sse).pool.busyAfterMs': 1000,
@@ -170,7 +172,7 @@ const SCHEMA_DEFAULTS = {
   servers: [],
 };
 
-const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, queueSize: 1000, queueTimeoutMs: 5000, busyAfterMs: 1000, idleTimeoutMs: 300000 };
+const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, queueSize: 1000, queueTimeoutMs: 5000, busyAfterMs: 1000, idleTimeoutMs: 300000 };
 const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true, protocolVersion: 'auto' };
 const REMOTE = {
   ...COMMON,

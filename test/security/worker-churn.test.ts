@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SPACED_REFRESH_MS } from '../../src/gateway/catalog-manager.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, exampleConfig, isAlive, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import { ECHO_SERVER, MCP_HEADERS, exampleConfig, isAlive, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { EVERYTHING, everythingUpstream } from '../support/everything.js';
 import { childPidsRunning, countedStarts, startsIn } from '../support/child-processes.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
@@ -88,6 +88,41 @@ describe('a call that needs no per-session worker', () => {
     expect(internals(gw.gateway.server).perSessionWorkers('ev')).toBe(1);
     await remove(gw, sid);
     await until('its worker stopped', () => internals(gw.gateway.server).perSessionWorkers('ev') === 0);
+  });
+});
+
+describe("a task of a shared upstream's tool", () => {
+  let gw: RunningGateway;
+  const starts = () => join(dir, 'task-call');
+
+  beforeAll(async () => {
+    const echo = { name: 'echo', transport: 'stdio', command: process.execPath, args: [ECHO_SERVER], tasks: { tools: ['echo'] } };
+    gw = await startGateway(exampleConfig({ upstreams: [echo, countedEverything(starts(), { pool: { spares: 0 } })], tasks: {} }));
+    await until('the probe started', () => startsIn(starts()).started === 1);
+  });
+
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it("starts no per-session worker of another upstream (the task's call is routed by its tool, as a plain call is)", async () => {
+    const before = startsIn(starts()).started;
+    for (let i = 0; i < 4; i++) {
+      const r = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'churn', version: '1' } } });
+      const sid = r.headers.get('mcp-session-id')!;
+      const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+      await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
+      const created = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x' }, task: { ttl: 60_000 } } }, headers);
+      const taskId = created.json.result?.task?.taskId as string;
+      expect(taskId, created.text).toBeTruthy();
+      const got = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } }, headers);
+      expect(toolText(got.json.result), got.text).toBe('x');
+      expect(internals(gw.gateway.server).perSessionWorkers('ev')).toBe(0);
+      const del = await fetch(gw.url, { method: 'DELETE', headers: { ...MCP_HEADERS, ...headers } });
+      expect(del.status).toBe(200);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    expect(startsIn(starts()).started - before).toBe(0);
   });
 });
 

@@ -213,13 +213,16 @@ export class StdioUpstream extends BaseUpstream {
     this.#signalGroup('SIGKILL');
   }
 
-  protected send(message: JsonRpcMessage): void {
-    this.#outbox.push(JSON.stringify(message) + '\n');
+  protected send(message: JsonRpcMessage): number {
+    const line = JSON.stringify(message) + '\n';
+    this.#outbox.push(line);
     if (!this.#flushScheduled) {
       this.#flushScheduled = true;
       // One write per event-loop turn: calls from many HTTP requests share a syscall.
       setImmediate(() => this.#flush());
     }
+    // In characters, not bytes: a weight for the pool, not worth a second pass over the line.
+    return line.length;
   }
 
   #flush(): void {

@@ -1,0 +1,103 @@
+/**
+ * A shared stdio worker reads its calls in order, so what waits on it is the weight of its
+ * unanswered requests, not their count, and the pool's queue is shared by every client. Two
+ * guards, each against a real stdio server that blocks its own event loop while it works, a real
+ * gateway, loopback:
+ * - `pool.maxInFlightBytes`: a worker whose unanswered requests weigh that much takes no more
+ *   calls; another starts, and a small call goes there instead of behind the large one;
+ * - the queue takes turns between clients: one session's ten queued calls hold up another
+ *   session's one call by one turn, not by ten.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { exampleConfig, openSession, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import { heldWork, poolStatus } from '../support/health.js';
+import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { until } from '../support/wait.js';
+
+/** One call at a time: `block` spins for `ms` (its stdin is not read meanwhile), `quick` answers at once. */
+const SERIAL_SERVER = rawStdioServer(
+  `if (m.method === 'initialize') return { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'serial', version: '1' } };
+  if (m.method === 'tools/list') return { tools: [{ name: 'block', inputSchema: { type: 'object' } }, { name: 'quick', inputSchema: { type: 'object' } }] };
+  if (m.method === 'tools/call') {
+    if (m.params.name === 'block') { const end = Date.now() + m.params.arguments.ms; while (Date.now() < end); }
+    return { content: [{ type: 'text', text: m.params.name + ' ' + process.pid }] };
+  }
+  return {};`,
+);
+
+const MB = 1024 * 1024;
+let dir: string;
+let script: string;
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'mcpgw-fair-'));
+  script = join(dir, 'serial.mjs');
+  writeFileSync(script, SERIAL_SERVER);
+});
+
+afterAll(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A call, and the order in which calls ended: `[tool, pid]` of its answer. */
+function call(gw: RunningGateway, sid: string, id: number, name: string, args: Record<string, unknown>, ended: string[]): Promise<[string, number]> {
+  const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+  return post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers).then((r) => {
+    const [tool, pid] = toolText(r.json.result).split(' ');
+    ended.push(`${tool} ${id}`);
+    return [tool!, Number(pid)];
+  });
+}
+
+describe('pool.maxInFlightBytes: a worker busy with a large call takes no small one', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    // busyAfterMs 0: only the weight can make the worker busy here.
+    const pool = { min: 1, max: 2, busyAfterMs: 0, maxInFlightBytes: MB };
+    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('serial', script, { pool })] }));
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('a 1.5 MB call fills its worker: a second starts and a small call served by it ends first', async () => {
+    const sid = await openSession(gw.url);
+    const ended: string[] = [];
+    expect(await poolStatus(gw, 'serial')).toMatchObject({ workers: 1, ready: 1 });
+    const large = call(gw, sid, 1, 'serial__block', { ms: 4000, pad: 'x'.repeat(1.5 * MB) }, ended);
+    await until('the large call to reach the worker', async () => (await poolStatus(gw, 'serial')).inFlight === 1);
+    await until('a second worker', async () => (await poolStatus(gw, 'serial')).ready === 2);
+    const [, quickPid] = await call(gw, sid, 2, 'serial__quick', {}, ended);
+    const [, largePid] = await large;
+    expect(ended).toEqual(['quick 2', 'block 1']);
+    expect(quickPid).not.toBe(largePid);
+    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+  }, 30_000);
+});
+
+describe("the pool's queue takes turns between clients", () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    const pool = { min: 1, max: 1, maxInFlight: 1, busyAfterMs: 0, queueTimeoutMs: 20_000 };
+    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('serial', script, { pool })] }));
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it("one session's ten queued calls hold up another session's call by one turn", async () => {
+    const [busy, other] = [await openSession(gw.url), await openSession(gw.url)];
+    const ended: string[] = [];
+    const flood = Array.from({ length: 10 }, (_, i) => call(gw, busy, i + 1, 'serial__block', { ms: 150 }, ended));
+    await until("the busy session's calls to queue", async () => (await poolStatus(gw, 'serial')).queued === 9);
+    await call(gw, other, 99, 'serial__quick', {}, ended);
+    // The one in flight when it came, then the other session's turn: at most one more before it.
+    expect(ended.indexOf('quick 99')).toBeLessThanOrEqual(2);
+    await Promise.all(flood);
+    expect(ended).toHaveLength(11);
+    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+  }, 30_000);
+});
