@@ -147,7 +147,7 @@ export const remoteUpstreamSchema = {
       type: 'string', pattern: '^(https?://|\\$\\{)',
       description:
         'The MCP endpoint (http), or the SSE endpoint to GET (sse): http(s), or a ${VAR} that must expand to one; ' +
-        'no credentials in it. Required.',
+        'no credentials in it.',
     },
     headers: {
       type: 'object', additionalProperties: { type: 'string' }, required: [], default: {},

@@ -62,7 +62,7 @@ export const serverEntrySchema = {
       type: 'string', pattern: '^/[A-Za-z0-9._~/-]*$', maxLength: 256,
       description:
         "Its endpoint: not the main path, nor one of the gateway's own routes, nor another server's. A path added " +
-        'by a reload is served only after a restart. Required.',
+        'by a reload is served only after a restart.',
     },
     tools: {
       ...globs, default: [],
@@ -75,7 +75,10 @@ export const serverEntrySchema = {
       ...globs, default: [],
       description: 'Globs over resource URIs and template URIs as clients see them (e.g. "docs-eu+*").',
     },
-    overrides: { type: 'object', additionalProperties: toolOverrideSchema, required: [], default: {} },
+    overrides: {
+      type: 'object', additionalProperties: toolOverrideSchema, required: [], default: {},
+      description: "Tools presented otherwise on this server, by exposed name (the tool must be one the server selects).",
+    },
     principals: {
       type: 'array', items: { type: 'string', minLength: 1 }, default: [],
       description:

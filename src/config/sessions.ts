@@ -19,7 +19,10 @@ const redisSchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        properties: { host: { type: 'string', minLength: 1 }, port: { type: 'integer', minimum: 1, maximum: 65535 } },
+        properties: {
+          host: { type: 'string', minLength: 1, description: "A sentinel's host." },
+          port: { type: 'integer', minimum: 1, maximum: 65535, description: 'Its port (26379 by convention).' },
+        },
         required: ['host', 'port'],
       },
     },

@@ -14,7 +14,7 @@ export const stdioUpstreamSchema = {
     },
     command: {
       type: 'string', minLength: 1,
-      description: 'The program: a path, or a name looked up on the PATH the child gets; ${VAR} allowed. Required.',
+      description: 'The program: a path, or a name looked up on the PATH the child gets; ${VAR} allowed.',
     },
     args: { type: 'array', items: { type: 'string' }, default: [], description: 'Its arguments; ${VAR} allowed.' },
     env: {

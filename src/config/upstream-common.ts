@@ -56,7 +56,7 @@ export type PoolConfig = FromSchema<typeof poolSchema>;
 export const commonUpstreamProperties = {
   name: {
     type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64,
-    description: 'Unique; names the upstream in logs, metrics, errors (data.upstream) and /status. Required.',
+    description: 'Unique; names the upstream in logs, metrics, errors (data.upstream) and /status.',
   },
   mode: {
     type: 'string', enum: ['shared', 'per-session'], default: 'shared',

@@ -14,7 +14,7 @@ export const upstreamsSchema = {
     properties: {
       transport: {
         type: 'string', enum: ['stdio', 'http', 'sse'],
-        description: 'stdio: a child process; http: Streamable HTTP; sse: the 2024-11-05 HTTP+SSE transport. Required.',
+        description: 'stdio: a child process; http: Streamable HTTP; sse: the 2024-11-05 HTTP+SSE transport.',
       },
     },
     required: ['transport'],
