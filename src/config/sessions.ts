@@ -86,9 +86,9 @@ export const sessionsSchema = {
       type: 'integer', minimum: 0, maximum: 10000, default: 250,
       description:
         'Redis store: a replica serves a session record from its own cache for up to this long. A change or DELETE ' +
-        'through any replica is announced on the bus and drops every copy as it arrives; if that message is lost a ' +
-        'copy is stale for at most cacheMs. Nothing is served from the cache while Redis is unreachable. 0: every ' +
-        'request reads Redis.',
+        'through any replica is announced on the bus and drops every copy as it arrives (a Cluster relays it ' +
+        'between nodes first); if that message is lost a copy is stale for at most cacheMs. Nothing is served from ' +
+        'the cache while Redis is unreachable. 0: every request reads Redis.',
     },
     health: {
       type: 'object',

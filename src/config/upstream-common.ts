@@ -63,7 +63,8 @@ export const commonUpstreamProperties = {
     description:
       'shared: one pool of workers serves every client session, initialized by the gateway with no client ' +
       "capabilities. per-session: each client session gets its own worker, initialized with that client's " +
-      'capabilities, so the upstream can ask it for sampling, elicitation or roots.',
+      'capabilities, so the upstream can ask it for sampling, elicitation or roots. A remote upstream\'s worker is ' +
+      'one upstream session (its Mcp-Session-Id).',
   },
   pool: { ...poolSchema, default: {} },
   timeoutMs: {
@@ -97,8 +98,11 @@ export const commonUpstreamProperties = {
     type: 'boolean', default: true,
     description:
       "tools/call arguments are checked against the tool's inputSchema before they reach the upstream (ajv: " +
-      'draft-07 when its $schema says so, else 2020-12); invalid ones get INVALID_PARAMS. Patterns run in RE2. ' +
-      'false: for a server whose schemas say less than it accepts.',
+      "draft-07 when its $schema says so, else 2020-12, MCP's default); invalid ones get INVALID_PARAMS. A schema " +
+      "ajv cannot compile (or over 64 KiB of JSON) leaves that tool's calls unchecked, with one warning naming the " +
+      'tool. Patterns run in RE2 (linear time): one RE2 cannot compile (lookahead, backreference) or too large ' +
+      "refuses that tool's calls (INVALID_PARAMS naming the pattern, one warning); its other tools are checked as " +
+      'ever. false: for a server whose schemas say less than it accepts.',
   },
   resources: {
     type: 'object',
