@@ -6,81 +6,139 @@ import { oauthClientChecks, oauthClientCredentials } from './oauth-client.js';
 export const authSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    'Who may call the MCP endpoints (health, readiness and metrics stay open): see docs/auth-and-identity.md.',
   properties: {
-    // jwt: tokens verified with the issuer's keys; introspection: opaque tokens checked with the authorization server (RFC 7662).
-    // api-key: static keys, each known by the sha256 of its value (apiKeys).
-    mode: { type: 'string', enum: ['none', 'jwt', 'introspection', 'api-key'], default: 'none' },
-    // api-key: who holds which key. The key itself never appears here: its hex sha256 does (`${VAR}` works).
+    mode: {
+      type: 'string', enum: ['none', 'jwt', 'introspection', 'api-key'], default: 'none',
+      description:
+        'none: nothing is checked. jwt: OAuth 2.1 bearer JWTs verified with the issuer\'s keys (the gateway as ' +
+        'resource server). introspection: opaque tokens checked with the authorization server (RFC 7662). api-key: ' +
+        'static keys, each known by the sha256 of its value (apiKeys).',
+    },
     apiKeys: {
       type: 'array',
       default: [],
       maxItems: 10000,
+      description: 'api-key: who holds which key. The key itself never appears here: its hex sha256 does.',
       items: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          // The principal of requests sent with this key.
-          name: { type: 'string', pattern: '^[A-Za-z0-9_.@:-]+$', maxLength: 128 },
-          // 64 hex digits once `${VAR}` is expanded (checked in apiKeyChecks, with advice).
-          sha256: { type: 'string', minLength: 1, maxLength: 256 },
-          // What requests with this key may do, as a token's scopes would (servers' requiredScopes, toolScopes).
-          scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+          name: {
+            type: 'string', pattern: '^[A-Za-z0-9_.@:-]+$', maxLength: 128,
+            description: 'The principal of requests sent with this key (servers[].principals name it).',
+          },
+          sha256: {
+            type: 'string', minLength: 1, maxLength: 256,
+            description:
+              'The hex sha256 of the key (64 hex digits once ${VAR} is expanded), e.g. from ' +
+              'printf %s "$KEY" | sha256sum.',
+          },
+          scopes: {
+            type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+            description: "What requests with this key may do, as a token's scopes would (requiredScopes, toolScopes).",
+          },
         },
         required: ['name', 'sha256'],
       },
     },
-    // The gateway's MCP endpoint as clients name it (RFC 8707 resource, RFC 9728 metadata).
-    resource: { type: 'string', pattern: '^https?://' },
-    // Issuers clients get tokens from, listed in the protected resource metadata.
-    authorizationServers: { type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [] },
-    // The `iss` a token must carry (introspection: when the answer names one).
-    issuer: { type: 'string', minLength: 1 },
-    // Where the issuer publishes its signing keys (jwt).
-    jwksUrl: { type: 'string', pattern: '^https?://' },
-    // How to ask the authorization server about a token (introspection).
+    resource: {
+      type: 'string', pattern: '^https?://',
+      description:
+        "This MCP endpoint as clients name it (RFC 8707 resource, RFC 9728 metadata): a token's aud by default. " +
+        'Required with jwt and introspection.',
+    },
+    authorizationServers: {
+      type: 'array', items: { type: 'string', pattern: '^https?://' }, default: [],
+      description:
+        'Issuers clients get tokens from, listed in the protected resource metadata; at least one with jwt and ' +
+        'introspection.',
+    },
+    issuer: {
+      type: 'string', minLength: 1,
+      description: 'The iss a token must carry (introspection: when the answer names one). Required with jwt.',
+    },
+    jwksUrl: {
+      type: 'string', pattern: '^https?://',
+      description: "jwt: where the issuer publishes its signing keys (fetched and cached by jose). Required with jwt.",
+    },
     introspection: {
       type: 'object',
       additionalProperties: false,
+      description: 'introspection: how to ask the authorization server about a token (RFC 7662, HTTP Basic).',
       properties: {
-        url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+        url: {
+          type: 'string', pattern: '^(https?://|\\$\\{)',
+          description: 'The introspection endpoint; ${VAR} allowed.',
+        },
         ...oauthClientCredentials,
-        cacheSeconds: { type: 'integer', minimum: 0, maximum: 3600, default: 60 },
-        timeoutMs: { type: 'integer', minimum: 100, maximum: 60000, default: 5000 },
+        cacheSeconds: {
+          type: 'integer', minimum: 0, maximum: 3600, default: 60,
+          description: "An answer is reused this long, never past the token's exp.",
+        },
+        timeoutMs: {
+          type: 'integer', minimum: 100, maximum: 60000, default: 5000,
+          description: 'No answer within this: 503 AUTHORIZATION_SERVER_UNAVAILABLE (retryable), not 401.',
+        },
       },
       required: ['url', 'clientId', 'clientSecret'],
     },
-    // The `aud` a token must carry (default: `resource`).
-    audience: { type: 'string', minLength: 1 },
-    // Scopes every request's token must carry.
-    requiredScopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
-    // Scopes a tools/call must carry besides, by the tool's name as clients see it (`*` globs).
+    audience: { type: 'string', minLength: 1, description: 'The aud a token must carry, instead of resource.' },
+    requiredScopes: {
+      type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+      description: "Scopes every request's token must carry; else 403 INSUFFICIENT_SCOPE.",
+    },
     toolScopes: {
       type: 'array',
       default: [],
+      description:
+        'Scopes a tools/call must carry besides, by the tool\'s name as clients see it; tools/list leaves out the ' +
+        'tools a token may not call. E.g. { tools: ["payments__*"], scopes: [mcp:payments] }.',
       items: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          tools: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
-          scopes: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1 } },
+          tools: {
+            type: 'array', minItems: 1, items: { type: 'string', minLength: 1 },
+            description: 'Exposed tool names (prefix included); * matches any run of characters.',
+          },
+          scopes: {
+            type: 'array', minItems: 1, items: { type: 'string', minLength: 1 },
+            description: 'Scopes a call of those tools needs, all of them.',
+          },
         },
         required: ['tools', 'scopes'],
       },
     },
-    clockToleranceSeconds: { type: 'integer', minimum: 0, maximum: 600, default: 30 },
-    // Optional (jwt, introspection): the page of an upstream's /oauth/start link first signs the browser in here
-    // (authorization code with PKCE, at the authorization server clients get the gateway's tokens from), and
-    // goes on only when the token it gets is for the principal the link was made for.
+    clockToleranceSeconds: {
+      type: 'integer', minimum: 0, maximum: 600, default: 30,
+      description: "jwt: leeway on a token's time claims (exp, nbf, iat) for clocks that differ.",
+    },
     browserLogin: {
       type: 'object',
       additionalProperties: false,
+      description:
+        "Optional (jwt, introspection): the page of an upstream's /oauth/start link first signs the browser in here " +
+        '(authorization code with PKCE, at the authorization server clients get the gateway\'s tokens from), and ' +
+        'goes on only when the token it gets is for the principal the link was made for.',
       properties: {
-        authorizationUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
-        tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+        authorizationUrl: {
+          type: 'string', pattern: '^(https?://|\\$\\{)',
+          description: 'Where the browser signs in.',
+        },
+        tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)', description: 'Where the code is redeemed.' },
         ...oauthClientCredentials,
-        scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: ['openid'] },
-        // Where that server sends the browser back (registered there). Default: /oauth/login/callback at resource's origin.
-        redirectUri: { type: 'string', pattern: '^https?://' },
+        scopes: {
+          type: 'array', items: { type: 'string', minLength: 1 }, default: ['openid'],
+          description: 'Scopes asked for.',
+        },
+        redirectUri: {
+          type: 'string', pattern: '^https?://',
+          description:
+            'Where that server sends the browser back (registered there). Default: /oauth/login/callback at ' +
+            "auth.resource's origin.",
+        },
       },
       required: ['authorizationUrl', 'tokenUrl', 'clientId', 'clientSecret'],
     },

@@ -9,9 +9,14 @@ import type { FromSchema } from 'json-schema-to-ts';
 export const clusterSchema = {
   type: 'object',
   additionalProperties: false,
+  description: 'Gateway processes on the one port (node:cluster): see docs/replicas-and-reload.md.',
   properties: {
-    // A number, or "auto": one per core this process may use (os.availableParallelism()).
-    workers: { anyOf: [{ type: 'integer', minimum: 1, maximum: 256 }, { type: 'string', const: 'auto' }], default: 1 },
+    workers: {
+      anyOf: [{ type: 'integer', minimum: 1, maximum: 256 }, { type: 'string', const: 'auto' }], default: 1,
+      description:
+        'A number, or "auto": one per core this process may use (os.availableParallelism()). Each worker is a ' +
+        'replica, so more than 1 needs sessions.store redis.',
+    },
   },
   required: [],
   default: {},

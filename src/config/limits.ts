@@ -4,31 +4,68 @@ import type { FromSchema } from 'json-schema-to-ts';
 export const limitsSchema = {
   type: 'object',
   additionalProperties: false,
+  description: 'Bounds on what a client may send or hold: see docs/limits-and-errors.md.',
   properties: {
-    bodyBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 },
+    bodyBytes: {
+      type: 'integer', minimum: 1024, default: 4 * 1024 * 1024,
+      description:
+        'Larger POST bodies get 413 PAYLOAD_TOO_LARGE; a larger WebSocket frame closes the connection (1009).',
+    },
     // MCP messages nest a few levels; thousands make recursive consumers overflow their stack.
-    maxJsonDepth: { type: 'integer', minimum: 8, maximum: 1000, default: 64 },
-    // Batches exist only in 2025-03-26 sessions.
-    maxBatchSize: { type: 'integer', minimum: 1, maximum: 10_000, default: 100 },
-    // Per session, or per principal of stateless requests; on each replica. 0: no limit.
-    maxInFlightPerClient: { type: 'integer', minimum: 0, default: 64 },
-    // Memory store: per replica; Redis: across all replicas. A session is ~300 B in memory.
-    maxSessions: { type: 'integer', minimum: 1, default: 100_000 },
-    // With auth on; 0: no limit.
-    maxSessionsPerPrincipal: { type: 'integer', minimum: 0, default: 1000 },
-    // At a limit, the least recently used session makes room if it was idle this long.
-    sessionEvictionIdleSeconds: { type: 'integer', minimum: 0, default: 60 },
-    // Long-lived SSE streams (GET, resumed, listen) per replica.
-    maxStreams: { type: 'integer', minimum: 1, default: 10_000 },
-    // Bytes written to one stream (any SSE reply or stream, WebSocket) that its reader has not taken
-    // yet: a client that stops reading would otherwise hold gateway memory without end. Past it,
-    // before the next message, the stream is cut off. One message larger than this still goes out.
-    maxStreamBufferedBytes: { type: 'integer', minimum: 1024, default: 4 * 1024 * 1024 },
-    // Per-session workers a client may start a minute on a replica (its principal with auth on,
-    // else its session; stateless requests without auth are not counted): each is a process
-    // start (~0.3 s of CPU for a Node server), so session churn must not become process churn
-    // that also evicts other clients' workers at pool.max. 0: no limit.
-    workerStartsPerMinute: { type: 'integer', minimum: 0, default: 60 },
+    maxJsonDepth: {
+      type: 'integer', minimum: 8, maximum: 1000, default: 64,
+      description: 'Deeper nesting of objects and arrays in a body gets 400 INVALID_REQUEST (-32600).',
+    },
+    maxBatchSize: {
+      type: 'integer', minimum: 1, maximum: 10_000, default: 100,
+      description: 'More messages in one batch get 400 INVALID_REQUEST (batches exist only in 2025-03-26 sessions).',
+    },
+    maxInFlightPerClient: {
+      type: 'integer', minimum: 0, default: 64,
+      description:
+        'Requests one client may have in flight on a replica: per session, or per principal of stateless requests ' +
+        "(so only with auth on), a task's running call included; the next gets 429 CLIENT_TOO_MANY_IN_FLIGHT " +
+        '(never a tasks/cancel). 0: no limit.',
+    },
+    maxSessions: {
+      type: 'integer', minimum: 1, default: 100_000,
+      description:
+        'Sessions at once. Memory store: per replica; Redis: across all replicas. At the limit the least recently ' +
+        'used session idle for sessionEvictionIdleSeconds makes room, else 503 SESSION_LIMIT. A session is about ' +
+        '300 B in memory.',
+    },
+    maxSessionsPerPrincipal: {
+      type: 'integer', minimum: 0, default: 1000,
+      description:
+        "Sessions one principal may hold (auth on); at the limit its own least recently used idle session makes " +
+        'room, else 429 PRINCIPAL_SESSION_LIMIT. 0: no limit.',
+    },
+    sessionEvictionIdleSeconds: {
+      type: 'integer', minimum: 0, default: 60,
+      description: 'At a session limit, the least recently used session makes room if it has been idle this long.',
+    },
+    maxStreams: {
+      type: 'integer', minimum: 1, default: 10_000,
+      description:
+        'Long-lived SSE streams (GET, resumed, listen) per replica; the next gets 503 STREAM_LIMIT. Legacy ' +
+        'HTTP+SSE streams count apart; WebSockets do not count.',
+    },
+    maxStreamBufferedBytes: {
+      type: 'integer', minimum: 1024, default: 4 * 1024 * 1024,
+      description:
+        'Bytes written to one stream (any SSE reply or stream, legacy included, and WebSocket) that its reader has ' +
+        'not taken yet: a client that stops reading would otherwise hold gateway memory without end. Checked ' +
+        'before each message (one larger message still goes out); past it the stream is cut off ' +
+        '(mcpgw_streams_cut_off_total).',
+    },
+    workerStartsPerMinute: {
+      type: 'integer', minimum: 0, default: 60,
+      description:
+        'Per-session workers one client may start a minute on a replica (its principal with auth on, else its ' +
+        'session; anonymous stateless requests are not counted); past it WORKER_START_LIMIT. Each start is a ' +
+        "process start (about 0.3 s of CPU for a Node server), so session churn must not become process churn that " +
+        "also evicts other clients' workers at pool.max. 0: no limit.",
+    },
   },
   required: [],
   default: {},
@@ -37,7 +74,14 @@ export const limitsSchema = {
 export const paginationSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: { pageSize: { type: 'integer', minimum: 1, maximum: 10000, default: 500 } },
+  description: "The gateway's own cursors over its merged lists.",
+  properties: {
+    pageSize: {
+      type: 'integer', minimum: 1, maximum: 10000, default: 500,
+      description:
+        'Entries per page of the merged lists (tools, prompts, resources, resource templates) and of tasks/list.',
+    },
+  },
   required: [],
   default: {},
 } as const;

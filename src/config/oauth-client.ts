@@ -5,9 +5,11 @@
 import { substituteEnv } from './env.js';
 
 export const oauthClientCredentials = {
-  clientId: { type: 'string', minLength: 1 },
-  // ${VAR} is expanded from the environment: keep the secret out of the file.
-  clientSecret: { type: 'string', minLength: 1 },
+  clientId: { type: 'string', minLength: 1, description: "The gateway's client id at the authorization server." },
+  clientSecret: {
+    type: 'string', minLength: 1,
+    description: 'Its client secret; ${VAR} is expanded from the environment: keep the secret out of the file.',
+  },
 } as const;
 
 /**

@@ -12,33 +12,60 @@ import { commonUpstreamProperties, type WithoutNull } from './upstream-common.js
 const oauthSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    "The gateway as an OAuth client of the upstream's authorization server, instead of a static Authorization " +
+    'header: see docs/auth-and-identity.md.',
   properties: {
-    tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
+    tokenUrl: { type: 'string', pattern: '^(https?://|\\$\\{)', description: 'The token endpoint; ${VAR} allowed.' },
     ...oauthClientCredentials,
-    scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
-    // RFC 8707 resource indicator: the upstream's MCP endpoint as its authorization server names it.
-    resource: { type: 'string', pattern: '^https?://' },
-    // client-credentials (the default): the gateway's own token for every call. token-exchange (RFC 8693): each
-    // user's validated token is exchanged for one of this upstream's, and calls go as that user.
-    // authorization-code: each user grants the gateway a token of their own at the authorization server
-    // (OAuth 2.1 with PKCE S256), through a link the gateway gives them on their first call (URL elicitation).
-    grant: { type: 'string', enum: ['client-credentials', 'token-exchange', 'authorization-code'] },
-    // authorization-code: where the user's browser goes to consent. Absent: from the authorization
-    // server's RFC 8414 metadata (at `issuer`, or the tokenUrl's origin).
-    authorizationUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
-    // authorization-code: the RFC 7009 endpoint tokens are revoked at (absent: from the metadata, if it names one).
-    revocationUrl: { type: 'string', pattern: '^(https?://|\\$\\{)' },
-    // authorization-code: the authorization server's issuer, for its RFC 8414 metadata.
-    issuer: { type: 'string', pattern: '^https?://' },
-    // authorization-code: the gateway's /oauth/callback as browsers reach it (registered at the authorization
-    // server). Default: /oauth/callback at the origin of auth.resource.
-    redirectUri: { type: 'string', pattern: '^https?://' },
-    // token-exchange: the upstream as its authorization server names it (RFC 8693 `audience`).
-    audience: { type: 'string', minLength: 1 },
-    // token-exchange: the gateway's own token as the actor (delegation); ${VAR} from the environment.
-    actorToken: { type: 'string', minLength: 1 },
-    // Default: access_token.
-    actorTokenType: { type: 'string', enum: ['access_token', 'jwt', 'id_token'] },
+    scopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [], description: 'Scopes asked for.' },
+    resource: {
+      type: 'string', pattern: '^https?://',
+      description: "RFC 8707 resource indicator: the upstream's MCP endpoint as its authorization server names it.",
+    },
+    grant: {
+      type: 'string', enum: ['client-credentials', 'token-exchange', 'authorization-code'],
+      description:
+        "client-credentials (the default): the gateway's own token for every call. token-exchange (RFC 8693): each " +
+        "user's validated token is exchanged for one of this upstream's, and calls go as that user. " +
+        'authorization-code: each user grants the gateway a token of their own (OAuth 2.1 with PKCE S256), through ' +
+        'a link the gateway gives them on their first call (URL elicitation).',
+    },
+    authorizationUrl: {
+      type: 'string', pattern: '^(https?://|\\$\\{)',
+      description:
+        "authorization-code: where the user's browser goes to consent. Absent: from the authorization server's " +
+        "RFC 8414 metadata (at issuer, or the tokenUrl's origin).",
+    },
+    revocationUrl: {
+      type: 'string', pattern: '^(https?://|\\$\\{)',
+      description:
+        'authorization-code: the RFC 7009 endpoint tokens are revoked at (absent: from the metadata, if it names ' +
+        'one).',
+    },
+    issuer: {
+      type: 'string', pattern: '^https?://',
+      description: "authorization-code: the authorization server's issuer, for its RFC 8414 metadata.",
+    },
+    redirectUri: {
+      type: 'string', pattern: '^https?://',
+      description:
+        "authorization-code: the gateway's /oauth/callback as browsers reach it (registered at the authorization " +
+        'server). Default: /oauth/callback at the origin of auth.resource.',
+    },
+    audience: {
+      type: 'string', minLength: 1,
+      description:
+        'token-exchange: the upstream as its authorization server names it (RFC 8693 audience), e.g. urn:crm.',
+    },
+    actorToken: {
+      type: 'string', minLength: 1,
+      description: "token-exchange: the gateway's own token as the actor (delegation); ${VAR} from the environment.",
+    },
+    actorTokenType: {
+      type: 'string', enum: ['access_token', 'jwt', 'id_token'],
+      description: 'token-exchange: the type of actorToken. Default: access_token.',
+    },
   },
   required: ['tokenUrl', 'clientId', 'clientSecret'],
 } as const;
@@ -47,11 +74,16 @@ const oauthSchema = {
 const retrySchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    'Retries of one HTTP exchange, jittered exponential: a message whose connection could not be opened, and for ' +
+    'requests that change nothing a broken reply, a 429 or a 5xx. tools/call and initialize are never sent twice.',
   properties: {
-    // Tries after the first one; 0 turns retries off.
-    attempts: { type: 'integer', minimum: 0, maximum: 10, default: 2 },
-    initialDelayMs: { type: 'integer', minimum: 1, default: 100 },
-    maxDelayMs: { type: 'integer', minimum: 1, default: 2000 },
+    attempts: {
+      type: 'integer', minimum: 0, maximum: 10, default: 2,
+      description: 'Tries after the first one; 0 turns retries off.',
+    },
+    initialDelayMs: { type: 'integer', minimum: 1, default: 100, description: 'The first delay; at most maxDelayMs.' },
+    maxDelayMs: { type: 'integer', minimum: 1, default: 2000, description: 'The longest delay.' },
   },
   required: [],
   default: {},
@@ -60,12 +92,26 @@ const retrySchema = {
 const breakerSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    'The circuit breaker, over all workers of the upstream: while open every call fails at once with ' +
+    'UPSTREAM_CIRCUIT_OPEN, and the upstream leaves the catalog.',
   properties: {
-    // Consecutive failed exchanges that open the circuit.
-    failureThreshold: { type: 'integer', minimum: 1, default: 5 },
-    // How long the circuit stays open before a probe; doubles (jittered) per failed probe, up to maxOpenMs.
-    openMs: { type: 'integer', minimum: 1, default: 5000 },
-    maxOpenMs: { type: 'integer', minimum: 1, default: 60000 },
+    failureThreshold: {
+      type: 'integer', minimum: 1, default: 5,
+      description:
+        'Failed exchanges in a row (connection failures, timeouts, 5xx, replies that are not MCP; not 429) that open ' +
+        'it.',
+    },
+    openMs: {
+      type: 'integer', minimum: 1, default: 5000,
+      description:
+        'How long it stays open before one exchange goes through as a probe; doubles (jittered) per failed probe, ' +
+        'up to maxOpenMs.',
+    },
+    maxOpenMs: {
+      type: 'integer', minimum: 1, default: 60000,
+      description: 'The longest it stays open between probes.',
+    },
   },
   required: [],
   default: {},
@@ -74,10 +120,15 @@ const breakerSchema = {
 const healthSchema = {
   type: 'object',
   additionalProperties: false,
+  description: "Pings by a session of the gateway's own, so an outage and a recovery are seen without client traffic.",
   properties: {
-    // Time between pings while the upstream is up; 0 turns pings off.
-    intervalMs: { type: 'integer', minimum: 0, default: 30000 },
-    timeoutMs: { type: 'integer', minimum: 1, default: 5000 },
+    intervalMs: {
+      type: 'integer', minimum: 0, default: 30000,
+      description:
+        'Time between pings while the upstream is up (a failed one opens the circuit); 0: no pings (probes after an ' +
+        'outage still run).',
+    },
+    timeoutMs: { type: 'integer', minimum: 1, default: 5000, description: 'A ping not answered within this failed.' },
   },
   required: [],
   default: {},
@@ -88,22 +139,39 @@ export const remoteUpstreamSchema = {
   additionalProperties: false,
   properties: {
     ...commonUpstreamProperties,
-    transport: { type: 'string', enum: ['http', 'sse'] },
-    // The MCP endpoint (`http`), or the SSE endpoint to GET (`sse`): http(s), or a ${VAR} that
-    // must expand to one (checked after substitution).
-    url: { type: 'string', pattern: '^(https?://|\\$\\{)' },
-    // Sent with every request to the upstream (credentials of the gateway's own, never a client's).
-    headers: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
-    // The gateway's own OAuth client for this upstream: a bearer token by the client credentials grant.
+    transport: {
+      type: 'string', enum: ['http', 'sse'],
+      description: 'http: Streamable HTTP (2025-03-26 to 2025-11-25, and 2026-07-28); sse: HTTP+SSE (2024-11-05).',
+    },
+    url: {
+      type: 'string', pattern: '^(https?://|\\$\\{)',
+      description:
+        'The MCP endpoint (http), or the SSE endpoint to GET (sse): http(s), or a ${VAR} that must expand to one; ' +
+        'no credentials in it.',
+    },
+    headers: {
+      type: 'object', additionalProperties: { type: 'string' }, required: [], default: {},
+      description:
+        "Sent with every request, e.g. { Authorization: \"Bearer ${REMOTE_TOKEN}\" }: ${VAR} from the gateway's " +
+        "environment, ${claims.x} from the caller's token (sent only with calls made for a user). Never a client's " +
+        'own token; not with oauth (the token goes in Authorization), nor the headers the gateway sets itself.',
+    },
     oauth: oauthSchema,
-    // With oauth.grant token-exchange or authorization-code: what initialize, lists and health pings
-    // (made for no user) go with. gateway: the gateway's own token (client credentials grant, same
-    // client); anonymous: no Authorization at all. Default: gateway. (An upstream that lists only
-    // per user: mode per-session, each session's worker opened with its user's token.)
-    discovery: { type: 'string', enum: ['gateway', 'anonymous'] },
-    connectTimeoutMs: { type: 'integer', minimum: 1, default: 10000 },
-    // For https URLs: a private CA, a client certificate (mTLS), the name to verify.
-    tls: tlsSchema,
+    discovery: {
+      type: 'string', enum: ['gateway', 'anonymous'],
+      description:
+        'With oauth.grant token-exchange or authorization-code: what initialize, lists and health pings (made for ' +
+        "no user) go with. gateway (the default): the gateway's own token (client credentials grant, same client); " +
+        'anonymous: no Authorization at all.',
+    },
+    connectTimeoutMs: {
+      type: 'integer', minimum: 1, default: 10000,
+      description: 'To open a TCP (and TLS) connection to its origin.',
+    },
+    tls: {
+      ...tlsSchema,
+      description: 'For https URLs only, all optional: a private CA, a client certificate (mTLS), the name to verify.',
+    },
     retry: retrySchema,
     breaker: breakerSchema,
     health: healthSchema,

@@ -8,20 +8,25 @@ import { substituteEnv } from './env.js';
 export const secretsSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    'Keys that seal what the gateway keeps for its users (tokens of upstreams): see docs/auth-and-identity.md.',
   properties: {
-    // AES-256-GCM keys, each 32 bytes in base64 (or a ${VAR} that expands to that). The last one
-    // listed encrypts; every one listed decrypts what was written under its id: append a key to
-    // rotate, drop an old one once nothing written under it is still needed.
     keys: {
       type: 'array',
       maxItems: 16,
+      description:
+        'AES-256-GCM keys, each 32 bytes in base64 (or a ${VAR} that expands to that; openssl rand -base64 32). The ' +
+        'last one listed seals; every one listed opens what was sealed under its id: append a key to rotate, drop an ' +
+        'old one once nothing sealed under it is still needed. Required with Redis sessions and a per-user grant.',
       items: {
         type: 'object',
         additionalProperties: false,
         properties: {
-          // Written beside each ciphertext: which key decrypts it.
-          id: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$' },
-          key: { type: 'string', minLength: 1 },
+          id: {
+            type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$',
+            description: 'Written beside each record: which key opens it.',
+          },
+          key: { type: 'string', minLength: 1, description: 'The key: 32 bytes in base64, e.g. ${TOKEN_KEY}.' },
         },
         required: ['id', 'key'],
       },

@@ -17,21 +17,31 @@ const globs = { type: 'array', items: { type: 'string', minLength: 1, maxLength:
 export const toolOverrideSchema = {
   type: 'object',
   additionalProperties: false,
+  description: 'How one tool is presented on this server, keyed by its exposed name (prefix included).',
   properties: {
-    // The tool's name on this server (the exposed name is no longer offered here).
-    name: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$', maxLength: 128 },
-    title: { type: 'string', maxLength: 512 },
-    description: { type: 'string', maxLength: 8192 },
-    // Merged over the upstream's annotations (readOnlyHint, destructiveHint, ...).
-    annotations: { type: 'object', required: [] },
+    name: {
+      type: 'string', pattern: '^[A-Za-z0-9_.-]+$', maxLength: 128,
+      description: "The tool's name on this server; the exposed name is no longer offered here.",
+    },
+    title: { type: 'string', maxLength: 512, description: 'Its title.' },
+    description: { type: 'string', maxLength: 8192, description: 'Its description.' },
+    annotations: {
+      type: 'object', required: [],
+      description: "Merged over the upstream's annotations (readOnlyHint, destructiveHint, ...).",
+    },
     arguments: {
       type: 'object',
       additionalProperties: false,
+      description: "Arguments set by the server; the call is then checked against the tool's full schema.",
       properties: {
-        // Forced on every call; removed from the advertised inputSchema.
-        fixed: { type: 'object', required: [], default: {} },
-        // Filled in when the client leaves them out.
-        defaults: { type: 'object', required: [], default: {} },
+        fixed: {
+          type: 'object', required: [], default: {},
+          description: 'Forced on every call whatever the client sent, and gone from the advertised inputSchema.',
+        },
+        defaults: {
+          type: 'object', required: [], default: {},
+          description: 'Filled in when the client leaves them out.',
+        },
       },
       required: [],
       default: {},
@@ -44,23 +54,49 @@ export const serverEntrySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    // For logs and messages (default: the path).
-    name: { type: 'string', pattern: '^[A-Za-z0-9_.-]+$', maxLength: 64 },
-    path: { type: 'string', pattern: '^/[A-Za-z0-9._~/-]*$', maxLength: 256 },
-    // Globs (`*`) over the exposed names; a kind left out offers nothing of that kind.
-    tools: { ...globs, default: [] },
-    prompts: { ...globs, default: [] },
-    // Over resource URIs and template URIs as clients see them.
-    resources: { ...globs, default: [] },
-    overrides: { type: 'object', additionalProperties: toolOverrideSchema, required: [], default: {} },
-    // API-key names or token principals (`issuer subject`, or the subject alone) allowed here; none listed: anyone authenticated.
-    principals: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
-    requiredScopes: { type: 'array', items: { type: 'string', minLength: 1 }, default: [] },
+    name: {
+      type: 'string', pattern: '^[A-Za-z0-9_.-]+$', maxLength: 64,
+      description: 'For logs and messages (default: the path); unique.',
+    },
+    path: {
+      type: 'string', pattern: '^/[A-Za-z0-9._~/-]*$', maxLength: 256,
+      description:
+        "Its endpoint: not the main path, nor one of the gateway's own routes, nor another server's. A path added " +
+        'by a reload is served only after a restart.',
+    },
+    tools: {
+      ...globs, default: [],
+      description:
+        'Globs (*) over the exposed tool names (prefix included); what a server does not select does not exist ' +
+        'there. A kind left out (or empty) offers nothing of that kind.',
+    },
+    prompts: { ...globs, default: [], description: 'Globs over the exposed prompt names.' },
+    resources: {
+      ...globs, default: [],
+      description: 'Globs over resource URIs and template URIs as clients see them (e.g. "docs-eu+*").',
+    },
+    overrides: {
+      type: 'object', additionalProperties: toolOverrideSchema, required: [], default: {},
+      description: "Tools presented otherwise on this server, by exposed name (the tool must be one the server selects).",
+    },
+    principals: {
+      type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+      description:
+        'API-key names or token principals ("<issuer> <subject>", or the subject alone) allowed here; others get 403 ' +
+        'SERVER_FORBIDDEN. None listed: anyone authenticated. Needs auth on.',
+    },
+    requiredScopes: {
+      type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+      description: "The key's (or token's) scopes must include these; else 403 SERVER_FORBIDDEN. Needs auth on.",
+    },
   },
   required: ['path'],
 } as const;
 
-export const serversSchema = { type: 'array', items: serverEntrySchema, maxItems: 256, default: [] } as const;
+export const serversSchema = {
+  type: 'array', items: serverEntrySchema, maxItems: 256, default: [],
+  description: 'Virtual servers: curated endpoints of their own over the same catalog. See docs/virtual-servers.md.',
+} as const;
 
 export type ServerEntryConfig = FromSchema<typeof serverEntrySchema>;
 export type ToolOverrideConfig = FromSchema<typeof toolOverrideSchema>;

@@ -3,29 +3,50 @@ import type { FromSchema } from 'json-schema-to-ts';
 import { substituteEnv } from './env.js';
 import { tlsChecks, tlsSchema } from './tls.js';
 
-// Sentinel or Cluster instead of redisUrl. One object for both, so an error names the key at
-// fault; which keys go together is checked in redisChecks.
+// One object for both Sentinel and Cluster, so an error names the key at fault; which keys go
+// together is checked in redisChecks.
 const redisSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    'Instead of redisUrl: a master behind Sentinel (sentinels and name) or a Redis Cluster (cluster), exactly one ' +
+    'of the two.',
   properties: {
     sentinels: {
       type: 'array',
       minItems: 1,
+      description: 'Sentinel: these name the current master (a failover is followed without a restart).',
       items: {
         type: 'object',
         additionalProperties: false,
-        properties: { host: { type: 'string', minLength: 1 }, port: { type: 'integer', minimum: 1, maximum: 65535 } },
+        properties: {
+          host: { type: 'string', minLength: 1, description: "A sentinel's host." },
+          port: { type: 'integer', minimum: 1, maximum: 65535, description: 'Its port (26379 by convention).' },
+        },
         required: ['host', 'port'],
       },
     },
-    // The master group name the sentinels monitor.
-    name: { type: 'string', minLength: 1 },
-    sentinelPassword: { type: 'string' },
-    db: { type: 'integer', minimum: 0 },
-    // Some of the Cluster's nodes as host:port (IPv6 hosts in brackets); the rest are discovered.
-    cluster: { type: 'array', minItems: 1, items: { type: 'string', pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$' } },
-    password: { type: 'string' },
+    name: {
+      type: 'string', minLength: 1,
+      description: 'Sentinel: the master group name the sentinels monitor (required with sentinels).',
+    },
+    sentinelPassword: {
+      type: 'string',
+      description: "Sentinel only: the sentinels' password; ${VAR} from the environment.",
+    },
+    db: { type: 'integer', minimum: 0, description: 'Sentinel only: the database number.' },
+    cluster: {
+      type: 'array',
+      minItems: 1,
+      items: { type: 'string', pattern: '^(\\[[0-9A-Fa-f:.]+\\]|[^\\s:\\[\\]]+):[0-9]{1,5}$' },
+      description:
+        'Cluster: some of its nodes as host:port (IPv6 hosts in brackets), e.g. ["10.0.0.1:6379", "10.0.0.2:6379"]; ' +
+        'the rest are discovered.',
+    },
+    password: {
+      type: 'string',
+      description: 'The Redis nodes\' password (Sentinel or Cluster); ${VAR} from the environment.',
+    },
   },
   required: [],
 } as const;
@@ -33,32 +54,68 @@ const redisSchema = {
 export const sessionsSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    'Where 2025 sessions live (and with them SSE events, tasks, tokens held for users): see ' +
+    'docs/replicas-and-reload.md.',
   properties: {
-    store: { type: 'string', enum: ['memory', 'redis'], default: 'memory' },
-    // A single node; sessions.redis is for Sentinel or Cluster.
-    redisUrl: { type: 'string', pattern: '^rediss?://' },
+    store: {
+      type: 'string', enum: ['memory', 'redis'], default: 'memory',
+      description: 'memory: this process only; redis: every replica shares sessions (no sticky sessions needed).',
+    },
+    redisUrl: {
+      type: 'string', pattern: '^rediss?://',
+      description:
+        'A single Redis node (redis:// or rediss://), e.g. redis://10.0.0.5:6379/0; required with store redis unless ' +
+        'sessions.redis is set. MCPGW_REDIS_URL overrides it.',
+    },
     redis: redisSchema,
-    // No "{" or "}": the session id is the key's Cluster hash tag.
-    keyPrefix: { type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:' },
-    ttlSeconds: { type: 'integer', minimum: 1, default: 3600 },
-    // Redis store: how long a replica may serve a session record from its own cache
-    // (0: every request reads Redis). Changes are announced to every replica; see
-    // session/cached-store.ts for what a lost announcement costs.
-    cacheMs: { type: 'integer', minimum: 0, maximum: 10000, default: 250 },
-    // Redis store: a timed PING; /readyz is 503 while the last one went unanswered (a frozen
-    // Redis keeps its connections open, so their state alone does not show it).
+    keyPrefix: {
+      type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:',
+      description:
+        'One key per session: <keyPrefix>{<session id>}:session. No braces: the session id is the key\'s Cluster ' +
+        'hash tag.',
+    },
+    ttlSeconds: {
+      type: 'integer', minimum: 1, default: 3600,
+      description:
+        'Idle sessions expire after this (404 SESSION_NOT_FOUND). With Redis the TTL is refreshed only when this ' +
+        'replica last refreshed it more than a tenth of it ago: a session expires between ttlSeconds and 1.1 x ' +
+        'ttlSeconds after its last use, never earlier.',
+    },
+    cacheMs: {
+      type: 'integer', minimum: 0, maximum: 10000, default: 250,
+      description:
+        'Redis store: a replica serves a session record from its own cache for up to this long. A change or DELETE ' +
+        'through any replica is announced on the bus and drops every copy as it arrives (a Cluster relays it ' +
+        'between nodes first); if that message is lost a copy is stale for at most cacheMs. Nothing is served from ' +
+        'the cache while Redis is unreachable. 0: every request reads Redis.',
+    },
     health: {
       type: 'object',
       additionalProperties: false,
+      description:
+        'Redis store (single node or Sentinel): a timed PING. A frozen Redis keeps its connections open, so their ' +
+        'state alone does not show it. A Cluster is watched by its own CLUSTER INFO probe instead.',
       properties: {
-        intervalMs: { type: 'integer', minimum: 100, maximum: 600000, default: 2000 },
-        timeoutMs: { type: 'integer', minimum: 50, maximum: 60000, default: 1000 },
+        intervalMs: {
+          type: 'integer', minimum: 100, maximum: 600000, default: 2000,
+          description: 'A PING this often.',
+        },
+        timeoutMs: {
+          type: 'integer', minimum: 50, maximum: 60000, default: 1000,
+          description:
+            'While the last PING got no reply within this, the store is unready: /readyz 503, lastError NO_PING_REPLY.',
+        },
       },
       required: [],
       default: {},
     },
-    // For rediss:// (and Sentinel or Cluster over TLS): a private CA, a client certificate.
-    tls: tlsSchema,
+    tls: {
+      ...tlsSchema,
+      description:
+        'With rediss:// (or Sentinel or Cluster over TLS; Sentinel: data nodes and sentinels alike): a private CA, ' +
+        'a client certificate; serverName and rejectUnauthorized as for upstreams.',
+    },
   },
   required: [],
   default: {},

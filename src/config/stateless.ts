@@ -5,21 +5,44 @@ import { substituteEnv } from './env.js';
 export const statelessSchema = {
   type: 'object',
   additionalProperties: false,
+  description: '2026-07-28 (stateless) requests and upstreams: see docs/eras.md.',
   properties: {
-    // server/discover and the four lists: the catalog changes only when an upstream's does
-    // (listen streams hear of it at once); 0 asks clients not to cache.
-    listTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 60000 },
-    // resources/read: the gateway cannot know how fresh an upstream's resource is.
-    readTtlMs: { type: 'integer', minimum: 0, maximum: 86400000, default: 0 },
-    // After an input-required result: how long the upstream call waits for the client's retry.
-    inputTimeoutMs: { type: 'integer', minimum: 1000, maximum: 86400000, default: 300000 },
-    // Signs the requestState the gateway wraps around a 2026-07-28 upstream's (HMAC-SHA256).
-    // Unset: a random secret per process, so a retry must reach the replica that issued the
-    // state; replicas behind one load balancer need the same secret (e.g. "${MCP_STATE_SECRET}").
-    stateSecret: { type: 'string', minLength: 32 },
-    // How long such a state stays valid, and how many input_required rounds one request may take.
-    stateTtlMs: { type: 'integer', minimum: 1000, maximum: 86400000, default: 600000 },
-    maxInputRounds: { type: 'integer', minimum: 1, maximum: 100, default: 10 },
+    listTtlMs: {
+      type: 'integer', minimum: 0, maximum: 86400000, default: 60000,
+      description:
+        "server/discover and the four lists: their ttlMs (cacheScope public). The catalog changes only when an " +
+        "upstream's does (listen streams hear of it at once); 0 asks clients not to cache.",
+    },
+    readTtlMs: {
+      type: 'integer', minimum: 0, maximum: 86400000, default: 0,
+      description:
+        "resources/read: its ttlMs (cacheScope private); the gateway cannot know how fresh an upstream's resource " +
+        "is.",
+    },
+    inputTimeoutMs: {
+      type: 'integer', minimum: 1000, maximum: 86400000, default: 300000,
+      description:
+        "After an input_required result, how long the per-session upstream call waits for the client's retry; " +
+        'then it is cancelled.',
+    },
+    stateSecret: {
+      type: 'string', minLength: 32,
+      description:
+        "The HMAC-SHA256 key (at least 32 characters after ${VAR} expansion, e.g. \"${MCP_STATE_SECRET}\") of the " +
+        "requestState the gateway wraps around a 2026-07-28 upstream's, and (prefixed) of the upstream task ids it " +
+        'wraps. Unset: random per process, so a retry must reach the replica that answered. Replicas behind one load ' +
+        'balancer need the same one.',
+    },
+    stateTtlMs: {
+      type: 'integer', minimum: 1000, maximum: 86400000, default: 600000,
+      description: 'How long such a requestState stays valid (each one is single-use).',
+    },
+    maxInputRounds: {
+      type: 'integer', minimum: 1, maximum: 100, default: 10,
+      description:
+        'input_required rounds one request to a 2026-07-28 upstream may take; more: INPUT_ROUNDS_EXCEEDED (an ' +
+        'upstream that loops).',
+    },
   },
   required: [],
   default: {},

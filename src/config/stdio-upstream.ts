@@ -8,11 +8,22 @@ export const stdioUpstreamSchema = {
   additionalProperties: false,
   properties: {
     ...commonUpstreamProperties,
-    transport: { type: 'string', const: 'stdio' },
-    command: { type: 'string', minLength: 1 },
-    args: { type: 'array', items: { type: 'string' }, default: [] },
-    env: { type: 'object', additionalProperties: { type: 'string' }, required: [], default: {} },
-    cwd: { type: 'string', nullable: true },
+    transport: {
+      type: 'string', const: 'stdio',
+      description: 'A child process speaking JSON-RPC lines on stdin and stdout.',
+    },
+    command: {
+      type: 'string', minLength: 1,
+      description: 'The program: a path, or a name looked up on the PATH the child gets; ${VAR} allowed.',
+    },
+    args: { type: 'array', items: { type: 'string' }, default: [], description: 'Its arguments; ${VAR} allowed.' },
+    env: {
+      type: 'object', additionalProperties: { type: 'string' }, required: [], default: {},
+      description:
+        "Its environment besides HOME LOGNAME PATH SHELL TERM USER LANG TZ TMPDIR NODE_OPTIONS, the only ones it " +
+        "inherits from the gateway; ${VAR} comes from the gateway's environment (unset is a config error).",
+    },
+    cwd: { type: 'string', nullable: true, description: 'Its working directory (default: the gateway\'s).' },
   },
   required: ['name', 'transport', 'command'],
 } as const;

@@ -9,11 +9,18 @@ import { globPattern } from './tool-filter.js';
 export const upstreamTasksSchema = {
   type: 'object',
   additionalProperties: false,
+  description:
+    "Tools the gateway runs as tasks for its clients, whatever the upstream knows of tasks (by the upstream's own " +
+    'tool names, * globs): see docs/tasks.md.',
   properties: {
-    // execution.taskSupport "optional": a client may call these as tasks or not.
-    tools: { type: 'array', items: { type: 'string', minLength: 1 } },
-    // execution.taskSupport "required": a call without a task is refused.
-    requiredTools: { type: 'array', items: { type: 'string', minLength: 1 } },
+    tools: {
+      type: 'array', items: { type: 'string', minLength: 1 },
+      description: 'Listed with execution.taskSupport "optional": a task when the client asks for one.',
+    },
+    requiredTools: {
+      type: 'array', items: { type: 'string', minLength: 1 },
+      description: 'Listed with execution.taskSupport "required": a call that is no task is refused.',
+    },
   },
   required: [],
 } as const;
@@ -23,22 +30,41 @@ export type UpstreamTasksConfig = FromSchema<typeof upstreamTasksSchema>;
 export const tasksSchema = {
   type: 'object',
   additionalProperties: false,
+  description: 'The gateway\'s tasks (used only when some upstream has tasks:): see docs/tasks.md.',
   properties: {
-    // Live tasks (any status, until their ttl) one principal may hold; past it, TASK_LIMIT.
-    maxPerPrincipal: { type: 'integer', minimum: 1, maximum: 1000000, default: 1000 },
-    // Bytes their records may hold together (results, errors, a 2026 task's questions and answers:
-    // arguments are not kept), in memory or Redis; past it TASK_LIMIT, or the task fails with it.
+    maxPerPrincipal: {
+      type: 'integer', minimum: 1, maximum: 1000000, default: 1000,
+      description:
+        'Live tasks (any status, until their ttl) one principal may hold (without auth: per 2025 session, per ' +
+        '2026-07-28 client address); past it TASK_LIMIT (-32017).',
+    },
     // 16 bodies at limits.bodyBytes' default: enough for large results, and a principal that
     // piles them up for a day costs 64 MiB, not the heap.
-    maxBytesPerPrincipal: { type: 'integer', minimum: 1024, maximum: 1099511627776, default: 67108864 },
-    // A task's lifetime from creation when the client asks for none, and the most it may ask for.
-    defaultTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 3600000 },
-    maxTtlMs: { type: 'integer', minimum: 1000, maximum: 604800000, default: 86400000 },
-    // What clients are told to wait between polls.
-    pollIntervalMs: { type: 'integer', minimum: 100, maximum: 600000, default: 1000 },
-    // 2026-07-28, requiredTools: a call that asks for input within this long asks it by
-    // input_required rounds before it becomes a task (SEP-2663's MRTR-then-task composition).
-    inputWindowMs: { type: 'integer', minimum: 0, maximum: 60000, default: 1000 },
+    maxBytesPerPrincipal: {
+      type: 'integer', minimum: 1024, maximum: 1099511627776, default: 67108864,
+      description:
+        'Bytes their records may hold together (results, errors, a 2026 task\'s questions and answers; arguments ' +
+        'are not kept), in memory or Redis; past it TASK_LIMIT, or the task fails with it.',
+    },
+    defaultTtlMs: {
+      type: 'integer', minimum: 1000, maximum: 604800000, default: 3600000,
+      description:
+        'A task is kept this long from its creation (2026-07-28 always; 2025 when the client asks for no ttl).',
+    },
+    maxTtlMs: {
+      type: 'integer', minimum: 1000, maximum: 604800000, default: 86400000,
+      description: "The longest a task is kept: a 2025 client's task.ttl is capped here (and raised to at least 1 s).",
+    },
+    pollIntervalMs: {
+      type: 'integer', minimum: 100, maximum: 600000, default: 1000,
+      description: 'What clients are told to wait between polls.',
+    },
+    inputWindowMs: {
+      type: 'integer', minimum: 0, maximum: 60000, default: 1000,
+      description:
+        '2026-07-28, requiredTools: input the call asks for within this long goes back as input_required rounds; ' +
+        "after it (or once the call ended) the call is a task (SEP-2663's MRTR-then-task).",
+    },
   },
   required: [],
   default: {},

@@ -5,16 +5,25 @@ import type { FromSchema } from 'json-schema-to-ts';
 export const tlsSchema = {
   type: 'object',
   additionalProperties: false,
+  description: 'TLS towards a server the gateway connects to (https only): a private CA, a client certificate (mTLS).',
   properties: {
-    // PEM file of the CA(s) that sign the server's certificate (instead of the system's).
-    caFile: { type: 'string', minLength: 1 },
-    // PEM files of the gateway's client certificate and its key, for servers that require one.
-    certFile: { type: 'string', minLength: 1 },
-    keyFile: { type: 'string', minLength: 1 },
-    // The name the server's certificate must carry, when it differs from the host connected to.
-    serverName: { type: 'string', minLength: 1 },
-    // false accepts any certificate: for a test bench, never for production.
-    rejectUnauthorized: { type: 'boolean', default: true },
+    caFile: {
+      type: 'string', minLength: 1,
+      description: "PEM file of the CA(s) that sign the server's certificate, instead of the system's.",
+    },
+    certFile: {
+      type: 'string', minLength: 1,
+      description: "PEM file of the gateway's client certificate, presented to servers that require one; with keyFile.",
+    },
+    keyFile: { type: 'string', minLength: 1, description: "PEM file of the client certificate's key; with certFile." },
+    serverName: {
+      type: 'string', minLength: 1,
+      description: "The name the server's certificate must carry, when it differs from the host connected to.",
+    },
+    rejectUnauthorized: {
+      type: 'boolean', default: true,
+      description: 'false accepts any certificate: for a test bench, never for production.',
+    },
   },
   required: [],
 } as const;

@@ -5,24 +5,55 @@ import { upstreamTasksSchema } from './tasks.js';
 export const poolSchema = {
   type: 'object',
   additionalProperties: false,
+  description: "The upstream's workers (processes, or upstream sessions): see docs/upstreams.md.",
   properties: {
-    min: { type: 'integer', minimum: 0, default: 1 },
-    // mode per-session, stdio: processes started ahead of the sessions (or stateless requests) that will use them.
-    spares: { type: 'integer', minimum: 0, maximum: 16, default: 1 },
-    max: { type: 'integer', minimum: 1, default: 4 },
-    maxInFlight: { type: 'integer', minimum: 1, default: 32 },
-    // Shared mode: a worker whose unanswered requests weigh this much (characters of JSON) takes
-    // no more calls until they are answered, however few they are; another starts, up to max. A
-    // stdio worker reads its calls in order: small calls go to a worker not busy with large ones.
-    // 0: no bound by weight. One call larger than this still runs, alone on its worker.
-    maxInFlightBytes: { type: 'integer', minimum: 0, default: 2097152 },
-    queueSize: { type: 'integer', minimum: 0, default: 1000 },
-    queueTimeoutMs: { type: 'integer', minimum: 1, default: 5000 },
-    // Shared mode: a worker with calls in flight and no answer for this long counts as busy, as a
-    // full one does (another starts, up to max): a stdio worker answers in order, so one slow or
-    // large call holds up every call behind it. 0: only maxInFlight makes a worker busy.
-    busyAfterMs: { type: 'integer', minimum: 0, default: 1000 },
-    idleTimeoutMs: { type: 'integer', minimum: 1000, default: 300000 },
+    min: {
+      type: 'integer', minimum: 0, default: 1,
+      description: 'Shared mode: workers started with the gateway and kept; more start when every worker is busy.',
+    },
+    spares: {
+      type: 'integer', minimum: 0, maximum: 16, default: 1,
+      description:
+        'Per-session stdio: processes started ahead, each initialized by the next session (or stateless request) ' +
+        'that takes one, so it waits only for initialize, not for a process start; 0: none.',
+    },
+    max: {
+      type: 'integer', minimum: 1, default: 4,
+      description:
+        'Shared: the most workers. Per-session: the most workers at once; at the cap the least recently used idle ' +
+        'one is stopped to make room, else OVERLOADED.',
+    },
+    maxInFlight: {
+      type: 'integer', minimum: 1, default: 32,
+      description: "Calls in flight per worker (per-session: one session's calls); a full worker is busy.",
+    },
+    maxInFlightBytes: {
+      type: 'integer', minimum: 0, default: 2097152,
+      description:
+        'Shared mode: a worker whose unanswered requests weigh this much (characters of JSON) is busy: calls go to ' +
+        'another worker, wait in the queue (which takes turns between clients) or one starts, up to max. A stdio ' +
+        'worker reads its calls in order, so small calls go to one not busy with large ones. 0: no bound by weight; ' +
+        'one larger call still runs, alone on its worker.',
+    },
+    queueSize: {
+      type: 'integer', minimum: 0, default: 1000,
+      description: 'Shared: calls that wait when every worker is busy; past it OVERLOADED at once, with retryAfterMs.',
+    },
+    queueTimeoutMs: {
+      type: 'integer', minimum: 1, default: 5000,
+      description: 'Shared: the longest a call waits in that queue; then OVERLOADED.',
+    },
+    busyAfterMs: {
+      type: 'integer', minimum: 0, default: 1000,
+      description:
+        'Shared: a worker with calls waiting on it that has answered none for this long counts as busy, as a full ' +
+        'one does (another starts, up to max): a stdio server answers in order, so one slow or large call holds up ' +
+        'every call behind it. 0: only maxInFlight makes a worker busy.',
+    },
+    idleTimeoutMs: {
+      type: 'integer', minimum: 1000, default: 300000,
+      description: 'Workers above min (per-session: any worker) stop after this long idle.',
+    },
   },
   required: [],
 } as const;
@@ -31,40 +62,88 @@ export type PoolConfig = FromSchema<typeof poolSchema>;
 
 /** Spread into each transport's schema, so each one names every key it accepts. */
 export const commonUpstreamProperties = {
-  name: { type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64 },
-  mode: { type: 'string', enum: ['shared', 'per-session'], default: 'shared' },
+  name: {
+    type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64,
+    description: 'Unique; names the upstream in logs, metrics, errors (data.upstream) and /status.',
+  },
+  mode: {
+    type: 'string', enum: ['shared', 'per-session'], default: 'shared',
+    description:
+      'shared: one pool of workers serves every client session, initialized by the gateway with no client ' +
+      "capabilities. per-session: each client session gets its own worker, initialized with that client's " +
+      'capabilities, so the upstream can ask it for sampling, elicitation or roots. A remote upstream\'s worker is ' +
+      'one upstream session (its Mcp-Session-Id).',
+  },
   pool: { ...poolSchema, default: {} },
-  timeoutMs: { type: 'integer', minimum: 1, default: 60000 },
-  maxTimeoutMs: { type: 'integer', minimum: 1, default: 600000 },
-  // null (a YAML key with no value) is taken as not set: see dropNullKeys.
-  prefix: { type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true },
-  // /readyz fails while this upstream is down (default: only while it is still starting).
-  required: { type: 'boolean', default: false },
-  // Which MCP revision the gateway speaks to it: `auto` learns it (server/discover for 2026-07-28,
-  // else initialize for the 2025 revisions; over http only: stdio and sse upstreams speak 2025),
-  // or a pinned revision, asked for without a try of the other era.
-  protocolVersion: { type: 'string', enum: ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], default: 'auto' },
-  // tools/call arguments are checked against the tool's inputSchema before they reach the upstream.
-  validateArguments: { type: 'boolean', default: true },
-  // uris: prefixed: this upstream's resource URIs and templates are offered as `<prefix>+<uri>`
-  // (so two copies of one server can sit behind one gateway); as-is: unchanged.
+  timeoutMs: {
+    type: 'integer', minimum: 1, default: 60000,
+    description:
+      'Per request: no answer (remote: no byte of the reply) within this, and the call fails with UPSTREAM_TIMEOUT ' +
+      'and is cancelled upstream; each progress notification restarts it, up to maxTimeoutMs.',
+  },
+  maxTimeoutMs: {
+    type: 'integer', minimum: 1, default: 600000,
+    description: "A call's hard limit, whatever progress it makes.",
+  },
+  prefix: {
+    type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true,
+    description:
+      'Tools and prompts appear as <prefix>__<name>; "" exposes them unchanged. Default: the name. A key with no ' +
+      'value (null) counts as not set.',
+  },
+  required: {
+    type: 'boolean', default: false,
+    description: 'true: /readyz is 503 while this upstream is down (otherwise only while it is still starting).',
+  },
+  protocolVersion: {
+    type: 'string', enum: ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], default: 'auto',
+    description:
+      'The revision the gateway speaks to it. auto (http only; stdio and sse speak 2025) learns it: ' +
+      'server/discover first (2026-07-28, refreshed as its ttlMs says), else initialize, logged; /readyz shows the ' +
+      'era learned. A pinned revision is spoken without a try of the other era (2026-07-28: http only).',
+  },
+  validateArguments: {
+    type: 'boolean', default: true,
+    description:
+      "tools/call arguments are checked against the tool's inputSchema before they reach the upstream (ajv: " +
+      "draft-07 when its $schema says so, else 2020-12, MCP's default); invalid ones get INVALID_PARAMS. A schema " +
+      "ajv cannot compile (or over 64 KiB of JSON) leaves that tool's calls unchecked, with one warning naming the " +
+      'tool. Patterns run in RE2 (linear time): one RE2 cannot compile (lookahead, backreference) or too large ' +
+      "refuses that tool's calls (INVALID_PARAMS naming the pattern, one warning); its other tools are checked as " +
+      'ever. false: for a server whose schemas say less than it accepts.',
+  },
   resources: {
     type: 'object',
     additionalProperties: false,
-    properties: { uris: { type: 'string', enum: ['as-is', 'prefixed'], default: 'as-is' } },
-    required: [],
-  },
-  // Which of the upstream's tools the gateway offers, by their own names (`*` matches any run of characters).
-  tools: {
-    type: 'object',
-    additionalProperties: false,
+    description: "How this upstream's resources are offered.",
     properties: {
-      allow: { type: 'array', items: { type: 'string', minLength: 1 } },
-      deny: { type: 'array', items: { type: 'string', minLength: 1 } },
+      uris: {
+        type: 'string', enum: ['as-is', 'prefixed'], default: 'as-is',
+        description:
+          'prefixed: its resource URIs and templates are offered as <prefix>+<uri>, so two copies of one server can ' +
+          'sit side by side (see docs/virtual-servers.md); as-is: unchanged.',
+      },
     },
     required: [],
   },
-  // Tools the gateway runs as tasks for its clients (see config/tasks.ts).
+  tools: {
+    type: 'object',
+    additionalProperties: false,
+    description:
+      "Which of the upstream's tools the gateway offers, by their own names (* matches any run of characters); the " +
+      'rest are neither listed nor callable.',
+    properties: {
+      allow: {
+        type: 'array', items: { type: 'string', minLength: 1 },
+        description: 'Only these (default: every tool not denied), e.g. ["read_*", "search"].',
+      },
+      deny: {
+        type: 'array', items: { type: 'string', minLength: 1 },
+        description: 'Never these; deny wins over allow, e.g. ["*_admin"].',
+      },
+    },
+    required: [],
+  },
   tasks: upstreamTasksSchema,
 } as const;
 

@@ -5,10 +5,18 @@ import { commonUpstreamChecks, dropNullKeys, protocolVersionChecks } from './ups
 
 export const upstreamsSchema = {
   type: 'array',
+  description:
+    'The MCP servers behind the gateway, at least one; merged into one catalog in the order of their names. See ' +
+    'docs/upstreams.md.',
   // One schema per transport, chosen by `transport`: errors name the keys of that one only.
   items: {
     type: 'object',
-    properties: { transport: { type: 'string', enum: ['stdio', 'http', 'sse'] } },
+    properties: {
+      transport: {
+        type: 'string', enum: ['stdio', 'http', 'sse'],
+        description: 'stdio: a child process; http: Streamable HTTP; sse: the 2024-11-05 HTTP+SSE transport.',
+      },
+    },
     required: ['transport'],
     discriminator: { propertyName: 'transport' },
     oneOf: [stdioUpstreamSchema, remoteUpstreamSchema],

@@ -1,11 +1,11 @@
 /**
  * The npm package as documented: a name of our own (the registry's `mcp-gateway` is another
  * project's), a command by that name so `npx <name>` runs it, and one Node floor said alike by
- * `engines`, the README, the Node this runs on (CI's) and every package in the lockfile, so
- * `npm ci` has no EBADENGINE to warn about.
+ * `engines`, the README and docs/deployment.md, the Node this runs on (CI's) and every package in
+ * the lockfile, so `npm ci` has no EBADENGINE to warn about.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,15 +24,26 @@ const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
 };
 const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as { name: string; packages: Record<string, { version?: string; engines?: unknown }> };
 const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
+const deployment = readFileSync(resolve(ROOT, 'docs/deployment.md'), 'utf8');
+/** The README and every page of docs/, each by its path. */
+const pages: Array<[string, string]> = [
+  ['README.md', readme],
+  ...readdirSync(resolve(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f): [string, string] => [`docs/${f}`, readFileSync(resolve(ROOT, 'docs', f), 'utf8')]),
+];
 
 describe('package name and npx', () => {
   it('is not the registry\'s unrelated mcp-gateway, and its own command runs under npx (from the clone, nothing fetched)', async () => {
     expect(pkg.name).toBe('mcpgw');
     expect(lock.name).toBe(pkg.name);
     expect(pkg.bin[pkg.name]).toBe('dist/main.js');
-    // Only where the README warns against it.
-    expect(readme.replaceAll('`npx mcp-gateway` would run that', '')).not.toMatch(/npx (-y )?mcp-gateway\b/);
+    // Only where the README (or docs/deployment.md) warns against it.
+    for (const [path, text] of pages) {
+      expect(text.replaceAll('`npx mcp-gateway` would run that', ''), path).not.toMatch(/npx (-y )?mcp-gateway\b/);
+    }
     expect(readme).toMatch(/npx mcpgw --config/);
+    expect(deployment).toMatch(/npx mcpgw --config/);
     const { stdout } = await promisify(execFile)('npx', ['--no-install', pkg.name, '--version'], { cwd: ROOT, timeout: 60_000 });
     expect(stdout.trim()).toBe(pkg.version);
   });
@@ -41,10 +52,11 @@ describe('package name and npx', () => {
 describe('the Node floor', () => {
   const floor = semver.minVersion(pkg.engines.node)!.version;
 
-  it('engines, the README and the Node running the tests agree', () => {
+  it('engines, the README, docs/deployment.md and the Node running the tests agree', () => {
     expect(pkg.engines.node).toBe('>=20.19');
     const [major, minor] = floor.split('.');
     expect(readme).toContain(`Node.js ≥ ${major}.${minor} (\`engines\`)`);
+    expect(deployment).toContain(`Node.js ≥ ${major}.${minor} (\`engines\`)`);
     expect(semver.satisfies(process.versions.node, pkg.engines.node), `node ${process.versions.node}`).toBe(true);
   });
 

@@ -5,9 +5,9 @@
  * HTTP methods the endpoint does not serve (405 with Allow, not Fastify's 404), paths and methods
  * no route serves (404, on any path), bodies and URLs Fastify cannot parse, WebSocket handshakes
  * ws refuses. A sweep over paths × methods × bodies shows none of their own shapes is left. The
- * protected resource metadata lists every scope the gateway can ask for, and the README's error
- * table says what the gateway sends. After each bad input a normal call still works and nothing
- * is left in flight.
+ * protected resource metadata lists every scope the gateway can ask for, and the error table of
+ * docs/limits-and-errors.md says what the gateway sends. After each bad input a normal call
+ * still works and nothing is left in flight.
  */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -326,18 +326,21 @@ describe('protected resource metadata', () => {
   });
 });
 
-describe('the README error table', () => {
-  /** `data.type` → [code, HTTP status] as the README's Errors section lists them. */
-  function readmeRows(): Map<string, [number, number]> {
-    const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## Errors'), readme.indexOf('\n## ', readme.indexOf('\n## Errors') + 1));
+describe('the error table of docs/limits-and-errors.md', () => {
+  /** `data.type` → [code, HTTP status] as the Errors section of docs/limits-and-errors.md lists them. */
+  function tableRows(): Map<string, [number, number]> {
+    const page = readFileSync(resolve(ROOT, 'docs/limits-and-errors.md'), 'utf8');
+    const start = page.indexOf('\n## Errors');
+    expect(start).toBeGreaterThan(-1);
+    const next = page.indexOf('\n## ', start + 1);
+    const section = page.slice(start, next === -1 ? undefined : next);
     const rows = new Map<string, [number, number]>();
     for (const m of section.matchAll(/^\| `([A-Z_]+)` \| (-\d+) \| (\d{3}) \|/gm)) rows.set(m[1]!, [Number(m[2]), Number(m[3])]);
     return rows;
   }
 
   it('lists every entry of src/jsonrpc/errors.ts with its code and HTTP status, and nothing else', () => {
-    const rows = readmeRows();
+    const rows = tableRows();
     const table = new Map(Object.entries(ERRORS).map(([type, e]) => [type, [e.code, e.httpStatus] as [number, number]]));
     expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(table));
   });

@@ -115,14 +115,14 @@ describe('servers replaced at runtime (setServers)', () => {
   });
 });
 
-describe('the README example', () => {
+describe('the example of docs/virtual-servers.md', () => {
   it('is a config the gateway accepts', async () => {
     const { readFileSync } = await import('node:fs');
     const { parse } = await import('yaml');
     const { resolveConfig } = await import('../../src/config/load.js');
     const { ROOT } = await import('../support/gateway.js');
-    const readme = readFileSync(`${ROOT}/README.md`, 'utf8');
-    const block = /```yaml\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Virtual servers')))![1]!;
+    const page = readFileSync(`${ROOT}/docs/virtual-servers.md`, 'utf8');
+    const block = /```yaml\n([\s\S]*?)```/.exec(page.slice(page.indexOf('# Virtual servers')))![1]!;
     const config = resolveConfig(parse(block), { READER_KEY_SHA256: 'a'.repeat(64), CI_KEY_SHA256: 'b'.repeat(64) });
     expect(config.servers.map((s) => s.path)).toEqual(['/mcp/reader', '/mcp/ci']);
     expect(config.servers[0]!.overrides['docs-eu__search']!.arguments.fixed).toEqual({ index: 'handbook' });
