@@ -261,7 +261,7 @@ describe('StreamableHttpTransport door and bounds', () => {
     expect([stream.status, stream.headers.get('content-type')]).toEqual([200, 'text/event-stream']);
     const second = await fetch(e.url, { headers: { ...headers, accept: 'text/event-stream' } });
     expect(second.status).toBe(409);
-    expect((await second.json()).error.code).toBe(code('STREAM_CONFLICT'));
+    expect(((await second.json()) as { error: { code: number } }).error.code).toBe(code('STREAM_CONFLICT'));
     abort.abort();
   });
 });
