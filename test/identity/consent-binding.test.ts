@@ -7,21 +7,17 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
-import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { authCodeOAuth, connectAsUser, confirm, openLink, postConfirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
-import { freePort } from '../support/redis.js';
+import type { AuthorizationServer } from '../support/authorization-server.js';
+import type { JwtIssuer } from '../support/jwt-issuer.js';
+import { confirm, connectAsUser, linkedConfig, type LinkRig, openLink, postConfirm, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
-let upstream: Server;
 let gw: RunningGateway;
 let port: number;
+let rig: LinkRig;
 const seen: Seen[] = [];
 
 const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
@@ -47,27 +43,13 @@ const callback = async (url: URL, cookie?: string) => {
 };
 
 beforeAll(async () => {
-  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  upstream = await startUserUpstream(as, seen);
-  const config = resolveConfig(
-    {
-      listen: { host: '127.0.0.1', port: 0 },
-      logLevel: 'silent',
-      auth: issuer.authConfig,
-      upstreams: [
-        httpUpstream('crm', upstreamUrl(upstream), {
-          discovery: 'anonymous',
-          oauth: authCodeOAuth(as, port),
-        }),
-      ],
-    },
-    {},
-  );
-  gw = await startGatewayOn(config, port);
+  rig = await startLinkRig(seen);
+  ({ as, issuer, port } = rig);
+  gw = await startGatewayOn(linkedConfig(rig), port);
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r))]);
+  await rig?.close();
 });
 
 describe('/oauth/start asks before it links', () => {

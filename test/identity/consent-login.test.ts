@@ -12,44 +12,30 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
-import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { authCodeOAuth, connectAsUser, confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import type { AuthorizationServer } from '../support/authorization-server.js';
+import type { JwtIssuer } from '../support/jwt-issuer.js';
+import { confirm, connectAsUser, linkedConfig, type LinkRig, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
 import { startLoginServer } from '../support/login-server.js';
-import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
-let upstream: Server;
 let loginServer: Server;
 let gw: RunningGateway;
 let port: number;
+let rig: LinkRig;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
-  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  [upstream, loginServer] = await Promise.all([startUserUpstream(as, seen), startLoginServer(issuer)]);
+  rig = await startLinkRig(seen);
+  ({ as, issuer, port } = rig);
+  loginServer = await startLoginServer(issuer);
   const login = `http://127.0.0.1:${(loginServer.address() as AddressInfo).port}`;
-  const config = resolveConfig({
-    listen: { host: '127.0.0.1', port: 0 },
-    logLevel: 'silent',
-    auth: {
-      ...issuer.authConfig,
-      browserLogin: { authorizationUrl: `${login}/authorize`, tokenUrl: `${login}/token`, clientId: 'gw-browser', clientSecret: 's', redirectUri: `http://127.0.0.1:${port}/oauth/login/callback` },
-    },
-    upstreams: [
-      httpUpstream('crm', upstreamUrl(upstream), {
-        discovery: 'anonymous',
-        oauth: authCodeOAuth(as, port),
-      }),
-    ],
-  });
-  gw = await startGatewayOn(config, port);
+  const browserLogin = { authorizationUrl: `${login}/authorize`, tokenUrl: `${login}/token`, clientId: 'gw-browser', clientSecret: 's', redirectUri: `http://127.0.0.1:${port}/oauth/login/callback` };
+  gw = await startGatewayOn(linkedConfig(rig, { auth: { ...issuer.authConfig, browserLogin } }), port);
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r)), new Promise((r) => loginServer?.close(r))]);
+  await Promise.all([rig?.close(), new Promise((r) => loginServer?.close(r))]);
 });
 
 const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
