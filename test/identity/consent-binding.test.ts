@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import type { AuthorizationServer } from '../support/authorization-server.js';
 import type { JwtIssuer } from '../support/jwt-issuer.js';
-import { confirm, connectAsUser, linkedConfig, type LinkRig, openLink, postConfirm, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
+import { confirm, connectAsUser, linkedConfig, linkOf, type LinkRig, openLink, postConfirm, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
@@ -21,15 +21,6 @@ let rig: LinkRig;
 const seen: Seen[] = [];
 
 const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
-
-async function link(client: Client): Promise<string> {
-  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UrlElicitationRequiredError);
-  return (err as UrlElicitationRequiredError).elicitations[0]!.url;
-}
 
 async function approve(authorize: URL, user: string): Promise<URL> {
   const approved = await fetch(authorize, { redirect: 'manual', headers: { 'x-test-user': user } });
@@ -55,7 +46,7 @@ afterAll(async () => {
 describe('/oauth/start asks before it links', () => {
   it('the link opens a page naming the principal and the upstream, sets an HttpOnly SameSite=Lax cookie, and sends nobody to the authorization server', async () => {
     const alice = await connect('alice');
-    const opened = await openLink(await link(alice));
+    const opened = await openLink(await linkOf(alice));
     expect(opened.status).toBe(200);
     expect(opened.headers.get('content-type')).toMatch(/^text\/html/);
     expect(opened.headers.get('location')).toBeNull();
@@ -77,7 +68,7 @@ describe('/oauth/start asks before it links', () => {
 describe('a link forwarded to someone else', () => {
   it("cannot link silently: a post without the page's cookie, with another browser's cookie, or with a wrong token is refused (403), and the link still works for its user", async () => {
     const alice = await connect('alice2');
-    const url = await link(alice);
+    const url = await linkOf(alice);
     const { form } = await openLink(url);
     // A cross-site page posting the form (SameSite=Lax: no cookie), or bob's browser with its own cookie for this link.
     const noCookie = await postConfirm(url, form);
@@ -108,7 +99,7 @@ describe('a link forwarded to someone else', () => {
 describe('replay', () => {
   it('a confirmed link is spent: posting it again or opening it again is refused; the callback is taken only from the browser that confirmed', async () => {
     const carol = await connect('carol');
-    const url = await link(carol);
+    const url = await linkOf(carol);
     const flow = await confirm(url);
     // The same form again, from the same browser: the link's state is spent.
     const again = await postConfirm(url, flow.form, flow.cookie);
@@ -127,7 +118,7 @@ describe('replay', () => {
     await expect(carol.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
 
     // A browser with the right cookie name but another value.
-    const url2 = await link(carol);
+    const url2 = await linkOf(carol);
     const flow2 = await confirm(url2);
     const back2 = await approve(flow2.authorize, 'carol');
     const [name] = flow2.cookie.split('=');

@@ -14,7 +14,7 @@ import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import type { AuthorizationServer } from '../support/authorization-server.js';
 import type { JwtIssuer } from '../support/jwt-issuer.js';
-import { confirm, connectAsUser, linkedConfig, type LinkRig, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
+import { confirm, connectAsUser, linkedConfig, linkOf, type LinkRig, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
 import { startLoginServer } from '../support/login-server.js';
 
 let as: AuthorizationServer;
@@ -40,15 +40,6 @@ afterAll(async () => {
 
 const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
 
-async function link(client: Client): Promise<string> {
-  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UrlElicitationRequiredError);
-  return (err as UrlElicitationRequiredError).elicitations[0]!.url;
-}
-
 /** The browser at an authorization server's /authorize as `user`, and back at the gateway with its cookie. */
 async function signIn(authorize: URL, user: string, cookie: string): Promise<Response> {
   const approved = await fetch(authorize, { redirect: 'manual', headers: { 'x-test-user': user } });
@@ -59,7 +50,7 @@ async function signIn(authorize: URL, user: string, cookie: string): Promise<Res
 describe('auth.browserLogin', () => {
   it('the confirmed browser signs in at the gateway\'s server first; as the link\'s principal it goes on and links', async () => {
     const alice = await connect('alice');
-    const flow = await confirm(await link(alice));
+    const flow = await confirm(await linkOf(alice));
     expect(flow.authorize.pathname).toBe('/authorize');
     expect(flow.authorize.port).toBe(String((loginServer.address() as AddressInfo).port));
     expect(Object.fromEntries(flow.authorize.searchParams)).toMatchObject({ response_type: 'code', client_id: 'gw-browser', code_challenge_method: 'S256', scope: 'openid', resource: issuer.authConfig.resource });
@@ -76,7 +67,7 @@ describe('auth.browserLogin', () => {
 
   it('someone else who opens a forwarded link and confirms it signs in as themselves: refused (403), nothing linked, the flow spent', async () => {
     const alice = await connect('alice-2');
-    const flow = await confirm(await link(alice));
+    const flow = await confirm(await linkOf(alice));
     const asBob = await signIn(flow.authorize, 'bob', flow.cookie);
     expect(asBob.status).toBe(403);
     const page = await asBob.text();
@@ -88,10 +79,10 @@ describe('auth.browserLogin', () => {
     // The sign-in's state works once; the upstream's callback takes no state still signing in.
     const again = await fetch(new URL(`/oauth/login/callback?state=${flow.authorize.searchParams.get('state')}&code=x`, gw.base), { headers: { cookie: flow.cookie } });
     expect(again.status).toBe(400);
-    const flow2 = await confirm(await link(alice));
+    const flow2 = await confirm(await linkOf(alice));
     expect((await fetch(new URL(`/oauth/callback?state=${flow2.authorize.searchParams.get('state')}&code=x`, gw.base), { headers: { cookie: flow2.cookie } })).status).toBe(400);
     // Alice's sign-in in another browser (no cookie for this flow): refused too.
-    const flow3 = await confirm(await link(alice));
+    const flow3 = await confirm(await linkOf(alice));
     expect((await signIn(flow3.authorize, 'alice-2', '')).status).toBe(403);
     await alice.close();
   });

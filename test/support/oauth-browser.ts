@@ -9,6 +9,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../src/app.js';
@@ -153,4 +154,14 @@ export async function startLinkRig(seen: Seen[]): Promise<LinkRig> {
 export function linkedConfig(rig: LinkRig, overrides: Record<string, unknown> = {}): GatewayConfig {
   const crm = httpUpstream('crm', upstreamUrl(rig.upstream), { discovery: 'anonymous', oauth: authCodeOAuth(rig.as, rig.port) });
   return resolveConfig({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'silent', auth: rig.issuer.authConfig, upstreams: [crm], ...overrides }, {});
+}
+
+/** The link a user opens to link `crm`: its URL elicitation's, which the client's first call of crm__whoami is refused with. */
+export async function linkOf(client: Client): Promise<string> {
+  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof UrlElicitationRequiredError)) throw new Error(`expected a URL elicitation, got ${String(err)}`);
+  return err.elicitations[0]!.url;
 }
