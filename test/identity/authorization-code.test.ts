@@ -17,10 +17,10 @@ import { resolveConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
-import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
+import { TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import type { JwtIssuer } from '../support/jwt-issuer.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
-import { authCodeOAuth, connectAsUser, confirm, consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import { authCodeOAuth, confirm, connectAsUser, consent, type LinkRig, type Seen, startGatewayOn, startLinkRig, upstreamUrl } from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -28,6 +28,7 @@ let issuer: JwtIssuer;
 let upstream: Server;
 let gw: RunningGateway;
 let port: number;
+let rig: LinkRig;
 const seen: Seen[] = [];
 
 function gatewayConfig(crm: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
@@ -73,13 +74,13 @@ async function whoami(client: Client): Promise<string> {
 const callTokens = (user: string) => seen.filter((s) => s.method === 'tools/call' && as.live.get(String(s.headers.authorization).slice(7)) === user).map((s) => s.headers.authorization);
 
 beforeAll(async () => {
-  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  upstream = await startUserUpstream(as, seen);
+  rig = await startLinkRig(seen);
+  ({ as, issuer, port, upstream } = rig);
   gw = await startGatewayOn(gatewayConfig(), port);
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r))]);
+  await rig?.close();
 });
 
 describe('authorization code grant', () => {

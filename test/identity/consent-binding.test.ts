@@ -7,33 +7,20 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
-import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
-import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { authCodeOAuth, connectAsUser, confirm, openLink, postConfirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
-import { freePort } from '../support/redis.js';
+import type { AuthorizationServer } from '../support/authorization-server.js';
+import type { JwtIssuer } from '../support/jwt-issuer.js';
+import { confirm, connectAsUser, linkedConfig, linkOf, type LinkRig, openLink, postConfirm, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
-let upstream: Server;
 let gw: RunningGateway;
 let port: number;
+let rig: LinkRig;
 const seen: Seen[] = [];
 
 const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
-
-async function link(client: Client): Promise<string> {
-  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UrlElicitationRequiredError);
-  return (err as UrlElicitationRequiredError).elicitations[0]!.url;
-}
 
 async function approve(authorize: URL, user: string): Promise<URL> {
   const approved = await fetch(authorize, { redirect: 'manual', headers: { 'x-test-user': user } });
@@ -47,33 +34,19 @@ const callback = async (url: URL, cookie?: string) => {
 };
 
 beforeAll(async () => {
-  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  upstream = await startUserUpstream(as, seen);
-  const config = resolveConfig(
-    {
-      listen: { host: '127.0.0.1', port: 0 },
-      logLevel: 'silent',
-      auth: issuer.authConfig,
-      upstreams: [
-        httpUpstream('crm', upstreamUrl(upstream), {
-          discovery: 'anonymous',
-          oauth: authCodeOAuth(as, port),
-        }),
-      ],
-    },
-    {},
-  );
-  gw = await startGatewayOn(config, port);
+  rig = await startLinkRig(seen);
+  ({ as, issuer, port } = rig);
+  gw = await startGatewayOn(linkedConfig(rig), port);
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r))]);
+  await rig?.close();
 });
 
 describe('/oauth/start asks before it links', () => {
   it('the link opens a page naming the principal and the upstream, sets an HttpOnly SameSite=Lax cookie, and sends nobody to the authorization server', async () => {
     const alice = await connect('alice');
-    const opened = await openLink(await link(alice));
+    const opened = await openLink(await linkOf(alice));
     expect(opened.status).toBe(200);
     expect(opened.headers.get('content-type')).toMatch(/^text\/html/);
     expect(opened.headers.get('location')).toBeNull();
@@ -95,7 +68,7 @@ describe('/oauth/start asks before it links', () => {
 describe('a link forwarded to someone else', () => {
   it("cannot link silently: a post without the page's cookie, with another browser's cookie, or with a wrong token is refused (403), and the link still works for its user", async () => {
     const alice = await connect('alice2');
-    const url = await link(alice);
+    const url = await linkOf(alice);
     const { form } = await openLink(url);
     // A cross-site page posting the form (SameSite=Lax: no cookie), or bob's browser with its own cookie for this link.
     const noCookie = await postConfirm(url, form);
@@ -126,7 +99,7 @@ describe('a link forwarded to someone else', () => {
 describe('replay', () => {
   it('a confirmed link is spent: posting it again or opening it again is refused; the callback is taken only from the browser that confirmed', async () => {
     const carol = await connect('carol');
-    const url = await link(carol);
+    const url = await linkOf(carol);
     const flow = await confirm(url);
     // The same form again, from the same browser: the link's state is spent.
     const again = await postConfirm(url, flow.form, flow.cookie);
@@ -145,7 +118,7 @@ describe('replay', () => {
     await expect(carol.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
 
     // A browser with the right cookie name but another value.
-    const url2 = await link(carol);
+    const url2 = await linkOf(carol);
     const flow2 = await confirm(url2);
     const back2 = await approve(flow2.authorize, 'carol');
     const [name] = flow2.cookie.split('=');

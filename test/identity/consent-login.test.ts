@@ -12,56 +12,33 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream } from '../support/http-upstream.js';
-import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
-import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { authCodeOAuth, connectAsUser, confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import type { AuthorizationServer } from '../support/authorization-server.js';
+import type { JwtIssuer } from '../support/jwt-issuer.js';
+import { confirm, connectAsUser, linkedConfig, linkOf, type LinkRig, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
 import { startLoginServer } from '../support/login-server.js';
-import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
-let upstream: Server;
 let loginServer: Server;
 let gw: RunningGateway;
 let port: number;
+let rig: LinkRig;
 const seen: Seen[] = [];
 
 beforeAll(async () => {
-  [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
-  [upstream, loginServer] = await Promise.all([startUserUpstream(as, seen), startLoginServer(issuer)]);
+  rig = await startLinkRig(seen);
+  ({ as, issuer, port } = rig);
+  loginServer = await startLoginServer(issuer);
   const login = `http://127.0.0.1:${(loginServer.address() as AddressInfo).port}`;
-  const config = resolveConfig({
-    listen: { host: '127.0.0.1', port: 0 },
-    logLevel: 'silent',
-    auth: {
-      ...issuer.authConfig,
-      browserLogin: { authorizationUrl: `${login}/authorize`, tokenUrl: `${login}/token`, clientId: 'gw-browser', clientSecret: 's', redirectUri: `http://127.0.0.1:${port}/oauth/login/callback` },
-    },
-    upstreams: [
-      httpUpstream('crm', upstreamUrl(upstream), {
-        discovery: 'anonymous',
-        oauth: authCodeOAuth(as, port),
-      }),
-    ],
-  });
-  gw = await startGatewayOn(config, port);
+  const browserLogin = { authorizationUrl: `${login}/authorize`, tokenUrl: `${login}/token`, clientId: 'gw-browser', clientSecret: 's', redirectUri: `http://127.0.0.1:${port}/oauth/login/callback` };
+  gw = await startGatewayOn(linkedConfig(rig, { auth: { ...issuer.authConfig, browserLogin } }), port);
 });
 afterAll(async () => {
   await gw?.stop();
-  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r)), new Promise((r) => loginServer?.close(r))]);
+  await Promise.all([rig?.close(), new Promise((r) => loginServer?.close(r))]);
 });
 
 const connect = (sub: string): Promise<Client> => connectAsUser(issuer, sub, gw);
-
-async function link(client: Client): Promise<string> {
-  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(UrlElicitationRequiredError);
-  return (err as UrlElicitationRequiredError).elicitations[0]!.url;
-}
 
 /** The browser at an authorization server's /authorize as `user`, and back at the gateway with its cookie. */
 async function signIn(authorize: URL, user: string, cookie: string): Promise<Response> {
@@ -73,7 +50,7 @@ async function signIn(authorize: URL, user: string, cookie: string): Promise<Res
 describe('auth.browserLogin', () => {
   it('the confirmed browser signs in at the gateway\'s server first; as the link\'s principal it goes on and links', async () => {
     const alice = await connect('alice');
-    const flow = await confirm(await link(alice));
+    const flow = await confirm(await linkOf(alice));
     expect(flow.authorize.pathname).toBe('/authorize');
     expect(flow.authorize.port).toBe(String((loginServer.address() as AddressInfo).port));
     expect(Object.fromEntries(flow.authorize.searchParams)).toMatchObject({ response_type: 'code', client_id: 'gw-browser', code_challenge_method: 'S256', scope: 'openid', resource: issuer.authConfig.resource });
@@ -90,7 +67,7 @@ describe('auth.browserLogin', () => {
 
   it('someone else who opens a forwarded link and confirms it signs in as themselves: refused (403), nothing linked, the flow spent', async () => {
     const alice = await connect('alice-2');
-    const flow = await confirm(await link(alice));
+    const flow = await confirm(await linkOf(alice));
     const asBob = await signIn(flow.authorize, 'bob', flow.cookie);
     expect(asBob.status).toBe(403);
     const page = await asBob.text();
@@ -102,10 +79,10 @@ describe('auth.browserLogin', () => {
     // The sign-in's state works once; the upstream's callback takes no state still signing in.
     const again = await fetch(new URL(`/oauth/login/callback?state=${flow.authorize.searchParams.get('state')}&code=x`, gw.base), { headers: { cookie: flow.cookie } });
     expect(again.status).toBe(400);
-    const flow2 = await confirm(await link(alice));
+    const flow2 = await confirm(await linkOf(alice));
     expect((await fetch(new URL(`/oauth/callback?state=${flow2.authorize.searchParams.get('state')}&code=x`, gw.base), { headers: { cookie: flow2.cookie } })).status).toBe(400);
     // Alice's sign-in in another browser (no cookie for this flow): refused too.
-    const flow3 = await confirm(await link(alice));
+    const flow3 = await confirm(await linkOf(alice));
     expect((await signIn(flow3.authorize, 'alice-2', '')).status).toBe(403);
     await alice.close();
   });

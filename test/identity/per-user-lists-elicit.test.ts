@@ -8,15 +8,12 @@
  * put the upstream in the catalog, the shared lists stand in and the call itself gets -32042.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/load.js';
 import { toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream } from '../support/http-upstream.js';
-import { startPerUserUpstream } from '../support/per-user-upstream.js';
+import { perUserConfig, startPerUserUpstream } from '../support/per-user-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { authCodeOAuth, consent, startGatewayOn } from '../support/oauth-browser.js';
@@ -31,17 +28,7 @@ let port: number;
 beforeAll(async () => {
   [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
   upstream = await startPerUserUpstream(as);
-  const config = resolveConfig({
-    listen: { host: '127.0.0.1', port: 0 },
-    logLevel: 'silent',
-    auth: issuer.authConfig,
-    upstreams: [
-      httpUpstream('private', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, {
-        mode: 'per-session',
-        oauth: authCodeOAuth(as, port),
-      }),
-    ],
-  });
+  const config = perUserConfig(issuer, upstream, authCodeOAuth(as, port));
   gw = await startGatewayOn(config, port);
 });
 afterAll(async () => {

@@ -6,14 +6,11 @@
  * carried a user's token; none carried the gateway's.
  */
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveConfig } from '../../src/config/load.js';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream } from '../support/http-upstream.js';
-import { startPerUserUpstream } from '../support/per-user-upstream.js';
+import { perUserConfig, startPerUserUpstream } from '../support/per-user-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 
@@ -28,17 +25,7 @@ let refusedGateway = 0;
 beforeAll(async () => {
   [as, issuer] = await Promise.all([startAuthorizationServer(), startJwtIssuer()]);
   upstream = await startPerUserUpstream(as, { accepted: (a) => void accepted.push(a), refusedGateway: () => void refusedGateway++ });
-  const config = resolveConfig({
-    listen: { host: '127.0.0.1', port: 0 },
-    logLevel: 'silent',
-    auth: issuer.authConfig,
-    upstreams: [
-      httpUpstream('private', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, {
-        mode: 'per-session',
-        oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, audience: 'urn:private' },
-      }),
-    ],
-  });
+  const config = perUserConfig(issuer, upstream, { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, audience: 'urn:private' });
   gw = await startGateway(config);
 });
 afterAll(async () => {

@@ -7,7 +7,7 @@
  * and the other upstreams go on, refusals never open the circuit, and the client's own token
  * never reaches an upstream.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,6 +19,7 @@ import { ECHO_SERVER, post, startGateway, stdioUpstream, toolText, type RunningG
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
+import { oneToolResult, startJsonRpcServer } from '../support/json-rpc-http.js';
 import { modernRequest } from '../support/modern.js';
 
 interface Seen {
@@ -38,29 +39,13 @@ const clientTokens: string[] = [];
 
 /** A session-less MCP server with one tool per path; only tokens the authorization server issued and still holds pass. */
 function startUpstream(): Promise<Server> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      const msg = JSON.parse(body);
-      seen.push({ path: req.url ?? '', method: msg.method, headers: req.headers });
-      const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-      if (req.url === '/crm/mcp' && !as.live.has(bearer)) return void res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
-      if (msg.id === undefined) return void res.writeHead(202).end();
-      const who = as.live.get(bearer) ?? String(req.headers['x-user'] ?? 'nobody');
-      const result =
-        msg.method === 'initialize'
-          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'crm', version: '1' } }
-          : msg.method === 'tools/list'
-            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
-            : msg.method === 'tools/call'
-              ? { content: [{ type: 'text', text: `you are ${who}` }] }
-              : {};
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-    });
+  return startJsonRpcServer((msg, req) => {
+    seen.push({ path: req.url ?? '', method: String(msg.method), headers: req.headers });
+    const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (req.url === '/crm/mcp' && !as.live.has(bearer)) return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
+    const who = as.live.get(bearer) ?? String(req.headers['x-user'] ?? 'nobody');
+    return { result: oneToolResult(msg, 'crm', 'whoami', `you are ${who}`) };
   });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }
 
 function gatewayConfig(extra: Record<string, unknown> = {}, crm: Record<string, unknown> = {}) {

@@ -8,17 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventChannel } from '../../src/observability/events.js';
 import { exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
-
-/** The value of one series, its labels given exactly (all of them); 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const pairs = line.slice(name.length + 1, line.indexOf('}')).split(',');
-    if (pairs.length === wanted.length && wanted.every((p) => pairs.includes(p))) return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return 0;
-}
+import { sample } from '../support/metrics.js';
 
 const SERVER_COUNT = 'mcp_server_operation_duration_seconds_count';
 const CLIENT_COUNT = 'mcp_client_operation_duration_seconds_count';

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { DataPathEvents } from '../../src/observability/events.js';
 import { ECHO_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
+import { sample } from '../support/metrics.js';
 
 interface AuditedGateway {
   gateway: Gateway;
@@ -33,18 +34,6 @@ async function startAudited(): Promise<AuditedGateway> {
     base,
     audit: () => lines.filter((l) => l.component === 'audit').map((l) => l.audit as Record<string, unknown>),
   };
-}
-
-/** The value of one series in a Prometheus text exposition (0 when absent). */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const inner = line.slice(name.length + 1, line.indexOf('}'));
-    const pairs = inner.split(',');
-    if (pairs.length === wanted.length && wanted.every((p) => pairs.includes(p))) return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return 0;
 }
 
 const CALLS = (tool: string) => ({

@@ -8,14 +8,10 @@
  * context it carries in `_meta`. Real stdio upstreams: a raw one with logging, the slow example.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createLogger } from '../../src/observability/logger.js';
-import { MCP_HEADERS, SLOW_SERVER, exampleConfig, post, stdioUpstream, type RunningGateway } from '../support/gateway.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { MCP_HEADERS, SLOW_SERVER, exampleConfig, post, stdioUpstream, startGateway, type RunningGateway } from '../support/gateway.js';
+import { CLIENT_KIND as CLIENT, SERVER_KIND as SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 
-const SERVER = 2;
-const CLIENT = 3;
 const V = '2025-06-18';
 
 const TRACE_INIT = '11111111111111111111111111111111';
@@ -51,10 +47,7 @@ describe('spans of fan-outs and notifications', () => {
     const config = exampleConfig({
       upstreams: [{ name: 'logs', transport: 'stdio', command: process.execPath, args: ['-e', LOGGING_SERVER], mode: 'per-session' }, stdioUpstream('slow', SLOW_SERVER)],
     });
-    const env = { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-    const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false, env });
-    const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    gw = { gateway, url: new URL(config.path, address), base: address, stop: () => gateway.close() };
+    gw = await startGateway(config, { env: receiver.env });
 
     const init = await fetch(gw.url, {
       method: 'POST',

@@ -50,7 +50,7 @@ describe('tracing off', () => {
     expect(await resolvedWhileServing({})).toEqual([]);
     const receiver = await startOtlpReceiver();
     try {
-      const on = await resolvedWhileServing({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' });
+      const on = await resolvedWhileServing(receiver.env);
       expect(on.some((l) => l.includes('@opentelemetry/sdk-trace'))).toBe(true);
       // SIGTERM drains and flushes: the spans of that call reached the receiver.
       expect(receiver.spans.some((s) => s.name === 'tools/call echo__echo')).toBe(true);

@@ -8,18 +8,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
-import { createLogger } from '../../src/observability/logger.js';
 import { tracingSettings } from '../../src/observability/tracing.js';
-import { ECHO_SERVER, exampleConfig, openSession, post, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { fileLines } from '../support/file-lines.js';
 import { MODERN_VERSION, postModern } from '../support/modern.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { CLIENT_KIND as CLIENT, SERVER_KIND as SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 
-const SERVER = 2;
-const CLIENT = 3;
 
 const TRACE_A = '4bf92f3577b34da6a3ce929d0e0e4736';
 const SPAN_A = '00f067aa0ba902b7';
@@ -27,12 +23,6 @@ const TRACE_B = '0af7651916cd43dd8448eb211c80319c';
 const SPAN_B = 'b7ad6b7169203331';
 const TRACE_C = '5b8efff798038103d269b633813fc60c';
 const SPAN_C = 'eee19b7ec3c1b174';
-
-async function startTraced(config: ReturnType<typeof exampleConfig>, env: Record<string, string>): Promise<RunningGateway> {
-  const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false, env });
-  const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-  return { gateway, url: new URL(config.path, address), base: address, stop: () => gateway.close() };
-}
 
 describe('tracing over OTLP/HTTP JSON', () => {
   let dir: string;
@@ -50,9 +40,9 @@ describe('tracing over OTLP/HTTP JSON', () => {
     headersFile = join(dir, 'http-headers.jsonl');
     receiver = await startOtlpReceiver();
     remote = await startEchoHttp(0, ['--record-headers', headersFile]);
-    gw = await startTraced(
+    gw = await startGateway(
       exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER, tappedStdio(ECHO_SERVER, stdioTap)), httpUpstream('remote', remote.url)] }),
-      { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'gw-under-test' },
+      { env: { ...receiver.env, OTEL_SERVICE_NAME: 'gw-under-test' } },
     );
     const sid = await openSession(gw.url);
     const headers = (trace: string, span: string) => ({ 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18', traceparent: `00-${trace}-${span}-01`, tracestate: 'client=1' });
@@ -190,11 +180,8 @@ describe('tracing settings from OTEL_* variables', () => {
 describe('tracing over OTLP/HTTP protobuf', () => {
   it('POSTs protobuf bodies when OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf', async () => {
     const receiver = await startOtlpReceiver();
-    const gw = await startTraced(exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER)] }), {
-      OTEL_TRACES_EXPORTER: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint,
-      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
-    });
+    const env = { ...receiver.env, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf' };
+    const gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER)] }), { env });
     try {
       const sid = await openSession(gw.url);
       const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'pb' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
@@ -214,7 +201,7 @@ describe('tracing off', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcpgw-trace-off-'));
     const headersFile = join(dir, 'headers.jsonl');
     const remote = await startEchoHttp(0, ['--record-headers', headersFile]);
-    const gw = await startTraced(exampleConfig({ upstreams: [httpUpstream('remote', remote.url)] }), {});
+    const gw = await startGateway(exampleConfig({ upstreams: [httpUpstream('remote', remote.url)] }), { env: {} });
     try {
       const sid = await openSession(gw.url);
       const call = (id: number, meta: Record<string, unknown>) =>

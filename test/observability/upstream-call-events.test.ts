@@ -7,29 +7,15 @@
  * request's SERVER span, and the upstream gets that CLIENT span's context in `_meta`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.js';
 import { resolveConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/observability/logger.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
-import { ECHO_SERVER, openSession, post, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { ECHO_SERVER, openSession, post, stdioUpstream, startGateway, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { postModern } from '../support/modern.js';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { CLIENT_KIND as CLIENT, SERVER_KIND as SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import { sample } from '../support/metrics.js';
 
-const SERVER = 2;
-const CLIENT = 3;
 const CLIENT_COUNT = 'mcp_client_operation_duration_seconds_count';
-
-/** The value of one series, its labels given exactly (all of them); 0 when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  const wanted = Object.entries(labels).map(([k, v]) => `${k}="${v}"`);
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`)) continue;
-    const pairs = line.slice(name.length + 1, line.indexOf('}')).split(',');
-    if (pairs.length === wanted.length && wanted.every((p) => pairs.includes(p))) return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return 0;
-}
 
 /** Each upstream, the tool called on it (names as clients see them) and the transport it is reached by. */
 const UPSTREAMS = [
@@ -58,10 +44,7 @@ describe('upstream-call events for upstreams of either era', () => {
       },
       {},
     );
-    const env = { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' };
-    const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false, env });
-    const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
-    gw = { gateway, url: new URL(config.path, address), base: address, stop: () => gateway.close() };
+    gw = await startGateway(config, { env: receiver.env });
     const sid = await openSession(gw.url);
     let id = 0;
     for (const { upstream, tool, args } of UPSTREAMS) {

@@ -6,32 +6,12 @@
  * once the others are gone. Timeouts are short here (1–1.5 s); what is asserted is that the
  * sockets get closed, not how fast.
  */
-import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MCP_HEADERS, exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
+import { rawSocket, type RawSocket } from '../support/raw-socket.js';
 
 const SHORT = { headersTimeoutMs: 1000, requestTimeoutMs: 1500, keepAliveTimeoutMs: 1000 };
-
-interface RawSocket {
-  readonly socket: Socket;
-  /** Everything the gateway wrote, as text. */
-  readonly received: () => string;
-  readonly closed: () => boolean;
-}
-
-/** A raw TCP connection to the gateway that sends `bytes` (or nothing) and then stays silent. */
-function rawSocket(gw: RunningGateway, bytes?: string): RawSocket {
-  const url = new URL(gw.base);
-  const socket = connect(Number(url.port), '127.0.0.1');
-  let data = '';
-  let closed = false;
-  socket.on('data', (chunk: Buffer) => (data += chunk.toString('utf8')));
-  socket.on('error', () => undefined); // a reset counts as closed
-  socket.on('close', () => (closed = true));
-  if (bytes !== undefined) socket.write(bytes);
-  return { socket, received: () => data, closed: () => closed };
-}
 
 async function echoCall(gw: RunningGateway, text: string): Promise<string> {
   const sid = await openSession(gw.url);
@@ -60,15 +40,15 @@ describe('stalled sockets', () => {
   it('are each closed with a JSON-RPC 408, while an SSE GET stream open longer than every timeout is not cut', async () => {
     const sid = await openSession(gw.url);
     const sse = rawSocket(
-      gw,
+      gw.base,
       `GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\nMcp-Session-Id: ${sid}\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n`,
     );
     opened.push(sse);
     await until('the SSE stream to open', () => sse.received().startsWith('HTTP/1.1 200'));
 
-    const halfLine = rawSocket(gw, 'POST /mc');
-    const noBody = rawSocket(gw, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: ${MCP_HEADERS.accept}\r\nContent-Length: 100\r\n\r\n`);
-    const silent = rawSocket(gw);
+    const halfLine = rawSocket(gw.base, 'POST /mc');
+    const noBody = rawSocket(gw.base, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: ${MCP_HEADERS.accept}\r\nContent-Length: 100\r\n\r\n`);
+    const silent = rawSocket(gw.base);
     opened.push(halfLine, noBody, silent);
     await until('every stalled socket to be closed by the gateway', () => halfLine.closed() && noBody.closed() && silent.closed(), 20_000);
     for (const s of [halfLine, noBody, silent]) {
@@ -89,7 +69,7 @@ describe('stalled sockets', () => {
   });
 
   it('a keep-alive connection left idle after its request is closed too', async () => {
-    const idle = rawSocket(gw, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    const idle = rawSocket(gw.base, 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
     opened.push(idle);
     await until('the keep-alive connection to be closed', () => idle.closed(), 20_000);
     expect(idle.received()).toMatch(/^HTTP\/1\.1 200 /);
@@ -110,7 +90,7 @@ describe('server.maxConnections', () => {
   });
 
   it('refuses connections past the cap, and serves health and MCP calls again once the idle ones are gone', async () => {
-    for (let i = 0; i < 12; i++) opened.push(rawSocket(gw));
+    for (let i = 0; i < 12; i++) opened.push(rawSocket(gw.base));
     // Those past the cap are closed at once; the rest when their headers timeout runs out.
     await until('every idle socket to be closed', () => opened.every((s) => s.closed()), 20_000);
     const refused = opened.filter((s) => s.received() === '').length;

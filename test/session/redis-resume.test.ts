@@ -5,11 +5,9 @@
  * the session's GET stream held by the other, once. Real HTTP, real upstream child processes,
  * the official SDK client.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, openSession, toolText, type RunningGateway } from '../support/gateway.js';
-import { flakyFetch } from '../support/flaky-fetch.js';
+import { MCP_HEADERS, openSession, type RunningGateway } from '../support/gateway.js';
+import { flakyFetch, sleepThroughFlakyFetch } from '../support/flaky-fetch.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import { messagesOf, parseSse, SseReader, type SseEvent } from '../support/sse.js';
@@ -91,29 +89,14 @@ describe('resuming a POST reply on another gateway', () => {
 
   it('the SDK client, its connection cut mid-progress on A, resumes on B by itself: every progress once, in order, then the result', async () => {
     const flaky = flakyFetch({ cutAfterProgress: 2, resumeAt: b.url, resumeDelayMs: 500 });
-    const client = new Client({ name: 'resume-across', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(a.url, {
-      fetch: flaky.fetch,
-      reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
-    });
-    await client.connect(transport);
-    try {
-      const progress: number[] = [];
-      const result = await client.callTool({ name: 'slow__sleep', arguments: { ms: 1500, steps: 6 } }, undefined, {
-        onprogress: (p) => progress.push(p.progress),
-        timeout: 15_000,
-      });
-      expect(toolText(result)).toBe('slept 1500ms');
-      expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(flaky.cuts).toBe(1);
-      expect(flaky.resumptions.map((r) => r.url)).toEqual([b.url.href]);
-      const replayed = messagesOf(parseSse(flaky.resumptions[0]!.body));
-      expect(replayed.filter((m) => m.method === 'notifications/progress').length).toBeGreaterThanOrEqual(3);
-      expect(replayed.at(-1)).toMatchObject({ result: { content: [{ text: 'slept 1500ms' }] } });
-    } finally {
-      await transport.terminateSession().catch(() => undefined);
-      await client.close();
-    }
+    const { text, progress } = await sleepThroughFlakyFetch(a.url, flaky, 'resume-across');
+    expect(text).toBe('slept 1500ms');
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(flaky.cuts).toBe(1);
+    expect(flaky.resumptions.map((r) => r.url)).toEqual([b.url.href]);
+    const replayed = messagesOf(parseSse(flaky.resumptions[0]!.body));
+    expect(replayed.filter((m) => m.method === 'notifications/progress').length).toBeGreaterThanOrEqual(3);
+    expect(replayed.at(-1)).toMatchObject({ result: { content: [{ text: 'slept 1500ms' }] } });
   });
 });
 

@@ -4,6 +4,8 @@
  * Last-Event-ID) can be held back for a while and sent to another gateway (a load balancer
  * without affinity). Records what each resuming GET carried.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 
 export interface Resumption {
   lastEventId: string;
@@ -100,4 +102,30 @@ function tap(res: Response, onText: (text: string) => void): Response {
     }),
   );
   return new Response(body, { status: res.status, headers: res.headers });
+}
+
+/**
+ * The SDK client (`name`) on `url` through `flaky`, reconnecting fast, calls the slow example's
+ * `slow__sleep` (1.5 s, 6 progress steps): the text of its result and the progress it heard, in
+ * order. Its session is ended after.
+ */
+export async function sleepThroughFlakyFetch(url: URL, flaky: FlakyFetch, name: string): Promise<{ text: string; progress: number[] }> {
+  const client = new Client({ name, version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(url, {
+    fetch: flaky.fetch,
+    reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
+  });
+  await client.connect(transport);
+  try {
+    const progress: number[] = [];
+    const result = await client.callTool({ name: 'slow__sleep', arguments: { ms: 1500, steps: 6 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+      timeout: 15_000,
+    });
+    const content = (result as { content?: Array<{ text?: string }> }).content ?? [];
+    return { text: content.map((c) => c.text ?? '').join(''), progress };
+  } finally {
+    await transport.terminateSession().catch(() => undefined);
+    await client.close();
+  }
 }

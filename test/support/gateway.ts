@@ -37,8 +37,9 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(config: GatewayConfig = exampleConfig()): Promise<RunningGateway> {
-  const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false });
+/** `env`: where the gateway reads OTEL_* (tracing) instead of process.env. */
+export async function startGateway(config: GatewayConfig = exampleConfig(), options: { env?: Record<string, string> } = {}): Promise<RunningGateway> {
+  const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false, ...(options.env ? { env: options.env } : {}) });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0, backlog: config.listen.backlog });
   return {
     gateway,

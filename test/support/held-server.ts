@@ -8,6 +8,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { stdioLoop } from './raw-stdio-server.js';
 
 const SOURCE = `
 const { existsSync } = require('node:fs');
@@ -32,22 +33,11 @@ function answer(m) {
   if (m.method === 'ping') return {};
   return undefined;
 }
-let buf = '';
-process.stdin.on('data', (c) => {
-  buf += c;
-  let nl;
-  while ((nl = buf.indexOf('\\n')) !== -1) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.id === undefined || m.method === undefined) continue;
+${stdioLoop(`if (m.id === undefined || m.method === undefined) continue;
     if (m.method === 'tools/call' && m.params.name === 'hold') { held.add(m); continue; }
     const result = answer(m);
     if (result === undefined) send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-    else send({ jsonrpc: '2.0', id: m.id, result });
-  }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
+    else send({ jsonrpc: '2.0', id: m.id, result });`)}`;
 
 export interface HeldServer {
   /** The stdio upstream's command and args (spread into stdioUpstream's `extra`, or used as is). */

@@ -9,14 +9,19 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { UrlElicitationRequiredError } from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingHttpHeaders, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../src/app.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { TEST_CLIENT, type AuthorizationServer } from './authorization-server.js';
+import { resolveConfig } from '../../src/config/load.js';
+import { TEST_CLIENT, startAuthorizationServer, type AuthorizationServer } from './authorization-server.js';
 import type { RunningGateway } from './gateway.js';
-import type { JwtIssuer } from './jwt-issuer.js';
+import { httpUpstream } from './http-upstream.js';
+import { startJwtIssuer, type JwtIssuer } from './jwt-issuer.js';
+import { oneToolResult, startJsonRpcServer } from './json-rpc-http.js';
+import { freePort } from './redis.js';
 import { roundRobinFetch } from './replicas.js';
 
 export interface Consent {
@@ -93,28 +98,12 @@ export interface Seen {
  * anonymous), tools/call only with a bearer token `as` holds live (401 otherwise).
  */
 export function startUserUpstream(as: AuthorizationServer, seen: Seen[]): Promise<Server> {
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      const msg = JSON.parse(body);
-      seen.push({ method: msg.method, headers: req.headers });
-      const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-      if (msg.method === 'tools/call' && !as.live.has(bearer)) return void res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
-      if (msg.id === undefined) return void res.writeHead(202).end();
-      const result =
-        msg.method === 'initialize'
-          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'crm', version: '1' } }
-          : msg.method === 'tools/list'
-            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
-            : msg.method === 'tools/call'
-              ? { content: [{ type: 'text', text: `you are ${as.live.get(bearer)}` }] }
-              : {};
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-    });
+  return startJsonRpcServer((msg, req) => {
+    seen.push({ method: String(msg.method), headers: req.headers });
+    const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+    if (msg.method === 'tools/call' && !as.live.has(bearer)) return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
+    return { result: oneToolResult(msg, 'crm', 'whoami', `you are ${as.live.get(bearer)}`) };
   });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }
 
 export const upstreamUrl = (server: Server, path = '/mcp') => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
@@ -139,4 +128,40 @@ export async function connectAsUser(issuer: JwtIssuer, sub: string, to: RunningG
 /** An upstream's `oauth` for grant authorization-code at `as` (the test client), calling back to the gateway on `callbackPort`. */
 export function authCodeOAuth(as: AuthorizationServer, callbackPort: number): Record<string, unknown> {
   return { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${callbackPort}/oauth/callback` };
+}
+
+/**
+ * What the authorization-code tests run beside their gateway: the authorization server, the JWT
+ * issuer of the clients' tokens, the port the gateway is to listen on (its callback URL names it
+ * before it starts), and the user upstream (startUserUpstream) recording into `seen`.
+ */
+export interface LinkRig {
+  as: AuthorizationServer;
+  issuer: JwtIssuer;
+  port: number;
+  upstream: Server;
+  close(): Promise<void>;
+}
+
+export async function startLinkRig(seen: Seen[]): Promise<LinkRig> {
+  const [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
+  const upstream = await startUserUpstream(as, seen);
+  const close = async () => void (await Promise.all([as.close(), issuer.close(), new Promise((r) => upstream.close(r))]));
+  return { as, issuer, port, upstream, close };
+}
+
+/** A gateway config with auth on and `crm`, the rig's user upstream linked by authorization code; `overrides` at the top level. */
+export function linkedConfig(rig: LinkRig, overrides: Record<string, unknown> = {}): GatewayConfig {
+  const crm = httpUpstream('crm', upstreamUrl(rig.upstream), { discovery: 'anonymous', oauth: authCodeOAuth(rig.as, rig.port) });
+  return resolveConfig({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'silent', auth: rig.issuer.authConfig, upstreams: [crm], ...overrides }, {});
+}
+
+/** The link a user opens to link `crm`: its URL elicitation's, which the client's first call of crm__whoami is refused with. */
+export async function linkOf(client: Client): Promise<string> {
+  const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof UrlElicitationRequiredError)) throw new Error(`expected a URL elicitation, got ${String(err)}`);
+  return err.elicitations[0]!.url;
 }

@@ -5,6 +5,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** OTLP's SpanKind of the spans the gateway makes. */
+export const SERVER_KIND = 2;
+export const CLIENT_KIND = 3;
+
 export interface ReceivedSpan {
   traceId: string;
   spanId: string;
@@ -24,6 +28,8 @@ export interface OtlpReceiver {
   spans: ReceivedSpan[];
   /** Every POST's path and content type, in order. */
   posts: Array<{ path: string; contentType: string; bytes: number }>;
+  /** The OTEL_* settings of a gateway that exports its traces here, as OTLP/HTTP JSON. */
+  env: Record<string, string>;
   close(): Promise<void>;
 }
 
@@ -66,6 +72,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
+    env: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
     spans,
     posts,
     close: () => new Promise<void>((r) => server.close(() => r())),

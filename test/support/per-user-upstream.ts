@@ -4,8 +4,14 @@
  * everything: initialize, tools/list (one tool, `whoami`) and tools/call (`you are <user> in
  * <session>`). For the tests of upstreams that list only per user.
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { resolveConfig } from '../../src/config/load.js';
+import type { GatewayConfig } from '../../src/config/schema.js';
 import type { AuthorizationServer } from './authorization-server.js';
+import { httpUpstream } from './http-upstream.js';
+import type { JwtIssuer } from './jwt-issuer.js';
+import { oneToolResult, startJsonRpcServer } from './json-rpc-http.js';
 
 export interface PerUserUpstreamEvents {
   /** A request it accepted: its method, the user its token acts for, its session. */
@@ -16,32 +22,21 @@ export interface PerUserUpstreamEvents {
 
 export function startPerUserUpstream(as: AuthorizationServer, events: PerUserUpstreamEvents = {}): Promise<Server> {
   let sessions = 0;
-  const server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      if (req.method !== 'POST') return void res.writeHead(405).end();
-      const user = as.live.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-      if (user === undefined || user === 'gateway') {
-        if (user === 'gateway') events.refusedGateway?.();
-        return void res.writeHead(401).end();
-      }
-      const msg = JSON.parse(body);
-      const session = req.headers['mcp-session-id'] as string | undefined;
-      events.accepted?.({ method: msg.method, user, session });
-      if (msg.id === undefined) return void res.writeHead(202).end();
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (msg.method === 'initialize') headers['mcp-session-id'] = `s${++sessions}-${user}`;
-      const result =
-        msg.method === 'initialize'
-          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'private', version: '1' } }
-          : msg.method === 'tools/list'
-            ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
-            : msg.method === 'tools/call'
-              ? { content: [{ type: 'text', text: `you are ${user} in ${session}` }] }
-              : {};
-      res.writeHead(200, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
-    });
+  return startJsonRpcServer((msg, req) => {
+    const user = as.live.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
+    if (user === undefined || user === 'gateway') {
+      if (user === 'gateway') events.refusedGateway?.();
+      return { status: 401 };
+    }
+    const session = req.headers['mcp-session-id'] as string | undefined;
+    events.accepted?.({ method: String(msg.method), user, session });
+    const headers: Record<string, string> = msg.method === 'initialize' ? { 'mcp-session-id': `s${++sessions}-${user}` } : {};
+    return { result: oneToolResult(msg, 'private', 'whoami', `you are ${user} in ${session}`), headers };
   });
-  return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
+}
+
+/** A gateway config with auth on (`issuer`'s tokens) and `private`, the per-user `upstream` in mode per-session, reached with `oauth`. */
+export function perUserConfig(issuer: JwtIssuer, upstream: Server, oauth: Record<string, unknown>): GatewayConfig {
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
+  return resolveConfig({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'silent', auth: issuer.authConfig, upstreams: [httpUpstream('private', url, { mode: 'per-session', oauth })] });
 }

@@ -7,39 +7,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
+import { askingUpstream } from '../support/asking-server.js';
 import { post, type RunningGateway } from '../support/gateway.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import { SseReader } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
-/** Asks its client one elicitation per call, then answers `seconds` after the client did. */
-const ASKING_SERVER = `
-const send = (m) => process.stdout.write(JSON.stringify(m) + '\\n');
-const waiting = new Map();
-let next = 1, buf = '';
-process.stdin.on('data', (c) => {
-  buf += c;
-  let nl;
-  while ((nl = buf.indexOf('\\n')) !== -1) {
-    const m = JSON.parse(buf.slice(0, nl));
-    buf = buf.slice(nl + 1);
-    if (m.method === undefined) { const call = waiting.get(m.id); waiting.delete(m.id); if (call) call(m); continue; }
-    if (m.id === undefined) continue;
-    if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'asking', version: '1' } } });
-    else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'ask_then_work', inputSchema: { type: 'object', properties: { seconds: { type: 'number' } } } }, { name: 'hello', inputSchema: { type: 'object' } }] } });
-    else if (m.method === 'tools/call' && m.params.name === 'ask_then_work') {
-      const q = 'q' + next++;
-      waiting.set(q, (answer) => setTimeout(() => send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'worked for ' + JSON.stringify(answer.result.content) }] } }), (m.params.arguments.seconds || 0) * 1000));
-      send({ jsonrpc: '2.0', id: q, method: 'elicitation/create', params: { mode: 'form', message: 'Who?', requestedSchema: { type: 'object', properties: { name: { type: 'string' } } } } });
-    } else if (m.method === 'tools/call') send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'hello' }] } });
-    else send({ jsonrpc: '2.0', id: m.id, result: {} });
-  }
-});
-process.stdin.on('end', () => process.exit(0));
-`;
-
-const UPSTREAM = { name: 'ask', transport: 'stdio', command: process.execPath, args: ['-e', ASKING_SERVER], mode: 'per-session', pool: { max: 8 }, tasks: { tools: ['ask_then_work'] } };
+const UPSTREAM = askingUpstream('ask', { tasks: { tools: ['ask_then_work'] } });
 const VERSION = '2025-11-25';
 
 let redis: RedisServer;

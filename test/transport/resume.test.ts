@@ -4,12 +4,10 @@
  * (a POST reply's events until its response; the session's GET stream, then live). Real gateway,
  * real HTTP, real upstream child processes, and the official SDK client resuming by itself.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, resolveConfig } from '../../src/config/load.js';
-import { exampleConfig, MCP_HEADERS, openSession, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { flakyFetch } from '../support/flaky-fetch.js';
+import { exampleConfig, MCP_HEADERS, openSession, startGateway, type RunningGateway } from '../support/gateway.js';
+import { flakyFetch, sleepThroughFlakyFetch } from '../support/flaky-fetch.js';
 import { messagesOf, parseSse, SseReader, type SseEvent } from '../support/sse.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -171,30 +169,15 @@ describe('resuming a POST reply (GET with Last-Event-ID)', () => {
 
   it('the SDK client resumes by itself after its stream drops: every progress once, in order, then the result', async () => {
     const flaky = flakyFetch({ cutAfterProgress: 2, resumeDelayMs: 500 });
-    const client = new Client({ name: 'resume-test', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(gw.url, {
-      fetch: flaky.fetch,
-      reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
-    });
-    await client.connect(transport);
-    try {
-      const progress: number[] = [];
-      const result = await client.callTool({ name: 'slow__sleep', arguments: { ms: 1500, steps: 6 } }, undefined, {
-        onprogress: (p) => progress.push(p.progress),
-        timeout: 15_000,
-      });
-      expect(toolText(result)).toBe('slept 1500ms');
-      expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(flaky.cuts).toBe(1);
-      expect(flaky.resumptions).toHaveLength(1);
-      // The resumed reply replayed what was missed (not only live events), and ended with the response.
-      const replayed = messagesOf(parseSse(flaky.resumptions[0]!.body));
-      expect(replayed.at(-1)).toMatchObject({ result: { content: [{ text: 'slept 1500ms' }] } });
-      expect(replayed.filter((m) => m.method === 'notifications/progress').length).toBeGreaterThanOrEqual(3);
-    } finally {
-      await transport.terminateSession().catch(() => undefined);
-      await client.close();
-    }
+    const { text, progress } = await sleepThroughFlakyFetch(gw.url, flaky, 'resume-test');
+    expect(text).toBe('slept 1500ms');
+    expect(progress).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(flaky.cuts).toBe(1);
+    expect(flaky.resumptions).toHaveLength(1);
+    // The resumed reply replayed what was missed (not only live events), and ended with the response.
+    const replayed = messagesOf(parseSse(flaky.resumptions[0]!.body));
+    expect(replayed.at(-1)).toMatchObject({ result: { content: [{ text: 'slept 1500ms' }] } });
+    expect(replayed.filter((m) => m.method === 'notifications/progress').length).toBeGreaterThanOrEqual(3);
   });
 });
 
