@@ -14,19 +14,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, openSession, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { heldWork, poolStatus } from '../support/health.js';
-import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { SERIAL_SERVER } from '../support/serial-server.js';
 import { until } from '../support/wait.js';
-
-/** One call at a time: `block` spins for `ms` (its stdin is not read meanwhile), `quick` answers at once. */
-const SERIAL_SERVER = rawStdioServer(
-  `if (m.method === 'initialize') return { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'serial', version: '1' } };
-  if (m.method === 'tools/list') return { tools: [{ name: 'block', inputSchema: { type: 'object' } }, { name: 'quick', inputSchema: { type: 'object' } }] };
-  if (m.method === 'tools/call') {
-    if (m.params.name === 'block') { const end = Date.now() + m.params.arguments.ms; while (Date.now() < end); }
-    return { content: [{ type: 'text', text: m.params.name + ' ' + process.pid }] };
-  }
-  return {};`,
-);
 
 const MB = 1024 * 1024;
 let dir: string;
