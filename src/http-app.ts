@@ -17,6 +17,7 @@ import type { Connections } from './transport/connections.js';
 import { registerEndpointMethods } from './server/endpoint-methods.js';
 import { registerHealth } from './server/health.js';
 import { registerMcpEndpoints } from './server/mcp-endpoints.js';
+import { ClientByteRate } from './transport/client-byte-rate.js';
 import { registerOAuthRoutes } from './server/oauth-routes.js';
 import { frameworkErrors, registerRouteErrors } from './server/route-errors.js';
 import { registerRootPointer } from './server/root-pointer.js';
@@ -114,7 +115,10 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);
+  // One share per client whatever transport its bodies come by.
+  const bodyRate = new ClientByteRate(config.limits.maxBodyBytesPerSecondPerClient, config.limits.bodyBytes);
   const transport = registerMcpEndpoints(app, {
+    bodyRate,
     config,
     intake: parts.intake,
     server: parts.server,
@@ -136,7 +140,7 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
   });
   // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
   // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
-  const connections = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator }, parts.server);
+  const connections = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator, bodyRate }, parts.server);
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();

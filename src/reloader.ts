@@ -49,7 +49,7 @@ export interface ReloadTargets {
   /** The transport's bounds read per request (limits.maxJsonDepth, maxBatchSize), changed in place. */
   intake: { maxDepth: number; maxBatch: number };
   /** limits.maxInFlightPerClient and maxStreams. */
-  setTransportLimits(limits: { maxInFlightPerClient: number; maxStreams: number }): void;
+  setTransportLimits(limits: { maxInFlightPerClient: number; maxStreams: number; maxBodyBytesPerSecondPerClient: number }): void;
   /** Upstreams /readyz waits for (`upstreams[].required`), changed in place. */
   required: Set<string>;
   /**
@@ -166,7 +166,11 @@ export class Reloader {
     const { targets, log } = this.options;
     targets.intake.maxDepth = next.limits.maxJsonDepth;
     targets.intake.maxBatch = next.limits.maxBatchSize;
-    targets.setTransportLimits({ maxInFlightPerClient: next.limits.maxInFlightPerClient, maxStreams: next.limits.maxStreams });
+    targets.setTransportLimits({
+      maxInFlightPerClient: next.limits.maxInFlightPerClient,
+      maxStreams: next.limits.maxStreams,
+      maxBodyBytesPerSecondPerClient: next.limits.maxBodyBytesPerSecondPerClient,
+    });
     targets.required.clear();
     for (const u of next.upstreams) if (u.required) targets.required.add(u.name);
     if (diff.logLevel) log.level = next.logLevel;

@@ -25,6 +25,8 @@ export const HOSTILE_UPSTREAMS = [
 ];
 
 const MB = 1024 * 1024;
+/** The loopback address the clients connect from (HOSTILE_LOCAL_ADDRESS; the system's choice when unset). */
+const LOCAL_ADDRESS = process.env.HOSTILE_LOCAL_ADDRESS;
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -99,7 +101,7 @@ const call = (id, name, args, extra = {}) => JSON.stringify({ jsonrpc: '2.0', id
 function rawRequest(c, head, o) {
   const { hostname, port } = new URL(c.base);
   return new Promise((resolve) => {
-    const socket = connect(Number(port), hostname);
+    const socket = connect({ port: Number(port), host: hostname, ...(LOCAL_ADDRESS ? { localAddress: LOCAL_ADDRESS } : {}) });
     let seen = '';
     let cut = false;
     const until = Date.now() + o.holdMs;

@@ -5,8 +5,10 @@
 // stop reading, GETs reset before their stream opens, 1 MB task arguments, unanswered
 // elicitations, session churn, 3.5 MB calls). What the legitimate clients feel is the ratio of
 // the two rows' p50 and p99 (aim: p99 within 3×); the hostile clients' replies are tallied too.
+// The hostile clients run in a process of their own (lib/hostile-process.mjs: why), metered as "hostile".
 import { startGateway } from '../lib/gateway.mjs';
-import { HOSTILE_UPSTREAMS, startHostile } from '../lib/hostile.mjs';
+import { HOSTILE_UPSTREAMS } from '../lib/hostile.mjs';
+import { startHostileProcess } from '../lib/hostile-process.mjs';
 import { measure } from '../lib/load.mjs';
 import { openSessions } from '../lib/mcp.mjs';
 import { startRedisServer } from '../lib/processes.mjs';
@@ -23,9 +25,13 @@ export async function run(ctx) {
   const connections = Number(process.env.BENCH_HOSTILE_CONNECTIONS ?? 10);
   const { proc: redis, url: redisUrl } = await startRedisServer();
   try {
-    const gw = await startGateway({ upstreams: HOSTILE_UPSTREAMS, sessions: { store: 'redis', redisUrl, ttlSeconds: 3600 } });
+    // A share of body bytes per client (by address: no auth here), as a platform team would set it.
+    const limits = { maxBodyBytesPerSecondPerClient: Number(process.env.BENCH_HOSTILE_BYTE_RATE ?? 2 * 1024 * 1024) };
+    const gw = await startGateway({ upstreams: HOSTILE_UPSTREAMS, sessions: { store: 'redis', redisUrl, ttlSeconds: 3600 }, extra: { limits } });
     try {
       const sids = await openSessions(gw.url, connections);
+      /** @type {number[]} */
+      const hostilePids = [];
       const legit = (/** @type {boolean} */ quiet) =>
         measure({
           url: gw.url,
@@ -34,10 +40,13 @@ export async function run(ctx) {
           warmup: ctx.warmup,
           quiet,
           makeLoad: () => toolCallLoad({ path: new URL(gw.url).pathname, sids, tool: 'echo__echo', args: { text: 'hello' }, expectText: 'hello' }),
-          meters: { gateway: gw.gatewayPids, upstream: () => [...gw.upstreamPids(), redis.pid] },
+          meters: { gateway: gw.gatewayPids, upstream: () => [...gw.upstreamPids(), redis.pid], hostile: () => hostilePids },
         });
       const calm = await legit(true);
-      const hostile = startHostile(gw);
+      // BENCH_HOSTILE_VECTORS=a,b runs only those vectors (to see which one costs the legitimate clients what).
+      const vectors = process.env.BENCH_HOSTILE_VECTORS?.split(',').filter(Boolean);
+      const hostile = await startHostileProcess(gw, vectors);
+      hostilePids.push(hostile.pid);
       let mixed;
       let ended;
       try {

@@ -20,7 +20,7 @@ import type { GatewayConfig, UpstreamConfig } from './schema.js';
 export const POLICY_KEYS: ReadonlySet<string> = new Set(['prefix', 'tools', 'timeoutMs', 'maxTimeoutMs', 'validateArguments', 'required', 'tasks']);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */
-export const LIVE_LIMITS: ReadonlySet<string> = new Set(['maxJsonDepth', 'maxBatchSize', 'maxInFlightPerClient', 'maxStreams']);
+export const LIVE_LIMITS: ReadonlySet<string> = new Set(['maxJsonDepth', 'maxBatchSize', 'maxInFlightPerClient', 'maxStreams', 'maxBodyBytesPerSecondPerClient']);
 
 /**
  * Top-level sections applied at once besides `upstreams` and the live limits. `servers` (virtual

@@ -20,6 +20,14 @@ export const limitsSchema = {
       type: 'integer', minimum: 1, maximum: 10_000, default: 100,
       description: 'More messages in one batch get 400 INVALID_REQUEST (batches exist only in 2025-03-26 sessions).',
     },
+    maxBodyBytesPerSecondPerClient: {
+      type: 'integer', minimum: 0, default: 0,
+      description:
+        'Characters of POST bodies (Streamable HTTP and legacy /messages) one client may send per second on a ' +
+        'replica, in bursts of up to 4 s of it (at least one body of bodyBytes); past it 429 ' +
+        'CLIENT_TOO_MANY_BYTES with Retry-After, before the body is parsed. A client is its principal with ' +
+        "auth on, else its remote address: off by default, as behind a proxy every client shares one. 0: off.",
+    },
     maxInFlightPerClient: {
       type: 'integer', minimum: 0, default: 64,
       description:

@@ -35,6 +35,13 @@ export const poolSchema = {
         'worker reads its calls in order, so small calls go to one not busy with large ones. 0: no bound by weight; ' +
         'one larger call still runs, alone on its worker.',
     },
+    heavyRequestBytes: {
+      type: 'integer', minimum: 0, default: 262144,
+      description:
+        'Shared mode: a worker whose unanswered requests weigh this much (characters of JSON) is heavy: a stdio ' +
+        'server reads in order, so calls go to a worker that is not, and one starts (up to max) when every worker ' +
+        'is heavy; a heavy worker still takes calls when no other can. 0: off (only maxInFlightBytes weighs).',
+    },
     queueSize: {
       type: 'integer', minimum: 0, default: 1000,
       description: 'Shared: calls that wait when every worker is busy; past it OVERLOADED at once, with retryAfterMs.',

@@ -80,6 +80,8 @@ export const ERRORS = {
   UPSTREAM_CIRCUIT_OPEN: { code: -32011, httpStatus: 200, message: 'Upstream is failing; calls to it fail fast until it recovers', retryable: true },
   // One client past limits.maxInFlightPerClient: the others keep their share of the workers.
   CLIENT_TOO_MANY_IN_FLIGHT: { code: -32015, httpStatus: 429, message: 'Too many requests in flight for this client', retryable: true },
+  // Past limits.maxBodyBytesPerSecondPerClient: one client's bodies cannot take the event loop every client shares.
+  CLIENT_TOO_MANY_BYTES: { code: -32015, httpStatus: 429, message: 'This client sent more request bytes than its share; slow down', retryable: true },
   // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
   SESSION_LIMIT: { code: -32016, httpStatus: 503, message: 'The gateway holds its maximum of sessions; retry later', retryable: true },
   // Past limits.maxSessionsPerPrincipal: one principal cannot take every session from the others.

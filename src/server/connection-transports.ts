@@ -6,6 +6,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { McpHandler } from '../gateway/virtual-server.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';
+import type { ClientByteRate } from '../transport/client-byte-rate.js';
 import { Connections } from '../transport/connections.js';
 import { LegacySseTransport } from '../transport/legacy-sse.js';
 import { RequestDoor } from '../transport/request-door.js';
@@ -20,6 +21,7 @@ export interface ConnectionTransportParts {
   isReady: () => boolean;
   isDraining: () => boolean;
   auth?: Authenticator | undefined;
+  bodyRate?: ClientByteRate | undefined;
 }
 
 /**
@@ -38,7 +40,7 @@ export async function registerConnectionTransports(
   if (!legacy && !ws) return undefined;
   const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
   const connections = new Connections(parts.store, app.log, refreshMs, diagnostics);
-  const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics });
+  const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics, bodyRate: parts.bodyRate });
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
   const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };
   const { maxStreams, maxStreamBufferedBytes } = config.limits;

@@ -10,6 +10,7 @@ import type { ListenStreams } from '../modern/listen-streams.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { SessionStreams } from '../streams/session-streams.js';
+import type { ClientByteRate } from '../transport/client-byte-rate.js';
 import { InFlightLimit } from '../transport/in-flight-limit.js';
 import { StreamRoom } from '../transport/stream-room.js';
 import { registerStreamableHttp, type StreamableHttpOptions, type StreamableHttpTransport } from '../transport/streamable-http.js';
@@ -27,6 +28,7 @@ export interface McpEndpointsOptions {
   isDraining: () => boolean;
   isReady: () => boolean;
   authenticator: Authenticator | undefined;
+  bodyRate: ClientByteRate;
 }
 
 /** Registers every endpoint (the caller registers their refusals of other methods before CORS: endpoint-methods.ts). */
@@ -53,6 +55,7 @@ export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpoints
       ...(authenticator ? { auth: authenticator } : {}),
       ...(server ? { server } : {}),
       bounds,
+      bodyRate: options.bodyRate,
     });
   const transports = [endpoint(config.path, options.server)];
   for (const path of options.server.serverPaths) {
@@ -67,6 +70,7 @@ export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpoints
     setLimits: (limits) => {
       bounds.inFlight.limit = limits.maxInFlightPerClient;
       bounds.room.max = limits.maxStreams;
+      options.bodyRate.rate = limits.maxBodyBytesPerSecondPerClient;
     },
   };
 }

@@ -62,7 +62,7 @@ export class LegacySseTransport {
     const { settings, door } = this.#options;
     const messagesPath = basePath + settings.messagesPath;
     void app.register(async (scope) => {
-      stringBodies(scope, this.#options.bodyLimit, this.#options.diagnostics);
+      stringBodies(scope, this.#options.bodyLimit, this.#options.diagnostics, door);
       scope.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
       scope.get(basePath + settings.ssePath, { exposeHeadRoute: false }, (request, reply) => this.#guard(this.#open(request, reply, handler, messagesPath), reply));
       scope.post(messagesPath, (request, reply) => this.#guard(this.#post(request, reply), reply));

@@ -3,6 +3,7 @@ import type { Authenticator, Identity } from '../contracts/authenticator.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { frameworkRefusal, replyWithError, replyWithFailure, type FrameworkError } from './error-reply.js';
+import type { ClientByteRate } from './client-byte-rate.js';
 import { header } from './http-headers.js';
 
 /** What every client transport checks before a request (or a WebSocket upgrade) is served. */
@@ -18,6 +19,8 @@ export interface DoorOptions {
    * (throws a GatewayError: 403, or 404 for a server a reload removed).
    */
   server?: { admit(identity: Identity | undefined): void } | undefined;
+  /** limits.maxBodyBytesPerSecondPerClient, one for every transport of the gateway. */
+  bodyRate?: ClientByteRate | undefined;
 }
 
 /**
@@ -71,15 +74,31 @@ export class RequestDoor {
   identityOf(request: FastifyRequest): Identity | undefined {
     return this.#identities.get(request);
   }
+
+  /**
+   * Charges a body of `chars` to who sent it (its principal, else its address); throws
+   * CLIENT_TOO_MANY_BYTES past its share. Before the body is parsed: a refused one costs no more.
+   */
+  chargeBody(request: FastifyRequest, chars: number): void {
+    this.options.bodyRate?.take(this.identityOf(request)?.principal ?? request.ip, chars);
+  }
 }
 
 /**
  * A route scope whose bodies stay strings (the transport parses them itself, once) up to
  * `bodyLimit`, with Fastify's own refusals answered as errors of the table instead of its shapes.
  */
-export function stringBodies(scope: FastifyInstance, bodyLimit: number, diagnostics: DataPathEvents): void {
+export function stringBodies(scope: FastifyInstance, bodyLimit: number, diagnostics: DataPathEvents, door?: RequestDoor): void {
   scope.removeAllContentTypeParsers();
-  const asString = (_req: unknown, body: string | Buffer, done: (err: null, body: string | Buffer) => void) => done(null, body);
+  const asString = (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: string | Buffer) => void) => {
+    try {
+      door?.chargeBody(request, body.length);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    done(null, body);
+  };
   // application/json by name too: Fastify caches the parser it finds for a content type, but not
   // its catch-all, which it looks for again (parsing the header anew) on every request.
   scope.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit }, asString);

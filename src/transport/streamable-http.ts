@@ -20,7 +20,7 @@ import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHe
 import { InFlightLimit } from './in-flight-limit.js';
 import { describeIntake, readMessages, type Intake, type IntakeLimits } from './message-intake.js';
 import { PostReply, type ReplyStream } from './post-reply.js';
-import { RequestDoor, stringBodies } from './request-door.js';
+import { RequestDoor, stringBodies, type DoorOptions } from './request-door.js';
 import { SessionManager } from './session-manager.js';
 import { StreamRoom } from './stream-room.js';
 
@@ -56,6 +56,7 @@ export interface StreamableHttpOptions {
   server?: { path: string; admit(identity: Identity | undefined): void };
   /** The replica's bounds when several endpoints share them (servers[]): else this endpoint's own. */
   bounds?: { inFlight: InFlightLimit; room: StreamRoom };
+  bodyRate?: DoorOptions['bodyRate']; // limits.maxBodyBytesPerSecondPerClient, one for every transport
 }
 
 type MayCall = ((tool: string) => boolean) | undefined;
@@ -112,7 +113,7 @@ export class StreamableHttpTransport {
   }
 
   /** A config reload's new bounds (limits.maxInFlightPerClient, limits.maxStreams), from the next request on. */
-  setLimits(limits: { maxInFlightPerClient: number; maxStreams: number }): void {
+  setLimits(limits: { maxInFlightPerClient: number; maxStreams: number; maxBodyBytesPerSecondPerClient: number }): void {
     this.#inFlight.limit = limits.maxInFlightPerClient;
     this.#room.max = limits.maxStreams;
   }
@@ -127,7 +128,7 @@ export class StreamableHttpTransport {
     this.#log = app.log;
     const options = this.#options;
     void app.register(async (scope) => {
-      stringBodies(scope, options.bodyLimit, this.#diagnostics);
+      stringBodies(scope, options.bodyLimit, this.#diagnostics, this.#door);
       scope.addHook('onRequest', (request, reply, done) => this.#door.admit(request, reply, done));
       scope.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
       // Not HEAD: a GET here opens a stream. Other methods are refused in server/endpoint-methods.ts.

@@ -20,7 +20,8 @@ interface Worker extends Member {
 
 /**
  * N workers of one upstream: least-loaded selection (by what the unanswered requests weigh,
- * then by their count), `maxInFlight` calls and `maxInFlightBytes` of requests per worker, a
+ * then by their count; a worker heavy with `heavyRequestBytes` of them last but for stalled ones,
+ * and another starts), `maxInFlight` calls and `maxInFlightBytes` of requests per worker, a
  * bounded queue with a timeout that takes turns between clients, restarts with backoff. A full
  * queue fails fast with a retryable error: back-pressure, not buffering. A worker that has
  * answered nothing for `busyAfterMs` while calls wait on it is stalled: it gets calls only when
@@ -161,32 +162,45 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     return inFlight >= maxInFlight || (maxInFlightBytes > 0 && inFlight > 0 && pendingBytes >= maxInFlightBytes);
   }
 
+  /** Whether what waits on `w` weighs heavyRequestBytes: calls behind it wait for that much to be read. */
+  #heavy(w: Worker): boolean {
+    const { heavyRequestBytes } = this.config;
+    return heavyRequestBytes > 0 && w.upstream.inFlight > 0 && w.upstream.pendingBytes >= heavyRequestBytes;
+  }
+
+  /** How long a call given to `w` would wait, as a rank: 0 light, 1 heavy, 2 stalled (answering nothing). */
+  #rank(w: Worker, now: number): number {
+    if (this.#stalled(w, now)) return 2;
+    return this.#heavy(w) ? 1 : 0;
+  }
+
   /**
-   * The least loaded ready worker with room (the lightest requests waiting, then the fewest),
-   * one not stalled first; a stalled one only while none is starting.
+   * The least loaded ready worker with room (the lightest requests waiting, then the fewest): a
+   * light one first, then a heavy one, a stalled one only while none is starting.
    */
   #pick(now: number): Worker | undefined {
     let best: Worker | undefined;
-    let bestStalled = true;
+    let bestRank = 3;
     for (const w of this.#workers) {
       if (!w.ready || this.#full(w)) continue;
-      const stalled = this.#stalled(w, now);
-      if (best === undefined || (bestStalled && !stalled) || (stalled === bestStalled && lighter(w, best))) {
+      const rank = this.#rank(w, now);
+      if (best === undefined || rank < bestRank || (rank === bestRank && lighter(w, best))) {
         best = w;
-        bestStalled = stalled;
+        bestRank = rank;
         if (w.upstream.inFlight === 0) break;
       }
     }
     // A worker about to start will answer sooner than one stuck behind a slow call.
-    if (best && bestStalled && this.#starting > 0) return undefined;
+    if (best && bestRank === 2 && this.#starting > 0) return undefined;
     return best;
   }
 
   #dispatch(worker: Worker, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
     if (worker.upstream.inFlight === 0) worker.progressAt = Date.now();
     const call = worker.upstream.call(method, params, options);
-    // Every slot in use: start another worker now, before the queue has to absorb the burst.
-    if (this.#full(worker)) this.#maybeGrow();
+    // Every slot in use, or calls behind it would wait for a large one: start another worker now,
+    // before the queue (or the worker's own pipe) has to absorb the burst.
+    if (this.#full(worker) || this.#heavy(worker)) this.#maybeGrow();
     this.#watchStalls();
     return call;
   }
@@ -224,7 +238,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
     const now = Date.now();
-    const busy = this.#workers.every((w) => !w.ready || this.#full(w) || this.#stalled(w, now));
+    const busy = this.#workers.every((w) => !w.ready || this.#full(w) || this.#rank(w, now) > 0);
     if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
   }
 

@@ -37,6 +37,7 @@ const SCHEMA_DEFAULTS = {
   'limits.bodyBytes': 4194304,
   'limits.maxJsonDepth': 64,
   'limits.maxBatchSize': 100,
+  'limits.maxBodyBytesPerSecondPerClient': 0,
   'limits.maxInFlightPerClient': 64,
   'limits.maxSessions': 100000,
   'limits.maxSessionsPerPrincipal': 1000,
@@ -112,6 +113,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](stdio).pool.max': 4,
   'upstreams[](stdio).pool.maxInFlight': 32,
   'upstreams[](stdio).pool.maxInFlightBytes': 2097152,
+  'upstreams[](stdio).pool.heavyRequestBytes': 262144,
   'upstreams[](stdio).pool.queueSize': 1000,
   'upstreams[](stdio).pool.queueTimeoutMs': 5000,
   'upstreams[](stdio).pool.busyAfterMs': 1000,
@@ -130,6 +132,7 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](http|sse).pool.max': 4,
   'upstreams[](http|sse).pool.maxInFlight': 32,
   'upstreams[](http|sse).pool.maxInFlightBytes': 2097152,
+  'upstreams[](http|sse).pool.heavyRequestBytes': 262144,
   'upstreams[](http|sse).pool.queueSize': 1000,
   'upstreams[](http|sse).pool.queueTimeoutMs': 5000,
   'upstreams[](http|sse).pool.busyAfterMs': 1000,
@@ -172,7 +175,7 @@ const SCHEMA_DEFAULTS = {
   servers: [],
 };
 
-const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, queueSize: 1000, queueTimeoutMs: 5000, busyAfterMs: 1000, idleTimeoutMs: 300000 };
+const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, heavyRequestBytes: 262144, queueSize: 1000, queueTimeoutMs: 5000, busyAfterMs: 1000, idleTimeoutMs: 300000 };
 const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true, protocolVersion: 'auto' };
 const REMOTE = {
   ...COMMON,
@@ -201,6 +204,7 @@ describe('config defaults', () => {
         bodyBytes: 4194304,
         maxJsonDepth: 64,
         maxBatchSize: 100,
+        maxBodyBytesPerSecondPerClient: 0,
         maxInFlightPerClient: 64,
         maxSessions: 100000,
         maxSessionsPerPrincipal: 1000,

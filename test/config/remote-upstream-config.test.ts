@@ -22,7 +22,7 @@ describe('remote upstream config', () => {
       headers: {},
       connectTimeoutMs: 10000,
       mode: 'shared',
-      pool: { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000, busyAfterMs: 1000 },
+      pool: { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, heavyRequestBytes: 262144, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000, busyAfterMs: 1000 },
       timeoutMs: 60000,
       maxTimeoutMs: 600000,
       required: false,

@@ -5,6 +5,8 @@
  * gateway, loopback:
  * - `pool.maxInFlightBytes`: a worker whose unanswered requests weigh that much takes no more
  *   calls; another starts, and a small call goes there instead of behind the large one;
+ * - `pool.heavyRequestBytes`: a worker reading a large call is heavy (not full): another starts
+ *   and small calls go there;
  * - the queue takes turns between clients: one session's ten queued calls hold up another
  *   session's one call by one turn, not by ten.
  */
@@ -57,6 +59,32 @@ describe('pool.maxInFlightBytes: a worker busy with a large call takes no small 
     const ended: string[] = [];
     expect(await poolStatus(gw, 'serial')).toMatchObject({ workers: 1, ready: 1 });
     const large = call(gw, sid, 1, 'serial__block', { ms: 4000, pad: 'x'.repeat(1.5 * MB) }, ended);
+    await until('the large call to reach the worker', async () => (await poolStatus(gw, 'serial')).inFlight === 1);
+    await until('a second worker', async () => (await poolStatus(gw, 'serial')).ready === 2);
+    const [, quickPid] = await call(gw, sid, 2, 'serial__quick', {}, ended);
+    const [, largePid] = await large;
+    expect(ended).toEqual(['quick 2', 'block 1']);
+    expect(quickPid).not.toBe(largePid);
+    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+  }, 30_000);
+});
+
+describe('pool.heavyRequestBytes: a worker reading a large call is heavy, and another starts', () => {
+  let gw: RunningGateway;
+  beforeAll(async () => {
+    // maxInFlightBytes stays at its default (2 MiB, more than the call) and busyAfterMs is 0:
+    // only the weight can make this worker heavy, and it is not full.
+    const pool = { min: 1, max: 2, busyAfterMs: 0, heavyRequestBytes: 256 * 1024 };
+    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('serial', script, { pool })] }));
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  it('a 400 KB call on the only worker starts a second; a small call goes there and ends first', async () => {
+    const sid = await openSession(gw.url);
+    const ended: string[] = [];
+    const large = call(gw, sid, 1, 'serial__block', { ms: 4000, pad: 'x'.repeat(400 * 1024) }, ended);
     await until('the large call to reach the worker', async () => (await poolStatus(gw, 'serial')).inFlight === 1);
     await until('a second worker', async () => (await poolStatus(gw, 'serial')).ready === 2);
     const [, quickPid] = await call(gw, sid, 2, 'serial__quick', {}, ended);
