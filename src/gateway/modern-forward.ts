@@ -6,7 +6,7 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { wantsLog } from '../jsonrpc/meta-keys.js';
 import { CLIENT_CAPABILITY } from '../modern/input-chains.js';
-import type { MirroredParam } from '../modern/mirrored-params.js';
+import type { MirroredParam } from '../contracts/mcp-handler.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import type { CallOptions, McpResult } from '../contracts/upstream.js';
 import type { RequestContext, RequestKey } from '../contracts/request-context.js';
