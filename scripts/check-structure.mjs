@@ -16,14 +16,21 @@ const MAX_FUNCTION_LINES = 100;
 
 /** Top to bottom: each folder may import the folders after it. `.` is src/ itself (main.ts, app.ts). */
 const LAYERS = ['.', 'server', 'transport', 'gateway', 'modern', 'streams', 'session', 'cluster', 'redis', 'upstream', 'contracts'];
-/** Folders every layer may import; they import none of the layers (only each other, below). */
-const SHARED = ['observability', 'config', 'jsonrpc'];
+/**
+ * Folders every layer may import; they import none of the layers (only each other, below).
+ * `timing` (backoff, deadlines, abort) imports nothing at all.
+ */
+const SHARED = ['observability', 'config', 'jsonrpc', 'timing'];
 /**
  * Pairs of layers that import neither way although the order above would allow the higher to use
  * the lower: what they share lives in contracts/ (or a shared folder), not in either of them.
- * The transports call the virtual server only through `contracts/mcp-handler.ts`.
+ * The transports call the virtual server only through `contracts/mcp-handler.ts`; Redis
+ * connections take their backoff from `timing/`, as the upstreams do.
  */
-const APART = [['transport', 'gateway']];
+const APART = [
+  ['transport', 'gateway'],
+  ['redis', 'upstream'],
+];
 
 const root = resolve(process.argv[2] ?? 'src');
 

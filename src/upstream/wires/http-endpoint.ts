@@ -4,7 +4,7 @@ import { Pool, type Dispatcher } from 'undici';
 import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { tlsConnectOptions } from '../../config/tls-files.js';
 import type { DataPathEvents } from '../../observability/events.js';
-import type { Abort } from '../abort.js';
+import type { Abort } from '../../timing/abort.js';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { CircuitBreaker } from '../circuit-breaker.js';
 import { ClientCredentials } from '../client-credentials.js';

@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
-import { Abort } from '../abort.js';
-import { Backoff, sleep } from '../backoff.js';
+import { Abort } from '../../timing/abort.js';
+import { Backoff, sleep } from '../../timing/backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';

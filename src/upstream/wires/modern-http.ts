@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage, JsonRpcNotification } from '../../jsonrpc/messages.js';
-import { Abort } from '../abort.js';
-import { Backoff, sleep } from '../backoff.js';
+import { Abort } from '../../timing/abort.js';
+import { Backoff, sleep } from '../../timing/backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallOptions, UpstreamCall } from '../../contracts/upstream.js';
 import { JsonRpcConnection } from '../json-rpc-connection.js';
