@@ -14,7 +14,7 @@ import { AuthorizationCode } from '../authorization-code.js';
 import type { Caller } from '../../contracts/request-context.js';
 import type { TokenStore } from '../../contracts/token-store.js';
 import { ResponseBody } from './response-body.js';
-import { ExchangeFailure } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
 /** Node and undici error codes that mean no connection was made: the request never left. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);

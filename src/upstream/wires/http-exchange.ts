@@ -5,7 +5,7 @@ import { headerValue, mediaType, retryAfterMs, type CallerAuth, type EndpointRes
 import { DeadlineTimer } from '../../timing/deadline-timer.js';
 import { INITIALIZE } from '../initialize.js';
 import type { JsonRpcConnection } from '../json-rpc-connection.js';
-import { ExchangeFailure } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 import { messageData, readSse } from './sse-reader.js';
 
 /** The most of a 4xx body read for the JSON-RPC error it may hold. */

@@ -9,7 +9,8 @@ import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-excha
 import { ListenStream } from './http-get-stream.js';
 import { INITIALIZE, INITIALIZED } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
-import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { isRetryable } from '../retry-policy.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;

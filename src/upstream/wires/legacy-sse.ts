@@ -8,7 +8,8 @@ import type { HttpUpstreamOptions } from './http.js';
 import { DeadlineTimer } from '../../timing/deadline-timer.js';
 import { startTimeoutMs } from '../initialize.js';
 import { BaseUpstream } from '../base-upstream.js';
-import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { isRetryable } from '../retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
 import type { CallOptions, UpstreamCall, UpstreamServerInfo } from '../../contracts/upstream.js';
 
