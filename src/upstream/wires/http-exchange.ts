@@ -3,8 +3,8 @@ import { isObject, parseMessages, type JsonRpcMessage } from '../../jsonrpc/mess
 import type { Abort } from '../../timing/abort.js';
 import { headerValue, mediaType, retryAfterMs, type CallerAuth, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
 import { DeadlineTimer } from '../../timing/deadline-timer.js';
-import { INITIALIZE } from '../initialize.js';
-import type { JsonRpcConnection } from '../json-rpc-connection.js';
+import { INITIALIZE } from '../connection/initialize.js';
+import type { JsonRpcConnection } from '../connection/json-rpc-connection.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 import { messageData, readSse } from './sse-reader.js';
 

@@ -6,10 +6,10 @@ import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
 import { DeadlineTimer } from '../../timing/deadline-timer.js';
-import { startTimeoutMs } from '../initialize.js';
-import { BaseUpstream } from '../base-upstream.js';
+import { startTimeoutMs } from '../connection/initialize.js';
+import { BaseUpstream } from '../connection/base-upstream.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
-import { isRetryable } from '../retry-policy.js';
+import { isRetryable } from '../connection/retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
 import type { CallOptions, UpstreamCall, UpstreamServerInfo } from '../../contracts/upstream.js';
 

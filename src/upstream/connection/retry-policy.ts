@@ -1,4 +1,4 @@
-import type { ExchangeFailure } from '../contracts/exchange-failure.js';
+import type { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
 /**
  * Requests that read and change nothing, so sending one again after a failure of unknown
