@@ -3,6 +3,8 @@
 //   - no file over MAX_FILE_LINES lines, no function over MAX_FUNCTION_LINES lines;
 //   - imports between folders follow the layer order below: a folder imports only from folders
 //     below it, and from the ones every layer may use (so there is no cycle between folders).
+//   - folders named APART do not import each other, though the layer order would let one do so;
+//   - a FENCED folder is private to the folder around it: nothing outside that imports it;
 // Prints one line per breach and a summary; exits 1 on any breach.
 //
 //   node scripts/check-structure.mjs [src]
@@ -14,9 +16,40 @@ const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 100;
 
 /** Top to bottom: each folder may import the folders after it. `.` is src/ itself (main.ts, app.ts). */
-const LAYERS = ['.', 'server', 'transport', 'gateway', 'modern', 'streams', 'session', 'cluster', 'redis', 'upstream', 'contracts'];
-/** Folders every layer may import; they import none of the layers (only each other, below). */
-const SHARED = ['observability', 'config', 'jsonrpc'];
+const LAYERS = [
+  '.',
+  'server',
+  'transport',
+  'gateway',
+  'modern',
+  'streams',
+  'session',
+  'cluster',
+  'redis',
+  'upstream',
+  'upstream-auth',
+  'contracts',
+];
+/**
+ * Folders every layer may import; they import none of the layers (only each other, below).
+ * `timing` (backoff, deadlines, abort) imports nothing at all.
+ */
+const SHARED = ['observability', 'config', 'jsonrpc', 'timing'];
+/**
+ * Pairs of layers that import neither way although the order above would allow the higher to use
+ * the lower: what they share lives in contracts/ (or a shared folder), not in either of them.
+ * The transports call the virtual server only through `contracts/mcp-handler.ts`; Redis
+ * connections take their backoff from `timing/`, as the upstreams do.
+ */
+const APART = [
+  ['transport', 'gateway'],
+  ['redis', 'upstream'],
+];
+/**
+ * [folder, owner] pairs: only files under `owner` import anything under `folder`. The wires are
+ * how upstream/ talks to servers; the layers above see workers and worker sets, never a wire.
+ */
+const FENCED = [['upstream/wires', 'upstream']];
 
 const root = resolve(process.argv[2] ?? 'src');
 
@@ -38,6 +71,7 @@ function folderOf(file) {
 /** @param {string} from @param {string} to */
 function allowed(from, to) {
   if (from === to) return true;
+  if (APART.some(([a, b]) => (from === a && to === b) || (from === b && to === a))) return false;
   const sharedTo = SHARED.indexOf(to);
   if (sharedTo !== -1) {
     const sharedFrom = SHARED.indexOf(from);
@@ -46,6 +80,19 @@ function allowed(from, to) {
   const a = LAYERS.indexOf(from);
   const b = LAYERS.indexOf(to);
   return a !== -1 && b !== -1 && a < b;
+}
+
+/** @param {string} path a path under root @returns {string} it relative to root, with `/` */
+function underRoot(path) {
+  return relative(root, path).split(sep).join('/');
+}
+
+/** @param {string} file @param {string} target @returns {string | undefined} the fence it breaks */
+function fenceBroken(file, target) {
+  const from = underRoot(file);
+  const to = underRoot(target);
+  const fence = FENCED.find(([folder, owner]) => to.startsWith(`${folder}/`) && !from.startsWith(`${owner}/`));
+  return fence && `${fence[0]}/ is private to ${fence[1]}/`;
 }
 
 /** @param {ts.Node} node */
@@ -83,6 +130,8 @@ for (const file of tsFiles(root)) {
         const target = resolve(dirname(file), spec);
         const to = folderOf(target);
         if (!allowed(from, to)) breaches.push(`${rel}: imports ${spec} (${from === '.' ? 'src' : from}/ may not import ${to}/)`);
+        const fence = fenceBroken(file, target);
+        if (fence) breaches.push(`${rel}: imports ${spec} (${fence})`);
       }
     }
     if (ts.isFunctionLike(node) && 'body' in node && node.body) {

@@ -70,7 +70,7 @@ const oauthSchema = {
   required: ['tokenUrl', 'clientId', 'clientSecret'],
 } as const;
 
-// Retries of one HTTP exchange (see upstream/retry-policy.ts for which ones).
+// Retries of one HTTP exchange (see upstream/connection/retry-policy.ts for which ones).
 const retrySchema = {
   type: 'object',
   additionalProperties: false,

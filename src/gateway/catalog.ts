@@ -1,6 +1,7 @@
 import { isObject } from '../jsonrpc/messages.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
-import { mirroredParams, type MirroredParam } from '../modern/mirrored-params.js';
+import type { MirroredParam } from '../contracts/mcp-handler.js';
+import { mirroredParams } from '../modern/mirrored-params.js';
 import { URI_SEPARATOR, prefixedUri } from './resource-uris.js';
 import { LinearPattern, PatternRefused, PatternTooCostly, withinBudget } from './linear-regexp.js';
 

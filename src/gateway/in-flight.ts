@@ -1,7 +1,7 @@
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { UpstreamCall } from '../contracts/upstream.js';
 import type { RequestKey } from '../contracts/request-context.js';
-import { DeadlineTimer, type Deadline } from '../upstream/deadline-timer.js';
+import { DeadlineTimer, type Deadline } from '../timing/deadline-timer.js';
 
 export type { Deadline };
 

@@ -6,12 +6,12 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { wantsLog } from '../jsonrpc/meta-keys.js';
 import { CLIENT_CAPABILITY } from '../modern/input-chains.js';
-import type { MirroredParam } from '../modern/mirrored-params.js';
+import type { MirroredParam } from '../contracts/mcp-handler.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
 import type { CallOptions, McpResult } from '../contracts/upstream.js';
 import type { RequestContext, RequestKey } from '../contracts/request-context.js';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
-import { headerValue } from '../upstream/wires/modern-http.js';
+import { mirroredHeaders } from '../upstream/connection/modern-headers.js';
 import type { InFlightTable } from './in-flight.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -110,16 +110,4 @@ async function askRound(f: ModernForward, result: McpResult, track: (call: { pro
     controller.abort(err);
     throw err;
   }
-}
-
-/** The Mcp-Param-* headers of a tools/call: each mirrored argument present in the body. */
-function mirroredHeaders(mirrored: readonly MirroredParam[], args: unknown): Record<string, string> {
-  const headers: Record<string, string> = {};
-  for (const p of mirrored) {
-    let value: unknown = args;
-    for (const key of p.path) value = isObject(value) && Object.hasOwn(value, key) ? value[key] : undefined;
-    if (value === undefined || value === null) continue;
-    headers[`mcp-param-${p.header.toLowerCase()}`] = headerValue(String(value));
-  }
-  return headers;
 }

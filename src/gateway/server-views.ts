@@ -10,7 +10,7 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Identity } from '../contracts/authenticator.js';
 import type { RequestContext } from '../contracts/request-context.js';
-import type { MirroredParam } from '../modern/mirrored-params.js';
+import type { MirroredParam } from '../contracts/mcp-handler.js';
 import type { Catalog, CatalogReader, ListKind } from './catalog.js';
 
 type Entry = Record<string, unknown>;

@@ -4,9 +4,10 @@
 // back to that upstream with its own id. No store: the wrapped id carries the route, signed and
 // bound to its caller, so any replica reads it and nobody can forge one to another upstream or
 // another principal's task.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
+import { SignedTokens } from '../contracts/signed-token.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
@@ -18,6 +19,8 @@ import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
 /** A wrapped id starts so; the gateway's own ids are plain base64url (no dot). */
 const PREFIX = 'u.';
+/** What a wrapped id is signed as: under the shared stateSecret, no requestState verifies as one. */
+const PURPOSE = 'taskId/wrapped';
 /** Notifications of a pass-through task are sent to its session for this long at most. */
 const FOLLOW_MS = 24 * 3600_000;
 const MAX_FOLLOWED = 10_000;
@@ -29,7 +32,9 @@ export interface WrappedTask {
 }
 
 export class TaskPassThrough {
-  readonly #key: Buffer;
+  readonly #tokens: SignedTokens;
+  /** The key of wrapped ids made before the signed-token helper; see `#unwrapOldFormat`. */
+  readonly #oldFormatKey: Buffer | undefined;
   /** Tasks created here on a 2025 session: where their upstream's status notifications go. */
   readonly #followed = new Map<string, { wrapped: string; sink: MessageSink; until: number }>();
 
@@ -38,7 +43,9 @@ export class TaskPassThrough {
     /** Shared by the replicas (`stateless.stateSecret`), or a wrapped id is read only where it was made. */
     secret: string | undefined,
   ) {
-    this.#key = secret ? Buffer.from(`tasks:${secret}`, 'utf8') : randomBytes(32);
+    this.#tokens = new SignedTokens(secret ? secret : undefined);
+    // Without a shared secret the key was this process's own, so no earlier id can verify here anyway.
+    this.#oldFormatKey = secret ? Buffer.from(`tasks:${secret}`, 'utf8') : undefined;
   }
 
   /** Whether `upstream` runs tools as tasks itself, on the wire this client's calls take to it. */
@@ -89,8 +96,7 @@ export class TaskPassThrough {
   }
 
   wrap(ctx: RequestContext, upstream: string, id: string): string {
-    const body = Buffer.from(JSON.stringify([upstream, id]), 'utf8').toString('base64url');
-    return `${PREFIX}${body}.${this.#sign(ctx, body)}`;
+    return `${PREFIX}${this.#tokens.sign(PURPOSE, [upstream, id], { binding: binding(ctx) })}`;
   }
 
   static isWrapped(taskId: unknown): taskId is string {
@@ -108,24 +114,32 @@ export class TaskPassThrough {
 
   /** The upstream and its id; a wrapped id that is forged, altered or another caller's reads "not found". */
   unwrap(ctx: RequestContext, taskId: string): WrappedTask {
-    const [, body, mac] = taskId.split('.');
-    if (body === undefined || mac === undefined) throw new GatewayError('TASK_NOT_FOUND');
-    const want = Buffer.from(this.#sign(ctx, body));
-    const got = Buffer.from(mac);
-    if (want.length !== got.length || !timingSafeEqual(want, got)) throw new GatewayError('TASK_NOT_FOUND');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
-    } catch {
-      throw new GatewayError('TASK_NOT_FOUND');
-    }
-    if (!Array.isArray(parsed) || typeof parsed[0] !== 'string' || typeof parsed[1] !== 'string' || !this.upstreams.has(parsed[0])) throw new GatewayError('TASK_NOT_FOUND');
+    const token = taskId.slice(PREFIX.length);
+    const opened = this.#tokens.open(PURPOSE, token, binding(ctx));
+    const parsed = opened && !opened.expired ? opened.payload : this.#unwrapOldFormat(ctx, token);
+    const known = Array.isArray(parsed) && typeof parsed[0] === 'string' && typeof parsed[1] === 'string';
+    if (!known || !this.upstreams.has(parsed[0])) throw new GatewayError('TASK_NOT_FOUND');
     return { upstream: parsed[0], id: parsed[1] };
   }
 
-  #sign(ctx: RequestContext, body: string): string {
-    const era = ctx.stateless ? 'modern' : 'legacy';
-    return createHmac('sha256', this.#key).update(`${era}\u0000${wrappedBinding(ctx)}\u0000${body}`).digest('base64url');
+  /**
+   * A wrapped id in the format before the signed-token helper (`<body>.<mac>`, HMAC under
+   * `tasks:<secret>` over era, binding and body, no purpose): a task lives as long as its ttl, up
+   * to a day, so ids handed out before a rolling upgrade must still resolve after it. To be
+   * removed in the next release, with `#oldFormatKey`. Undefined when it is not one.
+   */
+  #unwrapOldFormat(ctx: RequestContext, token: string): unknown {
+    const parts = token.split('.');
+    const [body, mac] = parts;
+    if (!this.#oldFormatKey || parts.length !== 2 || !body || mac === undefined) return undefined;
+    const want = Buffer.from(createHmac('sha256', this.#oldFormatKey).update(`${binding(ctx)}\u0000${body}`).digest('base64url'));
+    const got = Buffer.from(mac);
+    if (want.length !== got.length || !timingSafeEqual(want, got)) return undefined;
+    try {
+      return JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as unknown;
+    } catch {
+      return undefined;
+    }
   }
 
   /** A task-augmented call's answer from the upstream: its task id leaves wrapped. */
@@ -184,6 +198,11 @@ export class TaskPassThrough {
     const id = n.params?.taskId;
     return typeof id === 'string' ? this.#followed.get(followKey(upstream, id)) : undefined;
   }
+}
+
+/** Whose a wrapped id is: the era it was made in and its binding, signed with it. */
+function binding(ctx: RequestContext): string {
+  return `${ctx.stateless ? 'modern' : 'legacy'}\u0000${wrappedBinding(ctx)}`;
 }
 
 function followKey(upstream: string, id: string): string {

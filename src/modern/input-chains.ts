@@ -1,9 +1,10 @@
-import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcMessage, type JsonRpcNotification, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { failedCall } from '../contracts/deferred-call.js';
 import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
+import { SignedTokens, peekSignedToken } from '../contracts/signed-token.js';
 
 /** What 2026-07-28 lets answer with an input-required result. */
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);
@@ -16,6 +17,8 @@ export const CLIENT_CAPABILITY: ReadonlyMap<string, string> = new Map([
 ]);
 
 const CHAIN_PREFIX = '~chain.';
+/** What a chain's requestState is signed as: no other signed token verifies as one. */
+const STATE_PURPOSE = 'requestState/chain';
 
 /** A scope for a new chain: a stateless request to a per-session upstream, and its retries. */
 export function newChainScope(): string {
@@ -39,14 +42,9 @@ interface StatePayload {
 /** The chain scope a requestState names, unverified: the replica running the chain verifies it. */
 export function chainScopeOf(requestState: unknown): string | undefined {
   if (typeof requestState !== 'string') return undefined;
-  const dot = requestState.indexOf('.');
-  if (dot <= 0) return undefined;
-  try {
-    const payload = JSON.parse(Buffer.from(requestState.slice(0, dot), 'base64url').toString('utf8')) as Partial<StatePayload>;
-    return typeof payload.s === 'string' && isChainScope(payload.s) ? payload.s : undefined;
-  } catch {
-    return undefined;
-  }
+  const payload = peekSignedToken(requestState);
+  if (!isObject(payload)) return undefined;
+  return typeof payload.s === 'string' && isChainScope(payload.s) ? payload.s : undefined;
 }
 
 /** What identifies the target of a request: a retry must name the same one. */
@@ -116,7 +114,8 @@ const YIELD_MS = 10;
 
 export class InputChains {
   readonly #chains = new Map<string, Chain>();
-  readonly #key = randomBytes(32);
+  /** A key of this replica: the chain and its worker live here, and a retry is forwarded here. */
+  readonly #tokens = new SignedTokens();
 
   constructor(
     private readonly host: ChainHost,
@@ -289,18 +288,12 @@ export class InputChains {
 
   #sign(chain: Chain): string {
     const payload: StatePayload = { s: chain.scope, m: chain.method, d: chain.digest, n: chain.roundNumber };
-    const body = Buffer.from(JSON.stringify(payload)).toString('base64url');
-    return `${body}.${createHmac('sha256', this.#key).update(body).digest('base64url')}`;
+    return this.#tokens.sign(STATE_PURPOSE, payload);
   }
 
   #verify(chain: Chain, state: string, params: Record<string, unknown>): boolean {
-    const dot = state.indexOf('.');
-    if (dot <= 0) return false;
-    const body = state.slice(0, dot);
-    const mac = Buffer.from(state.slice(dot + 1), 'base64url');
-    const expected = createHmac('sha256', this.#key).update(body).digest();
-    if (mac.length !== expected.length || !timingSafeEqual(mac, expected)) return false;
-    const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload;
+    const payload = this.#tokens.verify(STATE_PURPOSE, state) as StatePayload | undefined;
+    if (payload === undefined) return false;
     return payload.s === chain.scope && payload.n === chain.roundNumber && payload.m === chain.method && payload.d === targetDigest(chain.method, params);
   }
 }

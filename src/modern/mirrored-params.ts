@@ -1,11 +1,5 @@
+import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { isObject } from '../jsonrpc/messages.js';
-
-/** A tool argument a 2026-07-28 client mirrors into an `Mcp-Param-{header}` header. */
-export interface MirroredParam {
-  header: string;
-  /** Property names from the arguments object down to the value. */
-  path: readonly string[];
-}
 
 /** RFC 9110 token: what a header name may be made of. */
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;

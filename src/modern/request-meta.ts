@@ -1,5 +1,5 @@
 import type { ClientInfo } from '../contracts/request-context.js';
-import type { MirroredParam } from './mirrored-params.js';
+import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, MCP_NAME_PARAM, META } from '../jsonrpc/meta-keys.js';

@@ -5,7 +5,7 @@ import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import type { SseWriter } from '../streams/sse-writer.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
-import type { MirroredParam } from './mirrored-params.js';
+import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { checkMirroredParams, readModernMeta, type HeaderLookup, type ModernMeta } from './request-meta.js';
 
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */

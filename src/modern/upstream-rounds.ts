@@ -1,16 +1,19 @@
-import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { SpentStates } from '../contracts/spent-states.js';
+import { SignedTokens } from '../contracts/signed-token.js';
 import { MemorySpentStates } from '../session/spent-states.js';
 
 /** The revision the gateway speaks to 2026-07-28 upstreams. */
 const MODERN_REVISION = '2026-07-28';
 /** Marks a requestState of this module (the per-session chains' states look otherwise). */
 const STATE_PREFIX = 'gw1.';
+/** What these states are signed as: under the shared stateSecret, no other signed token verifies as one. */
+const STATE_PURPOSE = 'requestState/upstream-round';
 /** The most input requests one round may ask for, and the largest state the gateway wraps. */
 const MAX_INPUT_REQUESTS = 64;
 const MAX_UPSTREAM_STATE = 64 * 1024;
@@ -33,8 +36,7 @@ interface StatePayload {
   n: number;
   /** The input keys asked for: answers to any other key never reach the upstream. */
   k: string[];
-  /** Expiry (epoch ms) and a nonce that makes each state single-use. */
-  e: number;
+  /** A nonce that makes each state single-use (the token carries the expiry). */
   j: string;
 }
 
@@ -53,11 +55,11 @@ export interface Outgoing {
  * upstream gets its own state back, and only the answers to what it asked.
  */
 export class UpstreamRounds {
-  readonly #key: Buffer;
+  readonly #tokens: SignedTokens;
   readonly #spent: SpentStates;
 
   constructor(private readonly options: UpstreamRoundsOptions) {
-    this.#key = options.secret ? Buffer.from(options.secret, 'utf8') : randomBytes(32);
+    this.#tokens = new SignedTokens(options.secret ? options.secret : undefined);
     this.#spent = options.spent ?? new MemorySpentStates();
   }
 
@@ -111,40 +113,23 @@ export class UpstreamRounds {
       d: digest(ctx, upstream, method, params),
       n: next,
       k: keys,
-      e: Date.now() + this.options.ttlMs,
       j: randomBytes(12).toString('base64url'),
     };
-    return { ...result, requestState: this.#seal(payload) };
-  }
-
-  #seal(payload: StatePayload): string {
-    const body = Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url');
-    return `${STATE_PREFIX}${body}.${this.#mac(body)}`;
-  }
-
-  #mac(body: string): string {
-    return createHmac('sha256', this.#key).update(body).digest('base64url');
+    const expiresAt = Date.now() + this.options.ttlMs;
+    return { ...result, requestState: `${STATE_PREFIX}${this.#tokens.sign(STATE_PURPOSE, payload, { expiresAt })}` };
   }
 
   /** Verifies a client's requestState against this request; throws REQUEST_STATE_INVALID. */
   async #open(state: unknown, expected: string): Promise<StatePayload> {
     const invalid = (why: string) => new GatewayError('REQUEST_STATE_INVALID', `requestState is not valid: ${why}`);
     if (typeof state !== 'string' || !state.startsWith(STATE_PREFIX)) throw invalid('not issued by this gateway');
-    const dot = state.lastIndexOf('.');
-    const body = state.slice(STATE_PREFIX.length, dot);
-    const mac = Buffer.from(state.slice(dot + 1), 'base64url');
-    const want = Buffer.from(this.#mac(body), 'base64url');
-    if (dot <= STATE_PREFIX.length || mac.length !== want.length || !timingSafeEqual(mac, want)) throw invalid('integrity check failed');
-    let payload: StatePayload;
-    try {
-      payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload;
-    } catch {
-      throw invalid('integrity check failed');
-    }
+    const opened = this.#tokens.open(STATE_PURPOSE, state.slice(STATE_PREFIX.length));
+    if (!opened || opened.expiresAt === undefined) throw invalid('integrity check failed');
+    const payload = opened.payload as StatePayload;
     if (payload.d !== expected) throw invalid('it belongs to another request, upstream or principal');
-    const now = Date.now();
-    if (payload.e <= now) throw invalid('expired');
-    if (typeof payload.j !== 'string' || !(await this.#spent.spend(payload.j, payload.e))) throw invalid('already used');
+    if (opened.expired) throw invalid('expired');
+    const fresh = typeof payload.j === 'string' && (await this.#spent.spend(payload.j, opened.expiresAt));
+    if (!fresh) throw invalid('already used');
     return payload;
   }
 }

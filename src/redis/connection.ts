@@ -4,7 +4,7 @@ import { connect as tlsConnect, type ConnectionOptions } from 'node:tls';
 import type { GatewayConfig, RedisClusterConfig, RedisSentinelConfig } from '../config/schema.js';
 import { tlsConnectOptions } from '../config/tls-files.js';
 import type { Logger } from '../observability/logger.js';
-import { backoffDelay } from '../upstream/backoff.js';
+import { backoffDelay } from '../timing/backoff.js';
 
 /**
  * A connection to the configured topology. Keyed commands, Lua scripts and pub/sub have the same

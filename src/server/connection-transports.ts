@@ -3,7 +3,7 @@ import type { Authenticator } from '../contracts/authenticator.js';
 import type { Bus } from '../cluster/bus.js';
 import { legacySseSettings, websocketSettings } from '../config/server.js';
 import type { GatewayConfig } from '../config/schema.js';
-import type { McpHandler } from '../gateway/virtual-server.js';
+import type { McpHandler } from '../contracts/mcp-handler.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { ClientByteRate } from '../transport/client-byte-rate.js';

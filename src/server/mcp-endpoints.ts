@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { GatewayConfig } from '../config/schema.js';
 import type { Authenticator } from '../contracts/authenticator.js';
-import type { McpHandler, VirtualServer } from '../gateway/virtual-server.js';
+import type { McpHandler } from '../contracts/mcp-handler.js';
+import type { VirtualServer } from '../gateway/virtual-server.js';
 import type { ListenStreams } from '../modern/listen-streams.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';

@@ -13,7 +13,7 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { PendingAuthorization, TokenStore } from '../contracts/token-store.js';
-import { OAuthTokenEndpoint, TokenEndpointFailure } from '../upstream/oauth-token-endpoint.js';
+import { OAuthTokenEndpoint, TokenEndpointFailure } from '../upstream-auth/oauth-token-endpoint.js';
 import { browserDigest, readCookie, sameText } from './oauth-consent.js';
 
 const TOKEN_TIMEOUT_MS = 10_000;

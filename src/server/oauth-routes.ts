@@ -18,8 +18,8 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { PendingAuthorization, TokenStore } from '../contracts/token-store.js';
 import { replyWithFailure } from '../transport/error-reply.js';
-import { AuthorizationCode } from '../upstream/authorization-code.js';
-import { ExchangeFailure } from '../upstream/retry-policy.js';
+import { AuthorizationCode } from '../upstream-auth/authorization-code.js';
+import { ExchangeFailure } from '../contracts/exchange-failure.js';
 import {
   browserDigest, clearConsentCookie, confirmPageBody, consentCookieName, csrfToken, escapeHtml, isSecure, newBrowserNonce, readCookie, sameText, setConsentCookie,
 } from './oauth-consent.js';

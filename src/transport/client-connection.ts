@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
-import type { McpHandler } from '../gateway/virtual-server.js';
+import type { McpHandler } from '../contracts/mcp-handler.js';
 import { GatewayError, errorObject, errorResponse, type ErrorName } from '../jsonrpc/errors.js';
 import type { Classified, JsonRpcId, JsonRpcMessage, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';

@@ -3,7 +3,7 @@ import type { Authenticator } from '../contracts/authenticator.js';
 import type { Bus } from '../cluster/bus.js';
 import { decodeLegacySsePost, encodeLegacySsePost, legacySseChannel } from '../cluster/wire.js';
 import type { LegacySseSettings } from '../config/schema.js';
-import type { McpHandler } from '../gateway/virtual-server.js';
+import type { McpHandler } from '../contracts/mcp-handler.js';
 import { CONNECTION_ONLY_VERSION } from '../jsonrpc/versions.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { ClientConnection } from './client-connection.js';

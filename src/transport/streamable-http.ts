@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
 import type { Caller, HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
-import type { McpHandler } from '../gateway/virtual-server.js';
+import type { McpHandler } from '../contracts/mcp-handler.js';
 import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../jsonrpc/errors.js';
 import type { Classified, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';

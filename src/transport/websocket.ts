@@ -2,7 +2,7 @@ import websocketPlugin, { type WebSocket } from '@fastify/websocket';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { WebSocketSettings } from '../config/schema.js';
-import type { McpHandler } from '../gateway/virtual-server.js';
+import type { McpHandler } from '../contracts/mcp-handler.js';
 import { CONNECTION_ONLY_VERSION } from '../jsonrpc/versions.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord } from '../session/session-store.js';

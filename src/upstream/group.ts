@@ -8,7 +8,7 @@ import { EraSet } from './era-set.js';
 import { ModernProbe, ModernSet } from './modern-set.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
-import type { Deadline } from './deadline-timer.js';
+import type { Deadline } from '../timing/deadline-timer.js';
 import { HandOverWorkers } from './hand-over.js';
 import { UpstreamPool } from './pool.js';
 import { createRemoteUpstream, type RemoteUpstream } from './remote.js';

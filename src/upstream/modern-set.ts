@@ -3,7 +3,7 @@ import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../timing/backoff.js';
 import type { HttpEndpoint } from './wires/http-endpoint.js';
 import { MODERN_REVISION, ModernHttpWire } from './wires/modern-http.js';
 import type { PoolState, PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';

@@ -3,7 +3,7 @@ import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { Backoff } from './backoff.js';
+import { Backoff } from '../timing/backoff.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
 import { FairQueue } from './fair-queue.js';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { HttpUpstreamConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { HealthMonitor } from './health.js';
+import { HealthMonitor } from './connection/health.js';
 import { HttpEndpoint, type EndpointIdentityOptions } from './wires/http-endpoint.js';
 import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
 import { LegacySseUpstream } from './wires/legacy-sse.js';

@@ -3,7 +3,7 @@ import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { ClientAsks } from './client-asks.js';
+import { ClientAsks } from './connection/client-asks.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { PoolConfig } from '../config/schema.js';
 import { suppressedField, type LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
-import type { CircuitState } from './circuit-breaker.js';
+import type { CircuitState } from './connection/circuit-breaker.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 
 export type PoolState = 'starting' | 'ready' | 'down' | 'closed';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../src/jsonrpc/messages.js';
-import { JsonRpcConnection } from '../../src/upstream/json-rpc-connection.js';
+import { JsonRpcConnection } from '../../src/upstream/connection/json-rpc-connection.js';
 
 function connection(lines: string[]): JsonRpcConnection {
   return new JsonRpcConnection((m: JsonRpcMessage) => lines.push(JSON.stringify(m)), {

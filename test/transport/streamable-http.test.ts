@@ -12,7 +12,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryBus } from '../../src/cluster/memory-bus.js';
 import type { RequestContext } from '../../src/contracts/request-context.js';
-import type { McpHandler } from '../../src/gateway/virtual-server.js';
+import type { McpHandler } from '../../src/contracts/mcp-handler.js';
 import { errorObject, type ErrorName } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/jsonrpc/messages.js';
 import { ListenStreams } from '../../src/modern/listen-streams.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { GatewayError } from '../../jsonrpc/errors.js';
-import { OAuthTokenEndpoint } from '../../upstream/oauth-token-endpoint.js';
+import { OAuthTokenEndpoint } from '../../upstream-auth/oauth-token-endpoint.js';
 import type { Logger } from '../../observability/logger.js';
 
 /** What a verified token says, whichever way it was verified (a JWT's claims, an introspection response). */

@@ -4,17 +4,17 @@ import { Pool, type Dispatcher } from 'undici';
 import type { HttpUpstreamConfig } from '../../config/schema.js';
 import { tlsConnectOptions } from '../../config/tls-files.js';
 import type { DataPathEvents } from '../../observability/events.js';
-import type { Abort } from '../abort.js';
+import type { Abort } from '../../timing/abort.js';
 import { GatewayError } from '../../jsonrpc/errors.js';
-import { CircuitBreaker } from '../circuit-breaker.js';
-import { ClientCredentials } from '../client-credentials.js';
-import { ClaimHeaders } from '../claim-headers.js';
-import { TokenExchange, identityRefused } from '../token-exchange.js';
-import { AuthorizationCode } from '../authorization-code.js';
+import { CircuitBreaker } from '../connection/circuit-breaker.js';
+import { ClientCredentials } from '../../upstream-auth/client-credentials.js';
+import { ClaimHeaders } from '../../upstream-auth/claim-headers.js';
+import { TokenExchange, identityRefused } from '../../upstream-auth/token-exchange.js';
+import { AuthorizationCode } from '../../upstream-auth/authorization-code.js';
 import type { Caller } from '../../contracts/request-context.js';
 import type { TokenStore } from '../../contracts/token-store.js';
 import { ResponseBody } from './response-body.js';
-import { ExchangeFailure } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
 /** Node and undici error codes that mean no connection was made: the request never left. */
 const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);

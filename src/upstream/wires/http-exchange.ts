@@ -1,11 +1,11 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { isObject, parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
-import type { Abort } from '../abort.js';
+import type { Abort } from '../../timing/abort.js';
 import { headerValue, mediaType, retryAfterMs, type CallerAuth, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
-import { DeadlineTimer } from '../deadline-timer.js';
-import { INITIALIZE } from '../initialize.js';
-import type { JsonRpcConnection } from '../json-rpc-connection.js';
-import { ExchangeFailure } from '../retry-policy.js';
+import { DeadlineTimer } from '../../timing/deadline-timer.js';
+import { INITIALIZE } from '../connection/initialize.js';
+import type { JsonRpcConnection } from '../connection/json-rpc-connection.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 import { messageData, readSse } from './sse-reader.js';
 
 /** The most of a 4xx body read for the JSON-RPC error it may hold. */

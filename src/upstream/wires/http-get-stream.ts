@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { parseMessages } from '../../jsonrpc/messages.js';
-import { Abort } from '../abort.js';
-import { Backoff } from '../backoff.js';
+import { Abort } from '../../timing/abort.js';
+import { Backoff } from '../../timing/backoff.js';
 import { mediaType, type CallerAuth, type HttpEndpoint } from './http-endpoint.js';
 import { messageData, readSse } from './sse-reader.js';
 

@@ -1,15 +1,16 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
-import { Abort } from '../abort.js';
-import { Backoff, sleep } from '../backoff.js';
+import { Abort } from '../../timing/abort.js';
+import { Backoff, sleep } from '../../timing/backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
-import { INITIALIZE, INITIALIZED } from '../initialize.js';
-import { BaseUpstream } from '../base-upstream.js';
-import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import { INITIALIZE, INITIALIZED } from '../connection/initialize.js';
+import { BaseUpstream } from '../connection/base-upstream.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { isRetryable } from '../connection/retry-policy.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;

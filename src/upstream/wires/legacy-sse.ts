@@ -1,14 +1,15 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
-import { Abort } from '../abort.js';
-import { Backoff, sleep } from '../backoff.js';
+import { Abort } from '../../timing/abort.js';
+import { Backoff, sleep } from '../../timing/backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
-import { DeadlineTimer } from '../deadline-timer.js';
-import { startTimeoutMs } from '../initialize.js';
-import { BaseUpstream } from '../base-upstream.js';
-import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import { DeadlineTimer } from '../../timing/deadline-timer.js';
+import { startTimeoutMs } from '../connection/initialize.js';
+import { BaseUpstream } from '../connection/base-upstream.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { isRetryable } from '../connection/retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
 import type { CallOptions, UpstreamCall, UpstreamServerInfo } from '../../contracts/upstream.js';
 

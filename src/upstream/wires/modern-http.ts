@@ -1,24 +1,21 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage, JsonRpcNotification } from '../../jsonrpc/messages.js';
-import { Abort } from '../abort.js';
-import { Backoff, sleep } from '../backoff.js';
+import { Abort } from '../../timing/abort.js';
+import { Backoff, sleep } from '../../timing/backoff.js';
 import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallOptions, UpstreamCall } from '../../contracts/upstream.js';
-import { JsonRpcConnection } from '../json-rpc-connection.js';
-import { ExchangeFailure, isRetryable } from '../retry-policy.js';
+import { JsonRpcConnection } from '../connection/json-rpc-connection.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { isRetryable } from '../connection/retry-policy.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { MCP_NAME_PARAM } from '../../jsonrpc/meta-keys.js';
+import { headerValue } from '../connection/modern-headers.js';
 
 /** The stateless revision this wire speaks. */
 export const MODERN_REVISION = '2026-07-28';
-
-/** A header value as 2026-07-28 carries it: plain when it is visible ASCII, else the Base64 sentinel. */
-export function headerValue(value: string): string {
-  return /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(value) ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
-}
 
 /**
  * The standard headers of one 2026-07-28 request: the version, Mcp-Method, and Mcp-Name where

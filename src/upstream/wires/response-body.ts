@@ -1,5 +1,5 @@
 import type { Dispatcher } from 'undici';
-import { ExchangeFailure } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
 /** A message (or an error page) larger than this is a broken upstream, not something to buffer. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;

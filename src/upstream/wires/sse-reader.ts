@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { MAX_MESSAGE_BYTES, type ResponseBody } from './response-body.js';
-import { ExchangeFailure } from '../retry-policy.js';
+import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
 export type SseEvent = EventSourceMessage;
 

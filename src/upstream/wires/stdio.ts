@@ -5,7 +5,7 @@ import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { suppressedField, type LogThrottle } from '../../observability/log-throttle.js';
 import type { DataPathEvents } from '../../observability/events.js';
-import { BaseUpstream } from '../base-upstream.js';
+import { BaseUpstream } from '../connection/base-upstream.js';
 import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */

@@ -1,6 +1,6 @@
-import type { BreakerConfig } from '../config/schema.js';
-import { GatewayError } from '../jsonrpc/errors.js';
-import { Backoff } from './backoff.js';
+import type { BreakerConfig } from '../../config/schema.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import { Backoff } from '../../timing/backoff.js';
 
 export type CircuitState = 'closed' | 'open' | 'half-open';
 

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import type { HealthConfig } from '../config/schema.js';
-import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
-import type { DataPathEvents } from '../observability/events.js';
+import type { HealthConfig } from '../../config/schema.js';
+import { GatewayError, UpstreamRpcError } from '../../jsonrpc/errors.js';
+import type { DataPathEvents } from '../../observability/events.js';
 import type { CircuitBreaker, CircuitState, CircuitStatus } from './circuit-breaker.js';
-import type { Upstream } from '../contracts/upstream.js';
+import type { Upstream } from '../../contracts/upstream.js';
 
 /** When a half-open probe could not get through (another exchange held the slot), try again after this. */
 const HALF_OPEN_RETRY_MS = 1000;

@@ -1,5 +1,5 @@
-import { GatewayError } from '../jsonrpc/errors.js';
-import type { McpResult, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import type { McpResult, UpstreamCall, UpstreamPeer } from '../../contracts/upstream.js';
 
 interface OpenAsk {
   controller: AbortController;

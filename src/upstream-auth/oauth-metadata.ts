@@ -1,7 +1,7 @@
 import { request } from 'undici';
 import type { OAuthClientConfig } from '../config/schema.js';
 import { isObject } from '../jsonrpc/messages.js';
-import { ExchangeFailure } from './retry-policy.js';
+import { ExchangeFailure } from '../contracts/exchange-failure.js';
 
 const METADATA_TIMEOUT_MS = 10_000;
 

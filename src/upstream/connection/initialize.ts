@@ -1,6 +1,6 @@
-import { GatewayError } from '../jsonrpc/errors.js';
-import { isObject } from '../jsonrpc/messages.js';
-import type { ClientIdentity, McpResult, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import { GatewayError } from '../../jsonrpc/errors.js';
+import { isObject } from '../../jsonrpc/messages.js';
+import type { ClientIdentity, McpResult, UpstreamCall, UpstreamServerInfo } from '../../contracts/upstream.js';
 
 /** The MCP handshake's two messages: the request that opens a session, and the notification that ends the handshake. */
 export const INITIALIZE = 'initialize';

@@ -1,7 +1,7 @@
 import type { OAuthClientConfig } from '../config/schema.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { OAuthTokenEndpoint, TokenEndpointFailure } from './oauth-token-endpoint.js';
-import { ExchangeFailure } from './retry-policy.js';
+import { ExchangeFailure } from '../contracts/exchange-failure.js';
 
 /** A token whose lifetime the server did not say is renewed this often. */
 const DEFAULT_LIFETIME_S = 300;

@@ -6,7 +6,7 @@ import type { Caller } from '../contracts/request-context.js';
 import type { PendingAuthorization, StoredToken, TokenStore } from '../contracts/token-store.js';
 import { OAuthTokenEndpoint, TokenEndpointFailure } from './oauth-token-endpoint.js';
 import { UserGrantMetadata } from './oauth-metadata.js';
-import { ExchangeFailure } from './retry-policy.js';
+import { ExchangeFailure } from '../contracts/exchange-failure.js';
 import { identityRefused } from './token-exchange.js';
 
 const DEFAULT_LIFETIME_S = 300;

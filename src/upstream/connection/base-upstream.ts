@@ -1,8 +1,8 @@
 import type { Logger } from 'pino';
-import type { JsonRpcMessage } from '../jsonrpc/messages.js';
+import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
 import { initialize, type HandshakeWire } from './initialize.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
+import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
 
 /**
  * What every upstream connection shares, whatever carries its messages: the JSON-RPC

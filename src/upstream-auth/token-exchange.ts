@@ -4,7 +4,7 @@ import { isObject } from '../jsonrpc/messages.js';
 import type { Caller } from '../contracts/request-context.js';
 import type { StoredToken, TokenStore } from '../contracts/token-store.js';
 import { OAuthTokenEndpoint, TokenEndpointFailure } from './oauth-token-endpoint.js';
-import { ExchangeFailure } from './retry-policy.js';
+import { ExchangeFailure } from '../contracts/exchange-failure.js';
 
 const TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:';
 const DEFAULT_LIFETIME_S = 300;

@@ -1,4 +1,4 @@
-import { GatewayError, UpstreamRpcError, errorObject, toErrorObject } from '../jsonrpc/errors.js';
+import { GatewayError, UpstreamRpcError, errorObject, toErrorObject } from '../../jsonrpc/errors.js';
 import {
   classify,
   isObject,
@@ -6,8 +6,8 @@ import {
   type JsonRpcMessage,
   type JsonRpcNotification,
   type JsonRpcRequest,
-} from '../jsonrpc/messages.js';
-import type { CallOptions, McpResult, UpstreamCall } from '../contracts/upstream.js';
+} from '../../jsonrpc/messages.js';
+import type { CallOptions, McpResult, UpstreamCall } from '../../contracts/upstream.js';
 
 type ProgressToken = string | number;
 

@@ -1,8 +1,9 @@
 /** The circuit breaker and the retry policy of remote upstreams, on their own. */
 import { describe, expect, it } from 'vitest';
-import { GatewayError } from '../../src/jsonrpc/errors.js';
-import { CircuitBreaker, type CircuitState } from '../../src/upstream/circuit-breaker.js';
-import { ExchangeFailure, isRetryable } from '../../src/upstream/retry-policy.js';
+import { GatewayError } from '../../../src/jsonrpc/errors.js';
+import { CircuitBreaker, type CircuitState } from '../../../src/upstream/connection/circuit-breaker.js';
+import { ExchangeFailure } from '../../../src/contracts/exchange-failure.js';
+import { isRetryable } from '../../../src/upstream/connection/retry-policy.js';
 
 function breaker(failureThreshold = 3): { b: CircuitBreaker; states: CircuitState[] } {
   const b = new CircuitBreaker('up', { failureThreshold, openMs: 40, maxOpenMs: 80 });
