@@ -157,7 +157,9 @@ export abstract class WorkerSetBase {
     let inFlight = 0;
     for (const w of this.members()) {
       workers++;
-      if (w.ready) ready++;
+      if (!w.ready) continue;
+      ready++;
+      // Only ready workers carry calls: a starting one's initialize is not a call in flight.
       inFlight += w.upstream.inFlight;
     }
     let state: PoolState;
