@@ -4,10 +4,15 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.tools/**', 'load/**', 'examples/**', 'test/**', 'scripts/**', 'helm/**'] },
+  {
+    ignores: ['dist/**', 'node_modules/**', '.tools/**', 'load/**', 'examples/**', 'test/**', 'scripts/**', 'helm/**'],
+  },
   {
     files: ['src/**/*.ts'],
-    languageOptions: { parser: tseslint.parser, parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
     plugins: { '@typescript-eslint': tseslint.plugin },
     linterOptions: { reportUnusedDisableDirectives: 'error' },
     rules: {

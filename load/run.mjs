@@ -48,7 +48,28 @@ import { withBeforeTwins } from './scenarios/before.mjs';
  */
 
 /** In run order: baselines first, so the ratios have something to compare with. */
-const ALL = withBeforeTwins([bareFastify, relayFloor, upstreamDirect, callJsonUnchecked, callJson, callStateless, callRedis, callHttp, callTraced, callPerSession, poolSweep, callSse, callWebSocket, callLegacySse, clusterScenario, sessionChurn, hostileMix, peers, idleSessions, tasksMemory]);
+const ALL = withBeforeTwins([
+  bareFastify,
+  relayFloor,
+  upstreamDirect,
+  callJsonUnchecked,
+  callJson,
+  callStateless,
+  callRedis,
+  callHttp,
+  callTraced,
+  callPerSession,
+  poolSweep,
+  callSse,
+  callWebSocket,
+  callLegacySse,
+  clusterScenario,
+  sessionChurn,
+  hostileMix,
+  peers,
+  idleSessions,
+  tasksMemory,
+]);
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {
@@ -119,7 +140,8 @@ async function main() {
     return 2;
   }
   // A `@before` twin comes with the scenario it repeats.
-  const selected = args.length === 0 ? ALL : ALL.filter((s) => args.includes(s.name) || args.includes(s.name.replace(/@before$/, '')));
+  const selected =
+    args.length === 0 ? ALL : ALL.filter((s) => args.includes(s.name) || args.includes(s.name.replace(/@before$/, '')));
 
   /** @type {Context} */
   const ctx = {
@@ -142,11 +164,20 @@ async function main() {
     startedAt: started.toISOString(),
     command,
     machine: machine(),
-    settings: { duration: ctx.duration, warmup: ctx.warmup, connections: ctx.connections, sessions: ctx.sessions, pool: poolLabel(DEFAULT_POOL), rounds },
+    settings: {
+      duration: ctx.duration,
+      warmup: ctx.warmup,
+      connections: ctx.connections,
+      sessions: ctx.sessions,
+      pool: poolLabel(DEFAULT_POOL),
+      rounds,
+    },
     cpuProfile: process.env.BENCH_CPU_PROF,
     tookSeconds: 0,
   };
-  log(`${selected.map((s) => s.name).join(', ')}: ${ctx.duration} s per measurement, ${ctx.warmup} s warm-up, c=${ctx.connections}, ${rounds} round(s)`);
+  log(
+    `${selected.map((s) => s.name).join(', ')}: ${ctx.duration} s per measurement, ${ctx.warmup} s warm-up, c=${ctx.connections}, ${rounds} round(s)`,
+  );
 
   /** @type {Record<string, any>[]} */
   const rows = [];
@@ -155,7 +186,8 @@ async function main() {
   // Round after round of the whole selection, so that a slow spell of the machine lands on
   // every scenario alike rather than on one; memory and sweep scenarios run in the first only.
   const plan = [];
-  for (let round = 1; round <= rounds; round++) for (const s of selected) if (round === 1 || !('once' in s && s.once)) plan.push({ s, round });
+  for (let round = 1; round <= rounds; round++)
+    for (const s of selected) if (round === 1 || !('once' in s && s.once)) plan.push({ s, round });
   for (const { s, round } of plan) {
     if (interrupted) break;
     log(`— ${s.name}${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}: ${s.description}`);
@@ -171,7 +203,10 @@ async function main() {
             `  ${r.tasks.accepted}/${r.tasks.requested} tasks accepted in ${r.tasks.createTookMs} ms, ${Math.round(r.tasks.perTaskBytes)} B/task gateway RSS, ` +
               `sampled status ${JSON.stringify(r.tasks.sampleStatus)}, ${r.tasks.cancelAcked} cancels acked`,
           );
-        else if (r.idle) log(`  ${Math.round(r.idle.perSessionBytes)} B/session, ${Math.round(r.idle.perStreamBytes)} B/stream, RSS ${r.idle.returnPct.toFixed(1)} % vs baseline after close`);
+        else if (r.idle)
+          log(
+            `  ${Math.round(r.idle.perSessionBytes)} B/session, ${Math.round(r.idle.perStreamBytes)} B/stream, RSS ${r.idle.returnPct.toFixed(1)} % vs baseline after close`,
+          );
         else
           log(
             `  ${r.target} ${r.variant ?? ''}: ${Math.round(r.reqPerSec)} req/s, p99 ${r.latencyMs.p99} ms, bad ${r.bad}` +
@@ -200,7 +235,9 @@ async function main() {
   const dir = join(ROOT, 'load/results');
   const { md, json } = writeReport(dir, unusedName(dir, `${meta.date}${partial}${profiled}`), { rows, meta, failures });
   process.stdout.write(`\n${textTable(rows)}\n\n`);
-  process.stdout.write(`err/non2xx/bad = connection errors+timeouts / non-2xx / replies failing the check. ×bare, ×peer: req/s ratios.\n`);
+  process.stdout.write(
+    `err/non2xx/bad = connection errors+timeouts / non-2xx / replies failing the check. ×bare, ×peer: req/s ratios.\n`,
+  );
   process.stdout.write(`report: ${md}\n        ${json}\n`);
 
   await stopAll();

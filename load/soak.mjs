@@ -34,7 +34,8 @@ const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
 const MAX_SECONDS = Number(process.env.SOAK_MAX_SECONDS ?? 1500);
 const WARMUP_PCT = Number(process.env.SOAK_WARMUP_PCT ?? 10);
 const FLAT_PCT = 10;
-const VECTOR_NAMES = process.env.SOAK_HOSTILE === 'none' ? [] : (process.env.SOAK_HOSTILE?.split(',') ?? Object.keys(VECTORS));
+const VECTOR_NAMES =
+  process.env.SOAK_HOSTILE === 'none' ? [] : (process.env.SOAK_HOSTILE?.split(',') ?? Object.keys(VECTORS));
 const STORE = process.env.SOAK_STORE ?? 'redis';
 
 const log = (/** @type {string} */ msg) => process.stderr.write(`soak: ${msg}\n`);
@@ -42,9 +43,22 @@ const log = (/** @type {string} */ msg) => process.stderr.write(`soak: ${msg}\n`
 /** The hostile tenth, in turn. */
 const HOSTILE = [
   (/** @type {number} */ id) => JSON.stringify({ jsonrpc: '2.0', id, method: `invented/${id}/${'x'.repeat(64)}` }),
-  (/** @type {number} */ id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x' }, _meta: 'x' } }),
-  (/** @type {number} */ id) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 'one', b: 2 } } }),
-  (/** @type {number} */ id) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo__echo","arguments":{"text":"x","deep":${'['.repeat(200)}${']'.repeat(200)}}}}`,
+  (/** @type {number} */ id) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__echo', arguments: { text: 'x' }, _meta: 'x' },
+    }),
+  (/** @type {number} */ id) =>
+    JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__add', arguments: { a: 'one', b: 2 } },
+    }),
+  (/** @type {number} */ id) =>
+    `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"echo__echo","arguments":{"text":"x","deep":${'['.repeat(200)}${']'.repeat(200)}}}}`,
 ];
 
 async function main() {
@@ -65,7 +79,8 @@ async function main() {
     const started = Date.now();
     sampler = setInterval(() => {
       samples.push({ t: (Date.now() - started) / 1000, requests: done, rssKb: rssKb(gw.pid) });
-      if (samples.length % 10 === 0) log(`${samples.length} s: ${done} requests, RSS ${(rssKb(gw.pid) / 1024).toFixed(0)} MB`);
+      if (samples.length % 10 === 0)
+        log(`${samples.length} s: ${done} requests, RSS ${(rssKb(gw.pid) / 1024).toFixed(0)} MB`);
     }, 1000);
     log(`gateway pid ${gw.pid}: ${CALLS} requests at c=${CONNECTIONS}, at most ${MAX_SECONDS} s`);
     const instance = autocannon({
@@ -81,10 +96,15 @@ async function main() {
           setupRequest: (/** @type {any} */ req) => {
             const n = id++;
             const sid = /** @type {string} */ (sids[k++ % sids.length]);
-            if (n % 10 !== 0) return { ...req, headers: sessionHeaders(sid), body: toolsCallBody(n, 'echo__echo', { text: 'soak' }) };
+            if (n % 10 !== 0)
+              return { ...req, headers: sessionHeaders(sid), body: toolsCallBody(n, 'echo__echo', { text: 'soak' }) };
             const hostile = (n / 10) % (HOSTILE.length + 1);
             const headers = hostile === HOSTILE.length ? sessionHeaders(`forged-${n}`) : sessionHeaders(sid);
-            return { ...req, headers, body: hostile === HOSTILE.length ? toolsCallBody(n, 'echo__echo', { text: 'x' }) : HOSTILE[hostile](n) };
+            return {
+              ...req,
+              headers,
+              body: hostile === HOSTILE.length ? toolsCallBody(n, 'echo__echo', { text: 'x' }) : HOSTILE[hostile](n),
+            };
           },
           onResponse: (/** @type {number} */ status, /** @type {string} */ body) => {
             done++;
@@ -174,9 +194,16 @@ function report({ result, samples, counts, tallies, cutOff, seriesCount, seconds
     '',
     '| vector | replies | typed | untyped | first untyped |',
     '|---|---|---|---|---|',
-    ...Object.entries(tallies).map(([n, t]) => `| ${n} | ${t.sent} | ${t.typed} | ${t.untyped} | ${(t.samples[0] ?? '').replace(/[|\n]/g, ' ').slice(0, 120)} |`),
+    ...Object.entries(tallies).map(
+      ([n, t]) =>
+        `| ${n} | ${t.sent} | ${t.typed} | ${t.untyped} | ${(t.samples[0] ?? '').replace(/[|\n]/g, ' ').slice(0, 120)} |`,
+    ),
     '',
-    `Streams the gateway cut off (mcpgw_streams_cut_off_total): ${Object.entries(cutOff).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}.`,
+    `Streams the gateway cut off (mcpgw_streams_cut_off_total): ${
+      Object.entries(cutOff)
+        .map(([k, n]) => `${k} ${n}`)
+        .join(', ') || 'none'
+    }.`,
     '',
     `Gateway RSS after warm-up (${WARMUP_PCT} % of the requests): ${mb(base)} MB; peak after it ${mb(peak)} MB (${summary.peakPct} % over the first reading); at the end ${mb(end)} MB.`,
     `Median of the last fifth of the readings over that of the first fifth (${mb(firstMedian)} MB → ${mb(lastMedian)} MB): **${summary.growthPct} %** (flat means at most ${FLAT_PCT} %): **${flat ? 'flat' : 'NOT flat'}**.`,
@@ -184,7 +211,9 @@ function report({ result, samples, counts, tallies, cutOff, seriesCount, seconds
     '',
     '| s | requests | RSS MB |',
     '|---|---|---|',
-    ...samples.filter((_, i) => i % 10 === 0 || i === samples.length - 1).map((s) => `| ${s.t.toFixed(0)} | ${s.requests} | ${mb(s.rssKb)} |`),
+    ...samples
+      .filter((_, i) => i % 10 === 0 || i === samples.length - 1)
+      .map((s) => `| ${s.t.toFixed(0)} | ${s.requests} | ${mb(s.rssKb)} |`),
     '',
   ].join('\n');
   writeFileSync(join(dir, `${day}-soak.md`), md);

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The shape rules of src/, checked from the code itself (run in CI by .ci/run):
-//   - no file over MAX_FILE_LINES lines, no function over MAX_FUNCTION_LINES lines;
+//   - no file over MAX_FILE_LINES lines, no function over MAX_FUNCTION_LINES lines, no line over
+//     MAX_LINE_CHARS characters (Prettier's print width; what it cannot break is broken by hand);
 //   - imports between folders follow the layer order below: a folder imports only from folders
 //     below it, and from the ones every layer may use (so there is no cycle between folders).
 //   - folders named APART do not import each other, though the layer order would let one do so;
@@ -14,6 +15,7 @@ import ts from 'typescript';
 
 const MAX_FILE_LINES = 400;
 const MAX_FUNCTION_LINES = 100;
+const MAX_LINE_CHARS = 120;
 
 /** Top to bottom: each folder may import the folders after it. `.` is src/ itself (main.ts, app.ts). */
 const LAYERS = [
@@ -119,17 +121,26 @@ for (const file of tsFiles(root)) {
   const lines = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
   if (lines > longestFile.lines) longestFile = { lines, where: rel };
   if (lines > MAX_FILE_LINES) breaches.push(`${rel}: ${lines} lines (at most ${MAX_FILE_LINES})`);
+  text.split('\n').forEach((line, i) => {
+    if (line.length > MAX_LINE_CHARS)
+      breaches.push(`${rel}:${i + 1}: ${line.length} characters (at most ${MAX_LINE_CHARS})`);
+  });
 
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
   const from = folderOf(file);
   /** @param {ts.Node} node */
   const visit = (node) => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       const spec = node.moduleSpecifier.text;
       if (spec.startsWith('.')) {
         const target = resolve(dirname(file), spec);
         const to = folderOf(target);
-        if (!allowed(from, to)) breaches.push(`${rel}: imports ${spec} (${from === '.' ? 'src' : from}/ may not import ${to}/)`);
+        if (!allowed(from, to))
+          breaches.push(`${rel}: imports ${spec} (${from === '.' ? 'src' : from}/ may not import ${to}/)`);
         const fence = fenceBroken(file, target);
         if (fence) breaches.push(`${rel}: imports ${spec} (${fence})`);
       }

@@ -49,7 +49,14 @@ function rows(node, path, top, required, out, upstreamKey) {
   if (object?.properties) {
     for (const [key, sub] of Object.entries(object.properties)) {
       const child = path ? `${path}.${key}` : key;
-      rows(sub, child, top ?? key, (object.required ?? []).includes(key), out, upstreamKey === null ? key : upstreamKey);
+      rows(
+        sub,
+        child,
+        top ?? key,
+        (object.required ?? []).includes(key),
+        out,
+        upstreamKey === null ? key : upstreamKey,
+      );
     }
   }
   const map = node.additionalProperties;
@@ -78,7 +85,9 @@ function cellText(text) {
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(/\|/g, '\\|')
-    .replace(/(^|[^A-Za-z0-9])([*_])|([*_])(?=[^A-Za-z0-9]|$)/g, (m, before, a, b) => (a ? `${before}\\${a}` : `\\${b}`));
+    .replace(/(^|[^A-Za-z0-9])([*_])|([*_])(?=[^A-Za-z0-9]|$)/g, (m, before, a, b) =>
+      a ? `${before}\\${a}` : `\\${b}`,
+    );
 }
 
 /** A value in a code span (pipes escaped: GFM tables split on them even there). */
@@ -203,7 +212,9 @@ function table(list, inputs) {
   for (const row of list) {
     const type = `${typeOf(row.node)}${row.required ? ', **required**' : ''}`;
     const description = row.node.description ? cellText(row.node.description) : '';
-    lines.push(`| ${code(row.path)} | ${type} | ${defaultOf(row, inputs.codeDefaults)} | ${reloadOf(row, inputs)} | ${description} |`);
+    lines.push(
+      `| ${code(row.path)} | ${type} | ${defaultOf(row, inputs.codeDefaults)} | ${reloadOf(row, inputs)} | ${description} |`,
+    );
   }
   return lines.join('\n');
 }
@@ -212,14 +223,29 @@ function table(list, inputs) {
 function upstreamSection(node, inputs) {
   const items = node.items;
   const branches = items.oneOf.map((branch) => {
-    const list = rows({ ...branch, properties: { ...branch.properties } }, 'upstreams[]', 'upstreams', false, [], null).slice(1);
+    const list = rows(
+      { ...branch, properties: { ...branch.properties } },
+      'upstreams[]',
+      'upstreams',
+      false,
+      [],
+      null,
+    ).slice(1);
     const transport = branch.properties.transport;
     return { label: [transport.const ?? transport.enum].flat(), list };
   });
   const key = (r) => JSON.stringify([r.path, r.node, r.required]);
-  const common = branches[0].list.filter((r) => r.path !== 'upstreams[].transport' && branches.every((b) => b.list.some((o) => key(o) === key(r))));
+  const common = branches[0].list.filter(
+    (r) => r.path !== 'upstreams[].transport' && branches.every((b) => b.list.some((o) => key(o) === key(r))),
+  );
   const commonKeys = new Set(common.map(key));
-  const transport = { path: 'upstreams[].transport', node: items.properties.transport, required: true, top: 'upstreams', upstreamKey: 'transport' };
+  const transport = {
+    path: 'upstreams[].transport',
+    node: items.properties.transport,
+    required: true,
+    top: 'upstreams',
+    upstreamKey: 'transport',
+  };
   const parts = ['#### Every transport', '', table([transport, ...common], inputs)];
   for (const b of branches) {
     const own = b.list.filter((r) => r.path !== 'upstreams[].transport' && !commonKeys.has(key(r)));
@@ -258,7 +284,9 @@ function glance(schema, codeDefaults) {
         out.push(line(indent, off, `${key}:`));
         for (const branch of sub.items.oneOf) {
           const t = branch.properties.transport;
-          out.push(line(indent + 2, off, `- transport: ${t.const ?? `${t.enum[0]}  # or ${t.enum.slice(1).join(', ')}`}`));
+          out.push(
+            line(indent + 2, off, `- transport: ${t.const ?? `${t.enum[0]}  # or ${t.enum.slice(1).join(', ')}`}`),
+          );
           const rest = Object.fromEntries(Object.entries(branch.properties).filter(([k]) => k !== 'transport'));
           emit({ properties: rest, required: branch.required }, indent + 4, 'upstreams[]', off);
         }
@@ -278,11 +306,26 @@ function glance(schema, codeDefaults) {
 /** @param {ReturnType<typeof inputsFrom>} inputs */
 export function renderConfigurationMd(inputs) {
   const { schema } = inputs;
-  const missing = rows(schema, '', undefined, false, []).filter((r) => !r.node.description).map((r) => r.path);
-  const upstreamRows = schema.properties.upstreams.items.oneOf.flatMap((b) => rows(b, 'upstreams[]', 'upstreams', false, []).slice(1));
+  const missing = rows(schema, '', undefined, false, [])
+    .filter((r) => !r.node.description)
+    .map((r) => r.path);
+  const upstreamRows = schema.properties.upstreams.items.oneOf.flatMap((b) =>
+    rows(b, 'upstreams[]', 'upstreams', false, []).slice(1),
+  );
   missing.push(...upstreamRows.filter((r) => !r.node.description).map((r) => r.path));
-  if (missing.length > 0) throw new Error(`config keys without a description in the schema: ${[...new Set(missing)].join(', ')}`);
-  const parts = [INTRO, '## All keys at a glance', '', 'Every default; keys without one are commented out.', '', '```yaml', glance(schema, inputs.codeDefaults), '```', ''];
+  if (missing.length > 0)
+    throw new Error(`config keys without a description in the schema: ${[...new Set(missing)].join(', ')}`);
+  const parts = [
+    INTRO,
+    '## All keys at a glance',
+    '',
+    'Every default; keys without one are commented out.',
+    '',
+    '```yaml',
+    glance(schema, inputs.codeDefaults),
+    '```',
+    '',
+  ];
   parts.push('## Keys', '');
   for (const [key, node] of Object.entries(schema.properties)) {
     parts.push(`### \`${key}\``, '');
@@ -299,9 +342,15 @@ export function renderConfigurationMd(inputs) {
     parts.push(cellText(node.description).replace(/\\\|/g, '|'), '');
     // The section's own row only where its type says more than "object" (legacySse: false or an object).
     const [own, ...keys] = list;
-    parts.push(table(node.type === 'object' ? keys : [{ ...own, node: { ...own.node, description: '' } }, ...keys], inputs), '');
+    parts.push(
+      table(node.type === 'object' ? keys : [{ ...own, node: { ...own.node, description: '' } }, ...keys], inputs),
+      '',
+    );
   }
-  return `${parts.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${parts
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
 // --- the JSON Schema for editors ---------------------------------------------------------------
@@ -318,7 +367,10 @@ export function renderJsonSchema(inputs) {
     const out = {};
     for (const [k, v] of Object.entries(node)) {
       if (k === 'discriminator' || k === 'nullable') continue;
-      if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v).map(([name, sub]) => [name, convert(sub, path ? `${path}.${name}` : name)]));
+      if (k === 'properties')
+        out[k] = Object.fromEntries(
+          Object.entries(v).map(([name, sub]) => [name, convert(sub, path ? `${path}.${name}` : name)]),
+        );
       else if (k === 'items') out[k] = convert(v, `${path}[]`);
       else out[k] = convert(v, path);
     }
@@ -367,7 +419,11 @@ async function main(argv) {
       throw new Error(`cannot load dist/config/${name} (run npm run build first): ${err.message}`);
     }
   };
-  const inputs = inputsFrom({ schema: await load('schema.js'), server: await load('server.js'), diff: await load('diff.js') });
+  const inputs = inputsFrom({
+    schema: await load('schema.js'),
+    server: await load('server.js'),
+    diff: await load('diff.js'),
+  });
   if (check) {
     const stale = staleFiles(inputs);
     for (const path of stale) process.stderr.write(`docs: ${path} is stale: run npm run docs\n`);

@@ -2,17 +2,13 @@ import { GATEWAY_VERSION } from './version.js';
 import { type FastifyInstance } from 'fastify';
 import type { GatewayConfig, ServerEntryConfig } from './config/schema.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
-import { ResourceUris } from './gateway/resource-uris.js';
-import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import { ConfigStatus } from './config/reload-state.js';
 import { closeSideStores, createSideStores, createStore, sideStoresReady, withinStartDeadline } from './stores.js';
 import { withSideConnections } from './stores.js';
 import type { SideStores } from './stores.js';
-import { LiveTaskSettings, namesTaskTools } from './config/tasks.js';
-import { TaskPassThrough } from './gateway/task-pass-through.js';
-import type { TaskStore } from './contracts/task-store.js';
 import { createHttp } from './http-app.js';
+import { createVirtualServer } from './gateway-parts.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
 import { createLogger, type Logger } from './observability/logger.js';
@@ -26,14 +22,12 @@ import type { SessionStore } from './session/session-store.js';
 import { ListenStreams } from './modern/listen-streams.js';
 import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
-import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
+import type { UpstreamGroup } from './upstream/group.js';
 import type { ClientIdentity } from './contracts/upstream.js';
 import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } from './reloader.js';
 import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
-import { PROBE_CAPABILITIES } from './gateway/capability-catalogs.js';
-import { NotificationEvents } from './gateway/request-events.js';
 import type { Connections } from './transport/connections.js';
 
 export { GATEWAY_VERSION };
@@ -91,92 +85,6 @@ const GATEWAY_IDENTITY: ClientIdentity = {
   protocolVersion: LATEST_VERSION,
 };
 
-/** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
-function createVirtualServer(config: GatewayConfig, identity: ClientIdentity, replication: Replication, store: SessionStore, log: Logger, diagnostics: DataPathEvents, side: SideStores) {
-  const { spentStates, tokens, tasks } = side;
-  // The upstreams' peers call back into the server and router, which need the upstreams first.
-  let server: VirtualServer | undefined;
-  let router: PerSessionRouter | undefined;
-  const peers: UpstreamPeers = {
-    shared: (upstream) => server!.sharedPeer(upstream),
-    perSession: (upstream, scope) => router!.peer(upstream, scope),
-  };
-  const group = new UpstreamGroup(config.upstreams, {
-    identity,
-    peers,
-    memoryFor: (upstream, scope) => upstreamSessionMemory(store, upstream, scope, log),
-    ...(tokens ? { tokens } : {}),
-    logRepeatMs: config.logRepeatMs,
-    log,
-    diagnostics,
-  });
-  const uris = new ResourceUris(group.upstreams);
-  const notifications = new NotificationEvents(diagnostics, (u) => group.upstreams.get(u)?.networkTransport ?? 'pipe');
-  const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
-  const settings = new LiveTaskSettings(config.tasks, config.upstreams);
-  router = new PerSessionRouter({
-    upstreams: group.perSession(),
-    bus: replication.bus,
-    owners: replication.owners,
-    log,
-    onListChanged: (upstream, method, scope) => server?.listChanged(upstream, method, scope),
-    exposeNotification: (upstream, n) => passThrough.rewrite(upstream, uris.notification(upstream, n)),
-    notifications,
-    inputWaitMs: config.stateless.inputTimeoutMs,
-    workerStartsPerMinute: config.limits.workerStartsPerMinute,
-  });
-  server = new VirtualServer({
-    upstreams: group.upstreams,
-    perSession: router,
-    bus: replication.bus,
-    // A probe of a per-session upstream offers every client capability, so no tool stays hidden.
-    probeIdentity: { ...identity, capabilities: PROBE_CAPABILITIES },
-    serverInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
-    pageSize: config.pagination.pageSize,
-    caching: config.stateless,
-    log,
-    diagnostics,
-    servers: config.servers,
-    spentStates,
-    ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
-    passThrough,
-    notifications,
-  });
-  return { server, router, group, liveTasks: liveTasks(settings, tasks !== undefined) };
-}
-
-type Replication = ReturnType<typeof createReplication>;
-
-/** Tasks as `upstreams[].tasks` and `tasks:` say (live: a reload changes them in place); a dead runner is known by its heartbeat in the owner registry. */
-function taskOptions(settings: LiveTaskSettings, store: TaskStore, replication: Replication, config: GatewayConfig, log: Logger) {
-  const { owners } = replication;
-  return {
-    store,
-    replicaId: owners.replicaId,
-    bus: replication.bus,
-    isAlive: (id: string) => owners.isAlive(id),
-    limits: settings.limits,
-    support: (upstream: string, tool: string) => settings.support(upstream, tool),
-    pageSize: config.pagination.pageSize,
-    log,
-  };
-}
-
-/**
- * What a reload changes of tasks: `tasks:` and `upstreams[].tasks` at once where a task engine
- * runs; without one (no upstream named task tools at start) they wait for a restart.
- */
-function liveTasks(settings: LiveTaskSettings, engine: boolean) {
-  return {
-    restartOnly: (next: GatewayConfig, diff: ConfigDiff): string[] => {
-      if (engine) return [];
-      const keys = namesTaskTools(next.upstreams) ? ['upstreams[].tasks (no task engine: no upstream named task tools at start)'] : [];
-      return [...keys, ...diff.tasks];
-    },
-    apply: (next: GatewayConfig): string[] => (engine && settings.apply(next.tasks, next.upstreams) ? ['notifications/tools/list_changed'] : []),
-  };
-}
-
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
 async function startParts(
   target: RedisTarget | undefined,
@@ -198,7 +106,13 @@ async function startParts(
 }
 
 /** Where SSE events of sessions go: written, recorded for resumption, relayed between replicas. */
-function createSessionStreams(config: GatewayConfig, events: EventStore, bus: Bus, diagnostics: DataPathEvents, log: Logger): SessionStreams {
+function createSessionStreams(
+  config: GatewayConfig,
+  events: EventStore,
+  bus: Bus,
+  diagnostics: DataPathEvents,
+  log: Logger,
+): SessionStreams {
   return new SessionStreams({
     keepAliveMs: config.sse.keepAliveMs,
     services: new StreamServices({ events, bus, retryMs: config.resumability.retryMs, diagnostics, log }),
@@ -209,7 +123,13 @@ function createSessionStreams(config: GatewayConfig, events: EventStore, bus: Bu
 }
 
 /** The gauges read at scrape time from the parts that know them. */
-function gaugeParts(metrics: Metrics, store: SessionStore, storeStatus: (() => RedisStoreStatus) | undefined, group: UpstreamGroup, router: PerSessionRouter): void {
+function gaugeParts(
+  metrics: Metrics,
+  store: SessionStore,
+  storeStatus: (() => RedisStoreStatus) | undefined,
+  group: UpstreamGroup,
+  router: PerSessionRouter,
+): void {
   metrics.countSessions = () => store.size();
   if (storeStatus) metrics.observeStore(storeStatus);
   metrics.upstreamStates = () => group.status();
@@ -219,7 +139,8 @@ function gaugeParts(metrics: Metrics, store: SessionStore, storeStatus: (() => R
 /** A reload's virtual servers: what it could not apply live is said, not lost. */
 function reportServers({ warnings, needsRestart }: { warnings: string[]; needsRestart: string[] }, log: Logger): void {
   for (const w of warnings) log.warn({ warning: w }, 'reload: servers');
-  if (needsRestart.length > 0) log.warn({ paths: needsRestart }, 'reload: these virtual servers have no route yet and are served after a restart');
+  if (needsRestart.length > 0)
+    log.warn({ paths: needsRestart }, 'reload: these virtual servers have no route yet and are served after a restart');
 }
 
 /** A list_changed to every client here: SSE GET streams, 2026-07-28 listen streams, WebSocket and legacy sessions. */
@@ -248,6 +169,55 @@ async function drain(active: () => number, ms: number): Promise<void> {
   while (active() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
 }
 
+/** A reload's sections applied live: `servers` (replaced whole; setServers sends its own list_changed), `tasks`. */
+function applySections(
+  next: GatewayConfig,
+  diff: ConfigDiff,
+  setServers: (servers: readonly ServerEntryConfig[]) => { warnings: string[]; needsRestart: string[] },
+  tasksReload: { apply(next: GatewayConfig): string[] },
+  log: Logger,
+): string[] {
+  if (diff.servers) reportServers(setServers(next.servers), log);
+  return tasksReload.apply(next);
+}
+
+/** The shutdown steps, in order: drain (up to shutdown.drainMs), then each part, tracing last. */
+function shutdownSteps(
+  p: {
+    app: FastifyInstance;
+    server: VirtualServer;
+    group: UpstreamGroup;
+    replication: { close(): unknown };
+    store: SessionStore;
+    side: SideStores;
+    reloader: Reloader;
+    transport: { readonly activeReplies: number };
+    connections: Connections | undefined;
+  },
+  state: { draining: boolean },
+  config: GatewayConfig,
+  unsubscribe: () => unknown,
+  stopTracing: (() => unknown) | undefined,
+): Array<() => unknown> {
+  return [
+    async () => {
+      state.draining = true;
+      p.reloader.close();
+      // POST replies, and requests on WebSocket and legacy HTTP+SSE sessions.
+      await drain(() => p.transport.activeReplies + (p.connections?.activeRequests ?? 0), config.shutdown.drainMs);
+    },
+    () => p.server.close(),
+    () => p.group.close(),
+    () => p.replication.close(),
+    () => p.app.close(),
+    () => p.store.close(),
+    ...closeSideStores(p.side),
+    unsubscribe,
+    // Last: the spans of the requests that just drained are flushed to the collector.
+    () => stopTracing?.(),
+  ];
+}
+
 /**
  * Builds the whole gateway without starting anything: the app can listen at once (health
  * answers, /readyz and MCP requests say "starting") while `start()` brings up the upstreams.
@@ -265,18 +235,36 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const side = createSideStores(config, log);
   const { events } = side;
   const storeStatus = created.status && withSideConnections(created.status, side);
-  const { server, router, group, liveTasks: tasksReload } = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
+  const built = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
+  const { server, router, group, liveTasks: tasksReload } = built;
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
   const configStatus = new ConfigStatus();
   const required = new Set(config.upstreams.filter((u) => u.required).map((u) => u.name));
   const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
-  const { app, transport, unsubscribe: unsubscribeHttp, connections } = await createHttp({
-    config, log, metrics, diagnostics, server, store, bus: replication.bus, storeStatus, streams, listens, required, intake, configStatus,
-    upstreamStatus: () => group.status(), isDraining: () => state.draining, isReady: () => state.ready, inputChains: () => router.chains, tokens: side.tokens,
+  const http = await createHttp({
+    config,
+    log,
+    metrics,
+    diagnostics,
+    server,
+    store,
+    bus: replication.bus,
+    storeStatus,
+    streams,
+    listens,
+    required,
+    intake,
+    configStatus,
+    upstreamStatus: () => group.status(),
+    isDraining: () => state.draining,
+    isReady: () => state.ready,
+    inputChains: () => router.chains,
+    tokens: side.tokens,
     upstreams: () => reloader.config.upstreams,
   });
+  const { app, transport, unsubscribe: unsubscribeHttp, connections } = http;
   // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
   const routed = new Set(server.serverPaths);
   gaugeParts(metrics, store, storeStatus, group, router);
@@ -286,14 +274,11 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     const warnings = server.setServers(servers);
     return { warnings, needsRestart: server.serverPaths.filter((p) => !routed.has(p)) };
   };
+  const setTransportLimits = transport.setLimits.bind(transport);
   const targets = {
-    ...{ group, server, intake, required, announce, setTransportLimits: transport.setLimits.bind(transport) },
+    ...{ group, server, intake, required, announce, setTransportLimits },
     ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined },
-    applySections: (next: GatewayConfig, diff: ConfigDiff): string[] => {
-      // Replaced whole; setServers sends its own list_changed.
-      if (diff.servers) reportServers(setServers(next.servers), log);
-      return tasksReload.apply(next);
-    },
+    applySections: (next: GatewayConfig, diff: ConfigDiff) => applySections(next, diff, setServers, tasksReload, log),
   };
   const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
   configStatus.enableReload();
@@ -305,24 +290,10 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     return starting;
   };
   let closing: Promise<void> | undefined;
+  const parts = { app, server, group, replication, store, side, reloader, transport, connections };
+  const unsubscribeAll = () => [unsubscribe(), unsubscribeHttp()];
   const close = () => {
-    closing ??= closeInOrder([
-      async () => {
-        state.draining = true;
-        reloader.close();
-        // POST replies, and requests on WebSocket and legacy HTTP+SSE sessions.
-        await drain(() => transport.activeReplies + (connections?.activeRequests ?? 0), config.shutdown.drainMs);
-      },
-      () => server.close(),
-      () => group.close(),
-      () => replication.close(),
-      () => app.close(),
-      () => store.close(),
-      ...closeSideStores(side),
-      () => [unsubscribe(), unsubscribeHttp()],
-      // Last: the spans of the requests that just drained are flushed to the collector.
-      () => stopTracing?.(),
-    ], log);
+    closing ??= closeInOrder(shutdownSteps(parts, state, config, unsubscribeAll, stopTracing), log);
     return closing;
   };
   const reload = async (trigger: ReloadTrigger = 'api'): Promise<ReloadResult> => {

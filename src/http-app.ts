@@ -67,11 +67,9 @@ export interface HttpApp {
   connections: Connections | undefined;
 }
 
-/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
-export async function createHttp(parts: HttpParts): Promise<HttpApp> {
-  const { config, log, metrics, diagnostics } = parts;
-  const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
-  const app = Fastify({
+/** Fastify's own options: the logger, body limit, request ids, server limits and framework errors. */
+function fastifyOptions({ config, log, diagnostics }: HttpParts) {
+  return {
     loggerInstance: log as FastifyBaseLogger,
     // One log line per request costs more than the request itself on the fast path.
     logController: new LogController({ disableRequestLogging: true }),
@@ -82,7 +80,14 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
     ...requestIdOptions(),
     ...serverOptions(config.server, diagnostics, log),
     frameworkErrors: frameworkErrors(diagnostics, config.limits.bodyBytes),
-  });
+  };
+}
+
+/** The Fastify app: server limits, CORS, health, OAuth metadata and the MCP endpoint. Nothing listens yet. */
+export async function createHttp(parts: HttpParts): Promise<HttpApp> {
+  const { config, log, metrics, diagnostics } = parts;
+  const isAllowedOrigin = createOriginCheck(config.security.allowedOrigins);
+  const app = Fastify(fastifyOptions(parts));
   // First: every route's reply carries the request id, and every request gets its access line.
   const unsubscribe = registerAccessLog(app, diagnostics.gateway, log);
   capConnections(app.server, config.server.maxConnections, diagnostics, log);
@@ -131,7 +136,14 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
     isReady: parts.isReady,
     authenticator,
   });
-  registerOAuthRoutes(app, { upstreams: parts.upstreams ?? (() => config.upstreams), tokens: parts.tokens, auth: authenticator, login: { browserLogin: config.auth.browserLogin, resource: config.auth.resource }, diagnostics, notify: (session, message) => void parts.streams.send(session, message) });
+  registerOAuthRoutes(app, {
+    upstreams: parts.upstreams ?? (() => config.upstreams),
+    tokens: parts.tokens,
+    auth: authenticator,
+    login: { browserLogin: config.auth.browserLogin, resource: config.auth.resource },
+    diagnostics,
+    notify: (session, message) => void parts.streams.send(session, message),
+  });
   registerStatusPage(app, {
     config: config.status,
     diagnostics,
@@ -140,7 +152,21 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
   });
   // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
   // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
-  const connections = await registerConnectionTransports(app, { config, store: parts.store, bus: parts.bus, diagnostics, isAllowedOrigin, isReady: parts.isReady, isDraining: parts.isDraining, auth: authenticator, bodyRate }, parts.server);
+  const connections = await registerConnectionTransports(
+    app,
+    {
+      config,
+      store: parts.store,
+      bus: parts.bus,
+      diagnostics,
+      isAllowedOrigin,
+      isReady: parts.isReady,
+      isDraining: parts.isDraining,
+      auth: authenticator,
+      bodyRate,
+    },
+    parts.server,
+  );
   // Open SSE streams would keep fastify.close() waiting forever.
   app.addHook('preClose', async () => {
     parts.listens.closeAll();

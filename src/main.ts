@@ -129,7 +129,9 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
     outcome = await checkConfig(config, { log: createLogger(process.env.MCPGW_LOG_LEVEL ?? 'silent') });
   } catch (err) {
     // The check itself failed (not a verdict on the config): said in a line, as a failed start is.
-    process.stderr.write(`mcp-gateway: ${name}: the check failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `mcp-gateway: ${name}: the check failed: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
     return 1;
   }
   const { errors, warnings } = outcome;
@@ -140,8 +142,15 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
   }
   const upstreams = config.upstreams.map((u) => u.name).join(', ');
   const servers = config.servers.length > 0 ? `; servers: ${config.servers.map((s) => s.path).join(', ')}` : '';
-  process.stdout.write(`mcp-gateway: ${name}: OK (${config.upstreams.length} upstream(s): ${upstreams}${servers}; sessions: ${config.sessions.store}; auth: ${config.auth.mode})\n`);
-  process.stdout.write(describeChecked(outcome.checked).map((line) => `  ${line}\n`).join(''));
+  process.stdout.write(
+    `mcp-gateway: ${name}: OK (${config.upstreams.length} upstream(s): ${upstreams}${servers}; sessions: ` +
+      `${config.sessions.store}; auth: ${config.auth.mode})\n`,
+  );
+  process.stdout.write(
+    describeChecked(outcome.checked)
+      .map((line) => `  ${line}\n`)
+      .join(''),
+  );
   return 0;
 }
 
@@ -151,13 +160,20 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
  * default action would end the process, and the file's hash is taken as it was loaded. Each
  * replica watches its own file, so a ConfigMap update reaches every one of them.
  */
-function watchForReloads(file: string | undefined, config: GatewayConfig, log: Logger, gateway: () => Gateway | 'stopping' | undefined): () => void {
+function watchForReloads(
+  file: string | undefined,
+  config: GatewayConfig,
+  log: Logger,
+  gateway: () => Gateway | 'stopping' | undefined,
+): () => void {
   const reload = (trigger: 'signal' | 'file'): void => {
     const gw = gateway();
     if (gw === 'stopping') return;
     // Still being built (a moment): a change seen now must not be lost.
     if (!gw) return void setTimeout(() => reload(trigger), 500).unref();
-    gw.reload(trigger).catch((err: unknown) => log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'));
+    gw.reload(trigger).catch((err: unknown) =>
+      log.error({ err: err instanceof Error ? err.message : String(err) }, 'config reload failed'),
+    );
   };
   // In a worker, the primary forwards SIGHUP as a message (workers.ts); one sent to the worker itself reloads it too.
   process.on('SIGHUP', () => reload('signal'));
@@ -166,7 +182,8 @@ function watchForReloads(file: string | undefined, config: GatewayConfig, log: L
   watchConfigFile(file, () => reload('file'), {
     debounceMs,
     pollMs: pollSeconds * 1000,
-    onError: (err) => log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
+    onError: (err) =>
+      log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
   });
   return () => reload('signal');
 }
@@ -195,7 +212,10 @@ async function serve(gateway: Gateway, config: GatewayConfig, log: Logger, stopp
     });
     url = new URL(config.path, address.replace('0.0.0.0', '127.0.0.1'));
     // Not the endpoint's URL yet: scripts wait for the "listening" line below to send MCP traffic.
-    if (!startFirst) process.stdout.write(`mcp-gateway ${GATEWAY_VERSION} starting: health on ${new URL('/healthz', url).href}, upstreams starting\n`);
+    if (!startFirst)
+      process.stdout.write(
+        `mcp-gateway ${GATEWAY_VERSION} starting: health on ${new URL('/healthz', url).href}, upstreams starting\n`,
+      );
   } catch (err) {
     log.fatal({ err: (err as Error).message }, 'cannot listen');
     await gateway.close();
@@ -226,7 +246,10 @@ async function startUpstreams(gateway: Gateway, log: Logger, stopping: () => boo
   }
 }
 
-/** A start-up that cannot succeed (a catalog collision, Redis unreachable): said on stderr too, where --check and config errors go. */
+/**
+ * A start-up that cannot succeed (a catalog collision, Redis unreachable): said on stderr too, where --check and config
+ * errors go.
+ */
 function startFailed(log: Logger, err: unknown): number {
   const message = err instanceof Error ? err.message : String(err);
   log.fatal({ err: message }, 'gateway failed to start');

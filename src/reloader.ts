@@ -49,7 +49,11 @@ export interface ReloadTargets {
   /** The transport's bounds read per request (limits.maxJsonDepth, maxBatchSize), changed in place. */
   intake: { maxDepth: number; maxBatch: number };
   /** limits.maxInFlightPerClient and maxStreams. */
-  setTransportLimits(limits: { maxInFlightPerClient: number; maxStreams: number; maxBodyBytesPerSecondPerClient: number }): void;
+  setTransportLimits(limits: {
+    maxInFlightPerClient: number;
+    maxStreams: number;
+    maxBodyBytesPerSecondPerClient: number;
+  }): void;
   /** Upstreams /readyz waits for (`upstreams[].required`), changed in place. */
   required: Set<string>;
   /**
@@ -59,7 +63,10 @@ export interface ReloadTargets {
    * is logged.
    */
   applySections?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
-  /** Keys of `next` that differ from what runs and apply only at a restart, beyond what the config alone tells (config/diff.ts). */
+  /**
+   * Keys of `next` that differ from what runs and apply only at a restart, beyond what the config alone tells
+   * (config/diff.ts).
+   */
   restartOnly?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
   /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
   announce?: (method: string) => void;
@@ -85,7 +92,13 @@ export class Reloader {
 
   constructor(private readonly options: ReloaderOptions) {
     this.#config = options.config;
-    this.#status = { loadedAt: new Date().toISOString(), file: options.file, count: 0, lastOutcome: undefined, lastError: undefined };
+    this.#status = {
+      loadedAt: new Date().toISOString(),
+      file: options.file,
+      count: 0,
+      lastOutcome: undefined,
+      lastError: undefined,
+    };
   }
 
   /** The config that runs: restart-only keys keep their start-up values. */
@@ -99,7 +112,11 @@ export class Reloader {
 
   /** Reloads the file; reloads never overlap (a second waits for the first). */
   reload(trigger: ReloadTrigger): Promise<ReloadResult> {
-    const run = this.#queue.then(() => (this.#closed ? { outcome: 'rejected' as const, error: 'the gateway is shutting down', notified: [] } : this.#reload(trigger)));
+    const run = this.#queue.then(() =>
+      this.#closed
+        ? { outcome: 'rejected' as const, error: 'the gateway is shutting down', notified: [] }
+        : this.#reload(trigger),
+    );
     this.#queue = run.catch(() => undefined);
     return run;
   }
@@ -123,11 +140,18 @@ export class Reloader {
     diff.restartOnly.push(...(this.options.targets.restartOnly?.(next, diff) ?? []));
     const needStore = this.options.targets.holdsTokens === false ? upstreamsNeedingTokens(diff, next) : [];
     if (needStore.length > 0) {
-      const problems = needStore.map((n) => `upstreams.${n}.oauth.grant: holds tokens for users, and no token store was made at start (sessions.store redis without secrets.keys): needs a restart`);
+      const problems = needStore.map(
+        (n) =>
+          `upstreams.${n}.oauth.grant: holds tokens for users, and no token store was made at start ` +
+          `(sessions.store redis without secrets.keys): needs a restart`,
+      );
       return this.#rejected(trigger, problems.join('; '), { problems });
     }
     if (diff.restartOnly.length > 0) {
-      log.warn({ trigger, file, keys: diff.restartOnly }, `reload: ${diff.restartOnly.join(', ')} can change only at a restart; left as they were`);
+      log.warn(
+        { trigger, file, keys: diff.restartOnly },
+        `reload: ${diff.restartOnly.join(', ')} can change only at a restart; left as they were`,
+      );
     }
     if (!hasLiveChanges(diff)) {
       this.#config = effectiveConfig(this.#config, next);
@@ -182,7 +206,10 @@ export class Reloader {
         targets.announce?.(m);
       }
     } catch (err) {
-      log.error({ err: err instanceof Error ? err.message : String(err) }, 'reload: applying the servers section failed');
+      log.error(
+        { err: err instanceof Error ? err.message : String(err) },
+        'reload: applying the servers section failed',
+      );
     }
   }
 
@@ -210,7 +237,10 @@ export class Reloader {
     this.#status.lastOutcome = 'rejected';
     this.#status.lastError = error;
     this.options.diagnostics.emit('config:reload', { outcome: 'rejected' });
-    this.options.log.error({ trigger, file: this.options.file, err: error, ...detail }, 'config reload rejected: the running config stays');
+    this.options.log.error(
+      { trigger, file: this.options.file, err: error, ...detail },
+      'config reload rejected: the running config stays',
+    );
     return { outcome: 'rejected', error, notified: [] };
   }
 }
@@ -232,7 +262,11 @@ function effectiveConfig(current: GatewayConfig, next: GatewayConfig): GatewayCo
 
 /** Upstreams the reload adds or replaces that keep tokens for users (token-exchange, authorization-code). */
 function upstreamsNeedingTokens(diff: ConfigDiff, next: GatewayConfig): string[] {
-  const touched = new Set([...diff.added.map((u) => u.name), ...diff.changed.filter((c) => c.kind === 'workers').map((c) => c.name)]);
-  const holds = (u: UpstreamConfig) => u.transport !== 'stdio' && (u.oauth?.grant === 'token-exchange' || u.oauth?.grant === 'authorization-code');
+  const touched = new Set([
+    ...diff.added.map((u) => u.name),
+    ...diff.changed.filter((c) => c.kind === 'workers').map((c) => c.name),
+  ]);
+  const holds = (u: UpstreamConfig) =>
+    u.transport !== 'stdio' && (u.oauth?.grant === 'token-exchange' || u.oauth?.grant === 'authorization-code');
   return next.upstreams.filter((u) => touched.has(u.name) && holds(u)).map((u) => u.name);
 }

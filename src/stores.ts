@@ -29,7 +29,10 @@ import { timeStoreEnds } from './transport/session-manager.js';
 
 type CreatedStore = { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> };
 
-/** The session store, and the state of its connection when it has one (for /readyz); the sessions it ends are timed on `diagnostics`. */
+/**
+ * The session store, and the state of its connection when it has one (for /readyz); the sessions it ends are timed on
+ * `diagnostics`.
+ */
 export function createStore(config: GatewayConfig, log: Logger, bus: Bus, diagnostics: DataPathEvents): CreatedStore {
   const created = sessionStore(config, log, bus);
   timeStoreEnds(created.store, diagnostics);
@@ -137,7 +140,10 @@ function createTokenStore(config: GatewayConfig, log: Logger, into: SideConnecti
 export function tokenStoreWanted(config: GatewayConfig): boolean {
   const holds = (grant: string | undefined) => grant === 'token-exchange' || grant === 'authorization-code';
   if (config.upstreams.some((u) => u.transport !== 'stdio' && holds(u.oauth?.grant))) return true;
-  return config.auth.mode !== 'none' && (redisTarget(config.sessions) === undefined || (config.secrets?.keys ?? []).length > 0);
+  return (
+    config.auth.mode !== 'none' &&
+    (redisTarget(config.sessions) === undefined || (config.secrets?.keys ?? []).length > 0)
+  );
 }
 
 /**
@@ -203,5 +209,10 @@ export function withSideConnections(status: () => RedisStoreStatus, side: SideSt
 
 /** In the shutdown order: the sessions' own store closes before these. */
 export function closeSideStores(side: SideStores): Array<() => unknown> {
-  return [() => side.events.close(), () => side.tokens?.close(), () => side.spentStates.close(), () => side.tasks?.close()];
+  return [
+    () => side.events.close(),
+    () => side.tokens?.close(),
+    () => side.spentStates.close(),
+    () => side.tasks?.close(),
+  ];
 }

@@ -17,7 +17,8 @@ import cluster, { type Worker } from 'node:cluster';
 import type { Logger } from './observability/logger.js';
 
 /** What the primary and a worker say to each other over IPC. */
-export type WorkerMessage = { mcpgw: 'stop'; signal: string } | { mcpgw: 'reload' } | { mcpgw: 'listening'; url: string };
+export type WorkerMessage =
+  { mcpgw: 'stop'; signal: string } | { mcpgw: 'reload' } | { mcpgw: 'listening'; url: string };
 
 export function isWorkerMessage(m: unknown): m is WorkerMessage {
   return typeof m === 'object' && m !== null && typeof (m as { mcpgw?: unknown }).mcpgw === 'string';

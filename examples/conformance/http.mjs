@@ -31,11 +31,22 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { ResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const FIXTURE = fileURLToPath(new URL('./server.mjs', import.meta.url));
-const { values: opts } = parseArgs({ options: { port: { type: 'string', default: '0' }, dual: { type: 'boolean', default: false } } });
+const { values: opts } = parseArgs({
+  options: { port: { type: 'string', default: '0' }, dual: { type: 'boolean', default: false } },
+});
 const MODERN = '2026-07-28';
 const PV = 'io.modelcontextprotocol/protocolVersion';
 /** What a stateless request may ask (the rest is -32601, as on the reference server). */
-const STATELESS_METHODS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+const STATELESS_METHODS = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'completion/complete',
+]);
 
 /** @type {Map<string, StreamableHTTPServerTransport>} */
 const sessions = new Map();
@@ -74,8 +85,15 @@ async function openSession() {
       void http.send(message).catch((err) => log(`to client: ${err}`));
       return;
     }
-    const related = m.method === 'notifications/progress' ? byToken.get(m.params?.progressToken) : inFlight.size === 1 ? [...inFlight][0] : undefined;
-    void http.send(message, related === undefined ? undefined : { relatedRequestId: related }).catch((err) => log(`to client: ${err}`));
+    const related =
+      m.method === 'notifications/progress'
+        ? byToken.get(m.params?.progressToken)
+        : inFlight.size === 1
+          ? [...inFlight][0]
+          : undefined;
+    void http
+      .send(message, related === undefined ? undefined : { relatedRequestId: related })
+      .catch((err) => log(`to client: ${err}`));
   };
   http.onclose = () => {
     if (http.sessionId) sessions.delete(http.sessionId);
@@ -110,14 +128,38 @@ function stateless() {
 
 /** A 2026-07-28 request (--dual): answered from the stateless child, JSON, `resultType` on every result. */
 async function serveStateless(/** @type {import('node:http').ServerResponse} */ res, /** @type {any} */ body) {
-  const reply = (/** @type {number} */ status, /** @type {object} */ payload) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, ...payload }));
-  if (body.params?._meta?.[PV] !== MODERN) return reply(400, { error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [MODERN], requested: String(body.params?._meta?.[PV]) } } });
+  const reply = (/** @type {number} */ status, /** @type {object} */ payload) =>
+    res
+      .writeHead(status, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, ...payload }));
+  if (body.params?._meta?.[PV] !== MODERN)
+    return reply(400, {
+      error: {
+        code: -32022,
+        message: 'Unsupported protocol version',
+        data: { supported: [MODERN], requested: String(body.params?._meta?.[PV]) },
+      },
+    });
   if (body.id === undefined) return void res.writeHead(202).end();
   const client = await stateless();
   if (body.method === 'server/discover') {
     // No listChanged: this side has no subscriptions/listen stream.
-    const capabilities = Object.fromEntries(Object.entries(client.getServerCapabilities() ?? {}).map(([k, v]) => [k, v && typeof v === 'object' ? { ...v, listChanged: undefined } : v]));
-    return reply(200, { result: { resultType: 'complete', supportedVersions: [MODERN], capabilities, serverInfo: client.getServerVersion(), ttlMs: 60000, cacheScope: 'public' } });
+    const capabilities = Object.fromEntries(
+      Object.entries(client.getServerCapabilities() ?? {}).map(([k, v]) => [
+        k,
+        v && typeof v === 'object' ? { ...v, listChanged: undefined } : v,
+      ]),
+    );
+    return reply(200, {
+      result: {
+        resultType: 'complete',
+        supportedVersions: [MODERN],
+        capabilities,
+        serverInfo: client.getServerVersion(),
+        ttlMs: 60000,
+        cacheScope: 'public',
+      },
+    });
   }
   if (!STATELESS_METHODS.has(body.method)) return reply(404, { error: { code: -32601, message: 'Method not found' } });
   try {
@@ -125,7 +167,13 @@ async function serveStateless(/** @type {import('node:http').ServerResponse} */ 
     return reply(200, { result: { resultType: 'complete', ...result } });
   } catch (err) {
     const e = /** @type {any} */ (err);
-    return reply(200, { error: { code: typeof e.code === 'number' ? e.code : -32603, message: e.message ?? String(err), ...(e.data !== undefined ? { data: e.data } : {}) } });
+    return reply(200, {
+      error: {
+        code: typeof e.code === 'number' ? e.code : -32603,
+        message: e.message ?? String(err),
+        ...(e.data !== undefined ? { data: e.data } : {}),
+      },
+    });
   }
 }
 
@@ -133,11 +181,16 @@ const server = createServer(async (req, res) => {
   try {
     const sid = req.headers['mcp-session-id'];
     const body = req.method === 'POST' ? await readJson(req) : undefined;
-    if (opts.dual && typeof sid !== 'string' && body?.params?._meta?.[PV] !== undefined) return void (await serveStateless(res, body));
+    if (opts.dual && typeof sid !== 'string' && body?.params?._meta?.[PV] !== undefined)
+      return void (await serveStateless(res, body));
     let http = typeof sid === 'string' ? sessions.get(sid) : undefined;
-    if (typeof sid === 'string' && !http) return void res.writeHead(404, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
+    if (typeof sid === 'string' && !http)
+      return void res
+        .writeHead(404, { 'content-type': 'application/json' })
+        .end('{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}');
     if (!http) {
-      if (req.method !== 'POST' || body?.method !== 'initialize') return void res.writeHead(400).end('Mcp-Session-Id header is required');
+      if (req.method !== 'POST' || body?.method !== 'initialize')
+        return void res.writeHead(400).end('Mcp-Session-Id header is required');
       http = await openSession();
     }
     await http.handleRequest(req, res, body);
@@ -149,7 +202,9 @@ const server = createServer(async (req, res) => {
 
 server.listen(Number(opts.port), '127.0.0.1', () => {
   const address = server.address();
-  process.stdout.write(`listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : opts.port}/mcp\n`);
+  process.stdout.write(
+    `listening on http://127.0.0.1:${typeof address === 'object' && address ? address.port : opts.port}/mcp\n`,
+  );
 });
 
 const shutdown = () => {

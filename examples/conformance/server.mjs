@@ -120,36 +120,30 @@ const server = new McpServer(
 
 // Tools -----------------------------------------------------------------------------
 
-server.registerTool(
-  'test_simple_text',
-  { description: 'Returns a simple text response.' },
-  async () => ({ content: [{ type: 'text', text: 'This is a simple text response for testing.' }] }),
-);
+server.registerTool('test_simple_text', { description: 'Returns a simple text response.' }, async () => ({
+  content: [{ type: 'text', text: 'This is a simple text response for testing.' }],
+}));
 
-server.registerTool(
-  'test_image_content',
-  { description: 'Returns a 1x1 PNG image.' },
-  async () => ({ content: [{ type: 'image', data: PNG, mimeType: 'image/png' }] }),
-);
+server.registerTool('test_image_content', { description: 'Returns a 1x1 PNG image.' }, async () => ({
+  content: [{ type: 'image', data: PNG, mimeType: 'image/png' }],
+}));
 
-server.registerTool(
-  'test_audio_content',
-  { description: 'Returns a short WAV clip.' },
-  async () => ({ content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }] }),
-);
+server.registerTool('test_audio_content', { description: 'Returns a short WAV clip.' }, async () => ({
+  content: [{ type: 'audio', data: WAV, mimeType: 'audio/wav' }],
+}));
 
-server.registerTool(
-  'test_embedded_resource',
-  { description: 'Returns an embedded text resource.' },
-  async () => ({
-    content: [
-      {
-        type: 'resource',
-        resource: { uri: 'test://embedded-resource', mimeType: 'text/plain', text: 'This is an embedded resource content.' },
+server.registerTool('test_embedded_resource', { description: 'Returns an embedded text resource.' }, async () => ({
+  content: [
+    {
+      type: 'resource',
+      resource: {
+        uri: 'test://embedded-resource',
+        mimeType: 'text/plain',
+        text: 'This is an embedded resource content.',
       },
-    ],
-  }),
-);
+    },
+  ],
+}));
 
 server.registerTool(
   'test_multiple_content_types',
@@ -176,7 +170,10 @@ server.registerTool(
   async (extra) => {
     /** @param {string} data */
     const info = (data) =>
-      extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'conformance', data } });
+      extra.sendNotification({
+        method: 'notifications/message',
+        params: { level: 'info', logger: 'conformance', data },
+      });
     await info('Tool execution started');
     await delay(50);
     await info('Tool processing data');
@@ -203,7 +200,10 @@ server.registerTool(
     for (const progress of [0, 50, 100]) {
       if (progress > 0) await delay(50);
       if (progressToken !== undefined) {
-        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress, total: 100 } });
+        await extra.sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, progress, total: 100 },
+        });
       }
     }
     return { content: [{ type: 'text', text: 'Tool with progress executed successfully' }] };
@@ -250,7 +250,12 @@ server.registerTool(
       { relatedRequestId: extra.requestId },
     );
     return {
-      content: [{ type: 'text', text: `User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}` }],
+      content: [
+        {
+          type: 'text',
+          text: `User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
+        },
+      ],
     };
   },
 );
@@ -268,7 +273,12 @@ server.registerTool(
             name: { type: 'string', description: 'Name', default: 'John Doe' },
             age: { type: 'integer', description: 'Age', default: 30 },
             score: { type: 'number', description: 'Score', default: 95.5 },
-            status: { type: 'string', description: 'Status', enum: ['active', 'inactive', 'pending'], default: 'active' },
+            status: {
+              type: 'string',
+              description: 'Status',
+              enum: ['active', 'inactive', 'pending'],
+              default: 'active',
+            },
             verified: { type: 'boolean', description: 'Verified', default: true },
           },
         },
@@ -277,7 +287,10 @@ server.registerTool(
     );
     return {
       content: [
-        { type: 'text', text: `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}` },
+        {
+          type: 'text',
+          text: `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
+        },
       ],
     };
   },
@@ -332,7 +345,10 @@ server.registerTool(
     );
     return {
       content: [
-        { type: 'text', text: `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}` },
+        {
+          type: 'text',
+          text: `Elicitation completed: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`,
+        },
       ],
     };
   },
@@ -355,7 +371,11 @@ server.registerTool(
       .meta({
         $schema: 'https://json-schema.org/draft/2020-12/schema',
         $defs: {
-          address: { $anchor: 'address', type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } },
+          address: {
+            $anchor: 'address',
+            type: 'object',
+            properties: { street: { type: 'string' }, city: { type: 'string' } },
+          },
         },
         // Composition and conditionals must reach clients as written (SEP-2106).
         allOf: [{ anyOf: [{ required: ['name'] }, { required: ['address'] }, { type: 'object' }] }],
@@ -413,7 +433,11 @@ server.registerResource(
     const id = Array.isArray(raw) ? raw.join(',') : String(raw);
     return {
       contents: [
-        { uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) },
+        {
+          uri: uri.href,
+          mimeType: 'application/json',
+          text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }),
+        },
       ],
     };
   },
@@ -424,18 +448,26 @@ server.registerTool(
   { description: 'Asks the client two questions, the second 100 ms after the first while neither is answered.' },
   async (extra) => {
     const ask = (/** @type {string} */ message) =>
-      server.server.elicitInput({ message, requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } } }, { relatedRequestId: extra.requestId });
+      server.server.elicitInput(
+        { message, requestedSchema: { type: 'object', properties: { answer: { type: 'string' } } } },
+        { relatedRequestId: extra.requestId },
+      );
     const first = ask('First?');
     await delay(100);
     const [a, b] = await Promise.all([first, ask('Second?')]);
-    return { content: [{ type: 'text', text: `first=${JSON.stringify(a.content ?? {})} second=${JSON.stringify(b.content ?? {})}` }] };
+    return {
+      content: [
+        { type: 'text', text: `first=${JSON.stringify(a.content ?? {})} second=${JSON.stringify(b.content ?? {})}` },
+      ],
+    };
   },
 );
 
 server.registerTool(
   'test_touch_resource',
   {
-    description: 'Tells subscribers that a resource changed (notifications/resources/updated), if anyone subscribed to it.',
+    description:
+      'Tells subscribers that a resource changed (notifications/resources/updated), if anyone subscribed to it.',
     inputSchema: { uri: z.string() },
   },
   async ({ uri }) => {
@@ -449,36 +481,61 @@ server.registerTool(
 // The stateless scenarios change the lists while a subscriptions/listen stream is open, and
 // look for tools that log, that elicit, and that mirror an argument into a header.
 
-const toggledTool = server.registerTool('test_toggled_tool', { description: 'Comes and goes with test_trigger_tool_change.' }, async () => ({
-  content: [{ type: 'text', text: 'toggled tool' }],
-}));
-server.registerTool('test_trigger_tool_change', { description: 'Adds or removes test_toggled_tool (tools/list_changed).' }, async () => {
-  if (toggledTool.enabled) toggledTool.disable();
-  else toggledTool.enable();
-  return { content: [{ type: 'text', text: `test_toggled_tool ${toggledTool.enabled ? 'added' : 'removed'}` }] };
-});
+const toggledTool = server.registerTool(
+  'test_toggled_tool',
+  { description: 'Comes and goes with test_trigger_tool_change.' },
+  async () => ({
+    content: [{ type: 'text', text: 'toggled tool' }],
+  }),
+);
+server.registerTool(
+  'test_trigger_tool_change',
+  { description: 'Adds or removes test_toggled_tool (tools/list_changed).' },
+  async () => {
+    if (toggledTool.enabled) toggledTool.disable();
+    else toggledTool.enable();
+    return { content: [{ type: 'text', text: `test_toggled_tool ${toggledTool.enabled ? 'added' : 'removed'}` }] };
+  },
+);
 /** @type {import('@modelcontextprotocol/sdk/server/mcp.js').RegisteredPrompt | undefined} */
 let toggledPrompt;
-server.registerTool('test_trigger_prompt_change', { description: 'Adds or removes test_toggled_prompt (prompts/list_changed).' }, async () => {
-  if (toggledPrompt?.enabled) toggledPrompt.disable();
-  else toggledPrompt?.enable();
-  return { content: [{ type: 'text', text: `test_toggled_prompt ${toggledPrompt?.enabled ? 'added' : 'removed'}` }] };
-});
-server.registerTool('test_logging_tool', { description: 'Sends an info log notification, then answers.' }, async (extra) => {
-  await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'conformance', data: 'logging tool ran' } });
-  return { content: [{ type: 'text', text: 'logged' }] };
-});
-server.registerTool('test_streaming_elicitation', { description: 'Asks the client (elicitation/create) while it runs; answers either way.' }, async (extra) => {
-  try {
-    const result = await server.server.elicitInput(
-      { message: 'Continue?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } },
-      { relatedRequestId: extra.requestId },
-    );
-    return { content: [{ type: 'text', text: `elicitation: ${result.action}` }] };
-  } catch (err) {
-    return { content: [{ type: 'text', text: `no elicitation (${err instanceof Error ? err.message : String(err)})` }] };
-  }
-});
+server.registerTool(
+  'test_trigger_prompt_change',
+  { description: 'Adds or removes test_toggled_prompt (prompts/list_changed).' },
+  async () => {
+    if (toggledPrompt?.enabled) toggledPrompt.disable();
+    else toggledPrompt?.enable();
+    return { content: [{ type: 'text', text: `test_toggled_prompt ${toggledPrompt?.enabled ? 'added' : 'removed'}` }] };
+  },
+);
+server.registerTool(
+  'test_logging_tool',
+  { description: 'Sends an info log notification, then answers.' },
+  async (extra) => {
+    await extra.sendNotification({
+      method: 'notifications/message',
+      params: { level: 'info', logger: 'conformance', data: 'logging tool ran' },
+    });
+    return { content: [{ type: 'text', text: 'logged' }] };
+  },
+);
+server.registerTool(
+  'test_streaming_elicitation',
+  { description: 'Asks the client (elicitation/create) while it runs; answers either way.' },
+  async (extra) => {
+    try {
+      const result = await server.server.elicitInput(
+        { message: 'Continue?', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } } } },
+        { relatedRequestId: extra.requestId },
+      );
+      return { content: [{ type: 'text', text: `elicitation: ${result.action}` }] };
+    } catch (err) {
+      return {
+        content: [{ type: 'text', text: `no elicitation (${err instanceof Error ? err.message : String(err)})` }],
+      };
+    }
+  },
+);
 server.registerTool(
   'test_missing_capability',
   { description: 'Asks the client for sampling whatever it declared (the SDK does not check sampling without tools).' },
@@ -512,9 +569,13 @@ server.server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
 
 // Prompts -----------------------------------------------------------------------------
 
-toggledPrompt = server.registerPrompt('test_toggled_prompt', { description: 'Comes and goes with test_trigger_prompt_change.' }, () => ({
-  messages: [{ role: 'user', content: { type: 'text', text: 'toggled prompt' } }],
-}));
+toggledPrompt = server.registerPrompt(
+  'test_toggled_prompt',
+  { description: 'Comes and goes with test_trigger_prompt_change.' },
+  () => ({
+    messages: [{ role: 'user', content: { type: 'text', text: 'toggled prompt' } }],
+  }),
+);
 
 server.registerPrompt('test_simple_prompt', { description: 'A prompt without arguments.' }, () => ({
   messages: [{ role: 'user', content: { type: 'text', text: 'This is a simple prompt for testing.' } }],
@@ -533,7 +594,9 @@ server.registerPrompt(
     },
   },
   ({ arg1, arg2 }) => ({
-    messages: [{ role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } }],
+    messages: [
+      { role: 'user', content: { type: 'text', text: `Prompt with arguments: arg1='${arg1}', arg2='${arg2}'` } },
+    ],
   }),
 );
 
@@ -564,7 +627,8 @@ server.registerPrompt('test_prompt_with_image', { description: 'A prompt with an
   ],
 }));
 
-server.server.onerror = (/** @type {unknown} */ err) => log(`error: ${err instanceof Error ? err.message : String(err)}`);
+server.server.onerror = (/** @type {unknown} */ err) =>
+  log(`error: ${err instanceof Error ? err.message : String(err)}`);
 
 // Exit promptly when the client closes our stdin (e.g. the gateway shuts the worker down).
 process.stdin.on('end', () => {

@@ -27,7 +27,13 @@ import { z } from 'zod';
 import { sleep } from '../lib/abortable-sleep.mjs';
 
 const { values: opts } = parseArgs({
-  options: { port: { type: 'string', default: '0' }, 'json-response': { type: 'boolean', default: false }, name: { type: 'string', default: 'echo-http' }, record: { type: 'string' }, 'record-headers': { type: 'string' } },
+  options: {
+    port: { type: 'string', default: '0' },
+    'json-response': { type: 'boolean', default: false },
+    name: { type: 'string', default: 'echo-http' },
+    record: { type: 'string' },
+    'record-headers': { type: 'string' },
+  },
 });
 
 /** @param {string} msg */
@@ -41,43 +47,79 @@ let extraOn = false;
 
 /** @param {McpServer} server */
 function addExtra(server) {
-  return server.registerTool('extra', { description: 'Exists while toggled on.' }, async () => ({ content: [{ type: 'text', text: 'extra' }] }));
+  return server.registerTool('extra', { description: 'Exists while toggled on.' }, async () => ({
+    content: [{ type: 'text', text: 'extra' }],
+  }));
 }
 
 /** @param {() => string | undefined} sessionId */
 function buildServer(sessionId) {
-  const server = new McpServer({ name: opts.name, version: '0.1.0' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
-  server.registerTool('echo', { description: 'Returns the given text unchanged.', inputSchema: { text: z.string() } }, async ({ text }) => ({
-    content: [{ type: 'text', text }],
-  }));
-  server.registerTool('add', { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-    content: [{ type: 'text', text: String(a + b) }],
-  }));
-  server.registerTool('whoami', { description: 'The process id and the session id that handled the call.' }, async () => ({
-    content: [{ type: 'text', text: JSON.stringify({ pid: process.pid, session: sessionId() }) }],
-  }));
+  const server = new McpServer(
+    { name: opts.name, version: '0.1.0' },
+    { capabilities: { tools: { listChanged: true }, logging: {} } },
+  );
+  server.registerTool(
+    'echo',
+    { description: 'Returns the given text unchanged.', inputSchema: { text: z.string() } },
+    async ({ text }) => ({
+      content: [{ type: 'text', text }],
+    }),
+  );
+  server.registerTool(
+    'add',
+    { description: 'Adds two numbers.', inputSchema: { a: z.number(), b: z.number() } },
+    async ({ a, b }) => ({
+      content: [{ type: 'text', text: String(a + b) }],
+    }),
+  );
+  server.registerTool(
+    'whoami',
+    { description: 'The process id and the session id that handled the call.' },
+    async () => ({
+      content: [{ type: 'text', text: JSON.stringify({ pid: process.pid, session: sessionId() }) }],
+    }),
+  );
   server.registerTool(
     'sleep',
-    { description: 'Sleeps `ms`, sending `steps` progress notifications.', inputSchema: { ms: z.number().min(0), steps: z.number().int().min(0).default(0) } },
+    {
+      description: 'Sleeps `ms`, sending `steps` progress notifications.',
+      inputSchema: { ms: z.number().min(0), steps: z.number().int().min(0).default(0) },
+    },
     async ({ ms, steps }, extra) => {
       const token = extra._meta?.progressToken;
       for (let i = 1; i <= steps; i++) {
         await sleep(ms / steps, extra.signal);
-        if (token !== undefined) await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: steps } });
+        if (token !== undefined)
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken: token, progress: i, total: steps },
+          });
       }
       if (steps === 0) await sleep(ms, extra.signal);
       return { content: [{ type: 'text', text: `slept ${ms}ms` }] };
     },
   );
-  server.registerTool('sample', { description: 'Asks the client to sample a reply to `prompt`.', inputSchema: { prompt: z.string() } }, async ({ prompt }, extra) => {
-    const result = await extra.sendRequest(
-      { method: 'sampling/createMessage', params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 50 } },
-      CreateMessageResultSchema,
-    );
-    const text = result.content.type === 'text' ? result.content.text : result.content.type;
-    return { content: [{ type: 'text', text: `${result.model}: ${text}` }] };
-  });
-  server.registerTool('hang', { description: 'Never answers (until cancelled).' }, (extra) => new Promise((_resolve, reject) => extra.signal.addEventListener('abort', () => reject(new Error('cancelled')))));
+  server.registerTool(
+    'sample',
+    { description: 'Asks the client to sample a reply to `prompt`.', inputSchema: { prompt: z.string() } },
+    async ({ prompt }, extra) => {
+      const result = await extra.sendRequest(
+        {
+          method: 'sampling/createMessage',
+          params: { messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens: 50 },
+        },
+        CreateMessageResultSchema,
+      );
+      const text = result.content.type === 'text' ? result.content.text : result.content.type;
+      return { content: [{ type: 'text', text: `${result.model}: ${text}` }] };
+    },
+  );
+  server.registerTool(
+    'hang',
+    { description: 'Never answers (until cancelled).' },
+    (extra) =>
+      new Promise((_resolve, reject) => extra.signal.addEventListener('abort', () => reject(new Error('cancelled')))),
+  );
   server.registerTool('toggle', { description: 'Adds or removes the tool `extra` in every session.' }, async () => {
     extraOn = !extraOn;
     for (const s of sessions.values()) {
@@ -86,10 +128,16 @@ function buildServer(sessionId) {
     }
     return { content: [{ type: 'text', text: extraOn ? 'on' : 'off' }] };
   });
-  server.registerPrompt('greeting', { description: 'Greets someone.', argsSchema: { name: z.string() } }, ({ name }) => ({
-    messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }],
+  server.registerPrompt(
+    'greeting',
+    { description: 'Greets someone.', argsSchema: { name: z.string() } },
+    ({ name }) => ({
+      messages: [{ role: 'user', content: { type: 'text', text: `Hello, ${name}!` } }],
+    }),
+  );
+  server.registerResource('readme', `${opts.name}://readme`, { mimeType: 'text/plain' }, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${opts.name} readme` }],
   }));
-  server.registerResource('readme', `${opts.name}://readme`, { mimeType: 'text/plain' }, async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/plain', text: `${opts.name} readme` }] }));
   return server;
 }
 
@@ -100,7 +148,11 @@ async function readJson(req) {
   const text = Buffer.concat(chunks).toString('utf8');
   if (opts.record && text) appendFileSync(opts.record, `${text.replace(/\n/g, ' ')}\n`);
   // The trace context headers each POST came with (tests check what an HTTP upstream is told).
-  if (opts['record-headers']) appendFileSync(opts['record-headers'], `${JSON.stringify({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate, body: text ? JSON.parse(text) : undefined })}\n`);
+  if (opts['record-headers'])
+    appendFileSync(
+      opts['record-headers'],
+      `${JSON.stringify({ traceparent: req.headers.traceparent, tracestate: req.headers.tracestate, body: text ? JSON.parse(text) : undefined })}\n`,
+    );
   return text ? JSON.parse(text) : undefined;
 }
 
@@ -110,7 +162,9 @@ async function readJson(req) {
  * @param {string} message
  */
 function reject(res, status, message) {
-  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
+  res
+    .writeHead(status, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message } }));
 }
 
 const http = createServer(async (req, res) => {
@@ -123,7 +177,8 @@ const http = createServer(async (req, res) => {
       if (!session) return reject(res, 404, 'Session not found');
       return await session.transport.handleRequest(req, res, body);
     }
-    if (req.method !== 'POST' || body?.method !== 'initialize') return reject(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+    if (req.method !== 'POST' || body?.method !== 'initialize')
+      return reject(res, 400, 'Bad Request: Mcp-Session-Id header is required');
     /** @type {StreamableHTTPServerTransport} */
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

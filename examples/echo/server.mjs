@@ -82,7 +82,8 @@ server.registerResource(
   },
 );
 
-server.server.onerror = (/** @type {unknown} */ err) => log(`error: ${err instanceof Error ? err.message : String(err)}`);
+server.server.onerror = (/** @type {unknown} */ err) =>
+  log(`error: ${err instanceof Error ? err.message : String(err)}`);
 
 // Exit promptly when the client closes our stdin (e.g. the gateway shuts the worker down).
 process.stdin.on('end', () => {

@@ -74,7 +74,10 @@ class RpcError extends Error {
 const ask = {
   name: (message = 'What is your name?') => ({
     method: 'elicitation/create',
-    params: { message, requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] } },
+    params: {
+      message,
+      requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+    },
   }),
   sample: (text, maxTokens) => ({
     method: 'sampling/createMessage',
@@ -82,7 +85,11 @@ const ask = {
   }),
   roots: () => ({ method: 'roots/list', params: {} }),
 };
-const inputRequired = (inputRequests, requestState) => ({ resultType: 'input_required', inputRequests, ...(requestState ? { requestState } : {}) });
+const inputRequired = (inputRequests, requestState) => ({
+  resultType: 'input_required',
+  inputRequests,
+  ...(requestState ? { requestState } : {}),
+});
 const text = (t) => ({ content: [{ type: 'text', text: t }] });
 
 /** An answer of the right shape, or undefined: a wrong or missing one is asked again. */
@@ -105,7 +112,12 @@ function stateOf(params, tool) {
 }
 
 function checkResponses(params) {
-  if (Object.hasOwn(params, 'inputResponses') && (params.inputResponses === null || typeof params.inputResponses !== 'object' || Array.isArray(params.inputResponses))) {
+  if (
+    Object.hasOwn(params, 'inputResponses') &&
+    (params.inputResponses === null ||
+      typeof params.inputResponses !== 'object' ||
+      Array.isArray(params.inputResponses))
+  ) {
     throw new RpcError(-32602, 'inputResponses must be an object');
   }
   return params.inputResponses ?? {};
@@ -131,14 +143,18 @@ const TOOLS = {
     description: 'Asks the client to sample an answer',
     call: (_a, p, r) => {
       const got = answer(r, 'capital_question', isSample);
-      return got ? text(`The model said: ${sampledText(got)}`) : inputRequired({ capital_question: ask.sample('What is the capital of France?', 100) });
+      return got
+        ? text(`The model said: ${sampledText(got)}`)
+        : inputRequired({ capital_question: ask.sample('What is the capital of France?', 100) });
     },
   },
   test_input_required_result_list_roots: {
     description: "Asks for the client's roots",
     call: (_a, p, r) => {
       const got = answer(r, 'client_roots', isRoots);
-      return got ? text(`Roots: ${got.roots.map((x) => x.uri).join(', ')}`) : inputRequired({ client_roots: ask.roots() });
+      return got
+        ? text(`Roots: ${got.roots.map((x) => x.uri).join(', ')}`)
+        : inputRequired({ client_roots: ask.roots() });
     },
   },
   test_input_required_result_request_state: {
@@ -147,7 +163,13 @@ const TOOLS = {
       const s = stateOf(p, 'test_input_required_result_request_state');
       const got = answer(r, 'confirm', isElicit);
       if (s && got) return text(`state-ok: confirmed ${JSON.stringify(got.content.ok)} (round ${s.round})`);
-      const confirm = { method: 'elicitation/create', params: { message: 'Please confirm', requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] } } };
+      const confirm = {
+        method: 'elicitation/create',
+        params: {
+          message: 'Please confirm',
+          requestedSchema: { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'] },
+        },
+      };
       return inputRequired({ confirm }, sign({ tool: 'test_input_required_result_request_state', round: 1 }));
     },
   },
@@ -158,12 +180,20 @@ const TOOLS = {
       const name = answer(r, 'user_name', isElicit);
       const greeting = answer(r, 'greeting', isSample);
       const roots = answer(r, 'client_roots', isRoots);
-      if (s && name && greeting && roots) return text(`${sampledText(greeting)} ${name.content.name}; roots: ${roots.roots.map((x) => x.uri).join(', ')}`);
+      if (s && name && greeting && roots)
+        return text(
+          `${sampledText(greeting)} ${name.content.name}; roots: ${roots.roots.map((x) => x.uri).join(', ')}`,
+        );
       const missing = {};
       if (!name) missing.user_name = ask.name();
       if (!greeting) missing.greeting = ask.sample('Generate a greeting', 50);
       if (!roots) missing.client_roots = ask.roots();
-      if (Object.keys(missing).length === 0) Object.assign(missing, { user_name: ask.name(), greeting: ask.sample('Generate a greeting', 50), client_roots: ask.roots() });
+      if (Object.keys(missing).length === 0)
+        Object.assign(missing, {
+          user_name: ask.name(),
+          greeting: ask.sample('Generate a greeting', 50),
+          client_roots: ask.roots(),
+        });
       return inputRequired(missing, sign({ tool: 'test_input_required_result_multiple_inputs', round: 1 }));
     },
   },
@@ -179,7 +209,13 @@ const TOOLS = {
       if (s?.round === 1 || s?.round === 2) {
         const name = s.round === 1 ? answer(r, 'step1', isElicit) : { content: { name: s.name } };
         if (name) {
-          const step2 = { method: 'elicitation/create', params: { message: 'Step 2: What is your favorite color?', requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] } } };
+          const step2 = {
+            method: 'elicitation/create',
+            params: {
+              message: 'Step 2: What is your favorite color?',
+              requestedSchema: { type: 'object', properties: { color: { type: 'string' } }, required: ['color'] },
+            },
+          };
           return inputRequired({ step2 }, sign({ tool, round: 2, name: name.content.name }));
         }
       }
@@ -191,7 +227,10 @@ const TOOLS = {
     call: (_a, p, r) => {
       const s = stateOf(p, 'test_input_required_result_tampered_state');
       if (s && answer(r, 'confirm', isElicit)) return text('state verified');
-      return inputRequired({ confirm: ask.name('Confirm?') }, sign({ tool: 'test_input_required_result_tampered_state', round: 1 }));
+      return inputRequired(
+        { confirm: ask.name('Confirm?') },
+        sign({ tool: 'test_input_required_result_tampered_state', round: 1 }),
+      );
     },
   },
   test_input_required_result_capabilities: {
@@ -199,9 +238,12 @@ const TOOLS = {
     call: (_a, p, r, caps) => {
       const wanted = {};
       if (caps.elicitation !== undefined && !answer(r, 'user_name', isElicit)) wanted.user_name = ask.name();
-      if (caps.sampling !== undefined && !answer(r, 'summary', isSample)) wanted.summary = ask.sample('Summarize the request', 50);
+      if (caps.sampling !== undefined && !answer(r, 'summary', isSample))
+        wanted.summary = ask.sample('Summarize the request', 50);
       if (caps.roots !== undefined && !answer(r, 'client_roots', isRoots)) wanted.client_roots = ask.roots();
-      return Object.keys(wanted).length > 0 ? inputRequired(wanted) : text(`done with capabilities: ${Object.keys(caps).join(', ') || 'none'}`);
+      return Object.keys(wanted).length > 0
+        ? inputRequired(wanted)
+        : text(`done with capabilities: ${Object.keys(caps).join(', ') || 'none'}`);
     },
   },
   // Never satisfied: asks again whatever it gets (the gateway must bound the rounds).
@@ -209,7 +251,10 @@ const TOOLS = {
     description: 'Asks for input on every round, forever',
     call: (_a, p) => {
       const s = stateOf(p, 'loop_input_required');
-      return inputRequired({ again: ask.name('Again?') }, sign({ tool: 'loop_input_required', round: (s?.round ?? 0) + 1 }));
+      return inputRequired(
+        { again: ask.name('Again?') },
+        sign({ tool: 'loop_input_required', round: (s?.round ?? 0) + 1 }),
+      );
     },
   },
   // Says which answers reached it: what a gateway between it and the client let through.
@@ -240,7 +285,8 @@ const TOOLS = {
   },
   // Logs on its reply stream (an SSE reply), before its result: for the gateway's log relay tests.
   log_three: {
-    description: 'Sends three log messages (debug, info, warning) before its result: those at or above the request\'s logLevel',
+    description:
+      "Sends three log messages (debug, info, warning) before its result: those at or above the request's logLevel",
     inputSchema: { type: 'object', properties: { unfiltered: { type: 'boolean' } } },
     logs: ['debug', 'info', 'warning'],
     call: () => text('logged'),
@@ -250,7 +296,14 @@ const EXTRA = { description: 'Exists while toggled on', call: () => text('extra!
 
 // --- tasks of its own (--tasks) -------------------------------------------------------------
 const tasks = new Map();
-const taskView = (t) => ({ taskId: t.taskId, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: 60000, pollIntervalMs: 100 });
+const taskView = (t) => ({
+  taskId: t.taskId,
+  status: t.status,
+  createdAt: t.createdAt,
+  lastUpdatedAt: t.lastUpdatedAt,
+  ttlMs: 60000,
+  pollIntervalMs: 100,
+});
 const NATIVE_TASK = {
   description: 'A task of this server (with the tasks extension), else an ordinary call',
   inputSchema: { type: 'object', properties: { seconds: { type: 'number' } } },
@@ -258,8 +311,21 @@ const NATIVE_TASK = {
     const seconds = Number(args.seconds ?? 0);
     if (!caps.extensions?.[TASKS_EXT]) return text(`ran ${seconds} s without a task`);
     const now = new Date().toISOString();
-    const t = { taskId: `native-${randomBytes(6).toString('hex')}`, status: 'working', createdAt: now, lastUpdatedAt: now };
-    t.timer = setTimeout(() => Object.assign(t, { status: 'completed', lastUpdatedAt: new Date().toISOString(), result: text(`native task done after ${seconds} s`) }), seconds * 1000);
+    const t = {
+      taskId: `native-${randomBytes(6).toString('hex')}`,
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+    };
+    t.timer = setTimeout(
+      () =>
+        Object.assign(t, {
+          status: 'completed',
+          lastUpdatedAt: new Date().toISOString(),
+          result: text(`native task done after ${seconds} s`),
+        }),
+      seconds * 1000,
+    );
     tasks.set(t.taskId, t);
     return { ...taskView(t), resultType: 'task' };
   },
@@ -268,7 +334,8 @@ const NATIVE_TASK = {
 function taskMethod(method, params, nameHeader) {
   const t = tasks.get(params.taskId);
   if (!t) throw new RpcError(-32602, 'Task not found');
-  if (nameHeader !== params.taskId) throw new RpcError(-32020, `Header mismatch: Mcp-Name ${JSON.stringify(nameHeader)} is not the task id`);
+  if (nameHeader !== params.taskId)
+    throw new RpcError(-32020, `Header mismatch: Mcp-Name ${JSON.stringify(nameHeader)} is not the task id`);
   if (method === 'tasks/get') return { ...taskView(t), ...(t.result ? { result: t.result } : {}) };
   if (method === 'tasks/cancel' && t.status === 'working') {
     clearTimeout(t.timer);
@@ -279,7 +346,11 @@ function taskMethod(method, params, nameHeader) {
 
 function toolList() {
   const all = runsTasks ? { ...TOOLS, native_task: NATIVE_TASK } : TOOLS;
-  const tools = Object.entries(all).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema ?? noArgs }));
+  const tools = Object.entries(all).map(([name, t]) => ({
+    name,
+    description: t.description,
+    inputSchema: t.inputSchema ?? noArgs,
+  }));
   if (extraTool) tools.push({ name: 'extra', description: EXTRA.description, inputSchema: noArgs });
   return tools;
 }
@@ -292,11 +363,22 @@ const cached = (result, scope = 'public') => ({ ...result, ttlMs: LIST_TTL_MS, c
 
 function handle(method, params, nameHeader) {
   const caps = params._meta?.[META.clientCapabilities] ?? {};
-  if (runsTasks && (method === 'tasks/get' || method === 'tasks/cancel' || method === 'tasks/update')) return taskMethod(method, params, nameHeader);
+  if (runsTasks && (method === 'tasks/get' || method === 'tasks/cancel' || method === 'tasks/update'))
+    return taskMethod(method, params, nameHeader);
   switch (method) {
     case 'server/discover':
       if (discoverFails) throw new RpcError(-32601, 'Method not found: server/discover');
-      return cached({ supportedVersions: [VERSION], capabilities: { logging: {}, tools: { listChanged: true }, prompts: { listChanged: true }, resources: { subscribe: true, listChanged: true }, ...(runsTasks ? { extensions: { [TASKS_EXT]: {} } } : {}) }, serverInfo: SERVER_INFO });
+      return cached({
+        supportedVersions: [VERSION],
+        capabilities: {
+          logging: {},
+          tools: { listChanged: true },
+          prompts: { listChanged: true },
+          resources: { subscribe: true, listChanged: true },
+          ...(runsTasks ? { extensions: { [TASKS_EXT]: {} } } : {}),
+        },
+        serverInfo: SERVER_INFO,
+      });
     case 'tools/list':
       return cached({ tools: toolList() });
     case 'prompts/list':
@@ -306,10 +388,18 @@ function handle(method, params, nameHeader) {
     case 'resources/templates/list':
       return cached({ resourceTemplates: [] });
     case 'resources/read':
-      if (params.uri !== 'modern://note') throw new RpcError(-32602, `Resource not found: ${params.uri}`, { uri: params.uri });
+      if (params.uri !== 'modern://note')
+        throw new RpcError(-32602, `Resource not found: ${params.uri}`, { uri: params.uri });
       return cached({ contents: [{ uri: 'modern://note', mimeType: 'text/plain', text: note }] }, 'private');
     case 'tools/call': {
-      const tool = params.name === 'extra' && extraTool ? EXTRA : runsTasks && params.name === 'native_task' ? NATIVE_TASK : Object.hasOwn(TOOLS, params.name) ? TOOLS[params.name] : undefined;
+      const tool =
+        params.name === 'extra' && extraTool
+          ? EXTRA
+          : runsTasks && params.name === 'native_task'
+            ? NATIVE_TASK
+            : Object.hasOwn(TOOLS, params.name)
+              ? TOOLS[params.name]
+              : undefined;
       if (!tool) throw new RpcError(-32602, `Unknown tool: ${params.name}`);
       const responses = checkResponses(params);
       return tool.call(params.arguments ?? {}, params, responses, caps);
@@ -319,10 +409,18 @@ function handle(method, params, nameHeader) {
       const got = answer(checkResponses(params), 'user_context', isElicit);
       if (!got) {
         return inputRequired({
-          user_context: { method: 'elicitation/create', params: { message: 'What context should the prompt use?', requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] } } },
+          user_context: {
+            method: 'elicitation/create',
+            params: {
+              message: 'What context should the prompt use?',
+              requestedSchema: { type: 'object', properties: { context: { type: 'string' } }, required: ['context'] },
+            },
+          },
         });
       }
-      return { messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${got.content.context}` } }] };
+      return {
+        messages: [{ role: 'user', content: { type: 'text', text: `Use this context: ${got.content.context}` } }],
+      };
     }
   }
   throw new RpcError(-32601, `Method not found: ${method}`);
@@ -340,12 +438,20 @@ function logsOf(method, params) {
   const unfiltered = params.arguments?.unfiltered === true;
   return tool.logs
     .filter((l) => unfiltered || LOG_LEVELS.indexOf(l) >= LOG_LEVELS.indexOf(level))
-    .map((l) => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level: l, logger: 'modern-fixture', data: `${l} message` } }));
+    .map((l) => ({
+      jsonrpc: '2.0',
+      method: 'notifications/message',
+      params: { level: l, logger: 'modern-fixture', data: `${l} message` },
+    }));
 }
 
 // --- subscriptions/listen ------------------------------------------------------------------
 const listeners = new Set();
-const LISTEN_FIELDS = { toolsListChanged: 'notifications/tools/list_changed', promptsListChanged: 'notifications/prompts/list_changed', resourcesListChanged: 'notifications/resources/list_changed' };
+const LISTEN_FIELDS = {
+  toolsListChanged: 'notifications/tools/list_changed',
+  promptsListChanged: 'notifications/prompts/list_changed',
+  resourcesListChanged: 'notifications/resources/list_changed',
+};
 
 function broadcast(method, params = {}) {
   for (const l of listeners) {
@@ -364,12 +470,20 @@ function listen(message, res) {
       methods.add(m);
     }
   }
-  const uris = new Set(Array.isArray(requested.resourceSubscriptions) ? requested.resourceSubscriptions.filter((u) => u === 'modern://note') : []);
+  const uris = new Set(
+    Array.isArray(requested.resourceSubscriptions)
+      ? requested.resourceSubscriptions.filter((u) => u === 'modern://note')
+      : [],
+  );
   if (uris.size > 0) honoured.resourceSubscriptions = [...uris];
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const write = (m) => res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
   const l = { id: message.id, methods, uris, write };
-  write({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: message.id }, notifications: honoured } });
+  write({
+    jsonrpc: '2.0',
+    method: 'notifications/subscriptions/acknowledged',
+    params: { _meta: { [META.subscriptionId]: message.id }, notifications: honoured },
+  });
   listeners.add(l);
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 15000);
   res.on('close', () => {
@@ -422,17 +536,32 @@ const server = createServer((req, res) => {
       return reply(res, 400, {
         jsonrpc: '2.0',
         id: message.id,
-        error: { code: -32022, message: `Unsupported protocol version: ${JSON.stringify(message.method === 'initialize' ? params.protocolVersion : version)}`, data: { supported: [VERSION] } },
+        error: {
+          code: -32022,
+          message: `Unsupported protocol version: ${JSON.stringify(message.method === 'initialize' ? params.protocolVersion : version)}`,
+          data: { supported: [VERSION] },
+        },
       });
     }
     const header = req.headers['mcp-method'];
     if (header !== message.method) {
-      return reply(res, 400, { jsonrpc: '2.0', id: message.id, error: { code: -32020, message: `Header mismatch: Mcp-Method ${JSON.stringify(header)} is not ${message.method}` } });
+      return reply(res, 400, {
+        jsonrpc: '2.0',
+        id: message.id,
+        error: {
+          code: -32020,
+          message: `Header mismatch: Mcp-Method ${JSON.stringify(header)} is not ${message.method}`,
+        },
+      });
     }
     if (message.method === 'subscriptions/listen') return listen(message, res);
     try {
       const result = handle(message.method, params, req.headers['mcp-name']);
-      const answer = { jsonrpc: '2.0', id: message.id, result: { resultType: 'complete', ...result, _meta: { [META.serverInfo]: SERVER_INFO } } };
+      const answer = {
+        jsonrpc: '2.0',
+        id: message.id,
+        result: { resultType: 'complete', ...result, _meta: { [META.serverInfo]: SERVER_INFO } },
+      };
       const logs = logsOf(message.method, params);
       if (logs.length === 0) return reply(res, 200, answer);
       // An SSE reply: the request's log messages first, then its answer.
@@ -440,7 +569,10 @@ const server = createServer((req, res) => {
       for (const m of [...logs, answer]) res.write(`event: message\ndata: ${JSON.stringify(m)}\n\n`);
       res.end();
     } catch (err) {
-      const error = err instanceof RpcError ? { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) } : { code: -32603, message: String(err) };
+      const error =
+        err instanceof RpcError
+          ? { code: err.code, message: err.message, ...(err.data ? { data: err.data } : {}) }
+          : { code: -32603, message: String(err) };
       reply(res, 200, { jsonrpc: '2.0', id: message.id, error });
     }
   });

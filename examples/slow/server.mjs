@@ -76,13 +76,13 @@ server.registerTool(
   async () => ({ content: [{ type: 'text', text: JSON.stringify({ pid: process.pid }) }] }),
 );
 
-server.registerTool(
-  'fail',
-  { description: 'Always returns a tool error result (isError: true).' },
-  async () => ({ content: [{ type: 'text', text: 'tool failed on purpose' }], isError: true }),
-);
+server.registerTool('fail', { description: 'Always returns a tool error result (isError: true).' }, async () => ({
+  content: [{ type: 'text', text: 'tool failed on purpose' }],
+  isError: true,
+}));
 
-server.server.onerror = (/** @type {unknown} */ err) => log(`error: ${err instanceof Error ? err.message : String(err)}`);
+server.server.onerror = (/** @type {unknown} */ err) =>
+  log(`error: ${err instanceof Error ? err.message : String(err)}`);
 
 // Exit promptly when the client closes our stdin (e.g. the gateway shuts the worker down),
 // even if a `sleep` or `hang` call is still pending.

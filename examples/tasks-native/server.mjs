@@ -15,13 +15,20 @@
 
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { InMemoryTaskMessageQueue, InMemoryTaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
+import {
+  InMemoryTaskMessageQueue,
+  InMemoryTaskStore,
+} from '@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js';
 import { z } from 'zod';
 
 const taskStore = new InMemoryTaskStore();
 const server = new McpServer(
   { name: 'tasks-native-fixture', version: '1.0.0' },
-  { capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } }, taskStore, taskMessageQueue: new InMemoryTaskMessageQueue() },
+  {
+    capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+    taskStore,
+    taskMessageQueue: new InMemoryTaskMessageQueue(),
+  },
 );
 
 /** @param {number} ms */
@@ -29,7 +36,11 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 server.experimental.tasks.registerToolTask(
   'native_slow',
-  { description: 'Works for `seconds` as a task of its own', inputSchema: { seconds: z.number().min(0).max(600) }, execution: { taskSupport: 'optional' } },
+  {
+    description: 'Works for `seconds` as a task of its own',
+    inputSchema: { seconds: z.number().min(0).max(600) },
+    execution: { taskSupport: 'optional' },
+  },
   {
     async createTask({ seconds }, { taskStore: store, taskRequestedTtl }) {
       const task = await store.createTask({ ttl: taskRequestedTtl ?? 60_000, pollInterval: 100 });
@@ -41,12 +52,15 @@ server.experimental.tasks.registerToolTask(
           const now = await store.getTask(task.taskId).catch(() => undefined);
           if (!now || now.status === 'cancelled') return;
         }
-        await store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `slept ${seconds} s` }] }).catch(() => undefined);
+        await store
+          .storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: `slept ${seconds} s` }] })
+          .catch(() => undefined);
       })();
       return { task };
     },
     getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId),
-    getTaskResult: async (_args, { taskId, taskStore: store }) => /** @type {any} */ (await store.getTaskResult(taskId)),
+    getTaskResult: async (_args, { taskId, taskStore: store }) =>
+      /** @type {any} */ (await store.getTaskResult(taskId)),
   },
 );
 
@@ -56,16 +70,23 @@ server.experimental.tasks.registerToolTask(
   {
     async createTask({ taskStore: store, taskRequestedTtl }) {
       const task = await store.createTask({ ttl: taskRequestedTtl ?? 60_000, pollInterval: 100 });
-      void store.storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: 'done' }] }).catch(() => undefined);
+      void store
+        .storeTaskResult(task.taskId, 'completed', { content: [{ type: 'text', text: 'done' }] })
+        .catch(() => undefined);
       return { task };
     },
     getTask: (_args, { taskId, taskStore: store }) => store.getTask(taskId),
-    getTaskResult: async (_args, { taskId, taskStore: store }) => /** @type {any} */ (await store.getTaskResult(taskId)),
+    getTaskResult: async (_args, { taskId, taskStore: store }) =>
+      /** @type {any} */ (await store.getTaskResult(taskId)),
   },
 );
 
-server.registerTool('hello', { description: 'Greets', inputSchema: { name: z.string() } }, async ({ name }) => ({ content: [{ type: 'text', text: `Hello, ${name}!` }] }));
-server.registerTool('pid', { description: "This process's pid" }, async () => ({ content: [{ type: 'text', text: String(process.pid) }] }));
+server.registerTool('hello', { description: 'Greets', inputSchema: { name: z.string() } }, async ({ name }) => ({
+  content: [{ type: 'text', text: `Hello, ${name}!` }],
+}));
+server.registerTool('pid', { description: "This process's pid" }, async () => ({
+  content: [{ type: 'text', text: String(process.pid) }],
+}));
 
 await server.connect(new StdioServerTransport());
 process.stderr.write(`[tasks-native-fixture ${process.pid}] ready\n`);

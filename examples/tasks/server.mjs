@@ -115,7 +115,8 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       return text(`Hello, ${String(args.name ?? 'World')}!`);
     case 'slow_compute': {
       const seconds = Number(args.seconds ?? 1);
-      if (!Number.isFinite(seconds) || seconds < 0) throw new McpError(ErrorCode.InvalidParams, 'seconds must be a number >= 0');
+      if (!Number.isFinite(seconds) || seconds < 0)
+        throw new McpError(ErrorCode.InvalidParams, 'seconds must be a number >= 0');
       const label = typeof args.label === 'string' ? args.label : 'slow_compute';
       const started = Date.now();
       try {
@@ -134,7 +135,12 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       throw new McpError(ErrorCode.InternalError, 'protocol_error_job: internal failure');
     case 'confirm_delete': {
       const filename = String(args.filename ?? 'file.txt');
-      const answer = await ask(`Delete ${filename}?`, { confirm: { type: 'boolean', description: 'Delete it' } }, ['confirm'], extra);
+      const answer = await ask(
+        `Delete ${filename}?`,
+        { confirm: { type: 'boolean', description: 'Delete it' } },
+        ['confirm'],
+        extra,
+      );
       const yes = answer.action === 'accept' && answer.content?.confirm === true;
       return text(yes ? `deleted ${filename}` : `kept ${filename} (${answer.action})`);
     }
@@ -145,10 +151,17 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
         ask('First question: your name, and confirm', properties, [], extra),
         ask('Second question: your name, and confirm', properties, [], extra),
       ]);
-      return text(`first: ${first.action} ${JSON.stringify(first.content ?? {})}; second: ${second.action} ${JSON.stringify(second.content ?? {})}`);
+      return text(
+        `first: ${first.action} ${JSON.stringify(first.content ?? {})}; second: ${second.action} ${JSON.stringify(second.content ?? {})}`,
+      );
     }
     case 'test_tool_with_task': {
-      const answer = await ask('What is your name?', { name: { type: 'string', description: 'Your name' } }, ['name'], extra);
+      const answer = await ask(
+        'What is your name?',
+        { name: { type: 'string', description: 'Your name' } },
+        ['name'],
+        extra,
+      );
       if (answer.action !== 'accept') return { ...text(`no name given (${answer.action})`), isError: true };
       await sleep(1000, extra.signal);
       return text(`Hello, ${String(answer.content?.name)}!`);

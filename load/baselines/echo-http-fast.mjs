@@ -9,13 +9,23 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 
 const sessions = new Set();
-const TOOLS = [{ name: 'echo', description: 'Echoes text', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }];
+const TOOLS = [
+  {
+    name: 'echo',
+    description: 'Echoes text',
+    inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
+];
 
 /** @param {any} req */
 function answer(req) {
   switch (req.method) {
     case 'initialize':
-      return { protocolVersion: req.params?.protocolVersion ?? '2025-06-18', capabilities: { tools: {} }, serverInfo: { name: 'echo-http-fast', version: '1.0.0' } };
+      return {
+        protocolVersion: req.params?.protocolVersion ?? '2025-06-18',
+        capabilities: { tools: {} },
+        serverInfo: { name: 'echo-http-fast', version: '1.0.0' },
+      };
     case 'ping':
       return {};
     case 'tools/list':
@@ -56,7 +66,11 @@ const server = createServer((request, response) => {
       sessions.add(id);
       headers['mcp-session-id'] = id;
     } else if (typeof sid !== 'string' || !sessions.has(sid)) {
-      response.writeHead(404, headers).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32001, message: 'Session not found' } }));
+      response
+        .writeHead(404, headers)
+        .end(
+          JSON.stringify({ jsonrpc: '2.0', id: msg.id ?? null, error: { code: -32001, message: 'Session not found' } }),
+        );
       return;
     }
     if (msg.id === undefined) {
@@ -64,7 +78,10 @@ const server = createServer((request, response) => {
       return;
     }
     const result = answer(msg);
-    const reply = result === undefined ? { jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } } : { jsonrpc: '2.0', id: msg.id, result };
+    const reply =
+      result === undefined
+        ? { jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: 'Method not found' } }
+        : { jsonrpc: '2.0', id: msg.id, result };
     response.writeHead(200, headers).end(JSON.stringify(reply));
   });
 });

@@ -33,7 +33,8 @@ export async function run(ctx) {
         connections: ctx.connections,
         duration: ctx.duration,
         warmup: ctx.warmup,
-        makeLoad: () => toolCallLoad({ path: '/mcp', sids, tool: 'echo', args: { text: 'hello' }, expectText: 'hello' }),
+        makeLoad: () =>
+          toolCallLoad({ path: '/mcp', sids, tool: 'echo', args: { text: 'hello' }, expectText: 'hello' }),
         meters: { gateway: running.pids, upstream: running.upstreamPids },
       });
       rows.push({

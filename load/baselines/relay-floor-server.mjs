@@ -14,9 +14,14 @@ import { Redis } from 'ioredis';
 import { Pool } from 'undici';
 
 const [mode, target, redisUrl] = process.argv.slice(2);
-if ((mode !== 'stdio' && mode !== 'http') || !target) throw new Error('usage: relay-floor-server.mjs stdio <server script> | http <MCP endpoint URL> [<redis URL>]');
+if ((mode !== 'stdio' && mode !== 'http') || !target)
+  throw new Error('usage: relay-floor-server.mjs stdio <server script> | http <MCP endpoint URL> [<redis URL>]');
 
-const INITIALIZE = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'relay-floor', version: '0' } };
+const INITIALIZE = {
+  protocolVersion: '2025-06-18',
+  capabilities: {},
+  clientInfo: { name: 'relay-floor', version: '0' },
+};
 
 /** @typedef {{ result?: unknown, error?: unknown }} Answer */
 /** @type {(method: string, params: unknown) => Promise<Answer>} */
@@ -82,7 +87,12 @@ async function httpHop(url) {
       /** @type {string | undefined} */
       let sessionId;
       pool.dispatch(
-        { method: 'POST', path: url.pathname, headers, body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }) },
+        {
+          method: 'POST',
+          path: url.pathname,
+          headers,
+          body: JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params }),
+        },
         {
           onRequestStart() {},
           onResponseStart(_c, _status, h) {
@@ -114,7 +124,17 @@ async function sessionReader(url) {
   const redis = new Redis(url);
   process.on('exit', () => redis.disconnect());
   const key = 'relay-floor:session';
-  await redis.set(key, JSON.stringify({ id: key, protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: { name: 'bench', version: '1.0.0' }, initialized: true, createdAt: Date.now() }));
+  await redis.set(
+    key,
+    JSON.stringify({
+      id: key,
+      protocolVersion: '2025-06-18',
+      clientCapabilities: {},
+      clientInfo: { name: 'bench', version: '1.0.0' },
+      initialized: true,
+      createdAt: Date.now(),
+    }),
+  );
   return async () => {
     const raw = await redis.get(key);
     if (raw === null) throw new Error('the session record is gone');
@@ -124,12 +144,18 @@ async function sessionReader(url) {
 
 const app = Fastify({ logger: false });
 app.post('/mcp', async (request, reply) => {
-  const body = /** @type {{ id?: unknown, method: string, params: { name: string, arguments?: unknown } }} */ (request.body);
+  const body = /** @type {{ id?: unknown, method: string, params: { name: string, arguments?: unknown } }} */ (
+    request.body
+  );
   if (readSession) await readSession();
   // The load calls the gateway's namespaced name; the upstream knows the tool as `echo`.
   const answer = await send(body.method, { ...body.params, name: body.params.name.replace(/^echo__/, '') });
   reply.header('content-type', 'application/json');
-  return JSON.stringify({ jsonrpc: '2.0', id: body.id ?? null, ...('error' in answer ? { error: answer.error } : { result: answer.result }) });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id: body.id ?? null,
+    ...('error' in answer ? { error: answer.error } : { result: answer.result }),
+  });
 });
 
 const stop = () => app.close().then(() => process.exit(0));

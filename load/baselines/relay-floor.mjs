@@ -11,14 +11,17 @@ import { descendants, startRedisServer } from '../lib/processes.mjs';
 
 export const name = 'relay-floor';
 export const kind = 'baseline';
-export const description = 'bare Fastify relaying each tools/call to the echo server, over stdio and over Streamable HTTP (fresh ids, nothing else): the floor of a gateway';
+export const description =
+  'bare Fastify relaying each tools/call to the echo server, over stdio and over Streamable HTTP (fresh ids, nothing else): the floor of a gateway';
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
   const rows = [await measureRelay(ctx, 'stdio', ['stdio', ECHO_SERVER], () => [])];
   const { proc: redis, url: redisUrl } = await startRedisServer();
   try {
-    rows.push(await measureRelay(ctx, 'stdio, Redis GET per request', ['stdio', ECHO_SERVER, redisUrl], () => [redis.pid]));
+    rows.push(
+      await measureRelay(ctx, 'stdio, Redis GET per request', ['stdio', ECHO_SERVER, redisUrl], () => [redis.pid]),
+    );
   } finally {
     await redis.stop();
   }
@@ -40,7 +43,10 @@ export async function run(ctx) {
 async function measureRelay(ctx, variant, hop, upstreamPids) {
   const { proc, url } = await startBaselineServer('relay-floor', 'relay-floor-server.mjs', hop);
   try {
-    const m = await measureBaselineCalls(ctx, url, { server: () => [proc.pid], upstream: () => [...descendants(proc.pid), ...upstreamPids()] });
+    const m = await measureBaselineCalls(ctx, url, {
+      server: () => [proc.pid],
+      upstream: () => [...descendants(proc.pid), ...upstreamPids()],
+    });
     return { scenario: name, target: 'fastify + one hop', variant, workload: 'tools/call (JSON)', ...m };
   } finally {
     await proc.stop();

@@ -7,7 +7,7 @@ import { CLK_TCK, machineTicks, meter, start } from '../lib/processes.mjs';
 
 export const name = 'upstream-direct';
 export const kind = 'baseline';
-export const description = 'examples/echo/server.mjs over stdio, no HTTP, ~50 calls in flight: one worker\'s ceiling';
+export const description = "examples/echo/server.mjs over stdio, no HTTP, ~50 calls in flight: one worker's ceiling";
 
 /** @param {number[]} sorted @param {number} q */
 function percentile(sorted, q) {
@@ -108,7 +108,11 @@ export async function run(ctx) {
     });
 
   try {
-    await request(0, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } });
+    await request(0, 'initialize', {
+      protocolVersion: '2025-06-18',
+      capabilities: {},
+      clientInfo: { name: 'bench', version: '1' },
+    });
     write({ jsonrpc: '2.0', method: 'notifications/initialized' });
     const once = async () => {
       // The machine must be quiet before the load starts (our own load would count as busy).

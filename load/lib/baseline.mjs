@@ -37,7 +37,8 @@ export function measureBaselineCalls(ctx, url, meters) {
     connections: ctx.connections,
     duration: ctx.duration,
     warmup: ctx.warmup,
-    makeLoad: () => toolCallLoad({ path: '/mcp', sids, tool: 'echo__echo', args: { text: 'hello' }, expectText: 'hello' }),
+    makeLoad: () =>
+      toolCallLoad({ path: '/mcp', sids, tool: 'echo__echo', args: { text: 'hello' }, expectText: 'hello' }),
     meters,
   });
 }

@@ -15,7 +15,12 @@ import { PROTOCOL_VERSION, toolsCallBody, verifyEchoReply } from './mcp.mjs';
  */
 
 const INITIALIZE = (/** @type {number} */ id) =>
-  JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+  });
 const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
 /** Responses by id, for a channel that reads them from one stream. */
@@ -64,7 +69,10 @@ export async function openWebSocket(base) {
 /** @param {string} base @returns {Promise<Channel>} */
 export async function openLegacySse(base) {
   const controller = new AbortController();
-  const res = await fetch(new URL('/sse', base), { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+  const res = await fetch(new URL('/sse', base), {
+    headers: { accept: 'text/event-stream' },
+    signal: controller.signal,
+  });
   if (res.status !== 200 || !res.body) throw new Error(`GET /sse: ${res.status}`);
   const table = pendingTable();
   /** @type {(url: URL) => void} */
@@ -111,7 +119,8 @@ export async function openLegacySse(base) {
 }
 
 /** @param {number[]} sorted @param {number} q */
-const quantile = (sorted, q) => (sorted.length === 0 ? 0 : /** @type {number} */ (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]));
+const quantile = (sorted, q) =>
+  sorted.length === 0 ? 0 : /** @type {number} */ (sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
 
 /**
  * tools/call `tool` with `args` over `channels`, each in a closed loop, for `seconds`.
@@ -185,7 +194,13 @@ export function measureConnections(o) {
         reqPerSec: r.latencies.length / wall,
         completed: r.latencies.length,
         seconds: wall,
-        latencyMs: { p50: round(quantile(r.latencies, 0.5)), p90: round(quantile(r.latencies, 0.9)), p99: round(quantile(r.latencies, 0.99)), mean: round(r.mean), max: round(r.latencies.at(-1) ?? 0) },
+        latencyMs: {
+          p50: round(quantile(r.latencies, 0.5)),
+          p90: round(quantile(r.latencies, 0.9)),
+          p99: round(quantile(r.latencies, 0.99)),
+          mean: round(r.mean),
+          max: round(r.latencies.at(-1) ?? 0),
+        },
         errors: r.errors,
         timeouts: 0,
         non2xx: 0,

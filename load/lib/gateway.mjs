@@ -30,7 +30,9 @@ const JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2';
  */
 export const ALLOCATOR = process.env.BENCH_ALLOCATOR === 'glibc' || !existsSync(JEMALLOC) ? 'glibc' : 'jemalloc';
 const ALLOCATOR_ENV =
-  ALLOCATOR === 'jemalloc' ? { LD_PRELOAD: JEMALLOC, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000' } : {};
+  ALLOCATOR === 'jemalloc'
+    ? { LD_PRELOAD: JEMALLOC, MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:1000' }
+    : {};
 export const ECHO_SERVER = join(ROOT, 'examples/echo/server.mjs');
 export const SLOW_SERVER = join(ROOT, 'examples/slow/server.mjs');
 export const TASKS_SERVER = join(ROOT, 'examples/tasks/server.mjs');
@@ -104,7 +106,17 @@ function upstreamConfig(u) {
  * @param {Record<string, unknown>} [o.extra]   more top-level config keys (e.g. `tasks` for tasks-memory)
  * @param {number} [o.workers]   `cluster.workers` (scenarios/cluster.mjs); 1 when not given
  */
-export async function startGateway({ upstreams, sessions = { store: 'memory', ttlSeconds: 3600 }, logLevel = 'warn', cpuProfDir = process.env.BENCH_CPU_PROF, gcOnSignal = false, nodeArgs: extraNodeArgs = [], env = {}, extra = {}, workers }) {
+export async function startGateway({
+  upstreams,
+  sessions = { store: 'memory', ttlSeconds: 3600 },
+  logLevel = 'warn',
+  cpuProfDir = process.env.BENCH_CPU_PROF,
+  gcOnSignal = false,
+  nodeArgs: extraNodeArgs = [],
+  env = {},
+  extra = {},
+  workers,
+}) {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-bench-'));
   const config = {
     listen: { host: LOOPBACK, port: 0 },

@@ -21,7 +21,14 @@ const { ERRORS } = await import(`${ROOT}/dist/jsonrpc/errors.js`);
 export const HOSTILE_UPSTREAMS = [
   { name: 'echo', script: ECHO_SERVER, tasks: { tools: ['echo'] }, pool: { min: 1, max: 4, maxInFlight: 32 } },
   { name: 'slow', script: SLOW_SERVER },
-  { name: 'everything', script: EVERYTHING, args: ['stdio'], mode: /** @type {const} */ ('per-session'), pool: { min: 0, max: 4, maxInFlight: 8 }, timeoutMs: 3000 },
+  {
+    name: 'everything',
+    script: EVERYTHING,
+    args: ['stdio'],
+    mode: /** @type {const} */ ('per-session'),
+    pool: { min: 0, max: 4, maxInFlight: 8 },
+    timeoutMs: 3000,
+  },
 ];
 
 const MB = 1024 * 1024;
@@ -45,7 +52,12 @@ function judge(t, status, text) {
 
 /** A JSON body (or SSE stream) of JSON-RPC messages whose errors name the table and its status. */
 function isTyped(status, text) {
-  const datas = text.trimStart().startsWith('{') ? [text] : text.split('\n').filter((l) => l.startsWith('data: {')).map((l) => l.slice(6));
+  const datas = text.trimStart().startsWith('{')
+    ? [text]
+    : text
+        .split('\n')
+        .filter((l) => l.startsWith('data: {'))
+        .map((l) => l.slice(6));
   if (datas.length === 0) return false;
   for (const d of datas) {
     let m;
@@ -90,7 +102,8 @@ async function session(c, version = '2025-06-18', capabilities = {}) {
 }
 
 /** @param {number} id @param {string} name @param {Record<string, unknown>} args @param {Record<string, unknown>} [extra] */
-const call = (id, name, args, extra = {}) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra } });
+const call = (id, name, args, extra = {}) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...extra } });
 
 /**
  * A raw HTTP/1.1 request on its own socket. `paused`: after `readUntil` appears in what came back,
@@ -101,7 +114,11 @@ const call = (id, name, args, extra = {}) => JSON.stringify({ jsonrpc: '2.0', id
 function rawRequest(c, head, o) {
   const { hostname, port } = new URL(c.base);
   return new Promise((resolve) => {
-    const socket = connect({ port: Number(port), host: hostname, ...(LOCAL_ADDRESS ? { localAddress: LOCAL_ADDRESS } : {}) });
+    const socket = connect({
+      port: Number(port),
+      host: hostname,
+      ...(LOCAL_ADDRESS ? { localAddress: LOCAL_ADDRESS } : {}),
+    });
     let seen = '';
     let cut = false;
     const until = Date.now() + o.holdMs;
@@ -132,7 +149,11 @@ function rawRequest(c, head, o) {
 
 /** @param {string} method @param {string} path @param {string} host @param {Record<string, string>} headers @param {string} [body] */
 function httpHead(method, path, host, headers, body) {
-  const lines = [`${method} ${path} HTTP/1.1`, `host: ${host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    `host: ${host}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   if (body !== undefined) lines.push(`content-length: ${Buffer.byteLength(body)}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }
@@ -146,17 +167,32 @@ export const VECTORS = {
   async 'non-reading-sse'(c) {
     const { host } = new URL(c.base);
     for (let i = 0; !c.stopped(); i++) {
-      const got = await rawRequest(c, httpHead('GET', '/sse', host, { accept: 'text/event-stream' }), { readUntil: /data: (\/[^\r\n]*sessionId=[^\r\n]+)\r?\n/, holdMs: 15_000 });
+      const got = await rawRequest(c, httpHead('GET', '/sse', host, { accept: 'text/event-stream' }), {
+        readUntil: /data: (\/[^\r\n]*sessionId=[^\r\n]+)\r?\n/,
+        holdMs: 15_000,
+      });
       if (!got.match) continue;
       const endpoint = new URL(got.match[1], c.base);
       const legacyInit = JSON.parse(initializeBody(0));
       legacyInit.params.protocolVersion = '2024-11-05';
       for (const body of [JSON.stringify(legacyInit), INITIALIZED_BODY]) {
-        await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then((r) => r.arrayBuffer(), () => undefined);
+        await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(
+          (r) => r.arrayBuffer(),
+          () => undefined,
+        );
       }
-      const big = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x'.repeat(MB) } } });
+      const big = JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'echo__echo', arguments: { text: 'x'.repeat(MB) } },
+      });
       for (let k = 0; k < 32 && !c.stopped(); k++) {
-        const res = await fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big }).catch(() => undefined);
+        const res = await fetch(endpoint, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: big,
+        }).catch(() => undefined);
         if (!res) break;
         judge(c.tally, res.status, await res.text());
         if (res.status !== 202) break; // the stream was cut off: its session is gone
@@ -170,8 +206,19 @@ export const VECTORS = {
     for (let i = 0; !c.stopped(); i++) {
       const sid = await session(c);
       if (!sid) continue;
-      const body = call(i, 'slow__sleep', { ms: 10_000, steps: 10_000 }, { _meta: { progressToken: `t${i}-${'p'.repeat(2048)}` } });
-      const head = httpHead('POST', new URL(c.url).pathname, host, { ...POST_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, body);
+      const body = call(
+        i,
+        'slow__sleep',
+        { ms: 10_000, steps: 10_000 },
+        { _meta: { progressToken: `t${i}-${'p'.repeat(2048)}` } },
+      );
+      const head = httpHead(
+        'POST',
+        new URL(c.url).pathname,
+        host,
+        { ...POST_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+        body,
+      );
       const got = await rawRequest(c, head, { body, readUntil: /\r\n\r\n/, holdMs: 25_000 });
       await got.closed;
       await deleteSession(c.url, sid).catch(() => undefined);
@@ -183,13 +230,27 @@ export const VECTORS = {
     while (!c.stopped()) {
       const sid = await session(c);
       if (!sid) continue;
-      const head = httpHead('GET', new URL(c.url).pathname, host, { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
-      await (await rawRequest(c, head, { reset: true, holdMs: 1000 })).closed;
-      await (await rawRequest(c, httpHead('GET', '/sse', host, { accept: 'text/event-stream' }), { reset: true, holdMs: 1000 })).closed;
+      const head = httpHead('GET', new URL(c.url).pathname, host, {
+        accept: 'text/event-stream',
+        'mcp-session-id': sid,
+        'mcp-protocol-version': '2025-06-18',
+      });
+      await (
+        await rawRequest(c, head, { reset: true, holdMs: 1000 })
+      ).closed;
+      await (
+        await rawRequest(c, httpHead('GET', '/sse', host, { accept: 'text/event-stream' }), {
+          reset: true,
+          holdMs: 1000,
+        })
+      ).closed;
       // The session's one GET stream must be free again (not 409 STREAM_CONFLICT for good).
       await sleep(50);
       const ctl = new AbortController();
-      const res = await fetch(c.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }, signal: ctl.signal }).catch(() => undefined);
+      const res = await fetch(c.url, {
+        headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+        signal: ctl.signal,
+      }).catch(() => undefined);
       if (res) {
         if (res.status === 200) judge(c.tally, 202, '');
         else judge(c.tally, res.status, await res.text());
@@ -204,7 +265,8 @@ export const VECTORS = {
     while (!c.stopped()) {
       const sid = await session(c, '2025-11-25');
       if (!sid) continue;
-      for (let i = 0; i < 20 && !c.stopped(); i++) await post(c, sid, call(i, 'echo__echo', { text }, { task: { ttl: 86_400_000 } }), '2025-11-25');
+      for (let i = 0; i < 20 && !c.stopped(); i++)
+        await post(c, sid, call(i, 'echo__echo', { text }, { task: { ttl: 86_400_000 } }), '2025-11-25');
       await deleteSession(c.url, sid).catch(() => undefined);
     }
   },
@@ -270,7 +332,10 @@ export function startHostile(gw, names = Object.keys(VECTORS)) {
 async function cutOffByKind(base) {
   /** @type {Record<string, number>} */
   const out = {};
-  const text = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+  const text = await fetch(`${base}/metrics`).then(
+    (r) => r.text(),
+    () => '',
+  );
   for (const m of text.matchAll(/^mcpgw_streams_cut_off_total\{kind="([^"]+)"\} (\d+)/gm)) out[m[1]] = Number(m[2]);
   return out;
 }

@@ -90,7 +90,10 @@ export async function retryWhileBusy(once) {
     attempts.push(Math.round(m.otherCpuPct));
     if (!best || m.otherCpuPct < best.otherCpuPct) best = m;
     if (m.otherCpuPct <= maxOther) break;
-    if (i < retries) process.stderr.write(`bench: other work used ${m.otherCpuPct.toFixed(0)} % of a core during the run: measuring again\n`);
+    if (i < retries)
+      process.stderr.write(
+        `bench: other work used ${m.otherCpuPct.toFixed(0)} % of a core during the run: measuring again\n`,
+      );
   }
   const result = /** @type {M} */ (best);
   result.attempts = attempts;
@@ -101,7 +104,16 @@ export async function retryWhileBusy(once) {
  * @param {Parameters<typeof measure>[0]} o
  * @returns {Promise<Measurement>}
  */
-async function measureOnce({ url, connections, duration, warmup, makeLoad, meters = {}, pipelining = 1, quiet = true }) {
+async function measureOnce({
+  url,
+  connections,
+  duration,
+  warmup,
+  makeLoad,
+  meters = {},
+  pipelining = 1,
+  quiet = true,
+}) {
   const quietWaitS = quiet ? await waitForQuiet() : 0;
   if (warmup > 0) await runOnce(url, connections, warmup, makeLoad(), pipelining);
   const load = makeLoad();
@@ -123,7 +135,13 @@ async function measureOnce({ url, connections, duration, warmup, makeLoad, meter
     reqPerSec: r.requests.average,
     completed: r.requests.total,
     seconds: r.duration,
-    latencyMs: { p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, mean: r.latency.average, max: r.latency.max },
+    latencyMs: {
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      mean: r.latency.average,
+      max: r.latency.max,
+    },
     errors: r.errors,
     timeouts: r.timeouts,
     non2xx: r.non2xx,
@@ -154,11 +172,15 @@ export async function waitForQuiet() {
     const waited = (Date.now() - t0) / 1000;
     if (busy <= limit) return Math.max(0, waited - 1);
     if (waited >= maxS) {
-      process.stderr.write(`bench: machine still busy (${busy.toFixed(0)} % of a core) after ${maxS} s: measuring anyway\n`);
+      process.stderr.write(
+        `bench: machine still busy (${busy.toFixed(0)} % of a core) after ${maxS} s: measuring anyway\n`,
+      );
       return waited;
     }
     if (!warned) {
-      process.stderr.write(`bench: machine busy (${busy.toFixed(0)} % of a core used by other work): waiting up to ${maxS} s for it to calm down\n`);
+      process.stderr.write(
+        `bench: machine busy (${busy.toFixed(0)} % of a core used by other work): waiting up to ${maxS} s for it to calm down\n`,
+      );
       warned = true;
     }
   }

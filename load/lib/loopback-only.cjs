@@ -11,7 +11,13 @@ net.Server.prototype.listen = function patchedListen(/** @type {any[]} */ ...arg
   const first = args[0];
   if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) {
     if (typeof args[1] !== 'string') args.splice(1, 0, '127.0.0.1');
-  } else if (first && typeof first === 'object' && 'port' in first && first.path === undefined && first.host === undefined) {
+  } else if (
+    first &&
+    typeof first === 'object' &&
+    'port' in first &&
+    first.path === undefined &&
+    first.host === undefined
+  ) {
     args[0] = { ...first, host: '127.0.0.1' };
   }
   return listen.apply(this, /** @type {any} */ (args));

@@ -19,7 +19,11 @@ export function initializeBody(id = 0) {
     jsonrpc: '2.0',
     id,
     method: 'initialize',
-    params: { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcp-gateway-bench', version: '1' } },
+    params: {
+      protocolVersion: PROTOCOL_VERSION,
+      capabilities: {},
+      clientInfo: { name: 'mcp-gateway-bench', version: '1' },
+    },
   });
 }
 
@@ -72,8 +76,14 @@ export async function openSession(url, o = {}) {
   const res = await fetch(url, { method: 'POST', headers: POST_HEADERS, body: initializeBody(0), signal: o.signal });
   const text = await res.text();
   const sid = res.headers.get('mcp-session-id');
-  if (res.status !== 200 || !sid) throw new Error(`initialize at ${url} failed: HTTP ${res.status} ${text.slice(0, 300)}`);
-  const n = await fetch(url, { method: 'POST', headers: sessionHeaders(sid), body: INITIALIZED_BODY, signal: o.signal });
+  if (res.status !== 200 || !sid)
+    throw new Error(`initialize at ${url} failed: HTTP ${res.status} ${text.slice(0, 300)}`);
+  const n = await fetch(url, {
+    method: 'POST',
+    headers: sessionHeaders(sid),
+    body: INITIALIZED_BODY,
+    signal: o.signal,
+  });
   await n.arrayBuffer();
   if (n.status !== 202 && n.status !== 200) throw new Error(`notifications/initialized failed: HTTP ${n.status}`);
   return sid;

@@ -74,7 +74,8 @@ export const PEERS = [
   },
   {
     name: 'mcp-proxy',
-    notes: 'one shared echo child for all sessions (an SDK Client), a per-session SDK server; SSE replies; default event store on',
+    notes:
+      'one shared echo child for all sessions (an SDK Client), a per-session SDK server; SSE replies; default event store on',
     args: (port) => [
       join(PEERS_DIR, 'node_modules/mcp-proxy/dist/bin/mcp-proxy.mjs'),
       '--host',

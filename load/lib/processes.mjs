@@ -155,7 +155,17 @@ const running = new Set();
  * @param {boolean} [o.rawStdout]   leave stdout to the caller (child.stdout), only stderr is captured
  * @returns {Promise<{ proc: Managed, match: RegExpExecArray | undefined }>}
  */
-export async function start({ name, command, args, env, cwd, ready, timeoutMs = 20_000, stdin = false, rawStdout = false }) {
+export async function start({
+  name,
+  command,
+  args,
+  env,
+  cwd,
+  ready,
+  timeoutMs = 20_000,
+  stdin = false,
+  rawStdout = false,
+}) {
   const child = spawn(command, args, {
     cwd,
     env: { ...process.env, ...env },

@@ -46,14 +46,21 @@ export function addRatios(rows) {
   /** The relay floor with the same hop as `r` (HTTP upstream or stdio), for the gateway's call rows. @param {Row} r */
   const floorOf = (r) => {
     if (r.target !== 'mcp-gateway' || !/echo/.test(r.workload ?? '')) return undefined;
-    const hop = /HTTP upstream/.test(r.variant ?? '') ? 'HTTP upstream' : /cacheMs 0/.test(r.variant ?? '') ? 'Redis GET' : 'stdio';
+    const hop = /HTTP upstream/.test(r.variant ?? '')
+      ? 'HTTP upstream'
+      : /cacheMs 0/.test(r.variant ?? '')
+        ? 'Redis GET'
+        : 'stdio';
     return floors.find((f) => (hop === 'stdio' ? f.variant === 'stdio' : (f.variant ?? '').includes(hop)));
   };
-  const bestPeer = peers.reduce((/** @type {Row | undefined} */ best, r) => (!best || r.reqPerSec > best.reqPerSec ? r : best), undefined);
+  const bestPeer = peers.reduce(
+    (/** @type {Row | undefined} */ best, r) => (!best || r.reqPerSec > best.reqPerSec ? r : best),
+    undefined,
+  );
   for (const r of measured) {
     // On a saturated 2-core machine req/s depends on who gets the cores; CPU per request does not.
     const p = gatewayProc(r) ?? r.procs?.upstream;
-    r.cpuUsPerReq = p && r.reqPerSec > 0 ? (p.cpuPct / 100) * 1e6 / r.reqPerSec : undefined;
+    r.cpuUsPerReq = p && r.reqPerSec > 0 ? ((p.cpuPct / 100) * 1e6) / r.reqPerSec : undefined;
     // Older result files have no syscall counts.
     r.syscallsPerReq = p?.syscalls !== undefined && r.completed > 0 ? p.syscalls / r.completed : undefined;
   }
@@ -65,8 +72,12 @@ export function addRatios(rows) {
         bestPeer && r.scenario !== 'peers' && /echo/.test(r.workload ?? '') && r.scenario !== 'session-churn'
           ? r.reqPerSec / bestPeer.reqPerSec
           : undefined,
-      vsUpstream: upstream && r !== upstream && /echo|stdio/.test(r.workload ?? '') ? r.reqPerSec / upstream.reqPerSec : undefined,
-      cpuPerReqVsBare: bare?.cpuUsPerReq && r !== bare && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / bare.cpuUsPerReq : undefined,
+      vsUpstream:
+        upstream && r !== upstream && /echo|stdio/.test(r.workload ?? '')
+          ? r.reqPerSec / upstream.reqPerSec
+          : undefined,
+      cpuPerReqVsBare:
+        bare?.cpuUsPerReq && r !== bare && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / bare.cpuUsPerReq : undefined,
       cpuPerReqVsFloor: (() => {
         const floor = floorOf(r);
         return floor?.cpuUsPerReq && r.cpuUsPerReq !== undefined ? r.cpuUsPerReq / floor.cpuUsPerReq : undefined;
@@ -74,10 +85,15 @@ export function addRatios(rows) {
     };
     // A scenario measured again on an earlier build (load/scenarios/before.mjs): this build over that one.
     // The twin of the same variant (call-redis has two): its variant is this one's plus ", before: <rev>".
-    const before = measured.find((b) => b.scenario === `${r.scenario}@before` && (b.variant ?? '').replace(/,? ?before: \S+$/, '') === (r.variant ?? ''));
+    const before = measured.find(
+      (b) =>
+        b.scenario === `${r.scenario}@before` &&
+        (b.variant ?? '').replace(/,? ?before: \S+$/, '') === (r.variant ?? ''),
+    );
     if (before) {
       r.ratios.vsBefore = r.reqPerSec / before.reqPerSec;
-      r.ratios.cpuVsBefore = r.cpuUsPerReq !== undefined && before.cpuUsPerReq ? r.cpuUsPerReq / before.cpuUsPerReq : undefined;
+      r.ratios.cpuVsBefore =
+        r.cpuUsPerReq !== undefined && before.cpuUsPerReq ? r.cpuUsPerReq / before.cpuUsPerReq : undefined;
     }
   }
   return { bare, upstream, bestPeer };
@@ -111,7 +127,11 @@ export function addPairedRatios(rows) {
       const values = perRound.map((x) => x?.[key]).filter((v) => typeof v === 'number');
       return values.length === perRound.length ? { rounds: values, median: medianOf(values, (v) => v) } : undefined;
     };
-    r.paired = { cpuVsBare: paired('cpuPerReqVsBare'), cpuVsFloor: paired('cpuPerReqVsFloor'), cpuVsBefore: paired('cpuVsBefore') };
+    r.paired = {
+      cpuVsBare: paired('cpuPerReqVsBare'),
+      cpuVsFloor: paired('cpuPerReqVsFloor'),
+      cpuVsBefore: paired('cpuVsBefore'),
+    };
   }
 }
 
@@ -146,7 +166,25 @@ function errorsCell(r) {
 
 /** The compact table for stdout. @param {Row[]} rows */
 export function textTable(rows) {
-  const head = ['scenario', 'target', 'req/s', 'p50', 'p90', 'p99 ms', 'err/non2xx/bad', 'proc CPU%', 'up CPU%', 'other%', 'RSS MB', 'µs/req', '×bare', '×peer', 'p99/bare', 'cpu÷bare', 'cpu÷floor'];
+  const head = [
+    'scenario',
+    'target',
+    'req/s',
+    'p50',
+    'p90',
+    'p99 ms',
+    'err/non2xx/bad',
+    'proc CPU%',
+    'up CPU%',
+    'other%',
+    'RSS MB',
+    'µs/req',
+    '×bare',
+    '×peer',
+    'p99/bare',
+    'cpu÷bare',
+    'cpu÷floor',
+  ];
   /** @type {string[][]} */
   const body = [];
   for (const r of rows) {
@@ -156,7 +194,25 @@ export function textTable(rows) {
     }
     if (r.tasks) {
       const t = r.tasks;
-      body.push([r.scenario, r.target, `${t.accepted}/${t.requested} tasks`, `${num(t.perTaskBytes)} B/task`, '', '', '', '', '', '', mb(t.withTasksKb), '', '', '', '', '', '']);
+      body.push([
+        r.scenario,
+        r.target,
+        `${t.accepted}/${t.requested} tasks`,
+        `${num(t.perTaskBytes)} B/task`,
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+        mb(t.withTasksKb),
+        '',
+        '',
+        '',
+        '',
+        '',
+        '',
+      ]);
       continue;
     }
     if (r.idle) {
@@ -204,7 +260,8 @@ export function textTable(rows) {
     ]);
   }
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (/** @type {string[]} */ cells) => cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  const line = (/** @type {string[]} */ cells) =>
+    cells.map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...body.map(line)].join('\n');
 }
 
@@ -244,23 +301,38 @@ export function markdown({ rows, meta, failures }) {
         '(not one scenario three times in a row), and every ratio compares medians. req/s of each round, in order:',
     );
     out.push('');
-    for (const r of rows) if (r.rounds?.length > 1) out.push(`- ${r.scenario} ${label(r)}: ${r.rounds.map((v) => num(v)).join(', ')}`);
+    for (const r of rows)
+      if (r.rounds?.length > 1) out.push(`- ${r.scenario} ${label(r)}: ${r.rounds.map((v) => num(v)).join(', ')}`);
     out.push('');
   }
   const paired = rows.filter((r) => r.paired?.cpuVsBare);
   if (paired.length > 0) {
-    out.push('CPU per request, paired: each ratio taken within one round (the rows it compares ran minutes apart), then its median over the rounds. Each round in order, then the median:');
+    out.push(
+      'CPU per request, paired: each ratio taken within one round (the rows it compares ran minutes apart), then its median over the rounds. Each round in order, then the median:',
+    );
     out.push('');
     out.push('| scenario | CPU/req ÷ bare | median | CPU/req ÷ floor | median | CPU/req ÷ @before | median |');
     out.push('|---|---|--:|---|--:|---|--:|');
     /** @param {{ rounds: number[], median: number } | undefined} p */
     const cells = (p) => (p ? `${p.rounds.map((v) => v.toFixed(2)).join(', ')} | ${ratio(p.median)}` : '— | —');
-    for (const r of paired) out.push(`| ${r.scenario} ${label(r)} | ${cells(r.paired.cpuVsBare)} | ${cells(r.paired.cpuVsFloor)} | ${cells(r.paired.cpuVsBefore)} |`);
+    for (const r of paired)
+      out.push(
+        `| ${r.scenario} ${label(r)} | ${cells(r.paired.cpuVsBare)} | ${cells(r.paired.cpuVsFloor)} | ${cells(r.paired.cpuVsBefore)} |`,
+      );
     out.push('');
   }
   const twins = rows.filter((r) => r.ratios?.vsBefore !== undefined);
   if (twins.length > 0) {
-    out.push('Against the earlier build (`@before` rows, BENCH_COMPARE_ROOT), medians: ' + twins.map((r) => `${r.scenario}${r.variant ? ` (${r.variant})` : ''} ${ratio(r.ratios.vsBefore)} req/s, ${ratio(r.ratios.cpuVsBefore)} CPU/req`).join('; ') + '.');
+    out.push(
+      'Against the earlier build (`@before` rows, BENCH_COMPARE_ROOT), medians: ' +
+        twins
+          .map(
+            (r) =>
+              `${r.scenario}${r.variant ? ` (${r.variant})` : ''} ${ratio(r.ratios.vsBefore)} req/s, ${ratio(r.ratios.cpuVsBefore)} CPU/req`,
+          )
+          .join('; ') +
+        '.',
+    );
     out.push('');
   }
   out.push(
@@ -270,7 +342,9 @@ export function markdown({ rows, meta, failures }) {
   for (const r of rows) {
     if (r.idle || r.tasks) continue;
     if (r.skipped) {
-      out.push(`| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | | | |`);
+      out.push(
+        `| ${r.scenario} | ${r.target} | ${r.workload ?? ''} | skipped | | | | | | | | | | | | | | | | | | | | |`,
+      );
       continue;
     }
     const g = gatewayProc(r);
@@ -336,7 +410,11 @@ export function markdown({ rows, meta, failures }) {
         `${ms(beside.latencyMs.p50)}/${ms(beside.latencyMs.p99)} ms beside the hostile clients: p50 ${ratio(beside.latencyMs.p50 / alone.latencyMs.p50)}, ` +
         `p99 ${ratio(beside.latencyMs.p99 / alone.latencyMs.p99)} (aim ≤ 3×); ${beside.bad} bad legitimate replies; hostile replies: ` +
         `${tallies.map(([n, t]) => `${n} ${t.sent} (${t.untyped} untyped)`).join(', ')}; ${untyped} untyped in all; streams cut off: ` +
-        `${Object.entries(beside.extra.cutOff ?? {}).map(([k, n]) => `${k} ${n}`).join(', ') || 'none'}.`,
+        `${
+          Object.entries(beside.extra.cutOff ?? {})
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ') || 'none'
+        }.`,
     );
   }
   const sse = rows.find((r) => r.scenario === 'call-sse-progress' && !r.skipped);
@@ -366,7 +444,9 @@ export function markdown({ rows, meta, failures }) {
     out.push('');
     out.push('| step | gateway RSS MB | delta | per item | target | |');
     out.push('|---|--:|--:|--:|--:|---|');
-    out.push(`| baseline (after a warm-up of 1,000 sessions and 200 streams, all closed) | ${mb(i.baselineKb)} | | | | |`);
+    out.push(
+      `| baseline (after a warm-up of 1,000 sessions and 200 streams, all closed) | ${mb(i.baselineKb)} | | | | |`,
+    );
     out.push(
       `| ${i.sessions} sessions open | ${mb(i.afterSessionsKb)} | ${signedMb(i.afterSessionsKb - i.baselineKb)} MB | ${num(i.perSessionBytes)} B/session | ≤ ${i.targets.sessionBytes} B | ${pass(i.pass.session)} |`,
     );
@@ -415,7 +495,9 @@ export function markdown({ rows, meta, failures }) {
     out.push('');
     out.push('## Bad replies (first few)');
     out.push('');
-    for (const r of bad) for (const s of r.extra.badSamples) out.push(`- ${r.scenario} / ${label(r)}: \`${String(s).replace(/\s+/g, ' ').slice(0, 200)}\``);
+    for (const r of bad)
+      for (const s of r.extra.badSamples)
+        out.push(`- ${r.scenario} / ${label(r)}: \`${String(s).replace(/\s+/g, ' ').slice(0, 200)}\``);
   }
   if (failures.length > 0) {
     out.push('');

@@ -111,10 +111,16 @@ export function sessionChurnLoad({ path }) {
       path,
       headers: POST_HEADERS,
       body: initializeBody(1),
-      onResponse: (/** @type {number} */ status, /** @type {string} */ body, /** @type {any} */ ctx, /** @type {Record<string, any>} */ headers) => {
+      onResponse: (
+        /** @type {number} */ status,
+        /** @type {string} */ body,
+        /** @type {any} */ ctx,
+        /** @type {Record<string, any>} */ headers,
+      ) => {
         c.checked++;
         let sid;
-        for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() === 'mcp-session-id') sid = Array.isArray(v) ? v[0] : v;
+        for (const [k, v] of Object.entries(headers))
+          if (k.toLowerCase() === 'mcp-session-id') sid = Array.isArray(v) ? v[0] : v;
         if (status === 200 && sid && body.includes('"result":')) {
           ctx.sid = sid;
           extra.sessionsOpened++;

@@ -30,7 +30,9 @@ function revisionOf(root) {
 export function withBeforeTwins(scenarios) {
   const root = process.env.BENCH_COMPARE_ROOT;
   if (!root) return scenarios;
-  const names = new Set((process.env.BENCH_COMPARE ?? 'call-json,call-stateless,call-http').split(',').map((s) => s.trim()));
+  const names = new Set(
+    (process.env.BENCH_COMPARE ?? 'call-json,call-stateless,call-http').split(',').map((s) => s.trim()),
+  );
   const rev = revisionOf(root);
   return scenarios.flatMap((s) => {
     if (!names.has(s.name)) return [s];
@@ -43,7 +45,11 @@ export function withBeforeTwins(scenarios) {
         useGatewayRoot(root);
         try {
           const rows = await s.run(ctx);
-          return rows.map((r) => ({ ...r, scenario: `${r.scenario}@before`, variant: `${r.variant ?? ''}, before: ${rev}`.replace(/^, /, '') }));
+          return rows.map((r) => ({
+            ...r,
+            scenario: `${r.scenario}@before`,
+            variant: `${r.variant ?? ''}, before: ${rev}`.replace(/^, /, ''),
+          }));
         } finally {
           useGatewayRoot(undefined);
         }

@@ -44,10 +44,20 @@ export async function measureEchoCalls(ctx, gw, { scenario, variant, tool, meter
       const skip = Math.ceil((m.window.start - gw.spawnedAt) / 1000);
       const until = Math.floor((m.window.end - gw.spawnedAt) / 1000);
       m.extra.cpuProfile = { dir: gw.cpuProfDir, fromS: skip, untilS: until };
-      ctx.log(`cpu profile of pid ${gw.pid} in ${gw.cpuProfDir} (written when the gateway exits); summary of the measured run:`);
+      ctx.log(
+        `cpu profile of pid ${gw.pid} in ${gw.cpuProfDir} (written when the gateway exits); summary of the measured run:`,
+      );
       ctx.log(`  node load/tools/profile-summary.mjs ${gw.cpuProfDir} --skip ${skip} --until ${until}`);
     }
-    return [{ scenario, target: 'mcp-gateway', variant, workload: stateless ? 'tools/call echo (JSON, 2026-07-28 stateless)' : 'tools/call echo (JSON)', ...m }];
+    return [
+      {
+        scenario,
+        target: 'mcp-gateway',
+        variant,
+        workload: stateless ? 'tools/call echo (JSON, 2026-07-28 stateless)' : 'tools/call echo (JSON)',
+        ...m,
+      },
+    ];
   } finally {
     await gw.stop();
   }

@@ -12,7 +12,9 @@ export const description = 'call-json with mode: per-session (one echo process p
 export async function run(ctx) {
   const workers = ctx.sessions;
   const gw = await startGateway({
-    upstreams: [{ name: 'echo', script: ECHO_SERVER, mode: 'per-session', pool: { min: 0, max: workers, maxInFlight: 64 } }],
+    upstreams: [
+      { name: 'echo', script: ECHO_SERVER, mode: 'per-session', pool: { min: 0, max: workers, maxInFlight: 64 } },
+    ],
   });
   return measureEchoCalls(ctx, gw, {
     scenario: name,
@@ -24,7 +26,12 @@ export async function run(ctx) {
         const res = await fetch(gw.url, {
           method: 'POST',
           headers: sessionHeaders(sid),
-          body: JSON.stringify({ jsonrpc: '2.0', id: `warm-${i}`, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'warm' } } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: `warm-${i}`,
+            method: 'tools/call',
+            params: { name: 'echo__echo', arguments: { text: 'warm' } },
+          }),
           signal: AbortSignal.timeout(60_000),
         });
         if (res.status !== 200) throw new Error(`warming session ${i}: HTTP ${res.status}`);

@@ -6,7 +6,8 @@ import { measureEchoCalls } from './call-json.mjs';
 
 export const name = 'call-redis';
 export const kind = 'gateway';
-export const description = 'call-json with sessions in Redis (redis-server on a free port): default config, and with the session cache off (cacheMs 0)';
+export const description =
+  'call-json with sessions in Redis (redis-server on a free port): default config, and with the session cache off (cacheMs 0)';
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {

@@ -8,7 +8,8 @@ import { toolCallLoad } from '../lib/workloads.mjs';
 
 export const name = 'call-sse-progress';
 export const kind = 'gateway';
-export const description = 'tools/call slow__sleep {ms:0, steps:10} + progressToken: SSE reply, 10 progress events per call';
+export const description =
+  'tools/call slow__sleep {ms:0, steps:10} + progressToken: SSE reply, 10 progress events per call';
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
@@ -32,7 +33,15 @@ export async function run(ctx) {
         }),
       meters: { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
     });
-    return [{ scenario: name, target: 'mcp-gateway', variant: `pool ${poolLabel(pool)}`, workload: 'tools/call + 10 progress (SSE)', ...m }];
+    return [
+      {
+        scenario: name,
+        target: 'mcp-gateway',
+        variant: `pool ${poolLabel(pool)}`,
+        workload: 'tools/call + 10 progress (SSE)',
+        ...m,
+      },
+    ];
   } finally {
     await gw.stop();
   }

@@ -11,5 +11,10 @@ export const description = 'call-json as 2026-07-28 stateless requests (no sessi
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
   const gw = await startGateway({ upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: DEFAULT_POOL }] });
-  return measureEchoCalls(ctx, gw, { scenario: name, variant: `pool ${poolLabel(DEFAULT_POOL)}, stateless`, tool: 'echo__echo', stateless: true });
+  return measureEchoCalls(ctx, gw, {
+    scenario: name,
+    variant: `pool ${poolLabel(DEFAULT_POOL)}, stateless`,
+    tool: 'echo__echo',
+    stateless: true,
+  });
 }

@@ -9,7 +9,8 @@ import { measureEchoCalls } from './call-json.mjs';
 
 export const name = 'call-traced';
 export const kind = 'gateway';
-export const description = 'call-json with tracing off, and on (OTLP/HTTP JSON, then protobuf, to a loopback receiver); and off at logLevel info (the access log on)';
+export const description =
+  'call-json with tracing off, and on (OTLP/HTTP JSON, then protobuf, to a loopback receiver); and off at logLevel info (the access log on)';
 
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
@@ -29,11 +30,20 @@ export async function run(ctx) {
  */
 async function runWith(ctx, protocol, logLevel = 'warn') {
   const sink = protocol
-    ? await start({ name: 'otlp-sink', command: process.execPath, args: [join(ROOT, 'load/baselines/otlp-sink.mjs')], ready: /otlp sink listening on (\S+)/ })
+    ? await start({
+        name: 'otlp-sink',
+        command: process.execPath,
+        args: [join(ROOT, 'load/baselines/otlp-sink.mjs')],
+        ready: /otlp sink listening on (\S+)/,
+      })
     : undefined;
   try {
     const env = sink
-      ? { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_EXPORTER_OTLP_ENDPOINT: /** @type {RegExpExecArray} */ (sink.match)[1] }
+      ? {
+          OTEL_TRACES_EXPORTER: 'otlp',
+          OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+          OTEL_EXPORTER_OTLP_ENDPOINT: /** @type {RegExpExecArray} */ (sink.match)[1],
+        }
       : { OTEL_TRACES_EXPORTER: 'none' };
     const gw = await startGateway({ upstreams: [{ name: 'echo', script: ECHO_SERVER }], env, logLevel });
     const sinkPid = sink?.proc.pid;

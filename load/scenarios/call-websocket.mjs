@@ -5,5 +5,6 @@ import { connectionCall } from './connection-call.mjs';
 
 export const name = 'call-websocket';
 export const kind = 'gateway';
-export const description = 'tools/call echo__echo over WebSocket (subprotocol mcp), one session per connection, closed loop';
+export const description =
+  'tools/call echo__echo over WebSocket (subprotocol mcp), one session per connection, closed loop';
 export const run = connectionCall(name, 'websocket', openWebSocket);

@@ -27,7 +27,15 @@ export function connectionCall(name, transport, open) {
         expectText: 'hello',
         meters: { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
       });
-      return [{ scenario: name, target: 'mcp-gateway', variant: `pool ${poolLabel(pool)}`, workload: `tools/call echo (${transport})`, ...m }];
+      return [
+        {
+          scenario: name,
+          target: 'mcp-gateway',
+          variant: `pool ${poolLabel(pool)}`,
+          workload: `tools/call echo (${transport})`,
+          ...m,
+        },
+      ];
     } finally {
       await gw.stop();
     }

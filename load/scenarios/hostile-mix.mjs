@@ -16,7 +16,8 @@ import { toolCallLoad } from '../lib/workloads.mjs';
 
 export const name = 'hostile-mix';
 export const kind = 'gateway';
-export const description = 'call-json at c=10 alone, then beside the hostile clients of lib/hostile.mjs: p50/p99 of the legitimate calls';
+export const description =
+  'call-json at c=10 alone, then beside the hostile clients of lib/hostile.mjs: p50/p99 of the legitimate calls';
 /** Two measurements that must share one gateway's life: measured once, in the first round. */
 export const once = true;
 
@@ -27,7 +28,11 @@ export async function run(ctx) {
   try {
     // A share of body bytes per client (by address: no auth here), as a platform team would set it.
     const limits = { maxBodyBytesPerSecondPerClient: Number(process.env.BENCH_HOSTILE_BYTE_RATE ?? 2 * 1024 * 1024) };
-    const gw = await startGateway({ upstreams: HOSTILE_UPSTREAMS, sessions: { store: 'redis', redisUrl, ttlSeconds: 3600 }, extra: { limits } });
+    const gw = await startGateway({
+      upstreams: HOSTILE_UPSTREAMS,
+      sessions: { store: 'redis', redisUrl, ttlSeconds: 3600 },
+      extra: { limits },
+    });
     try {
       const sids = await openSessions(gw.url, connections);
       /** @type {number[]} */
@@ -39,8 +44,19 @@ export async function run(ctx) {
           duration: ctx.duration,
           warmup: ctx.warmup,
           quiet,
-          makeLoad: () => toolCallLoad({ path: new URL(gw.url).pathname, sids, tool: 'echo__echo', args: { text: 'hello' }, expectText: 'hello' }),
-          meters: { gateway: gw.gatewayPids, upstream: () => [...gw.upstreamPids(), redis.pid], hostile: () => hostilePids },
+          makeLoad: () =>
+            toolCallLoad({
+              path: new URL(gw.url).pathname,
+              sids,
+              tool: 'echo__echo',
+              args: { text: 'hello' },
+              expectText: 'hello',
+            }),
+          meters: {
+            gateway: gw.gatewayPids,
+            upstream: () => [...gw.upstreamPids(), redis.pid],
+            hostile: () => hostilePids,
+          },
         });
       const calm = await legit(true);
       // BENCH_HOSTILE_VECTORS=a,b runs only those vectors (to see which one costs the legitimate clients what).
@@ -61,8 +77,17 @@ export async function run(ctx) {
         workload: `tools/call echo (JSON), c=${connections}`,
         ...m,
       });
-      const ratios = { p50: mixed.latencyMs.p50 / Math.max(calm.latencyMs.p50, 0.01), p99: mixed.latencyMs.p99 / Math.max(calm.latencyMs.p99, 0.01) };
-      return [row('alone', calm), row('beside hostile clients', { ...mixed, extra: { ...mixed.extra, hostile: ended.tallies, cutOff: ended.cutOff, latencyVsAlone: ratios } })];
+      const ratios = {
+        p50: mixed.latencyMs.p50 / Math.max(calm.latencyMs.p50, 0.01),
+        p99: mixed.latencyMs.p99 / Math.max(calm.latencyMs.p99, 0.01),
+      };
+      return [
+        row('alone', calm),
+        row('beside hostile clients', {
+          ...mixed,
+          extra: { ...mixed.extra, hostile: ended.tallies, cutOff: ended.cutOff, latencyVsAlone: ratios },
+        }),
+      ];
     } finally {
       await gw.stop();
     }

@@ -24,7 +24,6 @@ const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms)
 /** BENCH_IDLE_GC=0 reads RSS without forcing a full GC first. */
 const FORCE_GC = process.env.BENCH_IDLE_GC !== '0';
 
-
 /**
  * Opens a GET stream and resolves once its 200 headers arrived; the stream stays open.
  * @param {URL} url
@@ -72,7 +71,9 @@ export async function run(ctx) {
   const headroom = 512;
   if (limit < streams + headroom) {
     const scaled = Math.max(0, limit - headroom);
-    notes.push(`ulimit -n is ${limit}: GET streams scaled down from ${streams} to ${scaled} (raise it with ulimit -n ${streams + headroom})`);
+    notes.push(
+      `ulimit -n is ${limit}: GET streams scaled down from ${streams} to ${scaled} (raise it with ulimit -n ${streams + headroom})`,
+    );
     ctx.log(notes.at(-1) ?? '');
     streams = scaled;
   }
@@ -82,7 +83,8 @@ export async function run(ctx) {
     upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: { min: 1, max: 1, maxInFlight: 64 } }],
     gcOnSignal: FORCE_GC,
   });
-  if (FORCE_GC) notes.push('a full GC (node --expose-gc, SIGUSR2 → gc() via load/lib/gc-on-signal.cjs) runs before each reading');
+  if (FORCE_GC)
+    notes.push('a full GC (node --expose-gc, SIGUSR2 → gc() via load/lib/gc-on-signal.cjs) runs before each reading');
   const url = new URL(gw.url);
   /** @type {import('node:http').ClientRequest[]} */
   const open = [];
@@ -96,8 +98,16 @@ export async function run(ctx) {
     /** @type {Array<Record<string, number | undefined>>} */
     const mem = [];
     const heap = async () => {
-      const m = await metrics(gw.base, ['nodejs_heap_size_used_bytes', 'nodejs_heap_size_total_bytes', 'nodejs_external_memory_bytes']);
-      mem.push({ used: m.nodejs_heap_size_used_bytes, total: m.nodejs_heap_size_total_bytes, external: m.nodejs_external_memory_bytes });
+      const m = await metrics(gw.base, [
+        'nodejs_heap_size_used_bytes',
+        'nodejs_heap_size_total_bytes',
+        'nodejs_external_memory_bytes',
+      ]);
+      mem.push({
+        used: m.nodejs_heap_size_used_bytes,
+        total: m.nodejs_heap_size_total_bytes,
+        external: m.nodejs_external_memory_bytes,
+      });
       return m.nodejs_heap_size_used_bytes;
     };
     const baselineKb = await settledRss(gw.pid, settleMs, FORCE_GC);
@@ -137,8 +147,11 @@ export async function run(ctx) {
     const perSessionBytes = ((afterSessionsKb - baselineKb) * 1024) / sessions;
     const perStreamBytes = streams > 0 ? ((afterStreamsKb - afterSessionsKb) * 1024) / streams : NaN;
     const returnPct = ((afterCloseKb - baselineKb) / baselineKb) * 100;
-    const perHeap = (/** @type {number | undefined} */ a, /** @type {number | undefined} */ b, /** @type {number} */ n) =>
-      a !== undefined && b !== undefined && n > 0 ? (b - a) / n : undefined;
+    const perHeap = (
+      /** @type {number | undefined} */ a,
+      /** @type {number | undefined} */ b,
+      /** @type {number} */ n,
+    ) => (a !== undefined && b !== undefined && n > 0 ? (b - a) / n : undefined);
     return [
       {
         scenario: name,

@@ -37,7 +37,6 @@ function envInt(key, fallback) {
   return Number.isInteger(n) && n > 0 ? n : fallback;
 }
 
-
 /**
  * One 2026-07-28 stateless request declaring the tasks extension; resolves with the HTTP
  * status and the parsed JSON-RPC message (JSON or the SSE event carrying the reply).
@@ -58,31 +57,39 @@ function rpc(url, agent, id, method, params, mcpName, signal) {
   };
   const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta } });
   /** @type {Record<string, string>} */
-  const headers = { ...POST_HEADERS, 'mcp-protocol-version': STATELESS_VERSION, 'mcp-method': method, 'content-length': String(Buffer.byteLength(body)) };
+  const headers = {
+    ...POST_HEADERS,
+    'mcp-protocol-version': STATELESS_VERSION,
+    'mcp-method': method,
+    'content-length': String(Buffer.byteLength(body)),
+  };
   if (mcpName !== undefined) headers['mcp-name'] = mcpName;
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent, signal }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (text += c));
-      res.on('error', reject);
-      res.on('end', () => {
-        let message;
-        try {
-          if (String(res.headers['content-type']).includes('text/event-stream')) {
-            const data = text
-              .split(/\r?\n/)
-              .filter((l) => l.startsWith('data:'))
-              .map((l) => JSON.parse(l.slice(5)))
-              .find((m) => m && m.id === id);
-            message = data;
-          } else message = JSON.parse(text);
-        } catch {
-          message = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, message });
-      });
-    });
+    const req = request(
+      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', headers, agent, signal },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (text += c));
+        res.on('error', reject);
+        res.on('end', () => {
+          let message;
+          try {
+            if (String(res.headers['content-type']).includes('text/event-stream')) {
+              const data = text
+                .split(/\r?\n/)
+                .filter((l) => l.startsWith('data:'))
+                .map((l) => JSON.parse(l.slice(5)))
+                .find((m) => m && m.id === id);
+              message = data;
+            } else message = JSON.parse(text);
+          } catch {
+            message = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, message });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -103,9 +110,18 @@ async function createTasks(url, agent, n, concurrency, seconds, signal) {
   const rejected = new Map();
   const ids = await pooled(n, concurrency, async (i) => {
     try {
-      const { status, message } = await rpc(url, agent, i + 1, 'tools/call', { name: TOOL, arguments: { seconds, label: `t${i}` } }, TOOL, signal);
+      const { status, message } = await rpc(
+        url,
+        agent,
+        i + 1,
+        'tools/call',
+        { name: TOOL, arguments: { seconds, label: `t${i}` } },
+        TOOL,
+        signal,
+      );
       const r = message?.result;
-      if (status === 200 && r?.resultType === 'task' && typeof r.taskId === 'string') return /** @type {string} */ (r.taskId);
+      if (status === 200 && r?.resultType === 'task' && typeof r.taskId === 'string')
+        return /** @type {string} */ (r.taskId);
       const why = message?.error ? `error ${message.error.code}` : r ? `resultType ${r.resultType}` : `HTTP ${status}`;
       rejected.set(why, (rejected.get(why) ?? 0) + 1);
     } catch (err) {
@@ -167,11 +183,15 @@ export async function run(ctx) {
     const upstreamBaselineKb = descendants(gw.pid).reduce((kb, pid) => kb + rssKb(pid), 0);
 
     const t0 = Date.now();
-    const createTimer = setTimeout(() => abort.abort(new Error(`creating ${n} tasks took over ${createMs} ms`)), createMs);
+    const createTimer = setTimeout(
+      () => abort.abort(new Error(`creating ${n} tasks took over ${createMs} ms`)),
+      createMs,
+    );
     const created = await createTasks(url, agent, n, concurrency, seconds, abort.signal);
     clearTimeout(createTimer);
     const createTookMs = Date.now() - t0;
-    if (abort.signal.aborted) throw new Error(`creating ${n} tasks took over ${createMs} ms (${created.ids.filter(Boolean).length} accepted)`);
+    if (abort.signal.aborted)
+      throw new Error(`creating ${n} tasks took over ${createMs} ms (${created.ids.filter(Boolean).length} accepted)`);
     const ids = created.ids.filter((id) => id !== undefined);
     const accepted = ids.length;
     const withTasksKb = await settledRss(gw.pid, settleMs, FORCE_GC);
@@ -192,7 +212,9 @@ export async function run(ctx) {
     const t1 = Date.now();
     const cancels = await pooled(ids.length, Math.min(concurrency, 200), async (i) => {
       const id = /** @type {string} */ (ids[i]);
-      const { message } = await rpc(url, agent, i + 1, 'tasks/cancel', { taskId: id }, id, abort.signal).catch(() => ({ message: undefined }));
+      const { message } = await rpc(url, agent, i + 1, 'tasks/cancel', { taskId: id }, id, abort.signal).catch(() => ({
+        message: undefined,
+      }));
       return message?.result?.resultType === 'complete';
     });
     const cancelTookMs = Date.now() - t1;
@@ -201,7 +223,10 @@ export async function run(ctx) {
 
     const perTaskBytes = accepted > 0 ? ((withTasksKb - baselineKb) * 1024) / accepted : NaN;
     const used = (/** @type {Record<string, number | undefined>} */ m) => m.nodejs_heap_size_used_bytes;
-    const heapPerTaskBytes = accepted > 0 && used(heap0) !== undefined && used(heap1) !== undefined ? (/** @type {number} */ (used(heap1)) - /** @type {number} */ (used(heap0))) / accepted : undefined;
+    const heapPerTaskBytes =
+      accepted > 0 && used(heap0) !== undefined && used(heap1) !== undefined
+        ? /** @type {number} */ (used(heap1) - /** @type {number} */ (used(heap0))) / accepted
+        : undefined;
     return [
       {
         scenario: name,

@@ -20,7 +20,15 @@ import { join, resolve } from 'node:path';
 import { Agent, request } from 'undici';
 import { ECHO_SERVER, ROOT, startHttpEcho } from '../lib/gateway.mjs';
 import { LOOPBACK, freePort, start, stopAll } from '../lib/processes.mjs';
-import { INITIALIZED_BODY, POST_HEADERS, initializeBody, sessionHeaders, statelessCallHeaders, statelessToolsCallBody, toolsCallBody } from '../lib/mcp.mjs';
+import {
+  INITIALIZED_BODY,
+  POST_HEADERS,
+  initializeBody,
+  sessionHeaders,
+  statelessCallHeaders,
+  statelessToolsCallBody,
+  toolsCallBody,
+} from '../lib/mcp.mjs';
 
 const args = process.argv.slice(2);
 const opt = (/** @type {string} */ name, /** @type {string} */ fallback) => {
@@ -40,7 +48,16 @@ const node = [process.execPath, '--single-threaded'];
 /** @param {Record<string, unknown>} config */
 async function gateway(config) {
   const file = join(dir, 'gateway.json');
-  writeFileSync(file, JSON.stringify({ listen: { host: LOOPBACK, port: 0 }, path: '/mcp', logLevel: 'warn', shutdown: { drainMs: 500 }, ...config }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      listen: { host: LOOPBACK, port: 0 },
+      path: '/mcp',
+      logLevel: 'warn',
+      shutdown: { drainMs: 500 },
+      ...config,
+    }),
+  );
   return start({
     name: 'gateway (callgrind)',
     command: 'valgrind',
@@ -52,20 +69,50 @@ async function gateway(config) {
   });
 }
 
-const echo = { name: 'echo', transport: 'stdio', command: process.execPath, args: [ECHO_SERVER], pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 }, timeoutMs: 120000 };
+const echo = {
+  name: 'echo',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [ECHO_SERVER],
+  pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 },
+  timeoutMs: 120000,
+};
 let redis;
 let started;
 if (target === 'bare-fastify') {
-  started = await start({ name: 'bare (callgrind)', command: 'valgrind', args: [...valgrind, ...node, join(ROOT, 'load/baselines/bare-fastify-server.mjs')], ready: /listening (\S+)/, timeoutMs: 180_000 });
+  started = await start({
+    name: 'bare (callgrind)',
+    command: 'valgrind',
+    args: [...valgrind, ...node, join(ROOT, 'load/baselines/bare-fastify-server.mjs')],
+    ready: /listening (\S+)/,
+    timeoutMs: 180_000,
+  });
 } else if (target === 'call-redis') {
   const port = await freePort();
-  redis = await start({ name: 'redis-server', command: 'redis-server', args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'], ready: /Ready to accept connections/ });
-  started = await gateway({ sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600, cacheMs: 0 }, upstreams: [echo] });
+  redis = await start({
+    name: 'redis-server',
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', LOOPBACK, '--save', '', '--appendonly', 'no'],
+    ready: /Ready to accept connections/,
+  });
+  started = await gateway({
+    sessions: { store: 'redis', redisUrl: `redis://${LOOPBACK}:${port}`, ttlSeconds: 3600, cacheMs: 0 },
+    upstreams: [echo],
+  });
 } else if (target === 'call-http') {
   // Stopped with everything else by stopAll().
   const echoHttp = await startHttpEcho();
   const { pool: _p, command: _c, args: _a, transport: _t, ...rest } = echo;
-  started = await gateway({ upstreams: [{ ...rest, transport: 'http', url: echoHttp.url, pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 } }] });
+  started = await gateway({
+    upstreams: [
+      {
+        ...rest,
+        transport: 'http',
+        url: echoHttp.url,
+        pool: { min: 1, max: 1, maxInFlight: 64, queueSize: 10000, queueTimeoutMs: 60000 },
+      },
+    ],
+  });
 } else {
   started = await gateway({ upstreams: [echo] });
 }
@@ -80,7 +127,12 @@ if (target !== 'bare-fastify' && target !== 'call-stateless') {
     const r = await request(url, { method: 'POST', dispatcher: agent, headers: POST_HEADERS, body: initializeBody() });
     await r.body.text();
     const sid = /** @type {string} */ (r.headers['mcp-session-id']);
-    const n = await request(url, { method: 'POST', dispatcher: agent, headers: sessionHeaders(sid), body: INITIALIZED_BODY });
+    const n = await request(url, {
+      method: 'POST',
+      dispatcher: agent,
+      headers: sessionHeaders(sid),
+      body: INITIALIZED_BODY,
+    });
     await n.body.text();
     sids.push(sid);
   }
@@ -90,18 +142,27 @@ let nextId = 1;
 async function one(i) {
   const id = nextId++;
   const stateless = target === 'call-stateless';
-  const headers = stateless ? statelessCallHeaders('echo__echo') : sids.length ? sessionHeaders(/** @type {string} */ (sids[i % sids.length])) : POST_HEADERS;
-  const body = stateless ? statelessToolsCallBody(id, 'echo__echo', { text: 'hello' }) : toolsCallBody(id, 'echo__echo', { text: 'hello' });
+  const headers = stateless
+    ? statelessCallHeaders('echo__echo')
+    : sids.length
+      ? sessionHeaders(/** @type {string} */ (sids[i % sids.length]))
+      : POST_HEADERS;
+  const body = stateless
+    ? statelessToolsCallBody(id, 'echo__echo', { text: 'hello' })
+    : toolsCallBody(id, 'echo__echo', { text: 'hello' });
   const r = await request(url, { method: 'POST', dispatcher: agent, headers, body });
   const text = await r.body.text();
-  if (r.statusCode !== 200 || !text.includes('hello')) throw new Error(`bad reply: ${r.statusCode} ${text.slice(0, 300)}`);
+  if (r.statusCode !== 200 || !text.includes('hello'))
+    throw new Error(`bad reply: ${r.statusCode} ${text.slice(0, 300)}`);
 }
 /** @param {number} n */
 async function load(n) {
   let next = 0;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    while (next < n) await one(next++);
-  }));
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (next < n) await one(next++);
+    }),
+  );
 }
 try {
   await load(warmup);
@@ -120,7 +181,9 @@ try {
     }
     if (total === 0) await new Promise((r) => setTimeout(r, 200));
   }
-  process.stdout.write(`${target}${root === ROOT ? '' : ` (${root})`}: ${calls} calls in ${((Date.now() - t0) / 1000).toFixed(1)} s under callgrind; ${(total / calls / 1000).toFixed(1)} k instructions per call\n`);
+  process.stdout.write(
+    `${target}${root === ROOT ? '' : ` (${root})`}: ${calls} calls in ${((Date.now() - t0) / 1000).toFixed(1)} s under callgrind; ${(total / calls / 1000).toFixed(1)} k instructions per call\n`,
+  );
 } finally {
   await agent.close();
   await stopAll(5000);

@@ -64,7 +64,14 @@ function area(url, name) {
     return rest[0]?.startsWith('@') ? `${rest[0]}/${rest[1]}` : (rest[0] ?? short);
   }
   const dist = short.indexOf('dist/');
-  if (dist !== -1) return `gateway ${short.slice(dist + 5).split('/').slice(0, -1).join('/') || '.'}`;
+  if (dist !== -1)
+    return `gateway ${
+      short
+        .slice(dist + 5)
+        .split('/')
+        .slice(0, -1)
+        .join('/') || '.'
+    }`;
   return short;
 }
 
@@ -158,7 +165,9 @@ function main() {
   const valueAt = new Set([topIdx + 1, skipIdx + 1, untilIdx + 1].filter((i) => i > 0));
   const target = args.find((a, i) => !a.startsWith('--') && !valueAt.has(i));
   if (!target) {
-    process.stderr.write('usage: node load/tools/profile-summary.mjs <file.cpuprofile | dir> [--top 15] [--skip S] [--until U] [--no-line] [--json]\n');
+    process.stderr.write(
+      'usage: node load/tools/profile-summary.mjs <file.cpuprofile | dir> [--top 15] [--skip S] [--until U] [--no-line] [--json]\n',
+    );
     return 2;
   }
   const file = pickFile(resolve(target));
@@ -174,13 +183,17 @@ function main() {
   const pctBusy = (/** @type {number} */ ms) => `${((ms / busy) * 100).toFixed(1).padStart(5)}%`;
   const out = [];
   const shown = relative(cwd, file).startsWith('..') ? file : relative(cwd, file);
-  out.push(`${shown}: ${s.samples} samples over ${(s.wallMs / 1000).toFixed(1)} s${skipS || untilS !== Infinity ? ` (window ${skipS}–${untilS === Infinity ? 'end' : untilS} s)` : ''}; ` +
-    `sampled ${(s.totalMs / 1000).toFixed(2)} s, idle ${(s.idleMs / 1000).toFixed(2)} s, busy ${(busy / 1000).toFixed(2)} s`);
+  out.push(
+    `${shown}: ${s.samples} samples over ${(s.wallMs / 1000).toFixed(1)} s${skipS || untilS !== Infinity ? ` (window ${skipS}–${untilS === Infinity ? 'end' : untilS} s)` : ''}; ` +
+      `sampled ${(s.totalMs / 1000).toFixed(2)} s, idle ${(s.idleMs / 1000).toFixed(2)} s, busy ${(busy / 1000).toFixed(2)} s`,
+  );
   out.push('');
   out.push(`Top ${top} functions by self time (% of all samples, % of busy time):`);
   out.push(`${'self ms'.padStart(9)}  ${'all'.padStart(6)}  ${'busy'.padStart(6)}  function  location`);
   for (const f of s.functions.slice(0, top)) {
-    out.push(`${f.ms.toFixed(1).padStart(9)}  ${pct(f.ms)}  ${f.name === '(idle)' ? '     —' : pctBusy(f.ms)}  ${f.name}  ${f.where}`);
+    out.push(
+      `${f.ms.toFixed(1).padStart(9)}  ${pct(f.ms)}  ${f.name === '(idle)' ? '     —' : pctBusy(f.ms)}  ${f.name}  ${f.where}`,
+    );
   }
   out.push('');
   out.push(`Top ${top * 2} functions by inclusive time (self + callees; % of busy time):`);
@@ -190,7 +203,9 @@ function main() {
   out.push('');
   out.push('Self time by area:');
   for (const a of s.areas.slice(0, 12)) {
-    out.push(`${a.ms.toFixed(1).padStart(9)}  ${pct(a.ms)}  ${a.name === '(idle)' ? '     —' : pctBusy(a.ms)}  ${a.name}`);
+    out.push(
+      `${a.ms.toFixed(1).padStart(9)}  ${pct(a.ms)}  ${a.name === '(idle)' ? '     —' : pctBusy(a.ms)}  ${a.name}`,
+    );
   }
   process.stdout.write(`${out.join('\n')}\n`);
   return 0;

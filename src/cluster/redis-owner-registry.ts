@@ -67,7 +67,10 @@ export class RedisOwnerRegistry implements OwnerRegistry {
     const owner = String(await this.redis.eval(TAKE_OVER, 1, key, deadOwner, this.replicaId, this.#ttl * 2));
     if (owner === this.replicaId) {
       this.#owned.add(key);
-      this.options.log?.warn({ scope, upstream, deadOwner }, 'took over a per-session worker from a replica that stopped answering');
+      this.options.log?.warn(
+        { scope, upstream, deadOwner },
+        'took over a per-session worker from a replica that stopped answering',
+      );
     }
     return owner;
   }
@@ -80,7 +83,12 @@ export class RedisOwnerRegistry implements OwnerRegistry {
     const key = this.#ownerKey(scope, upstream);
     this.#owned.delete(key);
     // Only our own claim is removed: the owner may have changed meanwhile.
-    await this.redis.eval(`if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`, 1, key, this.replicaId);
+    await this.redis.eval(
+      `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`,
+      1,
+      key,
+      this.replicaId,
+    );
   }
 
   async isAlive(replicaId: string): Promise<boolean> {
@@ -93,7 +101,9 @@ export class RedisOwnerRegistry implements OwnerRegistry {
     clearInterval(this.#timer);
     const keys = [...this.#owned];
     this.#owned.clear();
-    await Promise.all([this.redis.del(this.#replicaKey(this.replicaId)), ...keys.map((k) => this.redis.del(k))]).catch(() => undefined);
+    await Promise.all([this.redis.del(this.#replicaKey(this.replicaId)), ...keys.map((k) => this.redis.del(k))]).catch(
+      () => undefined,
+    );
   }
 
   async #heartbeat(): Promise<void> {

@@ -2,7 +2,13 @@ import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError, toErrorObject } from '../jsonrpc/errors.js';
 import type { JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { Bus } from './bus.js';
-import { decodeRemoteCall, encodeRemoteCall, replicaChannel, type RemoteCallMessage, type RemoteCallRequest } from './wire.js';
+import {
+  decodeRemoteCall,
+  encodeRemoteCall,
+  replicaChannel,
+  type RemoteCallMessage,
+  type RemoteCallRequest,
+} from './wire.js';
 import type { OwnerRegistry } from './owner-registry.js';
 import type { CallOptions, McpResult, PerSessionCallOptions, UpstreamCall } from '../contracts/upstream.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
@@ -18,7 +24,13 @@ export class OwnerUnreachable extends Error {
 /** What the owner side needs from the virtual server. */
 export interface LocalExecutor {
   /** Runs a call on this replica's own worker for the scope (the per-session path). */
-  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall;
+  runLocal(
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: PerSessionCallOptions,
+  ): UpstreamCall;
   /** A client's answer to a request this replica's worker sent it. */
   receiveAnswer(scope: string, response: JsonRpcResponse): void;
   releaseLocal(scope: string): void;
@@ -83,7 +95,14 @@ export class RemoteCalls {
   }
 
   /** Origin side: runs the call on `owner`'s worker for the scope. */
-  call(owner: string, ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall {
+  call(
+    owner: string,
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: PerSessionCallOptions,
+  ): UpstreamCall {
     const id = `${this.bus.replicaId}:${this.#next++}`;
     if (ctx.sessionSink) this.#sessionSinks.set(ctx.scope, ctx.sessionSink);
     const promise = new Promise<McpResult>((resolve, reject) => {
@@ -150,7 +169,11 @@ export class RemoteCalls {
         const out = this.#outgoing.get(wire.callId);
         if (out) {
           this.#outgoing.delete(wire.callId);
-          this.#settle(out, undefined, new GatewayError('UPSTREAM_UNAVAILABLE', 'Cannot reach the replica that runs this session\'s worker'));
+          this.#settle(
+            out,
+            undefined,
+            new GatewayError('UPSTREAM_UNAVAILABLE', "Cannot reach the replica that runs this session's worker"),
+          );
         }
       }
     });
@@ -186,7 +209,11 @@ export class RemoteCalls {
             (alive) => {
               if (alive || this.#outgoing.get(wire.callId) !== out) return;
               this.#outgoing.delete(wire.callId);
-              this.#settle(out, undefined, new GatewayError('UPSTREAM_UNAVAILABLE', 'The replica running this session\'s worker stopped'));
+              this.#settle(
+                out,
+                undefined,
+                new GatewayError('UPSTREAM_UNAVAILABLE', "The replica running this session's worker stopped"),
+              );
             },
             () => undefined,
           );
@@ -250,12 +277,15 @@ export class RemoteCalls {
       },
     };
     const onNotification = wire.wantsProgress ? (n: JsonRpcNotification) => sink.send(n) : undefined;
-    const options = onNotification || wire.continuation ? { onNotification, continuation: wire.continuation } : undefined;
+    const options =
+      onNotification || wire.continuation ? { onNotification, continuation: wire.continuation } : undefined;
     const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, options);
     this.#incoming.set(wire.callId, call);
-    call.promise.then(
-      (result) => this.#send(origin, { type: 'done', callId: wire.callId, result }),
-      (err: unknown) => this.#send(origin, { type: 'done', callId: wire.callId, error: toErrorObject(err) }),
-    ).finally(() => this.#incoming.delete(wire.callId));
+    call.promise
+      .then(
+        (result) => this.#send(origin, { type: 'done', callId: wire.callId, result }),
+        (err: unknown) => this.#send(origin, { type: 'done', callId: wire.callId, error: toErrorObject(err) }),
+      )
+      .finally(() => this.#incoming.delete(wire.callId));
   }
 }

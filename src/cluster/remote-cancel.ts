@@ -15,7 +15,11 @@ export function publishRemoteCancel(bus: Bus, cancel: RemoteCancel): void {
 }
 
 /** Resolves once this replica hears cancellations; the returned function stops it. */
-export function subscribeRemoteCancels(bus: Bus, log: Logger, onCancel: (cancel: RemoteCancel) => void): Promise<() => Promise<void>> {
+export function subscribeRemoteCancels(
+  bus: Bus,
+  log: Logger,
+  onCancel: (cancel: RemoteCancel) => void,
+): Promise<() => Promise<void>> {
   return bus.subscribe(CANCEL_CHANNEL, (raw) => {
     const cancel = decodeRemoteCancel(raw);
     if (cancel) onCancel(cancel);

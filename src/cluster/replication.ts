@@ -23,7 +23,13 @@ export function createReplication(config: GatewayConfig, log: Logger): Replicati
     return { bus, owners: new LocalOwnerRegistry(bus.replicaId), close: () => bus.close() };
   }
   // Owner look-ups sit on the call path: fail fast rather than queue behind an outage.
-  const commands = createRedisClient(target, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000, lazyConnect: false });
+  const commands = createRedisClient(target, {
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    connectTimeout: 2000,
+    commandTimeout: 2000,
+    lazyConnect: false,
+  });
   const publisher = createRedisClient(target, { maxRetriesPerRequest: 1, connectTimeout: 2000 });
   const subscriber = createRedisClient(target, { connectTimeout: 2000, ...SUBSCRIBER_OPTIONS });
   logConnectionErrors(commands, 'replication-commands', log);

@@ -7,7 +7,13 @@
  * A decoder returns undefined for what is not JSON or names no known message type; it checks
  * only what tells the messages apart (the bus carries only what replicas of this gateway wrote).
  */
-import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcMessage, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import {
+  isObject,
+  type JsonRpcErrorObject,
+  type JsonRpcId,
+  type JsonRpcMessage,
+  type JsonRpcResponse,
+} from '../jsonrpc/messages.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { ClientInfo } from '../contracts/request-context.js';
 
@@ -80,7 +86,16 @@ export type RemoteCallMessage =
   /** Origin → owner: the session ended, its worker stops. */
   | { type: 'release'; scope: string };
 
-const REMOTE_CALL_TYPES: ReadonlySet<string> = new Set<RemoteCallMessage['type']>(['call', 'cancel', 'acknowledged', 'message', 'session-message', 'done', 'answer', 'release']);
+const REMOTE_CALL_TYPES: ReadonlySet<string> = new Set<RemoteCallMessage['type']>([
+  'call',
+  'cancel',
+  'acknowledged',
+  'message',
+  'session-message',
+  'done',
+  'answer',
+  'release',
+]);
 
 export function encodeRemoteCall(message: RemoteCallMessage): string {
   return JSON.stringify(message);

@@ -12,7 +12,11 @@ export const clusterSchema = {
   description: 'Gateway processes on the one port (node:cluster): see docs/replicas-and-reload.md.',
   properties: {
     workers: {
-      anyOf: [{ type: 'integer', minimum: 1, maximum: 256 }, { type: 'string', const: 'auto' }], default: 1,
+      anyOf: [
+        { type: 'integer', minimum: 1, maximum: 256 },
+        { type: 'string', const: 'auto' },
+      ],
+      default: 1,
       description:
         'A number, or "auto": one per core this process may use (os.availableParallelism()). Each worker is a ' +
         'replica, so more than 1 needs sessions.store redis.',
@@ -40,6 +44,9 @@ export function clusterChecks(cluster: unknown, store: unknown, problems: string
   const workers = (cluster as { workers?: unknown }).workers;
   if (workers === undefined || workers === 1) return;
   if (store !== 'redis') {
-    problems.push(`cluster.workers: ${JSON.stringify(workers)} needs sessions.store redis (the memory store holds sessions in one process: workers must be 1)`);
+    problems.push(
+      `cluster.workers: ${JSON.stringify(workers)} needs sessions.store redis (the memory store holds sessions ` +
+        `in one process: workers must be 1)`,
+    );
   }
 }

@@ -16,7 +16,10 @@ export function missingCommands(config: GatewayConfig, env: NodeJS.ProcessEnv = 
     const cwd = u.cwd ?? process.cwd();
     if (u.command.includes('/')) {
       const file = isAbsolute(u.command) ? u.command : resolve(cwd, u.command);
-      if (!executable(file)) problems.push(`${at}: "${u.command}" is not an executable file${isAbsolute(u.command) ? '' : ` (looked in ${cwd})`}`);
+      if (!executable(file))
+        problems.push(
+          `${at}: "${u.command}" is not an executable file${isAbsolute(u.command) ? '' : ` (looked in ${cwd})`}`,
+        );
       return;
     }
     const path = u.env?.PATH ?? env.PATH ?? '';

@@ -17,10 +17,24 @@
 import type { GatewayConfig, UpstreamConfig } from './schema.js';
 
 /** Keys of an upstream that change how the gateway uses its workers, not the workers themselves. */
-export const POLICY_KEYS: ReadonlySet<string> = new Set(['prefix', 'tools', 'timeoutMs', 'maxTimeoutMs', 'validateArguments', 'required', 'tasks']);
+export const POLICY_KEYS: ReadonlySet<string> = new Set([
+  'prefix',
+  'tools',
+  'timeoutMs',
+  'maxTimeoutMs',
+  'validateArguments',
+  'required',
+  'tasks',
+]);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */
-export const LIVE_LIMITS: ReadonlySet<string> = new Set(['maxJsonDepth', 'maxBatchSize', 'maxInFlightPerClient', 'maxStreams', 'maxBodyBytesPerSecondPerClient']);
+export const LIVE_LIMITS: ReadonlySet<string> = new Set([
+  'maxJsonDepth',
+  'maxBatchSize',
+  'maxInFlightPerClient',
+  'maxStreams',
+  'maxBodyBytesPerSecondPerClient',
+]);
 
 /**
  * Top-level sections applied at once besides `upstreams` and the live limits. `servers` (virtual
@@ -55,7 +69,11 @@ export interface ConfigDiff {
 
 /** Whether a reload has anything to apply (restart-only keys apply nothing). */
 export function hasLiveChanges(diff: ConfigDiff): boolean {
-  return diff.added.length + diff.removed.length + diff.changed.length + diff.limits.length + diff.tasks.length > 0 || diff.logLevel || diff.servers;
+  return (
+    diff.added.length + diff.removed.length + diff.changed.length + diff.limits.length + diff.tasks.length > 0 ||
+    diff.logLevel ||
+    diff.servers
+  );
 }
 
 /** The difference between the running config and the one a reload loaded. */
@@ -85,7 +103,10 @@ export function diffConfigs(current: GatewayConfig, next: GatewayConfig): Config
   };
 }
 
-function diffUpstreams(current: readonly UpstreamConfig[], next: readonly UpstreamConfig[]): Pick<ConfigDiff, 'added' | 'removed' | 'changed'> {
+function diffUpstreams(
+  current: readonly UpstreamConfig[],
+  next: readonly UpstreamConfig[],
+): Pick<ConfigDiff, 'added' | 'removed' | 'changed'> {
   const before = new Map(current.map((u) => [u.name, u]));
   const after = new Set(next.map((u) => u.name));
   const added: UpstreamConfig[] = [];
@@ -110,7 +131,9 @@ function diffUpstreams(current: readonly UpstreamConfig[], next: readonly Upstre
 function differingKeys(prefix: string, a: unknown, b: unknown): string[] {
   if (same(a, b)) return [];
   if (!isMapping(a) || !isMapping(b)) return [prefix];
-  return [...new Set([...Object.keys(a), ...Object.keys(b)])].flatMap((k) => differingKeys(`${prefix}.${k}`, a[k], b[k]));
+  return [...new Set([...Object.keys(a), ...Object.keys(b)])].flatMap((k) =>
+    differingKeys(`${prefix}.${k}`, a[k], b[k]),
+  );
 }
 
 function isMapping(v: unknown): v is Record<string, unknown> {

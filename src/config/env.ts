@@ -24,7 +24,8 @@ export function applyEnvOverrides(raw: Record<string, unknown>, env: NodeJS.Proc
   if (env.MCPGW_HOST) listen.host = env.MCPGW_HOST;
   if (env.MCPGW_PORT) {
     const port = Number(env.MCPGW_PORT);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) problems.push(`MCPGW_PORT: "${env.MCPGW_PORT}" is not a port number`);
+    if (!Number.isInteger(port) || port < 0 || port > 65535)
+      problems.push(`MCPGW_PORT: "${env.MCPGW_PORT}" is not a port number`);
     else listen.port = port;
   }
   if ((env.MCPGW_HOST || env.MCPGW_PORT) && raw.listen === undefined) raw.listen = listen;

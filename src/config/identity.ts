@@ -18,7 +18,9 @@ interface Sections {
 }
 
 export function identityChecks(config: Sections, problems: string[]): void {
-  const upstreams = Array.isArray(config.upstreams) ? (config.upstreams as Array<Partial<HttpUpstreamConfig> | null>) : [];
+  const upstreams = Array.isArray(config.upstreams)
+    ? (config.upstreams as Array<Partial<HttpUpstreamConfig> | null>)
+    : [];
   const authOn = typeof config.auth === 'object' && config.auth !== null && config.auth.mode !== 'none';
   let perUser = false;
   upstreams.forEach((u, i) => {
@@ -27,7 +29,8 @@ export function identityChecks(config: Sections, problems: string[]): void {
     const grant = typeof u.oauth === 'object' && u.oauth !== null ? u.oauth.grant : undefined;
     const userGrant = grant === 'token-exchange' || grant === 'authorization-code';
     const claims = usesClaims(u);
-    if (!userGrant && u.discovery === 'anonymous') problems.push(`${at}.discovery: applies to oauth.grant token-exchange or authorization-code only`);
+    if (!userGrant && u.discovery === 'anonymous')
+      problems.push(`${at}.discovery: applies to oauth.grant token-exchange or authorization-code only`);
     if (grant === 'authorization-code') authorizationCodeChecks(u as HttpUpstreamConfig, config.auth, at, problems);
     if (!userGrant && !claims) return;
     perUser ||= userGrant;
@@ -36,9 +39,15 @@ export function identityChecks(config: Sections, problems: string[]): void {
     if (u.transport === 'sse') problems.push(`${what}: needs transport http`);
   });
   const redis = typeof config.sessions === 'object' && config.sessions !== null && config.sessions.store === 'redis';
-  const keys = typeof config.secrets === 'object' && config.secrets !== null && Array.isArray(config.secrets.keys) ? config.secrets.keys : [];
+  const keys =
+    typeof config.secrets === 'object' && config.secrets !== null && Array.isArray(config.secrets.keys)
+      ? config.secrets.keys
+      : [];
   if (perUser && redis && keys.length === 0) {
-    problems.push('secrets.keys: is required when sessions.store is "redis" and an upstream holds tokens for users (token-exchange, authorization-code: they are sealed with these keys)');
+    problems.push(
+      'secrets.keys: is required when sessions.store is "redis" and an upstream holds tokens for users ' +
+        '(token-exchange, authorization-code: they are sealed with these keys)',
+    );
   }
 }
 
@@ -46,9 +55,14 @@ export function identityChecks(config: Sections, problems: string[]): void {
 function authorizationCodeChecks(u: HttpUpstreamConfig, auth: AuthConfig, at: string, problems: string[]): void {
   const resource = typeof auth === 'object' && auth !== null ? auth.resource : undefined;
   if (u.oauth?.redirectUri === undefined && resource === undefined) {
-    problems.push(`${at}.oauth.redirectUri: is required with grant authorization-code when auth.resource is not set (where browsers reach the gateway's /oauth/callback)`);
+    problems.push(
+      `${at}.oauth.redirectUri: is required with grant authorization-code when auth.resource is not set (where ` +
+        `browsers reach the gateway's /oauth/callback)`,
+    );
   }
   // Settled here, so the upstream layer never needs the auth section.
-  if (u.oauth && u.oauth.redirectUri === undefined && resource !== undefined) u.oauth.redirectUri = new URL('/oauth/callback', resource).href;
-  if (u.oauth?.actorToken !== undefined || u.oauth?.audience !== undefined) problems.push(`${at}.oauth: audience and actorToken apply to grant token-exchange only`);
+  if (u.oauth && u.oauth.redirectUri === undefined && resource !== undefined)
+    u.oauth.redirectUri = new URL('/oauth/callback', resource).href;
+  if (u.oauth?.actorToken !== undefined || u.oauth?.audience !== undefined)
+    problems.push(`${at}.oauth: audience and actorToken apply to grant token-exchange only`);
 }

@@ -7,59 +7,81 @@ export const limitsSchema = {
   description: 'Bounds on what a client may send or hold: see docs/limits-and-errors.md.',
   properties: {
     bodyBytes: {
-      type: 'integer', minimum: 1024, default: 4 * 1024 * 1024,
+      type: 'integer',
+      minimum: 1024,
+      default: 4 * 1024 * 1024,
       description:
         'Larger POST bodies get 413 PAYLOAD_TOO_LARGE; a larger WebSocket frame closes the connection (1009).',
     },
     // MCP messages nest a few levels; thousands make recursive consumers overflow their stack.
     maxJsonDepth: {
-      type: 'integer', minimum: 8, maximum: 1000, default: 64,
+      type: 'integer',
+      minimum: 8,
+      maximum: 1000,
+      default: 64,
       description: 'Deeper nesting of objects and arrays in a body gets 400 INVALID_REQUEST (-32600).',
     },
     maxBatchSize: {
-      type: 'integer', minimum: 1, maximum: 10_000, default: 100,
+      type: 'integer',
+      minimum: 1,
+      maximum: 10_000,
+      default: 100,
       description: 'More messages in one batch get 400 INVALID_REQUEST (batches exist only in 2025-03-26 sessions).',
     },
     maxBodyBytesPerSecondPerClient: {
-      type: 'integer', minimum: 0, default: 0,
+      type: 'integer',
+      minimum: 0,
+      default: 0,
       description:
         'Characters of POST bodies (Streamable HTTP and legacy /messages) one client may send per second on a ' +
         'replica, in bursts of up to 4 s of it (at least one body of bodyBytes); past it 429 ' +
         'CLIENT_TOO_MANY_BYTES with Retry-After, before the body is parsed. A client is its principal with ' +
-        "auth on, else its remote address: off by default, as behind a proxy every client shares one. 0: off.",
+        'auth on, else its remote address: off by default, as behind a proxy every client shares one. 0: off.',
     },
     maxInFlightPerClient: {
-      type: 'integer', minimum: 0, default: 64,
+      type: 'integer',
+      minimum: 0,
+      default: 64,
       description:
         'Requests one client may have in flight on a replica: per session, or per principal of stateless requests ' +
         "(so only with auth on), a task's running call included; the next gets 429 CLIENT_TOO_MANY_IN_FLIGHT " +
         '(never a tasks/cancel). 0: no limit.',
     },
     maxSessions: {
-      type: 'integer', minimum: 1, default: 100_000,
+      type: 'integer',
+      minimum: 1,
+      default: 100_000,
       description:
         'Sessions at once. Memory store: per replica; Redis: across all replicas. At the limit the least recently ' +
         'used session idle for sessionEvictionIdleSeconds makes room, else 503 SESSION_LIMIT. A session is about ' +
         '300 B in memory.',
     },
     maxSessionsPerPrincipal: {
-      type: 'integer', minimum: 0, default: 1000,
+      type: 'integer',
+      minimum: 0,
+      default: 1000,
       description:
-        "Sessions one principal may hold (auth on); at the limit its own least recently used idle session makes " +
+        'Sessions one principal may hold (auth on); at the limit its own least recently used idle session makes ' +
         'room, else 429 PRINCIPAL_SESSION_LIMIT. 0: no limit.',
     },
     sessionEvictionIdleSeconds: {
-      type: 'integer', minimum: 0, default: 60,
+      type: 'integer',
+      minimum: 0,
+      default: 60,
       description: 'At a session limit, the least recently used session makes room if it has been idle this long.',
     },
     maxStreams: {
-      type: 'integer', minimum: 1, default: 10_000,
+      type: 'integer',
+      minimum: 1,
+      default: 10_000,
       description:
         'Long-lived SSE streams (GET, resumed, listen) per replica; the next gets 503 STREAM_LIMIT. Legacy ' +
         'HTTP+SSE streams count apart; WebSockets do not count.',
     },
     maxStreamBufferedBytes: {
-      type: 'integer', minimum: 1024, default: 4 * 1024 * 1024,
+      type: 'integer',
+      minimum: 1024,
+      default: 4 * 1024 * 1024,
       description:
         'Bytes written to one stream (any SSE reply or stream, legacy included, and WebSocket) that its reader has ' +
         'not taken yet: a client that stops reading would otherwise hold gateway memory without end. Checked ' +
@@ -67,11 +89,13 @@ export const limitsSchema = {
         '(mcpgw_streams_cut_off_total).',
     },
     workerStartsPerMinute: {
-      type: 'integer', minimum: 0, default: 60,
+      type: 'integer',
+      minimum: 0,
+      default: 60,
       description:
         'Per-session workers one client may start a minute on a replica (its principal with auth on, else its ' +
         'session; anonymous stateless requests are not counted); past it WORKER_START_LIMIT. Each start is a ' +
-        "process start (about 0.3 s of CPU for a Node server), so session churn must not become process churn that " +
+        'process start (about 0.3 s of CPU for a Node server), so session churn must not become process churn that ' +
         "also evicts other clients' workers at pool.max. 0: no limit.",
     },
   },
@@ -85,7 +109,10 @@ export const paginationSchema = {
   description: "The gateway's own cursors over its merged lists.",
   properties: {
     pageSize: {
-      type: 'integer', minimum: 1, maximum: 10000, default: 500,
+      type: 'integer',
+      minimum: 1,
+      maximum: 10000,
+      default: 500,
       description:
         'Entries per page of the merged lists (tools, prompts, resources, resource templates) and of tasks/list.',
     },

@@ -20,7 +20,13 @@ export class ConfigError extends Error {
 
 // `discriminator`: an upstream is checked against the schema of its `transport` only.
 // `optimize: false`: see NO_NAME_POLLUTION in jsonrpc/params-schemas.ts (the optimiser fills V8's empty-object map).
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, discriminator: true, code: { optimize: false } });
+const ajv = new Ajv({
+  allErrors: true,
+  useDefaults: true,
+  strict: true,
+  discriminator: true,
+  code: { optimize: false },
+});
 const validate = ajv.compile<GatewayConfig>(configSchema);
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -73,7 +79,8 @@ export function resolveConfig(source: unknown, env: NodeJS.ProcessEnv = process.
   const problems: string[] = [];
   applyEnvOverrides(raw, env, problems);
   // A discriminator error repeats what the `transport` enum or `required` error already says.
-  if (!validate(raw)) problems.push(...(validate.errors ?? []).filter((e) => e.keyword !== 'discriminator').map(describe));
+  if (!validate(raw))
+    problems.push(...(validate.errors ?? []).filter((e) => e.keyword !== 'discriminator').map(describe));
   const config = raw as unknown as GatewayConfig;
   // Also on a config the schema rejected (guarded against its shape), so one run names every problem.
   problems.push(...configChecks(config, env));

@@ -7,7 +7,8 @@ import { substituteEnv } from './env.js';
 export const oauthClientCredentials = {
   clientId: { type: 'string', minLength: 1, description: "The gateway's client id at the authorization server." },
   clientSecret: {
-    type: 'string', minLength: 1,
+    type: 'string',
+    minLength: 1,
     description: 'Its client secret; ${VAR} is expanded from the environment: keep the secret out of the file.',
   },
 } as const;

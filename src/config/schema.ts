@@ -15,7 +15,17 @@ import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { reloadSchema } from './reload.js';
 import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
-import { legacySseSchema, listenSchema, pathSchema, securitySchema, serverChecks, serverSchema, shutdownSchema, sseSchema, websocketSchema } from './server.js';
+import {
+  legacySseSchema,
+  listenSchema,
+  pathSchema,
+  securitySchema,
+  serverChecks,
+  serverSchema,
+  shutdownSchema,
+  sseSchema,
+  websocketSchema,
+} from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
@@ -26,7 +36,13 @@ import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstrea
 export type { AuthConfig } from './auth.js';
 export type { ClusterConfig } from './cluster.js';
 export type { LimitsConfig } from './limits.js';
-export type { BreakerConfig, HealthConfig, HttpUpstreamConfig, OAuthClientConfig, RetryConfig } from './remote-upstream.js';
+export type {
+  BreakerConfig,
+  HealthConfig,
+  HttpUpstreamConfig,
+  OAuthClientConfig,
+  RetryConfig,
+} from './remote-upstream.js';
 export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
@@ -93,11 +109,21 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   serverChecks(config.server, problems);
   if (typeof config.sessions === 'object' && config.sessions !== null) redisChecks(config.sessions, env, problems);
   if (typeof config.auth === 'object' && config.auth !== null) authChecks(config.auth, env, problems);
-  if (typeof config.stateless === 'object' && config.stateless !== null) statelessChecks(config.stateless, env, problems);
+  if (typeof config.stateless === 'object' && config.stateless !== null)
+    statelessChecks(config.stateless, env, problems);
   if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
   if (typeof config.tasks === 'object' && config.tasks !== null) tasksChecks(config.tasks, problems);
-  clusterChecks(config.cluster, typeof config.sessions === 'object' && config.sessions !== null ? config.sessions.store : undefined, problems);
+  clusterChecks(
+    config.cluster,
+    typeof config.sessions === 'object' && config.sessions !== null ? config.sessions.store : undefined,
+    problems,
+  );
   identityChecks(config, problems);
-  serversChecks(config.servers, config.path, typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined, problems);
+  serversChecks(
+    config.servers,
+    config.path,
+    typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined,
+    problems,
+  );
   return problems;
 }

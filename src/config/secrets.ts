@@ -23,7 +23,8 @@ export const secretsSchema = {
         additionalProperties: false,
         properties: {
           id: {
-            type: 'string', pattern: '^[A-Za-z0-9_-]{1,32}$',
+            type: 'string',
+            pattern: '^[A-Za-z0-9_-]{1,32}$',
             description: 'Written beside each record: which key opens it.',
           },
           key: { type: 'string', minLength: 1, description: 'The key: 32 bytes in base64, e.g. ${TOKEN_KEY}.' },
@@ -50,7 +51,8 @@ export function secretsChecks(secrets: SecretsConfig, env: NodeJS.ProcessEnv, pr
   for (const [i, k] of secrets.keys.entries()) {
     if (typeof k !== 'object' || k === null || typeof k.key !== 'string') continue;
     k.key = substituteEnv(k.key, `secrets.keys[${i}].key`, env, problems);
-    if (k.key !== '' && decodeKey(k.key) === undefined) problems.push(`secrets.keys[${i}].key: must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`);
+    if (k.key !== '' && decodeKey(k.key) === undefined)
+      problems.push(`secrets.keys[${i}].key: must be 32 bytes in base64 (e.g. the output of: openssl rand -base64 32)`);
     if (seen.has(k.id)) problems.push(`secrets.keys[${i}].id: "${k.id}" is listed twice`);
     seen.add(k.id);
   }

@@ -12,18 +12,26 @@ export const listenSchema = {
   description: 'Where the gateway listens.',
   properties: {
     host: {
-      type: 'string', minLength: 1, default: '127.0.0.1',
+      type: 'string',
+      minLength: 1,
+      default: '127.0.0.1',
       description:
         'The address to listen on (MCPGW_HOST overrides it). The loopback default suits auth.mode none; the ' +
         'container image sets MCPGW_HOST=0.0.0.0.',
     },
     port: {
-      type: 'integer', minimum: 0, maximum: 65535, default: 8080,
+      type: 'integer',
+      minimum: 0,
+      maximum: 65535,
+      default: 8080,
       description: 'The TCP port (MCPGW_PORT overrides it).',
     },
     // Node's default (511) overflows under a burst of new connections; the kernel caps it at somaxconn.
     backlog: {
-      type: 'integer', minimum: 1, maximum: 65535, default: 4096,
+      type: 'integer',
+      minimum: 1,
+      maximum: 65535,
+      default: 4096,
       description: 'Pending connections the kernel queues before the gateway accepts them (capped by somaxconn).',
     },
   },
@@ -34,30 +42,40 @@ export const listenSchema = {
 export const serverSchema = {
   type: 'object',
   additionalProperties: false,
-  description:
-    "The HTTP server's own bounds on sockets. None of them cuts a reply being written (SSE streams).",
+  description: "The HTTP server's own bounds on sockets. None of them cuts a reply being written (SSE streams).",
   properties: {
     headersTimeoutMs: {
-      type: 'integer', minimum: 100, maximum: 600000, default: 10000,
+      type: 'integer',
+      minimum: 100,
+      maximum: 600000,
+      default: 10000,
       description:
         'Request headers must be complete within this of connecting (or of the previous request on a keep-alive ' +
         'connection): a socket that sends nothing, or half a request line, is closed with 408 REQUEST_TIMEOUT. ' +
         'At most requestTimeoutMs.',
     },
     requestTimeoutMs: {
-      type: 'integer', minimum: 100, maximum: 3600000, default: 30000,
+      type: 'integer',
+      minimum: 100,
+      maximum: 3600000,
+      default: 30000,
       description:
         'The whole request, body included, within this of its start (headers then no body, or a trickle: closed ' +
         'with 408 REQUEST_TIMEOUT).',
     },
     keepAliveTimeoutMs: {
-      type: 'integer', minimum: 100, maximum: 600000, default: 5000,
+      type: 'integer',
+      minimum: 100,
+      maximum: 600000,
+      default: 5000,
       description:
         'An idle keep-alive connection between two requests is closed after this. Set it above the idle timeout ' +
         'of a load balancer that reuses connections.',
     },
     maxConnections: {
-      type: 'integer', minimum: 1, default: 10000,
+      type: 'integer',
+      minimum: 1,
+      default: 10000,
       description:
         'Open connections on this replica, SSE streams and WebSockets included; the next one is closed as soon as ' +
         'it is accepted (mcpgw_connections_refused_total). Lowered at start-up, with a warning, to the open-file ' +
@@ -69,7 +87,9 @@ export const serverSchema = {
 } as const;
 
 export const pathSchema = {
-  type: 'string', pattern: '^/', default: '/mcp',
+  type: 'string',
+  pattern: '^/',
+  default: '/mcp',
   description:
     'The MCP endpoint (POST, GET, DELETE), serving the whole catalog; virtual servers (servers[]) have paths of ' +
     'their own.',
@@ -81,7 +101,9 @@ export const securitySchema = {
   description: 'Which browser pages may call the gateway (DNS-rebinding protection).',
   properties: {
     allowedOrigins: {
-      type: 'array', items: { type: 'string' }, default: [],
+      type: 'array',
+      items: { type: 'string' },
+      default: [],
       description:
         'Exact origins a browser may call from ("https://app.example.com"). Localhost origins on any port always ' +
         'pass, and so do requests without Origin (non-browser clients); others get 403 ORIGIN_FORBIDDEN. It stops ' +
@@ -98,7 +120,9 @@ export const sseSchema = {
   description: 'Server-Sent Events on long-lived streams.',
   properties: {
     keepAliveMs: {
-      type: 'integer', minimum: 1000, default: 15000,
+      type: 'integer',
+      minimum: 1000,
+      default: 15000,
       description: 'A comment line this often on idle GET streams, listen streams and legacy HTTP+SSE streams.',
     },
   },
@@ -112,7 +136,9 @@ export const shutdownSchema = {
   description: 'What SIGTERM and SIGINT do.',
   properties: {
     drainMs: {
-      type: 'integer', minimum: 0, default: 10000,
+      type: 'integer',
+      minimum: 0,
+      default: 10000,
       description:
         'After a stop signal, replies and WebSocket requests in flight get this long to finish (new work gets ' +
         'SHUTTING_DOWN); then every upstream process group is stopped (stdin closed, SIGTERM, SIGKILL) and every ' +
@@ -130,7 +156,8 @@ export type ServerConfig = FromSchema<typeof serverSchema>;
 export function serverChecks(server: unknown, problems: string[]): void {
   if (typeof server !== 'object' || server === null) return;
   const { headersTimeoutMs, requestTimeoutMs } = server as ServerConfig;
-  if (headersTimeoutMs > requestTimeoutMs) problems.push(`server.headersTimeoutMs: must be <= server.requestTimeoutMs (${requestTimeoutMs})`);
+  if (headersTimeoutMs > requestTimeoutMs)
+    problems.push(`server.headersTimeoutMs: must be <= server.requestTimeoutMs (${requestTimeoutMs})`);
 }
 
 /**
@@ -150,15 +177,19 @@ export const legacySseSchema = {
       additionalProperties: false,
       properties: {
         ssePath: {
-          type: 'string', pattern: '^/',
+          type: 'string',
+          pattern: '^/',
           description: 'GET opens a session and its stream; the first event (endpoint) names where to POST.',
         },
         messagesPath: {
-          type: 'string', pattern: '^/',
+          type: 'string',
+          pattern: '^/',
           description: "POST ?sessionId=<id>: the client's messages, answered 202; replies go on the stream.",
         },
         graceMs: {
-          type: 'integer', minimum: 0, maximum: 600000,
+          type: 'integer',
+          minimum: 0,
+          maximum: 600000,
           description: 'The session ends this long after its stream closed (the transport has no resumption).',
         },
       },
@@ -181,13 +212,16 @@ export const websocketSchema = {
       properties: {
         path: { type: 'string', pattern: '^/', description: 'Where the upgrade is accepted (a plain GET gets 426).' },
         maxBufferedBytes: {
-          type: 'integer', minimum: 1024,
+          type: 'integer',
+          minimum: 1024,
           description:
             'A client that leaves more than this unread is cut off (close 1008). The older spelling of ' +
             'limits.maxStreamBufferedBytes (its default), for WebSocket only: when set, it wins here.',
         },
         pingIntervalMs: {
-          type: 'integer', minimum: 100, maximum: 600000,
+          type: 'integer',
+          minimum: 100,
+          maximum: 600000,
           description: 'A ping this often; a connection that did not answer the previous one is ended.',
         },
       },

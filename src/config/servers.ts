@@ -20,13 +20,16 @@ export const toolOverrideSchema = {
   description: 'How one tool is presented on this server, keyed by its exposed name (prefix included).',
   properties: {
     name: {
-      type: 'string', pattern: '^[A-Za-z0-9_.-]+$', maxLength: 128,
+      type: 'string',
+      pattern: '^[A-Za-z0-9_.-]+$',
+      maxLength: 128,
       description: "The tool's name on this server; the exposed name is no longer offered here.",
     },
     title: { type: 'string', maxLength: 512, description: 'Its title.' },
     description: { type: 'string', maxLength: 8192, description: 'Its description.' },
     annotations: {
-      type: 'object', required: [],
+      type: 'object',
+      required: [],
       description: "Merged over the upstream's annotations (readOnlyHint, destructiveHint, ...).",
     },
     arguments: {
@@ -35,11 +38,15 @@ export const toolOverrideSchema = {
       description: "Arguments set by the server; the call is then checked against the tool's full schema.",
       properties: {
         fixed: {
-          type: 'object', required: [], default: {},
+          type: 'object',
+          required: [],
+          default: {},
           description: 'Forced on every call whatever the client sent, and gone from the advertised inputSchema.',
         },
         defaults: {
-          type: 'object', required: [], default: {},
+          type: 'object',
+          required: [],
+          default: {},
           description: 'Filled in when the client leaves them out.',
         },
       },
@@ -55,38 +62,52 @@ export const serverEntrySchema = {
   additionalProperties: false,
   properties: {
     name: {
-      type: 'string', pattern: '^[A-Za-z0-9_.-]+$', maxLength: 64,
+      type: 'string',
+      pattern: '^[A-Za-z0-9_.-]+$',
+      maxLength: 64,
       description: 'For logs and messages (default: the path); unique.',
     },
     path: {
-      type: 'string', pattern: '^/[A-Za-z0-9._~/-]*$', maxLength: 256,
+      type: 'string',
+      pattern: '^/[A-Za-z0-9._~/-]*$',
+      maxLength: 256,
       description:
         "Its endpoint: not the main path, nor one of the gateway's own routes, nor another server's. A path added " +
         'by a reload is served only after a restart.',
     },
     tools: {
-      ...globs, default: [],
+      ...globs,
+      default: [],
       description:
         'Globs (*) over the exposed tool names (prefix included); what a server does not select does not exist ' +
         'there. A kind left out (or empty) offers nothing of that kind.',
     },
     prompts: { ...globs, default: [], description: 'Globs over the exposed prompt names.' },
     resources: {
-      ...globs, default: [],
+      ...globs,
+      default: [],
       description: 'Globs over resource URIs and template URIs as clients see them (e.g. "docs-eu+*").',
     },
     overrides: {
-      type: 'object', additionalProperties: toolOverrideSchema, required: [], default: {},
-      description: "Tools presented otherwise on this server, by exposed name (the tool must be one the server selects).",
+      type: 'object',
+      additionalProperties: toolOverrideSchema,
+      required: [],
+      default: {},
+      description:
+        'Tools presented otherwise on this server, by exposed name (the tool must be one the server selects).',
     },
     principals: {
-      type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
       description:
         'API-key names or token principals ("<issuer> <subject>", or the subject alone) allowed here; others get 403 ' +
         'SERVER_FORBIDDEN. None listed: anyone authenticated. Needs auth on.',
     },
     requiredScopes: {
-      type: 'array', items: { type: 'string', minLength: 1 }, default: [],
+      type: 'array',
+      items: { type: 'string', minLength: 1 },
+      default: [],
       description: "The key's (or token's) scopes must include these; else 403 SERVER_FORBIDDEN. Needs auth on.",
     },
   },
@@ -94,7 +115,10 @@ export const serverEntrySchema = {
 } as const;
 
 export const serversSchema = {
-  type: 'array', items: serverEntrySchema, maxItems: 256, default: [],
+  type: 'array',
+  items: serverEntrySchema,
+  maxItems: 256,
+  default: [],
   description: 'Virtual servers: curated endpoints of their own over the same catalog. See docs/virtual-servers.md.',
 } as const;
 
@@ -118,16 +142,25 @@ export function serversChecks(servers: unknown, mainPath: unknown, authMode: unk
     const at = `servers[${i}]`;
     const path = s.path.length > 1 ? s.path.replace(/\/+$/, '') : s.path;
     const seen = paths.get(path);
-    if (seen !== undefined) problems.push(`${at}.path: "${s.path}" is already the path of servers[${seen}]; each virtual server needs a path of its own`);
+    if (seen !== undefined)
+      problems.push(
+        `${at}.path: "${s.path}" is already the path of servers[${seen}]; each virtual server needs a path of its own`,
+      );
     paths.set(path, i);
-    if (path === mainPath) problems.push(`${at}.path: "${s.path}" is the main endpoint (top-level \`path\`), which serves the whole catalog`);
+    if (path === mainPath)
+      problems.push(
+        `${at}.path: "${s.path}" is the main endpoint (top-level \`path\`), which serves the whole catalog`,
+      );
     if (RESERVED.some((r) => r.test(path))) problems.push(`${at}.path: "${s.path}" is one of the gateway's own routes`);
     const name = s.name ?? s.path;
     const named = names.get(name);
     if (named !== undefined) problems.push(`${at}.name: "${name}" is already used by servers[${named}]`);
     names.set(name, i);
     if (authMode === 'none' && (s.principals?.length || s.requiredScopes?.length)) {
-      problems.push(`${at}: principals and requiredScopes need auth.mode api-key, jwt or introspection (auth.mode is "none": nobody is authenticated)`);
+      problems.push(
+        `${at}: principals and requiredScopes need auth.mode api-key, jwt or introspection (auth.mode is "none": ` +
+          `nobody is authenticated)`,
+      );
     }
     overrideChecks(s, at, problems);
   });
@@ -146,9 +179,10 @@ function overrideChecks(s: ServerEntryConfig, at: string, problems: string[]): v
     }
     const fixed = o.arguments?.fixed ?? {};
     for (const arg of Object.keys(o.arguments?.defaults ?? {})) {
-      if (arg in fixed) problems.push(`${where}.arguments.defaults.${arg}: is also fixed (a fixed argument always wins; drop one of them)`);
+      if (arg in fixed)
+        problems.push(
+          `${where}.arguments.defaults.${arg}: is also fixed (a fixed argument always wins; drop one of them)`,
+        );
     }
   }
 }
-
-

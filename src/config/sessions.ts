@@ -27,7 +27,8 @@ const redisSchema = {
       },
     },
     name: {
-      type: 'string', minLength: 1,
+      type: 'string',
+      minLength: 1,
       description: 'Sentinel: the master group name the sentinels monitor (required with sentinels).',
     },
     sentinelPassword: {
@@ -45,7 +46,7 @@ const redisSchema = {
     },
     password: {
       type: 'string',
-      description: 'The Redis nodes\' password (Sentinel or Cluster); ${VAR} from the environment.',
+      description: "The Redis nodes' password (Sentinel or Cluster); ${VAR} from the environment.",
     },
   },
   required: [],
@@ -59,31 +60,42 @@ export const sessionsSchema = {
     'docs/replicas-and-reload.md.',
   properties: {
     store: {
-      type: 'string', enum: ['memory', 'redis'], default: 'memory',
+      type: 'string',
+      enum: ['memory', 'redis'],
+      default: 'memory',
       description: 'memory: this process only; redis: every replica shares sessions (no sticky sessions needed).',
     },
     redisUrl: {
-      type: 'string', pattern: '^rediss?://',
+      type: 'string',
+      pattern: '^rediss?://',
       description:
         'A single Redis node (redis:// or rediss://), e.g. redis://10.0.0.5:6379/0; required with store redis unless ' +
         'sessions.redis is set. MCPGW_REDIS_URL overrides it.',
     },
     redis: redisSchema,
     keyPrefix: {
-      type: 'string', pattern: '^[^{}]*$', maxLength: 128, default: 'mcpgw:',
+      type: 'string',
+      pattern: '^[^{}]*$',
+      maxLength: 128,
+      default: 'mcpgw:',
       description:
-        'One key per session: <keyPrefix>{<session id>}:session. No braces: the session id is the key\'s Cluster ' +
+        "One key per session: <keyPrefix>{<session id>}:session. No braces: the session id is the key's Cluster " +
         'hash tag.',
     },
     ttlSeconds: {
-      type: 'integer', minimum: 1, default: 3600,
+      type: 'integer',
+      minimum: 1,
+      default: 3600,
       description:
         'Idle sessions expire after this (404 SESSION_NOT_FOUND). With Redis the TTL is refreshed only when this ' +
         'replica last refreshed it more than a tenth of it ago: a session expires between ttlSeconds and 1.1 x ' +
         'ttlSeconds after its last use, never earlier.',
     },
     cacheMs: {
-      type: 'integer', minimum: 0, maximum: 10000, default: 250,
+      type: 'integer',
+      minimum: 0,
+      maximum: 10000,
+      default: 250,
       description:
         'Redis store: a replica serves a session record from its own cache for up to this long. A change or DELETE ' +
         'through any replica is announced on the bus and drops every copy as it arrives (a Cluster relays it ' +
@@ -98,11 +110,17 @@ export const sessionsSchema = {
         'state alone does not show it. A Cluster is watched by its own CLUSTER INFO probe instead.',
       properties: {
         intervalMs: {
-          type: 'integer', minimum: 100, maximum: 600000, default: 2000,
+          type: 'integer',
+          minimum: 100,
+          maximum: 600000,
+          default: 2000,
           description: 'A PING this often.',
         },
         timeoutMs: {
-          type: 'integer', minimum: 50, maximum: 60000, default: 1000,
+          type: 'integer',
+          minimum: 50,
+          maximum: 60000,
+          default: 1000,
           description:
             'While the last PING got no reply within this, the store is unready: /readyz 503, lastError NO_PING_REPLY.',
         },
@@ -123,7 +141,8 @@ export const sessionsSchema = {
 
 type RedisBlock = FromSchema<typeof redisSchema>;
 /** A master found through Redis Sentinel (`sessions.redis`). */
-export type RedisSentinelConfig = Required<Pick<RedisBlock, 'sentinels' | 'name'>> & Pick<RedisBlock, 'password' | 'sentinelPassword' | 'db'>;
+export type RedisSentinelConfig = Required<Pick<RedisBlock, 'sentinels' | 'name'>> &
+  Pick<RedisBlock, 'password' | 'sentinelPassword' | 'db'>;
 /** A Redis Cluster (`sessions.redis`): some of its nodes; the rest are discovered. */
 export type RedisClusterConfig = Required<Pick<RedisBlock, 'cluster'>> & Pick<RedisBlock, 'password'>;
 /** Exactly one of the two: the schema allows any mix of keys, redisChecks refuses all but these. */
@@ -136,12 +155,16 @@ export type SessionsConfig = Omit<FromSchema<typeof sessionsSchema>, 'redis'> & 
 export function redisChecks(sessions: SessionsConfig, env: NodeJS.ProcessEnv, problems: string[]): void {
   if (typeof sessions.tls === 'object' && sessions.tls !== null) {
     tlsChecks(sessions.tls, 'sessions.tls', problems);
-    if (sessions.redisUrl?.startsWith('redis://')) problems.push('sessions.tls: needs a rediss:// URL (redis:// is plain TCP)');
+    if (sessions.redisUrl?.startsWith('redis://'))
+      problems.push('sessions.tls: needs a rediss:// URL (redis:// is plain TCP)');
   }
   const redis = sessions.redis;
   if (typeof redis !== 'object' || redis === null) {
     if (sessions.store === 'redis' && !sessions.redisUrl) {
-      problems.push('sessions.redisUrl: is required when sessions.store is "redis" (or set MCPGW_REDIS_URL, or sessions.redis for Sentinel or Cluster)');
+      problems.push(
+        'sessions.redisUrl: is required when sessions.store is "redis" (or set MCPGW_REDIS_URL, or ' +
+          'sessions.redis for Sentinel or Cluster)',
+      );
     }
     return;
   }
@@ -152,9 +175,15 @@ export function redisChecks(sessions: SessionsConfig, env: NodeJS.ProcessEnv, pr
   topologyChecks(redis as RedisBlock, problems);
   // Secrets may stay out of the file: ${VAR} comes from the gateway's environment.
   const secrets = redis as { password?: unknown; sentinelPassword?: unknown };
-  if (typeof secrets.password === 'string') secrets.password = substituteEnv(secrets.password, 'sessions.redis.password', env, problems);
+  if (typeof secrets.password === 'string')
+    secrets.password = substituteEnv(secrets.password, 'sessions.redis.password', env, problems);
   if (typeof secrets.sentinelPassword === 'string') {
-    secrets.sentinelPassword = substituteEnv(secrets.sentinelPassword, 'sessions.redis.sentinelPassword', env, problems);
+    secrets.sentinelPassword = substituteEnv(
+      secrets.sentinelPassword,
+      'sessions.redis.sentinelPassword',
+      env,
+      problems,
+    );
   }
 }
 
@@ -164,10 +193,12 @@ function topologyChecks(redis: RedisBlock, problems: string[]): void {
   if (has('sentinels') && has('cluster')) {
     problems.push('sessions.redis: set either sentinels (with name) or cluster, not both');
   } else if (has('sentinels')) {
-    if (!has('name')) problems.push('sessions.redis.name: is required with sessions.redis.sentinels (the master group name)');
+    if (!has('name'))
+      problems.push('sessions.redis.name: is required with sessions.redis.sentinels (the master group name)');
   } else if (has('cluster')) {
     // A Cluster has one database and no sentinels: these would be silently ignored.
-    for (const key of ['name', 'sentinelPassword', 'db'] as const) if (has(key)) problems.push(`sessions.redis.${key}: applies to Sentinel only, not to sessions.redis.cluster`);
+    for (const key of ['name', 'sentinelPassword', 'db'] as const)
+      if (has(key)) problems.push(`sessions.redis.${key}: applies to Sentinel only, not to sessions.redis.cluster`);
     for (const [i, node] of (Array.isArray(redis.cluster) ? redis.cluster : []).entries()) {
       const port = typeof node === 'string' ? Number(node.slice(node.lastIndexOf(':') + 1)) : NaN;
       if (port < 1 || port > 65535) problems.push(`sessions.redis.cluster[${i}]: port must be 1-65535`);

@@ -8,7 +8,8 @@ export const statusSchema = {
     'GET /status (HTML for people) and /status.json (the same report for scripts): see docs/observability.md.',
   properties: {
     enabled: {
-      type: 'boolean', default: true,
+      type: 'boolean',
+      default: true,
       description: 'false: neither is served. With auth off they are open, like /metrics: keep the port private.',
     },
     principals: {
@@ -31,7 +32,10 @@ export const statusSchema = {
       description: 'A token granting one of these scopes may see the page (e.g. [mcpgw:admin]).',
     },
     refreshSeconds: {
-      type: 'integer', minimum: 0, maximum: 3600, default: 5,
+      type: 'integer',
+      minimum: 0,
+      maximum: 3600,
+      default: 5,
       description: 'How often the HTML page reloads itself; 0: never.',
     },
   },

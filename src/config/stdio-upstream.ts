@@ -9,21 +9,26 @@ export const stdioUpstreamSchema = {
   properties: {
     ...commonUpstreamProperties,
     transport: {
-      type: 'string', const: 'stdio',
+      type: 'string',
+      const: 'stdio',
       description: 'A child process speaking JSON-RPC lines on stdin and stdout.',
     },
     command: {
-      type: 'string', minLength: 1,
+      type: 'string',
+      minLength: 1,
       description: 'The program: a path, or a name looked up on the PATH the child gets; ${VAR} allowed.',
     },
     args: { type: 'array', items: { type: 'string' }, default: [], description: 'Its arguments; ${VAR} allowed.' },
     env: {
-      type: 'object', additionalProperties: { type: 'string' }, required: [], default: {},
+      type: 'object',
+      additionalProperties: { type: 'string' },
+      required: [],
+      default: {},
       description:
-        "Its environment besides HOME LOGNAME PATH SHELL TERM USER LANG TZ TMPDIR NODE_OPTIONS, the only ones it " +
+        'Its environment besides HOME LOGNAME PATH SHELL TERM USER LANG TZ TMPDIR NODE_OPTIONS, the only ones it ' +
         "inherits from the gateway; ${VAR} comes from the gateway's environment (unset is a config error).",
     },
-    cwd: { type: 'string', nullable: true, description: 'Its working directory (default: the gateway\'s).' },
+    cwd: { type: 'string', nullable: true, description: "Its working directory (default: the gateway's)." },
   },
   required: ['name', 'transport', 'command'],
 } as const;
@@ -31,10 +36,17 @@ export const stdioUpstreamSchema = {
 export type StdioUpstreamConfig = WithoutNull<FromSchema<typeof stdioUpstreamSchema>, 'prefix' | 'cwd'>;
 
 /** `${VAR}` in the command, its arguments and its environment's values. */
-export function stdioUpstreamChecks(u: StdioUpstreamConfig, at: string, env: NodeJS.ProcessEnv, problems: string[]): void {
+export function stdioUpstreamChecks(
+  u: StdioUpstreamConfig,
+  at: string,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): void {
   if (typeof u.command === 'string') u.command = substituteEnv(u.command, `${at}.command`, env, problems);
-  if (Array.isArray(u.args)) u.args = u.args.map((a, j) => (typeof a === 'string' ? substituteEnv(a, `${at}.args[${j}]`, env, problems) : a));
+  if (Array.isArray(u.args))
+    u.args = u.args.map((a, j) => (typeof a === 'string' ? substituteEnv(a, `${at}.args[${j}]`, env, problems) : a));
   if (typeof u.env === 'object' && u.env !== null) {
-    for (const [k, v] of Object.entries(u.env)) if (typeof v === 'string') u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
+    for (const [k, v] of Object.entries(u.env))
+      if (typeof v === 'string') u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
   }
 }

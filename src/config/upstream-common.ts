@@ -8,27 +8,38 @@ export const poolSchema = {
   description: "The upstream's workers (processes, or upstream sessions): see docs/upstreams.md.",
   properties: {
     min: {
-      type: 'integer', minimum: 0, default: 1,
+      type: 'integer',
+      minimum: 0,
+      default: 1,
       description: 'Shared mode: workers started with the gateway and kept; more start when every worker is busy.',
     },
     spares: {
-      type: 'integer', minimum: 0, maximum: 16, default: 1,
+      type: 'integer',
+      minimum: 0,
+      maximum: 16,
+      default: 1,
       description:
         'Per-session stdio: processes started ahead, each initialized by the next session (or stateless request) ' +
         'that takes one, so it waits only for initialize, not for a process start; 0: none.',
     },
     max: {
-      type: 'integer', minimum: 1, default: 4,
+      type: 'integer',
+      minimum: 1,
+      default: 4,
       description:
         'Shared: the most workers. Per-session: the most workers at once; at the cap the least recently used idle ' +
         'one is stopped to make room, else OVERLOADED.',
     },
     maxInFlight: {
-      type: 'integer', minimum: 1, default: 32,
+      type: 'integer',
+      minimum: 1,
+      default: 32,
       description: "Calls in flight per worker (per-session: one session's calls); a full worker is busy.",
     },
     maxInFlightBytes: {
-      type: 'integer', minimum: 0, default: 2097152,
+      type: 'integer',
+      minimum: 0,
+      default: 2097152,
       description:
         'Shared mode: a worker whose unanswered requests weigh this much (characters of JSON) is busy: calls go to ' +
         'another worker, wait in the queue (which takes turns between clients) or one starts, up to max. A stdio ' +
@@ -36,29 +47,39 @@ export const poolSchema = {
         'one larger call still runs, alone on its worker.',
     },
     heavyRequestBytes: {
-      type: 'integer', minimum: 0, default: 262144,
+      type: 'integer',
+      minimum: 0,
+      default: 262144,
       description:
         'Shared mode: a worker whose unanswered requests weigh this much (characters of JSON) is heavy: a stdio ' +
         'server reads in order, so calls go to a worker that is not, and one starts (up to max) when every worker ' +
         'is heavy; a heavy worker still takes calls when no other can. 0: off (only maxInFlightBytes weighs).',
     },
     queueSize: {
-      type: 'integer', minimum: 0, default: 1000,
+      type: 'integer',
+      minimum: 0,
+      default: 1000,
       description: 'Shared: calls that wait when every worker is busy; past it OVERLOADED at once, with retryAfterMs.',
     },
     queueTimeoutMs: {
-      type: 'integer', minimum: 1, default: 5000,
+      type: 'integer',
+      minimum: 1,
+      default: 5000,
       description: 'Shared: the longest a call waits in that queue; then OVERLOADED.',
     },
     busyAfterMs: {
-      type: 'integer', minimum: 0, default: 1000,
+      type: 'integer',
+      minimum: 0,
+      default: 1000,
       description:
         'Shared: a worker with calls waiting on it that has answered none for this long counts as busy, as a full ' +
         'one does (another starts, up to max): a stdio server answers in order, so one slow or large call holds up ' +
         'every call behind it. 0: only maxInFlight makes a worker busy.',
     },
     idleTimeoutMs: {
-      type: 'integer', minimum: 1000, default: 300000,
+      type: 'integer',
+      minimum: 1000,
+      default: 300000,
       description: 'Workers above min (per-session: any worker) stop after this long idle.',
     },
   },
@@ -70,47 +91,62 @@ export type PoolConfig = FromSchema<typeof poolSchema>;
 /** Spread into each transport's schema, so each one names every key it accepts. */
 export const commonUpstreamProperties = {
   name: {
-    type: 'string', pattern: '^[a-z0-9-]+$', maxLength: 64,
+    type: 'string',
+    pattern: '^[a-z0-9-]+$',
+    maxLength: 64,
     description: 'Unique; names the upstream in logs, metrics, errors (data.upstream) and /status.',
   },
   mode: {
-    type: 'string', enum: ['shared', 'per-session'], default: 'shared',
+    type: 'string',
+    enum: ['shared', 'per-session'],
+    default: 'shared',
     description:
       'shared: one pool of workers serves every client session, initialized by the gateway with no client ' +
       "capabilities. per-session: each client session gets its own worker, initialized with that client's " +
-      'capabilities, so the upstream can ask it for sampling, elicitation or roots. A remote upstream\'s worker is ' +
+      "capabilities, so the upstream can ask it for sampling, elicitation or roots. A remote upstream's worker is " +
       'one upstream session (its Mcp-Session-Id).',
   },
   pool: { ...poolSchema, default: {} },
   timeoutMs: {
-    type: 'integer', minimum: 1, default: 60000,
+    type: 'integer',
+    minimum: 1,
+    default: 60000,
     description:
       'Per request: no answer (remote: no byte of the reply) within this, and the call fails with UPSTREAM_TIMEOUT ' +
       'and is cancelled upstream; each progress notification restarts it, up to maxTimeoutMs.',
   },
   maxTimeoutMs: {
-    type: 'integer', minimum: 1, default: 600000,
+    type: 'integer',
+    minimum: 1,
+    default: 600000,
     description: "A call's hard limit, whatever progress it makes.",
   },
   prefix: {
-    type: 'string', pattern: '^[A-Za-z0-9_-]*$', maxLength: 64, nullable: true,
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]*$',
+    maxLength: 64,
+    nullable: true,
     description:
       'Tools and prompts appear as <prefix>__<name>; "" exposes them unchanged. Default: the name. A key with no ' +
       'value (null) counts as not set.',
   },
   required: {
-    type: 'boolean', default: false,
+    type: 'boolean',
+    default: false,
     description: 'true: /readyz is 503 while this upstream is down (otherwise only while it is still starting).',
   },
   protocolVersion: {
-    type: 'string', enum: ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'], default: 'auto',
+    type: 'string',
+    enum: ['auto', '2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26'],
+    default: 'auto',
     description:
       'The revision the gateway speaks to it. auto (http only; stdio and sse speak 2025) learns it: ' +
       'server/discover first (2026-07-28, refreshed as its ttlMs says), else initialize, logged; /readyz shows the ' +
       'era learned. A pinned revision is spoken without a try of the other era (2026-07-28: http only).',
   },
   validateArguments: {
-    type: 'boolean', default: true,
+    type: 'boolean',
+    default: true,
     description:
       "tools/call arguments are checked against the tool's inputSchema before they reach the upstream (ajv: " +
       "draft-07 when its $schema says so, else 2020-12, MCP's default); invalid ones get INVALID_PARAMS. A schema " +
@@ -125,7 +161,9 @@ export const commonUpstreamProperties = {
     description: "How this upstream's resources are offered.",
     properties: {
       uris: {
-        type: 'string', enum: ['as-is', 'prefixed'], default: 'as-is',
+        type: 'string',
+        enum: ['as-is', 'prefixed'],
+        default: 'as-is',
         description:
           'prefixed: its resource URIs and templates are offered as <prefix>+<uri>, so two copies of one server can ' +
           'sit side by side (see docs/virtual-servers.md); as-is: unchanged.',
@@ -141,11 +179,13 @@ export const commonUpstreamProperties = {
       'rest are neither listed nor callable.',
     properties: {
       allow: {
-        type: 'array', items: { type: 'string', minLength: 1 },
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
         description: 'Only these (default: every tool not denied), e.g. ["read_*", "search"].',
       },
       deny: {
-        type: 'array', items: { type: 'string', minLength: 1 },
+        type: 'array',
+        items: { type: 'string', minLength: 1 },
         description: 'Never these; deny wins over allow, e.g. ["*_admin"].',
       },
     },
@@ -161,9 +201,20 @@ export const commonUpstreamProperties = {
 export type WithoutNull<T, K extends keyof T> = Omit<T, K> & { [P in K]?: Exclude<T[P], null> };
 
 /** What every upstream has, whatever its transport. */
-export type UpstreamCommon = WithoutNull<FromSchema<{ type: 'object'; additionalProperties: false; properties: typeof commonUpstreamProperties; required: ['name'] }>, 'prefix'>;
+export type UpstreamCommon = WithoutNull<
+  FromSchema<{
+    type: 'object';
+    additionalProperties: false;
+    properties: typeof commonUpstreamProperties;
+    required: ['name'];
+  }>,
+  'prefix'
+>;
 
-/** A null key means "not set", as its absence does (`prefix ?? name`; spawn's cwd): the key goes, so the types need no null. */
+/**
+ * A null key means "not set", as its absence does (`prefix ?? name`; spawn's cwd): the key goes, so the types need no
+ * null.
+ */
 export function dropNullKeys(u: Record<string, unknown>, keys: readonly string[]): void {
   for (const key of keys) if (u[key] === null) delete u[key];
 }
@@ -172,7 +223,8 @@ export function dropNullKeys(u: Record<string, unknown>, keys: readonly string[]
 export function commonUpstreamChecks(u: UpstreamCommon, at: string, problems: string[]): void {
   if (u.pool?.min > u.pool?.max) problems.push(`${at}.pool.min: must be <= pool.max (${u.pool.max})`);
   if (u.timeoutMs > u.maxTimeoutMs) problems.push(`${at}.timeoutMs: must be <= maxTimeoutMs (${u.maxTimeoutMs})`);
-  if (u.resources?.uris === 'prefixed' && (u.prefix ?? u.name) === '') problems.push(`${at}.resources.uris: "prefixed" needs a prefix that is not empty (prefix: "")`);
+  if (u.resources?.uris === 'prefixed' && (u.prefix ?? u.name) === '')
+    problems.push(`${at}.resources.uris: "prefixed" needs a prefix that is not empty (prefix: "")`);
 }
 
 /** Whether an upstream's `protocolVersion` lets the gateway speak 2026-07-28 to it (try it, for `auto`). */
@@ -183,8 +235,20 @@ export function speaksModern(u: { transport: string; protocolVersion?: string })
 }
 
 /** A pinned 2026-07-28 upstream must be reachable over Streamable HTTP, the one wire that revision has here. */
-export function protocolVersionChecks(u: { transport: string; protocolVersion?: string }, at: string, problems: string[]): void {
-  if (u.transport !== 'http' && typeof u.protocolVersion === 'string' && u.protocolVersion !== 'auto' && u.protocolVersion >= '2026-07-28') {
-    problems.push(`${at}.protocolVersion: ${u.protocolVersion} needs transport http (the gateway speaks it to ${u.transport} upstreams not yet)`);
+export function protocolVersionChecks(
+  u: { transport: string; protocolVersion?: string },
+  at: string,
+  problems: string[],
+): void {
+  if (
+    u.transport !== 'http' &&
+    typeof u.protocolVersion === 'string' &&
+    u.protocolVersion !== 'auto' &&
+    u.protocolVersion >= '2026-07-28'
+  ) {
+    problems.push(
+      `${at}.protocolVersion: ${u.protocolVersion} needs transport http (the gateway speaks it to ${u.transport} ` +
+        `upstreams not yet)`,
+    );
   }
 }

@@ -13,7 +13,8 @@ export const upstreamsSchema = {
     type: 'object',
     properties: {
       transport: {
-        type: 'string', enum: ['stdio', 'http', 'sse'],
+        type: 'string',
+        enum: ['stdio', 'http', 'sse'],
         description: 'stdio: a child process; http: Streamable HTTP; sse: the 2024-11-05 HTTP+SSE transport.',
       },
     },

@@ -36,7 +36,10 @@ export interface PendingAuthorization {
    */
   browser?: string;
   cookie?: string;
-  /** Set while the confirmed browser signs in at the gateway's own authorization server (auth.browserLogin): that login's PKCE verifier. */
+  /**
+   * Set while the confirmed browser signs in at the gateway's own authorization server (auth.browserLogin): that
+   * login's PKCE verifier.
+   */
   loginVerifier?: string;
 }
 

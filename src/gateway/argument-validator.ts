@@ -63,7 +63,8 @@ const AJV_OPTIONS: Options = {
 };
 
 // ajv-formats is CommonJS: under NodeNext its default export arrives as the module object.
-const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
+const addFormats = ((addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ??
+  addFormatsModule) as unknown as (ajv: Ajv) => Ajv;
 
 const EMPTY_ARGUMENTS: Record<string, never> = Object.freeze({});
 
@@ -71,7 +72,15 @@ const EMPTY_ARGUMENTS: Record<string, never> = Object.freeze({});
 const OBJECT_ONLY: ArgumentCheck = {
   check(args: unknown): void {
     if (args === undefined || isObject(args)) return;
-    throw invalidArguments([{ instancePath: '', schemaPath: '#/type', keyword: 'type', params: { type: 'object' }, message: 'must be object' }]);
+    throw invalidArguments([
+      {
+        instancePath: '',
+        schemaPath: '#/type',
+        keyword: 'type',
+        params: { type: 'object' },
+        message: 'must be object',
+      },
+    ]);
   },
 };
 
@@ -91,9 +100,15 @@ function objectOnly(schema: Record<string, unknown>): boolean {
 function invalidArguments(errors: readonly ErrorObject[]): GatewayError {
   const first = errors[0];
   const where = first?.instancePath ? `arguments${first.instancePath}` : 'arguments';
-  return new GatewayError('INVALID_PARAMS', `Invalid arguments: ${where} ${first?.message ?? 'do not match the tool input schema'}`, {
-    errors: errors.slice(0, MAX_REPORTED_ERRORS).map((e) => ({ instancePath: e.instancePath, keyword: e.keyword, message: e.message, params: e.params })),
-  });
+  return new GatewayError(
+    'INVALID_PARAMS',
+    `Invalid arguments: ${where} ${first?.message ?? 'do not match the tool input schema'}`,
+    {
+      errors: errors
+        .slice(0, MAX_REPORTED_ERRORS)
+        .map((e) => ({ instancePath: e.instancePath, keyword: e.keyword, message: e.message, params: e.params })),
+    },
+  );
 }
 
 /** A tool whose schema has a pattern RE2 cannot take: its calls are refused, not let through unchecked. */
@@ -147,7 +162,10 @@ class SchemaCompiler {
 
   compile(tool: ToolArguments): ValidateFunction | PatternRefused | null {
     if (tool.json === undefined || tool.json.length > MAX_SCHEMA_CHARS) {
-      this.#unchecked(tool, `the input schema is larger than ${MAX_SCHEMA_CHARS} characters of JSON (or cannot be serialised)`);
+      this.#unchecked(
+        tool,
+        `the input schema is larger than ${MAX_SCHEMA_CHARS} characters of JSON (or cannot be serialised)`,
+      );
       return null;
     }
     // An $async schema validates to a promise, which would pass every call.
@@ -197,7 +215,10 @@ class SchemaCompiler {
   }
 
   #unchecked(tool: ToolArguments, why: string): void {
-    this.log.warn({ upstream: tool.upstream, tool: tool.tool, err: why }, 'tool input schema cannot be compiled: calls to this tool go unchecked');
+    this.log.warn(
+      { upstream: tool.upstream, tool: tool.tool, err: why },
+      'tool input schema cannot be compiled: calls to this tool go unchecked',
+    );
   }
 }
 
@@ -255,7 +276,12 @@ export class ArgumentValidator {
   }
 
   /** The previous version's check while the schema is unchanged (same object, or the same JSON), else a new one. */
-  #reuse(previous: ToolArguments | undefined, schema: Record<string, unknown>, upstream: string, tool: string): ToolArguments {
+  #reuse(
+    previous: ToolArguments | undefined,
+    schema: Record<string, unknown>,
+    upstream: string,
+    tool: string,
+  ): ToolArguments {
     if (previous?.schema === schema) return previous;
     const json = jsonOf(schema);
     if (previous?.json !== undefined && previous.json.digest === json?.digest) {

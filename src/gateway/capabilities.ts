@@ -18,7 +18,14 @@ export class Capabilities {
 
   initialize(params: Record<string, unknown> | undefined): { protocolVersion: string; result: McpResult } {
     const protocolVersion = negotiateVersion(params?.protocolVersion);
-    return { protocolVersion, result: this.#withInstructions({ protocolVersion, capabilities: this.merged(false), serverInfo: this.serverInfo }) };
+    return {
+      protocolVersion,
+      result: this.#withInstructions({
+        protocolVersion,
+        capabilities: this.merged(false),
+        serverInfo: this.serverInfo,
+      }),
+    };
   }
 
   /** What a 2026-07-28 client learns instead of initializing. */
@@ -34,7 +41,11 @@ export class Capabilities {
     // upstream with prompts (or resources) that a reload adds, or that was down at start-up,
     // reaches the sessions opened before it.
     const resources: Record<string, unknown> = { listChanged: true };
-    const capabilities: Record<string, unknown> = { tools: { listChanged: true }, prompts: { listChanged: true }, resources };
+    const capabilities: Record<string, unknown> = {
+      tools: { listChanged: true },
+      prompts: { listChanged: true },
+      resources,
+    };
     for (const [name, info] of this.#upstreamInfos()) {
       // Stateless clients subscribe on a listen stream (see watchResources).
       if (isObject(info.capabilities.resources) && offersSubscriptions(info)) resources.subscribe = true;
@@ -55,7 +66,8 @@ export class Capabilities {
   /** The upstreams' instructions, each under its upstream's name. */
   #withInstructions(result: McpResult): McpResult {
     const parts: string[] = [];
-    for (const [name, info] of this.#upstreamInfos()) if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
+    for (const [name, info] of this.#upstreamInfos())
+      if (info.instructions) parts.push(`[${name}] ${info.instructions}`);
     if (parts.length > 0) result.instructions = parts.join('\n\n');
     return result;
   }

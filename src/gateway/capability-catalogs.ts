@@ -56,7 +56,10 @@ function declaring(parts: readonly Part[], roots: Record<string, unknown>): Reco
   const capabilities: Record<string, unknown> = {};
   if (parts.includes('sampling')) capabilities.sampling = {};
   if (parts.includes('form') || parts.includes('url')) {
-    capabilities.elicitation = { ...(parts.includes('form') ? { form: {} } : {}), ...(parts.includes('url') ? { url: {} } : {}) };
+    capabilities.elicitation = {
+      ...(parts.includes('form') ? { form: {} } : {}),
+      ...(parts.includes('url') ? { url: {} } : {}),
+    };
   }
   if (parts.includes('roots')) capabilities.roots = roots;
   return capabilities;
@@ -72,7 +75,10 @@ function keyOf(parts: readonly Part[]): string {
     .join('');
 }
 
-/** What the gateway declares when it probes an upstream's lists for the shared catalog: every part, so no tool stays hidden. */
+/**
+ * What the gateway declares when it probes an upstream's lists for the shared catalog: every part, so no tool stays
+ * hidden.
+ */
 export const PROBE_CAPABILITIES: Record<string, unknown> = declaring(PARTS, { listChanged: true });
 
 interface Variant {
@@ -120,7 +126,12 @@ export class CapabilityCatalogs {
     return this.#catalog(key, base, sensitive, target);
   }
 
-  async #catalog(key: string, base: Catalog, sensitive: readonly string[], target: CatalogTarget | undefined): Promise<Catalog> {
+  async #catalog(
+    key: string,
+    base: Catalog,
+    sensitive: readonly string[],
+    target: CatalogTarget | undefined,
+  ): Promise<Catalog> {
     const parts = await Promise.all(sensitive.map((name) => this.#lists(name, key)));
     const catalog = this.#compose(key, base, parts);
     if (!target || target(catalog)) return catalog;
@@ -143,25 +154,34 @@ export class CapabilityCatalogs {
       break;
     }
     const what = target.label ?? 'This entry';
-    return new GatewayError('MISSING_CLIENT_CAPABILITY', `${what} is offered only to clients that declare ${parts.map(describe).join(', ')}`, {
-      requiredCapabilities: declaring(parts, {}),
-    });
+    return new GatewayError(
+      'MISSING_CLIENT_CAPABILITY',
+      `${what} is offered only to clients that declare ${parts.map(describe).join(', ')}`,
+      {
+        requiredCapabilities: declaring(parts, {}),
+      },
+    );
   }
 
   /** Upstreams listed in the shared catalog whose lists depend on their client's capabilities. */
   #sensitive(): string[] {
     const { upstreams, catalogs } = this.options;
     const names: string[] = [];
-    for (const [name, entry] of upstreams) if ((entry.workers.perScope || entry.workers.speaksModern === true) && catalogs.listed(name)) names.push(name);
+    for (const [name, entry] of upstreams)
+      if ((entry.workers.perScope || entry.workers.speaksModern === true) && catalogs.listed(name)) names.push(name);
     return names;
   }
 
-  /** `name`'s lists for a client declaring `key`: kept, or probed now (a failed probe: the shared lists, for a few seconds). */
+  /**
+   * `name`'s lists for a client declaring `key`: kept, or probed now (a failed probe: the shared lists, for a few
+   * seconds).
+   */
   #lists(name: string, key: string): Promise<UpstreamLists> {
     const { catalogs, upstreams, log } = this.options;
     const shared = catalogs.listsOf(name);
     const entry = upstreams.get(name);
-    if (!shared || !entry) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${name} is not listed`));
+    if (!shared || !entry)
+      return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${name} is not listed`));
     let byKey = this.#variants.get(name);
     if (!byKey) this.#variants.set(name, (byKey = new Map()));
     const of = this.#fingerprint(shared);
@@ -172,7 +192,10 @@ export class CapabilityCatalogs {
     variant.lists = catalogs.listsAs(name, identity).catch((err: unknown) => {
       // Not asked again by every request meanwhile (an upstream that lists only per user fails so each time).
       variant.expires = Math.min(variant.expires, Date.now() + FAILED_VARIANT_TTL_MS);
-      log.debug({ upstream: name, capabilities: key, err: err instanceof Error ? err.message : String(err) }, 'lists for these capabilities unavailable; using the shared ones');
+      log.debug(
+        { upstream: name, capabilities: key, err: err instanceof Error ? err.message : String(err) },
+        'lists for these capabilities unavailable; using the shared ones',
+      );
       return shared;
     });
     byKey.set(key, variant);
@@ -182,12 +205,16 @@ export class CapabilityCatalogs {
   /** The catalog of `parts` over `base`, built again only when one of them (or base) changed. */
   #compose(key: string, base: Catalog, parts: readonly UpstreamLists[]): Catalog {
     const kept = this.#composed.get(key);
-    if (kept && kept.base === base && kept.parts.length === parts.length && kept.parts.every((p, i) => p === parts[i])) return kept.catalog;
+    if (kept && kept.base === base && kept.parts.length === parts.length && kept.parts.every((p, i) => p === parts[i]))
+      return kept.catalog;
     let catalog: Catalog;
     try {
       catalog = this.options.catalogs.withLists(new Map(parts.map((p) => [p.name, p])));
     } catch (err) {
-      this.options.log.warn({ err: err instanceof Error ? err.message : String(err) }, "a client's lists for its capabilities collide with another upstream's; it sees the shared catalog");
+      this.options.log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "a client's lists for its capabilities collide with another upstream's; it sees the shared catalog",
+      );
       return base;
     }
     this.#composed.set(key, { base, parts, catalog });

@@ -42,7 +42,10 @@ const LIST_CHANGED: Record<ListKind, string> = {
 };
 
 /** `lists` in the order of `upstreams` (the config's): the catalog lists them so. */
-function inConfigOrder(lists: ReadonlyMap<string, UpstreamLists>, upstreams: ReadonlyMap<string, unknown>): Map<string, UpstreamLists> {
+function inConfigOrder(
+  lists: ReadonlyMap<string, UpstreamLists>,
+  upstreams: ReadonlyMap<string, unknown>,
+): Map<string, UpstreamLists> {
   const ordered = new Map<string, UpstreamLists>();
   for (const name of upstreams.keys()) {
     const l = lists.get(name);
@@ -86,7 +89,10 @@ export class CatalogManager {
   readonly #spaced = new Map<string, Spaced>();
 
   constructor(private readonly options: CatalogManagerOptions) {
-    this.#arguments = new ArgumentValidator({ log: options.log, enabled: (upstream) => options.upstreams.get(upstream)?.validateArguments !== false });
+    this.#arguments = new ArgumentValidator({
+      log: options.log,
+      enabled: (upstream) => options.upstreams.get(upstream)?.validateArguments !== false,
+    });
   }
 
   /** The current version: a request reads it once and keeps it, a refresh swaps in the next. */
@@ -110,7 +116,10 @@ export class CatalogManager {
         try {
           this.#lists.set(name, await this.#loadLists(name, entry));
         } catch (err) {
-          log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'upstream unavailable at start-up; retrying in the background');
+          log.error(
+            { upstream: name, err: err instanceof Error ? err.message : String(err) },
+            'upstream unavailable at start-up; retrying in the background',
+          );
           return;
         }
         // A collision ends start-up as soon as the second list is in, not after the slowest upstream.
@@ -136,7 +145,10 @@ export class CatalogManager {
     return this.#lists.get(upstream);
   }
 
-  /** How the gateway introduces itself when it probes for the catalog (what it declares decides what some upstreams list). */
+  /**
+   * How the gateway introduces itself when it probes for the catalog (what it declares decides what some upstreams
+   * list).
+   */
   get probeIdentity(): ClientIdentity {
     return this.options.probeIdentity;
   }
@@ -167,7 +179,10 @@ export class CatalogManager {
         try {
           loaded.set(name, await this.#loadLists(name, entry));
         } catch (err) {
-          log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'reload: upstream unavailable; retrying in the background');
+          log.error(
+            { upstream: name, err: err instanceof Error ? err.message : String(err) },
+            'reload: upstream unavailable; retrying in the background',
+          );
         }
       }),
     );
@@ -233,13 +248,16 @@ export class CatalogManager {
     spaced.methods.add(method);
     if (spaced.timer || this.#closed) return;
     const entry = spaced;
-    entry.timer = setTimeout(() => {
-      entry.timer = undefined;
-      entry.last = Date.now();
-      const methods = [...entry.methods];
-      entry.methods.clear();
-      this.#refreshInBackground(name, methods);
-    }, Math.max(0, entry.last + SPACED_REFRESH_MS - Date.now()));
+    entry.timer = setTimeout(
+      () => {
+        entry.timer = undefined;
+        entry.last = Date.now();
+        const methods = [...entry.methods];
+        entry.methods.clear();
+        this.#refreshInBackground(name, methods);
+      },
+      Math.max(0, entry.last + SPACED_REFRESH_MS - Date.now()),
+    );
     entry.timer.unref();
   }
 
@@ -252,7 +270,10 @@ export class CatalogManager {
   #refreshInBackground(name: string, methods: readonly string[] | undefined): void {
     if (this.#closed) return;
     void this.#refresh(name, methods).catch((err: unknown) =>
-      this.options.log.error({ upstream: name, err: err instanceof Error ? err.message : String(err) }, 'catalog refresh failed'),
+      this.options.log.error(
+        { upstream: name, err: err instanceof Error ? err.message : String(err) },
+        'catalog refresh failed',
+      ),
     );
   }
 
@@ -268,11 +289,15 @@ export class CatalogManager {
     if (lists) {
       // Its routes stay: a call to one of its tools fails fast with the upstream's own error.
       this.#catalog = this.#buildCatalog(this.#lists);
-      this.options.log.warn({ upstream }, available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed');
+      this.options.log.warn(
+        { upstream },
+        available ? 'upstream back: its entries are listed again' : 'upstream down: its entries are no longer listed',
+      );
       const methods: string[] = [];
       if (lists.lists.tools?.length) methods.push('notifications/tools/list_changed');
       if (lists.lists.prompts?.length) methods.push('notifications/prompts/list_changed');
-      if (lists.lists.resources?.length || lists.lists.resourceTemplates?.length) methods.push('notifications/resources/list_changed');
+      if (lists.lists.resources?.length || lists.lists.resourceTemplates?.length)
+        methods.push('notifications/resources/list_changed');
       this.#announce(methods);
     }
     // It may come back with other lists (or, down at start-up, with its first ones).
@@ -290,7 +315,10 @@ export class CatalogManager {
   }
 
   /** `name`'s lists as `call` (one session's worker) gives them, filtered and named as the shared ones are. */
-  listsVia(name: string, call: (method: string, params: Record<string, unknown> | undefined) => UpstreamCall): Promise<UpstreamLists> {
+  listsVia(
+    name: string,
+    call: (method: string, params: Record<string, unknown> | undefined) => UpstreamCall,
+  ): Promise<UpstreamLists> {
     const entry = this.options.upstreams.get(name);
     if (!entry) return Promise.reject(new Error(`upstream ${name} is not configured`));
     return this.#fetchLists(name, entry, call);
@@ -331,9 +359,14 @@ export class CatalogManager {
         cursor = result.nextCursor;
         if (typeof cursor !== 'string' || cursor === '') break;
       }
-      lists[kind] = kind === 'tools' && entry.offersTool ? all.filter((t) => typeof t.name === 'string' && entry.offersTool!(t.name)) : all;
+      lists[kind] =
+        kind === 'tools' && entry.offersTool
+          ? all.filter((t) => typeof t.name === 'string' && entry.offersTool!(t.name))
+          : all;
     }
-    return entry.prefixUris ? { name, prefix: entry.prefix, uriPrefix: entry.prefix, lists } : { name, prefix: entry.prefix, lists };
+    return entry.prefixUris
+      ? { name, prefix: entry.prefix, uriPrefix: entry.prefix, lists }
+      : { name, prefix: entry.prefix, lists };
   }
 
   async #refresh(name: string, methods?: readonly string[]): Promise<void> {
@@ -348,7 +381,13 @@ export class CatalogManager {
       this.#catalog = this.#buildCatalog(next);
       this.#lists.set(name, lists);
       this.options.log.info({ upstream: name }, 'catalog refreshed');
-      this.#announce(methods ?? ['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+      this.#announce(
+        methods ?? [
+          'notifications/tools/list_changed',
+          'notifications/prompts/list_changed',
+          'notifications/resources/list_changed',
+        ],
+      );
     } catch (err) {
       this.options.log.error({ upstream: name, err: (err as Error).message }, 'upstream left out of the catalog');
     }

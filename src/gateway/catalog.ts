@@ -17,7 +17,12 @@ export const LISTS = {
   tools: { method: 'tools/list', field: 'tools', key: 'name', capability: 'tools' },
   prompts: { method: 'prompts/list', field: 'prompts', key: 'name', capability: 'prompts' },
   resources: { method: 'resources/list', field: 'resources', key: 'uri', capability: 'resources' },
-  resourceTemplates: { method: 'resources/templates/list', field: 'resourceTemplates', key: 'uriTemplate', capability: 'resources' },
+  resourceTemplates: {
+    method: 'resources/templates/list',
+    field: 'resourceTemplates',
+    key: 'uriTemplate',
+    capability: 'resources',
+  },
 } as const;
 
 export type ListKind = keyof typeof LISTS;
@@ -47,7 +52,8 @@ export class CatalogCollisionError extends Error {
     // Names carry the prefix already; URIs only when asked to.
     const advice =
       kind === 'resources'
-        ? `set \`resources: { uris: prefixed }\` on upstream "${second}" (or "${first}") so its URIs are offered as <prefix>+<uri>`
+        ? `set \`resources: { uris: prefixed }\` on upstream "${second}" (or "${first}") so its URIs are offered ` +
+          `as <prefix>+<uri>`
         : `give one of them another \`prefix\``;
     super(`${kind} name collision: "${name}" is offered by upstream "${first}" and by upstream "${second}"; ${advice}`);
     this.name = 'CatalogCollisionError';
@@ -147,7 +153,12 @@ export class Catalog {
         const original = template.uriTemplate;
         if (typeof original !== 'string') continue;
         const t = exposeUri ? exposeUri(original) : original;
-        this.#templates.push({ upstream: u.name, original: t, cut: exposeUri ? u.uriPrefix!.length + URI_SEPARATOR.length : 0, ...templatePattern(t) });
+        this.#templates.push({
+          upstream: u.name,
+          original: t,
+          cut: exposeUri ? u.uriPrefix!.length + URI_SEPARATOR.length : 0,
+          ...templatePattern(t),
+        });
         if (listed) this.#entries.resourceTemplates.push(exposeUri ? { ...template, uriTemplate: t } : template);
       }
     }
@@ -185,7 +196,13 @@ export class Catalog {
     }
   }
 
-  #addNamed(kind: 'tools' | 'prompts', routes: Map<string, Route>, u: UpstreamLists, entry: Record<string, unknown>, listed: boolean): void {
+  #addNamed(
+    kind: 'tools' | 'prompts',
+    routes: Map<string, Route>,
+    u: UpstreamLists,
+    entry: Record<string, unknown>,
+    listed: boolean,
+  ): void {
     const original = entry.name;
     if (typeof original !== 'string' || original.length === 0) return;
     const name = exposedName(u.prefix, original);

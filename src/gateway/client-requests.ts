@@ -49,7 +49,8 @@ export class ClientRequests {
         reject(abortReason(signal));
         return;
       }
-      const message: JsonRpcMessage = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      const message: JsonRpcMessage =
+        params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
       if (!deliver(message)) {
         reject(new GatewayError('UPSTREAM_UNAVAILABLE', `The client has no open stream to receive ${method}`));
         return;
@@ -60,13 +61,25 @@ export class ClientRequests {
         const reason = abortReason(signal!);
         pending.reject(reason);
         // The client may be showing a question (elicitation) nobody waits for any more.
-        deliver({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: reason.message } });
+        deliver({
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: reason.message },
+        });
       };
       const timer = setTimeout(() => {
-        this.#settle(id)?.reject(new GatewayError('UPSTREAM_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`));
+        this.#settle(id)?.reject(
+          new GatewayError('UPSTREAM_TIMEOUT', `The client did not answer ${method} within ${timeoutMs} ms`),
+        );
       }, timeoutMs);
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.#pending.set(id, { scope, resolve, reject, timer, unlisten: () => signal?.removeEventListener('abort', onAbort) });
+      this.#pending.set(id, {
+        scope,
+        resolve,
+        reject,
+        timer,
+        unlisten: () => signal?.removeEventListener('abort', onAbort),
+      });
     });
   }
 
@@ -100,5 +113,7 @@ export class ClientRequests {
 }
 
 function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new GatewayError('REQUEST_CANCELLED', 'The worker that asked has stopped');
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new GatewayError('REQUEST_CANCELLED', 'The worker that asked has stopped');
 }

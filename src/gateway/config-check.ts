@@ -62,7 +62,11 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
   // Upstreams that hold users' tokens (grant authorization-code) are built with a store, as the
   // gateway builds them; no user calls during a check, so this one stays empty and goes with it.
   const tokens = new MemoryTokenStore(new TokenCipher([]));
-  const identity = { clientInfo: { name: 'mcp-gateway-check', version: '0' }, capabilities: {}, protocolVersion: LATEST_VERSION };
+  const identity = {
+    clientInfo: { name: 'mcp-gateway-check', version: '0' },
+    capabilities: {},
+    protocolVersion: LATEST_VERSION,
+  };
   const group = new UpstreamGroup(config.upstreams, {
     identity,
     peers: { shared: () => NOBODY, perSession: () => NOBODY },
@@ -85,9 +89,16 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     // Past the deadline it may still fail (a collision found late): nobody waits for it then.
     started.catch(() => undefined);
     const outcome = await Promise.race([started, deadline]);
-    if (outcome === 'late') warnings.push(`the upstreams did not all list what they offer within ${(options.deadlineMs ?? 30_000) / 1000} s: collisions and servers were checked against those that did`);
+    if (outcome === 'late')
+      warnings.push(
+        `the upstreams did not all list what they offer within ${(options.deadlineMs ?? 30_000) / 1000} s: ` +
+          `collisions and servers were checked against those that did`,
+      );
     const missing = [...group.upstreams.keys()].filter((name) => !catalogs.listed(name));
-    for (const name of missing) warnings.push(`upstream "${name}" did not come up during the check: its names were not checked for collisions or overrides`);
+    for (const name of missing)
+      warnings.push(
+        `upstream "${name}" did not come up during the check: its names were not checked for collisions or overrides`,
+      );
     const views = viewProblems(config.servers, catalogs.catalog, missing.length === 0);
     errors.push(...views.errors);
     warnings.push(...views.warnings);
@@ -114,7 +125,12 @@ function checkedItems(config: GatewayConfig, catalogs: CatalogManager): CheckedI
   return {
     upstreams: config.upstreams.map((u) => {
       const lists = catalogs.listsOf(u.name)?.lists;
-      return { name: u.name, transport: u.transport, mode: u.mode ?? 'shared', lists: lists && countsOf((kind) => lists[kind]?.length ?? 0) };
+      return {
+        name: u.name,
+        transport: u.transport,
+        mode: u.mode ?? 'shared',
+        lists: lists && countsOf((kind) => lists[kind]?.length ?? 0),
+      };
     }),
     servers: config.servers.map((s) => {
       const view = new ServerView(s);
@@ -137,9 +153,17 @@ function describeCounts(c: ListCounts): string {
 
 /** What --check prints under its verdict: one line per upstream and server, then the catalog and what was checked. */
 export function describeChecked(checked: CheckedItems): string[] {
-  const lines = checked.upstreams.map((u) => `upstream ${u.name} (${u.transport}, ${u.mode}): ${u.lists ? describeCounts(u.lists) : 'did not come up: not listed'}`);
+  const lines = checked.upstreams.map(
+    (u) =>
+      `upstream ${u.name} (${u.transport}, ${u.mode}): ${
+        u.lists ? describeCounts(u.lists) : 'did not come up: not listed'
+      }`,
+  );
   for (const s of checked.servers) lines.push(`server ${s.path}: ${describeCounts(s.lists)}`);
   lines.push(`catalog: ${describeCounts(checked.catalog)}`);
-  lines.push("checked: schema and cross-checks, ${VAR}s, readable files, stdio commands on PATH, name and URI collisions, servers' overrides and globs");
+  lines.push(
+    'checked: schema and cross-checks, ${VAR}s, readable files, stdio commands on PATH, name and URI collisions, ' +
+      "servers' overrides and globs",
+  );
   return lines;
 }

@@ -1,33 +1,32 @@
 // Answers what a client sends: each request's method goes to its handler, and calls go to the
-// upstream that serves them through the in-flight table (ids, deadlines, cancellation, here and
-// on other replicas); every request's end is published here (request:end), for metrics and audit.
-import { openUserWorkers, orUrlElicitation, sharedCallOptions } from './user-workers.js';
+// upstream that serves them (forwarder.ts: through the in-flight table); cancellations here and on
+// other replicas; every request's end is published here (request:end), for metrics and audit.
+import { openUserWorkers } from './user-workers.js';
 import type { Logger } from 'pino';
-import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { type JsonRpcNotification, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LOG_LEVELS } from '../jsonrpc/meta-keys.js';
-import type { DataPathEvents, UpstreamCallStart } from '../observability/events.js';
+import type { DataPathEvents } from '../observability/events.js';
 import type { HttpOrigin } from '../contracts/request-context.js';
-import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js';
+import type { McpResult } from '../contracts/upstream.js';
 import type { Bus } from '../cluster/bus.js';
 import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
-import { upstreamParams, type StatelessResults } from '../modern/result-shape.js';
+import type { StatelessResults } from '../modern/result-shape.js';
 import type { UpstreamRounds } from '../modern/upstream-rounds.js';
-import { forwardModern, type AskClient } from './modern-forward.js';
-import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
+import { requestKey, type RequestContext } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
-import { LISTS, type Catalog, type Route } from './catalog.js';
+import { LISTS, type Catalog } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { paginate } from './pagination.js';
-import { RequestEvents, errorCodeLabel, withTraceContext, type NotificationEvents } from './request-events.js';
+import { RequestEvents, errorCodeLabel, type NotificationEvents } from './request-events.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import { Forwarder } from './forwarder.js';
 import { TaskEngine, type TaskEngineOptions } from './tasks.js';
 import type { TaskPassThrough } from './task-pass-through.js';
 import { CATALOG_METHODS, LIST_METHODS, completionTarget, requireString, resourceNotFound } from './request-params.js';
@@ -61,13 +60,11 @@ export interface DispatcherOptions {
   notifications?: NotificationEvents;
 }
 
-/** Shared by every retry without a progress token: nothing to allocate per call. */
-const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
-
 export class Dispatcher {
   readonly #inFlight = new InFlightTable();
   readonly #events: RequestEvents;
   readonly #sessionCatalogs: SessionCatalogs;
+  readonly #forwarder: Forwarder;
   #unsubscribeCancels: (() => Promise<void>) | undefined;
   readonly #tasks: TaskEngine | undefined;
 
@@ -78,21 +75,36 @@ export class Dispatcher {
       upstreams,
       catalogs,
       log,
-      call: (ctx, upstream, method, params) => perSession.call(ctx, upstream, method, params, undefined, () => undefined),
+      call: (ctx, upstream, method, params) =>
+        perSession.call(ctx, upstream, method, params, undefined, () => undefined),
       hasWorker: (scope, upstream) => perSession.hasWorker(scope, upstream),
     });
-    this.#tasks = options.tasks && new TaskEngine(options.tasks, {
-      run: async (ctx, request) => {
-        // What the call names, as for a plain call: a task of a shared upstream's tool starts no per-session worker.
-        const catalog = await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, undefined));
-        return this.#forwardNamed(ctx, request, catalog.tool(String(request.params?.name)), 'Unknown tool', catalog);
-      },
-      cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
-      releaseChain: (state) => {
-        const scope = chainScopeOf(state);
-        if (scope !== undefined) options.perSession.release(scope);
-      },
+    this.#forwarder = new Forwarder({
+      ...options,
+      inFlight: this.#inFlight,
+      events: this.#events,
+      sessionCatalogs: this.#sessionCatalogs,
     });
+    this.#tasks =
+      options.tasks &&
+      new TaskEngine(options.tasks, {
+        run: async (ctx, request) => {
+          // What the call names, as for a plain call: a task of a shared upstream's tool starts no per-session worker.
+          const catalog = await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, undefined));
+          return this.#forwarder.forwardNamed(
+            ctx,
+            request,
+            catalog.tool(String(request.params?.name)),
+            'Unknown tool',
+            catalog,
+          );
+        },
+        cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
+        releaseChain: (state) => {
+          const scope = chainScopeOf(state);
+          if (scope !== undefined) options.perSession.release(scope);
+        },
+      });
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */
@@ -101,7 +113,9 @@ export class Dispatcher {
   }
 
   async start(): Promise<void> {
-    this.#unsubscribeCancels = await subscribeRemoteCancels(this.options.bus, this.options.log, (cancel) => this.#onRemoteCancel(cancel));
+    this.#unsubscribeCancels = await subscribeRemoteCancels(this.options.bus, this.options.log, (cancel) =>
+      this.#onRemoteCancel(cancel),
+    );
     await this.#tasks?.start();
   }
 
@@ -144,21 +158,30 @@ export class Dispatcher {
     let result: McpResult | undefined;
     try {
       // A session with workers of its own reads their lists; everyone else the shared catalog.
-      const catalog = CATALOG_METHODS.has(request.method) ? await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, view)) : this.options.catalogs.catalog;
+      const catalog = CATALOG_METHODS.has(request.method)
+        ? await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, view))
+        : this.options.catalogs.catalog;
       if (view) {
         // A virtual server's names and fixed arguments become the catalog's; metrics see the catalog's name.
         request = view.rewrite(ctx, request, catalog);
         if (start) this.#events.follow(request, start);
       }
       result = await this.#dispatch(ctx, request, view, catalog);
-      return { jsonrpc: '2.0', id: request.id, result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result };
+      return {
+        jsonrpc: '2.0',
+        id: request.id,
+        result: ctx.stateless ? this.options.statelessResults.shape(ctx, request.method, result) : result,
+      };
     } catch (err) {
       const error = toErrorObject(err);
       errorType = err instanceof GatewayError ? err.type : errorCodeLabel(error.code);
       // The table's codes are few; an upstream's own are bounded to JSON-RPC's reserved range.
       errorCode = err instanceof GatewayError ? String(error.code) : errorCodeLabel(error.code);
       if (!(err instanceof GatewayError) && !(err instanceof UpstreamRpcError)) {
-        this.options.log.error({ err, method: request.method, reqId: ctx.http?.requestId }, 'unexpected error handling a request');
+        this.options.log.error(
+          { err, method: request.method, reqId: ctx.http?.requestId },
+          'unexpected error handling a request',
+        );
       }
       return errorResponse(request.id, error) as JsonRpcResponse;
     } finally {
@@ -171,7 +194,12 @@ export class Dispatcher {
    * initialize, answered by `answer` (the transport opens the session): published like every
    * other request, so it is counted, audited and traced too.
    */
-  initialize<T extends { protocolVersion: string }>(request: JsonRpcRequest, http: HttpOrigin | undefined, principal: string | undefined, answer: () => T): T {
+  initialize<T extends { protocolVersion: string }>(
+    request: JsonRpcRequest,
+    http: HttpOrigin | undefined,
+    principal: string | undefined,
+    answer: () => T,
+  ): T {
     const started = performance.now();
     const start = this.#events.start(undefined, '', http, request);
     let answered: T | undefined;
@@ -222,20 +250,32 @@ export class Dispatcher {
 
   /** A client's notifications/cancelled that reached a replica not holding the request. */
   #onRemoteCancel(cancel: RemoteCancel): void {
-    this.#inFlight.cancel(requestKey(cancel.scope, cancel.requestId), new GatewayError('REQUEST_CANCELLED', cancel.message));
+    this.#inFlight.cancel(
+      requestKey(cancel.scope, cancel.requestId),
+      new GatewayError('REQUEST_CANCELLED', cancel.message),
+    );
   }
 
-  async #dispatch(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined, catalog: Catalog): Promise<McpResult> {
+  async #dispatch(
+    ctx: RequestContext,
+    request: JsonRpcRequest,
+    view: ServerView | undefined,
+    catalog: Catalog,
+  ): Promise<McpResult> {
     const params = request.params;
     const listKind = LIST_METHODS.get(request.method);
     if (listKind) {
-      if (await openUserWorkers(ctx, this.options)) return this.#dispatch(ctx, request, view, await this.#sessionCatalogs.catalogFor(ctx));
+      if (await openUserWorkers(ctx, this.options))
+        return this.#dispatch(ctx, request, view, await this.#sessionCatalogs.catalogFor(ctx));
       const all = view ? view.list(catalog, listKind) : catalog.list(listKind);
       const mayCall = ctx.mayCall;
       const visible = listKind === 'tools' && mayCall ? all.filter((t) => mayCall(String(t.name))) : all;
       let { page, nextCursor } = paginate(visible, params?.cursor, this.options.pageSize);
-      if (listKind === 'tools') page = this.options.passThrough.decorate(ctx, page, (name) => catalog.tool(name), this.#tasks);
-      return nextCursor === undefined ? { [LISTS[listKind].field]: page } : { [LISTS[listKind].field]: page, nextCursor };
+      if (listKind === 'tools')
+        page = this.options.passThrough.decorate(ctx, page, (name) => catalog.tool(name), this.#tasks);
+      return nextCursor === undefined
+        ? { [LISTS[listKind].field]: page }
+        : { [LISTS[listKind].field]: page, nextCursor };
     }
     switch (request.method) {
       case 'ping':
@@ -248,21 +288,37 @@ export class Dispatcher {
         // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
         route?.arguments?.check(params?.arguments);
         // An upstream that runs tasks itself gets the client's opt-in, and its task id leaves wrapped.
-        if (this.options.passThrough.takes(ctx, route, this.#tasks)) return this.options.passThrough.created(ctx, route.upstream, await this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog));
+        if (this.options.passThrough.takes(ctx, route, this.#tasks))
+          return this.options.passThrough.created(
+            ctx,
+            route.upstream,
+            await this.#forwarder.forwardNamed(ctx, request, route, 'Unknown tool', catalog),
+          );
         const task = route && (await this.#tasks?.intercept(ctx, request, route));
         if (task) return task;
         // A task hint the gateway did not act on is not the upstream's business.
         if (params && 'task' in params) request = { ...request, params: { ...params, task: undefined } };
         // Awaited, not returned: an async function resolved with a promise takes two more microtask turns.
-        return await this.#forwardNamed(ctx, request, route, 'Unknown tool', catalog);
+        return await this.#forwarder.forwardNamed(ctx, request, route, 'Unknown tool', catalog);
       }
       case 'prompts/get':
-        return await this.#forwardNamed(ctx, request, catalog.prompt(requireString(params, 'name')), 'Unknown prompt', catalog);
+        return await this.#forwarder.forwardNamed(
+          ctx,
+          request,
+          catalog.prompt(requireString(params, 'name')),
+          'Unknown prompt',
+          catalog,
+        );
       case 'resources/read': {
         const uri = requireString(params, 'uri');
         const route = catalog.resource(uri);
         if (!route) throw resourceNotFound(ctx, uri);
-        const result = await this.#forward(ctx, request, route.upstream, route.original === uri ? params : { ...params, uri: route.original });
+        const result = await this.#forwarder.forward(
+          ctx,
+          request,
+          route.upstream,
+          route.original === uri ? params : { ...params, uri: route.original },
+        );
         return this.options.uris.result(route.upstream, request.method, result);
       }
       case 'resources/subscribe':
@@ -275,17 +331,29 @@ export class Dispatcher {
       case 'initialize':
         throw new GatewayError('INVALID_REQUEST', 'Session is already initialized');
     }
-    if (TaskEngine.handles(request.method) && this.options.passThrough.owns(ctx, request.method, params?.taskId, this.#tasks)) return this.options.passThrough.handle(ctx, request.method, params ?? {}, (upstream, p) => this.#forward(ctx, request, upstream, p));
+    if (
+      TaskEngine.handles(request.method) &&
+      this.options.passThrough.owns(ctx, request.method, params?.taskId, this.#tasks)
+    )
+      return this.options.passThrough.handle(ctx, request.method, params ?? {}, (upstream, p) =>
+        this.#forwarder.forward(ctx, request, upstream, p),
+      );
     if (this.#tasks && TaskEngine.handles(request.method)) return this.#tasks.handle(ctx, request);
     // A stateless request gets here only for a method of an extension this gateway does not run (tasks/*).
-    throw new GatewayError(ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND', `Method not found: ${request.method}`);
+    throw new GatewayError(
+      ctx.stateless ? 'MODERN_METHOD_NOT_FOUND' : 'METHOD_NOT_FOUND',
+      `Method not found: ${request.method}`,
+    );
   }
 
   async #subscription(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const uri = requireString(request.params, 'uri');
     const route = catalog.resource(uri);
     if (!route) throw resourceNotFound(ctx, uri);
-    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, uri: route.original });
+    const result = await this.#forwarder.forward(ctx, request, route.upstream, {
+      ...request.params,
+      uri: route.original,
+    });
     // Updates name the upstream's own URI: they are told apart by that, and leave with the client's.
     this.options.subscriptions.record(ctx, request.method, route.upstream, route.original);
     return result;
@@ -298,101 +366,21 @@ export class Dispatcher {
     await ctx.setLogLevel?.(level);
     // Only a session's own workers take its level; a shared worker's level would be everyone's.
     const own = [...this.options.upstreams].filter(([, e]) => e.workers.workerOf(ctx.scope));
-    await Promise.all(own.map(([name]) => this.#forward(ctx, this.#events.derive(request, { ...request, id: `${String(request.id)}:${name}` }), name, request.params)));
+    await Promise.all(
+      own.map(([name]) =>
+        this.#forwarder.forward(
+          ctx,
+          this.#events.derive(request, { ...request, id: `${String(request.id)}:${name}` }),
+          name,
+          request.params,
+        ),
+      ),
+    );
     return {};
-  }
-
-  async #forwardNamed(ctx: RequestContext, request: JsonRpcRequest, route: Route | undefined, unknown: string, catalog: Catalog): Promise<McpResult> {
-    if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
-    const result = await this.#forward(ctx, request, route.upstream, { ...request.params, name: route.original }, catalog);
-    // Resource links and embedded resources name URIs too.
-    return this.options.uris.result(route.upstream, request.method, result);
   }
 
   #complete(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const { upstream, params } = completionTarget(ctx, request.params, catalog);
-    return this.#forward(ctx, request, upstream, params);
-  }
-
-  async #forward(ctx: RequestContext, request: JsonRpcRequest, upstream: string, params: Record<string, unknown> | undefined, catalog: Catalog = this.options.catalogs.catalog): Promise<McpResult> {
-    const entry = this.options.upstreams.get(upstream);
-    if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
-    // The session's own worker failed to give its lists moments ago (it cannot start, say): its call would fail alike.
-    const lost = this.#sessionCatalogs.failure(catalog, upstream);
-    if (lost) throw lost;
-    const key = requestKey(ctx.scope, request.id);
-    if (this.#inFlight.has(key)) throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
-    // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).
-    const modern = entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra);
-    let continuation = false;
-    if (ctx.stateless && !modern) {
-      if (request.params?.requestState !== undefined) {
-        // Only a per-session call can be waiting for input; the retry continues it.
-        if (!entry.workers.perScope) throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: this request was never answered with input_required');
-        // The params as sent (inputResponses, requestState, progressToken), names as the upstream has them.
-        continuation = true;
-      } else {
-        params = upstreamParams(params);
-      }
-    }
-    const events = this.#events;
-    const callStart = events.callStart(upstream, entry.networkTransport, request);
-    // The subscriber (tracing) named the call's own span: it travels in _meta (SEP-414), to every upstream.
-    if (callStart?.traceparent !== undefined) params = withTraceContext(params, callStart.traceparent, callStart.tracestate);
-    const started = performance.now();
-    let result: McpResult | undefined;
-    let failure: unknown;
-    try {
-      // Both eras' calls are published alike: metrics and tracing see every upstream call.
-      result = modern ? await this.#forwardModern(ctx, request, upstream, entry, key, params, catalog) : await this.#call(ctx, request, entry, upstream, key, params, continuation, callStart);
-      return result;
-    } catch (err) {
-      failure = err;
-      result = orUrlElicitation(err, ctx, request.method);
-      failure = undefined;
-      return result;
-    } finally {
-      events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
-    }
-  }
-
-  #forwardModern(ctx: RequestContext, request: JsonRpcRequest, upstream: string, entry: UpstreamEntry, key: RequestKey, params: Record<string, unknown> | undefined, catalog: Catalog): Promise<McpResult> {
-    const mirrored = request.method === 'tools/call' ? catalog.tool(String(request.params?.name))?.mirrored : undefined;
-    const { rounds, maxInputRounds: maxRounds, perSession } = this.options;
-    const askClient: AskClient = (c, method, p, signal) => perSession.askClient(c, method, p, signal);
-    return forwardModern({ ctx, request, upstream, entry, params, mirrored, rounds, inFlight: this.#inFlight, key, askClient, maxRounds });
-  }
-
-  async #call(ctx: RequestContext, request: JsonRpcRequest, entry: UpstreamEntry, upstream: string, key: RequestKey, params: Record<string, unknown> | undefined, continuation: boolean, callStart?: UpstreamCallStart): Promise<McpResult> {
-    const tracked = this.#inFlight.begin(key, entry.deadline);
-    const wantsProgress = isObject(params?._meta) && params._meta.progressToken !== undefined;
-    const options: PerSessionCallOptions | undefined = wantsProgress
-      ? {
-          onNotification: (n) => {
-            tracked.touch();
-            this.options.notifications?.fromUpstream(upstream, ctx, n, ctx.sink.send(n), callStart);
-          },
-          continuation,
-        }
-      : continuation
-        ? CONTINUATION
-        : undefined;
-    // A shared set runs the call here; a set with a worker per scope runs it on the scope's owner replica.
-    if (!entry.workers.perScope) {
-      try {
-        // With auth on, the call carries who it is for: an upstream that acts for users calls as them.
-        tracked.call = entry.workers.call(request.method, params, sharedCallOptions(ctx, options), ctx.scope, NO_IDENTITY);
-        return await tracked.call.promise;
-      } finally {
-        this.#inFlight.end(key, tracked);
-      }
-    }
-    try {
-      return await this.options.perSession.call(ctx, upstream, request.method, params, options, (call) => {
-        tracked.call = call;
-      });
-    } finally {
-      this.#inFlight.end(key, tracked);
-    }
+    return this.#forwarder.forward(ctx, request, upstream, params);
   }
 }

@@ -17,7 +17,9 @@ class Tracked extends DeadlineTimer {
     this.call?.cancel(
       new GatewayError(
         'UPSTREAM_TIMEOUT',
-        hard ? `Upstream did not answer within the hard limit of ${this.maxMs} ms` : `Upstream did not answer within ${this.idleMs} ms`,
+        hard
+          ? `Upstream did not answer within the hard limit of ${this.maxMs} ms`
+          : `Upstream did not answer within ${this.idleMs} ms`,
       ),
     );
   }

@@ -287,7 +287,10 @@ export class LinearPattern {
       schema.patterns.add(source);
       schema.unitsLeft -= pattern.units;
       if (schema.unitsLeft < 0) {
-        throw new PatternRefused(source, `and the schema's other patterns exceed ${MAX_SCHEMA_PATTERN_UNITS} units together`);
+        throw new PatternRefused(
+          source,
+          `and the schema's other patterns exceed ${MAX_SCHEMA_PATTERN_UNITS} units together`,
+        );
       }
     }
     heap.compiled(source, pattern.units);

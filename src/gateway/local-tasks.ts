@@ -41,7 +41,8 @@ export class LocalTasks {
   track(record: TaskRecord): void {
     const now = Date.now();
     // Tasks that ended elsewhere (answered, then run on another replica) leave once expired.
-    if (this.#ids.size > 0 && this.#ids.size % 1024 === 0) for (const [id, until] of this.#ids) if (until < now) this.#ids.delete(id);
+    if (this.#ids.size > 0 && this.#ids.size % 1024 === 0)
+      for (const [id, until] of this.#ids) if (until < now) this.#ids.delete(id);
     this.#ids.set(record.taskId, record.createdAt + record.ttlMs);
   }
 
@@ -51,7 +52,10 @@ export class LocalTasks {
 
   /** Fails every task still live and run by this replica (TASK_REPLICA_LOST, reason "shutdown"); how many. */
   async failAll(store: TaskStore, replicaId: string, log: Logger): Promise<number> {
-    const lost = new GatewayError('TASK_REPLICA_LOST', undefined, { replica: replicaId, reason: 'shutdown' }).toJsonRpc();
+    const lost = new GatewayError('TASK_REPLICA_LOST', undefined, {
+      replica: replicaId,
+      reason: 'shutdown',
+    }).toJsonRpc();
     const ids = [...this.#ids.keys()];
     this.#ids.clear();
     const failed = await Promise.all(

@@ -16,7 +16,12 @@ import type { InFlightTable } from './in-flight.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
 /** Asks a 2025 session's client something (sampling, elicitation, roots) on its session, from any replica. */
-export type AskClient = (ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal) => Promise<McpResult>;
+export type AskClient = (
+  ctx: RequestContext,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  signal: AbortSignal,
+) => Promise<McpResult>;
 
 export interface ModernForward {
   ctx: RequestContext;
@@ -60,10 +65,15 @@ export async function forwardModern(f: ModernForward): Promise<McpResult> {
         return rest;
       }
       if (round + 1 > f.maxRounds) {
-        throw new GatewayError('INPUT_ROUNDS_EXCEEDED', `Upstream ${upstream} asked for input ${round + 1} times for one ${request.method}; the gateway allows ${f.maxRounds}`, {
-          upstream,
-          maxRounds: f.maxRounds,
-        });
+        throw new GatewayError(
+          'INPUT_ROUNDS_EXCEEDED',
+          `Upstream ${upstream} asked for input ${round + 1} times for one ${request.method}; the gateway allows ` +
+            `${f.maxRounds}`,
+          {
+            upstream,
+            maxRounds: f.maxRounds,
+          },
+        );
       }
       const answers = await askRound(f, result, (call) => {
         tracked.touch();
@@ -79,23 +89,42 @@ export async function forwardModern(f: ModernForward): Promise<McpResult> {
 }
 
 /** One input_required round for a 2025 client: each input request asked on its session, answered together. */
-async function askRound(f: ModernForward, result: McpResult, track: (call: { promise: Promise<McpResult>; cancel(error: Error): void }) => void): Promise<Record<string, unknown>> {
+async function askRound(
+  f: ModernForward,
+  result: McpResult,
+  track: (call: { promise: Promise<McpResult>; cancel(error: Error): void }) => void,
+): Promise<Record<string, unknown>> {
   const { ctx, upstream } = f;
   const requests = isObject(result.inputRequests) ? Object.entries(result.inputRequests) : [];
-  if (requests.length === 0) throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} answered input_required without inputRequests`);
+  if (requests.length === 0)
+    throw new GatewayError(
+      'UPSTREAM_PROTOCOL_ERROR',
+      `Upstream ${upstream} answered input_required without inputRequests`,
+    );
   // Everything needed is checked before anything is asked: the client learns all it lacks at once.
   const missing: Record<string, unknown> = {};
   for (const [, req] of requests) {
     const method = isObject(req) && typeof req.method === 'string' ? req.method : '';
     const capability = CLIENT_CAPABILITY.get(method);
-    if (capability === undefined) throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} asked for input by an unknown method ${JSON.stringify(method)}`);
+    if (capability === undefined)
+      throw new GatewayError(
+        'UPSTREAM_PROTOCOL_ERROR',
+        `Upstream ${upstream} asked for input by an unknown method ${JSON.stringify(method)}`,
+      );
     if (ctx.clientCapabilities[capability] === undefined) missing[capability] = {};
   }
   if (Object.keys(missing).length > 0) {
-    throw new GatewayError('MISSING_CLIENT_CAPABILITY', `${f.request.method} needs the client capabilities ${Object.keys(missing).join(', ')}`, { requiredCapabilities: missing });
+    throw new GatewayError(
+      'MISSING_CLIENT_CAPABILITY',
+      `${f.request.method} needs the client capabilities ${Object.keys(missing).join(', ')}`,
+      { requiredCapabilities: missing },
+    );
   }
   const ask = f.askClient;
-  if (!ask) throw new GatewayError('MISSING_CLIENT_CAPABILITY', 'This client cannot be asked for input', { requiredCapabilities: missing });
+  if (!ask)
+    throw new GatewayError('MISSING_CLIENT_CAPABILITY', 'This client cannot be asked for input', {
+      requiredCapabilities: missing,
+    });
   const controller = new AbortController();
   const all = Promise.all(
     requests.map(async ([key, req]) => {

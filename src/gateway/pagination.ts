@@ -23,7 +23,11 @@ function invalid(): GatewayError {
   return new GatewayError('INVALID_PARAMS', 'Invalid cursor');
 }
 
-export function paginate<T>(items: ReadonlyArray<T>, cursor: unknown, pageSize: number): { page: T[]; nextCursor?: string } {
+export function paginate<T>(
+  items: ReadonlyArray<T>,
+  cursor: unknown,
+  pageSize: number,
+): { page: T[]; nextCursor?: string } {
   const start = cursor === undefined ? 0 : decode(cursor);
   const end = start + pageSize;
   const page = items.slice(start, end);

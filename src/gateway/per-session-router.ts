@@ -7,7 +7,14 @@ import type { Bus } from '../cluster/bus.js';
 import type { OwnerRegistry } from '../cluster/owner-registry.js';
 import { failedCall } from '../contracts/deferred-call.js';
 import type { WorkerSet } from '../upstream/worker-set.js';
-import type { CallOptions, ClientIdentity, McpResult, PerSessionCallOptions, UpstreamCall, UpstreamPeer } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  McpResult,
+  PerSessionCallOptions,
+  UpstreamCall,
+  UpstreamPeer,
+} from '../contracts/upstream.js';
 import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
 import { ClientRequests } from './client-requests.js';
 import type { RequestContext } from '../contracts/request-context.js';
@@ -64,7 +71,8 @@ export class PerSessionRouter implements LocalExecutor {
     this.#chains = new InputChains(
       {
         // The client has the whole wait to answer, and then some (its retry has to arrive).
-        ask: (scope, deliver, method, params, signal) => this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2, signal),
+        ask: (scope, deliver, method, params, signal) =>
+          this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2, signal),
         answer: (scope, response) => this.#clientRequests.receive(scope, response),
         release: (scope) => this.release(scope),
         yielded: (scope, yielded) => {
@@ -106,7 +114,11 @@ export class PerSessionRouter implements LocalExecutor {
     if (ctx.stateless) {
       // No session: the request (and its retries, through requestState) gets a worker of its own.
       const scope = options?.continuation === true ? chainScopeOf(params?.requestState) : newChainScope();
-      if (scope === undefined) throw new GatewayError('INVALID_PARAMS', 'requestState is not valid: altered, from an earlier round, for another request, or expired');
+      if (scope === undefined)
+        throw new GatewayError(
+          'INVALID_PARAMS',
+          'requestState is not valid: altered, from an earlier round, for another request, or expired',
+        );
       ctx = { ...ctx, scope };
     }
     let owner = await owners.claim(ctx.scope, upstream);
@@ -119,7 +131,10 @@ export class PerSessionRouter implements LocalExecutor {
         if (!(err instanceof OwnerUnreachable)) throw err;
         // The owner never acknowledged: the call did not start there, so it can run here.
         owner = await owners.takeOver(ctx.scope, upstream, err.owner);
-        if (owner !== owners.replicaId) throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The replica running this session\'s worker did not answer', { retryAfterMs: 1000 });
+        if (owner !== owners.replicaId)
+          throw new GatewayError('UPSTREAM_UNAVAILABLE', "The replica running this session's worker did not answer", {
+            retryAfterMs: 1000,
+          });
       }
     }
     const local = this.runLocal(ctx, upstream, method, params, options);
@@ -131,17 +146,34 @@ export class PerSessionRouter implements LocalExecutor {
    * Runs on this replica's own worker for the scope; the call's life is bounded here too. A
    * continuation hands a stateless retry to the chain whose call is waiting for it.
    */
-  runLocal(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: PerSessionCallOptions): UpstreamCall {
+  runLocal(
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: PerSessionCallOptions,
+  ): UpstreamCall {
     if (isChainScope(ctx.scope)) {
       if (options?.continuation === true) return this.#chains.resume(ctx, params ?? {}, options);
-      return this.#chains.run(ctx, method, params, options, (chainOptions) => this.#runWorker(ctx, upstream, method, params, chainOptions));
+      return this.#chains.run(ctx, method, params, options, (chainOptions) =>
+        this.#runWorker(ctx, upstream, method, params, chainOptions),
+      );
     }
     return this.#runWorker(ctx, upstream, method, params, options);
   }
 
-  #runWorker(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+  #runWorker(
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: CallOptions,
+  ): UpstreamCall {
     const entry = this.options.upstreams.get(upstream);
-    if (!entry) return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`));
+    if (!entry)
+      return failedCall(
+        new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not a per-session upstream here`),
+      );
     // Who is counted for the worker this call may start: its principal, else its session.
     const client = ctx.principal ?? (ctx.stateless ? undefined : ctx.scope);
     const starting = entry.workers.workerOf(ctx.scope) === undefined;
@@ -155,7 +187,16 @@ export class PerSessionRouter implements LocalExecutor {
     // Counted once it did start one (not when the pool refused it, full).
     if (starting && entry.workers.workerOf(ctx.scope) !== undefined) this.#starts.spend(client);
     // A call forwarded from a replica that then died has nobody left to time it out.
-    const guard = setTimeout(() => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream did not answer within the hard limit of ${entry.maxTimeoutMs} ms`)), entry.maxTimeoutMs);
+    const guard = setTimeout(
+      () =>
+        call.cancel(
+          new GatewayError(
+            'UPSTREAM_TIMEOUT',
+            `Upstream did not answer within the hard limit of ${entry.maxTimeoutMs} ms`,
+          ),
+        ),
+      entry.maxTimeoutMs,
+    );
     const done = () => {
       clearTimeout(guard);
       const i = link.active.indexOf(ctx);
@@ -178,8 +219,20 @@ export class PerSessionRouter implements LocalExecutor {
    * on the reply stream of the request in flight, else the session's own stream. Its answer
    * may reach any replica; handleResponse brings it back here.
    */
-  askClient(ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, signal: AbortSignal): Promise<McpResult> {
-    return this.#clientRequests.send(ctx.scope, (m) => ctx.sink.send(m) || (ctx.sessionSink?.send(m) ?? false), method, params, this.options.inputWaitMs, signal);
+  askClient(
+    ctx: RequestContext,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ): Promise<McpResult> {
+    return this.#clientRequests.send(
+      ctx.scope,
+      (m) => ctx.sink.send(m) || (ctx.sessionSink?.send(m) ?? false),
+      method,
+      params,
+      this.options.inputWaitMs,
+      signal,
+    );
   }
 
   /** A client's answer to a request from a worker, here or on the replica that asked. */
@@ -196,7 +249,9 @@ export class PerSessionRouter implements LocalExecutor {
     this.#clientRequests.receive(scope, response);
   }
 
-  /** Whether the scope has a worker of `upstream`: here, or (as far as this replica knows) on the replica that owns it. */
+  /**
+   * Whether the scope has a worker of `upstream`: here, or (as far as this replica knows) on the replica that owns it.
+   */
   async hasWorker(scope: string, upstream: string): Promise<boolean> {
     const { owners } = this.options;
     const owner = await owners.ownerOf(scope, upstream);
@@ -227,13 +282,22 @@ export class PerSessionRouter implements LocalExecutor {
     for (const entry of this.options.upstreams.values()) void entry.workers.release(scope);
   }
 
-  #askClient(upstream: string, scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {
+  #askClient(
+    upstream: string,
+    scope: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<McpResult> {
     if (isChainScope(scope)) return this.#chains.ask(scope, method, params, signal);
     const link = this.#links.get(scope);
-    if (!link) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
+    if (!link)
+      return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
     const capability = CLIENT_CAPABILITY.get(method);
     if (capability === undefined || link.last.clientCapabilities[capability] === undefined) {
-      return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
+      return Promise.reject(
+        new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`),
+      );
     }
     const timeoutMs = this.options.upstreams.get(upstream)?.maxTimeoutMs ?? 60_000;
     return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs, signal);

@@ -27,7 +27,12 @@ export class RequestEvents {
   ) {}
 
   /** request:start; nothing is built when nobody hears it. */
-  start(sessionId: string | undefined, protocolVersion: string, http: HttpOrigin | undefined, request: JsonRpcRequest): RequestStart | undefined {
+  start(
+    sessionId: string | undefined,
+    protocolVersion: string,
+    http: HttpOrigin | undefined,
+    request: JsonRpcRequest,
+  ): RequestStart | undefined {
     if (!this.diagnostics.has('request:start')) return undefined;
     const meta = request.params?._meta;
     // SEP-414: the context a request carries in its _meta is its own; the HTTP header is the POST's.
@@ -64,7 +69,15 @@ export class RequestEvents {
     this.#starts.delete(request);
   }
 
-  end(ctx: EndContext, request: JsonRpcRequest, started: number, start: RequestStart | undefined, errorType: string, errorCode: string, result: McpResult | undefined): void {
+  end(
+    ctx: EndContext,
+    request: JsonRpcRequest,
+    started: number,
+    start: RequestStart | undefined,
+    errorType: string,
+    errorCode: string,
+    result: McpResult | undefined,
+  ): void {
     if (!this.diagnostics.has('request:end')) return;
     const params = request.params;
     const name = typeof params?.name === 'string' ? params.name : '';
@@ -90,12 +103,26 @@ export class RequestEvents {
   /** upstream:call-start, when anyone hears it; its hearer may fill in the trace context to send on. */
   callStart(upstream: string, transport: string, request: JsonRpcRequest): UpstreamCallStart | undefined {
     if (!this.diagnostics.has('upstream:call-start')) return undefined;
-    const start: UpstreamCallStart = { upstream, method: boundedMethod(request.method), target: this.#target(request), transport, request: this.#starts.get(request) };
+    const start: UpstreamCallStart = {
+      upstream,
+      method: boundedMethod(request.method),
+      target: this.#target(request),
+      transport,
+      request: this.#starts.get(request),
+    };
     this.diagnostics.emit('upstream:call-start', start);
     return start;
   }
 
-  callEnd(upstream: string, transport: string, request: JsonRpcRequest, started: number, start: UpstreamCallStart | undefined, failure: unknown, result: McpResult | undefined): void {
+  callEnd(
+    upstream: string,
+    transport: string,
+    request: JsonRpcRequest,
+    started: number,
+    start: UpstreamCallStart | undefined,
+    failure: unknown,
+    result: McpResult | undefined,
+  ): void {
     if (!this.diagnostics.has('upstream:call-end')) return;
     const target = start?.target ?? this.#target(request);
     this.diagnostics.emit('upstream:call-end', {
@@ -165,7 +192,13 @@ export class NotificationEvents {
   }
 
   /** `call`: the upstream call it belongs to (progress), whose span it continues unless it carries its own context. */
-  fromUpstream(upstream: string, target: NotificationTarget, n: JsonRpcNotification, delivered: boolean, call?: UpstreamCallStart): void {
+  fromUpstream(
+    upstream: string,
+    target: NotificationTarget,
+    n: JsonRpcNotification,
+    delivered: boolean,
+    call?: UpstreamCallStart,
+  ): void {
     if (!this.diagnostics.has('notification')) return;
     const own = ownTraceContext(n);
     this.diagnostics.emit('notification', {
@@ -185,7 +218,10 @@ export class NotificationEvents {
 function ownTraceContext(m: JsonRpcNotification): { traceparent: string; tracestate: string | undefined } | undefined {
   const meta = m.params?._meta;
   if (!isObject(meta) || typeof meta.traceparent !== 'string') return undefined;
-  return { traceparent: meta.traceparent, tracestate: typeof meta.tracestate === 'string' ? meta.tracestate : undefined };
+  return {
+    traceparent: meta.traceparent,
+    tracestate: typeof meta.tracestate === 'string' ? meta.tracestate : undefined,
+  };
 }
 
 /** Methods a client chooses, bounded: unknown ones share one name. */
@@ -210,7 +246,11 @@ function failureCode(err: unknown): string {
 }
 
 /** `params` with the W3C trace context in its _meta (a copy: the caller's object stays as it was). */
-export function withTraceContext(params: Record<string, unknown> | undefined, traceparent: string, tracestate: string | undefined): Record<string, unknown> {
+export function withTraceContext(
+  params: Record<string, unknown> | undefined,
+  traceparent: string,
+  tracestate: string | undefined,
+): Record<string, unknown> {
   const meta: Record<string, unknown> = isObject(params?._meta) ? { ...params._meta } : {};
   meta.traceparent = traceparent;
   if (tracestate !== undefined) meta.tracestate = tracestate;

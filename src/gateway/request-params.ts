@@ -14,7 +14,15 @@ export const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
 ]);
 
 /** The methods that read the catalog (a session's own, with per-session upstreams). */
-export const CATALOG_METHODS: ReadonlySet<string> = new Set([...LIST_METHODS.keys(), 'tools/call', 'prompts/get', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'completion/complete']);
+export const CATALOG_METHODS: ReadonlySet<string> = new Set([
+  ...LIST_METHODS.keys(),
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'completion/complete',
+]);
 
 export function requireString(params: Record<string, unknown> | undefined, key: string): string {
   const v = params?.[key];
@@ -23,7 +31,11 @@ export function requireString(params: Record<string, unknown> | undefined, key: 
 }
 
 export function resourceNotFound(ctx: RequestContext, uri: string): GatewayError {
-  return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+  return new GatewayError(
+    ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND',
+    `Resource not found: ${uri}`,
+    { uri },
+  );
 }
 
 /**

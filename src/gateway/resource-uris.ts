@@ -18,7 +18,9 @@ export class ResourceUris {
   readonly #prefixes: ReadonlyMap<string, string>;
 
   constructor(upstreams: ReadonlyMap<string, { prefix: string; prefixUris?: boolean }>) {
-    this.#prefixes = new Map([...upstreams].filter(([, u]) => u.prefixUris === true).map(([name, u]) => [name, u.prefix]));
+    this.#prefixes = new Map(
+      [...upstreams].filter(([, u]) => u.prefixUris === true).map(([name, u]) => [name, u.prefix]),
+    );
   }
 
   /** undefined: the upstream's URIs are offered as they are. */
@@ -29,7 +31,8 @@ export class ResourceUris {
   /** A notifications/resources/updated as the client knows the URI. */
   notification(upstream: string, n: JsonRpcNotification): JsonRpcNotification {
     const prefix = this.#prefixes.get(upstream);
-    if (prefix === undefined || n.method !== 'notifications/resources/updated' || typeof n.params?.uri !== 'string') return n;
+    if (prefix === undefined || n.method !== 'notifications/resources/updated' || typeof n.params?.uri !== 'string')
+      return n;
     return { ...n, params: { ...n.params, uri: prefixedUri(prefix, n.params.uri) } };
   }
 
@@ -39,11 +42,20 @@ export class ResourceUris {
     if (prefix === undefined) return result;
     const out = (uri: unknown) => (typeof uri === 'string' ? prefixedUri(prefix, uri) : uri);
     if (method === 'resources/read' && Array.isArray(result.contents)) {
-      return { ...result, contents: result.contents.map((c: unknown) => (isObject(c) ? { ...c, uri: out(c.uri) } : c)) };
+      return {
+        ...result,
+        contents: result.contents.map((c: unknown) => (isObject(c) ? { ...c, uri: out(c.uri) } : c)),
+      };
     }
-    if (method === 'tools/call' && Array.isArray(result.content)) return { ...result, content: result.content.map((c: unknown) => contentItem(c, out)) };
+    if (method === 'tools/call' && Array.isArray(result.content))
+      return { ...result, content: result.content.map((c: unknown) => contentItem(c, out)) };
     if (method === 'prompts/get' && Array.isArray(result.messages)) {
-      return { ...result, messages: result.messages.map((m: unknown) => (isObject(m) ? { ...m, content: contentItem(m.content, out) } : m)) };
+      return {
+        ...result,
+        messages: result.messages.map((m: unknown) =>
+          isObject(m) ? { ...m, content: contentItem(m.content, out) } : m,
+        ),
+      };
     }
     return result;
   }
@@ -52,6 +64,7 @@ export class ResourceUris {
 function contentItem(c: unknown, out: (uri: unknown) => unknown): unknown {
   if (!isObject(c)) return c;
   if (c.type === 'resource_link') return { ...c, uri: out(c.uri) };
-  if (c.type === 'resource' && isObject(c.resource)) return { ...c, resource: { ...c.resource, uri: out(c.resource.uri) } };
+  if (c.type === 'resource' && isObject(c.resource))
+    return { ...c, resource: { ...c.resource, uri: out(c.resource.uri) } };
   return c;
 }

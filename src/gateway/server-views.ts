@@ -42,16 +42,25 @@ export class ServerView {
     this.#prompts = (config.prompts ?? []).map(globPattern);
     this.#resources = (config.resources ?? []).map(globPattern);
     this.#overrides = new Map(Object.entries(config.overrides ?? {}));
-    for (const [exposed, o] of this.#overrides) if (o.name !== undefined && o.name !== exposed) this.#renamed.set(o.name, exposed);
+    for (const [exposed, o] of this.#overrides)
+      if (o.name !== undefined && o.name !== exposed) this.#renamed.set(o.name, exposed);
   }
 
   /** Throws a 403 when `identity` is not among the principals, or lacks a required scope. */
   admit(identity: Identity | undefined): void {
     if (this.#principals.size > 0 && !(identity && allowed(this.#principals, identity.principal))) {
-      throw new GatewayError('SERVER_FORBIDDEN', `Forbidden: ${identity ? `"${identity.principal}"` : 'an anonymous client'} may not use the server at ${this.path}`);
+      throw new GatewayError(
+        'SERVER_FORBIDDEN',
+        `Forbidden: ${identity ? `"${identity.principal}"` : 'an anonymous client'} may not use the server at ` +
+          `${this.path}`,
+      );
     }
     const missing = this.#requiredScopes.filter((s) => !identity?.scopes.has(s));
-    if (missing.length > 0) throw new GatewayError('SERVER_FORBIDDEN', `Forbidden: the server at ${this.path} needs the scope ${missing.join(' ')}`);
+    if (missing.length > 0)
+      throw new GatewayError(
+        'SERVER_FORBIDDEN',
+        `Forbidden: the server at ${this.path} needs the scope ${missing.join(' ')}`,
+      );
   }
 
   selectsTool(exposed: string): boolean {
@@ -128,12 +137,14 @@ export class ServerView {
       case 'tools/call': {
         if (typeof params?.name !== 'string') return request;
         const exposed = this.exposedTool(params.name);
-        if (exposed === undefined || !catalog.tool(exposed)) throw new GatewayError('INVALID_PARAMS', `Unknown tool: ${params.name}`);
+        if (exposed === undefined || !catalog.tool(exposed))
+          throw new GatewayError('INVALID_PARAMS', `Unknown tool: ${params.name}`);
         const args = this.callArguments(exposed, params.arguments);
         return { ...request, params: { ...params, name: exposed, ...(args === undefined ? {} : { arguments: args }) } };
       }
       case 'prompts/get':
-        if (typeof params?.name === 'string' && !this.selectsPrompt(params.name)) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${params.name}`);
+        if (typeof params?.name === 'string' && !this.selectsPrompt(params.name))
+          throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${params.name}`);
         return request;
       case 'resources/read':
       case 'resources/subscribe':
@@ -143,8 +154,10 @@ export class ServerView {
       case 'completion/complete': {
         const ref = params?.ref;
         if (!isObject(ref)) return request;
-        if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && !this.selectsPrompt(ref.name)) throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
-        if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && !this.selectsResource(ref.uri)) throw notFound(ctx, ref.uri);
+        if (ref.type === 'ref/prompt' && typeof ref.name === 'string' && !this.selectsPrompt(ref.name))
+          throw new GatewayError('INVALID_PARAMS', `Unknown prompt: ${ref.name}`);
+        if (ref.type === 'ref/resource' && typeof ref.uri === 'string' && !this.selectsResource(ref.uri))
+          throw notFound(ctx, ref.uri);
         return request;
       }
       default:
@@ -159,7 +172,8 @@ function overridden(tool: Entry, o: ToolOverrideConfig): Entry {
   if (o.name !== undefined) out.name = o.name;
   if (o.title !== undefined) out.title = o.title;
   if (o.description !== undefined) out.description = o.description;
-  if (o.annotations !== undefined) out.annotations = { ...(isObject(tool.annotations) ? tool.annotations : {}), ...o.annotations };
+  if (o.annotations !== undefined)
+    out.annotations = { ...(isObject(tool.annotations) ? tool.annotations : {}), ...o.annotations };
   const fixed = Object.keys(o.arguments?.fixed ?? {});
   if (fixed.length > 0 && isObject(tool.inputSchema)) out.inputSchema = withoutProperties(tool.inputSchema, fixed);
   return out;
@@ -184,7 +198,11 @@ function allowed(principals: ReadonlySet<string>, principal: string): boolean {
 }
 
 function notFound(ctx: RequestContext, uri: string): GatewayError {
-  return new GatewayError(ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND', `Resource not found: ${uri}`, { uri });
+  return new GatewayError(
+    ctx.stateless ? 'MODERN_RESOURCE_NOT_FOUND' : 'RESOURCE_NOT_FOUND',
+    `Resource not found: ${uri}`,
+    { uri },
+  );
 }
 
 export function normalizePath(path: string): string {
@@ -214,14 +232,23 @@ export function viewProblems(servers: readonly ServerEntryConfig[], catalog: Cat
       const route = catalog.tool(exposed);
       const tool = catalog.list('tools').find((t) => t.name === exposed);
       if (!route) {
-        (complete ? errors : warnings).push(`${where}: no tool "${exposed}" in the catalog (names are the exposed ones, prefix included)${closest(exposed, catalog)}`);
+        (complete ? errors : warnings).push(
+          `${where}: no tool "${exposed}" in the catalog (names are the exposed ones, prefix ` +
+            `included)${closest(exposed, catalog)}`,
+        );
         continue;
       }
       if (!view.selectsTool(exposed)) errors.push(`${where}: "${exposed}" is not selected by ${at}.tools`);
-      const properties = tool && isObject(tool.inputSchema) && isObject(tool.inputSchema.properties) ? tool.inputSchema.properties : undefined;
+      const properties =
+        tool && isObject(tool.inputSchema) && isObject(tool.inputSchema.properties)
+          ? tool.inputSchema.properties
+          : undefined;
       for (const kind of ['fixed', 'defaults'] as const) {
         for (const arg of Object.keys(o.arguments?.[kind] ?? {})) {
-          if (tool && !(properties && arg in properties)) errors.push(`${where}.arguments.${kind}.${arg}: tool "${exposed}" has no argument "${arg}" in its inputSchema`);
+          if (tool && !(properties && arg in properties))
+            errors.push(
+              `${where}.arguments.${kind}.${arg}: tool "${exposed}" has no argument "${arg}" in its inputSchema`,
+            );
         }
       }
     }
@@ -230,9 +257,13 @@ export function viewProblems(servers: readonly ServerEntryConfig[], catalog: Cat
       const exposed = String(t.name);
       if (!view.selectsTool(exposed)) continue;
       // Own keys only: a tool named "constructor" has no override.
-      const name = (s.overrides && Object.hasOwn(s.overrides, exposed) ? s.overrides[exposed]!.name : undefined) ?? exposed;
+      const name =
+        (s.overrides && Object.hasOwn(s.overrides, exposed) ? s.overrides[exposed]!.name : undefined) ?? exposed;
       const twin = offered.get(name);
-      if (twin !== undefined) errors.push(`${at}: two tools are offered as "${name}" (${twin} and ${exposed}): rename one of them in ${at}.overrides`);
+      if (twin !== undefined)
+        errors.push(
+          `${at}: two tools are offered as "${name}" (${twin} and ${exposed}): rename one of them in ${at}.overrides`,
+        );
       offered.set(name, exposed);
     }
     globWarnings(s, at, catalog, warnings);

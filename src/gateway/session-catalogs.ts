@@ -25,7 +25,12 @@ export interface SessionCatalogsOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
   catalogs: CatalogManager;
   /** One call on the session's own worker of `upstream`, wherever it runs (started if it is not). */
-  call: (ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined) => Promise<McpResult>;
+  call: (
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ) => Promise<McpResult>;
   /** Whether the session has a worker of `upstream` already (here or on its owner replica). */
   hasWorker: (scope: string, upstream: string) => Promise<boolean>;
   log: Logger;
@@ -52,7 +57,10 @@ interface Kept {
 export class SessionCatalogs {
   readonly #kept = new Map<string, Kept>();
   readonly #building = new Map<string, Building>();
-  /** Built just now with a worker that failed (to start, say): a call to that upstream on it fails so, without a second start. */
+  /**
+   * Built just now with a worker that failed (to start, say): a call to that upstream on it fails so, without a second
+   * start.
+   */
   readonly #failed = new WeakMap<Catalog, ReadonlyMap<string, GatewayError>>();
   /** A stateless request's catalog: its lists as the upstreams give them to its capabilities. */
   readonly #stateless: CapabilityCatalogs;
@@ -136,13 +144,19 @@ export class SessionCatalogs {
     await Promise.all(
       own.map(async (name) => {
         try {
-          const call = (method: string, params: Record<string, unknown> | undefined): UpstreamCall => ({ promise: this.options.call(ctx, name, method, params), cancel: () => undefined });
+          const call = (method: string, params: Record<string, unknown> | undefined): UpstreamCall => ({
+            promise: this.options.call(ctx, name, method, params),
+            cancel: () => undefined,
+          });
           lists.set(name, await catalogs.listsVia(name, call));
         } catch (err) {
           // Its worker did not answer: the shared lists stand in (its calls will say what is wrong).
           complete = false;
           if (err instanceof GatewayError) failed.set(name, err);
-          log.debug({ upstream: name, err: err instanceof Error ? err.message : String(err) }, "session's own lists unavailable; using the shared ones");
+          log.debug(
+            { upstream: name, err: err instanceof Error ? err.message : String(err) },
+            "session's own lists unavailable; using the shared ones",
+          );
         }
       }),
     );
@@ -150,14 +164,22 @@ export class SessionCatalogs {
     try {
       catalog = catalogs.withLists(lists);
     } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, "a session's own lists collide with another upstream's; it sees the shared catalog");
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "a session's own lists collide with another upstream's; it sees the shared catalog",
+      );
       return base;
     }
     if (failed.size > 0) this.#failed.set(catalog, failed);
     // One whose workers did not all answer is not kept: the next request asks them again.
     if (complete && state.current && this.options.catalogs.catalog === base) {
-      if (this.#kept.size >= MAX_SESSION_CATALOGS && !this.#kept.has(ctx.scope)) this.#kept.delete(this.#kept.keys().next().value!);
-      this.#kept.set(ctx.scope, { base, catalog, expires: Date.now() + (this.options.ttlMs ?? SESSION_CATALOG_TTL_MS) });
+      if (this.#kept.size >= MAX_SESSION_CATALOGS && !this.#kept.has(ctx.scope))
+        this.#kept.delete(this.#kept.keys().next().value!);
+      this.#kept.set(ctx.scope, {
+        base,
+        catalog,
+        expires: Date.now() + (this.options.ttlMs ?? SESSION_CATALOG_TTL_MS),
+      });
     }
     return catalog;
   }
@@ -175,18 +197,26 @@ export function targetOf(request: JsonRpcRequest, view: ServerView | undefined):
   switch (request.method) {
     case 'tools/call': {
       const exposed = name !== undefined && view ? view.exposedTool(name) : name;
-      return Object.assign((catalog: Catalog) => (exposed === undefined ? undefined : catalog.tool(exposed)), { label: `Tool ${String(name)}` });
+      return Object.assign((catalog: Catalog) => (exposed === undefined ? undefined : catalog.tool(exposed)), {
+        label: `Tool ${String(name)}`,
+      });
     }
     case 'prompts/get':
-      return Object.assign((catalog: Catalog) => (name === undefined ? undefined : catalog.prompt(name)), { label: `Prompt ${String(name)}` });
+      return Object.assign((catalog: Catalog) => (name === undefined ? undefined : catalog.prompt(name)), {
+        label: `Prompt ${String(name)}`,
+      });
     case 'resources/read':
     case 'resources/subscribe':
     case 'resources/unsubscribe':
-      return Object.assign((catalog: Catalog) => (uri === undefined ? undefined : catalog.resource(uri)), { label: `Resource ${String(uri)}` });
+      return Object.assign((catalog: Catalog) => (uri === undefined ? undefined : catalog.resource(uri)), {
+        label: `Resource ${String(uri)}`,
+      });
     case 'completion/complete': {
       const ref = isObject(params?.ref) ? params.ref : {};
-      if (ref.type === 'ref/prompt' && typeof ref.name === 'string') return (catalog) => catalog.prompt(ref.name as string);
-      if (ref.type === 'ref/resource' && typeof ref.uri === 'string') return (catalog) => catalog.resource(ref.uri as string);
+      if (ref.type === 'ref/prompt' && typeof ref.name === 'string')
+        return (catalog) => catalog.prompt(ref.name as string);
+      if (ref.type === 'ref/resource' && typeof ref.uri === 'string')
+        return (catalog) => catalog.resource(ref.uri as string);
       return () => undefined;
     }
     default:

@@ -46,7 +46,10 @@ export class Subscriptions {
     const { upstreams, catalogs, perSession, log } = this.options;
     const watched: string[] = [];
     const refused = (upstream: string, uri: string) => (err: unknown) =>
-      log.warn({ upstream, uri, err: err instanceof Error ? err.message : String(err) }, 'upstream refused a resource subscription');
+      log.warn(
+        { upstream, uri, err: err instanceof Error ? err.message : String(err) },
+        'upstream refused a resource subscription',
+      );
     for (const uri of new Set(uris)) {
       if (typeof uri !== 'string') continue;
       const route = catalogs.catalog.resource(uri);
@@ -58,9 +61,20 @@ export class Subscriptions {
       if (!entry.workers.perScope) {
         // A shared worker holds the subscription for everyone; the gateway remembers who listens.
         this.#listen(route.upstream, original, ctx.scope, sink);
-        entry.workers.call('resources/subscribe', { uri: original }, undefined, ctx.scope, NO_IDENTITY).promise.catch(refused(route.upstream, uri));
+        entry.workers
+          .call('resources/subscribe', { uri: original }, undefined, ctx.scope, NO_IDENTITY)
+          .promise.catch(refused(route.upstream, uri));
       } else {
-        perSession.call(listenerContext(ctx, sink), route.upstream, 'resources/subscribe', { uri: original }, undefined, () => undefined).catch(refused(route.upstream, uri));
+        perSession
+          .call(
+            listenerContext(ctx, sink),
+            route.upstream,
+            'resources/subscribe',
+            { uri: original },
+            undefined,
+            () => undefined,
+          )
+          .catch(refused(route.upstream, uri));
       }
       watched.push(uri);
     }

@@ -23,7 +23,11 @@ function versionOf(r: TaskRecord): string {
   return `${r.status}@${r.lastUpdatedAt}`;
 }
 
-export function taskNotification(r: TaskRecord): { jsonrpc: '2.0'; method: 'notifications/tasks'; params: Record<string, unknown> } {
+export function taskNotification(r: TaskRecord): {
+  jsonrpc: '2.0';
+  method: 'notifications/tasks';
+  params: Record<string, unknown>;
+} {
   return { jsonrpc: '2.0', method: 'notifications/tasks', params: getTaskResult(r) };
 }
 
@@ -44,7 +48,12 @@ export class TaskFollowers {
       if (isTerminal(r.status)) continue;
       let f = this.#followed.get(r.taskId);
       if (!f) {
-        f = { sinks: new Map(), seen: versionOf(r), pollMs: Math.max(1, Math.min(r.pollIntervalMs, MAX_POLL_MS)), timer: undefined };
+        f = {
+          sinks: new Map(),
+          seen: versionOf(r),
+          pollMs: Math.max(1, Math.min(r.pollIntervalMs, MAX_POLL_MS)),
+          timer: undefined,
+        };
         this.#followed.set(r.taskId, f);
         this.#schedule(r.taskId, f);
       }

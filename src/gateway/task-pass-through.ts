@@ -57,7 +57,12 @@ export class TaskPassThrough {
     if (ctx.stateless) return modernWire && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]);
     if (modernWire || ctx.protocolVersion < '2025-11-25') return false;
     const tasks = caps.tasks;
-    return isObject(tasks) && isObject(tasks.requests) && isObject(tasks.requests.tools) && isObject(tasks.requests.tools.call);
+    return (
+      isObject(tasks) &&
+      isObject(tasks.requests) &&
+      isObject(tasks.requests.tools) &&
+      isObject(tasks.requests.tools.call)
+    );
   }
 
   /**
@@ -69,17 +74,28 @@ export class TaskPassThrough {
   }
 
   /** tools/list entries: the gateway's task support, else the upstream's where it is passed through, else none. */
-  decorate(ctx: RequestContext, tools: Array<Record<string, unknown>>, routeOf: (name: string) => Route | undefined, engine: TaskEngine | undefined): Array<Record<string, unknown>> {
+  decorate(
+    ctx: RequestContext,
+    tools: Array<Record<string, unknown>>,
+    routeOf: (name: string) => Route | undefined,
+    engine: TaskEngine | undefined,
+  ): Array<Record<string, unknown>> {
     const keeps = (upstream: string) => this.runs(ctx, upstream);
     if (engine) return engine.decorate(ctx, tools, routeOf, keeps);
     return tools.map((tool) => {
-      const route = isObject(tool.execution) && tool.execution.taskSupport !== undefined ? routeOf(String(tool.name)) : undefined;
+      const route =
+        isObject(tool.execution) && tool.execution.taskSupport !== undefined ? routeOf(String(tool.name)) : undefined;
       return !route || keeps(route.upstream) ? tool : withoutTaskSupport(tool);
     });
   }
 
   /** tasks/get, tasks/result, tasks/cancel, tasks/update of a wrapped id: to its upstream, with the upstream's id. */
-  async handle(ctx: RequestContext, method: string, params: Record<string, unknown>, forward: (upstream: string, params: Record<string, unknown>) => Promise<McpResult>): Promise<McpResult> {
+  async handle(
+    ctx: RequestContext,
+    method: string,
+    params: Record<string, unknown>,
+    forward: (upstream: string, params: Record<string, unknown>) => Promise<McpResult>,
+  ): Promise<McpResult> {
     admitTaskMethod(ctx, method);
     const wrapped = String(params.taskId);
     const task = this.unwrap(ctx, wrapped);
@@ -132,7 +148,11 @@ export class TaskPassThrough {
     const parts = token.split('.');
     const [body, mac] = parts;
     if (!this.#oldFormatKey || parts.length !== 2 || !body || mac === undefined) return undefined;
-    const want = Buffer.from(createHmac('sha256', this.#oldFormatKey).update(`${binding(ctx)}\u0000${body}`).digest('base64url'));
+    const want = Buffer.from(
+      createHmac('sha256', this.#oldFormatKey)
+        .update(`${binding(ctx)}\u0000${body}`)
+        .digest('base64url'),
+    );
     const got = Buffer.from(mac);
     if (want.length !== got.length || !timingSafeEqual(want, got)) return undefined;
     try {
@@ -149,7 +169,8 @@ export class TaskPassThrough {
       this.#follow(ctx, upstream, result.task.taskId, wrapped);
       return { ...result, task: { ...result.task, taskId: wrapped } };
     }
-    if (result.resultType === 'task' && typeof result.taskId === 'string') return { ...result, taskId: this.wrap(ctx, upstream, result.taskId) };
+    if (result.resultType === 'task' && typeof result.taskId === 'string')
+      return { ...result, taskId: this.wrap(ctx, upstream, result.taskId) };
     return result;
   }
 
@@ -158,8 +179,10 @@ export class TaskPassThrough {
     const out: McpResult = result.taskId === task.id ? { ...result, taskId: wrapped } : { ...result };
     const meta = isObject(result._meta) ? result._meta : undefined;
     const related = meta?.[META.relatedTask];
-    if (meta && isObject(related) && related.taskId === task.id) out._meta = { ...meta, [META.relatedTask]: { ...related, taskId: wrapped } };
-    if (out.status === 'completed' || out.status === 'failed' || out.status === 'cancelled') this.#followed.delete(followKey(task.upstream, task.id));
+    if (meta && isObject(related) && related.taskId === task.id)
+      out._meta = { ...meta, [META.relatedTask]: { ...related, taskId: wrapped } };
+    if (out.status === 'completed' || out.status === 'failed' || out.status === 'cancelled')
+      this.#followed.delete(followKey(task.upstream, task.id));
     return out;
   }
 
@@ -190,7 +213,8 @@ export class TaskPassThrough {
     const followed = n.method === 'notifications/tasks/status' ? this.#followedBy(upstream, n) : undefined;
     if (!followed) return n;
     const status = n.params?.status;
-    if (status === 'completed' || status === 'failed' || status === 'cancelled') this.#followed.delete(followKey(upstream, String(n.params?.taskId)));
+    if (status === 'completed' || status === 'failed' || status === 'cancelled')
+      this.#followed.delete(followKey(upstream, String(n.params?.taskId)));
     return { ...n, params: { ...n.params, taskId: followed.wrapped } };
   }
 

@@ -23,14 +23,26 @@ function iso(ms: number): string {
 export function legacyTask(r: TaskRecord): McpResult {
   const task: McpResult = { taskId: r.taskId, status: r.status };
   if (r.statusMessage !== undefined) task.statusMessage = r.statusMessage;
-  return { ...task, createdAt: iso(r.createdAt), lastUpdatedAt: iso(r.lastUpdatedAt), ttl: r.ttlMs, pollInterval: r.pollIntervalMs };
+  return {
+    ...task,
+    createdAt: iso(r.createdAt),
+    lastUpdatedAt: iso(r.lastUpdatedAt),
+    ttl: r.ttlMs,
+    pollInterval: r.pollIntervalMs,
+  };
 }
 
 /** The Task of the 2026-07-28 extension, without what a status inlines. */
 function modernTask(r: TaskRecord): McpResult {
   const task: McpResult = { taskId: r.taskId, status: r.status };
   if (r.statusMessage !== undefined) task.statusMessage = r.statusMessage;
-  return { ...task, createdAt: iso(r.createdAt), lastUpdatedAt: iso(r.lastUpdatedAt), ttlMs: r.ttlMs, pollIntervalMs: r.pollIntervalMs };
+  return {
+    ...task,
+    createdAt: iso(r.createdAt),
+    lastUpdatedAt: iso(r.lastUpdatedAt),
+    ttlMs: r.ttlMs,
+    pollIntervalMs: r.pollIntervalMs,
+  };
 }
 
 /** What a task-augmented tools/call answers at once. */
@@ -52,22 +64,37 @@ export function getTaskResult(r: TaskRecord): McpResult {
  * How a call's end sets its task: 2025-11-25 counts a tool result with isError as failed;
  * 2026-07-28 keeps `failed` for JSON-RPC errors only.
  */
-export function settled(r: TaskRecord, outcome: { result: McpResult } | { error: JsonRpcErrorObject }, now: number): TaskRecord {
+export function settled(
+  r: TaskRecord,
+  outcome: { result: McpResult } | { error: JsonRpcErrorObject },
+  now: number,
+): TaskRecord {
   const next: TaskRecord = { ...r, lastUpdatedAt: now };
   delete next.inputRequests;
   delete next.inputResponses;
   delete next.requestState;
   delete next.statusMessage;
   delete next.params;
-  if ('error' in outcome) return { ...next, status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
+  if ('error' in outcome)
+    return { ...next, status: 'failed', error: outcome.error, statusMessage: outcome.error.message };
   const result = withoutRelatedTask(outcome.result);
   if (result.resultType === 'input_required' && isObject(result.inputRequests)) {
-    const waiting: TaskRecord = { ...next, status: 'input_required', inputRequests: result.inputRequests, statusMessage: 'Waiting for input' };
+    const waiting: TaskRecord = {
+      ...next,
+      status: 'input_required',
+      inputRequests: result.inputRequests,
+      statusMessage: 'Waiting for input',
+    };
     if (typeof result.requestState === 'string') waiting.requestState = result.requestState;
     return waiting;
   }
   const failed = r.era === 'legacy' && result.isError === true;
-  return { ...next, status: failed ? 'failed' : 'completed', result, ...(failed ? { statusMessage: 'The tool reported an error' } : {}) };
+  return {
+    ...next,
+    status: failed ? 'failed' : 'completed',
+    result,
+    ...(failed ? { statusMessage: 'The tool reported an error' } : {}),
+  };
 }
 
 /** A result as the client gets it inlined: the 2025 task key never travels on the 2026 wire. */
@@ -111,9 +138,13 @@ export function declaresTasks(capabilities: Readonly<Record<string, unknown>>): 
 
 /** -32021, naming the extension (the suite's schema requires data.requiredCapabilities). */
 export function tasksExtensionRequired(what: string): GatewayError {
-  return new GatewayError('MISSING_CLIENT_CAPABILITY', `${ERRORS.MISSING_CLIENT_CAPABILITY.message}: ${what} needs the ${TASKS_EXTENSION} extension`, {
-    requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
-  });
+  return new GatewayError(
+    'MISSING_CLIENT_CAPABILITY',
+    `${ERRORS.MISSING_CLIENT_CAPABILITY.message}: ${what} needs the ${TASKS_EXTENSION} extension`,
+    {
+      requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    },
+  );
 }
 
 /** The ttl a 2025-11-25 client asked for (`task.ttl`), bounded; throws on a bad one. */

@@ -1,6 +1,7 @@
 // Tasks: a tools/call that returns at once with a task, while the gateway runs the call on its
 // upstream as an ordinary call (the dispatcher's, through the in-flight table) and records how
-// it ends in the task store, where any replica answers tasks/get, tasks/cancel and the rest.
+// it ends in the task store, where any replica answers tasks/get, tasks/cancel and the rest
+// (task-methods.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TaskSupport } from '../config/tasks.js';
@@ -8,15 +9,30 @@ import type { MessageSink, RequestContext } from '../contracts/request-context.j
 import { LIVE, type TaskRecord, type TaskStatus, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
-import { isObject, type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Bus } from '../cluster/bus.js';
 import type { Route } from './catalog.js';
 import { LocalTasks } from './local-tasks.js';
-import { bindingOf, mayRead, sessionBinding } from './task-binding.js';
+import { bindingOf, sessionBinding } from './task-binding.js';
 import { TaskAsks } from './task-asks.js';
+import { TaskMethods } from './task-methods.js';
 import { TaskFollowers } from './task-followers.js';
 import { TaskWaits } from './task-waits.js';
-import { LEGACY_METHODS, MODERN_METHODS, admitTaskMethod, callParams, createTaskResult, declaresTasks, getTaskResult, isTerminal, legacyResult, legacyTask, requestedTtl, settled, speaksTasks, tasksExtensionRequired, tooLarge, decorateTools } from './task-wire.js';
+import {
+  LEGACY_METHODS,
+  MODERN_METHODS,
+  callParams,
+  createTaskResult,
+  declaresTasks,
+  isTerminal,
+  legacyTask,
+  requestedTtl,
+  settled,
+  speaksTasks,
+  tasksExtensionRequired,
+  tooLarge,
+  decorateTools,
+} from './task-wire.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
@@ -63,6 +79,7 @@ export class TaskEngine {
   readonly #followers: TaskFollowers;
   /** Requests 2025 tasks' calls sent their clients: a task is input_required until answered. */
   readonly #asks: TaskAsks;
+  readonly #methods: TaskMethods;
 
   constructor(
     private readonly options: TaskEngineOptions,
@@ -71,10 +88,18 @@ export class TaskEngine {
     this.#asks = new TaskAsks((taskId, from, to, ctx) => this.#move(taskId, from, to, ctx), options.bus);
     const read = async (taskId: string) => {
       const r = await options.store.get(taskId);
-      return r && this.#alive(r);
+      return r && this.#methods.alive(r);
     };
     this.#waits = new TaskWaits(read);
     this.#followers = new TaskFollowers(read);
+    this.#methods = new TaskMethods({
+      ...options,
+      calls,
+      here: this.#here,
+      waits: this.#waits,
+      notify: (ctx, r) => this.#notify(ctx, r),
+      resume: (record, ctx, params, call) => this.#resume(record, ctx, params, call),
+    });
   }
 
   /**
@@ -82,8 +107,12 @@ export class TaskEngine {
    * stream's `sink` (notifications/tasks) until each ends or the stream's scope is released.
    */
   async follow(ctx: RequestContext, taskIds: readonly string[], sink: MessageSink): Promise<string[]> {
-    const readable = await Promise.all(taskIds.map((id) => this.#find(ctx, id).catch(() => undefined)));
-    return this.#followers.follow(ctx.scope, readable.filter((r) => r !== undefined), sink);
+    const readable = await Promise.all(taskIds.map((id) => this.#methods.find(ctx, id).catch(() => undefined)));
+    return this.#followers.follow(
+      ctx.scope,
+      readable.filter((r) => r !== undefined),
+      sink,
+    );
   }
 
   /** Hears the answers to tasks' requests that reach other replicas. */
@@ -105,7 +134,12 @@ export class TaskEngine {
   }
 
   /** tools/list entries with their task support as this gateway runs them (see decorateTools). */
-  decorate(ctx: RequestContext, tools: ReadonlyArray<Record<string, unknown>>, routeOf: (name: string) => Route | undefined, keepsOwn: (upstream: string) => boolean): Array<Record<string, unknown>> {
+  decorate(
+    ctx: RequestContext,
+    tools: ReadonlyArray<Record<string, unknown>>,
+    routeOf: (name: string) => Route | undefined,
+    keepsOwn: (upstream: string) => boolean,
+  ): Array<Record<string, unknown>> {
     return decorateTools(tools, speaksTasks(ctx) ? (r) => this.supportOf(r) : () => undefined, routeOf, keepsOwn);
   }
 
@@ -129,10 +163,12 @@ export class TaskEngine {
     }
     if (!speaksTasks(ctx)) return undefined;
     if (params.task === undefined) {
-      if (support === 'required') throw new GatewayError('TASK_REQUIRED', `Task augmentation required for tools/call of ${String(params.name)}`);
+      if (support === 'required')
+        throw new GatewayError('TASK_REQUIRED', `Task augmentation required for tools/call of ${String(params.name)}`);
       return undefined;
     }
-    if (!support) throw new GatewayError('TASK_NOT_SUPPORTED', `Tool ${String(params.name)} does not support task-augmented calls`);
+    if (!support)
+      throw new GatewayError('TASK_NOT_SUPPORTED', `Tool ${String(params.name)} does not support task-augmented calls`);
     return this.#create(ctx, request, requestedTtl(params.task, this.options.limits));
   }
 
@@ -162,7 +198,10 @@ export class TaskEngine {
       (err: unknown): Outcome => ({ error: toErrorObject(err) }),
     );
     let timer: NodeJS.Timeout | undefined;
-    const early = await Promise.race([call, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), limits.inputWindowMs)))]);
+    const early = await Promise.race([
+      call,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), limits.inputWindowMs))),
+    ]);
     clearTimeout(timer);
     if (early && 'result' in early && early.result.resultType === 'input_required') return early.result;
     const stored = early ? settled(record, early, Date.now()) : record;
@@ -201,7 +240,15 @@ export class TaskEngine {
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
     // The request that created the task has been answered: its reply stream is gone.
-    if (record.era === 'modern') return { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS };
+    if (record.era === 'modern')
+      return {
+        ...ctx,
+        scope: record.scope,
+        sink: NO_SINK,
+        sessionSink: undefined,
+        http: undefined,
+        inputGatherMs: TASK_INPUT_GATHER_MS,
+      };
     return { ...ctx, sink: this.#asks.sink(ctx, record.taskId), http: undefined };
   }
 
@@ -258,16 +305,28 @@ export class TaskEngine {
     return this.#here.failAll(this.options.store, this.options.replicaId, this.options.log);
   }
 
-  /** A scope ended: a 2025 session's tasks (no principal: nobody else may see them) go with it, a listen stream follows none. */
+  /**
+   * A scope ended: a 2025 session's tasks (no principal: nobody else may see them) go with it, a listen stream follows
+   * none.
+   */
   endSession(scope: string): void {
     this.#followers.release(scope);
     const { store, log } = this.options;
-    store.dropBinding(sessionBinding(scope)).catch((err: unknown) => log.warn({ err }, "task: dropping an ended session's tasks failed"));
+    store
+      .dropBinding(sessionBinding(scope))
+      .catch((err: unknown) => log.warn({ err }, "task: dropping an ended session's tasks failed"));
   }
 
-  /** For tests (internals.ts): the store, the in-flight places tasks' calls keep here, the tasks waited for or followed. */
+  /**
+   * For tests (internals.ts): the store, the in-flight places tasks' calls keep here, the tasks waited for or followed.
+   */
   get held(): { store: TaskStore; places: number; waits: number; followed: number } {
-    return { store: this.options.store, places: this.#here.places, waits: this.#waits.size, followed: this.#followers.size };
+    return {
+      store: this.options.store,
+      places: this.#here.places,
+      waits: this.#waits.size,
+      followed: this.#followers.size,
+    };
   }
 
   async #move(taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext): Promise<void> {
@@ -284,111 +343,29 @@ export class TaskEngine {
     }
   }
 
+  /** tasks/get, tasks/result, tasks/list, tasks/cancel, tasks/update: see TaskMethods. */
+  handle(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    return this.#methods.handle(ctx, request);
+  }
+
+  /** After tasks/update answered every input request: the call goes on here, with the answers. */
+  #resume(record: TaskRecord, ctx: RequestContext, params: Params, call: Params): void {
+    this.#here.track(record);
+    const runCtx = {
+      ...ctx,
+      scope: record.scope,
+      sink: NO_SINK,
+      sessionSink: undefined,
+      http: undefined,
+      inputGatherMs: TASK_INPUT_GATHER_MS,
+    };
+    this.#start(record, runCtx, params, call, this.#here.hold(ctx));
+  }
+
   /** notifications/tasks/status on the 2025 session (optional in the spec; the poll is what counts). */
   #notify(ctx: RequestContext, r: TaskRecord): void {
-    if (r.era === 'legacy') ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: legacyTask(r) });
-  }
-
-  /** tasks/get, tasks/result, tasks/list, tasks/cancel (2025-11-25); tasks/get, tasks/update, tasks/cancel (2026-07-28). */
-  async handle(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
-    const method = request.method;
-    admitTaskMethod(ctx, method);
-    if (method === 'tasks/list') return this.#list(ctx, request.params?.cursor);
-    const record = await this.#find(ctx, request.params?.taskId);
-    switch (method) {
-      case 'tasks/get':
-        return getTaskResult(record);
-      case 'tasks/result':
-        return legacyResult(await this.#waits.until(record));
-      case 'tasks/cancel':
-        return this.#cancel(ctx, record);
-      default:
-        return this.#update(ctx, record, request.params?.inputResponses);
-    }
-  }
-
-  /** The task, if the caller may see it; unknown, expired and other principals' ids all read "not found". */
-  async #find(ctx: RequestContext, taskId: unknown): Promise<TaskRecord> {
-    if (typeof taskId !== 'string') throw new GatewayError('INVALID_PARAMS', 'params.taskId must be a string');
-    const record = await this.options.store.get(taskId);
-    if (!record || !mayRead(ctx, record)) throw new GatewayError('TASK_NOT_FOUND');
-    return this.#alive(record);
-  }
-
-  /** A live task whose runner's heartbeat stopped is failed now: its call died with that replica. */
-  async #alive(record: TaskRecord): Promise<TaskRecord> {
-    if (isTerminal(record.status) || record.owner === this.options.replicaId || (await this.options.isAlive(record.owner))) return record;
-    const lost = new GatewayError('TASK_REPLICA_LOST', undefined, { replica: record.owner }).toJsonRpc();
-    const next = settled(record, { error: lost }, Date.now());
-    if (await this.options.store.transition(next, [record.status])) return next;
-    return (await this.options.store.get(record.taskId)) ?? next;
-  }
-
-  async #cancel(ctx: RequestContext, record: TaskRecord): Promise<McpResult> {
-    if (isTerminal(record.status)) {
-      // 2026-07-28: an ack whatever the status (idempotent); 2025-11-25: -32602.
-      if (record.era === 'modern') return {};
-      throw new GatewayError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${record.status}'`);
-    }
-    const next: TaskRecord = { ...record, status: 'cancelled', statusMessage: 'The task was cancelled by request.', lastUpdatedAt: Date.now() };
-    delete next.inputRequests;
-    delete next.inputResponses;
-    delete next.requestState;
-    delete next.params;
-    if (!(await this.options.store.transition(next, LIVE))) return this.#cancel(ctx, await this.#find(ctx, record.taskId));
-    this.#here.delete(record.taskId);
-    this.calls.cancel(record.scope, record.requestId);
-    if (record.requestState !== undefined) this.calls.releaseChain(record.requestState);
-    this.#notify(ctx, next);
-    return record.era === 'legacy' ? legacyTask(next) : {};
-  }
-
-  /**
-   * tasks/update (2026-07-28): answers to the task's inputRequests. Each answered key leaves at
-   * once (the next tasks/get, on any replica, no longer shows it); once all are answered the
-   * call goes on, on this replica, with every answer. Unknown keys are ignored.
-   */
-  async #update(ctx: RequestContext, record: TaskRecord, responses: unknown): Promise<McpResult> {
-    if (!isObject(responses)) throw new GatewayError('INVALID_PARAMS', 'params.inputResponses must be an object');
-    const asked = record.inputRequests;
-    if (record.status !== 'input_required' || !asked) return {};
-    const answered = Object.keys(responses).filter((k) => Object.hasOwn(asked, k));
-    if (answered.length === 0) return {};
-    const remaining = { ...asked };
-    const collected = { ...record.inputResponses };
-    for (const key of answered) {
-      delete remaining[key];
-      collected[key] = responses[key];
-    }
-    const done = Object.keys(remaining).length === 0;
-    const next: TaskRecord = { ...record, lastUpdatedAt: Date.now(), inputRequests: remaining, inputResponses: collected };
-    if (done) {
-      Object.assign(next, { status: 'working', owner: this.options.replicaId });
-      delete next.inputRequests;
-      delete next.inputResponses;
-      delete next.requestState;
-      delete next.statusMessage;
-      delete next.params;
-    }
-    const { store, limits } = this.options;
-    if (!(await store.transition(next, ['input_required'], limits.maxBytesPerPrincipal))) return {};
-    if (done) {
-      this.#here.track(next);
-      const call = record.params ?? {};
-      const state = record.requestState !== undefined ? { requestState: record.requestState } : {};
-      const params = { ...call, inputResponses: collected, ...state };
-      const runCtx = { ...ctx, scope: record.scope, sink: NO_SINK, sessionSink: undefined, http: undefined, inputGatherMs: TASK_INPUT_GATHER_MS };
-      this.#start(next, runCtx, params, call, this.#here.hold(ctx));
-    }
-    return {};
-  }
-
-  async #list(ctx: RequestContext, cursor: unknown): Promise<McpResult> {
-    if (cursor !== undefined && typeof cursor !== 'string') throw new GatewayError('TASK_CURSOR_INVALID');
-    const page = await this.options.store.list(bindingOf(ctx), cursor, this.options.pageSize);
-    if (!page) throw new GatewayError('TASK_CURSOR_INVALID');
-    const tasks = await Promise.all(page.tasks.filter((t) => t.era === 'legacy').map((t) => this.#alive(t)));
-    return page.nextCursor === undefined ? { tasks: tasks.map(legacyTask) } : { tasks: tasks.map(legacyTask), nextCursor: page.nextCursor };
+    if (r.era === 'legacy')
+      ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: legacyTask(r) });
   }
 }
 

@@ -21,7 +21,10 @@ interface Parts {
  * elicitation.url) gets that -32042 instead of a list that could never show the upstream (the
  * list cannot be answered for them until they grant it); any other lists without it.
  */
-export async function openUserWorkers(ctx: RequestContext, { catalogs, perSession, upstreams }: Parts): Promise<boolean> {
+export async function openUserWorkers(
+  ctx: RequestContext,
+  { catalogs, perSession, upstreams }: Parts,
+): Promise<boolean> {
   // (A stateless request's scope lives for that request: its worker would serve nothing else.)
   if (!ctx.caller || ctx.stateless) return false;
   let asked: GatewayError | undefined;
@@ -59,7 +62,10 @@ function sessionCaller(ctx: RequestContext): Caller | undefined {
  * A shared worker's call options, with whose share it counts against (the pool's queue takes
  * turns between clients) and who it is for (auth on): an upstream that acts for users calls as them.
  */
-export function sharedCallOptions<O extends CallOptions>(ctx: RequestContext, options: O | undefined): O | (O & { caller?: Caller }) | undefined {
+export function sharedCallOptions<O extends CallOptions>(
+  ctx: RequestContext,
+  options: O | undefined,
+): O | (O & { caller?: Caller }) | undefined {
   const caller = sessionCaller(ctx);
   if (!caller && ctx.client === undefined) return options;
   return { ...(options as O), ...(caller ? { caller } : {}), client: ctx.client };

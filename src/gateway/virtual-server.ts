@@ -40,7 +40,13 @@ export interface VirtualServerOptions {
   serverInfo: { name: string; version: string };
   pageSize: number;
   /** Cache hints on stateless (2026-07-28) results, and the rounds with 2026-07-28 upstreams (`stateless` config). */
-  caching: { listTtlMs: number; readTtlMs: number; stateSecret?: string | undefined; stateTtlMs?: number; maxInputRounds?: number };
+  caching: {
+    listTtlMs: number;
+    readTtlMs: number;
+    stateSecret?: string | undefined;
+    stateTtlMs?: number;
+    maxInputRounds?: number;
+  };
   log: Logger;
   /** Where the data path's events go (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
@@ -92,12 +98,16 @@ export class VirtualServer implements McpHandler {
 
   constructor(private readonly options: VirtualServerOptions) {
     const { upstreams, perSession, log } = options;
-    this.#notifications = options.notifications ?? new NotificationEvents(options.diagnostics, (u) => upstreams.get(u)?.networkTransport ?? 'pipe');
+    this.#notifications =
+      options.notifications ??
+      new NotificationEvents(options.diagnostics, (u) => upstreams.get(u)?.networkTransport ?? 'pipe');
     this.#views = new ServerViews(options.servers ?? []);
     this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
     const passThrough = options.passThrough ?? new TaskPassThrough(upstreams, options.caching.stateSecret);
     this.#passThrough = passThrough;
-    this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined, (stateless) => passThrough.any(stateless));
+    this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined, (stateless) =>
+      passThrough.any(stateless),
+    );
     const uris = new ResourceUris(upstreams);
     this.#subscriptions = new Subscriptions({ upstreams, catalogs: this.#catalogs, perSession, uris, log });
     this.#dispatcher = new Dispatcher({
@@ -108,8 +118,17 @@ export class VirtualServer implements McpHandler {
       capabilities: this.#capabilities,
       subscriptions: this.#subscriptions,
       uris,
-      statelessResults: new StatelessResults({ serverInfo: options.serverInfo, caching: options.caching, upstreamHints: (method) => mergedHints(upstreams, method) }),
-      rounds: new UpstreamRounds({ secret: options.caching.stateSecret, ttlMs: options.caching.stateTtlMs ?? 600_000, maxRounds: options.caching.maxInputRounds ?? 10, spent: options.spentStates }),
+      statelessResults: new StatelessResults({
+        serverInfo: options.serverInfo,
+        caching: options.caching,
+        upstreamHints: (method) => mergedHints(upstreams, method),
+      }),
+      rounds: new UpstreamRounds({
+        secret: options.caching.stateSecret,
+        ttlMs: options.caching.stateTtlMs ?? 600_000,
+        maxRounds: options.caching.maxInputRounds ?? 10,
+        spent: options.spentStates,
+      }),
       maxInputRounds: options.caching.maxInputRounds ?? 10,
       pageSize: options.pageSize,
       log,
@@ -161,7 +180,9 @@ export class VirtualServer implements McpHandler {
     };
   }
 
-  /** Brings up the upstreams and their catalog (see CatalogManager.start), then hears cancellations from other replicas. */
+  /**
+   * Brings up the upstreams and their catalog (see CatalogManager.start), then hears cancellations from other replicas.
+   */
   async start(): Promise<void> {
     await this.#catalogs.start();
     // Overrides can only be checked against the upstreams' real lists: a misfit stops the start.
@@ -187,7 +208,11 @@ export class VirtualServer implements McpHandler {
     const { errors, warnings } = viewProblems(servers, this.#catalogs.catalog, this.#catalogs.complete);
     if (errors.length > 0) throw new ServerViewsError(errors);
     this.#views.replace(servers);
-    this.#catalogs.announce(['notifications/tools/list_changed', 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+    this.#catalogs.announce([
+      'notifications/tools/list_changed',
+      'notifications/prompts/list_changed',
+      'notifications/resources/list_changed',
+    ]);
     return warnings;
   }
 
@@ -231,7 +256,12 @@ export class VirtualServer implements McpHandler {
     };
   }
 
-  initialize(params: Record<string, unknown> | undefined, http?: HttpOrigin, principal?: string, id: JsonRpcId = 0): { protocolVersion: string; result: McpResult } {
+  initialize(
+    params: Record<string, unknown> | undefined,
+    http?: HttpOrigin,
+    principal?: string,
+    id: JsonRpcId = 0,
+  ): { protocolVersion: string; result: McpResult } {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id, method: 'initialize', ...(params ? { params } : {}) };
     return this.#dispatcher.initialize(request, http, principal, () => this.#capabilities.initialize(params));
   }
@@ -275,7 +305,12 @@ export class VirtualServer implements McpHandler {
     if (!engine || !limits) return [];
     const ids = [...new Set(taskIds.filter((id): id is string => typeof id === 'string'))];
     // No client has more live tasks than this: more ids than that cost reads and name nothing more.
-    if (ids.length > limits.maxPerPrincipal) throw new GatewayError('INVALID_PARAMS', `Invalid params: params.notifications.taskIds names more than tasks.maxPerPrincipal (${limits.maxPerPrincipal}) tasks`);
+    if (ids.length > limits.maxPerPrincipal)
+      throw new GatewayError(
+        'INVALID_PARAMS',
+        `Invalid params: params.notifications.taskIds names more than tasks.maxPerPrincipal ` +
+          `(${limits.maxPerPrincipal}) tasks`,
+      );
     return engine.follow(ctx, ids, sink);
   }
 
@@ -298,7 +333,10 @@ export class VirtualServer implements McpHandler {
     return {
       request: async (method) => {
         // A shared worker serves many sessions: a request from it cannot be tied to one client.
-        throw new GatewayError('METHOD_NOT_FOUND', `${method} is not available to a shared upstream worker (use mode: per-session)`);
+        throw new GatewayError(
+          'METHOD_NOT_FOUND',
+          `${method} is not available to a shared upstream worker (use mode: per-session)`,
+        );
       },
       notification: (n) => this.#onUpstreamNotification(upstream, n),
     };

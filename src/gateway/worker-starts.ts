@@ -30,9 +30,13 @@ export class WorkerStarts {
     const tokens = this.#tokens(client, now);
     if (tokens >= 1) return undefined;
     const retryAfterMs = Math.ceil(((1 - tokens) * MINUTE_MS) / this.perMinute);
-    return new GatewayError('WORKER_START_LIMIT', `This client has used its ${this.perMinute} per-session worker starts a minute (limits.workerStartsPerMinute)`, {
-      retryAfterMs,
-    });
+    return new GatewayError(
+      'WORKER_START_LIMIT',
+      `This client has used its ${this.perMinute} per-session worker starts a minute (limits.workerStartsPerMinute)`,
+      {
+        retryAfterMs,
+      },
+    );
   }
 
   /** `client` started a worker. */
@@ -50,6 +54,7 @@ export class WorkerStarts {
 
   #sweep(now: number): void {
     this.#swept = now;
-    for (const client of [...this.#buckets.keys()]) if (this.#tokens(client, now) >= this.perMinute) this.#buckets.delete(client);
+    for (const client of [...this.#buckets.keys()])
+      if (this.#tokens(client, now) >= this.perMinute) this.#buckets.delete(client);
   }
 }

@@ -81,7 +81,8 @@ export function classify(value: unknown): Classified {
       if (typeof e !== 'object' || e === null || typeof e.code !== 'number' || typeof e.message !== 'string') {
         return { kind: 'invalid', id, reason: 'error must have a numeric code and a message' };
       }
-      if (rawId !== null && !isId(rawId)) return { kind: 'invalid', id: null, reason: 'id must be a string or an integer' };
+      if (rawId !== null && !isId(rawId))
+        return { kind: 'invalid', id: null, reason: 'id must be a string or an integer' };
     } else if (!isId(rawId)) {
       return { kind: 'invalid', id: null, reason: 'id must be a string or an integer' };
     }

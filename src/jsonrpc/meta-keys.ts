@@ -16,7 +16,16 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 /** Keys under this prefix describe the client's request to us; an upstream of the 2025 era gets none of them. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 
-export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+export const LOG_LEVELS: readonly string[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
 
 /** Whether a client that asked for log messages at `min` and above wants one at `level` (none asked: no). */
 export function wantsLog(min: string | undefined, level: unknown): boolean {

@@ -23,7 +23,13 @@ const BOOLEAN = { type: 'boolean' };
  */
 const SUBSCRIPTION_FILTER = {
   type: 'object',
-  properties: { toolsListChanged: BOOLEAN, promptsListChanged: BOOLEAN, resourcesListChanged: BOOLEAN, resourceSubscriptions: { type: 'array', items: STRING }, taskIds: { type: 'array', items: STRING } },
+  properties: {
+    toolsListChanged: BOOLEAN,
+    promptsListChanged: BOOLEAN,
+    resourcesListChanged: BOOLEAN,
+    resourceSubscriptions: { type: 'array', items: STRING },
+    taskIds: { type: 'array', items: STRING },
+  },
 };
 
 /** `_meta` of any request or notification: an object; its progress token a string or integer. */
@@ -78,7 +84,13 @@ const SCHEMAS: ReadonlyMap<string, Schema> = new Map<string, Schema>([
   ['tasks/list', LIST],
   ['notifications/initialized', params({})],
   ['notifications/cancelled', params({ requestId: ID, reason: STRING })],
-  ['notifications/progress', params({ progressToken: ID, progress: { type: 'number' }, total: { type: 'number' }, message: STRING }, ['progressToken', 'progress'])],
+  [
+    'notifications/progress',
+    params({ progressToken: ID, progress: { type: 'number' }, total: { type: 'number' }, message: STRING }, [
+      'progressToken',
+      'progress',
+    ]),
+  ],
   ['notifications/roots/list_changed', params({})],
 ]);
 
@@ -98,7 +110,8 @@ for (const [method, schema] of SCHEMAS) VALIDATORS.set(method, ajv.compile(schem
 
 function describe(error: ErrorObject): string {
   const where = `params${error.instancePath.replaceAll('/', '.')}`;
-  if (error.keyword === 'required') return `${where}.${String((error.params as { missingProperty: string }).missingProperty)} is required`;
+  if (error.keyword === 'required')
+    return `${where}.${String((error.params as { missingProperty: string }).missingProperty)} is required`;
   return `${where} ${error.message ?? 'is invalid'}`;
 }
 

@@ -50,7 +50,10 @@ export function chainScopeOf(requestState: unknown): string | undefined {
 /** What identifies the target of a request: a retry must name the same one. */
 function targetDigest(method: string, params: Record<string, unknown> | undefined): string {
   const target = method === 'resources/read' ? params?.uri : params?.name;
-  return createHash('sha256').update(`${method}\u0000${String(target)}`).digest('base64url').slice(0, 22);
+  return createHash('sha256')
+    .update(`${method}\u0000${String(target)}`)
+    .digest('base64url')
+    .slice(0, 22);
 }
 
 /** One client request waiting for the chain's next outcome: a result, an error, or more input. */
@@ -64,7 +67,13 @@ interface Round {
 
 export interface ChainHost {
   /** Sends an upstream's request towards the client: `deliver` gets it under its gateway id; `signal` withdraws it. */
-  ask(scope: string, deliver: (message: JsonRpcMessage) => boolean, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult>;
+  ask(
+    scope: string,
+    deliver: (message: JsonRpcMessage) => boolean,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<McpResult>;
   /** Hands the client's answer to the request with that id. */
   answer(scope: string, response: JsonRpcResponse): void;
   /** The chain ended: its worker and its ownership go. */
@@ -128,7 +137,13 @@ export class InputChains {
   }
 
   /** Starts a chain: `start` runs the call on the scope's worker. */
-  run(ctx: RequestContext, method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, start: (options: CallOptions) => UpstreamCall): UpstreamCall {
+  run(
+    ctx: RequestContext,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+    start: (options: CallOptions) => UpstreamCall,
+  ): UpstreamCall {
     const chain = new Chain(ctx.scope, method, targetDigest(method, params), ctx.principal);
     chain.gatherMs = ctx.inputGatherMs ?? YIELD_MS;
     this.#chains.set(chain.scope, chain);
@@ -141,21 +156,38 @@ export class InputChains {
     return round;
   }
 
-  /** The chain's worker asks its client something; `signal`: the question is withdrawn (its call ended, the upstream cancelled it). */
-  ask(scope: string, method: string, params: Record<string, unknown> | undefined, signal?: AbortSignal): Promise<McpResult> {
+  /**
+   * The chain's worker asks its client something; `signal`: the question is withdrawn (its call ended, the upstream
+   * cancelled it).
+   */
+  ask(
+    scope: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    signal?: AbortSignal,
+  ): Promise<McpResult> {
     const chain = this.#chains.get(scope);
-    if (!chain) return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The request this worker serves has ended'));
+    if (!chain)
+      return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The request this worker serves has ended'));
     if (!INPUT_REQUIRED_METHODS.has(chain.method)) {
-      return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method} cannot reach a stateless client during ${chain.method}`));
+      return Promise.reject(
+        new GatewayError('METHOD_NOT_FOUND', `${method} cannot reach a stateless client during ${chain.method}`),
+      );
     }
     const capability = CLIENT_CAPABILITY.get(method);
     if (capability === undefined || chain.capabilities[capability] === undefined) {
       // The spec's answer to the client: this request needs a capability it did not declare.
-      const error = new GatewayError('MISSING_CLIENT_CAPABILITY', `${chain.method} needs the client capability "${capability ?? method}"`, {
-        requiredCapabilities: { [capability ?? method]: {} },
-      });
+      const error = new GatewayError(
+        'MISSING_CLIENT_CAPABILITY',
+        `${chain.method} needs the client capability "${capability ?? method}"`,
+        {
+          requiredCapabilities: { [capability ?? method]: {} },
+        },
+      );
       chain.call?.cancel(error);
-      return Promise.reject(new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`));
+      return Promise.reject(
+        new GatewayError('METHOD_NOT_FOUND', `The client did not declare the capability for ${method}`),
+      );
     }
     let id: string | undefined;
     const deliver = (message: JsonRpcMessage) => {
@@ -182,10 +214,20 @@ export class InputChains {
   resume(ctx: RequestContext, params: Record<string, unknown>, options: CallOptions | undefined): UpstreamCall {
     const chain = this.#chains.get(ctx.scope);
     const state = params.requestState;
-    if (!chain || typeof state !== 'string' || chain.principal !== ctx.principal || !this.#verify(chain, state, params)) {
+    if (
+      !chain ||
+      typeof state !== 'string' ||
+      chain.principal !== ctx.principal ||
+      !this.#verify(chain, state, params)
+    ) {
       // A retry for a chain that is not here claimed its scope on the way: let it go.
       if (!chain) this.host.release(ctx.scope);
-      return failedCall(new GatewayError('INVALID_PARAMS', 'requestState is not valid: altered, from an earlier round, for another request, or expired'));
+      return failedCall(
+        new GatewayError(
+          'INVALID_PARAMS',
+          'requestState is not valid: altered, from an earlier round, for another request, or expired',
+        ),
+      );
     }
     if (chain.round) return failedCall(new GatewayError('INVALID_REQUEST', 'This request is already being continued'));
     clearTimeout(chain.expiry);
@@ -204,7 +246,12 @@ export class InputChains {
     return round;
   }
 
-  #open(chain: Chain, ctx: RequestContext, params: Record<string, unknown> | undefined, options: CallOptions | undefined): UpstreamCall {
+  #open(
+    chain: Chain,
+    ctx: RequestContext,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+  ): UpstreamCall {
     const meta = isObject(params?._meta) ? params._meta : {};
     chain.capabilities = ctx.clientCapabilities;
     const promise = new Promise<McpResult>((resolve, reject) => {
@@ -215,7 +262,10 @@ export class InputChains {
 
   #collect(chain: Chain, message: JsonRpcMessage): boolean {
     if (!('id' in message) || !('method' in message) || typeof message.id !== 'string') return false;
-    chain.outstanding.set(message.id, message.params === undefined ? { method: message.method } : { method: message.method, params: message.params });
+    chain.outstanding.set(
+      message.id,
+      message.params === undefined ? { method: message.method } : { method: message.method, params: message.params },
+    );
     this.#scheduleYield(chain);
     return true;
   }
@@ -230,18 +280,33 @@ export class InputChains {
   #scheduleYield(chain: Chain): void {
     if (chain.yieldScheduled) return;
     chain.yieldScheduled = true;
-    setTimeout(() => setImmediate(() => {
-      chain.yieldScheduled = false;
-      const round = chain.round;
-      if (!round || chain.outstanding.size === 0 || chain.outcome) return;
-      chain.round = undefined;
-      chain.roundNumber++;
-      round.resolve({ resultType: 'input_required', inputRequests: Object.fromEntries(chain.outstanding), requestState: this.#sign(chain) });
-      chain.expiry = setTimeout(() => this.#cancel(chain, new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`)), this.waitMs);
-      chain.expiry.unref();
-      // Its worker waits for a client that may never come back: under pressure, it makes room.
-      this.host.yielded(chain.scope, true);
-    }), chain.gatherMs);
+    setTimeout(
+      () =>
+        setImmediate(() => {
+          chain.yieldScheduled = false;
+          const round = chain.round;
+          if (!round || chain.outstanding.size === 0 || chain.outcome) return;
+          chain.round = undefined;
+          chain.roundNumber++;
+          round.resolve({
+            resultType: 'input_required',
+            inputRequests: Object.fromEntries(chain.outstanding),
+            requestState: this.#sign(chain),
+          });
+          chain.expiry = setTimeout(
+            () =>
+              this.#cancel(
+                chain,
+                new GatewayError('UPSTREAM_TIMEOUT', `No retry with the requested input within ${this.waitMs} ms`),
+              ),
+            this.waitMs,
+          );
+          chain.expiry.unref();
+          // Its worker waits for a client that may never come back: under pressure, it makes room.
+          this.host.yielded(chain.scope, true);
+        }),
+      chain.gatherMs,
+    );
   }
 
   #notify(chain: Chain, n: JsonRpcNotification): void {
@@ -294,6 +359,11 @@ export class InputChains {
   #verify(chain: Chain, state: string, params: Record<string, unknown>): boolean {
     const payload = this.#tokens.verify(STATE_PURPOSE, state) as StatePayload | undefined;
     if (payload === undefined) return false;
-    return payload.s === chain.scope && payload.n === chain.roundNumber && payload.m === chain.method && payload.d === targetDigest(chain.method, params);
+    return (
+      payload.s === chain.scope &&
+      payload.n === chain.roundNumber &&
+      payload.m === chain.method &&
+      payload.d === targetDigest(chain.method, params)
+    );
   }
 }

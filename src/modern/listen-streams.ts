@@ -20,7 +20,11 @@ export function honouredListChanges(requested: unknown, capabilities: Record<str
   const honoured: Honoured = {};
   if (typeof requested !== 'object' || requested === null) return honoured;
   for (const field of Object.keys(LIST_CHANGES) as ListChange[]) {
-    if ((requested as Record<string, unknown>)[field] === true && capabilities[LIST_CHANGES[field].capability] !== undefined) honoured[field] = true;
+    if (
+      (requested as Record<string, unknown>)[field] === true &&
+      capabilities[LIST_CHANGES[field].capability] !== undefined
+    )
+      honoured[field] = true;
   }
   return honoured;
 }
@@ -55,9 +59,14 @@ export class ListenStreams {
   /** Acknowledges `honoured` and keeps the stream; the sink tags what else it carries (resource updates). */
   open(sse: SseWriter, id: JsonRpcId, honoured: Honoured): MessageSink {
     const methods = new Set<string>();
-    for (const field of Object.keys(LIST_CHANGES) as ListChange[]) if (honoured[field]) methods.add(LIST_CHANGES[field].method);
+    for (const field of Object.keys(LIST_CHANGES) as ListChange[])
+      if (honoured[field]) methods.add(LIST_CHANGES[field].method);
     const listener: Listener = { sse, id, methods };
-    sse.send({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { _meta: { [META.subscriptionId]: id }, notifications: honoured } });
+    sse.send({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { _meta: { [META.subscriptionId]: id }, notifications: honoured },
+    });
     this.#listeners.add(listener);
     sse.onClose(() => this.#listeners.delete(listener));
     return {
@@ -73,7 +82,8 @@ export class ListenStreams {
   /** A list of the virtual server changed: `method` is its list_changed notification. */
   broadcast(method: string): void {
     for (const l of this.#listeners) {
-      if (l.methods.has(method)) l.sse.send({ jsonrpc: '2.0', method, params: { _meta: { [META.subscriptionId]: l.id } } });
+      if (l.methods.has(method))
+        l.sse.send({ jsonrpc: '2.0', method, params: { _meta: { [META.subscriptionId]: l.id } } });
     }
   }
 
@@ -81,7 +91,11 @@ export class ListenStreams {
   closeAll(): void {
     clearInterval(this.#timer);
     for (const l of [...this.#listeners]) {
-      l.sse.send({ jsonrpc: '2.0', id: l.id, result: { resultType: 'complete', _meta: { [META.subscriptionId]: l.id } } });
+      l.sse.send({
+        jsonrpc: '2.0',
+        id: l.id,
+        result: { resultType: 'complete', _meta: { [META.subscriptionId]: l.id } },
+      });
       l.sse.end();
     }
   }

@@ -18,7 +18,12 @@ export function mirroredParams(inputSchema: unknown): MirroredParam[] {
     for (const [key, prop] of Object.entries(schema.properties)) {
       if (!isObject(prop)) continue;
       const header = prop['x-mcp-header'];
-      if (typeof header === 'string' && TOKEN.test(header) && typeof prop.type === 'string' && MIRRORABLE.has(prop.type)) {
+      if (
+        typeof header === 'string' &&
+        TOKEN.test(header) &&
+        typeof prop.type === 'string' &&
+        MIRRORABLE.has(prop.type)
+      ) {
         found.push({ header, path: [...path, key] });
       }
       visit(prop, [...path, key]);

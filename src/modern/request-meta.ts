@@ -40,7 +40,8 @@ export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): M
     });
   }
   const capabilities = meta[META.clientCapabilities];
-  if (!isObject(capabilities)) throw new GatewayError('MODERN_META_INVALID', `_meta["${META.clientCapabilities}"] must be an object`);
+  if (!isObject(capabilities))
+    throw new GatewayError('MODERN_META_INVALID', `_meta["${META.clientCapabilities}"] must be an object`);
   const clientInfo = meta[META.clientInfo];
   if (clientInfo !== undefined && !(isObject(clientInfo) && typeof clientInfo.name === 'string')) {
     throw new GatewayError('MODERN_META_INVALID', `_meta["${META.clientInfo}"] must be an object with a name`);
@@ -52,7 +53,12 @@ export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): M
   }
   checkStandardHeaders(request, header);
   const asked = logLevel as string | undefined;
-  return { protocolVersion: version, clientCapabilities: capabilities, clientInfo: clientInfo as ClientInfo | undefined, logLevel: asked };
+  return {
+    protocolVersion: version,
+    clientCapabilities: capabilities,
+    clientInfo: clientInfo as ClientInfo | undefined,
+    logLevel: asked,
+  };
 }
 
 function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): void {
@@ -65,8 +71,17 @@ function checkStandardHeaders(request: JsonRpcRequest, header: HeaderLookup): vo
 function mirror(name: string, raw: string | undefined, expected: string): void {
   if (raw === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: the ${name} header is required`);
   const value = decodeHeaderValue(raw);
-  if (value === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${name} header value ${JSON.stringify(raw)} is not valid Base64`);
-  if (value !== expected) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${name} header value ${JSON.stringify(raw)} does not match body value ${JSON.stringify(expected)}`);
+  if (value === undefined)
+    throw new GatewayError(
+      'HEADER_MISMATCH',
+      `Header mismatch: ${name} header value ${JSON.stringify(raw)} is not valid Base64`,
+    );
+  if (value !== expected)
+    throw new GatewayError(
+      'HEADER_MISMATCH',
+      `Header mismatch: ${name} header value ${JSON.stringify(raw)} does not match body value ` +
+        `${JSON.stringify(expected)}`,
+    );
 }
 
 /**
@@ -80,11 +95,29 @@ export function checkMirroredParams(args: unknown, params: readonly MirroredPara
     if (value === undefined || value === null) continue;
     const raw = header(`mcp-param-${p.header.toLowerCase()}`);
     const label = `Mcp-Param-${p.header}`;
-    if (raw === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: the ${label} header is required (arguments.${p.path.join('.')} is set)`);
+    if (raw === undefined)
+      throw new GatewayError(
+        'HEADER_MISMATCH',
+        `Header mismatch: the ${label} header is required (arguments.${p.path.join('.')} is set)`,
+      );
     const decoded = decodeHeaderValue(raw);
-    if (decoded === undefined) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${label} header value ${JSON.stringify(raw)} is not valid Base64`);
-    const same = typeof value === 'number' ? decoded.trim() !== '' && Number(decoded) === value : typeof value === 'boolean' ? decoded === String(value) : decoded === value;
-    if (!same) throw new GatewayError('HEADER_MISMATCH', `Header mismatch: ${label} header value ${JSON.stringify(raw)} does not match body value ${JSON.stringify(value)}`);
+    if (decoded === undefined)
+      throw new GatewayError(
+        'HEADER_MISMATCH',
+        `Header mismatch: ${label} header value ${JSON.stringify(raw)} is not valid Base64`,
+      );
+    const same =
+      typeof value === 'number'
+        ? decoded.trim() !== '' && Number(decoded) === value
+        : typeof value === 'boolean'
+          ? decoded === String(value)
+          : decoded === value;
+    if (!same)
+      throw new GatewayError(
+        'HEADER_MISMATCH',
+        `Header mismatch: ${label} header value ${JSON.stringify(raw)} does not match body value ` +
+          `${JSON.stringify(value)}`,
+      );
   }
 }
 

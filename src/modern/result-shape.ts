@@ -40,7 +40,9 @@ export class StatelessResults {
 
   shape(ctx: RequestContext, method: string, result: McpResult): McpResult {
     const { serverInfo, caching } = this.options;
-    const meta = isObject(result._meta) ? { ...result._meta, [META.serverInfo]: serverInfo } : { [META.serverInfo]: serverInfo };
+    const meta = isObject(result._meta)
+      ? { ...result._meta, [META.serverInfo]: serverInfo }
+      : { [META.serverInfo]: serverInfo };
     const shaped: McpResult = { resultType: 'complete', ...result, _meta: meta };
     // An input-required result is the middle of a request, never to be cached.
     const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE.get(method);
@@ -48,10 +50,16 @@ export class StatelessResults {
       // The smallest ttl of the parts wins, and one private part makes the whole private.
       const parts = this.options.upstreamHints?.(method);
       const ttlMs = parts?.ttlMs !== undefined ? Math.min(caching.listTtlMs, parts.ttlMs) : caching.listTtlMs;
-      Object.assign(shaped, { ttlMs, cacheScope: ctx.mayCall || parts?.cacheScope === 'private' ? 'private' : 'public' });
+      Object.assign(shaped, {
+        ttlMs,
+        cacheScope: ctx.mayCall || parts?.cacheScope === 'private' ? 'private' : 'public',
+      });
     } else if (cacheable === 'read') {
       // A 2026-07-28 upstream says how fresh its resource is; of another the gateway cannot know.
-      Object.assign(shaped, { ttlMs: typeof result.ttlMs === 'number' && result.ttlMs >= 0 ? result.ttlMs : caching.readTtlMs, cacheScope: 'private' });
+      Object.assign(shaped, {
+        ttlMs: typeof result.ttlMs === 'number' && result.ttlMs >= 0 ? result.ttlMs : caching.readTtlMs,
+        cacheScope: 'private',
+      });
     }
     return shaped;
   }
@@ -84,8 +92,12 @@ export function upstreamParams(params: Record<string, unknown> | undefined): Rec
   return rest;
 }
 
-/** `target[key] = value` as an own data property, "__proto__" included (JSON.parse makes such keys; an assignment would set the prototype). */
+/**
+ * `target[key] = value` as an own data property, "__proto__" included (JSON.parse makes such keys; an assignment would
+ * set the prototype).
+ */
 function defineKey(target: Record<string, unknown>, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
 }

@@ -40,7 +40,9 @@ export interface StatelessHandler {
 
 /** Errors about a stateless request are in-band (200), but for the one the spec gives 400. */
 export function statelessStatus(response: JsonRpcResponse): number {
-  return 'error' in response && response.error.code === ERRORS.MISSING_CLIENT_CAPABILITY.code ? ERRORS.MISSING_CLIENT_CAPABILITY.httpStatus : 200;
+  return 'error' in response && response.error.code === ERRORS.MISSING_CLIENT_CAPABILITY.code
+    ? ERRORS.MISSING_CLIENT_CAPABILITY.httpStatus
+    : 200;
 }
 
 /**
@@ -67,7 +69,8 @@ export class StatelessServing {
    * the GatewayError to answer with. `header` reads the request's headers.
    */
   admit(message: JsonRpcRequest, header: HeaderLookup): ModernMeta {
-    if (!STATELESS_METHODS.has(message.method)) throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
+    if (!STATELESS_METHODS.has(message.method))
+      throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
     const meta = readModernMeta(message, header);
     const problem = paramsProblem(message.method, message.params);
     if (problem) throw new GatewayError('INVALID_PARAMS', `Invalid params: ${problem}`);
@@ -83,7 +86,16 @@ export class StatelessServing {
   }
 
   /** The RequestContext of a stateless request: read from its `_meta`, answered on `sink`. */
-  context(meta: ModernMeta, principal: string | undefined, mayCall: ((tool: string) => boolean) | undefined, scope: string, sink: MessageSink, http?: HttpOrigin, caller?: Caller, remoteAddress?: string): RequestContext {
+  context(
+    meta: ModernMeta,
+    principal: string | undefined,
+    mayCall: ((tool: string) => boolean) | undefined,
+    scope: string,
+    sink: MessageSink,
+    http?: HttpOrigin,
+    caller?: Caller,
+    remoteAddress?: string,
+  ): RequestContext {
     // Spelled out, not spread: one object shape for every request, built without a generic copy (the hot path).
     return {
       protocolVersion: meta.protocolVersion,

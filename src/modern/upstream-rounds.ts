@@ -23,7 +23,10 @@ export interface UpstreamRoundsOptions {
   secret?: string | undefined;
   ttlMs: number;
   maxRounds: number;
-  /** Where used states are recorded: Redis when the sessions are there (every replica refuses a replay), else this replica's memory. */
+  /**
+   * Where used states are recorded: Redis when the sessions are there (every replica refuses a replay), else this
+   * replica's memory.
+   */
   spent?: SpentStates | undefined;
 }
 
@@ -73,7 +76,12 @@ export class UpstreamRounds {
    * capabilities and identity, as 2026-07-28 spells them), its own requestState unwrapped, and
    * only the answers it asked for.
    */
-  async outgoing(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined): Promise<Outgoing> {
+  async outgoing(
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+  ): Promise<Outgoing> {
     const { _meta: meta, requestState, inputResponses, ...rest } = params ?? {};
     const out: Record<string, unknown> = { ...rest, _meta: requestMeta(ctx, meta) };
     let round = 0;
@@ -92,21 +100,43 @@ export class UpstreamRounds {
   }
 
   /** The upstream's result as the client gets it: an input_required one with the gateway's state. */
-  incoming(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined, result: McpResult, round: number): McpResult {
+  incoming(
+    ctx: RequestContext,
+    upstream: string,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    result: McpResult,
+    round: number,
+  ): McpResult {
     if (result.resultType !== 'input_required') return result;
     const next = round + 1;
     if (next > this.options.maxRounds) {
-      throw new GatewayError('INPUT_ROUNDS_EXCEEDED', `Upstream ${upstream} asked for input ${next} times for one ${method}; the gateway allows ${this.options.maxRounds}`, {
-        upstream,
-        maxRounds: this.options.maxRounds,
-      });
+      throw new GatewayError(
+        'INPUT_ROUNDS_EXCEEDED',
+        `Upstream ${upstream} asked for input ${next} times for one ${method}; the gateway allows ` +
+          `${this.options.maxRounds}`,
+        {
+          upstream,
+          maxRounds: this.options.maxRounds,
+        },
+      );
     }
     const requests = isObject(result.inputRequests) ? result.inputRequests : {};
     const keys = Object.keys(requests);
-    if (keys.length > MAX_INPUT_REQUESTS) throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} asked for ${keys.length} inputs at once (at most ${MAX_INPUT_REQUESTS})`);
+    if (keys.length > MAX_INPUT_REQUESTS)
+      throw new GatewayError(
+        'UPSTREAM_PROTOCOL_ERROR',
+        `Upstream ${upstream} asked for ${keys.length} inputs at once (at most ${MAX_INPUT_REQUESTS})`,
+      );
     const upstreamState = result.requestState;
-    if (upstreamState !== undefined && (typeof upstreamState !== 'string' || upstreamState.length > MAX_UPSTREAM_STATE)) {
-      throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${upstream} sent a requestState that is not a string of at most ${MAX_UPSTREAM_STATE} characters`);
+    if (
+      upstreamState !== undefined &&
+      (typeof upstreamState !== 'string' || upstreamState.length > MAX_UPSTREAM_STATE)
+    ) {
+      throw new GatewayError(
+        'UPSTREAM_PROTOCOL_ERROR',
+        `Upstream ${upstream} sent a requestState that is not a string of at most ${MAX_UPSTREAM_STATE} characters`,
+      );
     }
     const payload: StatePayload = {
       ...(upstreamState !== undefined ? { x: upstreamState } : {}),
@@ -135,7 +165,12 @@ export class UpstreamRounds {
 }
 
 /** What binds a state to one request: the principal, the upstream, the method, its target and arguments. */
-function digest(ctx: RequestContext, upstream: string, method: string, params: Record<string, unknown> | undefined): string {
+function digest(
+  ctx: RequestContext,
+  upstream: string,
+  method: string,
+  params: Record<string, unknown> | undefined,
+): string {
   const target = method === 'resources/read' ? params?.uri : params?.name;
   const args = method === 'tools/call' ? params?.arguments : method === 'prompts/get' ? params?.arguments : undefined;
   return createHash('sha256')
@@ -147,7 +182,11 @@ function digest(ctx: RequestContext, upstream: string, method: string, params: R
 /** JSON with sorted keys: the same arguments hash alike whatever their order. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (isObject(value)) return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  if (isObject(value))
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`;
   return JSON.stringify(value ?? null);
 }
 

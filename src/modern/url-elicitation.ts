@@ -21,14 +21,23 @@ export function urlElicitationResult(err: unknown, ctx: RequestContext, method: 
   if (!INPUT_REQUIRED_METHODS.has(method)) return undefined;
   const elicitation = ctx.clientCapabilities.elicitation;
   if (!isObject(elicitation) || elicitation.url === undefined) {
-    throw new GatewayError('MISSING_CLIENT_CAPABILITY', `${method} needs the client capability elicitation.url (the upstream needs the user's authorization first)`, {
-      requiredCapabilities: { elicitation: { url: {} } },
-    });
+    throw new GatewayError(
+      'MISSING_CLIENT_CAPABILITY',
+      `${method} needs the client capability elicitation.url (the upstream needs the user's authorization first)`,
+      {
+        requiredCapabilities: { elicitation: { url: {} } },
+      },
+    );
   }
-  const asked = Array.isArray(err.detail?.elicitations) ? (err.detail.elicitations as Array<Record<string, unknown>>) : [];
+  const asked = Array.isArray(err.detail?.elicitations)
+    ? (err.detail.elicitations as Array<Record<string, unknown>>)
+    : [];
   const inputRequests: Record<string, unknown> = {};
   for (const e of asked) {
-    inputRequests[String(e.elicitationId)] = { method: 'elicitation/create', params: { mode: 'url', message: e.message, url: e.url } };
+    inputRequests[String(e.elicitationId)] = {
+      method: 'elicitation/create',
+      params: { mode: 'url', message: e.message, url: e.url },
+    };
   }
   return { resultType: 'input_required', inputRequests };
 }

@@ -110,7 +110,13 @@ export class CellHistogram<L extends string> {
       values.push(
         { labels: { le: '+Inf' }, sharedLabels: cell.labels, value: cell.count, metricName: bucket, exemplar: null },
         { labels: {}, sharedLabels: cell.labels, value: cell.sum, metricName: `${this.name}_sum`, exemplar: undefined },
-        { labels: {}, sharedLabels: cell.labels, value: cell.count, metricName: `${this.name}_count`, exemplar: undefined },
+        {
+          labels: {},
+          sharedLabels: cell.labels,
+          value: cell.count,
+          metricName: `${this.name}_count`,
+          exemplar: undefined,
+        },
       );
     }
     return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
@@ -119,7 +125,10 @@ export class CellHistogram<L extends string> {
   /** The JSON form (registry.getMetricsAsJSON): each sample's labels in one object. */
   get(): { name: string; help: string; type: string; values: Sample[]; aggregator: string } {
     const data = this.getForPromString();
-    data.values = data.values.map(({ sharedLabels, labels, ...rest }) => ({ ...rest, labels: { ...labels, ...sharedLabels } }));
+    data.values = data.values.map(({ sharedLabels, labels, ...rest }) => ({
+      ...rest,
+      labels: { ...labels, ...sharedLabels },
+    }));
     return data;
   }
 }

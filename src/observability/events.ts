@@ -204,7 +204,10 @@ export class DataPathEvents {
 /**
  * Subscribes `handlers` to this gateway's events (others' are skipped); returns the unsubscribe.
  */
-export function subscribe(gateway: string, handlers: { [K in EventName]?: (message: EventMap[K]) => void }): () => void {
+export function subscribe(
+  gateway: string,
+  handlers: { [K in EventName]?: (message: EventMap[K]) => void },
+): () => void {
   const undo: Array<() => void> = [];
   for (const name of Object.keys(handlers) as EventName[]) {
     const handler = handlers[name] as (message: unknown) => void;

@@ -17,7 +17,14 @@ export class Metrics {
   readonly operationDuration = new CellHistogram(
     'mcp_server_operation_duration_seconds',
     'Duration of MCP requests handled by the gateway',
-    ['mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'mcp_protocol_version', 'network_transport'] as const,
+    [
+      'mcp_method_name',
+      'gen_ai_tool_name',
+      'gen_ai_prompt_name',
+      'error_type',
+      'mcp_protocol_version',
+      'network_transport',
+    ] as const,
     OPERATION_BUCKETS,
     this.registry,
   );
@@ -26,7 +33,14 @@ export class Metrics {
   readonly clientOperationDuration = new CellHistogram(
     'mcp_client_operation_duration_seconds',
     'Duration of the calls the gateway makes to upstream MCP servers',
-    ['upstream', 'mcp_method_name', 'gen_ai_tool_name', 'gen_ai_prompt_name', 'error_type', 'network_transport'] as const,
+    [
+      'upstream',
+      'mcp_method_name',
+      'gen_ai_tool_name',
+      'gen_ai_prompt_name',
+      'error_type',
+      'network_transport',
+    ] as const,
     OPERATION_BUCKETS,
     this.registry,
   );
@@ -45,12 +59,15 @@ export class Metrics {
 
   readonly upstreamUp: Gauge = new Gauge({
     name: 'mcpgw_upstream_up',
-    help: 'Whether an upstream is ready (as /readyz reports it: a worker up, and for a remote one its health checks passing): 1 yes, 0 no',
+    help:
+      'Whether an upstream is ready (as /readyz reports it: a worker up, and for a remote one its health ' +
+      'checks passing): 1 yes, 0 no',
     labelNames: ['upstream'] as const,
     registers: [this.registry],
     collect: () => {
       this.upstreamUp.reset();
-      for (const [upstream, s] of Object.entries(this.upstreamStates())) this.upstreamUp.set({ upstream }, s.state === 'ready' ? 1 : 0);
+      for (const [upstream, s] of Object.entries(this.upstreamStates()))
+        this.upstreamUp.set({ upstream }, s.state === 'ready' ? 1 : 0);
     },
   });
 
@@ -84,7 +101,9 @@ export class Metrics {
 
   readonly inputChains: Gauge = new Gauge({
     name: 'mcpgw_input_chains',
-    help: 'Stateless (2026-07-28) requests on this replica whose per-session upstream call is running or waiting for the client\'s input',
+    help:
+      'Stateless (2026-07-28) requests on this replica whose per-session upstream call is running or waiting ' +
+      "for the client's input",
     registers: [this.registry],
     collect: () => {
       this.inputChains.set(this.countInputChains());
@@ -106,7 +125,9 @@ export class Metrics {
     });
     const failing: Gauge = new Gauge({
       name: 'mcpgw_session_store_failing_masters',
-      help: 'Redis Cluster masters that are failing or do not answer this replica: sessions in their slots cannot be served',
+      help:
+        'Redis Cluster masters that are failing or do not answer this replica: sessions in their slots ' +
+        'cannot be served',
       registers: [this.registry],
       collect: () => {
         failing.reset();
@@ -140,7 +161,9 @@ export class Metrics {
   /** A worker that never became ready; one that ran and then exited counts in upstreamRestarts. */
   readonly upstreamStartFailures = new Counter({
     name: 'mcpgw_upstream_start_failures_total',
-    help: 'Upstream workers (shared and per-session) that failed to start: spawn failed, exited or failed before initialize was answered, connection refused',
+    help:
+      'Upstream workers (shared and per-session) that failed to start: spawn failed, exited or failed before ' +
+      'initialize was answered, connection refused',
     labelNames: ['upstream'] as const,
     registers: [this.registry],
   });
@@ -148,7 +171,9 @@ export class Metrics {
   /** Started at zero for both outcomes, so a dashboard sees the first rejection as an increase. */
   readonly configReloads = new Counter({
     name: 'mcpgw_config_reloads_total',
-    help: 'Config reloads (SIGHUP or a change of the config file) by outcome: ok (applied) or rejected (invalid; the old config keeps serving)',
+    help:
+      'Config reloads (SIGHUP or a change of the config file) by outcome: ok (applied) or rejected (invalid; ' +
+      'the old config keeps serving)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -192,7 +217,9 @@ export class Metrics {
   /** Each one was degraded, not fatal: the event went out without an id, or a stream stayed local. */
   readonly streamFailures = new Counter({
     name: 'mcpgw_stream_failures_total',
-    help: 'Event store or bus operations of SSE streams that failed (the stream degraded: events without ids, or local delivery only)',
+    help:
+      'Event store or bus operations of SSE streams that failed (the stream degraded: events without ids, or ' +
+      'local delivery only)',
     labelNames: ['component', 'operation'] as const,
     registers: [this.registry],
   });
@@ -207,7 +234,9 @@ export class Metrics {
 
   readonly streamResumptions = new Counter({
     name: 'mcpgw_stream_resumptions_total',
-    help: 'GET requests with Last-Event-ID, by outcome (resumed, unknown: the event is not retained, failed: the event store failed)',
+    help:
+      'GET requests with Last-Event-ID, by outcome (resumed, unknown: the event is not retained, failed: the ' +
+      'event store failed)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });

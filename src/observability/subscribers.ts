@@ -13,7 +13,11 @@ import type { Metrics } from './metrics.js';
  * A new gateway's publisher, under an id of its own, with its metrics subscribed, and an audit
  * log when `auditMethods` names any; `unsubscribe` ends both (at the gateway's close).
  */
-export function observeGateway(metrics: Metrics, auditMethods: readonly string[], log: Logger): { diagnostics: DataPathEvents; unsubscribe: () => void } {
+export function observeGateway(
+  metrics: Metrics,
+  auditMethods: readonly string[],
+  log: Logger,
+): { diagnostics: DataPathEvents; unsubscribe: () => void } {
   const diagnostics = new DataPathEvents(randomUUID());
   const undo = [subscribeMetrics(diagnostics.gateway, metrics)];
   if (auditMethods.length > 0) undo.push(subscribeAudit(diagnostics.gateway, new AuditLog(auditMethods, log)));
@@ -29,9 +33,13 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
   return subscribe(gateway, {
     // Label values by position (labelNames' order): the cell of a label set is found, not rebuilt.
     'request:end': (e) =>
-      metrics.operationDuration.cell(e.method, e.tool, e.prompt, e.toolError ? 'tool_error' : e.errorCode, e.protocolVersion, 'tcp').observe(e.seconds),
+      metrics.operationDuration
+        .cell(e.method, e.tool, e.prompt, e.toolError ? 'tool_error' : e.errorCode, e.protocolVersion, 'tcp')
+        .observe(e.seconds),
     'upstream:call-end': (e) =>
-      metrics.clientOperationDuration.cell(e.upstream, e.method, e.tool, e.prompt, e.errorType, e.transport).observe(e.seconds),
+      metrics.clientOperationDuration
+        .cell(e.upstream, e.method, e.tool, e.prompt, e.errorType, e.transport)
+        .observe(e.seconds),
     'session:end': (e) => metrics.sessionDuration.observe({ network_transport: 'tcp' }, e.seconds),
     'transport:rejection': (e) => metrics.transportRejections.inc({ error_type: e.errorType }),
     'stream:open': (e) => metrics.sseStreamsOpen.inc({ kind: e.kind }),
@@ -48,7 +56,8 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     'upstream:retry': (e) => metrics.upstreamRetries.inc({ upstream: e.upstream, reason: e.reason }),
     // A state set: 1 for the current state, 0 for the others.
     'upstream:circuit': (e) => {
-      for (const state of CIRCUIT_STATES) metrics.upstreamCircuitState.set({ upstream: e.upstream, state }, state === e.state ? 1 : 0);
+      for (const state of CIRCUIT_STATES)
+        metrics.upstreamCircuitState.set({ upstream: e.upstream, state }, state === e.state ? 1 : 0);
     },
     'pool:queue': (e) => metrics.poolQueueDepth.set({ upstream: e.upstream }, e.depth),
     'pool:rejection': (e) => metrics.poolRejections.inc({ upstream: e.upstream, reason: e.reason }),
@@ -61,16 +70,19 @@ export function subscribeAudit(gateway: string, audit: AuditLog): () => void {
   return subscribe(gateway, {
     'request:end': (e) => {
       if (!audit.covers(e.method)) return;
-      audit.record({
-        method: e.method,
-        target: e.target,
-        principal: e.principal,
-        session: e.stateless ? undefined : e.scope,
-        stateless: e.stateless,
-        outcome: e.errorType || 'ok',
-        ...(e.toolError ? { toolError: true } : {}),
-        durationMs: Math.round(e.seconds * 1e4) / 10,
-      }, e.requestId);
+      audit.record(
+        {
+          method: e.method,
+          target: e.target,
+          principal: e.principal,
+          session: e.stateless ? undefined : e.scope,
+          stateless: e.stateless,
+          outcome: e.errorType || 'ok',
+          ...(e.toolError ? { toolError: true } : {}),
+          durationMs: Math.round(e.seconds * 1e4) / 10,
+        },
+        e.requestId,
+      );
     },
   });
 }

@@ -3,11 +3,22 @@
  * by tracing.ts only when tracing is on). Per request the virtual server answers, a SERVER span
  * `{mcp.method.name} {target}` continuing the client's trace context; per call to an upstream, a
  * CLIENT span, its child, whose context the dispatcher sends on in `params._meta` (and an HTTP
- * upstream's wire in its headers). Notifications get spans too (notificationSpans). Spans are kept by their start event's object, in WeakMaps:
+ * upstream's wire in its headers). Notifications get spans too (notificationSpans). Spans are kept by their start
+ * event's object, in WeakMaps:
  * nothing is threaded through calls, and nothing leaks when an end is never heard.
  */
 import { createHash } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type Span, type TextMapGetter, type TextMapSetter, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Span,
+  type TextMapGetter,
+  type TextMapSetter,
+  type Tracer,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, ConsoleSpanExporter, TracerProvider, type SpanExporter } from '@opentelemetry/sdk-trace';
@@ -44,12 +55,19 @@ function sessionDigest(id: string): string {
 }
 
 /** One gateway's tracer provider and its subscription; the returned function flushes and ends both. */
-export async function traceGateway(gateway: string, settings: TracingSettings, version: string): Promise<() => Promise<void>> {
+export async function traceGateway(
+  gateway: string,
+  settings: TracingSettings,
+  version: string,
+): Promise<() => Promise<void>> {
   const resource = defaultResource()
     .merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': version }))
     // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win over our defaults.
     .merge(detectResources({ detectors: [envDetector] }));
-  const provider = new TracerProvider({ resource, spanProcessors: [new BatchSpanProcessor({ exporter: await exporterFor(settings) })] });
+  const provider = new TracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor({ exporter: await exporterFor(settings) })],
+  });
   const tracer = provider.getTracer('mcp-gateway', version);
   const propagator = new W3CTraceContextPropagator();
   const servers = new WeakMap<RequestStart, Span>();
@@ -57,7 +75,9 @@ export async function traceGateway(gateway: string, settings: TracingSettings, v
 
   const unsubscribe = subscribe(gateway, {
     'request:start': (e) => {
-      const parent = e.traceparent ? propagator.extract(ROOT_CONTEXT, { traceparent: e.traceparent, tracestate: e.tracestate }, getter) : ROOT_CONTEXT;
+      const parent = e.traceparent
+        ? propagator.extract(ROOT_CONTEXT, { traceparent: e.traceparent, tracestate: e.tracestate }, getter)
+        : ROOT_CONTEXT;
       const attributes: Attributes = {
         'mcp.method.name': e.method,
         'jsonrpc.request.id': e.jsonrpcId,
@@ -84,7 +104,11 @@ export async function traceGateway(gateway: string, settings: TracingSettings, v
     'upstream:call-start': (e) => {
       const server = e.request && servers.get(e.request);
       const parent = server ? trace.setSpan(ROOT_CONTEXT, server) : ROOT_CONTEXT;
-      const attributes: Attributes = { 'mcp.method.name': e.method, 'network.transport': e.transport, 'mcpgw.upstream': e.upstream };
+      const attributes: Attributes = {
+        'mcp.method.name': e.method,
+        'network.transport': e.transport,
+        'mcpgw.upstream': e.upstream,
+      };
       if (e.request) attributes['jsonrpc.request.id'] = e.request.jsonrpcId;
       targetAttributes(attributes, e.method, e.target);
       const span = tracer.startSpan(spanName(e.method, e.target), { kind: SpanKind.CLIENT, attributes }, parent);
@@ -118,14 +142,24 @@ export async function traceGateway(gateway: string, settings: TracingSettings, v
  * the server initiated), and, passed on, a CLIENT span under it (the gateway initiates it to its client).
  */
 function notificationSpans(tracer: Tracer, propagator: W3CTraceContextPropagator, e: NotificationPassed): void {
-  const parent = e.traceparent ? propagator.extract(ROOT_CONTEXT, { traceparent: e.traceparent, tracestate: e.tracestate }, getter) : ROOT_CONTEXT;
+  const parent = e.traceparent
+    ? propagator.extract(ROOT_CONTEXT, { traceparent: e.traceparent, tracestate: e.tracestate }, getter)
+    : ROOT_CONTEXT;
   const toClient: Attributes = { 'mcp.method.name': e.method, 'network.transport': 'tcp' };
   if (e.sessionId) toClient['mcp.session.id'] = sessionDigest(e.sessionId);
   if (e.protocolVersion) toClient['mcp.protocol.version'] = e.protocolVersion;
-  if (e.upstream === undefined) return tracer.startSpan(e.method, { kind: SpanKind.SERVER, attributes: toClient }, parent).end();
-  const attributes: Attributes = { 'mcp.method.name': e.method, 'network.transport': e.transport, 'mcpgw.upstream': e.upstream };
+  if (e.upstream === undefined)
+    return tracer.startSpan(e.method, { kind: SpanKind.SERVER, attributes: toClient }, parent).end();
+  const attributes: Attributes = {
+    'mcp.method.name': e.method,
+    'network.transport': e.transport,
+    'mcpgw.upstream': e.upstream,
+  };
   const received = tracer.startSpan(e.method, { kind: SpanKind.SERVER, attributes }, parent);
-  if (e.delivered) tracer.startSpan(e.method, { kind: SpanKind.CLIENT, attributes: toClient }, trace.setSpan(ROOT_CONTEXT, received)).end();
+  if (e.delivered)
+    tracer
+      .startSpan(e.method, { kind: SpanKind.CLIENT, attributes: toClient }, trace.setSpan(ROOT_CONTEXT, received))
+      .end();
   received.end();
 }
 

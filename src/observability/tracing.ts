@@ -29,12 +29,21 @@ export function tracingSettings(env: TraceEnv): TracingSettings | undefined | Er
     .filter((e) => e !== '' && e !== 'none');
   if (exporters.length === 0) return undefined;
   const exporter = exporters.includes('otlp') ? 'otlp' : exporters.includes('console') ? 'console' : undefined;
-  if (!exporter) return new Error(`OTEL_TRACES_EXPORTER=${env.OTEL_TRACES_EXPORTER}: only otlp, console and none are supported`);
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf').trim().toLowerCase();
-  if (protocol !== 'http/json' && protocol !== 'http/protobuf') return new Error(`OTLP protocol ${protocol}: only http/json and http/protobuf are supported`);
+  if (!exporter)
+    return new Error(`OTEL_TRACES_EXPORTER=${env.OTEL_TRACES_EXPORTER}: only otlp, console and none are supported`);
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf')
+    .trim()
+    .toLowerCase();
+  if (protocol !== 'http/json' && protocol !== 'http/protobuf')
+    return new Error(`OTLP protocol ${protocol}: only http/json and http/protobuf are supported`);
   const signal = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim();
   const base = (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || DEFAULT_ENDPOINT).replace(/\/+$/, '');
-  return { exporter, protocol, url: signal || `${base}/v1/traces`, serviceName: env.OTEL_SERVICE_NAME?.trim() || 'mcp-gateway' };
+  return {
+    exporter,
+    protocol,
+    url: signal || `${base}/v1/traces`,
+    serviceName: env.OTEL_SERVICE_NAME?.trim() || 'mcp-gateway',
+  };
 }
 
 /**
@@ -42,12 +51,24 @@ export function tracingSettings(env: TraceEnv): TracingSettings | undefined | Er
  * it (flushing what is buffered), or undefined when off. A setting it cannot honour fails the
  * start: an operator who asked for traces must not silently get none.
  */
-export async function startTracing(gateway: string, env: TraceEnv, log: Logger, version: string): Promise<(() => Promise<void>) | undefined> {
+export async function startTracing(
+  gateway: string,
+  env: TraceEnv,
+  log: Logger,
+  version: string,
+): Promise<(() => Promise<void>) | undefined> {
   const settings = tracingSettings(env);
   if (settings instanceof Error) throw settings;
   if (!settings) return undefined;
   const { traceGateway } = await import('./tracer.js');
   const stop = await traceGateway(gateway, settings, version);
-  log.info({ exporter: settings.exporter, protocol: settings.protocol, url: settings.exporter === 'otlp' ? settings.url : undefined }, 'tracing on');
+  log.info(
+    {
+      exporter: settings.exporter,
+      protocol: settings.protocol,
+      url: settings.exporter === 'otlp' ? settings.url : undefined,
+    },
+    'tracing on',
+  );
   return stop;
 }

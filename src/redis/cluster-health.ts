@@ -3,9 +3,15 @@ import type { Logger } from '../observability/logger.js';
 
 /** What the gateway can tell of a Redis Cluster beyond "the client is connected". */
 export interface ClusterHealthStatus {
-  /** The cluster's own verdict (CLUSTER INFO cluster_state): ok when any master that answered says so, fail when all say fail. */
+  /**
+   * The cluster's own verdict (CLUSTER INFO cluster_state): ok when any master that answered says so, fail when all say
+   * fail.
+   */
   clusterState: 'ok' | 'fail' | 'unknown';
-  /** Masters flagged failing by the cluster, not answering this replica, or not yet seeing the cluster ok: their slots' commands fail. */
+  /**
+   * Masters flagged failing by the cluster, not answering this replica, or not yet seeing the cluster ok: their slots'
+   * commands fail.
+   */
   failingMasters: string[];
 }
 
@@ -110,10 +116,17 @@ export class ClusterHealth {
     if (!log) return;
     const before = this.#status;
     if (next.clusterState !== before.clusterState && before.clusterState !== 'unknown') {
-      (next.clusterState === 'ok' ? log.info.bind(log) : log.warn.bind(log))({ clusterState: next.clusterState }, 'Redis Cluster state changed');
+      (next.clusterState === 'ok' ? log.info.bind(log) : log.warn.bind(log))(
+        { clusterState: next.clusterState },
+        'Redis Cluster state changed',
+      );
     }
     if (next.failingMasters.join() !== before.failingMasters.join()) {
-      if (next.failingMasters.length > 0) log.warn({ failingMasters: next.failingMasters }, 'Redis Cluster masters failing: their sessions cannot be served');
+      if (next.failingMasters.length > 0)
+        log.warn(
+          { failingMasters: next.failingMasters },
+          'Redis Cluster masters failing: their sessions cannot be served',
+        );
       else log.info('Redis Cluster masters all answering again');
     }
   }

@@ -39,7 +39,17 @@ function parseNode(address: string): { host: string; port: number } {
  * and the connection name apply to each node's connection.
  */
 function clusterOptions(options: RedisOptions, password: string | undefined): ClusterOptions {
-  const { retryStrategy, enableOfflineQueue, lazyConnect, host: _h, port: _p, path: _pa, sentinels: _s, readOnly: _r, ...node } = options;
+  const {
+    retryStrategy,
+    enableOfflineQueue,
+    lazyConnect,
+    host: _h,
+    port: _p,
+    path: _pa,
+    sentinels: _s,
+    readOnly: _r,
+    ...node
+  } = options;
   return {
     enableOfflineQueue: enableOfflineQueue ?? true,
     lazyConnect: lazyConnect ?? false,
@@ -98,7 +108,9 @@ export interface RedisConnectionOptions {
   log?: Logger;
 }
 
-/** 50 ms doubling up to `maxMs`, with jitter: many replicas must not reconnect in step. ioredis counts attempts from 1. */
+/**
+ * 50 ms doubling up to `maxMs`, with jitter: many replicas must not reconnect in step. ioredis counts attempts from 1.
+ */
 export function backoff(maxMs: number): (attempt: number) => number {
   return (attempt) => backoffDelay(attempt - 1, 50, maxMs);
 }
@@ -195,7 +207,12 @@ export async function diagnoseCluster(target: RedisTarget): Promise<string | und
  */
 function tlsRefusal(node: { host: string; port: number }, options: ConnectionOptions): Promise<string | undefined> {
   return new Promise((resolve) => {
-    const socket = tlsConnect({ ...options, host: node.host, port: node.port, servername: options.servername ?? (isIP(node.host) ? undefined : node.host) });
+    const socket = tlsConnect({
+      ...options,
+      host: node.host,
+      port: node.port,
+      servername: options.servername ?? (isIP(node.host) ? undefined : node.host),
+    });
     const done = (why: string | undefined) => {
       clearTimeout(timer);
       socket.destroy();

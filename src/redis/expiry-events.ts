@@ -60,7 +60,8 @@ export class RedisExpiryEvents {
     };
     if (client instanceof Cluster) {
       // A Cluster's node connections connect lazily and never reconnect: ours do both.
-      const add = (node: Redis) => this.#add(node, node.duplicate({ ...this.#subscriberOptions, lazyConnect: false, readOnly: false }));
+      const add = (node: Redis) =>
+        this.#add(node, node.duplicate({ ...this.#subscriberOptions, lazyConnect: false, readOnly: false }));
       client.on('+node', add);
       client.on('-node', (node: Redis) => this.#remove(node));
       for (const node of client.nodes('all')) add(node);
@@ -139,7 +140,8 @@ export class RedisExpiryEvents {
     else {
       this.#options.log?.warn(
         { err: reason instanceof Error ? reason.message : String(reason) },
-        "session store: cannot enable Redis keyspace notifications (CONFIG refused?); expiry events come only from this replica's own checks",
+        'session store: cannot enable Redis keyspace notifications (CONFIG refused?); expiry events come only ' +
+          "from this replica's own checks",
       );
     }
   }

@@ -47,7 +47,13 @@ export class RedisPing {
       timer = setTimeout(() => resolve(false), this.options.timeoutMs);
     });
     try {
-      const answered = await Promise.race([this.ping().then(() => true, () => false), deadline]);
+      const answered = await Promise.race([
+        this.ping().then(
+          () => true,
+          () => false,
+        ),
+        deadline,
+      ]);
       this.#report(answered);
       this.#answering = answered;
     } finally {
@@ -64,6 +70,10 @@ export class RedisPing {
   #report(answered: boolean): void {
     if (answered === this.#answering) return;
     if (answered) this.options.log?.info('session store: Redis answers PING again');
-    else this.options.log?.warn({ timeoutMs: this.options.timeoutMs }, 'session store: Redis did not answer PING in time: not ready');
+    else
+      this.options.log?.warn(
+        { timeoutMs: this.options.timeoutMs },
+        'session store: Redis did not answer PING in time: not ready',
+      );
   }
 }

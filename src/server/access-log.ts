@@ -52,7 +52,8 @@ export function registerAccessLog(app: FastifyInstance, gateway: string, log: Lo
   // What the transport learnt of each request, until its reply ends (keyed by Node's request object).
   const classified = new WeakMap<object, Classified>();
   const unsubscribe = subscribe(gateway, {
-    'http:classified': (e) => void classified.set(e.request, { type: e.type, method: e.method, principal: e.principal }),
+    'http:classified': (e) =>
+      void classified.set(e.request, { type: e.type, method: e.method, principal: e.principal }),
   });
   app.addHook('onResponse', (request, reply, done) => {
     const c = classified.get(request.raw);

@@ -40,14 +40,35 @@ export async function registerConnectionTransports(
   if (!legacy && !ws) return undefined;
   const refreshMs = Math.min(60_000, Math.max(1000, Math.floor((config.sessions.ttlSeconds * 1000) / 3)));
   const connections = new Connections(parts.store, app.log, refreshMs, diagnostics);
-  const door = new RequestDoor({ isAllowedOrigin: parts.isAllowedOrigin, isReady: parts.isReady, auth: parts.auth, diagnostics, bodyRate: parts.bodyRate });
-  const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
-  const common = { intake, maxInFlightPerClient: config.limits.maxInFlightPerClient, door, auth: parts.auth, connections, diagnostics, isDraining: parts.isDraining };
-  const { maxStreams, maxStreamBufferedBytes } = config.limits;
-  const sse = legacy && new LegacySseTransport({
-    ...common, settings: legacy, bodyLimit: config.limits.bodyBytes, maxStreams, maxStreamBufferedBytes,
-    keepAliveMs: config.sse.keepAliveMs, bus: parts.bus,
+  const door = new RequestDoor({
+    isAllowedOrigin: parts.isAllowedOrigin,
+    isReady: parts.isReady,
+    auth: parts.auth,
+    diagnostics,
+    bodyRate: parts.bodyRate,
   });
+  const intake = { maxDepth: config.limits.maxJsonDepth, maxBatch: config.limits.maxBatchSize };
+  const common = {
+    intake,
+    maxInFlightPerClient: config.limits.maxInFlightPerClient,
+    door,
+    auth: parts.auth,
+    connections,
+    diagnostics,
+    isDraining: parts.isDraining,
+  };
+  const { maxStreams, maxStreamBufferedBytes } = config.limits;
+  const sse =
+    legacy &&
+    new LegacySseTransport({
+      ...common,
+      settings: legacy,
+      bodyLimit: config.limits.bodyBytes,
+      maxStreams,
+      maxStreamBufferedBytes,
+      keepAliveMs: config.sse.keepAliveMs,
+      bus: parts.bus,
+    });
   if (sse) sse.register(app, '', handler);
   if (ws) {
     const socket = new WebSocketTransport({ ...common, settings: ws, maxPayload: config.limits.bodyBytes });

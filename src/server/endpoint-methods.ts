@@ -51,7 +51,10 @@ function refusalOf(request: FastifyRequest, endpoint: boolean, o: EndpointMethod
   const origin = request.headers.origin;
   if (origin === undefined || request.headers['access-control-request-method'] === undefined) {
     if (!endpoint) return routeNotFound(request);
-    return new GatewayError('METHOD_NOT_ALLOWED', 'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)');
+    return new GatewayError(
+      'METHOD_NOT_ALLOWED',
+      'Method Not Allowed: OPTIONS is answered only as a CORS preflight (Origin and Access-Control-Request-Method)',
+    );
   }
   if (!o.isAllowedOrigin(origin)) return new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${origin}`);
   return undefined;

@@ -77,5 +77,11 @@ class LazyRequestLogger {
  * Fastify's `childLoggerFactory`: the lazy logger above, unless the route asks for options of its
  * own (a route-level log level), which get pino's child at once.
  */
-export const lazyChildLoggerFactory: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) =>
-  Object.keys(options).length > 0 ? logger.child(bindings, options) : (new LazyRequestLogger(logger as PinoLogger, bindings) as unknown as FastifyBaseLogger);
+export const lazyChildLoggerFactory: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
+  logger,
+  bindings,
+  options,
+) =>
+  Object.keys(options).length > 0
+    ? logger.child(bindings, options)
+    : (new LazyRequestLogger(logger as PinoLogger, bindings) as unknown as FastifyBaseLogger);

@@ -14,7 +14,11 @@ import type { SessionStreams } from '../streams/session-streams.js';
 import type { ClientByteRate } from '../transport/client-byte-rate.js';
 import { InFlightLimit } from '../transport/in-flight-limit.js';
 import { StreamRoom } from '../transport/stream-room.js';
-import { registerStreamableHttp, type StreamableHttpOptions, type StreamableHttpTransport } from '../transport/streamable-http.js';
+import {
+  registerStreamableHttp,
+  type StreamableHttpOptions,
+  type StreamableHttpTransport,
+} from '../transport/streamable-http.js';
 
 export interface McpEndpointsOptions {
   config: GatewayConfig;
@@ -33,7 +37,10 @@ export interface McpEndpointsOptions {
 }
 
 /** Registers every endpoint (the caller registers their refusals of other methods before CORS: endpoint-methods.ts). */
-export function registerMcpEndpoints(app: FastifyInstance, options: McpEndpointsOptions): Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'> {
+export function registerMcpEndpoints(
+  app: FastifyInstance,
+  options: McpEndpointsOptions,
+): Pick<StreamableHttpTransport, 'activeReplies' | 'setLimits'> {
   const { config, diagnostics, authenticator, isAllowedOrigin } = options;
   const room = new StreamRoom(config.limits.maxStreams, diagnostics, config.limits.maxStreamBufferedBytes);
   const bounds = { inFlight: new InFlightLimit(config.limits.maxInFlightPerClient), room };

@@ -52,9 +52,18 @@ export function readCookie(request: FastifyRequest, name: string): string | unde
   return undefined;
 }
 
-export function setConsentCookie(reply: FastifyReply, name: string, value: string, pending: PendingAuthorization, secure: boolean): void {
+export function setConsentCookie(
+  reply: FastifyReply,
+  name: string,
+  value: string,
+  pending: PendingAuthorization,
+  secure: boolean,
+): void {
   const maxAge = Math.max(0, Math.ceil((pending.expiresAt - Date.now()) / 1000));
-  reply.header('set-cookie', `${name}=${value}; Path=/oauth; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`);
+  reply.header(
+    'set-cookie',
+    `${name}=${value}; Path=/oauth; Max-Age=${maxAge}; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`,
+  );
 }
 
 export function clearConsentCookie(reply: FastifyReply, name: string, secure: boolean): void {
@@ -86,10 +95,12 @@ export function confirmPageBody(p: ConfirmPage): string {
     `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Authorize ${e(p.upstream)}</title></head>` +
     '<body style="font-family:sans-serif;max-width:40em;margin:3em auto">' +
     `<h1>Authorize ${e(p.upstream)}</h1>` +
-    `<p>The gateway asks to act as you at <strong>${e(p.upstream)}</strong>, for the gateway user <strong>${e(p.principal)}</strong>. ` +
+    `<p>The gateway asks to act as you at <strong>${e(p.upstream)}</strong>, for the gateway user ` +
+    `<strong>${e(p.principal)}</strong>. ` +
     `You will sign in at <strong>${e(p.serverHost)}</strong> next.</p>` +
     `<p>Go on only if you are ${e(p.principal)} and you asked for this in your own client just now. ` +
-    `If someone sent you this link, close this page: whoever goes on grants their own account to ${e(p.principal)}.</p>` +
+    `If someone sent you this link, close this page: whoever goes on grants their own account to ` +
+    `${e(p.principal)}.</p>` +
     `<form method="post" action="/oauth/start"><input type="hidden" name="state" value="${e(p.state)}">` +
     `<input type="hidden" name="csrf" value="${e(p.csrf)}">` +
     `<button type="submit">I am ${e(p.principal)}: authorize ${e(p.upstream)}</button></form></body></html>`

@@ -31,7 +31,13 @@ export interface LoginRoutes {
 }
 
 /** Sends the confirmed browser to sign in at the gateway's authorization server first. */
-export async function redirectToLogin(reply: FastifyReply, login: BrowserLogin, tokens: TokenStore, confirmed: PendingAuthorization, resource: string | undefined): Promise<FastifyReply> {
+export async function redirectToLogin(
+  reply: FastifyReply,
+  login: BrowserLogin,
+  tokens: TokenStore,
+  confirmed: PendingAuthorization,
+  resource: string | undefined,
+): Promise<FastifyReply> {
   const state = randomBytes(32).toString('base64url');
   const loginVerifier = randomBytes(32).toString('base64url');
   await tokens.putPending(state, { ...confirmed, loginVerifier });
@@ -56,24 +62,54 @@ export function registerLoginCallback(app: FastifyInstance, o: LoginRoutes): voi
   app.get<{ Querystring: Record<string, string | undefined> }>('/oauth/login/callback', async (request, reply) => {
     const { state, code, error } = request.query;
     try {
-      const pending = typeof state === 'string' && state !== '' && state.length <= 256 ? await o.tokens.takePending(state) : undefined;
-      if (!pending || pending.loginVerifier === undefined || pending.browser === undefined || pending.cookie === undefined) throw new GatewayError('OAUTH_STATE_INVALID');
+      const pending =
+        typeof state === 'string' && state !== '' && state.length <= 256
+          ? await o.tokens.takePending(state)
+          : undefined;
+      if (
+        !pending ||
+        pending.loginVerifier === undefined ||
+        pending.browser === undefined ||
+        pending.cookie === undefined
+      )
+        throw new GatewayError('OAUTH_STATE_INVALID');
       const nonce = readCookie(request, pending.cookie);
-      if (nonce === undefined || !sameText(browserDigest(nonce), pending.browser)) throw new GatewayError('OAUTH_CONSENT_INVALID');
-      if (typeof error === 'string' || typeof code !== 'string' || code === '') throw new GatewayError('OAUTH_CONSENT_INVALID', 'The sign-in did not complete: open the link your own client gave you again');
-      const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: o.login.redirectUri!, code_verifier: pending.loginVerifier });
+      if (nonce === undefined || !sameText(browserDigest(nonce), pending.browser))
+        throw new GatewayError('OAUTH_CONSENT_INVALID');
+      if (typeof error === 'string' || typeof code !== 'string' || code === '')
+        throw new GatewayError(
+          'OAUTH_CONSENT_INVALID',
+          'The sign-in did not complete: open the link your own client gave you again',
+        );
+      const form = new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: o.login.redirectUri!,
+        code_verifier: pending.loginVerifier,
+      });
       if (o.resource !== undefined) form.set('resource', o.resource);
       const answer = await endpoint.post(form).catch((err: unknown) => {
-        if (err instanceof TokenEndpointFailure && err.status === 400) throw new GatewayError('OAUTH_CONSENT_INVALID', 'The sign-in was refused: open the link your own client gave you again');
-        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The sign-in server cannot be reached right now: try again later');
+        if (err instanceof TokenEndpointFailure && err.status === 400)
+          throw new GatewayError(
+            'OAUTH_CONSENT_INVALID',
+            'The sign-in was refused: open the link your own client gave you again',
+          );
+        throw new GatewayError(
+          'UPSTREAM_UNAVAILABLE',
+          'The sign-in server cannot be reached right now: try again later',
+        );
       });
       const accessToken = isObject(answer) && typeof answer.access_token === 'string' ? answer.access_token : undefined;
-      if (accessToken === undefined) throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The sign-in server answered without an access token');
+      if (accessToken === undefined)
+        throw new GatewayError('UPSTREAM_UNAVAILABLE', 'The sign-in server answered without an access token');
       const identity = await o.auth.authenticate(`Bearer ${accessToken}`).catch(() => {
         throw new GatewayError('OAUTH_CONSENT_INVALID', 'The sign-in gave a token the gateway does not accept');
       });
       if (identity.principal !== pending.principal) {
-        throw new GatewayError('OAUTH_CONSENT_INVALID', 'You signed in as someone else than the user this link was made for: nothing was linked');
+        throw new GatewayError(
+          'OAUTH_CONSENT_INVALID',
+          'You signed in as someone else than the user this link was made for: nothing was linked',
+        );
       }
       const { loginVerifier: _done, ...next } = pending;
       return await o.proceed(reply, next);

@@ -8,10 +8,16 @@ import { rawErrorReply } from '../transport/error-reply.js';
 import type { Logger } from '../observability/logger.js';
 import type { DataPathEvents } from '../observability/events.js';
 
-/** File descriptors kept for what is not a client connection (upstream pipes and sockets, Redis, files), at most a quarter of the limit. */
+/**
+ * File descriptors kept for what is not a client connection (upstream pipes and sockets, Redis, files), at most a
+ * quarter of the limit.
+ */
 const RESERVED_FDS = 256;
 
-type TimeoutOptions = Pick<FastifyServerOptions, 'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout' | 'clientErrorHandler'> & {
+type TimeoutOptions = Pick<
+  FastifyServerOptions,
+  'requestTimeout' | 'keepAliveTimeout' | 'connectionTimeout' | 'clientErrorHandler'
+> & {
   http: { headersTimeout: number; requestTimeout: number; connectionsCheckingInterval: number };
 };
 
@@ -44,7 +50,12 @@ export function serverOptions(config: ServerConfig, diagnostics: DataPathEvents,
  */
 function answerClientError(err: ConnectionError, socket: Socket, diagnostics: DataPathEvents, log: Logger): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const type: ErrorName = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'INVALID_REQUEST';
+  const type: ErrorName =
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? 'REQUEST_TIMEOUT'
+      : err.code === 'HPE_HEADER_OVERFLOW'
+        ? 'HEADERS_TOO_LARGE'
+        : 'INVALID_REQUEST';
   const started = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage?.headersSent === true;
   // A reply already under way on this socket cannot be followed by another: just end it.
   if (!socket.writable || started) {
@@ -53,7 +64,8 @@ function answerClientError(err: ConnectionError, socket: Socket, diagnostics: Da
   }
   diagnostics.emit('transport:rejection', { errorType: type });
   log.debug({ code: err.code, type }, 'client error: connection closed');
-  const message = type === 'INVALID_REQUEST' ? 'Invalid Request: the bytes received are not an HTTP request' : undefined;
+  const message =
+    type === 'INVALID_REQUEST' ? 'Invalid Request: the bytes received are not an HTTP request' : undefined;
   socket.end(rawErrorReply(new GatewayError(type, message)), () => socket.destroy());
 }
 
@@ -70,7 +82,10 @@ export function capConnections(server: Server, configured: number, diagnostics: 
     const usable = limit - Math.min(RESERVED_FDS, Math.floor(limit / 4));
     if (configured > usable) {
       max = Math.max(1, usable);
-      log.warn({ configured, openFileLimit: limit, maxConnections: max }, 'server.maxConnections lowered to fit the open-file limit');
+      log.warn(
+        { configured, openFileLimit: limit, maxConnections: max },
+        'server.maxConnections lowered to fit the open-file limit',
+      );
     }
   }
   server.maxConnections = max;

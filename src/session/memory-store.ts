@@ -1,5 +1,11 @@
 import { GatewayError } from '../jsonrpc/errors.js';
-import { UNLIMITED, type SessionLimits, type SessionRecord, type SessionStore, type StoreEnd } from './session-store.js';
+import {
+  UNLIMITED,
+  type SessionLimits,
+  type SessionRecord,
+  type SessionStore,
+  type StoreEnd,
+} from './session-store.js';
 
 interface Entry {
   record: SessionRecord;
@@ -30,7 +36,8 @@ export class MemorySessionStore implements SessionStore {
   async create(record: SessionRecord): Promise<void> {
     const principal = record.principal;
     const own = principal === undefined ? undefined : this.#byPrincipal.get(principal);
-    if (own && this.#limits.maxPerPrincipal > 0) this.#makeRoom(own, this.#limits.maxPerPrincipal, 'PRINCIPAL_SESSION_LIMIT');
+    if (own && this.#limits.maxPerPrincipal > 0)
+      this.#makeRoom(own, this.#limits.maxPerPrincipal, 'PRINCIPAL_SESSION_LIMIT');
     this.#makeRoom(this.#entries, this.#limits.maxSessions, 'SESSION_LIMIT');
     const entry: Entry = { record: { ...record }, lastUsed: Date.now() };
     this.#entries.set(record.id, entry);

@@ -68,9 +68,23 @@ export class RedisSessionIndex {
    * evicted to make room: their keys are the caller's to delete.
    */
   async admit(id: string, principal: string | undefined, now: number): Promise<string[]> {
-    const keys = principal === undefined || this.limits.maxPerPrincipal === 0 ? [this.#all] : [this.#all, this.#principalKey(principal)];
-    const admitCommand = (this.redis as unknown as { mcpgwSessionAdmit: AdmitCommand }).mcpgwSessionAdmit.bind(this.redis);
-    const reply = await admitCommand(keys.length, ...keys, now, now - this.keyTtlMs, now - this.limits.evictIdleMs, this.limits.maxSessions, this.limits.maxPerPrincipal, id);
+    const keys =
+      principal === undefined || this.limits.maxPerPrincipal === 0
+        ? [this.#all]
+        : [this.#all, this.#principalKey(principal)];
+    const admitCommand = (this.redis as unknown as { mcpgwSessionAdmit: AdmitCommand }).mcpgwSessionAdmit.bind(
+      this.redis,
+    );
+    const reply = await admitCommand(
+      keys.length,
+      ...keys,
+      now,
+      now - this.keyTtlMs,
+      now - this.limits.evictIdleMs,
+      this.limits.maxSessions,
+      this.limits.maxPerPrincipal,
+      id,
+    );
     const [status, ...evicted] = reply;
     const retry = { retryAfterMs: Math.max(1000, Math.min(this.limits.evictIdleMs, 30_000)) };
     if (Number(status) === 1) throw new GatewayError('SESSION_LIMIT', undefined, retry);
@@ -88,11 +102,14 @@ export class RedisSessionIndex {
   }
 
   #keysOf(principal: string | undefined): string[] {
-    return principal === undefined || this.limits.maxPerPrincipal === 0 ? [this.#all] : [this.#all, this.#principalKey(principal)];
+    return principal === undefined || this.limits.maxPerPrincipal === 0
+      ? [this.#all]
+      : [this.#all, this.#principalKey(principal)];
   }
 
   /** Principals are arbitrary strings (a JWT's sub): hashed, so a key stays short and plain. */
   #principalKey(principal: string): string {
-    return `${this.#prefix}{sessions}:principal:${createHash('sha256').update(principal).digest('base64url').slice(0, 22)}`;
+    const digest = createHash('sha256').update(principal).digest('base64url').slice(0, 22);
+    return `${this.#prefix}{sessions}:principal:${digest}`;
   }
 }

@@ -15,7 +15,9 @@ export interface RedisSessionStoreOptions {
   maxTracked?: number;
   /** How often tracked sessions past their possible expiry are checked. */
   sweepIntervalMs?: number;
-  /** Subscribe to keyspace expiry notifications (and try to enable them with CONFIG SET), on every node of a Cluster. */
+  /**
+   * Subscribe to keyspace expiry notifications (and try to enable them with CONFIG SET), on every node of a Cluster.
+   */
   keyspaceEvents?: boolean;
   connectTimeoutMs?: number;
   /** Every command fails after this long without a reply (a hung Redis must not hang requests). */

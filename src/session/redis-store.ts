@@ -4,6 +4,7 @@ import { ClusterHealth } from '../redis/cluster-health.js';
 import { backoff, createRedisClient, errorCode, errorMessage, perKey, type RedisClient } from '../redis/connection.js';
 import { RedisExpiryEvents } from '../redis/expiry-events.js';
 import { RedisPing } from '../redis/ping.js';
+import { casUpdate, defineSessionCas } from './redis-session-cas.js';
 import { RedisSessionIndex } from './redis-session-index.js';
 import type { RedisSessionStoreOptions, RedisStoreStatus } from './redis-store-options.js';
 import { UNLIMITED, type SessionRecord, type SessionStore, type StoreEnd } from './session-store.js';
@@ -18,19 +19,6 @@ interface Tracked {
   createdAt?: number;
 }
 
-type CasCommand = (key: string, expected: string, next: string, ttlMs: number) => Promise<number>;
-
-// Replace the value only if nobody changed it since we read it; the write also refreshes the TTL.
-// 1: written, 0: the key is gone, -1: it changed under us (read again).
-const CAS_SCRIPT = `
-local current = redis.call('GET', KEYS[1])
-if not current then return 0 end
-if current ~= ARGV[1] then return -1 end
-redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
-return 1
-`;
-
-const CAS_ATTEMPTS = 5;
 const SWEEP_BATCH = 1000;
 
 /**
@@ -98,13 +86,16 @@ export class RedisSessionStore implements SessionStore {
       retryStrategy: (attempt) => {
         const delay = retryIn(attempt);
         if (!this.#closed && (attempt === 1 || attempt % 20 === 0)) {
-          this.#log?.warn({ attempt, retryInMs: delay, reason: this.#lastError }, 'session store: Redis unreachable, reconnecting');
+          this.#log?.warn(
+            { attempt, retryInMs: delay, reason: this.#lastError },
+            'session store: Redis unreachable, reconnecting',
+          );
         }
         return delay;
       },
     };
     this.#redis = createRedisClient(options.target, redisOptions);
-    this.#redis.defineCommand('mcpgwSessionCas', { numberOfKeys: 1, lua: CAS_SCRIPT });
+    defineSessionCas(this.#redis);
     this.#index = new RedisSessionIndex(this.#redis, this.#prefix, options.limits ?? UNLIMITED, this.#keyTtlMs);
     this.#redis.on('error', (err: unknown) => this.#onError(err));
     // A Cluster reports a node's errors apart from its own.
@@ -119,10 +110,15 @@ export class RedisSessionStore implements SessionStore {
     }
     if (!(this.#redis instanceof Cluster) && options.health) {
       const redis = this.#redis;
-      this.#ping = new RedisPing(() => redis.ping(), { ...options.health, connected: () => redis.status === 'ready', log: this.#log });
+      this.#ping = new RedisPing(() => redis.ping(), {
+        ...options.health,
+        connected: () => redis.status === 'ready',
+        log: this.#log,
+      });
     }
     this.#redis.on('close', () => {
-      if (this.#wasReady && !this.#closed) this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
+      if (this.#wasReady && !this.#closed)
+        this.#log?.warn({ reason: this.#lastError }, 'session store: Redis connection lost');
       this.#wasReady = false;
       this.#lastError ??= 'CONNECTION_CLOSED';
     });
@@ -142,7 +138,12 @@ export class RedisSessionStore implements SessionStore {
 
   /** true while commands can be sent (for a Cluster: unless it declared itself down). */
   get ready(): boolean {
-    return !this.#closed && this.#redis.status === 'ready' && this.#clusterHealth?.status.clusterState !== 'fail' && this.#ping?.answering !== false;
+    return (
+      !this.#closed &&
+      this.#redis.status === 'ready' &&
+      this.#clusterHealth?.status.clusterState !== 'fail' &&
+      this.#ping?.answering !== false
+    );
   }
 
   status(): RedisStoreStatus {
@@ -153,7 +154,10 @@ export class RedisSessionStore implements SessionStore {
     };
     const cluster = this.#clusterHealth?.status;
     if (cluster) s.cluster = { state: cluster.clusterState, failingMasters: cluster.failingMasters };
-    const lastError = cluster?.clusterState === 'fail' ? 'CLUSTERDOWN' : (this.#lastError ?? (this.#ping?.answering === false ? 'NO_PING_REPLY' : undefined));
+    const lastError =
+      cluster?.clusterState === 'fail'
+        ? 'CLUSTERDOWN'
+        : (this.#lastError ?? (this.#ping?.answering === false ? 'NO_PING_REPLY' : undefined));
     if (!this.ready && lastError) s.lastError = lastError;
     return s;
   }
@@ -177,7 +181,10 @@ export class RedisSessionStore implements SessionStore {
    * one that evicted them, times them; any other that tracked one finds it gone, untimed.
    */
   async #evict(ids: string[]): Promise<void> {
-    this.#log?.info({ sessions: ids.length }, 'session store: evicted the least recently used idle sessions to make room');
+    this.#log?.info(
+      { sessions: ids.length },
+      'session store: evicted the least recently used idle sessions to make room',
+    );
     const records = await perKey(
       this.#redis,
       ids.map((id) => this.#key(id)),
@@ -220,29 +227,16 @@ export class RedisSessionStore implements SessionStore {
   }
 
   async update(id: string, patch: Partial<Omit<SessionRecord, 'id'>>): Promise<boolean> {
-    const key = this.#key(id);
-    const cas = (this.#redis as unknown as { mcpgwSessionCas: CasCommand }).mcpgwSessionCas.bind(this.#redis);
-    for (let attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
-      const raw = await this.#redis.get(key);
-      if (raw === null) {
-        this.#gone(id);
-        return false;
-      }
-      const next = JSON.stringify({ ...(JSON.parse(raw) as SessionRecord), ...patch, id });
-      const now = Date.now();
-      const result = Number(await cas(key, raw, next, this.#keyTtlMs));
-      if (result === 1) {
-        const principal = (JSON.parse(raw) as SessionRecord).principal;
-        this.#track(id, now, principal);
-        this.#index.touched(id, principal, now);
-        return true;
-      }
-      if (result === 0) {
-        this.#gone(id);
-        return false;
-      }
+    const apply = (raw: string) => JSON.stringify({ ...(JSON.parse(raw) as SessionRecord), ...patch, id });
+    const written = await casUpdate(this.#redis, this.#key(id), apply, this.#keyTtlMs, id);
+    if (!written) {
+      this.#gone(id);
+      return false;
     }
-    throw new Error(`session ${id}: concurrent updates kept conflicting`);
+    const principal = (JSON.parse(written.before) as SessionRecord).principal;
+    this.#track(id, written.at, principal);
+    this.#index.touched(id, principal, written.at);
+    return true;
   }
 
   async delete(id: string): Promise<boolean> {
@@ -293,7 +287,12 @@ export class RedisSessionStore implements SessionStore {
     return entry[1] as T;
   }
 
-  #track(id: string, refreshedAt: number, principal: string | undefined, createdAt = this.#tracked.get(id)?.createdAt): void {
+  #track(
+    id: string,
+    refreshedAt: number,
+    principal: string | undefined,
+    createdAt = this.#tracked.get(id)?.createdAt,
+  ): void {
     this.#tracked.delete(id); // re-insert at the end: the map stays in refresh order
     this.#tracked.set(id, createdAt === undefined ? { refreshedAt, principal } : { refreshedAt, principal, createdAt });
     if (this.#tracked.size > this.#maxTracked) {

@@ -103,7 +103,9 @@ export class RedisTaskStore implements TaskStore {
     const [ids, bytes] = this.#bindingKeys(record.binding);
     const { maxPerPrincipal, maxBytesPerPrincipal } = bounds;
     const size = recordBytes(doc) + END_RESERVE_BYTES;
-    const admitted = Number(await this.#admit(ids, bytes, Date.now(), expiresAt, record.taskId, size, maxPerPrincipal, maxBytesPerPrincipal));
+    const admitted = Number(
+      await this.#admit(ids, bytes, Date.now(), expiresAt, record.taskId, size, maxPerPrincipal, maxBytesPerPrincipal),
+    );
     if (admitted === 1) throw taskLimit('maxPerPrincipal', maxPerPrincipal);
     if (admitted === 2) throw taskLimit('maxBytesPerPrincipal', maxBytesPerPrincipal);
     const key = this.#key(record.taskId);
@@ -115,7 +117,11 @@ export class RedisTaskStore implements TaskStore {
     return doc === null ? undefined : (JSON.parse(doc) as TaskRecord);
   }
 
-  async transition(next: TaskRecord, from: readonly TaskStatus[], maxBytes = Number.MAX_SAFE_INTEGER): Promise<boolean> {
+  async transition(
+    next: TaskRecord,
+    from: readonly TaskStatus[],
+    maxBytes = Number.MAX_SAFE_INTEGER,
+  ): Promise<boolean> {
     const doc = JSON.stringify(next);
     // Charged first, on the binding's slot, then swapped on the task's: a swap that loses its
     // race leaves the charge high, never low, until the task expires.

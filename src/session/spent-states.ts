@@ -43,7 +43,11 @@ export class RedisSpentStates implements SpentStates {
     try {
       set = await this.redis.set(`${this.keyPrefix}spent:${nonce}`, '1', 'PX', ttlMs, 'NX');
     } catch (err) {
-      throw new GatewayError('SESSION_STORE_UNAVAILABLE', `Cannot check the requestState against the session store: ${err instanceof Error ? err.message : String(err)}`, { retryAfterMs: 1000 });
+      throw new GatewayError(
+        'SESSION_STORE_UNAVAILABLE',
+        `Cannot check the requestState against the session store: ${err instanceof Error ? err.message : String(err)}`,
+        { retryAfterMs: 1000 },
+      );
     }
     return set === 'OK';
   }

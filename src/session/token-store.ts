@@ -39,7 +39,9 @@ export class TokenCipher {
   /** undefined: not a record of ours, a key no longer configured, or sealed for another pair. */
   open(sealed: string, principal: string, upstream: string): StoredToken | undefined {
     const token = this.#open(sealed, principal, upstream) as Partial<StoredToken> | undefined;
-    return typeof token?.accessToken === 'string' && typeof token.expiresAt === 'number' ? (token as StoredToken) : undefined;
+    return typeof token?.accessToken === 'string' && typeof token.expiresAt === 'number'
+      ? (token as StoredToken)
+      : undefined;
   }
 
   /** A pending authorization, sealed to its state (so a record moved under another state does not open). */
@@ -49,7 +51,11 @@ export class TokenCipher {
 
   openPending(sealed: string, state: string): PendingAuthorization | undefined {
     const p = this.#open(sealed, PENDING, state) as Partial<PendingAuthorization> | undefined;
-    const ok = typeof p?.principal === 'string' && typeof p.upstream === 'string' && typeof p.verifier === 'string' && typeof p.expiresAt === 'number';
+    const ok =
+      typeof p?.principal === 'string' &&
+      typeof p.upstream === 'string' &&
+      typeof p.verifier === 'string' &&
+      typeof p.expiresAt === 'number';
     return ok && p.expiresAt! > Date.now() ? (p as PendingAuthorization) : undefined;
   }
 
@@ -58,12 +64,19 @@ export class TokenCipher {
     const cipher = createCipheriv('aes-256-gcm', this.#sealing.key, iv);
     cipher.setAAD(aad(this.#sealing.id, principal, upstream));
     const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-    return [VERSION, this.#sealing.id, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
+    return [
+      VERSION,
+      this.#sealing.id,
+      iv.toString('base64url'),
+      body.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+    ].join('.');
   }
 
   #open(sealed: string, principal: string, upstream: string): unknown {
     const [version, kid, iv, body, tag] = sealed.split('.');
-    if (version !== VERSION || kid === undefined || iv === undefined || body === undefined || tag === undefined) return undefined;
+    if (version !== VERSION || kid === undefined || iv === undefined || body === undefined || tag === undefined)
+      return undefined;
     const key = this.#keys.get(kid);
     if (!key) return undefined;
     try {

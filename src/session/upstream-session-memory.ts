@@ -4,7 +4,9 @@ import type { SessionStore } from './session-store.js';
 import type { UpstreamResumeState, UpstreamSessionMemory } from '../contracts/upstream.js';
 
 function isResumeState(v: unknown): v is UpstreamResumeState {
-  return isObject(v) && typeof v.sessionId === 'string' && isObject(v.info) && typeof v.info.protocolVersion === 'string';
+  return (
+    isObject(v) && typeof v.sessionId === 'string' && isObject(v.info) && typeof v.info.protocolVersion === 'string'
+  );
 }
 
 /**
@@ -13,7 +15,12 @@ function isResumeState(v: unknown): v is UpstreamResumeState {
  * Two upstreams of one session recording at the same instant may lose one write; that worker
  * then simply starts a new upstream session when it next moves.
  */
-export function upstreamSessionMemory(store: SessionStore, upstream: string, scope: string, log: Logger): UpstreamSessionMemory {
+export function upstreamSessionMemory(
+  store: SessionStore,
+  upstream: string,
+  scope: string,
+  log: Logger,
+): UpstreamSessionMemory {
   return {
     recall: async () => {
       const state = (await store.get(scope))?.upstreamSessions?.[upstream];
@@ -27,6 +34,8 @@ export function upstreamSessionMemory(store: SessionStore, upstream: string, sco
         if (state) sessions[upstream] = state;
         else delete sessions[upstream];
         await store.update(scope, { upstreamSessions: sessions });
-      })().catch((err: unknown) => log.warn({ upstream, err: (err as Error).message }, 'could not record the upstream session')),
+      })().catch((err: unknown) =>
+        log.warn({ upstream, err: (err as Error).message }, 'could not record the upstream session'),
+      ),
   };
 }

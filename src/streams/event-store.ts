@@ -43,7 +43,12 @@ export interface EventStoreLimits {
  */
 export interface EventStore {
   /** Records an event at the end of a stream; undefined when `onlyIfExists` found no stream. */
-  append(sessionId: string, streamId: string, message: JsonRpcMessage | undefined, options?: AppendOptions): Promise<StoredEvent | undefined>;
+  append(
+    sessionId: string,
+    streamId: string,
+    message: JsonRpcMessage | undefined,
+    options?: AppendOptions,
+  ): Promise<StoredEvent | undefined>;
   /** The events after `position`; undefined when that event is not retained (unknown, trimmed or expired). */
   replay(sessionId: string, streamId: string, position: string): Promise<Replay | undefined>;
   /** Keeps a stream that still has a reader from expiring while nothing is written to it. */

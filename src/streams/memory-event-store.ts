@@ -1,5 +1,12 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { comparePositions, type AppendOptions, type EventStore, type EventStoreLimits, type Replay, type StoredEvent } from './event-store.js';
+import {
+  comparePositions,
+  type AppendOptions,
+  type EventStore,
+  type EventStoreLimits,
+  type Replay,
+  type StoredEvent,
+} from './event-store.js';
 
 interface Stream {
   events: StoredEvent[];
@@ -29,7 +36,12 @@ export class MemoryEventStore implements EventStore {
     this.#sweeper.unref();
   }
 
-  async append(sessionId: string, streamId: string, message: JsonRpcMessage | undefined, options: AppendOptions = {}): Promise<StoredEvent | undefined> {
+  async append(
+    sessionId: string,
+    streamId: string,
+    message: JsonRpcMessage | undefined,
+    options: AppendOptions = {},
+  ): Promise<StoredEvent | undefined> {
     const key = keyOf(sessionId, streamId);
     const now = Date.now();
     let stream = this.#live(key, now);
@@ -52,7 +64,8 @@ export class MemoryEventStore implements EventStore {
       final: options.final ?? false,
     };
     stream.events.push(event);
-    if (stream.events.length > this.#limits.maxEvents) stream.events.splice(0, stream.events.length - this.#limits.maxEvents);
+    if (stream.events.length > this.#limits.maxEvents)
+      stream.events.splice(0, stream.events.length - this.#limits.maxEvents);
     this.#trimAge(stream, now);
     this.#use(key, stream, now);
     return event;

@@ -7,7 +7,15 @@ export interface RedisEventStoreOptions extends EventStoreLimits {
   keyPrefix?: string;
 }
 
-type AppendCommand = (key: string, index: string, onlyIfExists: string, maxEvents: number, maxAgeMs: number, message: string, final: string) => Promise<[string, string] | null>;
+type AppendCommand = (
+  key: string,
+  index: string,
+  onlyIfExists: string,
+  maxEvents: number,
+  maxAgeMs: number,
+  message: string,
+  final: string,
+) => Promise<[string, string] | null>;
 
 // One round trip, atomic: the new entry names the one before it, so a reader can tell a gap
 // (an event it missed) from the next event. Trimmed by length (MAXLEN ~) and by age (MINID ~ on
@@ -56,7 +64,12 @@ export class RedisEventStore implements EventStore {
     this.#append = command.bind(redis);
   }
 
-  async append(sessionId: string, streamId: string, message: JsonRpcMessage | undefined, options: AppendOptions = {}): Promise<StoredEvent | undefined> {
+  async append(
+    sessionId: string,
+    streamId: string,
+    message: JsonRpcMessage | undefined,
+    options: AppendOptions = {},
+  ): Promise<StoredEvent | undefined> {
     const payload = message === undefined ? '' : JSON.stringify(message);
     const final = options.final ?? false;
     const reply = await this.#append(
@@ -74,7 +87,9 @@ export class RedisEventStore implements EventStore {
 
   async replay(sessionId: string, streamId: string, position: string): Promise<Replay | undefined> {
     // Inclusive of the anchor: it must still be there, else events after it may have been trimmed.
-    const entries = (await this.redis.xrange(this.#key(sessionId, streamId), position, '+')) as Array<[string, string[]]>;
+    const entries = (await this.redis.xrange(this.#key(sessionId, streamId), position, '+')) as Array<
+      [string, string[]]
+    >;
     const first = entries[0];
     if (!first || first[0] !== position) return undefined;
     return { anchor: toEvent(first), events: entries.slice(1).map(toEvent) };

@@ -153,7 +153,9 @@ export class SessionStreams {
         writer.onClose(() => void unsubscribe?.());
         if (prime) writer.prime(formatEventId(streamId, position), services.retryMs);
         if (streamId === GET_STREAM) {
-          const follower = new StreamFollower(services, sessionId, streamId, writer, position, { continueOnLoss: true });
+          const follower = new StreamFollower(services, sessionId, streamId, writer, position, {
+            continueOnLoss: true,
+          });
           const holder = this.#install(sessionId, writer, follower);
           deliver = (wire) => this.#onWire(holder, follower, wire);
           if (!unsubscribe) this.#poll(writer, follower);
@@ -166,7 +168,9 @@ export class SessionStreams {
           writer.end(); // the client had the last event already
           return;
         }
-        const follower = new StreamFollower(services, sessionId, streamId, writer, position, { onFinal: () => writer.end() });
+        const follower = new StreamFollower(services, sessionId, streamId, writer, position, {
+          onFinal: () => writer.end(),
+        });
         const reader = { writer, follower };
         this.#resumed.add(reader);
         writer.onClose(() => this.#resumed.delete(reader));
@@ -201,7 +205,8 @@ export class SessionStreams {
    */
   broadcast(message: JsonRpcMessage): void {
     for (const sessionId of this.#holders.keys()) this.#appendHeld(sessionId, message);
-    for (const sessionId of [...this.#released.keys()]) if (this.#wasHeld(sessionId)) this.#appendUnheld(sessionId, message);
+    for (const sessionId of [...this.#released.keys()])
+      if (this.#wasHeld(sessionId)) this.#appendUnheld(sessionId, message);
   }
 
   /** A sink onto the session's GET stream, whichever replica holds it when a message is sent. */
@@ -212,7 +217,9 @@ export class SessionStreams {
   /** The session ended: its GET stream closes and its recorded events go. */
   endSession(sessionId: string): void {
     this.close(sessionId);
-    this.#services.events.forgetSession(sessionId).catch((err: unknown) => this.#services.failed('event_store', 'forget', err));
+    this.#services.events
+      .forgetSession(sessionId)
+      .catch((err: unknown) => this.#services.failed('event_store', 'forget', err));
   }
 
   close(sessionId: string): void {
@@ -243,8 +250,16 @@ export class SessionStreams {
   }
 
   /** Subscribes a GET holder to its stream's channel (or polls, when the bus fails). */
-  async #follow(sessionId: string, streamId: string, writer: SseWriter, follower: StreamFollower, holder: Holder): Promise<void> {
-    const unsubscribe = await this.#services.subscribe(streamChannel(sessionId, streamId), (wire) => this.#onWire(holder, follower, wire));
+  async #follow(
+    sessionId: string,
+    streamId: string,
+    writer: SseWriter,
+    follower: StreamFollower,
+    holder: Holder,
+  ): Promise<void> {
+    const unsubscribe = await this.#services.subscribe(streamChannel(sessionId, streamId), (wire) =>
+      this.#onWire(holder, follower, wire),
+    );
     if (unsubscribe) writer.onClose(() => void unsubscribe());
     else this.#poll(writer, follower);
   }
@@ -304,7 +319,9 @@ export class SessionStreams {
   }
 
   #enqueue(sessionId: string, step: () => Promise<void>): void {
-    const next = (this.#appends.get(sessionId) ?? Promise.resolve()).then(step).catch((err: unknown) => this.#services.failed('event_store', 'append', err));
+    const next = (this.#appends.get(sessionId) ?? Promise.resolve())
+      .then(step)
+      .catch((err: unknown) => this.#services.failed('event_store', 'append', err));
     this.#appends.set(sessionId, next);
     void next.then(() => {
       if (this.#appends.get(sessionId) === next) this.#appends.delete(sessionId);
@@ -337,7 +354,10 @@ export class SessionStreams {
     const services = this.#services;
     const now = Date.now();
     for (const [sessionId, h] of this.#holders) {
-      if (services.storeAvailable) services.events.touch(sessionId, GET_STREAM).catch((err: unknown) => services.failed('event_store', 'touch', err));
+      if (services.storeAvailable)
+        services.events
+          .touch(sessionId, GET_STREAM)
+          .catch((err: unknown) => services.failed('event_store', 'touch', err));
       h.follower.catchUp();
     }
     for (const [sessionId, until] of this.#released) if (until <= now) this.#released.delete(sessionId);

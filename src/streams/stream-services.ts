@@ -61,7 +61,10 @@ export class StreamServices {
     const now = Date.now();
     if (now - (this.#loggedAt.get(kind) ?? 0) < LOG_EVERY_MS) return;
     this.#loggedAt.set(kind, now);
-    this.#log.warn({ component, operation, err: err instanceof Error ? err.message : String(err) }, 'SSE stream degraded: events go out without resumability or stay on this replica');
+    this.#log.warn(
+      { component, operation, err: err instanceof Error ? err.message : String(err) },
+      'SSE stream degraded: events go out without resumability or stay on this replica',
+    );
   }
 
   resumed(outcome: 'resumed' | 'unknown' | 'failed'): void {

@@ -10,7 +10,12 @@ function ceilingMs(attempt: number, initialMs: number, maxMs: number): number {
 }
 
 /** The delay before retry `attempt` (0 for the first): between half the ceiling and all of it. */
-export function backoffDelay(attempt: number, initialMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  initialMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = ceilingMs(attempt, initialMs, maxMs);
   return Math.round(ceiling / 2 + (random() * ceiling) / 2);
 }

@@ -52,7 +52,8 @@ export class ClientByteRate {
       const retryAfterMs = Math.ceil(((Math.min(chars, size) - bucket.tokens) / this.perSecond) * 1000);
       throw new GatewayError(
         'CLIENT_TOO_MANY_BYTES',
-        `This client sent more than limits.maxBodyBytesPerSecondPerClient (${this.perSecond}) allows: retry in ${retryAfterMs} ms`,
+        `This client sent more than limits.maxBodyBytesPerSecondPerClient (${this.perSecond}) allows: retry in ` +
+          `${retryAfterMs} ms`,
         { retryAfterMs, limit: this.perSecond },
       );
     }

@@ -97,9 +97,14 @@ export class ClientConnection {
   /** Messages already read (the POST's replica checked them): notifications and responses first, then requests. */
   accept({ batch, messages }: Intake): void {
     if (this.#closed) return;
-    if (batch && !this.#options.batches) return this.#refuse(null, 'INVALID_REQUEST', 'Invalid Request: one JSON-RPC message per frame (no batches)');
+    if (batch && !this.#options.batches)
+      return this.#refuse(null, 'INVALID_REQUEST', 'Invalid Request: one JSON-RPC message per frame (no batches)');
     if (batch && !allowsBatch(this.session.protocolVersion)) {
-      return this.#refuse(null, 'BATCH_NOT_SUPPORTED', `Batch requests are not supported by protocol version ${this.session.protocolVersion}`);
+      return this.#refuse(
+        null,
+        'BATCH_NOT_SUPPORTED',
+        `Batch requests are not supported by protocol version ${this.session.protocolVersion}`,
+      );
     }
     for (const c of messages) if (c.kind === 'notification' || c.kind === 'response') this.#notify(c);
     for (const c of messages) {
@@ -112,8 +117,10 @@ export class ClientConnection {
     if (c.kind === 'response') return this.#options.handler.handleResponse(this.#ctx, c.message);
     if (c.kind !== 'notification') return;
     // Nothing answers a notification: one that does not hold is skipped (and counted).
-    if (paramsProblem(c.message.method, c.message.params)) return this.#options.diagnostics.emit('transport:rejection', { errorType: 'INVALID_PARAMS' });
-    if (c.message.method === 'notifications/initialized') this.#options.sessions.markInitialized(this.session, this.#options.log);
+    if (paramsProblem(c.message.method, c.message.params))
+      return this.#options.diagnostics.emit('transport:rejection', { errorType: 'INVALID_PARAMS' });
+    if (c.message.method === 'notifications/initialized')
+      this.#options.sessions.markInitialized(this.session, this.#options.log);
     this.#options.handler.handleNotification(this.#ctx, c.message);
   }
 
@@ -121,7 +128,12 @@ export class ClientConnection {
     const problem = paramsProblem(message.method, message.params);
     if (problem) return this.#refuse(message.id, 'INVALID_PARAMS', `Invalid params: ${problem}`);
     if (message.method === 'initialize') return void this.#initialize(message);
-    if (!this.#initialized && message.method !== 'ping') return this.#refuse(message.id, 'INVALID_REQUEST', 'Invalid Request: the session is not initialized (send initialize first)');
+    if (!this.#initialized && message.method !== 'ping')
+      return this.#refuse(
+        message.id,
+        'INVALID_REQUEST',
+        'Invalid Request: the session is not initialized (send initialize first)',
+      );
     const { identity, auth, inFlight, requests } = this.#options;
     if (this.#options.isDraining?.()) return this.#refuse(message.id, 'SHUTTING_DOWN', 'Gateway is shutting down');
     if (identity && auth && message.method === 'tools/call' && typeof message.params?.name === 'string') {
@@ -134,7 +146,11 @@ export class ClientConnection {
     }
     const client = this.session.id;
     if (!inFlight.acquire(client, message.method)) {
-      return this.#refuse(message.id, 'CLIENT_TOO_MANY_IN_FLIGHT', `Too many requests in flight for this session (limit ${inFlight.limit}): wait for answers before sending more`);
+      return this.#refuse(
+        message.id,
+        'CLIENT_TOO_MANY_IN_FLIGHT',
+        `Too many requests in flight for this session (limit ${inFlight.limit}): wait for answers before sending more`,
+      );
     }
     requests?.began();
     this.#options.handler.handleRequest(this.#ctx, message).then(
@@ -153,7 +169,8 @@ export class ClientConnection {
   }
 
   async #initialize(message: JsonRpcRequest): Promise<void> {
-    if (this.#initialized) return this.#refuse(message.id, 'INVALID_REQUEST', 'Invalid Request: the session is initialized already');
+    if (this.#initialized)
+      return this.#refuse(message.id, 'INVALID_REQUEST', 'Invalid Request: the session is initialized already');
     this.#initialized = true;
     const params = message.params ?? {};
     let { protocolVersion, result } = this.#options.handler.initialize(params);
@@ -161,10 +178,20 @@ export class ClientConnection {
       protocolVersion = CONNECTION_ONLY_VERSION;
       result = { ...result, protocolVersion };
     }
-    const clientInfo = typeof params.clientInfo === 'object' && params.clientInfo !== null ? (params.clientInfo as SessionRecord['clientInfo']) : undefined;
-    const clientCapabilities = typeof params.capabilities === 'object' && params.capabilities !== null ? (params.capabilities as Record<string, unknown>) : {};
+    const clientInfo =
+      typeof params.clientInfo === 'object' && params.clientInfo !== null
+        ? (params.clientInfo as SessionRecord['clientInfo'])
+        : undefined;
+    const clientCapabilities =
+      typeof params.capabilities === 'object' && params.capabilities !== null
+        ? (params.capabilities as Record<string, unknown>)
+        : {};
     // The record here changes at once (what follows initialize sees it); the store's copy after.
-    const stored = this.#options.sessions.initialize(this.session, { protocolVersion, clientCapabilities, clientInfo }, this.#options.log);
+    const stored = this.#options.sessions.initialize(
+      this.session,
+      { protocolVersion, clientCapabilities, clientInfo },
+      this.#options.log,
+    );
     this.#ctx = this.#context();
     try {
       await stored;
@@ -172,7 +199,15 @@ export class ClientConnection {
       if (err instanceof GatewayError) return this.#refuse(message.id, err.type, err.message);
       throw err;
     }
-    this.#options.log.info({ session: this.session.id, client: clientInfo?.name, version: protocolVersion, transport: this.session.transport }, 'session initialized');
+    this.#options.log.info(
+      {
+        session: this.session.id,
+        client: clientInfo?.name,
+        version: protocolVersion,
+        transport: this.session.transport,
+      },
+      'session initialized',
+    );
     this.#wire.send({ jsonrpc: '2.0', id: message.id, result });
   }
 

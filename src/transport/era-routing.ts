@@ -25,13 +25,18 @@ export function routePost({ batch, messages }: Intake, versionHeader: string | u
   if (namesModernEra(versionHeader)) {
     if (batch) throw new Rejection('INVALID_REQUEST', 'Invalid Request: batches do not exist in this protocol version');
     if (first.kind === 'notification') return 'accepted';
-    throw new Rejection('MODERN_META_INVALID', `MCP-Protocol-Version ${versionHeader} requires params._meta with the protocol version and client capabilities`, first.kind === 'request' ? first.message.id : null);
+    throw new Rejection(
+      'MODERN_META_INVALID',
+      `MCP-Protocol-Version ${versionHeader} requires params._meta with the protocol version and client capabilities`,
+      first.kind === 'request' ? first.message.id : null,
+    );
   }
   if (!batch) return first.kind === 'request' && first.message.method === 'initialize' ? 'initialize' : 'session';
   let initialize = false;
   for (const c of messages) {
     if (c.kind !== 'request') continue;
-    if (versionClaim(c.message) !== undefined) throw new Rejection('INVALID_REQUEST', 'Invalid Request: stateless requests cannot be batched');
+    if (versionClaim(c.message) !== undefined)
+      throw new Rejection('INVALID_REQUEST', 'Invalid Request: stateless requests cannot be batched');
     if (c.message.method === 'initialize') initialize = true;
   }
   if (initialize) throw new Rejection('INVALID_REQUEST', 'Invalid Request: initialize must not be sent in a batch');
@@ -46,6 +51,8 @@ export function namesModernEra(versionHeader: string | undefined): boolean {
 /** A 2025 request's MCP-Protocol-Version, when sent, must be one we speak. */
 export function checkVersionHeader(versionHeader: string | undefined): void {
   if (versionHeader !== undefined && !isSupportedVersion(versionHeader)) {
-    throw new Rejection('UNSUPPORTED_PROTOCOL_VERSION', `Unsupported MCP-Protocol-Version: ${versionHeader}`, null, { supported: [...SUPPORTED_VERSIONS] });
+    throw new Rejection('UNSUPPORTED_PROTOCOL_VERSION', `Unsupported MCP-Protocol-Version: ${versionHeader}`, null, {
+      supported: [...SUPPORTED_VERSIONS],
+    });
   }
 }

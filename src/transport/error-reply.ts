@@ -18,25 +18,42 @@ export class Rejection extends GatewayError {
     super(type, message, detail);
   }
 
-  /** `err` as the answer to request `id`: a GatewayError keeps its type, message and detail; anything else stays as it is. */
+  /**
+   * `err` as the answer to request `id`: a GatewayError keeps its type, message and detail; anything else stays as it
+   * is.
+   */
   static answering(err: unknown, id: JsonRpcId | null): unknown {
-    return err instanceof GatewayError && !(err instanceof Rejection) ? new Rejection(err.type, err.message, id, err.detail) : err;
+    return err instanceof GatewayError && !(err instanceof Rejection)
+      ? new Rejection(err.type, err.message, id, err.detail)
+      : err;
   }
 }
 
-/** One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for (published as transport:rejection). */
-export function replyWithError(reply: FastifyReply, diagnostics: DataPathEvents, err: GatewayError, id: JsonRpcId | null = null): FastifyReply {
+/**
+ * One error of the table as the whole reply: its HTTP status, a JSON-RPC error body, the headers it calls for
+ * (published as transport:rejection).
+ */
+export function replyWithError(
+  reply: FastifyReply,
+  diagnostics: DataPathEvents,
+  err: GatewayError,
+  id: JsonRpcId | null = null,
+): FastifyReply {
   diagnostics.emit('transport:rejection', { errorType: err.type });
   if (err.entry.httpStatus === 405) reply.header('allow', ALLOW);
   if (err instanceof AuthChallenge) reply.header('www-authenticate', err.challenge);
-  if (err.entry.retryable) reply.header('retry-after', String(Math.max(1, Math.ceil(Number(err.detail?.retryAfterMs ?? 1000) / 1000))));
+  if (err.entry.retryable)
+    reply.header('retry-after', String(Math.max(1, Math.ceil(Number(err.detail?.retryAfterMs ?? 1000) / 1000))));
   return reply
     .code(err.entry.httpStatus)
     .header('content-type', 'application/json')
     .send(JSON.stringify(errorResponse(id, err.toJsonRpc())));
 }
 
-/** Whatever a request handler threw, as the reply: errors of the table as themselves, anything else as INTERNAL_ERROR (and logged). */
+/**
+ * Whatever a request handler threw, as the reply: errors of the table as themselves, anything else as INTERNAL_ERROR
+ * (and logged).
+ */
 export function replyWithFailure(reply: FastifyReply, diagnostics: DataPathEvents, err: unknown): void {
   if (err instanceof Rejection) replyWithError(reply, diagnostics, err, err.id);
   else if (err instanceof GatewayError) replyWithError(reply, diagnostics, err);
@@ -87,6 +104,8 @@ export function rawErrorReply(err: GatewayError, headers: Record<string, string>
   const status = err.entry.httpStatus;
   const length = String(Buffer.byteLength(body));
   const head = { 'content-type': 'application/json', 'content-length': length, ...headers, connection: 'close' };
-  const lines = Object.entries(head).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  const lines = Object.entries(head)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('');
   return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines}\r\n${body}`;
 }

@@ -41,5 +41,9 @@ export function hookHeaders(reply: FastifyReply): OutgoingHttpHeaders {
 
 /** The request's id (server/access-log.ts chose it) and trace headers, for the RequestContext. */
 export function httpOrigin(request: FastifyRequest): HttpOrigin {
-  return { requestId: request.id, traceparent: header(request, 'traceparent'), tracestate: header(request, 'tracestate') };
+  return {
+    requestId: request.id,
+    traceparent: header(request, 'traceparent'),
+    tracestate: header(request, 'tracestate'),
+  };
 }

@@ -35,7 +35,6 @@ export interface LegacySseOptions {
   isDraining: () => boolean;
 }
 
-
 /**
  * The HTTP+SSE transport of MCP 2024-11-05: `GET <base><ssePath>` opens a session and its stream
  * (first event `endpoint`: where to POST), `POST <base><messagesPath>?sessionId=…` carries the
@@ -64,7 +63,9 @@ export class LegacySseTransport {
     void app.register(async (scope) => {
       stringBodies(scope, this.#options.bodyLimit, this.#options.diagnostics, door);
       scope.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
-      scope.get(basePath + settings.ssePath, { exposeHeadRoute: false }, (request, reply) => this.#guard(this.#open(request, reply, handler, messagesPath), reply));
+      scope.get(basePath + settings.ssePath, { exposeHeadRoute: false }, (request, reply) =>
+        this.#guard(this.#open(request, reply, handler, messagesPath), reply),
+      );
       scope.post(messagesPath, (request, reply) => this.#guard(this.#post(request, reply), reply));
     });
     return this;
@@ -85,23 +86,34 @@ export class LegacySseTransport {
     if (o.isDraining()) throw new Rejection('SHUTTING_DOWN');
     this.#room.check();
     const identity = o.door.identityOf(request);
-    const session = await o.connections.sessions.create({}, CONNECTION_ONLY_VERSION, identity?.principal, null, request.log, 'legacy-sse');
+    const session = await o.connections.sessions.create(
+      {},
+      CONNECTION_ONLY_VERSION,
+      identity?.principal,
+      null,
+      request.log,
+      'legacy-sse',
+    );
     // The client went away while the store made its session: no stream will ever end it.
     if (reply.raw.destroyed) return o.connections.sessions.forget(session, request.log);
     let sse: ReturnType<StreamRoom['open']> | undefined;
-    const connection = new ClientConnection(session, { send: (m) => sse?.send(m) ?? false }, {
-      handler,
-      sessions: o.connections.sessions,
-      inFlight: this.#inFlight,
-      intake: o.intake,
-      diagnostics: o.diagnostics,
-      log: request.log,
-      identity,
-      auth: o.auth,
-      batches: true,
-      isDraining: o.isDraining,
-      requests: o.connections,
-    });
+    const connection = new ClientConnection(
+      session,
+      { send: (m) => sse?.send(m) ?? false },
+      {
+        handler,
+        sessions: o.connections.sessions,
+        inFlight: this.#inFlight,
+        intake: o.intake,
+        diagnostics: o.diagnostics,
+        log: request.log,
+        identity,
+        auth: o.auth,
+        batches: true,
+        isDraining: o.isDraining,
+        requests: o.connections,
+      },
+    );
     o.connections.hold({ connection, hangUp: () => sse?.end() });
     let unsubscribe: (() => Promise<void>) | undefined;
     try {
@@ -140,7 +152,8 @@ export class LegacySseTransport {
     const intake = readMessages(body, o.intake);
     if (identity && o.auth) {
       for (const c of intake.messages) {
-        if (c.kind === 'request' && c.message.method === 'tools/call' && typeof c.message.params?.name === 'string') o.auth.authorizeTool(identity, c.message.params.name);
+        if (c.kind === 'request' && c.message.method === 'tools/call' && typeof c.message.params?.name === 'string')
+          o.auth.authorizeTool(identity, c.message.params.name);
       }
     }
     const held = o.connections.get(session.id);

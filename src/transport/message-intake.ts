@@ -21,7 +21,10 @@ export interface Intake {
  */
 export function readMessages(text: string, limits: IntakeLimits): Intake {
   if (exceedsDepth(text, limits.maxDepth)) {
-    throw new GatewayError('INVALID_REQUEST', `Invalid Request: the message nests deeper than limits.maxJsonDepth (${limits.maxDepth})`);
+    throw new GatewayError(
+      'INVALID_REQUEST',
+      `Invalid Request: the message nests deeper than limits.maxJsonDepth (${limits.maxDepth})`,
+    );
   }
   let body: unknown;
   try {
@@ -33,7 +36,10 @@ export function readMessages(text: string, limits: IntakeLimits): Intake {
   const items: unknown[] = batch ? (body as unknown[]) : [body];
   if (items.length === 0) throw new GatewayError('INVALID_REQUEST', 'Invalid Request: empty batch');
   if (items.length > limits.maxBatch) {
-    throw new GatewayError('INVALID_REQUEST', `Invalid Request: a batch of ${items.length} messages is more than limits.maxBatchSize (${limits.maxBatch})`);
+    throw new GatewayError(
+      'INVALID_REQUEST',
+      `Invalid Request: a batch of ${items.length} messages is more than limits.maxBatchSize (${limits.maxBatch})`,
+    );
   }
   return { batch, messages: items.map(classify) };
 }
@@ -42,5 +48,8 @@ export function readMessages(text: string, limits: IntakeLimits): Intake {
 export function describeIntake({ batch, messages }: Intake): { type: string; method: string | undefined } {
   const first = messages[0];
   if (batch || !first) return { type: batch ? 'batch' : 'empty', method: undefined };
-  return { type: first.kind, method: first.kind === 'request' || first.kind === 'notification' ? first.message.method : undefined };
+  return {
+    type: first.kind,
+    method: first.kind === 'request' || first.kind === 'notification' ? first.message.method : undefined,
+  };
 }

@@ -1,6 +1,12 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { MessageSink } from '../contracts/request-context.js';
-import type { Classified, JsonRpcId, JsonRpcMessage, JsonRpcNotification, JsonRpcResponse } from '../jsonrpc/messages.js';
+import type {
+  Classified,
+  JsonRpcId,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcResponse,
+} from '../jsonrpc/messages.js';
 import { SseWriter, type StreamBound } from '../streams/sse-writer.js';
 
 /** An SSE reply as its events are recorded and written (see RecordedStream). */
@@ -93,7 +99,8 @@ export class PostReply implements MessageSink {
 
   #json(body: string, status = 200): void {
     if (this.raw.destroyed) return;
-    // The hook headers are this reply's own copy (reply.getHeaders()), and a JSON reply is their last use: no second copy.
+    // The hook headers are this reply's own copy (reply.getHeaders()), and a JSON reply is their last use: no second
+    // copy.
     const headers = this.headers;
     headers['content-type'] = 'application/json';
     headers['content-length'] = Buffer.byteLength(body);

@@ -39,7 +39,11 @@ export class RequestDoor {
   admit(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     const { isAllowedOrigin, isReady, auth, diagnostics } = this.options;
     if (!isAllowedOrigin(header(request, 'origin'))) {
-      replyWithError(reply, diagnostics, new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`));
+      replyWithError(
+        reply,
+        diagnostics,
+        new GatewayError('ORIGIN_FORBIDDEN', `Origin not allowed: ${header(request, 'origin')}`),
+      );
       return;
     }
     if (!isReady()) {
@@ -88,9 +92,18 @@ export class RequestDoor {
  * A route scope whose bodies stay strings (the transport parses them itself, once) up to
  * `bodyLimit`, with Fastify's own refusals answered as errors of the table instead of its shapes.
  */
-export function stringBodies(scope: FastifyInstance, bodyLimit: number, diagnostics: DataPathEvents, door?: RequestDoor): void {
+export function stringBodies(
+  scope: FastifyInstance,
+  bodyLimit: number,
+  diagnostics: DataPathEvents,
+  door?: RequestDoor,
+): void {
   scope.removeAllContentTypeParsers();
-  const asString = (request: FastifyRequest, body: string | Buffer, done: (err: Error | null, body?: string | Buffer) => void) => {
+  const asString = (
+    request: FastifyRequest,
+    body: string | Buffer,
+    done: (err: Error | null, body?: string | Buffer) => void,
+  ) => {
     try {
       door?.chargeBody(request, body.length);
     } catch (err) {

@@ -36,7 +36,14 @@ export class SessionManager {
    * A new session for an initialize request (`id`), already answered by the virtual server at
    * `protocolVersion`. The store's own refusals (its session limits) reach the client as they are.
    */
-  async create(params: Record<string, unknown>, protocolVersion: string, principal: string | undefined, id: JsonRpcId | null, log: FastifyBaseLogger, transport?: SessionRecord['transport']): Promise<SessionRecord> {
+  async create(
+    params: Record<string, unknown>,
+    protocolVersion: string,
+    principal: string | undefined,
+    id: JsonRpcId | null,
+    log: FastifyBaseLogger,
+    transport?: SessionRecord['transport'],
+  ): Promise<SessionRecord> {
     const clientInfo = isObject(params.clientInfo) ? (params.clientInfo as ClientInfo) : undefined;
     const session: SessionRecord = {
       id: randomUUID(),
@@ -63,16 +70,31 @@ export class SessionManager {
    * The session `sessionId` (the Mcp-Session-Id header, or the legacy transport's query) names,
    * if `principal` opened it through `transport` (undefined: Streamable HTTP).
    */
-  async load(sessionId: string | undefined, principal: string | undefined, log: FastifyBaseLogger, transport?: SessionRecord['transport']): Promise<SessionRecord> {
-    if (!sessionId) throw new Rejection('SESSION_ID_REQUIRED', transport === 'legacy-sse' ? 'The sessionId query parameter is required' : undefined);
+  async load(
+    sessionId: string | undefined,
+    principal: string | undefined,
+    log: FastifyBaseLogger,
+    transport?: SessionRecord['transport'],
+  ): Promise<SessionRecord> {
+    if (!sessionId)
+      throw new Rejection(
+        'SESSION_ID_REQUIRED',
+        transport === 'legacy-sse' ? 'The sessionId query parameter is required' : undefined,
+      );
     let session: SessionRecord | undefined;
     try {
       session = await this.#store.get(sessionId);
     } catch (err) {
       throw this.#unavailable(err, log);
     }
-    // Another principal's session is not theirs to learn exists, nor another server's or another transport's session here.
-    if (!session || session.principal !== principal || session.server !== this.#server || session.transport !== transport) {
+    // Another principal's session is not theirs to learn exists, nor another server's or another transport's session
+    // here.
+    if (
+      !session ||
+      session.principal !== principal ||
+      session.server !== this.#server ||
+      session.transport !== transport
+    ) {
       throw new Rejection('SESSION_NOT_FOUND', `Session not found: it expired or was deleted; initialize a new one`);
     }
     return session;
@@ -81,11 +103,17 @@ export class SessionManager {
   /** The client sent notifications/initialized: remembered, best effort (nothing waits for it). */
   markInitialized(session: SessionRecord, log: FastifyBaseLogger): void {
     if (session.initialized) return;
-    this.#store.update(session.id, { initialized: true }).catch((err: unknown) => log.warn({ err }, 'session update failed'));
+    this.#store
+      .update(session.id, { initialized: true })
+      .catch((err: unknown) => log.warn({ err }, 'session update failed'));
   }
 
   /** What a connection's initialize said of its client, for the replicas that read the record. */
-  async initialize(session: SessionRecord, patch: Pick<SessionRecord, 'protocolVersion' | 'clientCapabilities' | 'clientInfo'>, log: FastifyBaseLogger): Promise<void> {
+  async initialize(
+    session: SessionRecord,
+    patch: Pick<SessionRecord, 'protocolVersion' | 'clientCapabilities' | 'clientInfo'>,
+    log: FastifyBaseLogger,
+  ): Promise<void> {
     Object.assign(session, patch);
     try {
       await this.#store.update(session.id, patch);
@@ -126,7 +154,8 @@ export class SessionManager {
   forget(session: SessionRecord, log: FastifyBaseLogger): void {
     this.#store.delete(session.id).then(
       (deleted) => {
-        if (deleted) this.#diagnostics?.emit('session:end', { seconds: secondsSince(session.createdAt), cause: 'closed' });
+        if (deleted)
+          this.#diagnostics?.emit('session:end', { seconds: secondsSince(session.createdAt), cause: 'closed' });
         log.info({ session: session.id }, 'session closed');
       },
       (err: unknown) => log.warn({ err, session: session.id }, 'session delete failed'),
@@ -150,6 +179,7 @@ function secondsSince(createdAt: number): number {
  */
 export function timeStoreEnds(store: Pick<SessionStore, 'onExpired'>, diagnostics: DataPathEvents): void {
   store.onExpired((_id: string, end: StoreEnd) => {
-    if (end.createdAt !== undefined) diagnostics.emit('session:end', { seconds: secondsSince(end.createdAt), cause: end.cause });
+    if (end.createdAt !== undefined)
+      diagnostics.emit('session:end', { seconds: secondsSince(end.createdAt), cause: end.cause });
   });
 }

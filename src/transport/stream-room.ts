@@ -27,7 +27,12 @@ export class StreamRoom {
   /** Throws STREAM_LIMIT while this replica holds `max` streams; before any reply is written. */
   check(id: JsonRpcId | null = null): void {
     if (this.#open >= this.max) {
-      throw new Rejection('STREAM_LIMIT', `This replica holds its maximum of ${this.max} open streams (limits.maxStreams): retry later`, id, { retryAfterMs: 5000 });
+      throw new Rejection(
+        'STREAM_LIMIT',
+        `This replica holds its maximum of ${this.max} open streams (limits.maxStreams): retry later`,
+        id,
+        { retryAfterMs: 5000 },
+      );
     }
   }
 

@@ -1,9 +1,9 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
-import type { Caller, HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
+import type { Caller, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler } from '../contracts/mcp-handler.js';
 import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../jsonrpc/errors.js';
-import type { Classified, JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
+import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import { allowsBatch } from '../jsonrpc/versions.js';
 import type { ListenStreams } from '../modern/listen-streams.js';
@@ -11,17 +11,26 @@ import type { ModernMeta } from '../modern/request-meta.js';
 import { StatelessServing, statelessStatus } from '../modern/stateless-serving.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
-import { GET_STREAM, parseEventId } from '../streams/event-id.js';
 import type { SessionStreams } from '../streams/session-streams.js';
 import { onceClosed, type SseWriter } from '../streams/sse-writer.js';
-import { checkVersionHeader, namesModernEra, routePost } from './era-routing.js';
+import { checkVersionHeader, routePost } from './era-routing.js';
 import { Rejection, replyWithFailure } from './error-reply.js';
-import { SESSION_HEADER, VERSION_HEADER, acceptsPost, acceptsSse, header, hookHeaders, httpOrigin, isJsonContentType, primesStreams } from './http-headers.js';
+import {
+  SESSION_HEADER,
+  VERSION_HEADER,
+  acceptsPost,
+  header,
+  hookHeaders,
+  httpOrigin,
+  isJsonContentType,
+  primesStreams,
+} from './http-headers.js';
 import { InFlightLimit } from './in-flight-limit.js';
 import { describeIntake, readMessages, type Intake, type IntakeLimits } from './message-intake.js';
 import { PostReply, type ReplyStream } from './post-reply.js';
 import { RequestDoor, stringBodies, type DoorOptions } from './request-door.js';
 import { SessionManager } from './session-manager.js';
+import { SessionRoutes } from './session-routes.js';
 import { StreamRoom } from './stream-room.js';
 
 export interface StreamableHttpOptions {
@@ -71,8 +80,8 @@ function unrecorded(sse: SseWriter): ReplyStream {
 /**
  * The client-facing side of the MCP Streamable HTTP transport (2025-03-26 … 2026-07-28) on one
  * endpoint. It turns HTTP into RequestContexts and JSON-RPC messages for an McpHandler; what the
- * handler does with them is not its business. Sessions are the SessionManager's, the stateless
- * era's checks and listen streams modern/'s.
+ * handler does with them is not its business. Sessions are the SessionManager's (what only they
+ * have on the endpoint SessionRoutes'), the stateless era's checks and listen streams modern/'s.
  */
 export class StreamableHttpTransport {
   readonly #options: StreamableHttpOptions;
@@ -84,6 +93,8 @@ export class StreamableHttpTransport {
   readonly #inFlight: InFlightLimit;
   readonly #room: StreamRoom;
   readonly #door: RequestDoor;
+  /** GET and DELETE, which only a 2025 session has. */
+  readonly #routes: SessionRoutes;
   #log: FastifyBaseLogger | undefined;
   #activeReplies = 0;
   /** Made once, not per reply: counts a POST reply out when its connection closes. */
@@ -110,10 +121,25 @@ export class StreamableHttpTransport {
       options.diagnostics,
       options.server?.path,
     );
+    this.#routes = new SessionRoutes({
+      handler: options.handler,
+      inFlight: this.#inFlight,
+      log: () => this.#log,
+      isDraining: () => options.isDraining(),
+      diagnostics: options.diagnostics,
+      door: this.#door,
+      sessions: this.#sessions,
+      streams: this.#streams,
+      room: this.#room,
+    });
   }
 
   /** A config reload's new bounds (limits.maxInFlightPerClient, limits.maxStreams), from the next request on. */
-  setLimits(limits: { maxInFlightPerClient: number; maxStreams: number; maxBodyBytesPerSecondPerClient: number }): void {
+  setLimits(limits: {
+    maxInFlightPerClient: number;
+    maxStreams: number;
+    maxBodyBytesPerSecondPerClient: number;
+  }): void {
     this.#inFlight.limit = limits.maxInFlightPerClient;
     this.#room.max = limits.maxStreams;
   }
@@ -132,8 +158,10 @@ export class StreamableHttpTransport {
       scope.addHook('onRequest', (request, reply, done) => this.#door.admit(request, reply, done));
       scope.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
       // Not HEAD: a GET here opens a stream. Other methods are refused in server/endpoint-methods.ts.
-      scope.get(options.path, { exposeHeadRoute: false }, (request, reply) => this.#guard(this.#onGet(request, reply), reply));
-      scope.delete(options.path, (request, reply) => this.#guard(this.#onDelete(request, reply), reply));
+      scope.get(options.path, { exposeHeadRoute: false }, (request, reply) =>
+        this.#guard(this.#routes.get(request, reply), reply),
+      );
+      scope.delete(options.path, (request, reply) => this.#guard(this.#routes.delete(request, reply), reply));
     });
     return this;
   }
@@ -149,19 +177,35 @@ export class StreamableHttpTransport {
 
   async #onPost(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
-    if (!acceptsPost(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
+    if (!acceptsPost(header(request, 'accept')))
+      throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
     if (!isJsonContentType(header(request, 'content-type'))) throw new Rejection('UNSUPPORTED_MEDIA_TYPE');
     const intake = readMessages(request.body as string, this.#options.intake);
     const versionHeader = header(request, VERSION_HEADER);
     const identity = this.#door.identityOf(request);
-    if (this.#diagnostics.has('http:classified')) this.#diagnostics.emit('http:classified', { request: request.raw, ...describeIntake(intake), principal: identity?.principal });
+    if (this.#diagnostics.has('http:classified'))
+      this.#diagnostics.emit('http:classified', {
+        request: request.raw,
+        ...describeIntake(intake),
+        principal: identity?.principal,
+      });
     switch (routePost(intake, versionHeader)) {
       case 'stateless':
-        return this.#serveStateless(request, reply, (intake.messages[0] as { message: JsonRpcRequest }).message, identity);
+        return this.#serveStateless(
+          request,
+          reply,
+          (intake.messages[0] as { message: JsonRpcRequest }).message,
+          identity,
+        );
       case 'accepted':
         return void reply.code(202).send();
       case 'initialize':
-        return this.#initialize(request, reply, (intake.messages[0] as { message: JsonRpcRequest }).message, identity?.principal);
+        return this.#routes.initialize(
+          request,
+          reply,
+          (intake.messages[0] as { message: JsonRpcRequest }).message,
+          identity?.principal,
+        );
       case 'session':
         break;
     }
@@ -169,7 +213,10 @@ export class StreamableHttpTransport {
     const session = await this.#sessions.load(header(request, SESSION_HEADER), identity?.principal, request.log);
     if (identity) for (const c of intake.messages) if (c.kind === 'request') this.#authorizeCall(identity, c.message);
     if (intake.batch && !allowsBatch(session.protocolVersion)) {
-      throw new Rejection('BATCH_NOT_SUPPORTED', `Batch requests are not supported by protocol version ${session.protocolVersion}`);
+      throw new Rejection(
+        'BATCH_NOT_SUPPORTED',
+        `Batch requests are not supported by protocol version ${session.protocolVersion}`,
+      );
     }
     this.#dispatch(request, reply, session, intake, this.#mayCall(identity), identity?.caller);
   }
@@ -180,56 +227,38 @@ export class StreamableHttpTransport {
    */
   #authorizeCall(identity: Identity, message: JsonRpcRequest): void {
     const name = message.method === 'tools/call' ? message.params?.name : undefined;
-    if (typeof name === 'string' && this.#handler.exposedTool(name) !== undefined) this.#options.auth?.authorizeTool(identity, name);
+    if (typeof name === 'string' && this.#handler.exposedTool(name) !== undefined)
+      this.#options.auth?.authorizeTool(identity, name);
   }
 
-  /** With per-tool scopes: what this request's token may call (the session's lists follow the token, not the session). */
+  /**
+   * With per-tool scopes: what this request's token may call (the session's lists follow the token, not the session).
+   */
   #mayCall(identity: Identity | undefined): MayCall {
     return identity && this.#options.auth ? this.#options.auth.toolPolicy(identity) : undefined;
   }
 
-  async #initialize(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, principal: string | undefined): Promise<void> {
-    const params = message.params ?? {};
-    const problem = paramsProblem('initialize', params);
-    if (problem) throw new Rejection('INVALID_PARAMS', `Invalid params: ${problem}`, message.id);
-    const { protocolVersion, result } = this.#handler.initialize(params, httpOrigin(request), principal, message.id);
-    const session = await this.#sessions.create(params, protocolVersion, principal, message.id, request.log);
-    reply
-      .code(200)
-      .header('content-type', 'application/json')
-      .header(SESSION_HEADER, session.id)
-      .send(JSON.stringify({ jsonrpc: '2.0', id: message.id, result }));
-  }
-
-  /** A 2025 request's context, read from its session; `sessionSink` is built once per request and shared. */
-  #context(session: SessionRecord, mayCall: MayCall, sink: MessageSink, sessionSink: MessageSink, http: HttpOrigin, caller?: Caller): RequestContext {
-    return {
-      protocolVersion: session.protocolVersion,
-      clientCapabilities: session.clientCapabilities,
-      clientInfo: session.clientInfo,
-      principal: session.principal,
-      // This request's token (the session's principal sent it): a session keeps no token.
-      caller,
-      mayCall,
-      logLevel: session.logLevel,
-      setLogLevel: (level) => this.#sessions.setLogLevel(session, level, this.#log),
-      stateless: false,
-      scope: session.id,
-      sink,
-      sessionSink,
-      client: session.id,
-      slots: this.#inFlight,
-      http,
-    };
-  }
-
   /** The messages of a session's POST: notifications and responses first, then the requests, answered on one reply. */
-  #dispatch(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, { batch, messages }: Intake, mayCall: MayCall, caller?: Caller): void {
+  #dispatch(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    session: SessionRecord,
+    { batch, messages }: Intake,
+    mayCall: MayCall,
+    caller?: Caller,
+  ): void {
     let requests = 0;
     for (const c of messages) if (c.kind === 'request' || c.kind === 'invalid') requests++;
     const sessionSink = this.#streams.sinkFor(session.id);
     const http = httpOrigin(request);
-    if (requests < messages.length) this.#notify(request.log, session, messages, batch, this.#context(session, mayCall, NO_SINK, sessionSink, http));
+    if (requests < messages.length)
+      this.#routes.notify(
+        request.log,
+        session,
+        messages,
+        batch,
+        this.#routes.context(session, mayCall, NO_SINK, sessionSink, http),
+      );
     if (requests === 0) {
       reply.code(202).send();
       return;
@@ -247,9 +276,12 @@ export class StreamableHttpTransport {
     this.#activeReplies++;
     // The client may have gone while the session loaded: its close already fired.
     onceClosed(raw, this.#replyClosed);
-    const ctx = this.#context(session, mayCall, post, sessionSink, http, caller);
+    const ctx = this.#routes.context(session, mayCall, post, sessionSink, http, caller);
     for (const c of messages) {
-      if (c.kind === 'invalid') post.respond(errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()));
+      if (c.kind === 'invalid')
+        post.respond(
+          errorResponse(c.id, new GatewayError('INVALID_REQUEST', `Invalid Request: ${c.reason}`).toJsonRpc()),
+        );
       if (c.kind !== 'request') continue;
       const problem = paramsProblem(c.message.method, c.message.params);
       if (problem) {
@@ -264,28 +296,16 @@ export class StreamableHttpTransport {
     }
   }
 
-  /** The notifications and responses of a session's POST, handed to the virtual server (nothing answers them). */
-  #notify(log: FastifyBaseLogger, session: SessionRecord, messages: Classified[], batch: boolean, ctx: RequestContext): void {
-    for (const c of messages) {
-      if (c.kind !== 'notification') continue;
-      const problem = paramsProblem(c.message.method, c.message.params);
-      if (problem) {
-        // Nothing answers a notification: alone in the body it is refused, in a batch skipped.
-        if (!batch) throw new Rejection('INVALID_REQUEST', `Invalid notification: ${problem}`);
-        this.#diagnostics.emit('transport:rejection', { errorType: 'INVALID_PARAMS' });
-        continue;
-      }
-      if (c.message.method === 'notifications/initialized') this.#sessions.markInitialized(session, log);
-      this.#handler.handleNotification(ctx, c.message);
-    }
-    for (const c of messages) if (c.kind === 'response') this.#handler.handleResponse(ctx, c.message);
-  }
-
   /**
    * A 2026-07-28 request (see modern/stateless-serving.ts). Its reply is a JSON body or an SSE
    * stream that is not recorded, and the client closing that stream cancels the request.
    */
-  #serveStateless(request: FastifyRequest, reply: FastifyReply, message: JsonRpcRequest, identity: Identity | undefined): void | Promise<void> {
+  #serveStateless(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    message: JsonRpcRequest,
+    identity: Identity | undefined,
+  ): void | Promise<void> {
     let meta: ModernMeta;
     try {
       meta = this.#stateless.admit(message, (name) => header(request, name));
@@ -299,18 +319,37 @@ export class StreamableHttpTransport {
     const principal = identity?.principal;
     if (message.method === 'subscriptions/listen') {
       this.#room.check(message.id);
-      const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, NO_SINK, httpOrigin(request));
+      const ctx = this.#stateless.context(
+        meta,
+        principal,
+        this.#mayCall(identity),
+        scope,
+        NO_SINK,
+        httpOrigin(request),
+      );
       // Checked again as it opens: the task ids it names were read meanwhile, and other streams may have opened.
       const open = () => (this.#room.check(message.id), this.#room.open(reply, 'listen'));
-      return this.#stateless.listen(message, ctx, open).catch((err: unknown) => Promise.reject(Rejection.answering(err, message.id)));
+      return this.#stateless
+        .listen(message, ctx, open)
+        .catch((err: unknown) => Promise.reject(Rejection.answering(err, message.id)));
     }
     reply.hijack();
     const raw = reply.raw; // cut off or closed, the stream's close releases its scope (below)
     const post = new PostReply(raw, 1, false, hookHeaders(reply), unrecorded, this.#room.bound('reply'));
     // Without authorization a stateless client cannot be told apart: only the pool's bounds apply.
-    if (!this.#inFlight.acquire(principal, message.method)) return post.respond(this.#tooMany(message.id, 'this principal'), 429);
+    if (!this.#inFlight.acquire(principal, message.method))
+      return post.respond(this.#tooMany(message.id, 'this principal'), 429);
     const http = httpOrigin(request);
-    const ctx = this.#stateless.context(meta, principal, this.#mayCall(identity), scope, post, http, identity?.caller, request.ip);
+    const ctx = this.#stateless.context(
+      meta,
+      principal,
+      this.#mayCall(identity),
+      scope,
+      post,
+      http,
+      identity?.caller,
+      request.ip,
+    );
     this.#activeReplies++;
     onceClosed(raw, () => {
       this.#activeReplies--;
@@ -321,7 +360,13 @@ export class StreamableHttpTransport {
   }
 
   /** Runs one request and writes its response; its in-flight place is given back first, whatever happened. */
-  #answer(message: JsonRpcRequest, ctx: RequestContext, post: PostReply, client: string | undefined, status?: (r: JsonRpcResponse) => number): void {
+  #answer(
+    message: JsonRpcRequest,
+    ctx: RequestContext,
+    post: PostReply,
+    client: string | undefined,
+    status?: (r: JsonRpcResponse) => number,
+  ): void {
     this.#handler.handleRequest(ctx, message).then(
       (r) => {
         this.#inFlight.release(client);
@@ -337,60 +382,14 @@ export class StreamableHttpTransport {
 
   #tooMany(id: JsonRpcId, client: string): JsonRpcResponse {
     this.#diagnostics.emit('transport:rejection', { errorType: 'CLIENT_TOO_MANY_IN_FLIGHT' });
-    return errorResponse(id, new GatewayError('CLIENT_TOO_MANY_IN_FLIGHT', `Too many requests in flight for ${client} (limit ${this.#inFlight.limit}): wait for answers before sending more`).toJsonRpc());
-  }
-
-  /** GET: the session's stream of messages unrelated to any request, or (with Last-Event-ID) a stream resumed. */
-  async #onGet(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
-    const versionHeader = header(request, VERSION_HEADER);
-    if (namesModernEra(versionHeader)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no GET stream (use subscriptions/listen)');
-    if (!acceptsSse(header(request, 'accept'))) throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
-    checkVersionHeader(versionHeader);
-    this.#room.check();
-    const principal = this.#door.identityOf(request)?.principal;
-    this.#diagnostics.emit('http:classified', { request: request.raw, type: 'stream', method: undefined, principal });
-    const session = await this.#sessions.load(header(request, SESSION_HEADER), principal, request.log);
-    const prime = primesStreams(session.protocolVersion);
-    const lastEventId = header(request, 'last-event-id');
-    if (lastEventId !== undefined) return this.#resume(request, reply, session, lastEventId, prime);
-    if (this.#streams.has(session.id)) throw new Rejection('STREAM_CONFLICT');
-    await this.#streams.open(session.id, this.#room.open(reply, 'get'), prime);
-  }
-
-  /**
-   * GET with Last-Event-ID: the named stream's later events, then live ones — until its final
-   * response for a POST reply; as the session's GET stream (taking it over) for `get`. An id we
-   * cannot resume from (not ours, another session's, trimmed or expired) is a 400, answered
-   * before any stream opens.
-   */
-  async #resume(request: FastifyRequest, reply: FastifyReply, session: SessionRecord, lastEventId: string, prime: boolean): Promise<void> {
-    const unknown = () => new Rejection('EVENT_ID_UNKNOWN', `Last-Event-ID ${JSON.stringify(lastEventId)} names no event this session can resume from (unknown, or no longer retained)`);
-    const parsed = parseEventId(lastEventId);
-    if (!parsed) {
-      this.#diagnostics.emit('stream:resumption', { outcome: 'unknown' });
-      throw unknown();
-    }
-    let resumption;
-    try {
-      resumption = await this.#streams.resume(session.id, parsed.streamId, parsed.position);
-    } catch (err) {
-      request.log.error({ err }, 'event store failure');
-      throw new Rejection('SESSION_STORE_UNAVAILABLE', 'The event store cannot be reached: resume again later');
-    }
-    if (!resumption) throw unknown();
-    resumption.start(this.#room.open(reply, parsed.streamId === GET_STREAM ? 'get' : 'resumed'), prime);
-  }
-
-  async #onDelete(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const versionHeader = header(request, VERSION_HEADER);
-    if (namesModernEra(versionHeader)) throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no sessions to delete');
-    checkVersionHeader(versionHeader);
-    const principal = this.#door.identityOf(request)?.principal;
-    this.#diagnostics.emit('http:classified', { request: request.raw, type: 'delete', method: undefined, principal });
-    const session = await this.#sessions.load(header(request, SESSION_HEADER), principal, request.log);
-    await this.#sessions.delete(session, request.log);
-    reply.code(200).send();
+    return errorResponse(
+      id,
+      new GatewayError(
+        'CLIENT_TOO_MANY_IN_FLIGHT',
+        `Too many requests in flight for ${client} (limit ${this.#inFlight.limit}): wait for answers before ` +
+          `sending more`,
+      ).toJsonRpc(),
+    );
   }
 }
 

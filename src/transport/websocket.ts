@@ -105,7 +105,14 @@ export class WebSocketTransport {
     try {
       if (this.#options.isDraining()) throw new Rejection('SHUTTING_DOWN');
       const principal = this.#options.door.identityOf(request)?.principal;
-      const session = await this.#options.connections.sessions.create({}, CONNECTION_ONLY_VERSION, principal, null, request.log, 'websocket');
+      const session = await this.#options.connections.sessions.create(
+        {},
+        CONNECTION_ONLY_VERSION,
+        principal,
+        null,
+        request.log,
+        'websocket',
+      );
       // Gone while the store made the session, the socket will not close again: forget it now.
       if (request.raw.socket.destroyed) return void this.#options.connections.sessions.forget(session, request.log);
       this.#opening.set(request, session);
@@ -140,7 +147,19 @@ export class WebSocketTransport {
           return true;
         },
       },
-      { handler, sessions: o.connections.sessions, inFlight: this.#inFlight, intake: o.intake, diagnostics: o.diagnostics, log: request.log, identity: o.door.identityOf(request), auth: o.auth, batches: false, isDraining: o.isDraining, requests: o.connections },
+      {
+        handler,
+        sessions: o.connections.sessions,
+        inFlight: this.#inFlight,
+        intake: o.intake,
+        diagnostics: o.diagnostics,
+        log: request.log,
+        identity: o.door.identityOf(request),
+        auth: o.auth,
+        batches: false,
+        isDraining: o.isDraining,
+        requests: o.connections,
+      },
     );
     o.connections.hold({ connection, hangUp: (reason) => this.#cutOff(socket, CLOSE.GOING_AWAY, reason) });
     o.diagnostics.emit('stream:open', { kind: 'websocket' });
@@ -156,7 +175,10 @@ export class WebSocketTransport {
     socket.on('message', (data, isBinary) => {
       if (isBinary) {
         o.diagnostics.emit('transport:rejection', { errorType: 'INVALID_REQUEST' });
-        connection.accept({ batch: false, messages: [{ kind: 'invalid', id: null, reason: 'binary frame: send one JSON-RPC message per text frame' }] });
+        connection.accept({
+          batch: false,
+          messages: [{ kind: 'invalid', id: null, reason: 'binary frame: send one JSON-RPC message per text frame' }],
+        });
         return;
       }
       connection.receive(data.toString());
@@ -170,7 +192,9 @@ export class WebSocketTransport {
     });
   }
 
-  /** Closes with `code`; a client that does not read will not see the close frame either, so the socket goes soon after. */
+  /**
+   * Closes with `code`; a client that does not read will not see the close frame either, so the socket goes soon after.
+   */
   #cutOff(socket: WebSocket, code: number, reason: string): void {
     if (socket.readyState === socket.CLOSED || socket.readyState === socket.CLOSING) return;
     if (code === CLOSE.SLOW_READER) this.#options.diagnostics.emit('stream:cut-off', { kind: 'websocket' });

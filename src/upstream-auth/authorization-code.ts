@@ -61,7 +61,12 @@ export class AuthorizationCode {
     const token = await this.#stored(caller.principal);
     if (!token || `Bearer ${token.accessToken}` !== authorization) return;
     if (token.refreshToken === undefined) return this.store.delete(caller.principal, this.upstream);
-    await this.store.put(caller.principal, this.upstream, { ...token, expiresAt: 0 }, Date.now() + REFRESH_RETENTION_MS);
+    await this.store.put(
+      caller.principal,
+      this.upstream,
+      { ...token, expiresAt: 0 },
+      Date.now() + REFRESH_RETENTION_MS,
+    );
   }
 
   /** Where /oauth/start sends the browser for `pending`. */
@@ -93,13 +98,22 @@ export class AuthorizationCode {
     const { issuer, issInResponse } = await this.#metadata.endpoints();
     if (issuer === undefined || (iss === undefined && !issInResponse)) return;
     if (iss !== issuer) {
-      throw new GatewayError('OAUTH_REQUEST_INVALID', `The authorization response is not from ${this.upstream}'s authorization server (its iss does not match, RFC 9207)`);
+      throw new GatewayError(
+        'OAUTH_REQUEST_INVALID',
+        `The authorization response is not from ${this.upstream}'s authorization server (its iss does not match, ` +
+          `RFC 9207)`,
+      );
     }
   }
 
   /** /oauth/callback: the code for `pending` becomes the user's token. */
   async complete(pending: PendingAuthorization, code: string): Promise<void> {
-    const form = new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: this.config.redirectUri!, code_verifier: pending.verifier });
+    const form = new URLSearchParams({
+      grant_type: 'authorization_code',
+      code,
+      redirect_uri: this.config.redirectUri!,
+      code_verifier: pending.verifier,
+    });
     if (this.config.resource !== undefined) form.set('resource', this.config.resource);
     const token = await this.#tokenRequest(form);
     await this.#put(pending.principal, token);
@@ -122,7 +136,8 @@ export class AuthorizationCode {
     for (const [value, hint] of pairs) {
       // RFC 7009 answers 200 with an empty body: not JSON, which the endpoint reports as such.
       await endpoint.post(new URLSearchParams({ token: value, token_type_hint: hint })).catch((err: unknown) => {
-        if (!(err instanceof TokenEndpointFailure && err.status === undefined && /not JSON/.test(err.message))) revoked = false;
+        if (!(err instanceof TokenEndpointFailure && err.status === undefined && /not JSON/.test(err.message)))
+          revoked = false;
       });
     }
     return { held: true, revokedAtServer: revoked };
@@ -144,7 +159,13 @@ export class AuthorizationCode {
   async #elicit(principal: string, session?: string): Promise<GatewayError> {
     const state = randomBytes(32).toString('base64url');
     const elicitationId = randomUUID();
-    const pending: PendingAuthorization = { principal, upstream: this.upstream, verifier: randomBytes(32).toString('base64url'), elicitationId, expiresAt: Date.now() + PENDING_MS };
+    const pending: PendingAuthorization = {
+      principal,
+      upstream: this.upstream,
+      verifier: randomBytes(32).toString('base64url'),
+      elicitationId,
+      expiresAt: Date.now() + PENDING_MS,
+    };
     if (session !== undefined) pending.session = session;
     await this.store.putPending(state, pending);
     const url = new URL('start', this.config.redirectUri!);
@@ -178,12 +199,14 @@ export class AuthorizationCode {
       // Another replica may have won a race to rotate it: its new token lands in the store shortly.
       for (let wait = 0; wait <= ROTATION_WAITS_MS.length; wait++) {
         const now = await this.#stored(principal);
-        if (now && now.refreshToken !== token.refreshToken && Date.now() < renewAt(now)) return `Bearer ${now.accessToken}`;
+        if (now && now.refreshToken !== token.refreshToken && Date.now() < renewAt(now))
+          return `Bearer ${now.accessToken}`;
         if (!now || now.refreshToken !== token.refreshToken || wait === ROTATION_WAITS_MS.length) break;
         await new Promise((r) => setTimeout(r, ROTATION_WAITS_MS[wait]));
       }
       // The refresh token is dead (revoked, expired, used elsewhere long ago): the user grants again.
-      if ((await this.#stored(principal))?.refreshToken === token.refreshToken) await this.store.delete(principal, this.upstream);
+      if ((await this.#stored(principal))?.refreshToken === token.refreshToken)
+        await this.store.delete(principal, this.upstream);
       throw await this.#elicit(principal);
     }
     // A server that does not rotate keeps the old refresh token good.
@@ -199,11 +222,18 @@ export class AuthorizationCode {
     } catch (err) {
       const refusal = err instanceof TokenEndpointFailure && err.status === 400 ? this.#refusal(err) : undefined;
       if (refusal) throw refusal;
-      const said = err instanceof TokenEndpointFailure && err.status !== undefined ? `: ${(err.body ?? '').slice(0, 200)}` : '';
+      const said =
+        err instanceof TokenEndpointFailure && err.status !== undefined ? `: ${(err.body ?? '').slice(0, 200)}` : '';
       throw new ExchangeFailure('connect', `token endpoint ${err instanceof Error ? err.message : String(err)}${said}`);
     }
-    const body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown; refresh_token?: unknown } = isObject(answer) ? answer : {};
-    if (typeof body.access_token !== 'string' || body.access_token === '' || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
+    const body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown; refresh_token?: unknown } =
+      isObject(answer) ? answer : {};
+    if (
+      typeof body.access_token !== 'string' ||
+      body.access_token === '' ||
+      typeof body.token_type !== 'string' ||
+      body.token_type.toLowerCase() !== 'bearer'
+    ) {
       throw new ExchangeFailure('connect', 'token endpoint answered without a bearer access_token');
     }
     const lifetimeS = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S;

@@ -32,15 +32,25 @@ export class ClaimHeaders {
     for (const [name, template] of this.#templates) {
       out[name] = template.replace(CLAIM_REF, (_m, claim: string) => {
         const v = Object.hasOwn(caller.claims, claim) ? caller.claims[claim] : undefined;
-        if (typeof v !== 'string' && typeof v !== 'number') throw invalid(name, claim, 'the token has no such claim (or it is not a string)');
+        if (typeof v !== 'string' && typeof v !== 'number')
+          throw invalid(name, claim, 'the token has no such claim (or it is not a string)');
         return String(v);
       });
-      if (!HEADER_SAFE.test(out[name]) || out[name].length > MAX_VALUE) throw invalid(name, undefined, 'its value holds characters a header cannot carry (control characters, CR/LF, non-ASCII) or is too long');
+      if (!HEADER_SAFE.test(out[name]) || out[name].length > MAX_VALUE)
+        throw invalid(
+          name,
+          undefined,
+          'its value holds characters a header cannot carry (control characters, CR/LF, non-ASCII) or is too long',
+        );
     }
     return out;
   }
 }
 
 function invalid(header: string, claim: string | undefined, why: string): GatewayError {
-  return new GatewayError('CLAIM_HEADER_INVALID', `Header ${header}${claim ? ` (claims.${claim})` : ''} cannot be sent: ${why}`, { header, ...(claim ? { claim } : {}) });
+  return new GatewayError(
+    'CLAIM_HEADER_INVALID',
+    `Header ${header}${claim ? ` (claims.${claim})` : ''} cannot be sent: ${why}`,
+    { header, ...(claim ? { claim } : {}) },
+  );
 }

@@ -48,10 +48,17 @@ export class ClientCredentials {
       throw new ExchangeFailure('connect', `token endpoint ${describe(err)}`);
     }
     const body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown } = isObject(answer) ? answer : {};
-    if (typeof body.access_token !== 'string' || body.access_token === '') throw new ExchangeFailure('connect', 'token endpoint answered without an access_token');
-    if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') throw new ExchangeFailure('connect', `token endpoint issued a token_type the gateway cannot send: ${String(body.token_type)}`);
-    const lifetimeMs = (typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S) * 1000;
-    // Renewed ahead of expiry (10 % of its life, at most 30 s): a call must not leave with a token that dies on the way.
+    if (typeof body.access_token !== 'string' || body.access_token === '')
+      throw new ExchangeFailure('connect', 'token endpoint answered without an access_token');
+    if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer')
+      throw new ExchangeFailure(
+        'connect',
+        `token endpoint issued a token_type the gateway cannot send: ${String(body.token_type)}`,
+      );
+    const lifetimeMs =
+      (typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S) * 1000;
+    // Renewed ahead of expiry (10 % of its life, at most 30 s): a call must not leave with a token that dies on the
+    // way.
     const authorization = `Bearer ${body.access_token}`;
     this.#current = { authorization, renewAt: started + lifetimeMs - Math.min(30_000, lifetimeMs / 10) };
     return authorization;
@@ -60,6 +67,7 @@ export class ClientCredentials {
 
 /** The error body (RFC 6749 5.2) says why, e.g. invalid_client: worth the operator's eyes. */
 function describe(err: unknown): string {
-  if (err instanceof TokenEndpointFailure && err.status !== undefined) return `${err.message}: ${(err.body ?? '').slice(0, 200)}`;
+  if (err instanceof TokenEndpointFailure && err.status !== undefined)
+    return `${err.message}: ${(err.body ?? '').slice(0, 200)}`;
   return err instanceof Error ? err.message : String(err);
 }

@@ -30,7 +30,12 @@ export class UserGrantMetadata {
   endpoints(): Promise<UserGrantEndpoints> {
     const { authorizationUrl, revocationUrl } = this.config;
     if (authorizationUrl !== undefined && (revocationUrl !== undefined || this.config.issuer === undefined)) {
-      return Promise.resolve({ authorization: authorizationUrl, revocation: revocationUrl, issuer: this.config.issuer, issInResponse: false });
+      return Promise.resolve({
+        authorization: authorizationUrl,
+        revocation: revocationUrl,
+        issuer: this.config.issuer,
+        issInResponse: false,
+      });
     }
     this.#read ??= this.#discover().catch((err: unknown) => {
       this.#read = undefined;
@@ -42,7 +47,10 @@ export class UserGrantMetadata {
   async #discover(): Promise<UserGrantEndpoints> {
     const issuer = new URL(this.config.issuer ?? new URL(this.config.tokenUrl).origin);
     const path = issuer.pathname === '/' ? '' : issuer.pathname.replace(/\/$/, '');
-    const candidates = [`${issuer.origin}/.well-known/oauth-authorization-server${path}`, `${issuer.origin}${path}/.well-known/openid-configuration`];
+    const candidates = [
+      `${issuer.origin}/.well-known/oauth-authorization-server${path}`,
+      `${issuer.origin}${path}/.well-known/openid-configuration`,
+    ];
     for (const url of candidates) {
       const metadata = await readJson(url);
       if (!metadata) continue;
@@ -55,13 +63,20 @@ export class UserGrantMetadata {
         issInResponse: metadata.authorization_response_iss_parameter_supported === true,
       };
     }
-    throw new ExchangeFailure('connect', `authorization server metadata at ${issuer.origin} names no authorization_endpoint (RFC 8414)`);
+    throw new ExchangeFailure(
+      'connect',
+      `authorization server metadata at ${issuer.origin} names no authorization_endpoint (RFC 8414)`,
+    );
   }
 }
 
 async function readJson(url: string): Promise<Record<string, unknown> | undefined> {
   try {
-    const res = await request(url, { headers: { accept: 'application/json' }, headersTimeout: METADATA_TIMEOUT_MS, bodyTimeout: METADATA_TIMEOUT_MS });
+    const res = await request(url, {
+      headers: { accept: 'application/json' },
+      headersTimeout: METADATA_TIMEOUT_MS,
+      bodyTimeout: METADATA_TIMEOUT_MS,
+    });
     if (res.statusCode !== 200) {
       await res.body.dump();
       return undefined;

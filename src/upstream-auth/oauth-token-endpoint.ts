@@ -43,7 +43,11 @@ export class OAuthTokenEndpoint {
     try {
       const res = await request(this.url, {
         method: 'POST',
-        headers: { authorization: this.#authorization, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        headers: {
+          authorization: this.#authorization,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
         body: form.toString(),
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,

@@ -12,7 +12,14 @@ const TOKEN_TIMEOUT_MS = 10_000;
 /** Exchanged tokens kept in this process, most recently used last; the store holds the rest. */
 const LOCAL_MAX = 10_000;
 /** Error codes (RFC 6749 5.2, RFC 8693 2.2.2) that refuse this user, not the gateway. */
-const PER_USER_ERRORS = new Set(['invalid_grant', 'access_denied', 'invalid_scope', 'invalid_target', 'consent_required', 'interaction_required']);
+const PER_USER_ERRORS = new Set([
+  'invalid_grant',
+  'access_denied',
+  'invalid_scope',
+  'invalid_target',
+  'consent_required',
+  'interaction_required',
+]);
 
 interface Held {
   authorization: string;
@@ -102,11 +109,17 @@ export class TokenExchange {
     } catch (err) {
       const refusal = this.#refusal(err);
       if (refusal) throw refusal;
-      const said = err instanceof TokenEndpointFailure && err.status !== undefined ? `: ${(err.body ?? '').slice(0, 200)}` : '';
+      const said =
+        err instanceof TokenEndpointFailure && err.status !== undefined ? `: ${(err.body ?? '').slice(0, 200)}` : '';
       throw new ExchangeFailure('connect', `token endpoint ${err instanceof Error ? err.message : String(err)}${said}`);
     }
     const body: { access_token?: unknown; token_type?: unknown; expires_in?: unknown } = isObject(answer) ? answer : {};
-    if (typeof body.access_token !== 'string' || body.access_token === '' || typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') {
+    if (
+      typeof body.access_token !== 'string' ||
+      body.access_token === '' ||
+      typeof body.token_type !== 'string' ||
+      body.token_type.toLowerCase() !== 'bearer'
+    ) {
       throw new ExchangeFailure('connect', 'token endpoint answered the exchange without a bearer access_token');
     }
     const lifetimeS = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : DEFAULT_LIFETIME_S;
@@ -134,10 +147,15 @@ export class TokenExchange {
 
 export function identityRefused(upstream: string, reason: string, description = ''): GatewayError {
   const said = description ? `: ${description.replace(/[^\x20-\x7e]/g, '').slice(0, 200)}` : '';
-  return new GatewayError('UPSTREAM_IDENTITY_REFUSED', `Upstream ${upstream} refused this user (${reason}${said})`, { upstream, reason });
+  return new GatewayError('UPSTREAM_IDENTITY_REFUSED', `Upstream ${upstream} refused this user (${reason}${said})`, {
+    upstream,
+    reason,
+  });
 }
 
-/** Renewed ahead of expiry (10 % of its life, at most 30 s): a call must not leave with a token that dies on the way. */
+/**
+ * Renewed ahead of expiry (10 % of its life, at most 30 s): a call must not leave with a token that dies on the way.
+ */
 function renewAt(token: StoredToken & { issuedAt?: number }): number {
   const lifetime = token.expiresAt - (token.issuedAt ?? token.expiresAt - DEFAULT_LIFETIME_S * 1000);
   return token.expiresAt - Math.min(30_000, lifetime / 10);

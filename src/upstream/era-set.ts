@@ -17,7 +17,10 @@ const SESSION_SIDE_WAIT_MS = 5000;
 /** After an initialize probe that got no answer, how long until the next one. */
 const SESSION_SIDE_RETRY_MS = 60_000;
 
-/** One initialize as the gateway, its session ended at once: what the upstream's 2025 side says (it rejects: it has none). */
+/**
+ * One initialize as the gateway, its session ended at once: what the upstream's 2025 side says (it rejects: it has
+ * none).
+ */
 export type SessionProbe = () => Promise<UpstreamServerInfo>;
 
 /**
@@ -55,12 +58,18 @@ export class EraSet implements WorkerSet {
     modern.onRefused((err) => {
       if (this.#era !== 'unknown' || this.#learning) return;
       this.#fallBack(err);
-      this.session.probe(this.identity, async () => this.session.info).then(
-        (info) => {
-          if (info) for (const l of this.#infoListeners) l(info);
-        },
-        (e: unknown) => this.log.warn({ upstream: this.name, err: e instanceof Error ? e.message : String(e) }, 'upstream did not start over 2025 either'),
-      );
+      this.session
+        .probe(this.identity, async () => this.session.info)
+        .then(
+          (info) => {
+            if (info) for (const l of this.#infoListeners) l(info);
+          },
+          (e: unknown) =>
+            this.log.warn(
+              { upstream: this.name, err: e instanceof Error ? e.message : String(e) },
+              'upstream did not start over 2025 either',
+            ),
+        );
     });
     session.onInfo((info) => {
       if (this.#era === 'session') for (const l of this.#infoListeners) l(info);
@@ -116,21 +125,39 @@ export class EraSet implements WorkerSet {
     if (this.#era === 'modern' && this.dualEra) return this.#dualStatus();
     if (this.#era === 'modern') return this.modern.status();
     const status = this.session.status();
-    if (this.#era === 'unknown') return { ...status, state: status.state === 'closed' ? 'closed' : this.modern.status().state === 'down' ? 'down' : 'starting', ...this.#lastError() };
-    return { ...status, era: 'session', ...(this.session.info ? { protocolVersion: this.session.info.protocolVersion } : {}) };
+    if (this.#era === 'unknown')
+      return {
+        ...status,
+        state: status.state === 'closed' ? 'closed' : this.modern.status().state === 'down' ? 'down' : 'starting',
+        ...this.#lastError(),
+      };
+    return {
+      ...status,
+      era: 'session',
+      ...(this.session.info ? { protocolVersion: this.session.info.protocolVersion } : {}),
+    };
   }
 
   async probe<T>(identity: ClientIdentity, use: (caller: UpstreamCaller) => Promise<T>): Promise<T> {
     await this.#learn();
     // In the background, at a pace: a probe may serve a request (a stateless client's lists).
-    if (this.#askSessionAgain && this.#era === 'modern' && Date.now() >= this.#nextSessionAsk) void this.#probeSessionSide();
+    if (this.#askSessionAgain && this.#era === 'modern' && Date.now() >= this.#nextSessionAsk)
+      void this.#probeSessionSide();
     return this.#era === 'modern' ? this.modern.probe(identity, use) : this.session.probe(identity, use);
   }
 
-  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, scope: string, identity: () => ClientIdentity): UpstreamCall {
-    if (this.#era === 'unknown') return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has not answered yet`));
+  call(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+    scope: string,
+    identity: () => ClientIdentity,
+  ): UpstreamCall {
+    if (this.#era === 'unknown')
+      return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has not answered yet`));
     // A dual-era upstream: a 2025 client's call (no 2026 _meta) keeps its session.
-    if (this.#era === 'modern' && (!this.dualEra || hasModernMeta(params))) return this.modern.call(method, params, options);
+    if (this.#era === 'modern' && (!this.dualEra || hasModernMeta(params)))
+      return this.modern.call(method, params, options);
     return this.session.call(method, params, options, scope, identity);
   }
 
@@ -176,7 +203,10 @@ export class EraSet implements WorkerSet {
 
   #fallBack(err: unknown): void {
     this.#era = 'session';
-    this.log.warn({ upstream: this.name, err: err instanceof Error ? err.message : String(err) }, 'server/discover failed: speaking 2025 (initialize) to this upstream');
+    this.log.warn(
+      { upstream: this.name, err: err instanceof Error ? err.message : String(err) },
+      'server/discover failed: speaking 2025 (initialize) to this upstream',
+    );
   }
 
   /** Learns the era once (at a time); an unreachable upstream leaves it unknown, to learn on the next try. */
@@ -225,7 +255,10 @@ export class EraSet implements WorkerSet {
   }
 
   #saySessionSide(info: UpstreamServerInfo): void {
-    this.log.info({ upstream: this.name, version: info.protocolVersion }, 'upstream speaks 2025 too (initialize): 2025 clients keep a session with it');
+    this.log.info(
+      { upstream: this.name, version: info.protocolVersion },
+      'upstream speaks 2025 too (initialize): 2025 clients keep a session with it',
+    );
   }
 
   /** One initialize probe at a time. */
@@ -250,7 +283,10 @@ export class EraSet implements WorkerSet {
       // Refused (an error answer, a 4xx): 2026-07-28 only. Not reached: asked again later.
       this.#askSessionAgain = !refusesModern(err);
       this.#nextSessionAsk = Date.now() + SESSION_SIDE_RETRY_MS;
-      this.log.debug({ upstream: this.name, err: err instanceof Error ? err.message : String(err) }, 'no 2025 side found (initialize failed)');
+      this.log.debug(
+        { upstream: this.name, err: err instanceof Error ? err.message : String(err) },
+        'no 2025 side found (initialize failed)',
+      );
     }
   }
 }

@@ -30,7 +30,9 @@ export interface UpstreamGroupOptions {
   /** How the gateway introduces itself where it initializes for no client: shared workers, health probes. */
   identity: ClientIdentity;
   peers: UpstreamPeers;
-  /** Where a per-session worker of a remote upstream remembers its upstream session, so it can move between replicas. */
+  /**
+   * Where a per-session worker of a remote upstream remembers its upstream session, so it can move between replicas.
+   */
   memoryFor?: (upstream: string, scope: string) => UpstreamSessionMemory;
   /** Where remote upstreams that exchange tokens hold each user's (sealed). */
   tokens?: TokenStore;
@@ -123,7 +125,9 @@ export class UpstreamGroup {
     this.#syncPerSession();
   }
 
-  /** The per-session upstreams, for the router that runs their calls on the owner replica (the same map after a reload). */
+  /**
+   * The per-session upstreams, for the router that runs their calls on the owner replica (the same map after a reload).
+   */
   perSession(): Map<string, PerSessionSet> {
     return this.#perSession;
   }
@@ -142,7 +146,10 @@ export class UpstreamGroup {
     const entries = new Map<string, ConfiguredUpstream>();
     const fresh = new Set<string>();
     const remotes = new Map<string, RemoteUpstream>();
-    const rebuild = [...diff.added.map((u) => u.name), ...diff.changed.filter((c) => c.kind === 'workers').map((c) => c.name)];
+    const rebuild = [
+      ...diff.added.map((u) => u.name),
+      ...diff.changed.filter((c) => c.kind === 'workers').map((c) => c.name),
+    ];
     for (const name of rebuild) {
       const { entry, remote } = this.#build(byName.get(name)!);
       entries.set(name, entry);
@@ -202,8 +209,15 @@ export class UpstreamGroup {
       const status = u.workers.status();
       const health = this.#remotes.get(name)?.health;
       const info = u.workers.info;
-      const withEra: PoolStatus = status.era || !info ? status : { ...status, era: 'session', protocolVersion: info.protocolVersion };
-      all[name] = health ? { ...withEra, ...health.status(), state: !health.available && status.state !== 'closed' ? 'down' : status.state } : withEra;
+      const withEra: PoolStatus =
+        status.era || !info ? status : { ...status, era: 'session', protocolVersion: info.protocolVersion };
+      all[name] = health
+        ? {
+            ...withEra,
+            ...health.status(),
+            state: !health.available && status.state !== 'closed' ? 'down' : status.state,
+          }
+        : withEra;
     }
     return all;
   }
@@ -214,7 +228,10 @@ export class UpstreamGroup {
     for (const [name, remote] of this.#remotes) this.#watch(name, remote);
   }
 
-  /** Stops every worker (those the gateway closed already stay closed, draining ones too), then the health probes and connections. */
+  /**
+   * Stops every worker (those the gateway closed already stay closed, draining ones too), then the health probes and
+   * connections.
+   */
   async close(): Promise<void> {
     const retiring = [...this.#retiring];
     this.#retiring.clear();
@@ -252,7 +269,8 @@ export class UpstreamGroup {
 
   #syncPerSession(): void {
     this.#perSession.clear();
-    for (const [name, u] of this.upstreams) if (u.workers.perScope) this.#perSession.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
+    for (const [name, u] of this.upstreams)
+      if (u.workers.perScope) this.#perSession.set(name, { workers: u.workers, maxTimeoutMs: u.deadline.maxTimeoutMs });
   }
 
   /** How the gateway uses an upstream's workers: what a reload changes without replacing them. */
@@ -277,10 +295,14 @@ export class UpstreamGroup {
     const era = speaksModern(u);
     let modern: ModernSet | undefined;
     let eraSet: EraSet | undefined;
-    const modernProbe = era === 'no' ? undefined : () => (eraSet?.era === 'session' ? undefined : new ModernProbe(modern!));
+    const modernProbe =
+      era === 'no' ? undefined : () => (eraSet?.era === 'session' ? undefined : new ModernProbe(modern!));
     const { createWorker, remote } = this.#workerFactory(u, throttle, modernProbe);
     // The peer is looked up when the upstream speaks (the virtual server is built after the upstreams).
-    const peer: UpstreamPeer = { request: (m, p, signal) => peers.shared(u.name).request(m, p, signal), notification: (n) => peers.shared(u.name).notification(n) };
+    const peer: UpstreamPeer = {
+      request: (m, p, signal) => peers.shared(u.name).request(m, p, signal),
+      notification: (n) => peers.shared(u.name).notification(n),
+    };
     if (era !== 'no') modern = new ModernSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log });
     if (era === 'only') return { entry: { ...common, workers: modern! }, remote };
     const session = this.#sessionSet(u, createWorker, throttle);
@@ -292,21 +314,55 @@ export class UpstreamGroup {
   #sessionSet(u: UpstreamConfig, createWorker: WorkerFactory, throttle: LogThrottle): WorkerSet {
     const { peers, log, diagnostics } = this.options;
     // A pinned 2025 revision is what the gateway asks for when it initializes for no client.
-    const identity = u.protocolVersion !== undefined && u.protocolVersion !== 'auto' ? { ...this.options.identity, protocolVersion: u.protocolVersion } : this.options.identity;
+    const identity =
+      u.protocolVersion !== undefined && u.protocolVersion !== 'auto'
+        ? { ...this.options.identity, protocolVersion: u.protocolVersion }
+        : this.options.identity;
     if (u.mode === 'per-session') {
       // A remote upstream session can move with its worker; a child process cannot.
       const remember = this.options.memoryFor;
       const memoryFor = u.transport === 'http' && remember ? (scope: string) => remember(u.name, scope) : undefined;
-      return new SessionWorkers(u.name, u.pool, createWorker, (scope) => peers.perSession(u.name, scope), log, diagnostics, memoryFor, throttle);
+      return new SessionWorkers(
+        u.name,
+        u.pool,
+        createWorker,
+        (scope) => peers.perSession(u.name, scope),
+        log,
+        diagnostics,
+        memoryFor,
+        throttle,
+      );
     }
-    return new UpstreamPool(u.name, u.pool, (i) => createWorker(identity, i, peers.shared(u.name)), log, diagnostics, throttle);
+    return new UpstreamPool(
+      u.name,
+      u.pool,
+      (i) => createWorker(identity, i, peers.shared(u.name)),
+      log,
+      diagnostics,
+      throttle,
+    );
   }
 
   /** One upstream's workers, by transport: child processes, or sessions with a remote server. */
-  #workerFactory(u: UpstreamConfig, throttle: LogThrottle, modernProbe: (() => Upstream | undefined) | undefined): { createWorker: WorkerFactory; remote?: RemoteUpstream } {
+  #workerFactory(
+    u: UpstreamConfig,
+    throttle: LogThrottle,
+    modernProbe: (() => Upstream | undefined) | undefined,
+  ): { createWorker: WorkerFactory; remote?: RemoteUpstream } {
     const { identity, log, diagnostics } = this.options;
-    if (u.transport === 'stdio') return { createWorker: (clientIdentity, i, peer) => new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle }) };
-    const remote = createRemoteUpstream(u, identity, log, diagnostics, this.options.tokens ? { tokens: this.options.tokens } : {}, modernProbe);
+    if (u.transport === 'stdio')
+      return {
+        createWorker: (clientIdentity, i, peer) =>
+          new StdioUpstream(u, clientIdentity, log, i, peer, { diagnostics, throttle }),
+      };
+    const remote = createRemoteUpstream(
+      u,
+      identity,
+      log,
+      diagnostics,
+      this.options.tokens ? { tokens: this.options.tokens } : {},
+      modernProbe,
+    );
     return { createWorker: remote.createWorker, remote };
   }
 }

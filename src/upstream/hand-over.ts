@@ -51,14 +51,27 @@ export class HandOverWorkers implements WorkerSet {
   status(): PoolStatus {
     const now = this.next.status();
     const old = this.#old?.status();
-    return old ? { ...now, workers: now.workers + old.workers, inFlight: now.inFlight + old.inFlight, queued: now.queued + old.queued } : now;
+    return old
+      ? {
+          ...now,
+          workers: now.workers + old.workers,
+          inFlight: now.inFlight + old.inFlight,
+          queued: now.queued + old.queued,
+        }
+      : now;
   }
 
   probe<T>(identity: ClientIdentity, use: (caller: UpstreamCaller) => Promise<T>): Promise<T> {
     return this.next.probe(identity, use);
   }
 
-  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, scope: string, identity: () => ClientIdentity): UpstreamCall {
+  call(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+    scope: string,
+    identity: () => ClientIdentity,
+  ): UpstreamCall {
     const old = this.#old;
     if (old?.workerOf(scope)) return old.call(method, params, options, scope, identity);
     return this.next.call(method, params, options, scope, identity);

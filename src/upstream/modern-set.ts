@@ -2,7 +2,15 @@ import type { Logger } from 'pino';
 import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
-import type { CallOptions, ClientIdentity, McpResult, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  McpResult,
+  Upstream,
+  UpstreamCall,
+  UpstreamPeer,
+  UpstreamServerInfo,
+} from '../contracts/upstream.js';
 import { Backoff } from '../timing/backoff.js';
 import type { HttpEndpoint } from './wires/http-endpoint.js';
 import { MODERN_REVISION, ModernHttpWire } from './wires/modern-http.js';
@@ -19,14 +27,23 @@ export interface CacheHints {
   cacheScope?: 'public' | 'private';
 }
 
-const LIST_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
+const LIST_METHODS: ReadonlySet<string> = new Set([
+  'tools/list',
+  'prompts/list',
+  'resources/list',
+  'resources/templates/list',
+]);
 /** Resources the listen stream follows for the gateway's subscribers, at most. */
 const MAX_WATCHED = 1000;
 const DONE: UpstreamCall = Object.freeze({ promise: Promise.resolve({}), cancel: () => undefined });
 
 /** The `_meta` a request of the gateway's own carries (discover, lists): who it is, what it declares. */
 export function identityMeta(identity: ClientIdentity): Record<string, unknown> {
-  return { [META.protocolVersion]: MODERN_REVISION, [META.clientCapabilities]: identity.capabilities, [META.clientInfo]: identity.clientInfo };
+  return {
+    [META.protocolVersion]: MODERN_REVISION,
+    [META.clientCapabilities]: identity.capabilities,
+    [META.clientInfo]: identity.clientInfo,
+  };
 }
 
 /** Whether params already carry a request's 2026-07-28 `_meta` (a client's, built by the gateway). */
@@ -39,7 +56,9 @@ export function refusesModern(err: unknown): boolean {
   if (err instanceof UpstreamRpcError) return true;
   // (UPSTREAM_IDENTITY_REFUSED: it refuses the gateway's own discovery, as one that serves users only
   // does; its 2025 side is tried, as a 401 always led to.)
-  return err instanceof GatewayError && (err.type === 'UPSTREAM_PROTOCOL_ERROR' || err.type === 'UPSTREAM_IDENTITY_REFUSED');
+  return (
+    err instanceof GatewayError && (err.type === 'UPSTREAM_PROTOCOL_ERROR' || err.type === 'UPSTREAM_IDENTITY_REFUSED')
+  );
 }
 
 export interface ModernSetOptions {
@@ -140,16 +159,26 @@ export class ModernSet implements WorkerSet {
   async probe<T>(identity: ClientIdentity, use: (caller: UpstreamCaller) => Promise<T>): Promise<T> {
     if (!this.#info || Date.now() >= this.#expiresAt) await this.discover();
     const meta = identityMeta(identity);
-    return use({ call: (method, params) => this.#call(method, { ...params, _meta: { ...(isObject(params?._meta) ? params._meta : {}), ...meta } }) });
+    return use({
+      call: (method, params) =>
+        this.#call(method, { ...params, _meta: { ...(isObject(params?._meta) ? params._meta : {}), ...meta } }),
+    });
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined): UpstreamCall {
     if (this.#closed) return { promise: Promise.reject(new GatewayError('SHUTTING_DOWN')), cancel: () => undefined };
     // 2026-07-28 has no resources/subscribe: the one listen stream follows every resource subscribed to.
-    if (method === 'resources/subscribe' || method === 'resources/unsubscribe') return this.#subscription(method, params?.uri);
+    if (method === 'resources/subscribe' || method === 'resources/unsubscribe')
+      return this.#subscription(method, params?.uri);
     // Refreshed in the background: a request never waits for the upstream's discovery.
     if (this.#info && Date.now() >= this.#expiresAt) void this.discover().catch(() => undefined);
-    const sent = params && hasModernMeta(params) ? params : { ...params, _meta: { ...(isObject(params?._meta) ? params._meta : {}), ...identityMeta(this.options.identity) } };
+    const sent =
+      params && hasModernMeta(params)
+        ? params
+        : {
+            ...params,
+            _meta: { ...(isObject(params?._meta) ? params._meta : {}), ...identityMeta(this.options.identity) },
+          };
     return this.#call(method, sent, options);
   }
 
@@ -166,10 +195,23 @@ export class ModernSet implements WorkerSet {
   }
 
   #subscription(method: string, uri: unknown): UpstreamCall {
-    if (typeof uri !== 'string') return { promise: Promise.reject(new GatewayError('INVALID_PARAMS', 'params.uri must be a string')), cancel: () => undefined };
-    // Unsubscribing leaves the stream as it is: another client may still follow the resource (updates nobody wants are dropped).
+    if (typeof uri !== 'string')
+      return {
+        promise: Promise.reject(new GatewayError('INVALID_PARAMS', 'params.uri must be a string')),
+        cancel: () => undefined,
+      };
+    // Unsubscribing leaves the stream as it is: another client may still follow the resource (updates nobody wants are
+    // dropped).
     if (method === 'resources/unsubscribe' || this.#watched.has(uri)) return DONE;
-    if (this.#watched.size >= MAX_WATCHED) return { promise: Promise.reject(new GatewayError('OVERLOADED', `Upstream ${this.name}: ${MAX_WATCHED} resources are followed already`, { retryAfterMs: 60_000 })), cancel: () => undefined };
+    if (this.#watched.size >= MAX_WATCHED)
+      return {
+        promise: Promise.reject(
+          new GatewayError('OVERLOADED', `Upstream ${this.name}: ${MAX_WATCHED} resources are followed already`, {
+            retryAfterMs: 60_000,
+          }),
+        ),
+        cancel: () => undefined,
+      };
     this.#watched.add(uri);
     this.#openListen();
     return DONE;
@@ -206,14 +248,23 @@ export class ModernSet implements WorkerSet {
       throw err;
     }
     const first = this.#info === undefined;
-    const versions = Array.isArray(result.supportedVersions) ? result.supportedVersions.filter((v): v is string => typeof v === 'string') : [];
+    const versions = Array.isArray(result.supportedVersions)
+      ? result.supportedVersions.filter((v): v is string => typeof v === 'string')
+      : [];
     if (!versions.includes(MODERN_REVISION)) {
-      const error = new GatewayError('UPSTREAM_PROTOCOL_ERROR', `Upstream ${name}: server/discover names no version the gateway speaks (${versions.join(', ') || 'none'})`);
+      const error = new GatewayError(
+        'UPSTREAM_PROTOCOL_ERROR',
+        `Upstream ${name}: server/discover names no version the gateway speaks (${versions.join(', ') || 'none'})`,
+      );
       this.#lastError = { message: error.message, at: Date.now() };
       throw error;
     }
     const meta = isObject(result._meta) ? result._meta : {};
-    const serverInfo = isObject(result.serverInfo) ? result.serverInfo : isObject(meta[META.serverInfo]) ? meta[META.serverInfo] : { name, version: 'unknown' };
+    const serverInfo = isObject(result.serverInfo)
+      ? result.serverInfo
+      : isObject(meta[META.serverInfo])
+        ? meta[META.serverInfo]
+        : { name, version: 'unknown' };
     this.#info = {
       protocolVersion: MODERN_REVISION,
       capabilities: isObject(result.capabilities) ? result.capabilities : {},
@@ -221,12 +272,18 @@ export class ModernSet implements WorkerSet {
       ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
     };
     this.#versions = versions;
-    const ttl = typeof result.ttlMs === 'number' && result.ttlMs >= 0 ? Math.max(MIN_DISCOVER_TTL_MS, result.ttlMs) : DEFAULT_DISCOVER_TTL_MS;
+    const ttl =
+      typeof result.ttlMs === 'number' && result.ttlMs >= 0
+        ? Math.max(MIN_DISCOVER_TTL_MS, result.ttlMs)
+        : DEFAULT_DISCOVER_TTL_MS;
     this.#expiresAt = Date.now() + ttl;
     this.#lastError = undefined;
     this.#retry.reset();
     if (first) {
-      log.info({ upstream: name, server: this.#info.serverInfo, versions, ttlMs: ttl }, 'upstream speaks 2026-07-28 (server/discover)');
+      log.info(
+        { upstream: name, server: this.#info.serverInfo, versions, ttlMs: ttl },
+        'upstream speaks 2026-07-28 (server/discover)',
+      );
       this.#openListen();
     }
     return this.#info;
@@ -255,7 +312,8 @@ export class ModernSet implements WorkerSet {
     if (listChanged(caps.tools)) filter.toolsListChanged = true;
     if (listChanged(caps.prompts)) filter.promptsListChanged = true;
     if (listChanged(caps.resources)) filter.resourcesListChanged = true;
-    if (this.#watched.size > 0 && isObject(caps.resources) && caps.resources.subscribe === true) filter.resourceSubscriptions = [...this.#watched];
+    if (this.#watched.size > 0 && isObject(caps.resources) && caps.resources.subscribe === true)
+      filter.resourceSubscriptions = [...this.#watched];
     if (Object.keys(filter).length > 0) this.#wire.listen(filter, identityMeta(this.options.identity));
   }
 }

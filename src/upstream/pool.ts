@@ -112,14 +112,21 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     const queued = new DeferredCall(method, params, options, (q) => this.#unqueue(q));
     queued.timer = setTimeout(() => {
       const anyReady = this.#workers.some((w) => w.ready);
-      this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: anyReady ? 'queue_timeout' : 'unavailable' });
+      this.diagnostics.emit('pool:rejection', {
+        upstream: this.name,
+        reason: anyReady ? 'queue_timeout' : 'unavailable',
+      });
       this.#unqueue(queued);
       queued.fail(
         anyReady
           ? this.#overloaded(`no worker free within ${this.config.queueTimeoutMs} ms`)
-          : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has no running worker${this.lastError ? ` (${this.lastError})` : ''}`, {
-              retryAfterMs: this.#backoff.peekMs(),
-            }),
+          : new GatewayError(
+              'UPSTREAM_UNAVAILABLE',
+              `Upstream ${this.name} has no running worker${this.lastError ? ` (${this.lastError})` : ''}`,
+              {
+                retryAfterMs: this.#backoff.peekMs(),
+              },
+            ),
       );
     }, this.config.queueTimeoutMs);
     this.#queue.push(clientOf(queued), queued);
@@ -155,7 +162,10 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     return this.config.busyAfterMs > 0 && w.upstream.inFlight > 0 && now - w.progressAt >= this.config.busyAfterMs;
   }
 
-  /** Whether `w` takes no more calls now: every slot in use, or its requests weigh maxInFlightBytes (it has one at least). */
+  /**
+   * Whether `w` takes no more calls now: every slot in use, or its requests weigh maxInFlightBytes (it has one at
+   * least).
+   */
   #full(w: Worker): boolean {
     const { maxInFlight, maxInFlightBytes } = this.config;
     const { inFlight, pendingBytes } = w.upstream;
@@ -195,7 +205,12 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     return best;
   }
 
-  #dispatch(worker: Worker, method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
+  #dispatch(
+    worker: Worker,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options?: CallOptions,
+  ): UpstreamCall {
     if (worker.upstream.inFlight === 0) worker.progressAt = Date.now();
     const call = worker.upstream.call(method, params, options);
     // Every slot in use, or calls behind it would wait for a large one: start another worker now,
@@ -261,7 +276,10 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       this.lastError = undefined;
       this.noteStarted();
       this.learn(info, true);
-      this.diagnostics.emit('upstream:workers', { upstream: this.name, count: this.#workers.filter((w) => w.ready).length });
+      this.diagnostics.emit('upstream:workers', {
+        upstream: this.name,
+        count: this.#workers.filter((w) => w.ready).length,
+      });
       this.#drain();
       return worker;
     } catch (err) {
@@ -279,7 +297,10 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   #remove(worker: Worker): void {
     const i = this.#workers.indexOf(worker);
     if (i !== -1) this.#workers.splice(i, 1);
-    this.diagnostics.emit('upstream:workers', { upstream: this.name, count: this.#workers.filter((w) => w.ready).length });
+    this.diagnostics.emit('upstream:workers', {
+      upstream: this.name,
+      count: this.#workers.filter((w) => w.ready).length,
+    });
   }
 
   #onWorkerExit(worker: Worker, reason: string): void {

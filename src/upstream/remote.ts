@@ -16,7 +16,9 @@ export interface RemoteUpstream {
   health: HealthMonitor;
   /** The HTTP side all its workers share (a 2026-07-28 upstream's stateless calls too). */
   endpoint: HttpEndpoint;
-  /** One initialize as the gateway (nobody's client), its session ended at once: does it speak 2025, and which revision. */
+  /**
+   * One initialize as the gateway (nobody's client), its session ended at once: does it speak 2025, and which revision.
+   */
   initializeOnce(): Promise<UpstreamServerInfo>;
   /** Stops pinging and ends every connection; after the workers were closed. */
   close(): Promise<void>;
@@ -37,21 +39,28 @@ export function createRemoteUpstream(
   log: Logger,
   diagnostics: DataPathEvents,
   identity: EndpointIdentityOptions = {},
-  /** A 2026-07-28 upstream's health probe (server/discover), while it is (or may be) one; undefined: ping over a 2025 session. */
+  /**
+   * A 2026-07-28 upstream's health probe (server/discover), while it is (or may be) one; undefined: ping over a 2025
+   * session.
+   */
   modernProbe?: () => Upstream | undefined,
 ): RemoteUpstream {
   const endpoint = new HttpEndpoint(config, log, diagnostics, identity);
-  const make = (options: HttpUpstreamOptions): Upstream => (config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options));
+  const make = (options: HttpUpstreamOptions): Upstream =>
+    config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options);
   const health = new HealthMonitor({
     name: config.name,
     config: config.health,
     breaker: endpoint.breaker,
-    createProbe: () => modernProbe?.() ?? make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
+    createProbe: () =>
+      modernProbe?.() ??
+      make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
     log,
     diagnostics,
   });
   return {
-    createWorker: (identity, index, peer, memory) => make({ endpoint, identity, log, index, peer, ...(memory ? { memory } : {}) }),
+    createWorker: (identity, index, peer, memory) =>
+      make({ endpoint, identity, log, index, peer, ...(memory ? { memory } : {}) }),
     health,
     endpoint,
     initializeOnce: async () => {

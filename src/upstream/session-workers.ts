@@ -4,14 +4,31 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { ClientAsks } from './connection/client-asks.js';
+import { Spares } from './spares.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  Upstream,
+  UpstreamCall,
+  UpstreamPeer,
+  UpstreamSessionMemory,
+} from '../contracts/upstream.js';
 
-export type WorkerFactory = (identity: ClientIdentity, index: number, peer: UpstreamPeer, memory?: UpstreamSessionMemory) => Upstream;
+export type WorkerFactory = (
+  identity: ClientIdentity,
+  index: number,
+  peer: UpstreamPeer,
+  memory?: UpstreamSessionMemory,
+) => Upstream;
 
 /** Why a worker opened for a user may not start that says nothing of the upstream. */
-const USER_ERRORS: ReadonlySet<string> = new Set(['URL_ELICITATION_REQUIRED', 'UPSTREAM_IDENTITY_REFUSED', 'CLAIM_HEADER_INVALID']);
+const USER_ERRORS: ReadonlySet<string> = new Set([
+  'URL_ELICITATION_REQUIRED',
+  'UPSTREAM_IDENTITY_REFUSED',
+  'CLAIM_HEADER_INVALID',
+]);
 
 interface Dedicated extends Member {
   waiting: DeferredCall[];
@@ -24,14 +41,6 @@ interface Dedicated extends Member {
   forUser: boolean;
   /** Its call waits for its client to come back (see setYielded). */
   yielded: boolean;
-}
-
-/** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
-interface Spare {
-  upstream: Upstream;
-  /** Filled in when a scope takes the spare: its client's identity, and where its requests go. */
-  binding: { identity: ClientIdentity; peer: UpstreamPeer | undefined };
-  exited: boolean;
 }
 
 /**
@@ -47,9 +56,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   readonly #stopping = new Map<string, Promise<void>>();
   /** Requests to clients still open, of every worker this upstream started (stopped ones too, until they end). */
   readonly #asks = { open: 0 };
-  #spares: Spare[] = [];
-  /** Workers of this transport have nothing to start ahead (remote sessions). */
-  #prewarmable = true;
+  readonly #spares: Spares;
 
   constructor(
     name: string,
@@ -65,6 +72,12 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     throttle: LogThrottle = new LogThrottle(),
   ) {
     super(name, config, log, diagnostics, throttle, { workerNoun: 'per-session worker', startFailureLevel: 'warn' });
+    this.#spares = new Spares({
+      wanted: () => this.config.spares,
+      closed: () => this.closed,
+      create: (identity, peer) => this.createWorker(identity, this.spawned++, peer),
+      startFailed: (label, reason) => this.noteStartFailed(label, reason),
+    });
   }
 
   get scopes(): number {
@@ -127,7 +140,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         throw err;
       }
       this.lastError = undefined;
-      this.#refillSpares();
+      this.#spares.refill();
       return await use(probe);
     } catch (err) {
       this.lastError = err instanceof Error ? err.message : String(err);
@@ -138,7 +151,13 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   /** The scope's call, on its own worker (started now if it has none). */
-  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, scope: string, identity: () => ClientIdentity): UpstreamCall {
+  call(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+    scope: string,
+    identity: () => ClientIdentity,
+  ): UpstreamCall {
     if (this.closed) return failedCall(new GatewayError('SHUTTING_DOWN'));
     let worker = this.#workers.get(scope);
     if (!worker) {
@@ -148,9 +167,13 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
       if (this.#workers.size >= this.config.max) {
         this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'max_sessions' });
         return failedCall(
-          new GatewayError('OVERLOADED', `Upstream ${this.name} already runs its maximum of ${this.config.max} per-session workers`, {
-            retryAfterMs: 1000,
-          }),
+          new GatewayError(
+            'OVERLOADED',
+            `Upstream ${this.name} already runs its maximum of ${this.config.max} per-session workers`,
+            {
+              retryAfterMs: 1000,
+            },
+          ),
         );
       }
       worker = this.#start(scope, identity());
@@ -159,7 +182,13 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     if (worker.ready) {
       if (worker.upstream.inFlight < this.config.maxInFlight) return this.#send(worker, method, params, options);
       this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'queue_full' });
-      return failedCall(new GatewayError('OVERLOADED', `This session already has ${this.config.maxInFlight} calls in flight on ${this.name}`, { retryAfterMs: 1000 }));
+      return failedCall(
+        new GatewayError(
+          'OVERLOADED',
+          `This session already has ${this.config.maxInFlight} calls in flight on ${this.name}`,
+          { retryAfterMs: 1000 },
+        ),
+      );
     }
     const deferred = new DeferredCall(method, params, options, (d) => {
       const i = worker.waiting.indexOf(d);
@@ -207,53 +236,20 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
 
   async close(): Promise<void> {
     this.markClosed();
-    await Promise.all(this.#spares.splice(0).map((s) => s.upstream.close()));
+    await this.#spares.close();
     await Promise.all([...this.#workers.keys()].map((scope) => this.release(scope)));
   }
 
   /**
-   * A process start (runtime and imports) costs far more than initialize: with spares, a new
-   * session (or a stateless request's chain) gets a process already running, and only
-   * initializes it with its own client's identity. A spare that dies unused is not replaced
-   * until a scope takes one, so a crashing command does not spin.
+   * A running spare for `scope`, bound to its client, or a new worker; its requests to the client counted in `asks`.
    */
-  #refillSpares(): void {
-    while (this.#prewarmable && !this.closed && this.#spares.length < this.config.spares) {
-      const binding: Spare['binding'] = { identity: { clientInfo: { name: '', version: '' }, capabilities: {}, protocolVersion: '' }, peer: undefined };
-      const peer: UpstreamPeer = {
-        request: (method, params, signal) =>
-          binding.peer?.request(method, params, signal) ?? Promise.reject(new GatewayError('METHOD_NOT_FOUND', `${method}: this worker has no client yet`)),
-        notification: (n) => binding.peer?.notification(n),
-      };
-      const upstream = this.createWorker(binding.identity, this.spawned++, peer);
-      if (!upstream.prewarm) {
-        this.#prewarmable = false;
-        return;
-      }
-      const spare: Spare = { upstream, binding, exited: false };
-      upstream.onExit((reason) => {
-        spare.exited = true;
-        const unused = this.#spares.includes(spare);
-        this.#spares = this.#spares.filter((s) => s !== spare);
-        // Taken, it is a worker like any other (see #start); unused, it never got to start.
-        if (unused) this.noteStartFailed(upstream.label, `spare ${reason}`);
-      });
-      upstream.prewarm();
-      this.#spares.push(spare);
-    }
-  }
-
-  /** A running spare for `scope`, bound to its client, or a new worker; its requests to the client counted in `asks`. */
   #createFor(scope: string, identity: ClientIdentity, asks: ClientAsks): Upstream {
     // Each new scope tops the spares up (a dead spare is replaced here, not when it dies).
-    setImmediate(() => this.#refillSpares());
+    setImmediate(() => this.#spares.refill());
     const peer = asks.track(this.peerFor(scope));
-    const spare = this.#spares.find((s) => !s.exited);
-    if (!spare) return this.createWorker(identity, this.spawned++, peer, this.#memoryFor(scope));
-    this.#spares = this.#spares.filter((s) => s !== spare);
-    Object.assign(spare.binding.identity, identity);
-    spare.binding.peer = peer;
-    return spare.upstream;
+    return (
+      this.#spares.take(identity, peer) ?? this.createWorker(identity, this.spawned++, peer, this.#memoryFor(scope))
+    );
   }
 
   /**
@@ -268,10 +264,11 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     if (!memory || !stopping) return memory;
     return {
       recall: async () => undefined,
-      remember: (state) => stopping.then(
-        () => memory.remember(state),
-        () => memory.remember(state),
-      ),
+      remember: (state) =>
+        stopping.then(
+          () => memory.remember(state),
+          () => memory.remember(state),
+        ),
     };
   }
 
@@ -322,7 +319,9 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
         const error =
           err instanceof GatewayError && (err.type === 'UPSTREAM_CIRCUIT_OPEN' || users)
             ? err
-            : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.lastError}`, { retryAfterMs: 1000 });
+            : new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} failed to start: ${this.lastError}`, {
+                retryAfterMs: 1000,
+              });
         this.#retire(worker, error);
       },
     );
@@ -336,7 +335,12 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   /** The call goes to the worker's upstream; what the upstream asks its client meanwhile may be for it. */
-  #send(worker: Dedicated, method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined): UpstreamCall {
+  #send(
+    worker: Dedicated,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+  ): UpstreamCall {
     const call = worker.upstream.call(method, params, options);
     worker.asks.during(call);
     return call;
@@ -352,7 +356,9 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
     return w.ready && w.upstream.inFlight === 0 && w.waiting.length === 0;
   }
 
-  /** At the cap: the least recently used idle worker makes room, else one whose client went away after input_required. */
+  /**
+   * At the cap: the least recently used idle worker makes room, else one whose client went away after input_required.
+   */
   #evictIdle(): void {
     let victim: string | undefined;
     let best = { rank: 2, lastUsed: Infinity };
@@ -364,7 +370,10 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
       }
     }
     if (victim === undefined) return;
-    this.log.info({ upstream: this.name, scope: victim, waitingForRetry: best.rank === 1 }, 'evicting the least recently used idle per-session worker');
+    this.log.info(
+      { upstream: this.name, scope: victim, waitingForRetry: best.rank === 1 },
+      'evicting the least recently used idle per-session worker',
+    );
     const error = new GatewayError('REQUEST_CANCELLED', 'Evicted to make room for another session');
     // A yielded worker's call ends with why, which its client's retry then hears (not "shutting down").
     for (const call of this.#workers.get(victim)!.asks.calls()) call.cancel(error);

@@ -66,14 +66,23 @@ export interface WorkerSet {
    * One call for `scope`. A shared pool takes any free worker and needs neither scope nor
    * identity; a per-scope set starts the scope's worker on first use, initialized as `identity()`.
    */
-  call(method: string, params: Record<string, unknown> | undefined, options: CallOptions | undefined, scope: string, identity: () => ClientIdentity): UpstreamCall;
+  call(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    options: CallOptions | undefined,
+    scope: string,
+    identity: () => ClientIdentity,
+  ): UpstreamCall;
   /** The scope's own worker on this replica, if it has one (a shared pool's workers are nobody's). */
   workerOf(scope: string): Upstream | undefined;
   /** How many scopes have a worker of their own on this replica. */
   readonly scopes: number;
   /** Stops the scope's own worker, if any: its session ended. */
   release(scope: string, reason?: string): Promise<void>;
-  /** A per-scope set: the scope's call waits for its client's retry after input_required (it may then make room at the cap). */
+  /**
+   * A per-scope set: the scope's call waits for its client's retry after input_required (it may then make room at the
+   * cap).
+   */
   setYielded?(scope: string, yielded: boolean): void;
   /** Stops every worker; calls after it fail with SHUTTING_DOWN. Idempotent. */
   close(): Promise<void>;
@@ -197,7 +206,11 @@ export abstract class WorkerSetBase {
   /** A worker started: says so if starts had failed (and been throttled) before it. */
   protected noteStarted(): void {
     const unlogged = this.throttle.reset('start');
-    if (unlogged > 0) this.log.info({ upstream: this.name, failedStartsNotLogged: unlogged }, `${this.options.workerNoun} started after failed starts`);
+    if (unlogged > 0)
+      this.log.info(
+        { upstream: this.name, failedStartsNotLogged: unlogged },
+        `${this.options.workerNoun} started after failed starts`,
+      );
   }
 
   /** A worker failed to start: counted, and logged at the throttle's pace. */
@@ -205,7 +218,10 @@ export abstract class WorkerSetBase {
     this.diagnostics.emit('upstream:start-failure', { upstream: this.name });
     const suppressed = this.throttle.take('start');
     if (suppressed === undefined) return;
-    this.log[this.options.startFailureLevel]({ upstream: label, err: reason, ...suppressedField(suppressed) }, `${this.options.workerNoun} failed to start`);
+    this.log[this.options.startFailureLevel](
+      { upstream: label, err: reason, ...suppressedField(suppressed) },
+      `${this.options.workerNoun} failed to start`,
+    );
   }
 
   /** Every worker the set holds now, started or starting. */
@@ -223,7 +239,10 @@ export abstract class WorkerSetBase {
   }
 }
 
-/** The identity a set without a worker per scope is handed: it never asks (its workers introduce themselves as the gateway). */
+/**
+ * The identity a set without a worker per scope is handed: it never asks (its workers introduce themselves as the
+ * gateway).
+ */
 export const NO_IDENTITY = (): ClientIdentity => {
   throw new Error('a shared worker set asked for a client identity');
 };

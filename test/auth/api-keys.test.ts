@@ -15,7 +15,12 @@ const ALPHA_KEY = 'alpha-0f6c1e2b9d8a4c7e';
 const BETA_KEY = 'beta-3a9d7c1e5b2f8e4d';
 const sha256 = (key: string) => createHash('sha256').update(key).digest('hex');
 
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+};
 const LIST = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
 const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
@@ -26,7 +31,13 @@ const at = (path: string) => new URL(path, gw.base);
 beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
-      auth: { mode: 'api-key', apiKeys: [{ name: 'team-alpha', sha256: sha256(ALPHA_KEY) }, { name: 'team-beta', sha256: sha256(BETA_KEY).toUpperCase() }] },
+      auth: {
+        mode: 'api-key',
+        apiKeys: [
+          { name: 'team-alpha', sha256: sha256(ALPHA_KEY) },
+          { name: 'team-beta', sha256: sha256(BETA_KEY).toUpperCase() },
+        ],
+      },
       servers: [
         { name: 'alpha', path: '/mcp/alpha', tools: ['echo__*'], principals: ['team-alpha'] },
         { name: 'beta', path: '/mcp/beta', tools: ['slow__*'], principals: ['team-beta'] },
@@ -54,7 +65,9 @@ describe('API keys', () => {
     clients.push(alpha, beta);
     expect((await alpha.listTools()).tools.map((t) => t.name)).toEqual(['echo__echo', 'echo__add', 'echo__whoami']);
     expect((await beta.listTools()).tools.every((t) => t.name.startsWith('slow__'))).toBe(true);
-    expect(toolText(await alpha.callTool({ name: 'echo__echo', arguments: { text: 'alpha here' } }))).toBe('alpha here');
+    expect(toolText(await alpha.callTool({ name: 'echo__echo', arguments: { text: 'alpha here' } }))).toBe(
+      'alpha here',
+    );
   });
 
   it('answers a request without a key, or with a wrong one, 401 with a WWW-Authenticate challenge', async () => {
@@ -66,7 +79,9 @@ describe('API keys', () => {
         expect(res.json.error.data.type).toBe('UNAUTHORIZED');
       }
     }
-    expect((await post(at('/mcp'), INIT, bearer('not-a-key'))).headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect((await post(at('/mcp'), INIT, bearer('not-a-key'))).headers.get('www-authenticate')).toContain(
+      'error="invalid_token"',
+    );
   });
 
   it("refuses a team on another team's server with 403, whatever the request", async () => {
@@ -105,7 +120,14 @@ describe('auth.toolScopes on a virtual server', () => {
   beforeAll(async () => {
     sgw = await startGateway(
       exampleConfig({
-        auth: { mode: 'api-key', apiKeys: [{ name: 'plain', sha256: sha256(KEY) }], toolScopes: [{ tools: ['slow__*'], scopes: ['mcp:slow'] }, { tools: ['echo__add'], scopes: ['mcp:add'] }] },
+        auth: {
+          mode: 'api-key',
+          apiKeys: [{ name: 'plain', sha256: sha256(KEY) }],
+          toolScopes: [
+            { tools: ['slow__*'], scopes: ['mcp:slow'] },
+            { tools: ['echo__add'], scopes: ['mcp:add'] },
+          ],
+        },
         servers: [{ path: '/mcp/echoes', tools: ['echo__*'] }],
       }),
     );
@@ -116,30 +138,54 @@ describe('auth.toolScopes on a virtual server', () => {
 
   const callOn = async (path: string, name: string) => {
     const res = await post(atS(path), INIT, bearer(KEY));
-    const headers = { ...bearer(KEY), 'mcp-session-id': res.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
-    return post(atS(path), { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: { text: 'x', a: 1, b: 2, ms: 1 } } }, headers);
+    const headers = {
+      ...bearer(KEY),
+      'mcp-session-id': res.headers.get('mcp-session-id')!,
+      'mcp-protocol-version': '2025-06-18',
+    };
+    return post(
+      atS(path),
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: { text: 'x', a: 1, b: 2, ms: 1 } } },
+      headers,
+    );
   };
 
   it('a tool the server does not select answers Unknown tool, as one that does not exist, naming no scope', async () => {
     const unknown = await callOn('/mcp/echoes', 'no-such-tool');
     expect(unknown.status).toBe(200);
-    expect(unknown.json.error).toEqual({ code: -32602, message: 'Unknown tool: no-such-tool', data: { type: 'INVALID_PARAMS' } });
+    expect(unknown.json.error).toEqual({
+      code: -32602,
+      message: 'Unknown tool: no-such-tool',
+      data: { type: 'INVALID_PARAMS' },
+    });
     for (const name of ['slow__sleep', 'slow__nothing']) {
       const r = await callOn('/mcp/echoes', name);
       expect(r.status, r.text).toBe(200);
       expect(r.headers.get('www-authenticate')).toBeNull();
-      expect(r.json.error).toEqual({ code: -32602, message: `Unknown tool: ${name}`, data: { type: 'INVALID_PARAMS' } });
+      expect(r.json.error).toEqual({
+        code: -32602,
+        message: `Unknown tool: ${name}`,
+        data: { type: 'INVALID_PARAMS' },
+      });
       expect(r.text).not.toContain('mcp:slow');
     }
     // 2026-07-28 requests come through the same check.
     const { body, headers } = modernRequest(8, 'tools/call', { name: 'slow__sleep', arguments: { ms: 1 } });
     const modern = await post(atS('/mcp/echoes'), body, { ...headers, ...bearer(KEY) });
     expect(modern.status, modern.text).toBe(200);
-    expect(modern.json.error).toEqual({ code: -32602, message: 'Unknown tool: slow__sleep', data: { type: 'INVALID_PARAMS' } });
+    expect(modern.json.error).toEqual({
+      code: -32602,
+      message: 'Unknown tool: slow__sleep',
+      data: { type: 'INVALID_PARAMS' },
+    });
   });
 
   it('a tool it offers, or the main endpoint offers, still needs its scope: 403 naming it', async () => {
-    for (const [path, name, scope] of [['/mcp/echoes', 'echo__add', 'mcp:add'], ['/mcp', 'slow__sleep', 'mcp:slow'], ['/mcp', 'echo__add', 'mcp:add']]) {
+    for (const [path, name, scope] of [
+      ['/mcp/echoes', 'echo__add', 'mcp:add'],
+      ['/mcp', 'slow__sleep', 'mcp:slow'],
+      ['/mcp', 'echo__add', 'mcp:add'],
+    ]) {
       const r = await callOn(path!, name!);
       expect(r.status).toBe(403);
       expect(r.headers.get('www-authenticate')).toContain(`scope="${scope}"`);
@@ -164,22 +210,42 @@ describe('api-key configuration', () => {
   };
 
   it('expands ${VAR} in a key hash', () => {
-    const config = resolveConfig({ ...base, auth: { mode: 'api-key', apiKeys: [{ name: 'ci', sha256: '${CI_KEY_SHA256}' }] } }, { CI_KEY_SHA256: sha256('k').toUpperCase() });
+    const config = resolveConfig(
+      { ...base, auth: { mode: 'api-key', apiKeys: [{ name: 'ci', sha256: '${CI_KEY_SHA256}' }] } },
+      { CI_KEY_SHA256: sha256('k').toUpperCase() },
+    );
     expect(config.auth.apiKeys[0]!.sha256).toBe(sha256('k'));
   });
 
   it('names every bad key entry', () => {
-    expect(problems({ auth: { mode: 'api-key' } })).toEqual([expect.stringContaining('auth.apiKeys: name at least one key')]);
+    expect(problems({ auth: { mode: 'api-key' } })).toEqual([
+      expect.stringContaining('auth.apiKeys: name at least one key'),
+    ]);
     expect(problems({ auth: { mode: 'api-key', apiKeys: [{ name: 'ci', sha256: '${MISSING}' }] } })).toEqual([
       'auth.apiKeys[0].sha256: environment variable MISSING is not set',
       expect.stringContaining('auth.apiKeys[0].sha256: must be the hex sha256 of the key'),
     ]);
-    expect(problems({ auth: { mode: 'api-key', apiKeys: [{ name: 'ci', sha256: 'secret-in-plain-text' }] } })).toEqual([expect.stringContaining('auth.apiKeys[0].sha256: must be the hex sha256 of the key')]);
-    const twice = problems({ auth: { mode: 'api-key', apiKeys: [{ name: 'a', sha256: sha256('k') }, { name: 'a', sha256: sha256('k') }] } });
-    expect(twice).toEqual(['auth.apiKeys[1].name: "a" is already used by auth.apiKeys[0]', 'auth.apiKeys[1].sha256: is the same key as auth.apiKeys[0]']);
+    expect(problems({ auth: { mode: 'api-key', apiKeys: [{ name: 'ci', sha256: 'secret-in-plain-text' }] } })).toEqual([
+      expect.stringContaining('auth.apiKeys[0].sha256: must be the hex sha256 of the key'),
+    ]);
+    const twice = problems({
+      auth: {
+        mode: 'api-key',
+        apiKeys: [
+          { name: 'a', sha256: sha256('k') },
+          { name: 'a', sha256: sha256('k') },
+        ],
+      },
+    });
+    expect(twice).toEqual([
+      'auth.apiKeys[1].name: "a" is already used by auth.apiKeys[0]',
+      'auth.apiKeys[1].sha256: is the same key as auth.apiKeys[0]',
+    ]);
   });
 
   it('refuses principals on a server when nothing authenticates', () => {
-    expect(problems({ servers: [{ path: '/mcp/a', principals: ['x'] }] })).toEqual([expect.stringContaining('servers[0]: principals and requiredScopes need auth.mode')]);
+    expect(problems({ servers: [{ path: '/mcp/a', principals: ['x'] }] })).toEqual([
+      expect.stringContaining('servers[0]: principals and requiredScopes need auth.mode'),
+    ]);
   });
 });

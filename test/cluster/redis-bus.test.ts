@@ -47,7 +47,7 @@ async function subscribers(channel: string): Promise<number> {
 }
 
 describe('RedisBus', () => {
-  it("carries a message to every handler of the channel on other replicas, under its prefix only", async () => {
+  it('carries a message to every handler of the channel on other replicas, under its prefix only', async () => {
     const prefix = `bus-${randomUUID()}:`;
     const [a, b] = [bus(prefix), bus(prefix)];
     const other = bus(`other-${randomUUID()}:`);

@@ -37,11 +37,16 @@ afterAll(async () => {
 
 /** One replica's registry, on a connection of its own, heartbeat seen by the others. */
 async function replica(name: string): Promise<RedisOwnerRegistry> {
-  const client = createRedisClient({ url: redis.url }, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000 });
+  const client = createRedisClient(
+    { url: redis.url },
+    { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: 2000 },
+  );
   clients.push(client);
   const registry = new RedisOwnerRegistry(client, { replicaId: `${name}-${randomUUID()}`, keyPrefix: prefix });
   registries.push(registry);
-  await until(`${name}'s heartbeat`, async () => (await redis.command('EXISTS', `${prefix}replica:${registry.replicaId}`)).startsWith(':1'));
+  await until(`${name}'s heartbeat`, async () =>
+    (await redis.command('EXISTS', `${prefix}replica:${registry.replicaId}`)).startsWith(':1'),
+  );
   return registry;
 }
 

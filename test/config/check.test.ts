@@ -23,17 +23,32 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('checkConfig', () => {
   it('passes a good config, with servers, and leaves no upstream running', async () => {
-    const config = exampleConfig({ servers: [{ path: '/mcp/e', tools: ['echo__*'], overrides: { echo__echo: { name: 'say', arguments: { defaults: { text: 'hi' } } } } }] });
+    const config = exampleConfig({
+      servers: [
+        {
+          path: '/mcp/e',
+          tools: ['echo__*'],
+          overrides: { echo__echo: { name: 'say', arguments: { defaults: { text: 'hi' } } } },
+        },
+      ],
+    });
     expect(await checkConfig(config, { log })).toMatchObject({ errors: [], warnings: [] });
     expect(childPidsRunning(ECHO_SERVER)).toEqual([]);
   });
 
   it('names a command that is not on PATH, and a path that is no executable', async () => {
     const config = exampleConfig({
-      upstreams: [stdioUpstream('echo', ECHO_SERVER), { name: 'gone', transport: 'stdio', command: 'mcpgw-no-such-command-7d1' }, { name: 'rel', transport: 'stdio', command: './nothing/here' }],
+      upstreams: [
+        stdioUpstream('echo', ECHO_SERVER),
+        { name: 'gone', transport: 'stdio', command: 'mcpgw-no-such-command-7d1' },
+        { name: 'rel', transport: 'stdio', command: './nothing/here' },
+      ],
     });
     const { errors, warnings } = await checkConfig(config, { log, deadlineMs: 5000 });
-    expect(errors).toEqual([expect.stringMatching(/^upstreams\[1\]\.command: "mcpgw-no-such-command-7d1" is not found on PATH/), expect.stringMatching(/^upstreams\[2\]\.command: "\.\/nothing\/here" is not an executable file/)]);
+    expect(errors).toEqual([
+      expect.stringMatching(/^upstreams\[1\]\.command: "mcpgw-no-such-command-7d1" is not found on PATH/),
+      expect.stringMatching(/^upstreams\[2\]\.command: "\.\/nothing\/here" is not an executable file/),
+    ]);
     expect(warnings).toEqual([
       'upstream "gone" did not come up during the check: its names were not checked for collisions or overrides',
       'upstream "rel" did not come up during the check: its names were not checked for collisions or overrides',
@@ -41,17 +56,41 @@ describe('checkConfig', () => {
   });
 
   it('names a resource URI collision with the key that fixes it', async () => {
-    const { errors } = await checkConfig(exampleConfig({ upstreams: [everythingUpstream('a'), everythingUpstream('b')] }), { log });
+    const { errors } = await checkConfig(
+      exampleConfig({ upstreams: [everythingUpstream('a'), everythingUpstream('b')] }),
+      { log },
+    );
     expect(errors).toEqual([expect.stringContaining('set `resources: { uris: prefixed }` on upstream')]);
     const prefixed = { resources: { uris: 'prefixed' } };
-    expect((await checkConfig(exampleConfig({ upstreams: [everythingUpstream('a', prefixed), everythingUpstream('b', prefixed)] }), { log })).errors).toEqual([]);
+    expect(
+      (
+        await checkConfig(
+          exampleConfig({ upstreams: [everythingUpstream('a', prefixed), everythingUpstream('b', prefixed)] }),
+          { log },
+        )
+      ).errors,
+    ).toEqual([]);
   });
 
   it('names overrides that fit no tool, and warns of globs that select nothing', async () => {
-    const config = exampleConfig({ servers: [{ path: '/mcp/e', tools: ['echo__*', 'nothing__*'], prompts: ['echo__nope'], overrides: { echo__ech: { title: 'x' } } }] });
+    const config = exampleConfig({
+      servers: [
+        {
+          path: '/mcp/e',
+          tools: ['echo__*', 'nothing__*'],
+          prompts: ['echo__nope'],
+          overrides: { echo__ech: { title: 'x' } },
+        },
+      ],
+    });
     expect(await checkConfig(config, { log })).toMatchObject({
-      errors: ['servers[0].overrides.echo__ech: no tool "echo__ech" in the catalog (names are the exposed ones, prefix included)'],
-      warnings: ['servers[0].tools[1]: "nothing__*" selects nothing in the catalog', 'servers[0].prompts[0]: "echo__nope" selects nothing in the catalog'],
+      errors: [
+        'servers[0].overrides.echo__ech: no tool "echo__ech" in the catalog (names are the exposed ones, prefix included)',
+      ],
+      warnings: [
+        'servers[0].tools[1]: "nothing__*" selects nothing in the catalog',
+        'servers[0].prompts[0]: "echo__nope" selects nothing in the catalog',
+      ],
     });
   });
 });
@@ -64,7 +103,8 @@ describe('mcp-gateway --check', () => {
     const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('MCPGW_')));
     return spawnSync(process.execPath, [main, '--check', '--config', file], { env, encoding: 'utf8', timeout: 60_000 });
   };
-  const upstream = (name: string, script: string, extra = '') => `  - { name: ${name}, transport: stdio, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(script)}${script === EVERYTHING ? ', stdio' : ''}]${extra} }\n`;
+  const upstream = (name: string, script: string, extra = '') =>
+    `  - { name: ${name}, transport: stdio, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(script)}${script === EVERYTHING ? ', stdio' : ''}]${extra} }\n`;
 
   it('exits 2 naming the problems only the upstreams show', () => {
     const r = check('collide.yaml', `upstreams:\n${upstream('a', EVERYTHING)}${upstream('b', EVERYTHING)}`);
@@ -99,7 +139,11 @@ describe('mcp-gateway --check', () => {
   });
 
   it('never prints a stack trace: files that cannot be read or parsed are named, exit 2', () => {
-    for (const [name, yaml] of [['unclosed.yaml', 'upstreams: [\n'], ['list.yaml', '- a\n- b\n'], ['empty.yaml', '']]) {
+    for (const [name, yaml] of [
+      ['unclosed.yaml', 'upstreams: [\n'],
+      ['list.yaml', '- a\n- b\n'],
+      ['empty.yaml', ''],
+    ]) {
       const r = check(name, yaml);
       expect(r.stderr).toContain('invalid configuration');
       expect(r.stderr).not.toMatch(/^\s+at /m);
@@ -113,20 +157,29 @@ describe('mcp-gateway --check', () => {
     expect(r.status).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines[0]).toContain('OK (3 upstream(s): echo, ev, gone; servers: /mcp/x;');
-    expect(lines[1]).toMatch(/^ {2}upstream echo \(stdio, shared\): [1-9]\d* tools?, [1-9]\d* prompts?, \d+ resources?, \d+ resource templates?$/);
-    expect(lines[2]).toMatch(/^ {2}upstream ev \(stdio, per-session\): [1-9]\d* tools, [1-9]\d* prompts, [1-9]\d* resources, [1-9]\d* resource templates$/);
+    expect(lines[1]).toMatch(
+      /^ {2}upstream echo \(stdio, shared\): [1-9]\d* tools?, [1-9]\d* prompts?, \d+ resources?, \d+ resource templates?$/,
+    );
+    expect(lines[2]).toMatch(
+      /^ {2}upstream ev \(stdio, per-session\): [1-9]\d* tools, [1-9]\d* prompts, [1-9]\d* resources, [1-9]\d* resource templates$/,
+    );
     expect(lines[3]).toBe('  upstream gone (stdio, shared): did not come up: not listed');
     expect(lines[4]).toMatch(/^ {2}server \/mcp\/x: 2 tools, [1-9]\d* prompts?, 0 resources, 0 resource templates$/);
     // The catalog's counts are the upstreams' that came up, added.
     const count = (line: string, i: number) => Number(line.split(': ')[1]!.split(', ')[i]!.split(' ')[0]);
     for (let i = 0; i < 4; i++) expect(count(lines[5]!, i)).toBe(count(lines[1]!, i) + count(lines[2]!, i));
     expect(lines[5]).toMatch(/^ {2}catalog: /);
-    expect(lines[6]).toMatch(/^ {2}checked: schema and cross-checks, .*stdio commands on PATH, name and URI collisions, servers' overrides and globs$/);
+    expect(lines[6]).toMatch(
+      /^ {2}checked: schema and cross-checks, .*stdio commands on PATH, name and URI collisions, servers' overrides and globs$/,
+    );
     expect(lines).toHaveLength(7);
   });
 
   it('exits 0 with a warning for a glob that selects nothing', () => {
-    const r = check('warn.yaml', `upstreams:\n${upstream('echo', ECHO_SERVER)}servers:\n  - { path: /mcp/x, tools: ['echo__echo', 'zzz*'] }\n`);
+    const r = check(
+      'warn.yaml',
+      `upstreams:\n${upstream('echo', ECHO_SERVER)}servers:\n  - { path: /mcp/x, tools: ['echo__echo', 'zzz*'] }\n`,
+    );
     expect(r.stderr).toContain('warning: servers[0].tools[1]: "zzz*" selects nothing in the catalog');
     expect(r.status).toBe(0);
     expect(r.stdout).toContain('OK (1 upstream(s): echo; servers: /mcp/x;');

@@ -185,7 +185,10 @@ describe('CLI: bad configs exit 2 and say why', () => {
   });
 
   it('--check with a bad config → exit 2 naming every problem, nothing started', async () => {
-    const file = writeConfig('check-bad.yaml', goodYaml('limits: { maxInFlightPerClient: -1 }\nauth: { mode: introspection }'));
+    const file = writeConfig(
+      'check-bad.yaml',
+      goodYaml('limits: { maxInFlightPerClient: -1 }\nauth: { mode: introspection }'),
+    );
     const r = run(['--check', '--config', file]);
     const { code } = await r.exited;
     expect(code).toBe(2);
@@ -216,63 +219,74 @@ describe('CLI: a good config', () => {
     expect(r.stdout()).not.toContain('listening');
   });
 
-  it('listens, answers initialize, and on SIGTERM exits 0 with its upstream processes gone', { timeout: 90_000 }, async () => {
-    const file = writeConfig('good.yaml', goodYaml());
-    const r = run(['--config', file], cleanEnv({ MCPGW_PORT: '0' }));
-    let line: string | undefined;
-    const early = r.exited.then(({ code }) => {
-      throw new Error(`gateway exited early with ${code}: ${r.stderr()} ${r.stdout()}`);
-    });
-    early.catch(() => undefined);
-    while (!line) {
-      await Promise.race([new Promise((res) => setTimeout(res, 25)), early]);
-      line = r.stdout().split('\n').find((l) => l.includes('listening'));
-    }
-    const match = /(http:\/\/127\.0\.0\.1:(\d+)\/mcp)\b/.exec(line);
-    expect(match, line).not.toBeNull();
-    const url = new URL(match![1]!);
-    expect(Number(match![2])).toBeGreaterThan(0);
+  it(
+    'listens, answers initialize, and on SIGTERM exits 0 with its upstream processes gone',
+    { timeout: 90_000 },
+    async () => {
+      const file = writeConfig('good.yaml', goodYaml());
+      const r = run(['--config', file], cleanEnv({ MCPGW_PORT: '0' }));
+      let line: string | undefined;
+      const early = r.exited.then(({ code }) => {
+        throw new Error(`gateway exited early with ${code}: ${r.stderr()} ${r.stdout()}`);
+      });
+      early.catch(() => undefined);
+      while (!line) {
+        await Promise.race([new Promise((res) => setTimeout(res, 25)), early]);
+        line = r
+          .stdout()
+          .split('\n')
+          .find((l) => l.includes('listening'));
+      }
+      const match = /(http:\/\/127\.0\.0\.1:(\d+)\/mcp)\b/.exec(line);
+      expect(match, line).not.toBeNull();
+      const url = new URL(match![1]!);
+      expect(Number(match![2])).toBeGreaterThan(0);
 
-    // initialize by hand, then the rest of a session.
-    const init = await post(url, {
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } },
-    });
-    expect(init.status).toBe(200);
-    expect(init.json).toMatchObject({
-      jsonrpc: '2.0',
-      id: 1,
-      result: { protocolVersion: '2025-06-18', serverInfo: { name: 'mcp-gateway' }, capabilities: { tools: {} } },
-    });
-    expect(init.headers.get('mcp-session-id')).toBeTruthy();
+      // initialize by hand, then the rest of a session.
+      const init = await post(url, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'cli-test', version: '1' } },
+      });
+      expect(init.status).toBe(200);
+      expect(init.json).toMatchObject({
+        jsonrpc: '2.0',
+        id: 1,
+        result: { protocolVersion: '2025-06-18', serverInfo: { name: 'mcp-gateway' }, capabilities: { tools: {} } },
+      });
+      expect(init.headers.get('mcp-session-id')).toBeTruthy();
 
-    const sid = await openSession(url);
-    const h = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
-    const pidOf = async (tool: string): Promise<number> => {
-      const res = await post(url, { jsonrpc: '2.0', id: tool, method: 'tools/call', params: { name: tool, arguments: {} } }, h);
-      expect(res.status).toBe(200);
-      return (JSON.parse(res.json.result.content[0].text) as { pid: number }).pid;
-    };
-    const echoPid = await pidOf('echo__whoami');
-    const slowPid = await pidOf('slow__pid');
-    expect(echoPid).not.toBe(slowPid);
-    expect(isAlive(echoPid)).toBe(true);
-    expect(isAlive(slowPid)).toBe(true);
+      const sid = await openSession(url);
+      const h = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+      const pidOf = async (tool: string): Promise<number> => {
+        const res = await post(
+          url,
+          { jsonrpc: '2.0', id: tool, method: 'tools/call', params: { name: tool, arguments: {} } },
+          h,
+        );
+        expect(res.status).toBe(200);
+        return (JSON.parse(res.json.result.content[0].text) as { pid: number }).pid;
+      };
+      const echoPid = await pidOf('echo__whoami');
+      const slowPid = await pidOf('slow__pid');
+      expect(echoPid).not.toBe(slowPid);
+      expect(isAlive(echoPid)).toBe(true);
+      expect(isAlive(slowPid)).toBe(true);
 
-    const gatewayPid = r.child.pid!;
-    const children = childrenOf(gatewayPid);
-    const upstreamPids = new Set([echoPid, slowPid, ...(children ?? [])]);
-    if (children) expect(children).toEqual(expect.arrayContaining([echoPid, slowPid]));
+      const gatewayPid = r.child.pid!;
+      const children = childrenOf(gatewayPid);
+      const upstreamPids = new Set([echoPid, slowPid, ...(children ?? [])]);
+      if (children) expect(children).toEqual(expect.arrayContaining([echoPid, slowPid]));
 
-    r.child.kill('SIGTERM');
-    const { code, signal } = await r.exited;
-    expect(signal).toBeNull();
-    expect(code, r.stderr()).toBe(0);
-    for (const pid of upstreamPids) expect(isAlive(pid), `upstream pid ${pid} still alive`).toBe(false);
-    expect(isAlive(gatewayPid)).toBe(false);
-  });
+      r.child.kill('SIGTERM');
+      const { code, signal } = await r.exited;
+      expect(signal).toBeNull();
+      expect(code, r.stderr()).toBe(0);
+      for (const pid of upstreamPids) expect(isAlive(pid), `upstream pid ${pid} still alive`).toBe(false);
+      expect(isAlive(gatewayPid)).toBe(false);
+    },
+  );
 });
 
 describe('resolveConfig', () => {
@@ -336,7 +350,11 @@ describe('resolveConfig', () => {
 
   it('each override works alone and leaves the rest to the file or the defaults', () => {
     expect(resolveConfig(minimal, { MCPGW_HOST: '::1' }).listen).toEqual({ host: '::1', port: 8080, backlog: 4096 });
-    expect(resolveConfig({ ...minimal, listen: { host: '10.0.0.1' } }, { MCPGW_PORT: '0' }).listen).toEqual({ host: '10.0.0.1', port: 0, backlog: 4096 });
+    expect(resolveConfig({ ...minimal, listen: { host: '10.0.0.1' } }, { MCPGW_PORT: '0' }).listen).toEqual({
+      host: '10.0.0.1',
+      port: 0,
+      backlog: 4096,
+    });
     const c = resolveConfig({ ...minimal, listen: { port: 7000 } }, { MCPGW_LOG_LEVEL: 'silent' });
     expect(c.logLevel).toBe('silent');
     expect(c.listen).toEqual({ host: '127.0.0.1', port: 7000, backlog: 4096 });
@@ -353,10 +371,18 @@ describe('resolveConfig', () => {
 
   it('substitutes ${VAR} in upstream command, args and env from the given environment', () => {
     const c = resolveConfig(
-      { upstreams: [{ name: 'echo', transport: 'stdio', command: '${BIN}', args: ['--key=${KEY}'], env: { TOKEN: 'x-${KEY}-y' } }] },
+      {
+        upstreams: [
+          { name: 'echo', transport: 'stdio', command: '${BIN}', args: ['--key=${KEY}'], env: { TOKEN: 'x-${KEY}-y' } },
+        ],
+      },
       { BIN: '/usr/bin/node', KEY: 's3cret' },
     );
-    expect(c.upstreams[0]).toMatchObject({ command: '/usr/bin/node', args: ['--key=s3cret'], env: { TOKEN: 'x-s3cret-y' } });
+    expect(c.upstreams[0]).toMatchObject({
+      command: '/usr/bin/node',
+      args: ['--key=s3cret'],
+      env: { TOKEN: 'x-s3cret-y' },
+    });
   });
 
   it('a ConfigError lists every problem, one per key', () => {
@@ -391,7 +417,11 @@ describe('resolveConfig', () => {
       [{ ...minimal, listen: null }, { MCPGW_PORT: '1' }, /^listen: must be object$/m],
       [{ upstreams: 'x' }, {}, /^upstreams: must be array$/m],
       [{ upstreams: ['x', null] }, {}, /^upstreams\[1\]: must be object$/m],
-      [{ upstreams: [{ name: 'a', transport: 'stdio', command: 5, args: 'x', env: [1], pool: 'big' }] }, {}, /^upstreams\[0\]\.command: must be string$/m],
+      [
+        { upstreams: [{ name: 'a', transport: 'stdio', command: 5, args: 'x', env: [1], pool: 'big' }] },
+        {},
+        /^upstreams\[0\]\.command: must be string$/m,
+      ],
       [{ ...minimal, sessions: 'x' }, {}, /^sessions: must be object$/m],
     ];
     for (const [source, env, expected] of cases) {
@@ -403,8 +433,12 @@ describe('resolveConfig', () => {
   it('a config without upstreams, or not a mapping, is refused', () => {
     expect(catchConfigError(() => resolveConfig({}, {})).problems).toContain('upstreams: is required');
     expect(catchConfigError(() => resolveConfig({ upstreams: [] }, {})).problems.join('\n')).toMatch(/^upstreams: /m);
-    expect(catchConfigError(() => resolveConfig(['a'], {})).problems).toEqual(['(root): the configuration must be a mapping of keys']);
-    expect(catchConfigError(() => resolveConfig(null, {})).problems).toEqual(['(root): the configuration must be a mapping of keys']);
+    expect(catchConfigError(() => resolveConfig(['a'], {})).problems).toEqual([
+      '(root): the configuration must be a mapping of keys',
+    ]);
+    expect(catchConfigError(() => resolveConfig(null, {})).problems).toEqual([
+      '(root): the configuration must be a mapping of keys',
+    ]);
   });
 });
 

@@ -12,9 +12,16 @@ function defaultsOf(node: unknown, path = '', out: Record<string, unknown> = {})
   if (typeof node !== 'object' || node === null) return out;
   for (const [key, value] of Object.entries(node)) {
     if (key === 'default') out[path] = value;
-    else if (key === 'properties') for (const [name, sub] of Object.entries(value as object)) defaultsOf(sub, path ? `${path}.${name}` : name, out);
+    else if (key === 'properties')
+      for (const [name, sub] of Object.entries(value as object)) defaultsOf(sub, path ? `${path}.${name}` : name, out);
     else if (key === 'items') defaultsOf(value, `${path}[]`, out);
-    else if (key === 'oneOf') for (const branch of value as Array<{ properties: { transport: { const?: string; enum?: string[] } } }>) defaultsOf(branch, `${path}(${[branch.properties.transport.const ?? branch.properties.transport.enum].flat().join('|')})`, out);
+    else if (key === 'oneOf')
+      for (const branch of value as Array<{ properties: { transport: { const?: string; enum?: string[] } } }>)
+        defaultsOf(
+          branch,
+          `${path}(${[branch.properties.transport.const ?? branch.properties.transport.enum].flat().join('|')})`,
+          out,
+        );
     // (Anywhere else, a default would still be found, under a path that names the keyword.)
     else defaultsOf(value, `${path}/${key}`, out);
   }
@@ -175,8 +182,27 @@ const SCHEMA_DEFAULTS = {
   servers: [],
 };
 
-const POOL = { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, heavyRequestBytes: 262144, queueSize: 1000, queueTimeoutMs: 5000, busyAfterMs: 1000, idleTimeoutMs: 300000 };
-const COMMON = { mode: 'shared', pool: POOL, timeoutMs: 60000, maxTimeoutMs: 600000, required: false, validateArguments: true, protocolVersion: 'auto' };
+const POOL = {
+  min: 1,
+  spares: 1,
+  max: 4,
+  maxInFlight: 32,
+  maxInFlightBytes: 2097152,
+  heavyRequestBytes: 262144,
+  queueSize: 1000,
+  queueTimeoutMs: 5000,
+  busyAfterMs: 1000,
+  idleTimeoutMs: 300000,
+};
+const COMMON = {
+  mode: 'shared',
+  pool: POOL,
+  timeoutMs: 60000,
+  maxTimeoutMs: 600000,
+  required: false,
+  validateArguments: true,
+  protocolVersion: 'auto',
+};
 const REMOTE = {
   ...COMMON,
   headers: {},
@@ -214,7 +240,13 @@ describe('config defaults', () => {
         workerStartsPerMinute: 60,
       },
       security: { allowedOrigins: [] },
-      sessions: { store: 'memory', keyPrefix: 'mcpgw:', ttlSeconds: 3600, cacheMs: 250, health: { intervalMs: 2000, timeoutMs: 1000 } },
+      sessions: {
+        store: 'memory',
+        keyPrefix: 'mcpgw:',
+        ttlSeconds: 3600,
+        cacheMs: 250,
+        health: { intervalMs: 2000, timeoutMs: 1000 },
+      },
       sse: { keepAliveMs: 15000 },
       legacySse: {},
       websocket: {},
@@ -222,8 +254,22 @@ describe('config defaults', () => {
       pagination: { pageSize: 500 },
       stateless: { listTtlMs: 60000, readTtlMs: 0, inputTimeoutMs: 300000, stateTtlMs: 600000, maxInputRounds: 10 },
       status: { enabled: true, principals: [], scopes: [], refreshSeconds: 5 },
-      tasks: { maxPerPrincipal: 1000, maxBytesPerPrincipal: 67108864, defaultTtlMs: 3600000, maxTtlMs: 86400000, pollIntervalMs: 1000, inputWindowMs: 1000 },
-      auth: { mode: 'none', apiKeys: [], authorizationServers: [], requiredScopes: [], toolScopes: [], clockToleranceSeconds: 30 },
+      tasks: {
+        maxPerPrincipal: 1000,
+        maxBytesPerPrincipal: 67108864,
+        defaultTtlMs: 3600000,
+        maxTtlMs: 86400000,
+        pollIntervalMs: 1000,
+        inputWindowMs: 1000,
+      },
+      auth: {
+        mode: 'none',
+        apiKeys: [],
+        authorizationServers: [],
+        requiredScopes: [],
+        toolScopes: [],
+        clockToleranceSeconds: 30,
+      },
       shutdown: { drainMs: 10000 },
       cluster: { workers: 1 },
       audit: { methods: [] },
@@ -237,7 +283,13 @@ describe('config defaults', () => {
       {
         upstreams: [
           { name: 'h', transport: 'http', url: 'https://h.example/mcp' },
-          { name: 's', transport: 'sse', url: 'https://h.example/sse', tls: {}, oauth: { tokenUrl: 'https://t.example', clientId: 'i', clientSecret: 's' } },
+          {
+            name: 's',
+            transport: 'sse',
+            url: 'https://h.example/sse',
+            tls: {},
+            oauth: { tokenUrl: 'https://t.example', clientId: 'i', clientSecret: 's' },
+          },
         ],
         auth: {
           mode: 'introspection',
@@ -266,7 +318,13 @@ describe('config defaults', () => {
       apiKeys: [],
       resource: 'https://gw.example/mcp',
       authorizationServers: ['https://as.example'],
-      introspection: { url: 'https://as.example/i', clientId: 'i', clientSecret: 's', cacheSeconds: 60, timeoutMs: 5000 },
+      introspection: {
+        url: 'https://as.example/i',
+        clientId: 'i',
+        clientSecret: 's',
+        cacheSeconds: 60,
+        timeoutMs: 5000,
+      },
       toolScopes: [{ tools: ['a'], scopes: ['b'] }],
       requiredScopes: [],
       clockToleranceSeconds: 30,

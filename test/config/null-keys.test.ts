@@ -9,7 +9,11 @@ import { resolveConfig } from '../../src/config/load.js';
 describe('null keys of an upstream', () => {
   it('a null prefix or cwd is dropped, so the key reads as unset', () => {
     const source = parseYaml(
-      ['upstreams:', '  - { name: a, transport: stdio, command: x, prefix:, cwd: }', '  - { name: b, transport: http, url: "https://h.example/mcp", prefix: }'].join('\n'),
+      [
+        'upstreams:',
+        '  - { name: a, transport: stdio, command: x, prefix:, cwd: }',
+        '  - { name: b, transport: http, url: "https://h.example/mcp", prefix: }',
+      ].join('\n'),
     );
     expect(source.upstreams[0]).toMatchObject({ prefix: null, cwd: null });
     const [stdio, http] = resolveConfig(source, {}).upstreams;
@@ -19,7 +23,15 @@ describe('null keys of an upstream', () => {
   });
 
   it('a prefix or cwd that is set stays as it is, the empty prefix too', () => {
-    const [a, b] = resolveConfig({ upstreams: [{ name: 'a', transport: 'stdio', command: 'x', prefix: '', cwd: '/tmp' }, { name: 'b', transport: 'http', url: 'https://h.example/mcp', prefix: 'p' }] }, {}).upstreams;
+    const [a, b] = resolveConfig(
+      {
+        upstreams: [
+          { name: 'a', transport: 'stdio', command: 'x', prefix: '', cwd: '/tmp' },
+          { name: 'b', transport: 'http', url: 'https://h.example/mcp', prefix: 'p' },
+        ],
+      },
+      {},
+    ).upstreams;
     expect(a).toMatchObject({ prefix: '', cwd: '/tmp' });
     expect(b).toMatchObject({ prefix: 'p' });
   });

@@ -22,7 +22,18 @@ describe('remote upstream config', () => {
       headers: {},
       connectTimeoutMs: 10000,
       mode: 'shared',
-      pool: { min: 1, spares: 1, max: 4, maxInFlight: 32, maxInFlightBytes: 2097152, heavyRequestBytes: 262144, queueSize: 1000, queueTimeoutMs: 5000, idleTimeoutMs: 300000, busyAfterMs: 1000 },
+      pool: {
+        min: 1,
+        spares: 1,
+        max: 4,
+        maxInFlight: 32,
+        maxInFlightBytes: 2097152,
+        heavyRequestBytes: 262144,
+        queueSize: 1000,
+        queueTimeoutMs: 5000,
+        idleTimeoutMs: 300000,
+        busyAfterMs: 1000,
+      },
       timeoutMs: 60000,
       maxTimeoutMs: 600000,
       required: false,
@@ -36,17 +47,42 @@ describe('remote upstream config', () => {
 
   it('accepts sse and per-session, and substitutes ${VAR} in url and headers', () => {
     const c = resolveConfig(
-      { upstreams: [{ name: 'r', transport: 'sse', url: 'http://${HOST}/sse', mode: 'per-session', headers: { Authorization: 'Bearer ${TOKEN}' } }] },
+      {
+        upstreams: [
+          {
+            name: 'r',
+            transport: 'sse',
+            url: 'http://${HOST}/sse',
+            mode: 'per-session',
+            headers: { Authorization: 'Bearer ${TOKEN}' },
+          },
+        ],
+      },
       { HOST: '10.0.0.7:9000', TOKEN: 's3cret' },
     );
-    expect(c.upstreams[0]).toMatchObject({ transport: 'sse', url: 'http://10.0.0.7:9000/sse', mode: 'per-session', headers: { Authorization: 'Bearer s3cret' } });
+    expect(c.upstreams[0]).toMatchObject({
+      transport: 'sse',
+      url: 'http://10.0.0.7:9000/sse',
+      mode: 'per-session',
+      headers: { Authorization: 'Bearer s3cret' },
+    });
   });
 
   it('takes a whole url from the environment, and checks it once substituted', () => {
-    expect(resolveConfig({ upstreams: [{ name: 'r', transport: 'http', url: '${REMOTE_URL}' }] }, { REMOTE_URL: 'https://mcp.example/mcp' }).upstreams[0]).toMatchObject({
+    expect(
+      resolveConfig(
+        { upstreams: [{ name: 'r', transport: 'http', url: '${REMOTE_URL}' }] },
+        { REMOTE_URL: 'https://mcp.example/mcp' },
+      ).upstreams[0],
+    ).toMatchObject({
       url: 'https://mcp.example/mcp',
     });
-    expect(problems({ upstreams: [{ name: 'r', transport: 'http', url: '${REMOTE_URL}' }] }, { REMOTE_URL: 'file:///etc/passwd' })).toEqual(['upstreams[0].url: must be an http or https URL']);
+    expect(
+      problems(
+        { upstreams: [{ name: 'r', transport: 'http', url: '${REMOTE_URL}' }] },
+        { REMOTE_URL: 'file:///etc/passwd' },
+      ),
+    ).toEqual(['upstreams[0].url: must be an http or https URL']);
   });
 
   it('checks a remote upstream against its own schema only, naming every problem', () => {
@@ -55,8 +91,19 @@ describe('remote upstream config', () => {
         upstreams: [
           { name: 'a', transport: 'http', command: 'node', url: 'ftp://x' },
           { name: 'b', transport: 'http' },
-          { name: 'c', transport: 'sse', url: 'https://user:pw@x/sse', headers: { 'Mcp-Session-Id': 'x', Token: '${UNSET_TOKEN}' } },
-          { name: 'd', transport: 'http', url: 'https://x/mcp', breaker: { openMs: 10, maxOpenMs: 5 }, retry: { attempts: -1 } },
+          {
+            name: 'c',
+            transport: 'sse',
+            url: 'https://user:pw@x/sse',
+            headers: { 'Mcp-Session-Id': 'x', Token: '${UNSET_TOKEN}' },
+          },
+          {
+            name: 'd',
+            transport: 'http',
+            url: 'https://x/mcp',
+            breaker: { openMs: 10, maxOpenMs: 5 },
+            retry: { attempts: -1 },
+          },
           { name: 'e', transport: 'carrier-pigeon', url: 'https://x' },
           { name: 'f', transport: 'stdio', command: 'node', url: 'https://x' },
         ],

@@ -18,20 +18,30 @@ describe('legacySse and websocket config', () => {
   it('are on with their defaults when not named', () => {
     const config = resolveConfig({ upstreams: UPSTREAMS }, {});
     expect(legacySseSettings(config.legacySse)).toEqual({ ssePath: '/sse', messagesPath: '/messages', graceMs: 2000 });
-    expect(websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)).toEqual({ path: '/ws', maxBufferedBytes: 4194304, pingIntervalMs: 30000 });
+    expect(websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)).toEqual({
+      path: '/ws',
+      maxBufferedBytes: 4194304,
+      pingIntervalMs: 30000,
+    });
   });
 
   it('bound WebSocket by limits.maxStreamBufferedBytes, unless websocket.maxBufferedBytes (its older spelling) is set', () => {
     const shared = resolveConfig({ upstreams: UPSTREAMS, limits: { maxStreamBufferedBytes: 65536 } }, {});
     expect(websocketSettings(shared.websocket, shared.limits.maxStreamBufferedBytes)?.maxBufferedBytes).toBe(65536);
-    const own = resolveConfig({ upstreams: UPSTREAMS, limits: { maxStreamBufferedBytes: 65536 }, websocket: { maxBufferedBytes: 8192 } }, {});
+    const own = resolveConfig(
+      { upstreams: UPSTREAMS, limits: { maxStreamBufferedBytes: 65536 }, websocket: { maxBufferedBytes: 8192 } },
+      {},
+    );
     expect(websocketSettings(own.websocket, own.limits.maxStreamBufferedBytes)?.maxBufferedBytes).toBe(8192);
   });
 
   it('take false (off) and partial objects', () => {
     const config = resolveConfig({ upstreams: UPSTREAMS, legacySse: false, websocket: { path: '/socket' } }, {});
     expect(legacySseSettings(config.legacySse)).toBeUndefined();
-    expect(websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)).toMatchObject({ path: '/socket', pingIntervalMs: 30000 });
+    expect(websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)).toMatchObject({
+      path: '/socket',
+      pingIntervalMs: 30000,
+    });
   });
 
   it('refuse what they cannot be', () => {

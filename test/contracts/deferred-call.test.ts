@@ -85,7 +85,13 @@ describe('failedCall', () => {
 
 describe('requestKey', () => {
   it('tells scopes apart, and a number id from the same digits as a string', () => {
-    const keys = [requestKey('s1', 1), requestKey('s1', '1'), requestKey('s2', 1), requestKey('s1', 'n1'), requestKey('s1\u0000n', 1)];
+    const keys = [
+      requestKey('s1', 1),
+      requestKey('s1', '1'),
+      requestKey('s2', 1),
+      requestKey('s1', 'n1'),
+      requestKey('s1\u0000n', 1),
+    ];
     expect(new Set(keys).size).toBe(keys.length);
     expect(requestKey('s1', 7)).toBe(requestKey('s1', 7));
   });
@@ -95,7 +101,13 @@ describe('SubjectToken', () => {
   it('reveals the token only when asked; printed, logged or serialized it shows nothing', () => {
     const token = new SubjectToken('secret-token-value');
     expect(token.reveal()).toBe('secret-token-value');
-    for (const shown of [JSON.stringify({ token }), String(token), `${token}`, inspect(token), inspect({ nested: { token } })]) {
+    for (const shown of [
+      JSON.stringify({ token }),
+      String(token),
+      `${token}`,
+      inspect(token),
+      inspect({ nested: { token } }),
+    ]) {
       expect(shown).not.toContain('secret-token-value');
     }
     expect(JSON.stringify({ token })).toBe('{"token":"[redacted]"}');
@@ -111,6 +123,10 @@ describe('task store helpers', () => {
   it('counts a record in UTF-8 bytes, and names the bound reached', () => {
     expect(recordBytes('{"a":"é"}')).toBe(10);
     expect(taskLimit('maxPerPrincipal', 5)).toMatchObject({ type: 'TASK_LIMIT', detail: { maxPerPrincipal: 5 } });
-    expect(taskLimit('maxBytesPerPrincipal', 1024)).toMatchObject({ type: 'TASK_LIMIT', message: expect.stringContaining('tasks.maxBytesPerPrincipal: 1024'), detail: { maxBytesPerPrincipal: 1024 } });
+    expect(taskLimit('maxBytesPerPrincipal', 1024)).toMatchObject({
+      type: 'TASK_LIMIT',
+      message: expect.stringContaining('tasks.maxBytesPerPrincipal: 1024'),
+      detail: { maxBytesPerPrincipal: 1024 },
+    });
   });
 });

@@ -80,11 +80,19 @@ describe('SignedTokens', () => {
     const tokens = new SignedTokens(SECRET);
     const expiresAt = Date.now() + 1000;
     const token = tokens.sign('requestState/upstream-round', { j: 'nonce' }, { expiresAt });
-    expect(tokens.open('requestState/upstream-round', token)).toEqual({ payload: { j: 'nonce' }, expiresAt, expired: false });
+    expect(tokens.open('requestState/upstream-round', token)).toEqual({
+      payload: { j: 'nonce' },
+      expiresAt,
+      expired: false,
+    });
     vi.advanceTimersByTime(999);
     expect(tokens.verify('requestState/upstream-round', token)).toEqual({ j: 'nonce' });
     vi.advanceTimersByTime(1);
-    expect(tokens.open('requestState/upstream-round', token)).toEqual({ payload: { j: 'nonce' }, expiresAt, expired: true });
+    expect(tokens.open('requestState/upstream-round', token)).toEqual({
+      payload: { j: 'nonce' },
+      expiresAt,
+      expired: true,
+    });
     expect(tokens.verify('requestState/upstream-round', token)).toBeUndefined();
   });
 

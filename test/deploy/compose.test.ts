@@ -32,7 +32,8 @@ function lint(file: string) {
 /** KEY=VALUE list or mapping -> mapping. */
 function environmentOf(service: any): Record<string, string> {
   const env = service.environment ?? {};
-  if (Array.isArray(env)) return Object.fromEntries(env.map((e: string) => [e.split('=')[0], e.slice(e.indexOf('=') + 1)]));
+  if (Array.isArray(env))
+    return Object.fromEntries(env.map((e: string) => [e.split('=')[0], e.slice(e.indexOf('=') + 1)]));
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
 }
 
@@ -44,7 +45,8 @@ function imageEnv(): Record<string, string> {
   for (const line of finalStage.split('\n')) {
     const m = /^ENV\s+(.*)$/.exec(line.trim());
     if (!m) continue;
-    for (const pair of (m[1] as string).matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S+)/g)) env[pair[1] as string] = (pair[2] as string).replace(/^"|"$/g, '');
+    for (const pair of (m[1] as string).matchAll(/([A-Za-z_][A-Za-z0-9_]*)=("[^"]*"|\S+)/g))
+      env[pair[1] as string] = (pair[2] as string).replace(/^"|"$/g, '');
   }
   return env;
 }

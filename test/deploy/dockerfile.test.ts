@@ -62,7 +62,9 @@ describe('Dockerfile', () => {
       names.add(f.getBuildStage() ?? '');
     }
     // The image copies its build from an earlier stage, not from the context.
-    const fromStages = inFinal('COPY').map((c) => (c as any).getFromFlag?.()?.getValue()).filter(Boolean);
+    const fromStages = inFinal('COPY')
+      .map((c) => (c as any).getFromFlag?.()?.getValue())
+      .filter(Boolean);
     expect(fromStages.length).toBeGreaterThan(0);
     for (const s of fromStages) expect(names.has(s), `COPY --from=${s}`).toBe(true);
   });
@@ -82,13 +84,16 @@ describe('Dockerfile', () => {
       .filter((l) => l && !l.startsWith('#'));
     for (const c of dockerfile.getCOPYs()) {
       if ((c as any).getFromFlag?.()) continue;
-      const sources = args(c).filter((a) => !a.startsWith('--')).slice(0, -1);
+      const sources = args(c)
+        .filter((a) => !a.startsWith('--'))
+        .slice(0, -1);
       for (const src of sources) {
         expect(existsSync(resolve(ROOT, src)), `COPY ${src}`).toBe(true);
         expect(ignored, `.dockerignore must not exclude ${src}`).not.toContain(src.replace(/\/$/, ''));
       }
     }
-    for (const entry of ['node_modules', 'dist', '.git', '.tools', 'load/.peers', 'coverage', '*.log']) expect(ignored).toContain(entry);
+    for (const entry of ['node_modules', 'dist', '.git', '.tools', 'load/.peers', 'coverage', '*.log'])
+      expect(ignored).toContain(entry);
   });
 
   it('the bundled examples find every package they import in the pruned node_modules', () => {
@@ -133,16 +138,21 @@ describe('Dockerfile', () => {
     expect(inFinal('STOPSIGNAL').flatMap(args)).toEqual(['SIGTERM']);
     // The runtime stage holds what the gateway needs.
     const copied = inFinal('COPY').map((c) => args(c).filter((a) => !a.startsWith('--'))[0]);
-    for (const need of ['/src/dist', '/src/node_modules', '/src/package.json', 'examples']) expect(copied).toContain(need);
+    for (const need of ['/src/dist', '/src/node_modules', '/src/package.json', 'examples'])
+      expect(copied).toContain(need);
   });
 
   it('a WITH_UV build arg (false by default) adds Python and a pinned uv for uvx upstreams, and refuses other values', () => {
     const argDefaults = Object.fromEntries(
-      inFinal('ARG').flatMap((a) => args(a)).map((a) => [a.split('=')[0], a.includes('=') ? a.slice(a.indexOf('=') + 1) : undefined]),
+      inFinal('ARG')
+        .flatMap((a) => args(a))
+        .map((a) => [a.split('=')[0], a.includes('=') ? a.slice(a.indexOf('=') + 1) : undefined]),
     );
     expect(argDefaults.WITH_UV).toBe('false');
     expect(argDefaults.UV_VERSION).toMatch(/^\d+\.\d+\.\d+$/);
-    const uvRun = inFinal('RUN').map((r) => r.getRawArgumentsContent() ?? '').find((r) => r.includes('WITH_UV'));
+    const uvRun = inFinal('RUN')
+      .map((r) => r.getRawArgumentsContent() ?? '')
+      .find((r) => r.includes('WITH_UV'));
     expect(uvRun, 'a RUN that reads WITH_UV').toBeDefined();
     expect(uvRun).toMatch(/python3/);
     expect(uvRun).toContain('"uv==${UV_VERSION}"');
@@ -151,11 +161,19 @@ describe('Dockerfile', () => {
     // Installed as root, before the image drops to its user.
     const lines = (i: Instruction) => i.getRange().start.line;
     const lastUser = inFinal('USER').map(lines).pop()!;
-    expect(lines(inFinal('RUN').find((r) => (r.getRawArgumentsContent() ?? '').includes('WITH_UV'))!)).toBeLessThan(lastUser);
+    expect(lines(inFinal('RUN').find((r) => (r.getRawArgumentsContent() ?? '').includes('WITH_UV'))!)).toBeLessThan(
+      lastUser,
+    );
     // And the default build runs the same shell case with WITH_UV=false: nothing installed.
-    const sh = spawnSync('sh', ['-c', uvRun!.replace(/\\\n/g, ' ')], { env: { WITH_UV: 'false', PATH: process.env.PATH }, encoding: 'utf8' });
+    const sh = spawnSync('sh', ['-c', uvRun!.replace(/\\\n/g, ' ')], {
+      env: { WITH_UV: 'false', PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
     expect(sh.status, sh.stderr).toBe(0);
-    const bad = spawnSync('sh', ['-c', uvRun!.replace(/\\\n/g, ' ')], { env: { WITH_UV: 'yes', PATH: process.env.PATH }, encoding: 'utf8' });
+    const bad = spawnSync('sh', ['-c', uvRun!.replace(/\\\n/g, ' ')], {
+      env: { WITH_UV: 'yes', PATH: process.env.PATH },
+      encoding: 'utf8',
+    });
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/WITH_UV must be true or false/);
   });

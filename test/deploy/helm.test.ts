@@ -38,7 +38,12 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
 };
 
-type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; labels?: Record<string, string> }; [k: string]: any };
+type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  [k: string]: any;
+};
 
 let helm: string;
 let work: string;
@@ -137,7 +142,13 @@ describe('helm chart metadata', () => {
 describe.each([
   { name: 'default values', override: undefined as Record<string, unknown> | undefined },
   { name: 'override (redis Secret, 3 replicas, ServiceMonitor)', override: OVERRIDE as Record<string, unknown> },
-  { name: 'autoscaled (redis Secret, HorizontalPodAutoscaler)', override: { redis: OVERRIDE.redis, autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12 } } as Record<string, unknown> },
+  {
+    name: 'autoscaled (redis Secret, HorizontalPodAutoscaler)',
+    override: { redis: OVERRIDE.redis, autoscaling: { enabled: true, minReplicas: 3, maxReplicas: 12 } } as Record<
+      string,
+      unknown
+    >,
+  },
 ])('helm template, $name', ({ override }) => {
   let objs: K8sObject[];
   const v = (path: string[]): any => {
@@ -263,7 +274,10 @@ describe.each([
     const redisEnv = (container().env as any[]).find((e) => e.name === 'MCPGW_REDIS_URL');
     if (v(['redis', 'existingSecret'])) {
       expect(cfg.sessions.store).toBe('redis');
-      expect(redisEnv?.valueFrom?.secretKeyRef).toEqual({ name: v(['redis', 'existingSecret']), key: v(['redis', 'key']) });
+      expect(redisEnv?.valueFrom?.secretKeyRef).toEqual({
+        name: v(['redis', 'existingSecret']),
+        key: v(['redis', 'key']),
+      });
       // Without the variable the gateway would refuse this config: the Secret is what makes it work.
       expect(() => checkGatewayConfig(cfg, {})).toThrow(/sessions\.redisUrl/);
     } else {
@@ -295,9 +309,24 @@ describe.each([
       return;
     }
     const hpa = one(objs, 'HorizontalPodAutoscaler');
-    expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: deployment().metadata.name });
-    expect([hpa.spec.minReplicas, hpa.spec.maxReplicas]).toEqual([v(['autoscaling', 'minReplicas']), v(['autoscaling', 'maxReplicas'])]);
-    expect(hpa.spec.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: v(['autoscaling', 'targetCPUUtilizationPercentage']) } } }]);
+    expect(hpa.spec.scaleTargetRef).toEqual({
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      name: deployment().metadata.name,
+    });
+    expect([hpa.spec.minReplicas, hpa.spec.maxReplicas]).toEqual([
+      v(['autoscaling', 'minReplicas']),
+      v(['autoscaling', 'maxReplicas']),
+    ]);
+    expect(hpa.spec.metrics).toEqual([
+      {
+        type: 'Resource',
+        resource: {
+          name: 'cpu',
+          target: { type: 'Utilization', averageUtilization: v(['autoscaling', 'targetCPUUtilizationPercentage']) },
+        },
+      },
+    ]);
     expect(hpa.spec.behavior.scaleDown.policies).toEqual([{ type: 'Pods', value: 1, periodSeconds: 60 }]);
     // Utilization is measured against the request: without one the autoscaler cannot work.
     expect(container().resources.requests.cpu).toBeDefined();
@@ -314,7 +343,12 @@ describe.each([
     expect(sm.metadata.labels).toMatchObject(v(['serviceMonitor', 'labels']));
     expect(sm.spec.selector.matchLabels).toEqual(one(objs, 'Service').spec.selector);
     expect(sm.spec.endpoints).toEqual([
-      { port: 'http', path: '/metrics', interval: v(['serviceMonitor', 'interval']), scrapeTimeout: v(['serviceMonitor', 'scrapeTimeout']) },
+      {
+        port: 'http',
+        path: '/metrics',
+        interval: v(['serviceMonitor', 'interval']),
+        scrapeTimeout: v(['serviceMonitor', 'scrapeTimeout']),
+      },
     ]);
   });
 });
@@ -324,8 +358,18 @@ describe('values.schema.json', () => {
   const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
   // As helm merges values: objects key by key, anything else replaced.
   const deepMerge = (base: any, over: any): any =>
-    typeof base === 'object' && base !== null && !Array.isArray(base) && typeof over === 'object' && over !== null && !Array.isArray(over)
-      ? Object.fromEntries([...new Set([...Object.keys(base), ...Object.keys(over)])].map((k) => [k, k in over ? deepMerge(base[k], over[k]) : base[k]]))
+    typeof base === 'object' &&
+    base !== null &&
+    !Array.isArray(base) &&
+    typeof over === 'object' &&
+    over !== null &&
+    !Array.isArray(over)
+      ? Object.fromEntries(
+          [...new Set([...Object.keys(base), ...Object.keys(over)])].map((k) => [
+            k,
+            k in over ? deepMerge(base[k], over[k]) : base[k],
+          ]),
+        )
       : over;
   const merged = (override: Record<string, unknown>) => deepMerge(values, override);
 
@@ -340,9 +384,19 @@ describe('values.schema.json', () => {
   it('refuses several replicas or an autoscaler with memory sessions, a misspelt key, a writable root', () => {
     expect(validate(merged({ replicaCount: 2 }))).toBe(false);
     expect(validate(merged({ autoscaling: { ...values.autoscaling, enabled: true } }))).toBe(false);
-    expect(validate(merged({ replicaCount: 2, redis: { existingSecret: 's', key: 'url' }, config: { ...values.config, sessions: { store: 'memory' } } }))).toBe(false);
+    expect(
+      validate(
+        merged({
+          replicaCount: 2,
+          redis: { existingSecret: 's', key: 'url' },
+          config: { ...values.config, sessions: { store: 'memory' } },
+        }),
+      ),
+    ).toBe(false);
     expect(validate(merged({ replicas: 2 }))).toBe(false);
-    expect(validate(merged({ securityContext: { ...values.securityContext, readOnlyRootFilesystem: false } }))).toBe(false);
+    expect(validate(merged({ securityContext: { ...values.securityContext, readOnlyRootFilesystem: false } }))).toBe(
+      false,
+    );
     expect(validate(merged({ home: { mountPath: '/app', sizeLimit: '1Gi' } }))).toBe(false);
     // helm applies the same schema:
     expect(renderError({ replicaCount: 2 })).toMatch(/replicaCount/);
@@ -350,28 +404,51 @@ describe('values.schema.json', () => {
   });
 
   it('and the templates refuse several replicas with memory sessions even with schema validation skipped', () => {
-    expect(renderError({ replicaCount: 3 }, ['--skip-schema-validation'])).toMatch(/replicaCount 3 needs sessions in Redis/);
-    expect(renderError({ replicaCount: 3, redis: { existingSecret: 's' }, config: { ...values.config, sessions: { store: 'memory' } } }, ['--skip-schema-validation'])).toMatch(/needs sessions in Redis/);
+    expect(renderError({ replicaCount: 3 }, ['--skip-schema-validation'])).toMatch(
+      /replicaCount 3 needs sessions in Redis/,
+    );
+    expect(
+      renderError(
+        {
+          replicaCount: 3,
+          redis: { existingSecret: 's' },
+          config: { ...values.config, sessions: { store: 'memory' } },
+        },
+        ['--skip-schema-validation'],
+      ),
+    ).toMatch(/needs sessions in Redis/);
   });
 });
 
 describe('helm template refuses values that would only fail in the cluster', () => {
   it('a grace period shorter than preStop + drain + 5 s', () => {
-    expect(renderError({ terminationGracePeriodSeconds: 15 })).toMatch(/terminationGracePeriodSeconds \(15\) must be at least 20/);
+    expect(renderError({ terminationGracePeriodSeconds: 15 })).toMatch(
+      /terminationGracePeriodSeconds \(15\) must be at least 20/,
+    );
     expect(renderError({ config: { ...values.config, shutdown: { drainMs: 30000 } } })).toMatch(/must be at least 40/);
   });
 
   it('sessions.store redis without redis.existingSecret, or a Redis URL in the ConfigMap', () => {
-    expect(renderError({ config: { ...values.config, sessions: { store: 'redis' } } })).toMatch(/redis\.existingSecret/);
-    expect(renderError({ config: { ...values.config, sessions: { redisUrl: 'redis://:secret@r:6379' } } })).toMatch(/ConfigMap/);
+    expect(renderError({ config: { ...values.config, sessions: { store: 'redis' } } })).toMatch(
+      /redis\.existingSecret/,
+    );
+    expect(renderError({ config: { ...values.config, sessions: { redisUrl: 'redis://:secret@r:6379' } } })).toMatch(
+      /ConfigMap/,
+    );
   });
 
   it('autoscaling with memory sessions, without a CPU request, or with min above max', () => {
     expect(renderError({ autoscaling: { enabled: true } })).toMatch(/autoscaling\/enabled/); // the schema's refusal
-    expect(renderError({ autoscaling: { enabled: true } }, ['--skip-schema-validation'])).toMatch(/autoscaling\.enabled needs sessions in Redis/);
+    expect(renderError({ autoscaling: { enabled: true } }, ['--skip-schema-validation'])).toMatch(
+      /autoscaling\.enabled needs sessions in Redis/,
+    );
     const redis = { redis: { existingSecret: 's' } };
-    expect(renderError({ ...redis, autoscaling: { enabled: true }, resources: { requests: { cpu: null } } })).toMatch(/resources\.requests\.cpu/);
-    expect(renderError({ ...redis, autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } })).toMatch(/minReplicas \(5\) must not exceed autoscaling\.maxReplicas \(3\)/);
+    expect(renderError({ ...redis, autoscaling: { enabled: true }, resources: { requests: { cpu: null } } })).toMatch(
+      /resources\.requests\.cpu/,
+    );
+    expect(renderError({ ...redis, autoscaling: { enabled: true, minReplicas: 5, maxReplicas: 3 } })).toMatch(
+      /minReplicas \(5\) must not exceed autoscaling\.maxReplicas \(3\)/,
+    );
   });
 
   it('config.listen (the chart owns the address and port)', () => {
@@ -383,7 +460,9 @@ describe('helm template refuses values that would only fail in the cluster', () 
     const bad = structuredClone(dep) as K8sObject;
     bad.spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem = true; // misspelt
     bad.spec.template.spec.containers[0].ports[0].containerPort = 'http'; // wrong type
-    expect(unknownFields(bad)).toEqual(['spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem: unknown field']);
+    expect(unknownFields(bad)).toEqual([
+      'spec.template.spec.containers[0].securityContext.readOnlyRootFileSystem: unknown field',
+    ]);
     expect(() => new Deployment(bad as never).validate()).toThrow(/containerPort/);
   });
 });

@@ -14,7 +14,10 @@ import { describe, expect, it } from 'vitest';
 import { ROOT } from './support.js';
 
 const require = createRequire(import.meta.url);
-const semver = require('semver') as { satisfies(version: string, range: string): boolean; minVersion(range: string): { version: string } | null };
+const semver = require('semver') as {
+  satisfies(version: string, range: string): boolean;
+  minVersion(range: string): { version: string } | null;
+};
 const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
   name: string;
   version: string;
@@ -22,7 +25,10 @@ const pkg = JSON.parse(readFileSync(resolve(ROOT, 'package.json'), 'utf8')) as {
   engines: { node: string };
   overrides?: Record<string, unknown>;
 };
-const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as { name: string; packages: Record<string, { version?: string; engines?: unknown }> };
+const lock = JSON.parse(readFileSync(resolve(ROOT, 'package-lock.json'), 'utf8')) as {
+  name: string;
+  packages: Record<string, { version?: string; engines?: unknown }>;
+};
 const readme = readFileSync(resolve(ROOT, 'README.md'), 'utf8');
 const deployment = readFileSync(resolve(ROOT, 'docs/deployment.md'), 'utf8');
 /** The README and every page of docs/, each by its path. */
@@ -34,7 +40,7 @@ const pages: Array<[string, string]> = [
 ];
 
 describe('package name and npx', () => {
-  it('is not the registry\'s unrelated mcp-gateway, and its own command runs under npx (from the clone, nothing fetched)', async () => {
+  it("is not the registry's unrelated mcp-gateway, and its own command runs under npx (from the clone, nothing fetched)", async () => {
     expect(pkg.name).toBe('mcpgw');
     expect(lock.name).toBe(pkg.name);
     expect(pkg.bin[pkg.name]).toBe('dist/main.js');
@@ -44,7 +50,10 @@ describe('package name and npx', () => {
     }
     expect(readme).toMatch(/npx mcpgw --config/);
     expect(deployment).toMatch(/npx mcpgw --config/);
-    const { stdout } = await promisify(execFile)('npx', ['--no-install', pkg.name, '--version'], { cwd: ROOT, timeout: 60_000 });
+    const { stdout } = await promisify(execFile)('npx', ['--no-install', pkg.name, '--version'], {
+      cwd: ROOT,
+      timeout: 60_000,
+    });
     expect(stdout.trim()).toBe(pkg.version);
   });
 });
@@ -63,15 +72,22 @@ describe('the Node floor', () => {
   it('every package in the lockfile runs on the floor (npm ci warns EBADENGINE otherwise)', () => {
     const tooNew: string[] = [];
     for (const [path, entry] of Object.entries(lock.packages)) {
-      const node = typeof entry.engines === 'object' && entry.engines !== null ? (entry.engines as { node?: unknown }).node : undefined;
-      if (typeof node === 'string' && !semver.satisfies(floor, node)) tooNew.push(`${path}@${entry.version}: node ${node}`);
+      const node =
+        typeof entry.engines === 'object' && entry.engines !== null
+          ? (entry.engines as { node?: unknown }).node
+          : undefined;
+      if (typeof node === 'string' && !semver.satisfies(floor, node))
+        tooNew.push(`${path}@${entry.version}: node ${node}`);
     }
     expect(tooNew).toEqual([]);
   });
 
   it('light-my-request (fastify.inject) works with the cookie it is overridden to', async () => {
     expect(pkg.overrides).toEqual({ 'light-my-request': { cookie: '1.1.1' } });
-    expect(lock.packages['node_modules/light-my-request/node_modules/cookie']?.version ?? lock.packages['node_modules/cookie']?.version).toBe('1.1.1');
+    expect(
+      lock.packages['node_modules/light-my-request/node_modules/cookie']?.version ??
+        lock.packages['node_modules/cookie']?.version,
+    ).toBe('1.1.1');
     const app = Fastify();
     app.get('/', async (request, reply) => {
       reply.header('set-cookie', ['seen=yes; Path=/; HttpOnly']);

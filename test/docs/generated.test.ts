@@ -5,7 +5,16 @@
  * takes; and the example configs name it by a path that resolves.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -27,9 +36,9 @@ afterAll(() => {
 
 /** Every key path of the schema, walked here (not by the generator): `upstreams[].pool.max`, `servers[].overrides.<name>.name`. */
 function keyPaths(node: Record<string, unknown>, path: string, out: Set<string>): Set<string> {
-  const object = (node.properties ? node : (node.anyOf as Array<Record<string, unknown>> | undefined)?.find((b) => b.properties)) as
-    | { properties?: Record<string, Record<string, unknown>> }
-    | undefined;
+  const object = (
+    node.properties ? node : (node.anyOf as Array<Record<string, unknown>> | undefined)?.find((b) => b.properties)
+  ) as { properties?: Record<string, Record<string, unknown>> } | undefined;
   for (const [key, sub] of Object.entries(object?.properties ?? {})) {
     const at = path ? `${path}.${key}` : key;
     out.add(at);
@@ -38,10 +47,12 @@ function keyPaths(node: Record<string, unknown>, path: string, out: Set<string>)
   const items = node.items as Record<string, unknown> | undefined;
   if (items) {
     keyPaths(items, `${path}[]`, out);
-    for (const branch of (items.oneOf as Array<Record<string, unknown>> | undefined) ?? []) keyPaths(branch, `${path}[]`, out);
+    for (const branch of (items.oneOf as Array<Record<string, unknown>> | undefined) ?? [])
+      keyPaths(branch, `${path}[]`, out);
   }
   const map = node.additionalProperties;
-  if (typeof map === 'object' && map !== null && (map as { properties?: unknown }).properties) keyPaths(map as Record<string, unknown>, `${path}.<name>`, out);
+  if (typeof map === 'object' && map !== null && (map as { properties?: unknown }).properties)
+    keyPaths(map as Record<string, unknown>, `${path}.<name>`, out);
   return out;
 }
 
@@ -57,14 +68,20 @@ describe('generated docs', () => {
     mkdirSync(join(dir, 'docs'));
     for (const path of GENERATED) copyFileSync(resolve(ROOT, path), join(dir, path));
     expect(staleFiles(inputs, dir)).toEqual([]);
-    writeFileSync(join(dir, 'docs/configuration.md'), `${readFileSync(join(dir, 'docs/configuration.md'), 'utf8')}\nedited by hand\n`);
+    writeFileSync(
+      join(dir, 'docs/configuration.md'),
+      `${readFileSync(join(dir, 'docs/configuration.md'), 'utf8')}\nedited by hand\n`,
+    );
     expect(staleFiles(inputs, dir)).toEqual(['docs/configuration.md']);
     rmSync(join(dir, 'docs/mcp-gateway.schema.json'));
     expect(staleFiles(inputs, dir)).toEqual(GENERATED);
   });
 
   it('npm run docs -- --check: the script over dist/ exits 0 (npm test builds dist/ first)', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [resolve(ROOT, 'scripts/gen-docs.mjs'), '--check'], { cwd: ROOT, timeout: 30_000 });
+    const { stdout } = await promisify(execFile)(process.execPath, [resolve(ROOT, 'scripts/gen-docs.mjs'), '--check'], {
+      cwd: ROOT,
+      timeout: 30_000,
+    });
     expect(stdout).toContain('2 of 2 generated file(s) fresh');
   });
 
@@ -80,7 +97,10 @@ describe('generated docs', () => {
 });
 
 describe('docs/mcp-gateway.schema.json', () => {
-  const editorSchema = JSON.parse(readFileSync(resolve(ROOT, 'docs/mcp-gateway.schema.json'), 'utf8')) as Record<string, unknown>;
+  const editorSchema = JSON.parse(readFileSync(resolve(ROOT, 'docs/mcp-gateway.schema.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
   const validate = new Ajv({ strict: true, allErrors: true }).compile(editorSchema);
   const configs = ['examples/gateway.yaml', 'examples/tasks/gateway.yaml', 'deploy/compose/gateway.yaml'];
 
@@ -110,7 +130,9 @@ describe('docs/mcp-gateway.schema.json', () => {
 
   it('is named atop every example config, by a path that resolves to it', () => {
     const yamls = (dir: string): string[] =>
-      readdirSync(dir).flatMap((n) => (statSync(join(dir, n)).isDirectory() ? yamls(join(dir, n)) : n.endsWith('.yaml') ? [join(dir, n)] : []));
+      readdirSync(dir).flatMap((n) =>
+        statSync(join(dir, n)).isDirectory() ? yamls(join(dir, n)) : n.endsWith('.yaml') ? [join(dir, n)] : [],
+      );
     const files = yamls(resolve(ROOT, 'examples'));
     expect(files.length).toBeGreaterThanOrEqual(2);
     for (const file of files) {

@@ -84,10 +84,18 @@ describe('the Limits table of docs/limits-and-errors.md', () => {
       const stated = statedDefault(row.defaultText, key);
       if (stated === undefined) continue;
       checked.push(key);
-      if (nodeAt(key)?.default !== stated) wrong.push(`${key}: the table says ${row.defaultText}, the schema ${String(nodeAt(key)?.default)}`);
+      if (nodeAt(key)?.default !== stated)
+        wrong.push(`${key}: the table says ${row.defaultText}, the schema ${String(nodeAt(key)?.default)}`);
     }
     expect(wrong).toEqual([]);
-    expect(checked).toEqual(expect.arrayContaining(['server.headersTimeoutMs', 'limits.bodyBytes', 'sessions.ttlSeconds', 'upstreams[].pool.max']));
+    expect(checked).toEqual(
+      expect.arrayContaining([
+        'server.headersTimeoutMs',
+        'limits.bodyBytes',
+        'sessions.ttlSeconds',
+        'upstreams[].pool.max',
+      ]),
+    );
   });
 
   it('reads a stated default as the key means it', () => {
@@ -95,7 +103,7 @@ describe('the Limits table of docs/limits-and-errors.md', () => {
     expect(statedDefault('1 h', 'sessions.ttlSeconds')).toBe(3600);
     expect(statedDefault('4 MiB, checked before each message', 'limits.bodyBytes')).toBe(4 * 1024 * 1024);
     expect(statedDefault('100,000 (memory: per replica)', 'limits.maxSessions')).toBe(100_000);
-    expect(statedDefault('as many as a principal\'s live tasks', 'tasks.maxPerPrincipal')).toBeUndefined();
+    expect(statedDefault("as many as a principal's live tasks", 'tasks.maxPerPrincipal')).toBeUndefined();
     expect(nodeAt('upstreams[].pool.queueSize')?.default).toBe(1000);
     expect(nodeAt('limits.noSuchKey')).toBeUndefined();
   });

@@ -24,7 +24,8 @@ describe('links of README.md and docs/', () => {
       for (const target of linkTargets(page.text)) {
         if (EXTERNAL.test(target)) continue;
         const [path, anchor] = target.split('#') as [string, string | undefined];
-        const file = path === '' ? resolve(ROOT, page.path) : resolve(ROOT, dirname(page.path), decodeURIComponent(path));
+        const file =
+          path === '' ? resolve(ROOT, page.path) : resolve(ROOT, dirname(page.path), decodeURIComponent(path));
         if (!file.startsWith(ROOT) || !existsSync(file)) {
           broken.push(`${page.path}: ${target} (no ${relative(ROOT, file)})`);
           continue;
@@ -38,9 +39,19 @@ describe('links of README.md and docs/', () => {
   });
 
   it('tells a broken link from a good one', () => {
-    const anchors = headingAnchors('# Title\n## Other client transports: legacy HTTP+SSE and WebSocket\n## `upstreams`\n## Title\n');
-    expect([...anchors]).toEqual(['title', 'other-client-transports-legacy-httpsse-and-websocket', 'upstreams', 'title-1']);
-    expect(linkTargets('[a](x.md#y) `[b](not-a-link.md)`\n```\n[c](in-a-block.md)\n```\n[`d`](d.md)')).toEqual(['x.md#y', 'd.md']);
+    const anchors = headingAnchors(
+      '# Title\n## Other client transports: legacy HTTP+SSE and WebSocket\n## `upstreams`\n## Title\n',
+    );
+    expect([...anchors]).toEqual([
+      'title',
+      'other-client-transports-legacy-httpsse-and-websocket',
+      'upstreams',
+      'title-1',
+    ]);
+    expect(linkTargets('[a](x.md#y) `[b](not-a-link.md)`\n```\n[c](in-a-block.md)\n```\n[`d`](d.md)')).toEqual([
+      'x.md#y',
+      'd.md',
+    ]);
     expect(existsSync(join(ROOT, 'docs', 'no-such-page.md'))).toBe(false);
   });
 });

@@ -35,7 +35,16 @@ describe('SDK client through the gateway', () => {
   it('lists the merged, prefixed tools of both upstreams in a deterministic order', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name);
-    expect(names).toEqual(['echo__echo', 'echo__add', 'echo__whoami', 'slow__sleep', 'slow__crash', 'slow__hang', 'slow__pid', 'slow__fail']);
+    expect(names).toEqual([
+      'echo__echo',
+      'echo__add',
+      'echo__whoami',
+      'slow__sleep',
+      'slow__crash',
+      'slow__hang',
+      'slow__pid',
+      'slow__fail',
+    ]);
     const again = await client.listTools();
     expect(again.tools.map((t) => t.name)).toEqual(names);
   });
@@ -85,7 +94,8 @@ describe('SDK client through the gateway', () => {
     controller.abort('user changed their mind');
     await expect(pending).rejects.toThrow();
     // The gateway forwarded the cancellation: nothing stays in flight on the upstream.
-    for (let i = 0; i < 50 && internals(gw.gateway.server).inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 50 && internals(gw.gateway.server).inFlight > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(internals(gw.gateway.server).inFlight).toBe(0);
     const after = await client.callTool({ name: 'echo__add', arguments: { a: 2, b: 40 } });
     expect(toolText(after)).toBe('42');

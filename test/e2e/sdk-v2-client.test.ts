@@ -11,12 +11,23 @@ import { startGateway, toolText, type RunningGateway } from '../support/gateway.
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
-const TOOLS = ['echo__echo', 'echo__add', 'echo__whoami', 'slow__sleep', 'slow__crash', 'slow__hang', 'slow__pid', 'slow__fail'];
+const TOOLS = [
+  'echo__echo',
+  'echo__add',
+  'echo__whoami',
+  'slow__sleep',
+  'slow__crash',
+  'slow__hang',
+  'slow__pid',
+  'slow__fail',
+];
 
 let gw: RunningGateway;
 const clients: Array<{ close(): Promise<void> }> = [];
 
-async function connect(mode: 'auto' | 'legacy' | { pin: string }): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connect(
+  mode: 'auto' | 'legacy' | { pin: string },
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'v2-e2e', version: '1.0.0' }, { versionNegotiation: { mode } });
   const transport = new StreamableHTTPClientTransport(gw.url);
   await client.connect(transport);
@@ -42,7 +53,9 @@ describe('v2 SDK client, pinned to 2026-07-28', () => {
 
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(TOOLS);
-    expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'modern hello' } }))).toBe('modern hello');
+    expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'modern hello' } }))).toBe(
+      'modern hello',
+    );
     expect(toolText(await client.callTool({ name: 'echo__add', arguments: { a: 2, b: 40 } }))).toBe('42');
 
     const failed = await client.callTool({ name: 'slow__fail', arguments: {} });
@@ -52,7 +65,10 @@ describe('v2 SDK client, pinned to 2026-07-28', () => {
   it('streams progress of a long call to the client', async () => {
     const { client } = await connect({ pin: '2026-07-28' });
     const progress: number[] = [];
-    const result = await client.callTool({ name: 'slow__sleep', arguments: { ms: 200, steps: 4 } }, { onprogress: (p) => progress.push(p.progress) });
+    const result = await client.callTool(
+      { name: 'slow__sleep', arguments: { ms: 200, steps: 4 } },
+      { onprogress: (p) => progress.push(p.progress) },
+    );
     expect(toolText(result)).toBe('slept 200ms');
     expect(progress).toEqual([1, 2, 3, 4]);
   });

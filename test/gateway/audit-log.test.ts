@@ -22,7 +22,13 @@ beforeAll(async () => {
   introspection = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, sub: new URLSearchParams(body).get('token'), iss: 'http://127.0.0.1/issuer' })));
+    req.on('end', () =>
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify({ active: true, sub: new URLSearchParams(body).get('token'), iss: 'http://127.0.0.1/issuer' }),
+        ),
+    );
   });
   await new Promise<void>((r) => introspection.listen(0, '127.0.0.1', r));
   const config = exampleConfig({
@@ -34,10 +40,17 @@ beforeAll(async () => {
       mode: 'introspection',
       resource: 'http://127.0.0.1/mcp',
       authorizationServers: ['http://127.0.0.1/issuer'],
-      introspection: { url: `http://127.0.0.1:${(introspection.address() as AddressInfo).port}/introspect`, clientId: 'gw', clientSecret: 'x' },
+      introspection: {
+        url: `http://127.0.0.1:${(introspection.address() as AddressInfo).port}/introspect`,
+        clientId: 'gw',
+        clientSecret: 'x',
+      },
     },
   });
-  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const log = pino(
+    { level: 'warn' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   url = new URL(config.path, await gateway.app.listen({ host: '127.0.0.1', port: 0 }));
 });
@@ -51,20 +64,38 @@ const as = { authorization: 'Bearer alice' };
 const audited = () => lines.filter((l) => l.component === 'audit').map((l) => l.audit as Record<string, unknown>);
 
 async function session(): Promise<string> {
-  const r = await post(url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'audit-test', version: '1' } } }, as);
+  const r = await post(
+    url,
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'audit-test', version: '1' } },
+    },
+    as,
+  );
   return r.headers.get('mcp-session-id')!;
 }
 
 function request(sid: string, method: string, params: Record<string, unknown>) {
-  return post(url, { jsonrpc: '2.0', id: 1, method, params }, { ...as, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  return post(
+    url,
+    { jsonrpc: '2.0', id: 1, method, params },
+    { ...as, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
 }
 
 describe('audit log', () => {
   it('records each audited request once: who, what, the outcome and the time; never arguments or results', async () => {
     const sid = await session();
     lines.length = 0;
-    expect((await request(sid, 'tools/call', { name: 'echo__echo', arguments: { text: SECRET } })).json.result.content[0].text).toBe(SECRET);
-    expect((await request(sid, 'tools/call', { name: 'slow__fail', arguments: { note: SECRET } })).json.result.isError).toBe(true);
+    expect(
+      (await request(sid, 'tools/call', { name: 'echo__echo', arguments: { text: SECRET } })).json.result.content[0]
+        .text,
+    ).toBe(SECRET);
+    expect(
+      (await request(sid, 'tools/call', { name: 'slow__fail', arguments: { note: SECRET } })).json.result.isError,
+    ).toBe(true);
     expect((await request(sid, 'tools/call', { name: 'echo__nope', arguments: {} })).json.error.code).toBe(-32602);
     expect((await request(sid, 'tools/list', {})).json.result.tools.length).toBeGreaterThan(0); // not audited
 
@@ -88,7 +119,15 @@ describe('audit log', () => {
     const { body, headers } = modernRequest(2, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } });
     const r = await post(url, body, { ...as, ...headers });
     expect(r.status).toBe(200);
-    expect(audited()).toEqual([expect.objectContaining({ method: 'tools/call', target: 'echo__echo', stateless: true, outcome: 'ok', principal: 'http://127.0.0.1/issuer alice' })]);
+    expect(audited()).toEqual([
+      expect.objectContaining({
+        method: 'tools/call',
+        target: 'echo__echo',
+        stateless: true,
+        outcome: 'ok',
+        principal: 'http://127.0.0.1/issuer alice',
+      }),
+    ]);
     expect(audited()[0]).not.toHaveProperty('session');
   });
 

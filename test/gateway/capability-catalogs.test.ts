@@ -94,7 +94,11 @@ type Part = keyof typeof PARTS;
 function declaring(parts: readonly Part[]): Record<string, unknown> {
   const caps: Record<string, unknown> = {};
   if (parts.includes('sampling')) caps.sampling = {};
-  if (parts.includes('form') || parts.includes('url')) caps.elicitation = { ...(parts.includes('form') ? { form: {} } : {}), ...(parts.includes('url') ? { url: {} } : {}) };
+  if (parts.includes('form') || parts.includes('url'))
+    caps.elicitation = {
+      ...(parts.includes('form') ? { form: {} } : {}),
+      ...(parts.includes('url') ? { url: {} } : {}),
+    };
   if (parts.includes('roots')) caps.roots = {};
   return caps;
 }
@@ -109,15 +113,28 @@ const listTools = async (caps: Record<string, unknown>) => {
     .filter((n) => n.startsWith('caps__'))
     .sort();
 };
-const callTool = (caps: Record<string, unknown>, name: string, args: Record<string, unknown> = {}) => postModern(gw, ++id, 'tools/call', { name, arguments: args, _meta: modernMeta(caps) });
+const callTool = (caps: Record<string, unknown>, name: string, args: Record<string, unknown> = {}) =>
+  postModern(gw, ++id, 'tools/call', { name, arguments: args, _meta: modernMeta(caps) });
 
 beforeAll(async () => {
   const tapped = tappedStdio(EVERYTHING, TAP);
   gw = await startGateway(
     exampleConfig({
       upstreams: [
-        { name: 'caps', transport: 'stdio', command: process.execPath, args: ['-e', CAPABILITY_TOOLS_SERVER], mode: 'per-session', pool: { max: 8 } },
-        everythingUpstream('everything', { args: [...tapped.args, 'stdio'], env: tapped.env, mode: 'per-session', pool: { max: 8 } }),
+        {
+          name: 'caps',
+          transport: 'stdio',
+          command: process.execPath,
+          args: ['-e', CAPABILITY_TOOLS_SERVER],
+          mode: 'per-session',
+          pool: { max: 8 },
+        },
+        everythingUpstream('everything', {
+          args: [...tapped.args, 'stdio'],
+          env: tapped.env,
+          mode: 'per-session',
+          pool: { max: 8 },
+        }),
       ],
     }),
   );
@@ -152,10 +169,21 @@ describe('a stateless client sees the tools its own capabilities get', () => {
     const probes = () => lines(STARTS).filter((l) => JSON.parse(l).client === 'mcp-gateway').length;
     await listTools(declaring(['sampling', 'roots']));
     const after = probes();
-    for (let i = 0; i < 3; i++) expect(await listTools(declaring(['sampling', 'roots']))).toEqual(['caps__always', 'caps__needs_roots', 'caps__needs_sampling']);
+    for (let i = 0; i < 3; i++)
+      expect(await listTools(declaring(['sampling', 'roots']))).toEqual([
+        'caps__always',
+        'caps__needs_roots',
+        'caps__needs_sampling',
+      ]);
     expect(probes()).toBe(after);
     // A client declaring all four reads the shared catalog.
-    expect(await listTools(declaring(['sampling', 'form', 'url', 'roots']))).toEqual(['caps__always', 'caps__needs_form', 'caps__needs_roots', 'caps__needs_sampling', 'caps__needs_url']);
+    expect(await listTools(declaring(['sampling', 'form', 'url', 'roots']))).toEqual([
+      'caps__always',
+      'caps__needs_form',
+      'caps__needs_roots',
+      'caps__needs_sampling',
+      'caps__needs_url',
+    ]);
     expect(probes()).toBe(after);
   });
 
@@ -180,7 +208,9 @@ describe('server-everything through the gateway, to stateless clients', () => {
     const call = await callTool(caps, 'everything__trigger-url-elicitation', args);
     expect(call.json.error).toBeUndefined();
     expect(call.json.result).toMatchObject({ resultType: 'input_required' });
-    const [[key, ask]] = Object.entries(call.json.result.inputRequests as Record<string, { method: string; params: { mode: string } }>);
+    const [[key, ask]] = Object.entries(
+      call.json.result.inputRequests as Record<string, { method: string; params: { mode: string } }>,
+    );
     expect(ask).toMatchObject({ method: 'elicitation/create', params: { mode: 'url' } });
     // The round is answered: the call ends (nothing waits on its worker).
     const retry = await postModern(gw, ++id, 'tools/call', {
@@ -196,18 +226,25 @@ describe('server-everything through the gateway, to stateless clients', () => {
   it('a client without sampling: trigger-sampling-request is not listed, and its call is -32021 (not the upstream\'s "not found")', async () => {
     const caps = { elicitation: {}, roots: {} };
     const r = await postModern(gw, ++id, 'tools/list', { _meta: modernMeta(caps) });
-    expect((r.json.result.tools as Array<{ name: string }>).map((t) => t.name)).not.toContain('everything__trigger-sampling-request');
+    expect((r.json.result.tools as Array<{ name: string }>).map((t) => t.name)).not.toContain(
+      'everything__trigger-sampling-request',
+    );
     const call = await callTool(caps, 'everything__trigger-sampling-request');
     expect(call.status).toBe(400);
     expect(call.json.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
-    const tools = readTap(TAP).filter((t) => t.dir === 'IN' && t.message.method === 'tools/call').map((t) => t.message.params.name);
+    const tools = readTap(TAP)
+      .filter((t) => t.dir === 'IN' && t.message.method === 'tools/call')
+      .map((t) => t.message.params.name);
     expect(tools).not.toContain('trigger-sampling-request');
   });
 
   it('its elicitation and roots tools: -32021 names one capability that lists them', async () => {
     const caps = { sampling: {} };
     const elicit = await callTool(caps, 'everything__trigger-elicitation-request');
-    expect(elicit.json.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: { form: {} } } } });
+    expect(elicit.json.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { elicitation: { form: {} } } },
+    });
     const roots = await callTool(caps, 'everything__get-roots-list');
     expect(roots.json.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { roots: {} } } });
   });

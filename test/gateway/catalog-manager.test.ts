@@ -30,7 +30,11 @@ function listed(tools: readonly string[], options: Parameters<typeof listedServe
 }
 
 /** A manager over `upstreams` (config entries) and the announcements it makes. */
-function manage(upstreams: Array<Record<string, unknown>>): { group: UpstreamGroup; manager: CatalogManager; heard: string[] } {
+function manage(upstreams: Array<Record<string, unknown>>): {
+  group: UpstreamGroup;
+  manager: CatalogManager;
+  heard: string[];
+} {
   const group = upstreamGroup(configWith(upstreams).upstreams);
   const manager = new CatalogManager({ upstreams: group.upstreams, probeIdentity: GATEWAY_IDENTITY, log });
   const heard: string[] = [];
@@ -56,7 +60,10 @@ afterAll(() => {
 describe('CatalogManager', () => {
   it('starts every upstream and lists each under its prefix, its tool filter applied', async () => {
     const one = listed(['alpha', 'beta', 'secret']);
-    const { manager } = manage([stdioUpstream('echo', ECHO_SERVER), one.upstream('one', { prefix: 'o', tools: { deny: ['secret'] } })]);
+    const { manager } = manage([
+      stdioUpstream('echo', ECHO_SERVER),
+      one.upstream('one', { prefix: 'o', tools: { deny: ['secret'] } }),
+    ]);
     await manager.start();
     expect(manager.complete).toBe(true);
     expect(toolNames(manager)).toEqual(['echo__echo', 'echo__add', 'echo__whoami', 'o__alpha', 'o__beta']);
@@ -69,7 +76,10 @@ describe('CatalogManager', () => {
   });
 
   it('fails start-up on a name two upstreams both expose, naming both', async () => {
-    const { manager } = manage([listed(['same']).upstream('first', { prefix: '' }), listed(['other', 'same']).upstream('second', { prefix: '' })]);
+    const { manager } = manage([
+      listed(['same']).upstream('first', { prefix: '' }),
+      listed(['other', 'same']).upstream('second', { prefix: '' }),
+    ]);
     const failure = await manager.start().catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(CatalogCollisionError);
     expect(String(failure)).toMatch(/"same".*"first".*"second"/);
@@ -100,7 +110,11 @@ describe('CatalogManager', () => {
     expect(toolNames(manager)).toEqual(['u__first', 'u__second']);
     expect(before.list('tools').map((t) => t.name)).toEqual(['u__first']);
     expect(manager.catalog).not.toBe(before);
-    expect(heard).toEqual([TOOLS_CHANGED, 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+    expect(heard).toEqual([
+      TOOLS_CHANGED,
+      'notifications/prompts/list_changed',
+      'notifications/resources/list_changed',
+    ]);
   });
 
   it('a refresh that would collide leaves the catalog as it was', async () => {
@@ -137,12 +151,20 @@ describe('CatalogManager', () => {
     expect(toolNames(manager)).toEqual(['k__kept']);
     expect(manager.catalog.list('prompts')).toEqual([]);
     expect(manager.catalog.tool('echo__echo')).toMatchObject({ upstream: 'echo' });
-    expect(heard).toEqual([TOOLS_CHANGED, 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+    expect(heard).toEqual([
+      TOOLS_CHANGED,
+      'notifications/prompts/list_changed',
+      'notifications/resources/list_changed',
+    ]);
     manager.setAvailable('echo', false);
     expect(heard).toHaveLength(3);
     manager.setAvailable('echo', true);
     expect(toolNames(manager)).toContain('echo__echo');
-    expect(heard.slice(3, 6)).toEqual([TOOLS_CHANGED, 'notifications/prompts/list_changed', 'notifications/resources/list_changed']);
+    expect(heard.slice(3, 6)).toEqual([
+      TOOLS_CHANGED,
+      'notifications/prompts/list_changed',
+      'notifications/resources/list_changed',
+    ]);
   });
 
   it('stages a reload: checked and built beside the running catalog, in place only on apply()', async () => {

@@ -19,9 +19,16 @@ const names = (entries: ReadonlyArray<Record<string, unknown>>) => entries.map((
 
 describe('Catalog namespacing', () => {
   it('exposes tools and prompts as <prefix>__<name> and routes them back to the original name', () => {
-    const tool = { name: 'echo', description: 'Echoes', inputSchema: { type: 'object', properties: { text: { type: 'string' } } } };
+    const tool = {
+      name: 'echo',
+      description: 'Echoes',
+      inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
+    };
     const catalog = new Catalog([
-      upstream('echo', 'e', { tools: [tool, { name: 'add' }], prompts: [{ name: 'greeting', arguments: [{ name: 'name' }] }] }),
+      upstream('echo', 'e', {
+        tools: [tool, { name: 'add' }],
+        prompts: [{ name: 'greeting', arguments: [{ name: 'name' }] }],
+      }),
     ]);
     expect(catalog.list('tools')).toEqual([{ ...tool, name: 'e__echo' }, { name: 'e__add' }]);
     expect(names(catalog.list('prompts'))).toEqual(['e__greeting']);
@@ -38,7 +45,9 @@ describe('Catalog namespacing', () => {
   });
 
   it("exposes names unchanged with prefix ''", () => {
-    const catalog = new Catalog([upstream('echo', '', { tools: [{ name: 'echo' }, { name: 'add' }], prompts: [{ name: 'greeting' }] })]);
+    const catalog = new Catalog([
+      upstream('echo', '', { tools: [{ name: 'echo' }, { name: 'add' }], prompts: [{ name: 'greeting' }] }),
+    ]);
     expect(names(catalog.list('tools'))).toEqual(['echo', 'add']);
     expect(names(catalog.list('prompts'))).toEqual(['greeting']);
     expect(catalog.tool('echo')).toEqual({ upstream: 'echo', original: 'echo' });
@@ -47,12 +56,17 @@ describe('Catalog namespacing', () => {
   });
 
   it('skips entries without a usable name', () => {
-    const catalog = new Catalog([upstream('u', 'u', { tools: [{ name: '' }, { description: 'no name' }, { name: 42 }, { name: 'ok' }] })]);
+    const catalog = new Catalog([
+      upstream('u', 'u', { tools: [{ name: '' }, { description: 'no name' }, { name: 42 }, { name: 'ok' }] }),
+    ]);
     expect(names(catalog.list('tools'))).toEqual(['u__ok']);
   });
 
   it('orders entries by upstream name, then by each upstream’s own order, whatever the input order', () => {
-    const zeta = upstream('zeta', 'z', { tools: [{ name: 'b' }, { name: 'a' }], resources: [{ uri: 'z://2' }, { uri: 'z://1' }] });
+    const zeta = upstream('zeta', 'z', {
+      tools: [{ name: 'b' }, { name: 'a' }],
+      resources: [{ uri: 'z://2' }, { uri: 'z://1' }],
+    });
     const alpha = upstream('alpha', 'a', { tools: [{ name: 'd' }, { name: 'c' }], resources: [{ uri: 'a://9' }] });
     const mid = upstream('mid', '', { tools: [{ name: 'y' }, { name: 'x' }] });
     const one = new Catalog([zeta, alpha, mid]);
@@ -66,13 +80,17 @@ describe('Catalog namespacing', () => {
 
   it('throws CatalogCollisionError naming both upstreams when two expose the same tool name', () => {
     const build = () =>
-      new Catalog([upstream('first-up', '', { tools: [{ name: 'echo' }] }), upstream('second-up', '', { tools: [{ name: 'other' }, { name: 'echo' }] })]);
+      new Catalog([
+        upstream('first-up', '', { tools: [{ name: 'echo' }] }),
+        upstream('second-up', '', { tools: [{ name: 'other' }, { name: 'echo' }] }),
+      ]);
     expect(build).toThrow(CatalogCollisionError);
     expect(build).toThrow(/"echo".*"first-up".*"second-up"/);
   });
 
   it('detects a collision between a prefixed name and an unprefixed one', () => {
-    const build = () => new Catalog([upstream('a', 'p', { tools: [{ name: 'x' }] }), upstream('b', '', { tools: [{ name: 'p__x' }] })]);
+    const build = () =>
+      new Catalog([upstream('a', 'p', { tools: [{ name: 'x' }] }), upstream('b', '', { tools: [{ name: 'p__x' }] })]);
     let caught: unknown;
     try {
       build();
@@ -86,13 +104,21 @@ describe('Catalog namespacing', () => {
   });
 
   it('detects prompt and resource collisions, but not equal names of different kinds', () => {
-    expect(() => new Catalog([upstream('a', '', { prompts: [{ name: 'p' }] }), upstream('b', '', { prompts: [{ name: 'p' }] })])).toThrow(
-      /prompts.*"a".*"b"/,
-    );
-    expect(() => new Catalog([upstream('a', 'a', { resources: [{ uri: 'mem://x' }] }), upstream('b', 'b', { resources: [{ uri: 'mem://x' }] })])).toThrow(
-      CatalogCollisionError,
-    );
-    const mixed = new Catalog([upstream('a', '', { tools: [{ name: 'same' }] }), upstream('b', '', { prompts: [{ name: 'same' }] })]);
+    expect(
+      () =>
+        new Catalog([upstream('a', '', { prompts: [{ name: 'p' }] }), upstream('b', '', { prompts: [{ name: 'p' }] })]),
+    ).toThrow(/prompts.*"a".*"b"/);
+    expect(
+      () =>
+        new Catalog([
+          upstream('a', 'a', { resources: [{ uri: 'mem://x' }] }),
+          upstream('b', 'b', { resources: [{ uri: 'mem://x' }] }),
+        ]),
+    ).toThrow(CatalogCollisionError);
+    const mixed = new Catalog([
+      upstream('a', '', { tools: [{ name: 'same' }] }),
+      upstream('b', '', { prompts: [{ name: 'same' }] }),
+    ]);
     expect(mixed.tool('same')).toEqual({ upstream: 'a', original: 'same' });
     expect(mixed.prompt('same')).toEqual({ upstream: 'b', original: 'same' });
   });
@@ -136,10 +162,19 @@ describe('Catalog resource routing', () => {
   it('routes other URIs by the template they match whole, the most literal template winning', () => {
     expect(catalog.resource('echo://items/42')).toEqual({ upstream: 'echo', original: 'echo://items/42' });
     expect(catalog.resource('file:///etc/hosts')).toEqual({ upstream: 'files', original: 'file:///etc/hosts' });
-    expect(catalog.resource('file:///projects/src/app.ts')).toEqual({ upstream: 'projects', original: 'file:///projects/src/app.ts' });
-    expect(catalog.resource('file:///projects/gw/README')).toEqual({ upstream: 'files', original: 'file:///projects/gw/README' });
+    expect(catalog.resource('file:///projects/src/app.ts')).toEqual({
+      upstream: 'projects',
+      original: 'file:///projects/src/app.ts',
+    });
+    expect(catalog.resource('file:///projects/gw/README')).toEqual({
+      upstream: 'files',
+      original: 'file:///projects/gw/README',
+    });
     // Same literal prefix as the README template, but only this one matches the whole URI.
-    expect(catalog.resource('file:///projects/gw/src/main.ts')).toEqual({ upstream: 'sources', original: 'file:///projects/gw/src/main.ts' });
+    expect(catalog.resource('file:///projects/gw/src/main.ts')).toEqual({
+      upstream: 'sources',
+      original: 'file:///projects/gw/src/main.ts',
+    });
   });
 
   it('does not route a URI nothing matches (a template without a literal prefix matches nothing)', () => {
@@ -234,7 +269,7 @@ async function waitFor(condition: () => boolean, ms: number): Promise<boolean> {
 }
 
 describe('a tool name collision between real upstreams', () => {
-  it("fails start-up with an error naming both upstreams and leaves no child process behind", async () => {
+  it('fails start-up with an error naming both upstreams and leaves no child process behind', async () => {
     const mark = randomUUID();
     const env = { MCPGW_TEST_MARK: mark };
     const config = exampleConfig({

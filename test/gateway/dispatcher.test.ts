@@ -28,7 +28,17 @@ import type { UpstreamGroup } from '../../src/upstream/group.js';
 import { capabilityToolsUpstream } from '../support/capability-tools.js';
 import { ECHO_SERVER, stdioUpstream } from '../support/gateway.js';
 import { heldServer } from '../support/held-server.js';
-import { GATEWAY_IDENTITY, configWith, quietLog, quietPeer, recordEvents, recordingSink, sessionContext, upstreamGroup, type RecordedEvents } from '../support/in-process.js';
+import {
+  GATEWAY_IDENTITY,
+  configWith,
+  quietLog,
+  quietPeer,
+  recordEvents,
+  recordingSink,
+  sessionContext,
+  upstreamGroup,
+  type RecordedEvents,
+} from '../support/in-process.js';
 import { until } from '../support/wait.js';
 
 const log = quietLog();
@@ -57,9 +67,20 @@ async function dispatcher(pageSize = 100): Promise<Parts> {
   const { diagnostics } = events;
   const bus = new MemoryBus();
   let router: PerSessionRouter | undefined;
-  const group = upstreamGroup(configWith(UPSTREAMS).upstreams, { diagnostics, peers: { shared: () => quietPeer(), perSession: (u, scope) => router!.peer(u, scope) } });
+  const group = upstreamGroup(configWith(UPSTREAMS).upstreams, {
+    diagnostics,
+    peers: { shared: () => quietPeer(), perSession: (u, scope) => router!.peer(u, scope) },
+  });
   const notifications = new NotificationEvents(diagnostics, () => 'pipe');
-  router = new PerSessionRouter({ upstreams: group.perSession(), owners: new LocalOwnerRegistry(bus.replicaId), bus, log, onListChanged: () => undefined, notifications, inputWaitMs: 30_000 });
+  router = new PerSessionRouter({
+    upstreams: group.perSession(),
+    owners: new LocalOwnerRegistry(bus.replicaId),
+    bus,
+    log,
+    onListChanged: () => undefined,
+    notifications,
+    inputWaitMs: 30_000,
+  });
   const catalogs = new CatalogManager({ upstreams: group.upstreams, probeIdentity: GATEWAY_IDENTITY, log });
   const uris = new ResourceUris(group.upstreams);
   const d = new Dispatcher({
@@ -102,8 +123,14 @@ async function dispatcher(pageSize = 100): Promise<Parts> {
 }
 
 let nextId = 1;
-const request = (method: string, params?: Record<string, unknown>, id: number | string = nextId++) => ({ jsonrpc: '2.0' as const, id, method, ...(params ? { params } : {}) });
-const call = (name: string, args: Record<string, unknown> = {}, id?: number | string) => request('tools/call', { name, arguments: args }, id);
+const request = (method: string, params?: Record<string, unknown>, id: number | string = nextId++) => ({
+  jsonrpc: '2.0' as const,
+  id,
+  method,
+  ...(params ? { params } : {}),
+});
+const call = (name: string, args: Record<string, unknown> = {}, id?: number | string) =>
+  request('tools/call', { name, arguments: args }, id);
 const code = (name: ErrorName) => errorObject(name).code;
 const errorOf = (r: JsonRpcResponse) => ('error' in r ? r.error : undefined);
 const resultOf = (r: JsonRpcResponse) => ('result' in r ? (r.result as Record<string, any>) : undefined);
@@ -133,16 +160,30 @@ describe('Dispatcher', () => {
     } while (cursor !== undefined);
     expect(names).toEqual(catalogs.catalog.list('tools').map((t) => t.name));
     expect(pages).toBe(Math.ceil(names.length / 2));
-    expect(errorOf(await d.handleRequest(ctx, request('tools/list', { cursor: 'not-a-cursor' })))?.code).toBe(code('INVALID_PARAMS'));
+    expect(errorOf(await d.handleRequest(ctx, request('tools/list', { cursor: 'not-a-cursor' })))?.code).toBe(
+      code('INVALID_PARAMS'),
+    );
   });
 
   it('sends a call to its upstream under the upstream’s own name and publishes how it went', async () => {
     const { dispatcher: d, events } = await dispatcher();
     const r = await d.handleRequest(sessionContext('calls'), call('echo__echo', { text: 'hello' }));
     expect(text(r)).toBe('hello');
-    expect(events.of('upstream:call-start')).toEqual([expect.objectContaining({ upstream: 'echo', method: 'tools/call' })]);
-    expect(events.of('upstream:call-end')).toEqual([expect.objectContaining({ upstream: 'echo', tool: 'echo__echo', errorType: '' })]);
-    expect(events.of('request:end')).toEqual([expect.objectContaining({ method: 'tools/call', tool: 'echo__echo', errorType: '', scope: 'calls', stateless: false })]);
+    expect(events.of('upstream:call-start')).toEqual([
+      expect.objectContaining({ upstream: 'echo', method: 'tools/call' }),
+    ]);
+    expect(events.of('upstream:call-end')).toEqual([
+      expect.objectContaining({ upstream: 'echo', tool: 'echo__echo', errorType: '' }),
+    ]);
+    expect(events.of('request:end')).toEqual([
+      expect.objectContaining({
+        method: 'tools/call',
+        tool: 'echo__echo',
+        errorType: '',
+        scope: 'calls',
+        stateless: false,
+      }),
+    ]);
   });
 
   it('answers what it cannot route with the table’s errors, and publishes them', async () => {
@@ -150,13 +191,20 @@ describe('Dispatcher', () => {
     const ctx = sessionContext('errors');
     const unknown = await d.handleRequest(ctx, call('nope'));
     expect(errorOf(unknown)).toMatchObject({ code: code('INVALID_PARAMS'), message: 'Unknown tool: nope' });
-    expect(errorOf(await d.handleRequest(ctx, request('resources/read', { uri: 'nowhere://x' })))).toMatchObject({ code: code('RESOURCE_NOT_FOUND'), data: { uri: 'nowhere://x' } });
+    expect(errorOf(await d.handleRequest(ctx, request('resources/read', { uri: 'nowhere://x' })))).toMatchObject({
+      code: code('RESOURCE_NOT_FOUND'),
+      data: { uri: 'nowhere://x' },
+    });
     expect(errorOf(await d.handleRequest(ctx, request('initialize', {})))?.code).toBe(code('INVALID_REQUEST'));
     expect(errorOf(await d.handleRequest(ctx, request('no/such/method')))?.code).toBe(code('METHOD_NOT_FOUND'));
     // server/discover is the stateless revision's, not a session's.
     expect(errorOf(await d.handleRequest(ctx, request('server/discover')))?.code).toBe(code('METHOD_NOT_FOUND'));
     expect(resultOf(await d.handleRequest(ctx, request('ping')))).toEqual({});
-    expect(events.of('request:end')[0]).toMatchObject({ tool: '', errorType: 'INVALID_PARAMS', errorCode: String(code('INVALID_PARAMS')) });
+    expect(events.of('request:end')[0]).toMatchObject({
+      tool: '',
+      errorType: 'INVALID_PARAMS',
+      errorCode: String(code('INVALID_PARAMS')),
+    });
     // None of these reached an upstream.
     expect(events.of('upstream:call-start')).toEqual([]);
   });
@@ -186,8 +234,15 @@ describe('Dispatcher', () => {
     const ctx = sessionContext('cancel');
     const pending = d.handleRequest(ctx, call('h__hold', { key: 'never' }, 'c1'));
     await until('the call is in flight', () => d.inFlight === 1);
-    d.handleNotification(ctx, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'c1', reason: 'changed my mind' } });
-    expect(errorOf(await pending)).toMatchObject({ code: code('REQUEST_CANCELLED'), message: 'Request cancelled: changed my mind' });
+    d.handleNotification(ctx, {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 'c1', reason: 'changed my mind' },
+    });
+    expect(errorOf(await pending)).toMatchObject({
+      code: code('REQUEST_CANCELLED'),
+      message: 'Request cancelled: changed my mind',
+    });
     expect(d.inFlight).toBe(0);
   });
 
@@ -195,13 +250,20 @@ describe('Dispatcher', () => {
     const { dispatcher: d, bus } = await dispatcher();
     const published: unknown[] = [];
     await bus.subscribe(CANCEL_CHANNEL, (m) => published.push(decodeRemoteCancel(m)));
-    d.handleNotification(sessionContext('remote'), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 99 } });
+    d.handleNotification(sessionContext('remote'), {
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 99 },
+    });
     await until('the cancel was published', () => published.length === 1);
     expect(published).toEqual([{ scope: 'remote', requestId: 99 }]);
     const pending = d.handleRequest(sessionContext('remote'), call('h__hold', { key: 'never' }, 5));
     await until('the call is in flight', () => d.inFlight === 1);
     publishRemoteCancel(bus, { scope: 'remote', requestId: 5, message: 'Request cancelled: elsewhere' });
-    expect(errorOf(await pending)).toMatchObject({ code: code('REQUEST_CANCELLED'), message: 'Request cancelled: elsewhere' });
+    expect(errorOf(await pending)).toMatchObject({
+      code: code('REQUEST_CANCELLED'),
+      message: 'Request cancelled: elsewhere',
+    });
   });
 
   it('releaseScope ends that scope’s calls only', async () => {
@@ -220,11 +282,14 @@ describe('Dispatcher', () => {
     const { dispatcher: d, group } = await dispatcher();
     const sampler: RequestContext = sessionContext('sampler', { clientCapabilities: { sampling: {} } });
     const plain = sessionContext('plain');
-    const listed = async (ctx: RequestContext) => resultOf(await d.handleRequest(ctx, request('tools/list')))!.tools.map((t: { name: string }) => t.name);
+    const listed = async (ctx: RequestContext) =>
+      resultOf(await d.handleRequest(ctx, request('tools/list')))!.tools.map((t: { name: string }) => t.name);
     expect(await listed(sampler)).toContain('caps__needs_sampling');
     expect(await listed(plain)).not.toContain('caps__needs_sampling');
     expect(text(await d.handleRequest(sampler, call('caps__needs_sampling')))).toBe('needs_sampling ran');
-    expect(errorOf(await d.handleRequest(plain, call('caps__needs_sampling')))).toMatchObject({ code: code('INVALID_PARAMS') });
+    expect(errorOf(await d.handleRequest(plain, call('caps__needs_sampling')))).toMatchObject({
+      code: code('INVALID_PARAMS'),
+    });
     const workers = group.upstreams.get('caps')!.workers;
     expect(workers.workerOf('sampler')).toBeDefined();
     expect(workers.workerOf('plain')).not.toBe(workers.workerOf('sampler'));
@@ -232,9 +297,22 @@ describe('Dispatcher', () => {
 
   it('answers a stateless request in its revision’s shape, and server/discover there', async () => {
     const { dispatcher: d } = await dispatcher();
-    const ctx: RequestContext = { protocolVersion: '2026-07-28', stateless: true, clientCapabilities: {}, clientInfo: { name: 't', version: '1' }, scope: 'req-1', sink: recordingSink(), sessionSink: undefined };
-    expect(resultOf(await d.handleRequest(ctx, call('echo__echo', { text: 'modern' })))).toMatchObject({ resultType: 'complete', content: [{ text: 'modern' }] });
-    expect(resultOf(await d.handleRequest({ ...ctx, scope: 'req-2' }, request('server/discover')))).toMatchObject({ supportedVersions: expect.arrayContaining(['2026-07-28']) });
+    const ctx: RequestContext = {
+      protocolVersion: '2026-07-28',
+      stateless: true,
+      clientCapabilities: {},
+      clientInfo: { name: 't', version: '1' },
+      scope: 'req-1',
+      sink: recordingSink(),
+      sessionSink: undefined,
+    };
+    expect(resultOf(await d.handleRequest(ctx, call('echo__echo', { text: 'modern' })))).toMatchObject({
+      resultType: 'complete',
+      content: [{ text: 'modern' }],
+    });
+    expect(resultOf(await d.handleRequest({ ...ctx, scope: 'req-2' }, request('server/discover')))).toMatchObject({
+      supportedVersions: expect.arrayContaining(['2026-07-28']),
+    });
   });
 
   it('close() ends the calls still in flight with SHUTTING_DOWN', async () => {

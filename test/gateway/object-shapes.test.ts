@@ -25,7 +25,10 @@ describe('object shapes in a running gateway', () => {
     const probe = join(dir, 'probe.mjs');
     writeFileSync(probe, PROBE);
     // Started as the data path runs: config schema, params schemas and a tool's argument schema compiled.
-    gateway = await spawnGateway({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', upstreams: [stdioUpstream('echo', ECHO_SERVER)] }, { nodeArgs: ['--allow-natives-syntax', '--import', probe] });
+    gateway = await spawnGateway(
+      { listen: { host: '127.0.0.1', port: 0 }, logLevel: 'warn', upstreams: [stdioUpstream('echo', ECHO_SERVER)] },
+      { nodeArgs: ['--allow-natives-syntax', '--import', probe] },
+    );
     const line = new Promise<string>((resolve) => {
       let err = '';
       gateway!.child.stderr!.on('data', (c: Buffer) => {

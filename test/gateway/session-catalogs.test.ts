@@ -43,7 +43,11 @@ async function setUp(upstreams: Array<Record<string, unknown>>): Promise<Setup> 
     log,
     call: (ctx, upstream, method, params) => {
       calls.push(`${ctx.scope} ${upstream} ${method}`);
-      const identity = () => ({ clientInfo: ctx.clientInfo!, capabilities: { ...ctx.clientCapabilities }, protocolVersion: ctx.protocolVersion });
+      const identity = () => ({
+        clientInfo: ctx.clientInfo!,
+        capabilities: { ...ctx.clientCapabilities },
+        protocolVersion: ctx.protocolVersion,
+      });
       return g.upstreams.get(upstream)!.workers.call(method, params, undefined, ctx.scope, identity).promise;
     },
     hasWorker: async (scope, upstream) => g.upstreams.get(upstream)!.workers.workerOf(scope) !== undefined,
@@ -53,8 +57,14 @@ async function setUp(upstreams: Array<Record<string, unknown>>): Promise<Setup> 
 
 const SAMPLING = { sampling: {} };
 const toolNames = (catalog: Catalog) => catalog.list('tools').map((t) => t.name);
-const call = (name: string) => ({ jsonrpc: '2.0' as const, id: 1, method: 'tools/call', params: { name, arguments: {} } });
-const workerOf = (s: Setup, upstream: string, scope: string) => s.group.upstreams.get(upstream)!.workers.workerOf(scope);
+const call = (name: string) => ({
+  jsonrpc: '2.0' as const,
+  id: 1,
+  method: 'tools/call',
+  params: { name, arguments: {} },
+});
+const workerOf = (s: Setup, upstream: string, scope: string) =>
+  s.group.upstreams.get(upstream)!.workers.workerOf(scope);
 
 afterEach(async () => {
   manager?.close();
@@ -76,7 +86,13 @@ describe('SessionCatalogs', () => {
     expect(toolNames(s.manager.catalog)).toEqual(['caps__always', 'echo__echo', 'echo__add', 'echo__whoami']);
     const sampler = await s.catalogs.catalogFor(sessionContext('sampler', { clientCapabilities: SAMPLING }));
     const plain = await s.catalogs.catalogFor(sessionContext('plain'));
-    expect(toolNames(sampler)).toEqual(['caps__always', 'caps__needs_sampling', 'echo__echo', 'echo__add', 'echo__whoami']);
+    expect(toolNames(sampler)).toEqual([
+      'caps__always',
+      'caps__needs_sampling',
+      'echo__echo',
+      'echo__add',
+      'echo__whoami',
+    ]);
     expect(toolNames(plain)).toEqual(toolNames(s.manager.catalog));
     // Only the per-session upstream was asked, on each session's own worker.
     expect(s.calls).toEqual(['sampler caps tools/list', 'plain caps tools/list']);

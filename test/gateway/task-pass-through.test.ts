@@ -24,14 +24,20 @@ const session = (scope: string, principal?: string): RequestContext => ({
   sink: { send: () => true },
   sessionSink: undefined,
 });
-const stateless = (principal?: string): RequestContext => ({ ...session('s-modern', principal), protocolVersion: '2026-07-28', stateless: true });
+const stateless = (principal?: string): RequestContext => ({
+  ...session('s-modern', principal),
+  protocolVersion: '2026-07-28',
+  stateless: true,
+});
 
 /** A wrapped id as the gateway made it before the helper, byte for byte (what a running task may still carry). */
 function oldFormatId(ctx: RequestContext, upstream: string, id: string): string {
   const body = Buffer.from(JSON.stringify([upstream, id]), 'utf8').toString('base64url');
   const era = ctx.stateless ? 'modern' : 'legacy';
   const binding = ctx.principal !== undefined ? `p:${ctx.principal}` : ctx.stateless ? 'anonymous' : `s:${ctx.scope}`;
-  const mac = createHmac('sha256', Buffer.from(`tasks:${SECRET}`, 'utf8')).update(`${era}\u0000${binding}\u0000${body}`).digest('base64url');
+  const mac = createHmac('sha256', Buffer.from(`tasks:${SECRET}`, 'utf8'))
+    .update(`${era}\u0000${binding}\u0000${body}`)
+    .digest('base64url');
   return `u.${body}.${mac}`;
 }
 
@@ -85,12 +91,19 @@ describe('TaskPassThrough wrapped ids', () => {
     // Another upstream under the same MAC, or one the gateway no longer has: not found either way.
     const rerouted = `u.${Buffer.from(JSON.stringify(['gone', 'old-1'])).toString('base64url')}.${mac}`;
     expect(notFound(() => pass.unwrap(session('one'), rerouted))).toBe('TASK_NOT_FOUND');
-    expect(notFound(() => pass.unwrap(session('one'), oldFormatId(session('one'), 'gone', 'old-1')))).toBe('TASK_NOT_FOUND');
+    expect(notFound(() => pass.unwrap(session('one'), oldFormatId(session('one'), 'gone', 'old-1')))).toBe(
+      'TASK_NOT_FOUND',
+    );
   });
 
-  it('without a shared secret no old-format id verifies (the old key was another process\'s)', () => {
+  it("without a shared secret no old-format id verifies (the old key was another process's)", () => {
     const pass = new TaskPassThrough(upstreams, undefined);
-    expect(notFound(() => pass.unwrap(session('one'), oldFormatId(session('one'), 'up', 'old-1')))).toBe('TASK_NOT_FOUND');
-    expect(pass.unwrap(session('one'), pass.wrap(session('one'), 'up', 'new-1'))).toEqual({ upstream: 'up', id: 'new-1' });
+    expect(notFound(() => pass.unwrap(session('one'), oldFormatId(session('one'), 'up', 'old-1')))).toBe(
+      'TASK_NOT_FOUND',
+    );
+    expect(pass.unwrap(session('one'), pass.wrap(session('one'), 'up', 'new-1'))).toEqual({
+      upstream: 'up',
+      id: 'new-1',
+    });
   });
 });

@@ -17,13 +17,26 @@ import type { UpstreamGroup } from '../../src/upstream/group.js';
 import { InFlightLimit } from '../../src/transport/in-flight-limit.js';
 import { NO_IDENTITY } from '../../src/upstream/worker-set.js';
 import { heldServer } from '../support/held-server.js';
-import { GATEWAY_IDENTITY, configWith, quietLog, recordingSink, sessionContext, upstreamGroup } from '../support/in-process.js';
+import {
+  GATEWAY_IDENTITY,
+  configWith,
+  quietLog,
+  recordingSink,
+  sessionContext,
+  upstreamGroup,
+} from '../support/in-process.js';
 import { TASKS_EXT } from '../support/tasks.js';
 import { until } from '../support/wait.js';
 
 const log = quietLog();
 const held = heldServer();
-const HELD = { name: 'held', transport: 'stdio', command: held.command, args: held.args, pool: { min: 1, max: 1, maxInFlight: 16 } };
+const HELD = {
+  name: 'held',
+  transport: 'stdio',
+  command: held.command,
+  args: held.args,
+  pool: { min: 1, max: 1, maxInFlight: 16 },
+};
 const ROUTE = { upstream: 'held', original: 'hold' };
 const LIMITS = configWith([HELD]).tasks;
 
@@ -54,16 +67,27 @@ async function poolCalls(): Promise<PoolCalls> {
     },
     cancel: (scope, requestId) => {
       cancelled.push(`${scope} ${requestId}`);
-      running.get(`${scope} ${requestId}`)?.cancel(new GatewayError('REQUEST_CANCELLED', 'Request cancelled: the task was cancelled'));
+      running
+        .get(`${scope} ${requestId}`)
+        ?.cancel(new GatewayError('REQUEST_CANCELLED', 'Request cancelled: the task was cancelled'));
     },
     releaseChain: () => undefined,
   };
 }
 
 /** An engine of replica `replicaId` over `store`; `alive`: the replicas whose heartbeat is fresh. */
-function engine(calls: TaskCalls, store: MemoryTaskStore, replicaId = 'replica-a', alive: Set<string> = new Set([replicaId])): TaskEngine {
-  const support = (_upstream: string, tool: string) => (tool === 'hold' ? 'optional' : tool === 'must' ? 'required' : undefined);
-  return new TaskEngine({ store, replicaId, isAlive: async (id) => alive.has(id), limits: LIMITS, support, pageSize: 50, log }, calls);
+function engine(
+  calls: TaskCalls,
+  store: MemoryTaskStore,
+  replicaId = 'replica-a',
+  alive: Set<string> = new Set([replicaId]),
+): TaskEngine {
+  const support = (_upstream: string, tool: string) =>
+    tool === 'hold' ? 'optional' : tool === 'must' ? 'required' : undefined;
+  return new TaskEngine(
+    { store, replicaId, isAlive: async (id) => alive.has(id), limits: LIMITS, support, pageSize: 50, log },
+    calls,
+  );
 }
 
 function taskStore(): MemoryTaskStore {
@@ -72,10 +96,26 @@ function taskStore(): MemoryTaskStore {
   return s;
 }
 
-const holdCall = (key: string, extra: Record<string, unknown> = {}): JsonRpcRequest => ({ jsonrpc: '2.0', id: nextId++, method: 'tools/call', params: { name: 'hold', arguments: { key }, ...extra } });
-const rpc = (method: string, params: Record<string, unknown>): JsonRpcRequest => ({ jsonrpc: '2.0', id: nextId++, method, params });
+const holdCall = (key: string, extra: Record<string, unknown> = {}): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: nextId++,
+  method: 'tools/call',
+  params: { name: 'hold', arguments: { key }, ...extra },
+});
+const rpc = (method: string, params: Record<string, unknown>): JsonRpcRequest => ({
+  jsonrpc: '2.0',
+  id: nextId++,
+  method,
+  params,
+});
 /** A 2025-11-25 session whose in-flight share is one request (a task's call keeps it). */
-const legacy = (scope: string) => sessionContext(scope, { protocolVersion: '2025-11-25', sessionSink: recordingSink(), client: scope, slots: new InFlightLimit(1) });
+const legacy = (scope: string) =>
+  sessionContext(scope, {
+    protocolVersion: '2025-11-25',
+    sessionSink: recordingSink(),
+    client: scope,
+    slots: new InFlightLimit(1),
+  });
 const modern = (capabilities: Record<string, unknown> = { extensions: { [TASKS_EXT]: {} } }): RequestContext => ({
   protocolVersion: '2026-07-28',
   stateless: true,
@@ -86,7 +126,8 @@ const modern = (capabilities: Record<string, unknown> = { extensions: { [TASKS_E
   sessionSink: undefined,
   remoteAddress: '127.0.0.1',
 });
-const taskIdOf = (created: Record<string, unknown> | undefined) => String((created?.task as { taskId: string } | undefined)?.taskId ?? created?.taskId);
+const taskIdOf = (created: Record<string, unknown> | undefined) =>
+  String((created?.task as { taskId: string } | undefined)?.taskId ?? created?.taskId);
 
 afterEach(async () => {
   await group?.close();
@@ -112,14 +153,23 @@ describe('TaskEngine, 2025-11-25 sessions', () => {
     expect((ctx.slots as InFlightLimit).acquire('s-result')).toBe(true);
     // The status change went to the session's own stream.
     const sink = ctx.sessionSink as ReturnType<typeof recordingSink>;
-    expect(sink.messages).toEqual([expect.objectContaining({ method: 'notifications/tasks/status', params: expect.objectContaining({ taskId, status: 'completed' }) })]);
+    expect(sink.messages).toEqual([
+      expect.objectContaining({
+        method: 'notifications/tasks/status',
+        params: expect.objectContaining({ taskId, status: 'completed' }),
+      }),
+    ]);
   });
 
   it('refuses a task for a tool without support and none for a required one; earlier revisions see no tasks', async () => {
     const tasks = engine(await poolCalls(), taskStore());
     const ctx = legacy('s-refusals');
-    await expect(tasks.intercept(ctx, holdCall('x', { task: {} }), { upstream: 'held', original: 'plain' })).rejects.toMatchObject({ type: 'TASK_NOT_SUPPORTED' });
-    await expect(tasks.intercept(ctx, holdCall('x'), { upstream: 'held', original: 'must' })).rejects.toMatchObject({ type: 'TASK_REQUIRED' });
+    await expect(
+      tasks.intercept(ctx, holdCall('x', { task: {} }), { upstream: 'held', original: 'plain' }),
+    ).rejects.toMatchObject({ type: 'TASK_NOT_SUPPORTED' });
+    await expect(tasks.intercept(ctx, holdCall('x'), { upstream: 'held', original: 'must' })).rejects.toMatchObject({
+      type: 'TASK_REQUIRED',
+    });
     expect(await tasks.intercept(ctx, holdCall('x'), ROUTE)).toBeUndefined();
     const older = sessionContext('s-older', { protocolVersion: '2025-06-18' });
     expect(await tasks.intercept(older, holdCall('x', { task: {} }), ROUTE)).toBeUndefined();
@@ -141,7 +191,7 @@ describe('TaskEngine, 2025-11-25 sessions', () => {
     expect(tasks.held.places).toBe(0);
   });
 
-  it("a session sees its own tasks only, and they go when it ends", async () => {
+  it('a session sees its own tasks only, and they go when it ends', async () => {
     const tasks = engine(await poolCalls(), taskStore());
     const mine = legacy('s-mine');
     const other = legacy('s-other');
@@ -150,7 +200,10 @@ describe('TaskEngine, 2025-11-25 sessions', () => {
     expect(await tasks.handle(other, rpc('tasks/list', {}))).toEqual({ tasks: [] });
     expect(await tasks.handle(mine, rpc('tasks/list', {}))).toEqual({ tasks: [expect.objectContaining({ taskId })] });
     tasks.endSession('s-mine');
-    await until('the session’s tasks are gone', async () => (await tasks.handle(mine, rpc('tasks/list', {})) as { tasks: unknown[] }).tasks.length === 0);
+    await until(
+      'the session’s tasks are gone',
+      async () => ((await tasks.handle(mine, rpc('tasks/list', {}))) as { tasks: unknown[] }).tasks.length === 0,
+    );
     await expect(tasks.handle(mine, rpc('tasks/get', { taskId }))).rejects.toMatchObject({ type: 'TASK_NOT_FOUND' });
     held.release('mine');
   });
@@ -164,16 +217,30 @@ describe('TaskEngine, 2026-07-28 requests', () => {
     expect(created).toMatchObject({ resultType: 'task', status: 'working' });
     const taskId = taskIdOf(created);
     held.release('modern');
-    await until('the task completed', async () => ((await tasks.handle(modern(), rpc('tasks/get', { taskId }))) as { status: string }).status === 'completed');
-    expect(await tasks.handle(modern(), rpc('tasks/get', { taskId }))).toMatchObject({ status: 'completed', result: { content: [{ text: 'released modern' }] } });
+    await until(
+      'the task completed',
+      async () =>
+        ((await tasks.handle(modern(), rpc('tasks/get', { taskId }))) as { status: string }).status === 'completed',
+    );
+    expect(await tasks.handle(modern(), rpc('tasks/get', { taskId }))).toMatchObject({
+      status: 'completed',
+      result: { content: [{ text: 'released modern' }] },
+    });
   });
 
   it('without the extension an optional tool runs plainly and a required one is -32021 naming it', async () => {
     const tasks = engine(await poolCalls(), taskStore());
     expect(await tasks.intercept(modern({}), holdCall('x'), ROUTE)).toBeUndefined();
-    const refused = await tasks.intercept(modern({}), holdCall('x'), { upstream: 'held', original: 'must' }).catch((e: unknown) => e);
-    expect(refused).toMatchObject({ type: 'MISSING_CLIENT_CAPABILITY', detail: { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } } });
-    await expect(tasks.handle(modern({}), rpc('tasks/get', { taskId: 'x' }))).rejects.toMatchObject({ type: 'MISSING_CLIENT_CAPABILITY' });
+    const refused = await tasks
+      .intercept(modern({}), holdCall('x'), { upstream: 'held', original: 'must' })
+      .catch((e: unknown) => e);
+    expect(refused).toMatchObject({
+      type: 'MISSING_CLIENT_CAPABILITY',
+      detail: { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } },
+    });
+    await expect(tasks.handle(modern({}), rpc('tasks/get', { taskId: 'x' }))).rejects.toMatchObject({
+      type: 'MISSING_CLIENT_CAPABILITY',
+    });
   });
 });
 
@@ -189,7 +256,9 @@ describe('TaskEngine across replicas and at shutdown', () => {
     expect(await b.handle(ctx, rpc('tasks/get', { taskId }))).toMatchObject({ status: 'working' });
     alive.delete('replica-a');
     expect(await b.handle(ctx, rpc('tasks/get', { taskId }))).toMatchObject({ status: 'failed' });
-    expect((await store.get(taskId))?.error).toMatchObject({ code: new GatewayError('TASK_REPLICA_LOST').toJsonRpc().code });
+    expect((await store.get(taskId))?.error).toMatchObject({
+      code: new GatewayError('TASK_REPLICA_LOST').toJsonRpc().code,
+    });
     held.release('lost');
   });
 
@@ -199,7 +268,11 @@ describe('TaskEngine across replicas and at shutdown', () => {
     const live = taskIdOf(await tasks.intercept(ctx, holdCall('live', { task: {} }), ROUTE));
     const done = taskIdOf(await tasks.intercept(ctx, holdCall('done', { task: {} }), ROUTE));
     held.release('done');
-    await until('one task completed', async () => ((await tasks.handle(ctx, rpc('tasks/get', { taskId: done }))) as { status: string }).status === 'completed');
+    await until(
+      'one task completed',
+      async () =>
+        ((await tasks.handle(ctx, rpc('tasks/get', { taskId: done }))) as { status: string }).status === 'completed',
+    );
     expect(await tasks.shutdown()).toBe(1);
     expect(await tasks.handle(ctx, rpc('tasks/get', { taskId: live }))).toMatchObject({ status: 'failed' });
     expect(await tasks.handle(ctx, rpc('tasks/get', { taskId: done }))).toMatchObject({ status: 'completed' });

@@ -5,7 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolFilter } from '../../src/config/tool-filter.js';
-import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  SLOW_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { postModern } from '../support/modern.js';
 
 describe('toolFilter', () => {
@@ -33,7 +42,10 @@ describe('through the gateway', () => {
   beforeAll(async () => {
     gw = await startGateway(
       exampleConfig({
-        upstreams: [stdioUpstream('echo', ECHO_SERVER, { tools: { deny: ['add'] } }), stdioUpstream('slow', SLOW_SERVER, { tools: { allow: ['s*', 'pid'] } })],
+        upstreams: [
+          stdioUpstream('echo', ECHO_SERVER, { tools: { deny: ['add'] } }),
+          stdioUpstream('slow', SLOW_SERVER, { tools: { allow: ['s*', 'pid'] } }),
+        ],
       }),
     );
   });
@@ -46,12 +58,29 @@ describe('through the gateway', () => {
     const sid = await openSession(gw.url);
     const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
     const list = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, headers);
-    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['echo__echo', 'echo__whoami', 'slow__sleep', 'slow__pid']);
-    const denied = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 1, b: 2 } } }, headers);
+    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual([
+      'echo__echo',
+      'echo__whoami',
+      'slow__sleep',
+      'slow__pid',
+    ]);
+    const denied = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 1, b: 2 } } },
+      headers,
+    );
     expect(denied.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
-    const crash = await post(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'slow__crash', arguments: {} } }, headers);
+    const crash = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'slow__crash', arguments: {} } },
+      headers,
+    );
     expect(crash.json.error).toMatchObject({ code: -32602 });
-    const ok = await post(gw.url, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'slow__pid', arguments: {} } }, headers);
+    const ok = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'slow__pid', arguments: {} } },
+      headers,
+    );
     expect(ok.json.result.content[0].text).toMatch(/pid/);
   });
 

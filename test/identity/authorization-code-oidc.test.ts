@@ -25,7 +25,15 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
 import { connectAsUser, confirm, startGatewayOn } from '../support/oauth-browser.js';
-import { consentAtProvider, OIDC_CLIENT, signIn, startIntrospectingUpstream, startOidcProvider, type OidcProvider, type UpstreamCall } from '../support/oidc-provider.js';
+import {
+  consentAtProvider,
+  OIDC_CLIENT,
+  signIn,
+  startIntrospectingUpstream,
+  startOidcProvider,
+  type OidcProvider,
+  type UpstreamCall,
+} from '../support/oidc-provider.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
@@ -57,7 +65,16 @@ beforeAll(async () => {
         httpUpstream('crm', resource, {
           discovery: 'anonymous',
           // Only the issuer: the endpoints come from its OpenID Connect discovery document.
-          oauth: { grant: 'authorization-code', issuer: op.issuer, tokenUrl: `${op.issuer}/token`, clientId: OIDC_CLIENT.id, clientSecret: '${CRM_SECRET}', scopes: ['crm:read'], resource, redirectUri },
+          oauth: {
+            grant: 'authorization-code',
+            issuer: op.issuer,
+            tokenUrl: `${op.issuer}/token`,
+            clientId: OIDC_CLIENT.id,
+            clientSecret: '${CRM_SECRET}',
+            scopes: ['crm:read'],
+            resource,
+            redirectUri,
+          },
         }),
       ],
     },
@@ -87,22 +104,34 @@ async function elicitation(client: Client): Promise<{ url: string; elicitationId
 }
 
 const whoami = async (c: Client) => toolText(await c.callTool({ name: 'crm__whoami', arguments: {} }));
-const codeGrant = (user: string) => op.grants.filter((g) => g.grantType === 'authorization_code' && g.sub === user).at(-1)!;
-const refreshGrants = (user: string) => op.grants.filter((g) => g.grantType === 'refresh_token' && g.ok && g.sub === user);
+const codeGrant = (user: string) =>
+  op.grants.filter((g) => g.grantType === 'authorization_code' && g.sub === user).at(-1)!;
+const refreshGrants = (user: string) =>
+  op.grants.filter((g) => g.grantType === 'refresh_token' && g.ok && g.sub === user);
 const tokensSeen = (user: string) => new Set(calls.filter((c) => c.sub === user).map((c) => c.token));
 
 describe('authorization code grant against oidc-provider', () => {
   it("the first call gets -32042; the browser goes through the confirmation, oidc-provider's sign-in and the callback; the retried call reaches the upstream as that user", async () => {
     const alice = await connect('alice');
     const completed: string[] = [];
-    alice.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId));
+    alice.setNotificationHandler(
+      ElicitationCompleteNotificationSchema,
+      (n) => void completed.push(n.params.elicitationId),
+    );
     const asked = await elicitation(alice);
     const done = await consentAtProvider(asked.url, 'alice');
     expect(done.status).toBe(200);
     expect(done.page).toContain('Authorized');
     // To the authorization_endpoint of oidc-provider's discovery document, with PKCE S256, the scope and the resource.
     expect(done.authorize.origin + done.authorize.pathname).toBe(`${op.issuer}/auth`);
-    expect(Object.fromEntries(done.authorize.searchParams)).toMatchObject({ response_type: 'code', client_id: OIDC_CLIENT.id, code_challenge_method: 'S256', scope: 'crm:read', resource, redirect_uri: `${replicas[1]!.base}/oauth/callback` });
+    expect(Object.fromEntries(done.authorize.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: OIDC_CLIENT.id,
+      code_challenge_method: 'S256',
+      scope: 'crm:read',
+      resource,
+      redirect_uri: `${replicas[1]!.base}/oauth/callback`,
+    });
     // oidc-provider names itself in the response (RFC 9207).
     expect(done.callback.searchParams.get('iss')).toBe(op.issuer);
     await until('the elicitation completes on the session', () => completed.length > 0);
@@ -114,7 +143,13 @@ describe('authorization code grant against oidc-provider', () => {
     expect(granted).toMatchObject({ ok: true, resource, scope: 'crm:read', refreshToken: expect.any(String) });
     // The upstream saw exactly the token oidc-provider issued for alice, and its introspection names her.
     expect(tokensSeen('alice')).toEqual(new Set([granted.accessToken]));
-    expect(await op.introspect(granted.accessToken!)).toMatchObject({ active: true, sub: 'alice', client_id: OIDC_CLIENT.id, aud: resource, scope: 'crm:read' });
+    expect(await op.introspect(granted.accessToken!)).toMatchObject({
+      active: true,
+      sub: 'alice',
+      client_id: OIDC_CLIENT.id,
+      aud: resource,
+      scope: 'crm:read',
+    });
     // Both replicas served calls; Redis holds the token sealed.
     expect(hits.every((n) => n >= 2)).toBe(true);
     const raw = new Redis(redis.url);
@@ -128,7 +163,13 @@ describe('authorization code grant against oidc-provider', () => {
       raw.disconnect();
     }
     // No token, code or state on the page.
-    for (const secret of [granted.accessToken!, granted.refreshToken!, done.callback.searchParams.get('code')!, done.callback.searchParams.get('state')!]) expect(done.page).not.toContain(secret);
+    for (const secret of [
+      granted.accessToken!,
+      granted.refreshToken!,
+      done.callback.searchParams.get('code')!,
+      done.callback.searchParams.get('state')!,
+    ])
+      expect(done.page).not.toContain(secret);
     await alice.close();
   });
 
@@ -154,12 +195,19 @@ describe('authorization code grant against oidc-provider', () => {
     const first = codeGrant('carol');
     expect(first.expiresIn).toBe(1);
     // Expired for both: oidc-provider (introspection) and the gateway (its clock from the answer).
-    await until('carol\'s first access token expires', async () => Date.now() > first.at + 1100 && !(await op.introspect(first.accessToken!)).active);
+    await until(
+      "carol's first access token expires",
+      async () => Date.now() > first.at + 1100 && !(await op.introspect(first.accessToken!)).active,
+    );
     expect(await whoami(carol)).toBe('you are carol');
     expect(await whoami(carol)).toBe('you are carol');
     const refreshed = refreshGrants('carol');
     expect(refreshed).toHaveLength(1);
-    expect(refreshed[0]).toMatchObject({ refreshTokenIn: first.refreshToken, resource, refreshToken: expect.any(String) });
+    expect(refreshed[0]).toMatchObject({
+      refreshTokenIn: first.refreshToken,
+      resource,
+      refreshToken: expect.any(String),
+    });
     expect(refreshed[0]!.refreshToken).not.toBe(first.refreshToken);
     // Rotation: the used refresh token is dead at oidc-provider, the new one live.
     expect((await op.introspect(first.refreshToken!)).active).toBe(false);
@@ -197,10 +245,20 @@ describe('a 2026-07-28 client with oidc-provider', () => {
     const ask = modernRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {}, _meta: meta });
     const asked = await post(replicas[0]!.url, ask.body, { ...ask.headers, authorization });
     expect(asked.json.result.resultType).toBe('input_required');
-    const [[key, request]] = Object.entries(asked.json.result.inputRequests) as [[string, { method: string; params: { mode: string; url: string } }]];
-    expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: expect.stringContaining('/oauth/start?state=') } });
+    const [[key, request]] = Object.entries(asked.json.result.inputRequests) as [
+      [string, { method: string; params: { mode: string; url: string } }],
+    ];
+    expect(request).toMatchObject({
+      method: 'elicitation/create',
+      params: { mode: 'url', url: expect.stringContaining('/oauth/start?state=') },
+    });
     expect((await consentAtProvider(request.params.url, 'gina')).status).toBe(200);
-    const retry = modernRequest(2, 'tools/call', { name: 'crm__whoami', arguments: {}, inputResponses: { [key]: { action: 'accept' } }, _meta: meta });
+    const retry = modernRequest(2, 'tools/call', {
+      name: 'crm__whoami',
+      arguments: {},
+      inputResponses: { [key]: { action: 'accept' } },
+      _meta: meta,
+    });
     const res = await post(replicas[1]!.url, retry.body, { ...retry.headers, authorization });
     expect(toolText(res.json.result)).toBe('you are gina');
     expect(tokensSeen('gina')).toEqual(new Set([codeGrant('gina').accessToken]));
@@ -240,13 +298,22 @@ describe('bad inputs with oidc-provider', () => {
     expect(mixedUp.callback.searchParams.get('iss')).toBe(op.issuer);
     const otherIss = new URL(mixedUp.callback);
     otherIss.searchParams.set('iss', 'http://127.0.0.1:9/');
-    expect(await page(otherIss, mixedUp.cookie)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_REQUEST_INVALID') });
-    expect(await page(mixedUp.callback, mixedUp.cookie)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_STATE_INVALID') });
+    expect(await page(otherIss, mixedUp.cookie)).toMatchObject({
+      status: 400,
+      text: expect.stringContaining('OAUTH_REQUEST_INVALID'),
+    });
+    expect(await page(mixedUp.callback, mixedUp.cookie)).toMatchObject({
+      status: 400,
+      text: expect.stringContaining('OAUTH_STATE_INVALID'),
+    });
 
     const noIss = await flow();
     const stripped = new URL(noIss.callback);
     stripped.searchParams.delete('iss');
-    expect(await page(stripped, noIss.cookie)).toMatchObject({ status: 400, text: expect.stringContaining('RFC 9207') });
+    expect(await page(stripped, noIss.cookie)).toMatchObject({
+      status: 400,
+      text: expect.stringContaining('RFC 9207'),
+    });
     // Neither code was redeemed at oidc-provider.
     expect(op.grants.filter((g) => g.grantType === 'authorization_code' && g.sub === 'frank')).toHaveLength(0);
 

@@ -35,9 +35,16 @@ const crm = (port: number) =>
 // An upstream that needs nobody's token: the gateway starts with it alone.
 const plain = () => httpUpstream('plain', upstreamUrl(upstream), { prefix: 'plain' });
 
-async function started(config: Record<string, unknown>, port: number): Promise<{ gateway: Gateway; base: string; file: ReturnType<typeof configFile> }> {
+async function started(
+  config: Record<string, unknown>,
+  port: number,
+): Promise<{ gateway: Gateway; base: string; file: ReturnType<typeof configFile> }> {
   const file = configFile({ logLevel: 'silent', ...config, listen: { host: '127.0.0.1', port } });
-  const gateway = await buildApp(loadConfig(file.file, {}), { configFile: file.file, logger: createLogger('silent'), defaultMetrics: false });
+  const gateway = await buildApp(loadConfig(file.file, {}), {
+    configFile: file.file,
+    logger: createLogger('silent'),
+    defaultMetrics: false,
+  });
   const base = await gateway.app.listen({ host: '127.0.0.1', port });
   return { gateway, base, file };
 }
@@ -62,12 +69,19 @@ describe('a reload that adds an authorization-code upstream', () => {
       expect(((await unknown.json()) as any).error.data.type).toBe('OAUTH_UPSTREAM_UNKNOWN');
       expect((await fetch(`${base}/oauth/start?state=nope`)).status).toBe(400);
 
-      file.write({ logLevel: 'silent', auth: issuer.authConfig, listen: { host: '127.0.0.1', port }, upstreams: [plain(), crm(port)] });
+      file.write({
+        logLevel: 'silent',
+        auth: issuer.authConfig,
+        listen: { host: '127.0.0.1', port },
+        upstreams: [plain(), crm(port)],
+      });
       const result = await gateway.reload('api');
       expect(result).toMatchObject({ outcome: 'ok', diff: { added: [expect.objectContaining({ name: 'crm' })] } });
 
       const client = new Client({ name: 'rita', version: '1' }, { capabilities: { elicitation: { url: {} } } });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { authorization } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', base), { requestInit: { headers: { authorization } } }),
+      );
       const err = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
         () => undefined,
         (e: unknown) => e,
@@ -75,7 +89,9 @@ describe('a reload that adds an authorization-code upstream', () => {
       expect(err).toBeInstanceOf(UrlElicitationRequiredError);
       expect((await consent((err as UrlElicitationRequiredError).elicitations[0]!.url, 'rita')).status).toBe(200);
       expect(toolText(await client.callTool({ name: 'crm__whoami', arguments: {} }))).toBe('you are rita');
-      expect((await fetch(`${base}/oauth/tokens/crm`, { method: 'DELETE', headers: { authorization } })).status).toBe(200);
+      expect((await fetch(`${base}/oauth/tokens/crm`, { method: 'DELETE', headers: { authorization } })).status).toBe(
+        200,
+      );
       await client.close();
     } finally {
       await gateway.close();
@@ -89,12 +105,21 @@ describe('a reload that adds an authorization-code upstream', () => {
     const { gateway, base, file } = await started({ auth: issuer.authConfig, sessions, upstreams: [plain()] }, port);
     try {
       const keys = [{ id: 'k1', key: Buffer.alloc(32, 7).toString('base64') }];
-      file.write({ logLevel: 'silent', auth: issuer.authConfig, sessions, secrets: { keys }, listen: { host: '127.0.0.1', port }, upstreams: [plain(), crm(port)] });
+      file.write({
+        logLevel: 'silent',
+        auth: issuer.authConfig,
+        sessions,
+        secrets: { keys },
+        listen: { host: '127.0.0.1', port },
+        upstreams: [plain(), crm(port)],
+      });
       const result = await gateway.reload('api');
       expect(result.outcome).toBe('rejected');
       expect(result.error).toMatch(/upstreams\.crm\.oauth\.grant: .*no token store was made at start.*needs a restart/);
       expect((await fetch(`${base}/readyz`)).status).toBe(200);
-      expect((await fetch(`${base}/oauth/tokens/crm`, { method: 'DELETE', headers: await issuer.bearer('rita') })).status).toBe(404);
+      expect(
+        (await fetch(`${base}/oauth/tokens/crm`, { method: 'DELETE', headers: await issuer.bearer('rita') })).status,
+      ).toBe(404);
     } finally {
       await gateway.close();
       file.remove();

@@ -16,7 +16,14 @@ import { toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { connectAsUser, consent, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import {
+  connectAsUser,
+  consent,
+  startGatewayOn,
+  startUserUpstream,
+  upstreamUrl,
+  type Seen,
+} from '../support/oauth-browser.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -41,7 +48,15 @@ beforeAll(async () => {
       upstreams: [
         httpUpstream('crm', upstreamUrl(upstream), {
           discovery: 'anonymous',
-          oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, authorizationUrl: `${as.issuer}/authorize`, revocationUrl: `${as.issuer}/revoke`, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${ports[1]}/oauth/callback` },
+          oauth: {
+            grant: 'authorization-code',
+            tokenUrl: as.tokenUrl,
+            authorizationUrl: `${as.issuer}/authorize`,
+            revocationUrl: `${as.issuer}/revoke`,
+            clientId: TEST_CLIENT.id,
+            clientSecret: TEST_CLIENT.secret,
+            redirectUri: `http://127.0.0.1:${ports[1]}/oauth/callback`,
+          },
         }),
       ],
     },
@@ -63,7 +78,10 @@ describe('authorization code across replicas', () => {
   it('a link given by one replica is finished on the other; the session then calls as its user on both; Redis holds only ciphertext', async () => {
     const alice = await connect('alice');
     const completed: string[] = [];
-    alice.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId));
+    alice.setNotificationHandler(
+      ElicitationCompleteNotificationSchema,
+      (n) => void completed.push(n.params.elicitationId),
+    );
     let link = '';
     let elicitationId = '';
     try {
@@ -109,7 +127,9 @@ describe('authorization code across replicas', () => {
   it('an expired token is refreshed once whichever replica calls; two replicas racing to refresh both succeed, and one refresh token stays live', async () => {
     as.expiresIn = 1;
     const bob = await connect('bob');
-    await bob.callTool({ name: 'crm__whoami', arguments: {} }).catch((err: UrlElicitationRequiredError) => consent(err.elicitations[0]!.url, 'bob'));
+    await bob
+      .callTool({ name: 'crm__whoami', arguments: {} })
+      .catch((err: UrlElicitationRequiredError) => consent(err.elicitations[0]!.url, 'bob'));
     expect(await whoami(bob)).toBe('you are bob');
     await new Promise((r) => setTimeout(r, 1100));
     expect(await whoami(bob)).toBe('you are bob');
@@ -136,7 +156,10 @@ describe('authorization code across replicas', () => {
     expect(await whoami(alice)).toBe('you are alice');
     const res = await fetch(`${replicas[0]!.base}/oauth/tokens/crm`, { method: 'DELETE', headers: { authorization } });
     expect(await res.json()).toMatchObject({ revoked: true, revokedAtServer: true });
-    for (let i = 0; i < 2; i++) await expect(alice.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    for (let i = 0; i < 2; i++)
+      await expect(alice.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(
+        UrlElicitationRequiredError,
+      );
     await alice.close();
   });
 });

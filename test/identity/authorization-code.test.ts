@@ -20,7 +20,17 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import type { JwtIssuer } from '../support/jwt-issuer.js';
 import { modernMeta, modernRequest } from '../support/modern.js';
-import { authCodeOAuth, confirm, connectAsUser, consent, type LinkRig, type Seen, startGatewayOn, startLinkRig, upstreamUrl } from '../support/oauth-browser.js';
+import {
+  authCodeOAuth,
+  confirm,
+  connectAsUser,
+  consent,
+  type LinkRig,
+  type Seen,
+  startGatewayOn,
+  startLinkRig,
+  upstreamUrl,
+} from '../support/oauth-browser.js';
 import { freePort } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -41,7 +51,15 @@ function gatewayConfig(crm: Record<string, unknown> = {}, extra: Record<string, 
         httpUpstream('crm', upstreamUrl(upstream), {
           discovery: 'anonymous',
           // No authorizationUrl: it comes from the server's RFC 8414 metadata at `issuer`.
-          oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: '${CRM_SECRET}', scopes: ['crm:read'], redirectUri: `http://127.0.0.1:${port}/oauth/callback` },
+          oauth: {
+            grant: 'authorization-code',
+            tokenUrl: as.tokenUrl,
+            issuer: as.issuer,
+            clientId: TEST_CLIENT.id,
+            clientSecret: '${CRM_SECRET}',
+            scopes: ['crm:read'],
+            redirectUri: `http://127.0.0.1:${port}/oauth/callback`,
+          },
           ...crm,
         }),
       ],
@@ -61,7 +79,11 @@ async function elicitation(client: Client): Promise<{ url: string; elicitationId
     expect(err).toBeInstanceOf(UrlElicitationRequiredError);
     expect((err as UrlElicitationRequiredError).code).toBe(-32042);
     const [e] = (err as UrlElicitationRequiredError).elicitations;
-    expect(e).toMatchObject({ mode: 'url', url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/oauth/start\\?state=`)), elicitationId: expect.any(String) });
+    expect(e).toMatchObject({
+      mode: 'url',
+      url: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/oauth/start\\?state=`)),
+      elicitationId: expect.any(String),
+    });
     return e as { url: string; elicitationId: string; message: string };
   }
   throw new Error('the call did not ask for an authorization');
@@ -71,7 +93,10 @@ async function whoami(client: Client): Promise<string> {
   return toolText(await client.callTool({ name: 'crm__whoami', arguments: {} }));
 }
 
-const callTokens = (user: string) => seen.filter((s) => s.method === 'tools/call' && as.live.get(String(s.headers.authorization).slice(7)) === user).map((s) => s.headers.authorization);
+const callTokens = (user: string) =>
+  seen
+    .filter((s) => s.method === 'tools/call' && as.live.get(String(s.headers.authorization).slice(7)) === user)
+    .map((s) => s.headers.authorization);
 
 beforeAll(async () => {
   rig = await startLinkRig(seen);
@@ -87,7 +112,10 @@ describe('authorization code grant', () => {
   it("a user's first call gets a URL elicitation; the browser consents; the retried call reaches the upstream with the user's own token", async () => {
     const alice = await connect('alice');
     const completed: string[] = [];
-    alice.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void completed.push(n.params.elicitationId));
+    alice.setNotificationHandler(
+      ElicitationCompleteNotificationSchema,
+      (n) => void completed.push(n.params.elicitationId),
+    );
     const asked = await elicitation(alice);
     expect(asked.message).toContain('crm');
     const done = await consent(asked.url, 'alice');
@@ -100,7 +128,13 @@ describe('authorization code grant', () => {
     expect(done.page).toContain('Authorized');
     // PKCE S256 and the configured client, scope and redirect_uri, to the endpoint the metadata named.
     expect(done.authorize.origin + done.authorize.pathname).toBe(`${as.issuer}/authorize`);
-    expect(Object.fromEntries(done.authorize.searchParams)).toMatchObject({ response_type: 'code', client_id: TEST_CLIENT.id, code_challenge_method: 'S256', scope: 'crm:read', redirect_uri: `http://127.0.0.1:${port}/oauth/callback` });
+    expect(Object.fromEntries(done.authorize.searchParams)).toMatchObject({
+      response_type: 'code',
+      client_id: TEST_CLIENT.id,
+      code_challenge_method: 'S256',
+      scope: 'crm:read',
+      redirect_uri: `http://127.0.0.1:${port}/oauth/callback`,
+    });
     const redeemed = as.forms.find((f) => f.get('grant_type') === 'authorization_code')!;
     expect(redeemed.get('code_verifier')).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(done.authorize.searchParams.get('code_challenge')).not.toBe(redeemed.get('code_verifier'));
@@ -110,7 +144,13 @@ describe('authorization code grant', () => {
     expect(as.codes.get('alice')).toBe(1);
     expect(new Set(callTokens('alice'))).toEqual(new Set([expect.stringMatching(/^Bearer uc-alice-\d+$/)]));
     // No token, code or state on the page.
-    for (const secret of [...as.live.keys(), ...as.refreshTokens.keys(), done.callback.searchParams.get('code')!, done.callback.searchParams.get('state')!]) expect(done.page).not.toContain(secret);
+    for (const secret of [
+      ...as.live.keys(),
+      ...as.refreshTokens.keys(),
+      done.callback.searchParams.get('code')!,
+      done.callback.searchParams.get('state')!,
+    ])
+      expect(done.page).not.toContain(secret);
     await alice.close();
   });
 
@@ -159,7 +199,7 @@ describe('authorization code grant', () => {
     await alice.close();
   });
 
-  it('DELETE /oauth/tokens/crm revokes the caller\'s token at the server (RFC 7009) and forgets it; the next call asks again', async () => {
+  it("DELETE /oauth/tokens/crm revokes the caller's token at the server (RFC 7009) and forgets it; the next call asks again", async () => {
     const { authorization } = await issuer.bearer('bob');
     const bob = await connect('bob');
     expect(await whoami(bob)).toBe('you are bob');
@@ -189,22 +229,35 @@ describe('bad inputs to /oauth/start and /oauth/callback', () => {
   };
 
   it('unknown, replayed or missing state; missing code; the server refusing consent: typed errors, plain HTML, no token stored', async () => {
-    expect(await page(`${gw.base}/oauth/start?state=not-ours`)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_STATE_INVALID') });
+    expect(await page(`${gw.base}/oauth/start?state=not-ours`)).toMatchObject({
+      status: 400,
+      text: expect.stringContaining('OAUTH_STATE_INVALID'),
+    });
     expect(await page(`${gw.base}/oauth/start`)).toMatchObject({ status: 400 });
-    expect(await page(`${gw.base}/oauth/callback?state=not-ours&code=x`)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_STATE_INVALID') });
+    expect(await page(`${gw.base}/oauth/callback?state=not-ours&code=x`)).toMatchObject({
+      status: 400,
+      text: expect.stringContaining('OAUTH_STATE_INVALID'),
+    });
 
     const carol = await connect('carol');
     // A callback replayed (the code and state of a flow that completed): the state works once.
     const done = await consent((await elicitation(carol)).url, 'carol');
     expect(done.status).toBe(200);
-    expect(await page(done.callback.href)).toMatchObject({ status: 400, text: expect.stringContaining('OAUTH_STATE_INVALID') });
+    expect(await page(done.callback.href)).toMatchObject({
+      status: 400,
+      text: expect.stringContaining('OAUTH_STATE_INVALID'),
+    });
 
     // No code (nor error): 400, and that state is spent.
     await fetch(`${gw.base}/oauth/tokens/crm`, { method: 'DELETE', headers: await issuer.bearer('carol') });
     const confirmed = await confirm((await elicitation(carol)).url);
     const state = confirmed.authorize.searchParams.get('state')!;
     const noCode = await page(`${gw.base}/oauth/callback?state=${state}`, confirmed.cookie);
-    expect(noCode).toMatchObject({ status: 400, type: expect.stringMatching(/^text\/html/), text: expect.stringContaining('OAUTH_REQUEST_INVALID') });
+    expect(noCode).toMatchObject({
+      status: 400,
+      type: expect.stringMatching(/^text\/html/),
+      text: expect.stringContaining('OAUTH_REQUEST_INVALID'),
+    });
     expect(await page(`${gw.base}/oauth/callback?state=${state}&code=late`)).toMatchObject({ status: 400 });
 
     // The server says access_denied (its description holds markup: never echoed).
@@ -219,7 +272,10 @@ describe('bad inputs to /oauth/start and /oauth/callback', () => {
     // A forged code for a real state: the server refuses it (invalid_grant), 403.
     const forgedFlow = await confirm((await elicitation(carol)).url);
     const forged = forgedFlow.authorize.searchParams.get('state')!;
-    expect(await page(`${gw.base}/oauth/callback?state=${forged}&code=forged`, forgedFlow.cookie)).toMatchObject({ status: 403, text: expect.stringContaining('invalid_grant') });
+    expect(await page(`${gw.base}/oauth/callback?state=${forged}&code=forged`, forgedFlow.cookie)).toMatchObject({
+      status: 403,
+      text: expect.stringContaining('invalid_grant'),
+    });
     await elicitation(carol);
     await carol.close();
   });
@@ -230,17 +286,32 @@ describe('2026-07-28 clients', () => {
     const { authorization } = await issuer.bearer('erin');
     const plain = modernRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {} });
     const refused = await post(gw.url, plain.body, { ...plain.headers, authorization });
-    expect(refused.json.error).toMatchObject({ code: -32021, data: { type: 'MISSING_CLIENT_CAPABILITY', requiredCapabilities: { elicitation: { url: {} } } } });
+    expect(refused.json.error).toMatchObject({
+      code: -32021,
+      data: { type: 'MISSING_CLIENT_CAPABILITY', requiredCapabilities: { elicitation: { url: {} } } },
+    });
 
-    const capable = modernRequest(2, 'tools/call', { name: 'crm__whoami', arguments: {}, _meta: modernMeta({ elicitation: { url: {} } }) });
+    const capable = modernRequest(2, 'tools/call', {
+      name: 'crm__whoami',
+      arguments: {},
+      _meta: modernMeta({ elicitation: { url: {} } }),
+    });
     const asked = await post(gw.url, capable.body, { ...capable.headers, authorization });
     expect(asked.status).toBe(200);
     expect(asked.json.result.resultType).toBe('input_required');
     const [[key, request]] = Object.entries(asked.json.result.inputRequests) as [[string, any]];
-    expect(request).toMatchObject({ method: 'elicitation/create', params: { mode: 'url', url: expect.stringContaining('/oauth/start?state='), message: expect.any(String) } });
+    expect(request).toMatchObject({
+      method: 'elicitation/create',
+      params: { mode: 'url', url: expect.stringContaining('/oauth/start?state='), message: expect.any(String) },
+    });
     expect((await consent(request.params.url, 'erin')).status).toBe(200);
 
-    const retry = modernRequest(3, 'tools/call', { name: 'crm__whoami', arguments: {}, inputResponses: { [key]: { action: 'accept' } }, _meta: modernMeta({ elicitation: { url: {} } }) });
+    const retry = modernRequest(3, 'tools/call', {
+      name: 'crm__whoami',
+      arguments: {},
+      inputResponses: { [key]: { action: 'accept' } },
+      _meta: modernMeta({ elicitation: { url: {} } }),
+    });
     const res = await post(gw.url, retry.body, { ...retry.headers, authorization });
     expect(toolText(res.json.result)).toBe('you are erin');
   });
@@ -251,14 +322,19 @@ describe('logs', () => {
     const lines: string[] = [];
     const logPort = await freePort();
     const config = gatewayConfig({ oauth: authCodeOAuth(as, logPort) }, { logLevel: 'debug' });
-    const gateway = await buildApp(config, { logger: createLogger('debug', { write: (line: string) => void lines.push(line) }), defaultMetrics: false });
+    const gateway = await buildApp(config, {
+      logger: createLogger('debug', { write: (line: string) => void lines.push(line) }),
+      defaultMetrics: false,
+    });
     const address = await gateway.app.listen({ host: '127.0.0.1', port: logPort });
     const secrets: string[] = [];
     try {
       const { authorization } = await issuer.bearer('lena');
       secrets.push(authorization.slice(7));
       const client = new Client({ name: 'lena', version: '1' }, { capabilities: { elicitation: { url: {} } } });
-      await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', address), { requestInit: { headers: { authorization } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL('/mcp', address), { requestInit: { headers: { authorization } } }),
+      );
       const link = await client.callTool({ name: 'crm__whoami', arguments: {} }).then(
         () => '',
         (err: UrlElicitationRequiredError) => err.elicitations[0]!.url,
@@ -266,14 +342,28 @@ describe('logs', () => {
       as.expiresIn = 1;
       const done = await consent(link, 'lena');
       as.expiresIn = 3600;
-      secrets.push(done.callback.searchParams.get('code')!, done.callback.searchParams.get('state')!, new URL(link).searchParams.get('state')!, done.cookie.split('=')[1]!);
+      secrets.push(
+        done.callback.searchParams.get('code')!,
+        done.callback.searchParams.get('state')!,
+        new URL(link).searchParams.get('state')!,
+        done.cookie.split('=')[1]!,
+      );
       await new Promise((r) => setTimeout(r, 1100));
       expect(toolText(await client.callTool({ name: 'crm__whoami', arguments: {} }))).toBe('you are lena');
-      await fetch(`${address}/oauth/callback?state=${done.callback.searchParams.get('state')}&code=${done.callback.searchParams.get('code')}`);
+      await fetch(
+        `${address}/oauth/callback?state=${done.callback.searchParams.get('state')}&code=${done.callback.searchParams.get('code')}`,
+      );
       await fetch(`${address}/oauth/tokens/crm`, { method: 'DELETE', headers: { authorization } });
       await client.close();
-      const verifier = as.forms.filter((f) => f.get('grant_type') === 'authorization_code').at(-1)!.get('code_verifier')!;
-      secrets.push(verifier, ...[...as.live.keys()].filter((t) => t.includes('lena')), ...as.revoked.filter((t) => t.includes('lena')));
+      const verifier = as.forms
+        .filter((f) => f.get('grant_type') === 'authorization_code')
+        .at(-1)!
+        .get('code_verifier')!;
+      secrets.push(
+        verifier,
+        ...[...as.live.keys()].filter((t) => t.includes('lena')),
+        ...as.revoked.filter((t) => t.includes('lena')),
+      );
       expect(lines.length).toBeGreaterThan(5);
       const log = lines.join('');
       for (const secret of secrets) expect(log).not.toContain(secret);
@@ -285,10 +375,18 @@ describe('logs', () => {
 
 describe('config', () => {
   it('grant authorization-code needs auth on and a redirectUri (or auth.resource); audience is for token-exchange', () => {
-    expect(() => gatewayConfig({}, { auth: { mode: 'none' } })).toThrow(/upstreams\[0\]\.oauth\.grant authorization-code: needs auth\.mode/);
-    expect(() => gatewayConfig({ oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y', audience: 'z' } })).toThrow(/audience and actorToken apply to grant token-exchange only/);
+    expect(() => gatewayConfig({}, { auth: { mode: 'none' } })).toThrow(
+      /upstreams\[0\]\.oauth\.grant authorization-code: needs auth\.mode/,
+    );
+    expect(() =>
+      gatewayConfig({
+        oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y', audience: 'z' },
+      }),
+    ).toThrow(/audience and actorToken apply to grant token-exchange only/);
     // Without redirectUri: the callback at auth.resource's origin.
-    const derived = gatewayConfig({ oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' } });
+    const derived = gatewayConfig({
+      oauth: { grant: 'authorization-code', tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' },
+    });
     expect((derived.upstreams[0] as any).oauth.redirectUri).toBe('http://127.0.0.1/oauth/callback');
   });
 });

@@ -11,7 +11,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toolText, type RunningGateway } from '../support/gateway.js';
 import type { AuthorizationServer } from '../support/authorization-server.js';
 import type { JwtIssuer } from '../support/jwt-issuer.js';
-import { confirm, connectAsUser, linkedConfig, linkOf, type LinkRig, openLink, postConfirm, type Seen, startGatewayOn, startLinkRig } from '../support/oauth-browser.js';
+import {
+  confirm,
+  connectAsUser,
+  linkedConfig,
+  linkOf,
+  type LinkRig,
+  openLink,
+  postConfirm,
+  type Seen,
+  startGatewayOn,
+  startLinkRig,
+} from '../support/oauth-browser.js';
 
 let as: AuthorizationServer;
 let issuer: JwtIssuer;
@@ -55,7 +66,9 @@ describe('/oauth/start asks before it links', () => {
     expect(opened.page).toContain(new URL(as.issuer).host);
     expect(opened.page).not.toContain(opened.cookie.split('=')[1]);
     const setCookie = opened.headers.get('set-cookie')!;
-    expect(setCookie).toMatch(/^mcpgw_consent_[A-Za-z0-9_-]{16}=[A-Za-z0-9_-]{43}; Path=\/oauth; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    expect(setCookie).toMatch(
+      /^mcpgw_consent_[A-Za-z0-9_-]{16}=[A-Za-z0-9_-]{43}; Path=\/oauth; Max-Age=\d+; HttpOnly; SameSite=Lax$/,
+    );
     // The form may post here and be redirected to the authorization server, nowhere else; no frame, no script.
     expect(opened.headers.get('content-security-policy')).toContain(`form-action 'self' ${new URL(as.issuer).origin}`);
     expect(opened.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
@@ -82,10 +95,16 @@ describe('a link forwarded to someone else', () => {
     expect(guessed.status).toBe(403);
     // A form post without a state, or a body that is no form: typed errors, nothing spent.
     expect((await postConfirm(url, {}, bob.cookie)).status).toBe(400);
-    const json = await fetch(new URL('/oauth/start', url), { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const json = await fetch(new URL('/oauth/start', url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(json.status).toBe(400);
     expect(as.codes.get('alice2')).toBeUndefined();
-    await expect(alice.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    await expect(alice.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(
+      UrlElicitationRequiredError,
+    );
 
     // Alice's own browser, with its page's cookie and token, goes on.
     const mine = await confirm(url);
@@ -107,7 +126,9 @@ describe('replay', () => {
     expect(await again.text()).toContain('OAUTH_STATE_INVALID');
     expect((await openLink(url)).status).toBe(400);
     // The link's own state is never good at the callback.
-    expect((await callback(new URL(`/oauth/callback?state=${flow.form.state}&code=x`, url), flow.cookie)).status).toBe(400);
+    expect((await callback(new URL(`/oauth/callback?state=${flow.form.state}&code=x`, url), flow.cookie)).status).toBe(
+      400,
+    );
 
     // The code comes back to another browser (no cookie, or another one): refused, and that flow is spent.
     const back = await approve(flow.authorize, 'carol');
@@ -115,7 +136,9 @@ describe('replay', () => {
     expect(elsewhere.status).toBe(403);
     expect(elsewhere.text).toContain('OAUTH_CONSENT_INVALID');
     expect((await callback(back, flow.cookie)).status).toBe(400);
-    await expect(carol.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    await expect(carol.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(
+      UrlElicitationRequiredError,
+    );
 
     // A browser with the right cookie name but another value.
     const url2 = await linkOf(carol);

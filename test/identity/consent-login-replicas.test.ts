@@ -20,7 +20,15 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { startLoginServer } from '../support/login-server.js';
-import { authCodeOAuth, connectAsUser, confirm, startGatewayOn, startUserUpstream, upstreamUrl, type Seen } from '../support/oauth-browser.js';
+import {
+  authCodeOAuth,
+  connectAsUser,
+  confirm,
+  startGatewayOn,
+  startUserUpstream,
+  upstreamUrl,
+  type Seen,
+} from '../support/oauth-browser.js';
 import { freePort, startRedis, type RedisServer } from '../support/redis.js';
 
 let as: AuthorizationServer;
@@ -43,7 +51,13 @@ beforeAll(async () => {
       logLevel: 'silent',
       auth: {
         ...issuer.authConfig,
-        browserLogin: { authorizationUrl: `${login}/authorize`, tokenUrl: `${login}/token`, clientId: 'gw-browser', clientSecret: 's', redirectUri: `http://127.0.0.1:${portB}/oauth/login/callback` },
+        browserLogin: {
+          authorizationUrl: `${login}/authorize`,
+          tokenUrl: `${login}/token`,
+          clientId: 'gw-browser',
+          clientSecret: 's',
+          redirectUri: `http://127.0.0.1:${portB}/oauth/login/callback`,
+        },
       },
       sessions: { store: 'redis', redisUrl: redis.url, keyPrefix: 'bl:' },
       secrets: { keys: [{ id: 'k1', key: '${TOKEN_KEY}' }] },
@@ -60,7 +74,12 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
-  await Promise.all([as?.close(), issuer?.close(), new Promise((r) => upstream?.close(r)), new Promise((r) => loginServer?.close(r))]);
+  await Promise.all([
+    as?.close(),
+    issuer?.close(),
+    new Promise((r) => upstream?.close(r)),
+    new Promise((r) => loginServer?.close(r)),
+  ]);
   await redis?.stop();
 });
 
@@ -147,7 +166,9 @@ describe('auth.browserLogin across replicas', () => {
       replay.host = replica.url.host;
       expect((await fetch(replay, { redirect: 'manual', headers: { cookie: flow.cookie } })).status).toBe(400);
     }
-    await expect(carol.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(UrlElicitationRequiredError);
+    await expect(carol.callTool({ name: 'crm__whoami', arguments: {} })).rejects.toBeInstanceOf(
+      UrlElicitationRequiredError,
+    );
     // Carol herself, in the browser that confirmed, on the next link: linked.
     const again = await confirm(await linkOnA(carol));
     const loggedIn = await signIn(again.authorize, 'carol', again.cookie);

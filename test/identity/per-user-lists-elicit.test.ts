@@ -51,7 +51,11 @@ const elicited = async (p: Promise<unknown>): Promise<string> => {
   expect(err).toBeInstanceOf(UrlElicitationRequiredError);
   expect((err as UrlElicitationRequiredError).code).toBe(-32042);
   const [e] = (err as UrlElicitationRequiredError).elicitations;
-  expect(e).toMatchObject({ mode: 'url', url: expect.stringContaining(`127.0.0.1:${port}/oauth/start?state=`), elicitationId: expect.any(String) });
+  expect(e).toMatchObject({
+    mode: 'url',
+    url: expect.stringContaining(`127.0.0.1:${port}/oauth/start?state=`),
+    elicitationId: expect.any(String),
+  });
   return e!.url;
 };
 
@@ -67,7 +71,9 @@ describe('a user without a token, an upstream that lists only per user', () => {
     const link = await elicited(alice.listTools());
     expect((await consent(link, 'alice')).status).toBe(200);
     expect((await alice.listTools()).tools.map((t) => t.name)).toEqual(['private__whoami']);
-    expect(toolText(await alice.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(/^you are alice in s\d+-alice$/);
+    expect(toolText(await alice.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(
+      /^you are alice in s\d+-alice$/,
+    );
     await alice.close();
   });
 
@@ -76,7 +82,9 @@ describe('a user without a token, an upstream that lists only per user', () => {
     expect((await bob.listTools()).tools.map((t) => t.name)).toEqual(['private__whoami']);
     const link = await elicited(bob.callTool({ name: 'private__whoami', arguments: {} }));
     expect((await consent(link, 'bob')).status).toBe(200);
-    expect(toolText(await bob.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(/^you are bob in s\d+-bob$/);
+    expect(toolText(await bob.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(
+      /^you are bob in s\d+-bob$/,
+    );
     await bob.close();
   });
 });

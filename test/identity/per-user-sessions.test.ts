@@ -24,8 +24,17 @@ let refusedGateway = 0;
 
 beforeAll(async () => {
   [as, issuer] = await Promise.all([startAuthorizationServer(), startJwtIssuer()]);
-  upstream = await startPerUserUpstream(as, { accepted: (a) => void accepted.push(a), refusedGateway: () => void refusedGateway++ });
-  const config = perUserConfig(issuer, upstream, { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, audience: 'urn:private' });
+  upstream = await startPerUserUpstream(as, {
+    accepted: (a) => void accepted.push(a),
+    refusedGateway: () => void refusedGateway++,
+  });
+  const config = perUserConfig(issuer, upstream, {
+    grant: 'token-exchange',
+    tokenUrl: as.tokenUrl,
+    clientId: TEST_CLIENT.id,
+    clientSecret: TEST_CLIENT.secret,
+    audience: 'urn:private',
+  });
   gw = await startGateway(config);
 });
 afterAll(async () => {
@@ -40,20 +49,25 @@ async function connect(sub: string): Promise<Client> {
   return client;
 }
 
-describe('per-session workers opened with their user\'s token', () => {
+describe("per-session workers opened with their user's token", () => {
   it("the gateway's own discovery is refused; the first user's tools/list opens their worker and the catalog comes from it", async () => {
     expect(refusedGateway).toBeGreaterThan(0);
     const alice = await connect('alice');
     const { tools } = await alice.listTools();
     expect(tools.map((t) => t.name)).toEqual(['private__whoami']);
-    expect(toolText(await alice.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(/^you are alice in s\d+-alice$/);
+    expect(toolText(await alice.callTool({ name: 'private__whoami', arguments: {} }))).toMatch(
+      /^you are alice in s\d+-alice$/,
+    );
     await alice.close();
   });
 
   it("each session's worker initializes, lists and calls as its own user, in its own upstream session", async () => {
     const [bob, carol] = await Promise.all([connect('bob'), connect('carol')]);
     expect((await bob.listTools()).tools.map((t) => t.name)).toEqual(['private__whoami']);
-    const [b, c] = await Promise.all([bob.callTool({ name: 'private__whoami', arguments: {} }), carol.callTool({ name: 'private__whoami', arguments: {} })]);
+    const [b, c] = await Promise.all([
+      bob.callTool({ name: 'private__whoami', arguments: {} }),
+      carol.callTool({ name: 'private__whoami', arguments: {} }),
+    ]);
     expect(toolText(b)).toMatch(/^you are bob in s\d+-bob$/);
     expect(toolText(c)).toMatch(/^you are carol in s\d+-carol$/);
     for (const user of ['bob', 'carol']) {

@@ -36,23 +36,46 @@ function startUpstream(): Promise<Server> {
       if (msg.id === undefined) return void res.writeHead(202).end();
       const result =
         msg.method === 'initialize'
-          ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'docs', version: '1' } }
+          ? {
+              protocolVersion: msg.params.protocolVersion,
+              capabilities: { tools: {} },
+              serverInfo: { name: 'docs', version: '1' },
+            }
           : msg.method === 'tools/list'
             ? { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] }
             : { content: [{ type: 'text', text: `you are ${as.live.get(bearer)}` }] };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     });
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));
 }
 
 async function session(gw: RunningGateway, authorization: string): Promise<(id: number) => Promise<string>> {
-  const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, { authorization });
+  const init = await post(
+    gw.url,
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    },
+    { authorization },
+  );
   const sid = init.headers.get('mcp-session-id')!;
   const headers = { authorization, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
-  await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+  await fetch(gw.url, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, ...headers },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+  });
   return async (id) => {
-    const res = await post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'docs__whoami', arguments: {} } }, headers);
+    const res = await post(
+      gw.url,
+      { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'docs__whoami', arguments: {} } },
+      headers,
+    );
     return res.json.result ? toolText(res.json.result) : JSON.stringify(res.json.error);
   };
 }
@@ -70,7 +93,13 @@ beforeAll(async () => {
       upstreams: [
         httpUpstream('docs', `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`, {
           discovery: 'anonymous',
-          oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, audience: 'urn:docs' },
+          oauth: {
+            grant: 'token-exchange',
+            tokenUrl: as.tokenUrl,
+            clientId: TEST_CLIENT.id,
+            clientSecret: TEST_CLIENT.secret,
+            audience: 'urn:docs',
+          },
         }),
       ],
     },
@@ -85,7 +114,7 @@ afterAll(async () => {
 });
 
 describe('token exchange across replicas', () => {
-  it("one exchange per user whichever replica calls; Redis holds the exchanged token only sealed", async () => {
+  it('one exchange per user whichever replica calls; Redis holds the exchanged token only sealed', async () => {
     const { authorization } = await issuer.bearer('alice');
     const [onA, onB] = [await session(replicas[0]!, authorization), await session(replicas[1]!, authorization)];
     expect(await onA(1)).toBe('you are alice');
@@ -106,7 +135,7 @@ describe('token exchange across replicas', () => {
     }
   });
 
-  it('discovery anonymous: initialize, lists and pings carry no Authorization; calls carry the user\'s exchanged token', () => {
+  it("discovery anonymous: initialize, lists and pings carry no Authorization; calls carry the user's exchanged token", () => {
     const discovery = seen.filter((s) => s.method !== 'tools/call');
     expect(discovery.map((s) => s.method)).toEqual(expect.arrayContaining(['initialize', 'tools/list']));
     for (const d of discovery) expect(d.headers.authorization).toBeUndefined();

@@ -42,7 +42,8 @@ function startUpstream(): Promise<Server> {
   return startJsonRpcServer((msg, req) => {
     seen.push({ path: req.url ?? '', method: String(msg.method), headers: req.headers });
     const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (req.url === '/crm/mcp' && !as.live.has(bearer)) return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
+    if (req.url === '/crm/mcp' && !as.live.has(bearer))
+      return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
     const who = as.live.get(bearer) ?? String(req.headers['x-user'] ?? 'nobody');
     return { result: oneToolResult(msg, 'crm', 'whoami', `you are ${who}`) };
   });
@@ -56,12 +57,22 @@ function gatewayConfig(extra: Record<string, unknown> = {}, crm: Record<string, 
       auth: issuer.authConfig,
       upstreams: [
         httpUpstream('crm', `${upstreamUrl}/crm/mcp`, {
-          oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: '${CRM_SECRET}', audience: 'urn:crm', resource: 'http://127.0.0.1/crm', scopes: ['crm:read'] },
+          oauth: {
+            grant: 'token-exchange',
+            tokenUrl: as.tokenUrl,
+            clientId: TEST_CLIENT.id,
+            clientSecret: '${CRM_SECRET}',
+            audience: 'urn:crm',
+            resource: 'http://127.0.0.1/crm',
+            scopes: ['crm:read'],
+          },
           headers: { 'X-User': '${claims.sub}' },
           ...crm,
         }),
         // An internal upstream that trusts the gateway: who calls comes as claim headers, no OAuth.
-        httpUpstream('hr', `${upstreamUrl}/hr/mcp`, { headers: { 'X-User': '${claims.sub}', 'X-Email': '${claims.email}', 'X-Static': 'fixed' } }),
+        httpUpstream('hr', `${upstreamUrl}/hr/mcp`, {
+          headers: { 'X-User': '${claims.sub}', 'X-Email': '${claims.email}', 'X-Static': 'fixed' },
+        }),
         stdioUpstream('echo', ECHO_SERVER),
       ],
       ...extra,
@@ -70,7 +81,10 @@ function gatewayConfig(extra: Record<string, unknown> = {}, crm: Record<string, 
   );
 }
 
-async function connect(sub: string, claims: Record<string, unknown> = { email: `${sub}@example.test` }): Promise<Client> {
+async function connect(
+  sub: string,
+  claims: Record<string, unknown> = { email: `${sub}@example.test` },
+): Promise<Client> {
   const { authorization } = await issuer.bearer(sub, claims);
   clientTokens.push(authorization.slice('Bearer '.length));
   const client = new Client({ name: `as-${sub}`, version: '1' });
@@ -110,11 +124,14 @@ describe('token exchange', () => {
     expect(as.exchanges.get('alice')).toBe(1);
     expect(as.exchanges.get('bob')).toBe(1);
     const calls = toolCalls('/crm/mcp');
-    const tokensOf = (user: string) => new Set(calls.filter((c) => c.headers['x-user'] === user).map((c) => c.headers.authorization));
+    const tokensOf = (user: string) =>
+      new Set(calls.filter((c) => c.headers['x-user'] === user).map((c) => c.headers.authorization));
     expect([...tokensOf('alice')]).toEqual([expect.stringMatching(/^Bearer ex-alice-\d+$/)]);
     expect([...tokensOf('bob')]).toEqual([expect.stringMatching(/^Bearer ex-bob-\d+$/)]);
     // initialize and tools/list are nobody's: the gateway's client-credentials token, no claim headers.
-    const discovery = seen.filter((s) => s.path === '/crm/mcp' && (s.method === 'initialize' || s.method === 'tools/list'));
+    const discovery = seen.filter(
+      (s) => s.path === '/crm/mcp' && (s.method === 'initialize' || s.method === 'tools/list'),
+    );
     expect(discovery.length).toBeGreaterThan(0);
     for (const d of discovery) {
       expect(d.headers.authorization).toMatch(/^Bearer gw-\d+$/);
@@ -141,7 +158,9 @@ describe('token exchange', () => {
     }
     // Past breaker.failureThreshold (3) refusals: still closed for everyone else.
     expect(toolText(await alice.callTool({ name: 'crm__whoami', arguments: {} }))).toBe('you are alice');
-    expect(toolText(await mallory.callTool({ name: 'echo__echo', arguments: { text: 'still here' } }))).toBe('still here');
+    expect(toolText(await mallory.callTool({ name: 'echo__echo', arguments: { text: 'still here' } }))).toBe(
+      'still here',
+    );
     expect(toolText(await mallory.callTool({ name: 'hr__whoami', arguments: {} }))).toBe('you are mallory');
     const status = (await (await fetch(`${gw.base}/readyz`)).json()) as any;
     expect(status.upstreams.crm).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
@@ -173,18 +192,52 @@ describe('token exchange', () => {
 
   it("concurrent first calls of one user share one exchange; a token endpoint that refuses the gateway's own credentials is the upstream's failure, not the user's", async () => {
     const judy = await connect('judy');
-    const answers = await Promise.all(Array.from({ length: 5 }, () => judy.callTool({ name: 'crm__whoami', arguments: {} })));
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => judy.callTool({ name: 'crm__whoami', arguments: {} })),
+    );
     expect(answers.map(toolText)).toEqual(Array(5).fill('you are judy'));
     expect(as.exchanges.get('judy')).toBe(1);
     await judy.close();
 
     // (On a path that lists without a token, so only the exchange can fail.)
-    const wrongSecret = await startGateway(gatewayConfig({}, { url: `${upstreamUrl}/open/mcp`, oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: 'not-the-secret', audience: 'urn:crm' }, discovery: 'anonymous' }));
+    const wrongSecret = await startGateway(
+      gatewayConfig(
+        {},
+        {
+          url: `${upstreamUrl}/open/mcp`,
+          oauth: {
+            grant: 'token-exchange',
+            tokenUrl: as.tokenUrl,
+            clientId: TEST_CLIENT.id,
+            clientSecret: 'not-the-secret',
+            audience: 'urn:crm',
+          },
+          discovery: 'anonymous',
+        },
+      ),
+    );
     try {
       const { authorization } = await issuer.bearer('kim', { email: 'kim@example.test' });
-      const init = await post(wrongSecret.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, { authorization });
-      const headers = { authorization, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
-      const res = await post(wrongSecret.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm__whoami', arguments: {} } }, headers);
+      const init = await post(
+        wrongSecret.url,
+        {
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        },
+        { authorization },
+      );
+      const headers = {
+        authorization,
+        'mcp-session-id': init.headers.get('mcp-session-id')!,
+        'mcp-protocol-version': '2025-11-25',
+      };
+      const res = await post(
+        wrongSecret.url,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'crm__whoami', arguments: {} } },
+        headers,
+      );
       expect(res.json.error.data).toMatchObject({ type: 'UPSTREAM_UNAVAILABLE', upstream: 'crm' });
       expect(res.json.error.message).toContain('invalid_client');
       const ready = (await (await fetch(`${wrongSecret.base}/readyz`)).json()) as any;
@@ -257,7 +310,10 @@ describe('claim headers', () => {
     expect(err.code).toBe(-32602);
     expect(err.data).toMatchObject({ type: 'CLAIM_HEADER_INVALID', header: 'X-Email' });
     const noEmail = await connect('hank', {});
-    expect((await callError(noEmail, 'hr__whoami')).data).toMatchObject({ type: 'CLAIM_HEADER_INVALID', claim: 'email' });
+    expect((await callError(noEmail, 'hr__whoami')).data).toMatchObject({
+      type: 'CLAIM_HEADER_INVALID',
+      claim: 'email',
+    });
     const tab = await connect('ivy', { email: 'ivy\u0007@example.test' });
     expect((await callError(tab, 'hr__whoami')).data.type).toBe('CLAIM_HEADER_INVALID');
     expect(toolCalls('/hr/mcp').length).toBe(before);
@@ -270,9 +326,15 @@ describe('claim headers', () => {
 
 describe('config', () => {
   it('calls as the user need auth on and transport http; Redis needs secrets.keys; discovery anonymous needs a per-user grant', () => {
-    expect(() => gatewayConfig({ auth: { mode: 'none' } })).toThrow(/upstreams\[0\]\.oauth\.grant token-exchange: needs auth\.mode jwt or introspection[\s\S]*upstreams\[1\]\.headers with \$\{claims\.…\}: needs auth\.mode/);
-    expect(() => gatewayConfig({ sessions: { store: 'redis', redisUrl: 'redis://127.0.0.1:1' } })).toThrow(/secrets\.keys: is required when sessions\.store is "redis"/);
-    expect(() => gatewayConfig({}, { oauth: { tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' }, discovery: 'anonymous' })).toThrow(/upstreams\[0\]\.discovery: applies to oauth\.grant token-exchange or authorization-code only/);
+    expect(() => gatewayConfig({ auth: { mode: 'none' } })).toThrow(
+      /upstreams\[0\]\.oauth\.grant token-exchange: needs auth\.mode jwt or introspection[\s\S]*upstreams\[1\]\.headers with \$\{claims\.…\}: needs auth\.mode/,
+    );
+    expect(() => gatewayConfig({ sessions: { store: 'redis', redisUrl: 'redis://127.0.0.1:1' } })).toThrow(
+      /secrets\.keys: is required when sessions\.store is "redis"/,
+    );
+    expect(() =>
+      gatewayConfig({}, { oauth: { tokenUrl: as.tokenUrl, clientId: 'x', clientSecret: 'y' }, discovery: 'anonymous' }),
+    ).toThrow(/upstreams\[0\]\.discovery: applies to oauth\.grant token-exchange or authorization-code only/);
     expect(() => gatewayConfig({}, { headers: { 'X-User': '${claims.no-such}' } })).toThrow(/names no claim/);
   });
 });

@@ -18,7 +18,11 @@ const ALICE = 'https://issuer.test alice';
 const BOB = 'https://issuer.test bob';
 const k1 = { id: 'k1', key: randomBytes(32) };
 const k2 = { id: 'k2', key: randomBytes(32) };
-const token = (accessToken: string) => ({ accessToken, expiresAt: Date.now() + 60_000, refreshToken: `refresh-${accessToken}` });
+const token = (accessToken: string) => ({
+  accessToken,
+  expiresAt: Date.now() + 60_000,
+  refreshToken: `refresh-${accessToken}`,
+});
 
 let redis: RedisServer;
 let client: Redis;
@@ -74,7 +78,8 @@ describe('redis token store', () => {
     await store.put(BOB, 'crm', token('bob-own'));
     const keys = await client.keys('it3:*');
     const values = await Promise.all(keys.map((k) => client.get(k)));
-    const aliceKey = keys[values.findIndex((v) => v !== null && new TokenCipher([k1]).open(v, ALICE, 'crm') !== undefined)]!;
+    const aliceKey =
+      keys[values.findIndex((v) => v !== null && new TokenCipher([k1]).open(v, ALICE, 'crm') !== undefined)]!;
     const bobKey = keys.find((k) => k !== aliceKey)!;
     await client.set(bobKey, (await client.get(aliceKey))!);
     expect(await store.get(BOB, 'crm')).toBeUndefined();
@@ -110,7 +115,13 @@ describe('memory token store', () => {
 });
 
 describe('pending authorizations (grant authorization-code)', () => {
-  const pending = (expiresAt = Date.now() + 60_000) => ({ principal: ALICE, upstream: 'crm', verifier: 'verifier-secret-value', elicitationId: 'e1', expiresAt });
+  const pending = (expiresAt = Date.now() + 60_000) => ({
+    principal: ALICE,
+    upstream: 'crm',
+    verifier: 'verifier-secret-value',
+    elicitationId: 'e1',
+    expiresAt,
+  });
 
   it('Redis holds them only sealed, under a digest of the state; a state is taken once (two takers: one gets it); a state moved to another key does not open', async () => {
     const store = new RedisTokenStore(client.duplicate(), new TokenCipher([k1]), 'pa1:');
@@ -152,7 +163,10 @@ describe('secrets config', () => {
   const upstreams = [stdioUpstream('echo', ECHO_SERVER)];
   it('keys come from ${VAR}; a key that is not 32 bytes of base64, a missing variable and a repeated id are named', () => {
     const good = randomBytes(32).toString('base64');
-    const config = resolveConfig({ upstreams, secrets: { keys: [{ id: 'k1', key: '${TOKEN_KEY}' }] } }, { TOKEN_KEY: good });
+    const config = resolveConfig(
+      { upstreams, secrets: { keys: [{ id: 'k1', key: '${TOKEN_KEY}' }] } },
+      { TOKEN_KEY: good },
+    );
     expect(config.secrets!.keys![0]!.key).toBe(good);
     expect(() =>
       resolveConfig(
@@ -167,6 +181,8 @@ describe('secrets config', () => {
         },
         {},
       ),
-    ).toThrow(/secrets\.keys\[0\]\.key: must be 32 bytes[\s\S]*secrets\.keys\[1\]\.key: environment variable NOT_SET is not set[\s\S]*secrets\.keys\[1\]\.id: "a" is listed twice/);
+    ).toThrow(
+      /secrets\.keys\[0\]\.key: must be 32 bytes[\s\S]*secrets\.keys\[1\]\.key: environment variable NOT_SET is not set[\s\S]*secrets\.keys\[1\]\.id: "a" is listed twice/,
+    );
   });
 });

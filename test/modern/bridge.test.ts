@@ -9,7 +9,12 @@
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ListRootsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
@@ -22,18 +27,34 @@ let fixture: HttpServerProcess;
 const replicas: RunningGateway[] = [];
 const hits = [0, 0, 0];
 
-
 /** An SDK v1 client (a 2025 session) with handlers for what it declares. */
-async function v1Client(capabilities: { elicitation?: Record<string, never>; sampling?: Record<string, never>; roots?: Record<string, never> }): Promise<Client> {
+async function v1Client(capabilities: {
+  elicitation?: Record<string, never>;
+  sampling?: Record<string, never>;
+  roots?: Record<string, never>;
+}): Promise<Client> {
   const client = new Client({ name: 'v1-bridge', version: '1.0.0' }, { capabilities });
   if (capabilities.elicitation) {
     client.setRequestHandler(ElicitRequestSchema, async (req) => {
       const message = String(req.params.message);
-      return { action: 'accept', content: message.includes('color') ? { color: 'green' } : message.includes('context') ? { context: 'tests' } : { name: 'Grace' } };
+      return {
+        action: 'accept',
+        content: message.includes('color')
+          ? { color: 'green' }
+          : message.includes('context')
+            ? { context: 'tests' }
+            : { name: 'Grace' },
+      };
     });
   }
-  if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'Hi' }, model: 'm' }));
-  if (capabilities.roots) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///repo', name: 'repo' }] }));
+  if (capabilities.sampling)
+    client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'Hi' },
+      model: 'm',
+    }));
+  if (capabilities.roots)
+    client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: 'file:///repo', name: 'repo' }] }));
   await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) }));
   return client;
 }
@@ -63,12 +84,22 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toContain('test_input_required_result_multi_round');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Grace!');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe('The model said: Hi');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe('Roots: file:///repo');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }))).toBe('Hi Grace; roots: file:///repo');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe(
+        'Hello, Grace!',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe(
+        'The model said: Hi',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe(
+        'Roots: file:///repo',
+      );
+      expect(
+        toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} })),
+      ).toBe('Hi Grace; roots: file:///repo');
       // Two rounds, the upstream's state carried between them by the gateway.
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Grace likes green');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe(
+        'Grace likes green',
+      );
       const prompt = await client.getPrompt({ name: 'test_input_required_result_prompt' });
       expect(prompt.messages[0]!.content).toMatchObject({ type: 'text', text: 'Use this context: tests' });
     } finally {
@@ -81,12 +112,19 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
   it('a client without the capability gets -32021 naming what was needed', async () => {
     const client = await v1Client({ elicitation: {} });
     try {
-      const err = await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }).catch((e: unknown) => e);
+      const err = await client
+        .callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} })
+        .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(McpError);
       expect((err as McpError).code).toBe(-32021);
-      expect((err as McpError).data).toMatchObject({ type: 'MISSING_CLIENT_CAPABILITY', requiredCapabilities: { sampling: {}, roots: {} } });
+      expect((err as McpError).data).toMatchObject({
+        type: 'MISSING_CLIENT_CAPABILITY',
+        requiredCapabilities: { sampling: {}, roots: {} },
+      });
       // The session goes on.
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Grace!');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe(
+        'Hello, Grace!',
+      );
     } finally {
       await client.close();
     }
@@ -105,17 +143,41 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
 
   it('SDK v2 (auto) natively, elicitation, sampling and roots, every request to the next replica: the shared secret verifies the state anywhere', async () => {
     const before = [...hits];
-    const client = new ClientV2({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } });
-    client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' }) as Record<string, string> }));
-    client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Bonjour' }, model: 'm', stopReason: 'endTurn' }));
+    const client = new ClientV2(
+      { name: 'v2-rr', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } },
+    );
+    client.setRequestHandler('elicitation/create', async (req) => ({
+      action: 'accept' as const,
+      content: (String(req.params.message).includes('color') ? { color: 'red' } : { name: 'Lin' }) as Record<
+        string,
+        string
+      >,
+    }));
+    client.setRequestHandler('sampling/createMessage', async () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'Bonjour' },
+      model: 'm',
+      stopReason: 'endTurn',
+    }));
     client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///v2', name: 'v2' }] }));
     await client.connect(new TransportV2(replicas[0]!.url, { fetch: roundRobinFetch(replicas, hits) }));
     try {
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Lin likes red');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Lin!');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe('The model said: Bonjour');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe('Roots: file:///v2');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }))).toBe('Bonjour Lin; roots: file:///v2');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe(
+        'Lin likes red',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe(
+        'Hello, Lin!',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe(
+        'The model said: Bonjour',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe(
+        'Roots: file:///v2',
+      );
+      expect(
+        toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} })),
+      ).toBe('Bonjour Lin; roots: file:///v2');
     } finally {
       await client.close();
     }
@@ -124,7 +186,12 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
 
   it('a requestState used on one replica is refused on another (the used-state record is in Redis)', async () => {
     const call = (replica: number, id: number, extra: Record<string, unknown> = {}) => {
-      const { body, headers } = modernRequest(id, 'tools/call', { name: 'test_input_required_result_request_state', arguments: {}, _meta: modernMeta({ elicitation: {} }), ...extra });
+      const { body, headers } = modernRequest(id, 'tools/call', {
+        name: 'test_input_required_result_request_state',
+        arguments: {},
+        _meta: modernMeta({ elicitation: {} }),
+        ...extra,
+      });
       return post(replicas[replica]!.url, body, headers);
     };
     const answer = { confirm: { action: 'accept', content: { ok: true } } };
@@ -133,13 +200,17 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
     const used = (await call(1, 2, { inputResponses: answer, requestState: first.requestState })).json.result;
     expect(toolText(used)).toContain('state-ok');
     for (const replica of [0, 1, 2]) {
-      const replayed = (await call(replica, 3 + replica, { inputResponses: answer, requestState: first.requestState })).json;
+      const replayed = (await call(replica, 3 + replica, { inputResponses: answer, requestState: first.requestState }))
+        .json;
       expect(replayed.error).toMatchObject({ code: -32602, data: { type: 'REQUEST_STATE_INVALID' } });
       expect(replayed.error.message).toContain('already used');
     }
     // Two replicas given the same fresh state at once: exactly one of them takes it.
     const second = (await call(2, 10)).json.result;
-    const raced = await Promise.all([call(0, 11, { inputResponses: answer, requestState: second.requestState }), call(1, 12, { inputResponses: answer, requestState: second.requestState })]);
+    const raced = await Promise.all([
+      call(0, 11, { inputResponses: answer, requestState: second.requestState }),
+      call(1, 12, { inputResponses: answer, requestState: second.requestState }),
+    ]);
     expect(raced.filter((r) => r.json.result?.resultType === 'complete')).toHaveLength(1);
     expect(raced.filter((r) => r.json.error?.code === -32602)).toHaveLength(1);
     // The record is Redis's, with the state's lifetime.

@@ -59,19 +59,29 @@ afterAll(async () => {
 async function v1Client(): Promise<Client> {
   const client = new Client({ name: 'dual-test', version: '1' }, { capabilities: { elicitation: {}, sampling: {} } });
   client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { ok: true } }));
-  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: 'hi' }, model: 'm' }));
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    role: 'assistant',
+    content: { type: 'text', text: 'hi' },
+    model: 'm',
+  }));
   await client.connect(new StreamableHTTPClientTransport(gw.url));
   return client;
 }
 
 async function readyz(): Promise<Record<string, Record<string, unknown>>> {
-  return ((await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> }).upstreams;
+  return ((await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> })
+    .upstreams;
 }
 
 describe('a dual-era upstream whose discover names only 2026-07-28', () => {
   it('/readyz: era dual, with the 2025 revision its initialize answered; a 2026-only one stays modern', async () => {
     const ups = await readyz();
-    expect(ups.dual).toMatchObject({ state: 'ready', era: 'dual', protocolVersion: '2026-07-28', sessionProtocolVersion: '2025-06-18' });
+    expect(ups.dual).toMatchObject({
+      state: 'ready',
+      era: 'dual',
+      protocolVersion: '2026-07-28',
+      sessionProtocolVersion: '2025-06-18',
+    });
     expect(ups.only).toMatchObject({ state: 'ready', era: 'modern', protocolVersion: '2026-07-28' });
     expect(ups.only!.sessionProtocolVersion).toBeUndefined();
   });
@@ -80,8 +90,12 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
     const before = dual.seen.length;
     const client = await v1Client();
     try {
-      expect(toolText(await client.callTool({ name: 'dual__confirm', arguments: {} }))).toBe('elicitation/create: accept {"ok":true}');
-      expect(toolText(await client.callTool({ name: 'dual__sample', arguments: {} }))).toBe('sampling/createMessage: hi');
+      expect(toolText(await client.callTool({ name: 'dual__confirm', arguments: {} }))).toBe(
+        'elicitation/create: accept {"ok":true}',
+      );
+      expect(toolText(await client.callTool({ name: 'dual__sample', arguments: {} }))).toBe(
+        'sampling/createMessage: hi',
+      );
     } finally {
       await client.close();
     }
@@ -107,10 +121,16 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
     const first = (await readyz()).slow!;
     // (Unless this machine is slow enough for its answer to have come already.)
     if (first.era === 'modern') expect(first.state).toBe('ready');
-    await until('the slow upstream to be learned as dual', async () => (await readyz()).slow?.era === 'dual', SLOW_INITIALIZE_MS + 10_000);
+    await until(
+      'the slow upstream to be learned as dual',
+      async () => (await readyz()).slow?.era === 'dual',
+      SLOW_INITIALIZE_MS + 10_000,
+    );
     const client = await v1Client();
     try {
-      expect(toolText(await client.callTool({ name: 'slow__confirm', arguments: {} }))).toBe('elicitation/create: accept {"ok":true}');
+      expect(toolText(await client.callTool({ name: 'slow__confirm', arguments: {} }))).toBe(
+        'elicitation/create: accept {"ok":true}',
+      );
     } finally {
       await client.close();
     }
@@ -124,10 +144,14 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
       await client.close();
     }
     // An earlier test's calls may still be settling on a loaded machine: nothing held once they have.
-    await until('nothing held', async () => {
-      const h = await heldWork(gw);
-      return h.inFlight === 0 && h.queued === 0 && h.tracked === 0;
-    }, 10_000).catch(() => undefined);
+    await until(
+      'nothing held',
+      async () => {
+        const h = await heldWork(gw);
+        return h.inFlight === 0 && h.queued === 0 && h.tracked === 0;
+      },
+      10_000,
+    ).catch(() => undefined);
     const held = await heldWork(gw);
     expect({ held, upstreams: await readyz() }).toMatchObject({ held: { inFlight: 0, queued: 0, tracked: 0 } });
   });

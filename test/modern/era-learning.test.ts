@@ -12,7 +12,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError, resolveConfig } from '../../src/config/load.js';
 import { openSession, post, stdioUpstream, toolText, ECHO_SERVER, MCP_HEADERS } from '../support/gateway.js';
-import { httpUpstream, readRecording, startEchoHttp, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import {
+  httpUpstream,
+  readRecording,
+  startEchoHttp,
+  startModernFixture,
+  type HttpServerProcess,
+} from '../support/http-upstream.js';
 import { modernRequest } from '../support/modern.js';
 import { freePort } from '../support/redis.js';
 import { until } from '../support/wait.js';
@@ -29,7 +35,8 @@ async function start(upstream: Record<string, unknown>): Promise<Started> {
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString('utf8').split('\n')) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString('utf8').split('\n'))
+        if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -40,12 +47,17 @@ async function start(upstream: Record<string, unknown>): Promise<Started> {
 }
 
 async function readyz(g: Started): Promise<Record<string, Record<string, unknown>>> {
-  return ((await (await fetch(`${g.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> }).upstreams;
+  return ((await (await fetch(`${g.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> })
+    .upstreams;
 }
 
 async function callEcho(url: URL, text: string): Promise<string> {
   const sid = await openSession(url);
-  const r = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  const r = await post(
+    url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text } } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   return toolText(r.json.result);
 }
 
@@ -87,7 +99,11 @@ describe('protocolVersion: auto', () => {
     expect(status.state).toBe('down');
     // The gateway itself serves on: a session opens, and lists nothing of that upstream.
     const sid = await openSession(g.url);
-    const list = await post(g.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const list = await post(
+      g.url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(list.json.result.tools).toEqual([]);
   });
 });
@@ -95,11 +111,21 @@ describe('protocolVersion: auto', () => {
 describe('protocolVersion: auto, an upstream down at start-up', () => {
   it('joins the catalog in the era it speaks once it comes up', async () => {
     const port = await freePort();
-    const g = await start(httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { prefix: '', health: { intervalMs: 200, timeoutMs: 500 } }));
+    const g = await start(
+      httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { prefix: '', health: { intervalMs: 200, timeoutMs: 500 } }),
+    );
     running.unshift(g);
     expect((await readyz(g)).late!.state).toBe('down');
     running.push(await startModernFixture([], port));
-    await until('its 2026 tools are listed', async () => (await post(g.url, modernRequest(1, 'tools/list').body, modernRequest(1, 'tools/list').headers)).json.result?.tools?.some((t: { name: string }) => t.name === 'test_input_required_result_elicitation') === true, 20_000);
+    await until(
+      'its 2026 tools are listed',
+      async () =>
+        (
+          await post(g.url, modernRequest(1, 'tools/list').body, modernRequest(1, 'tools/list').headers)
+        ).json.result?.tools?.some((t: { name: string }) => t.name === 'test_input_required_result_elicitation') ===
+        true,
+      20_000,
+    );
     expect((await readyz(g)).late).toMatchObject({ era: 'modern', state: 'ready' });
   });
 });
@@ -115,7 +141,9 @@ describe('a pinned protocolVersion', () => {
     expect(await callEcho(g.url, 'pinned')).toContain('pinned');
     const methods = readRecording(record).map((m: { method?: string }) => m.method);
     expect(methods).not.toContain('server/discover');
-    expect(readRecording(record).find((m: { method?: string }) => m.method === 'initialize').params.protocolVersion).toBe('2025-06-18');
+    expect(
+      readRecording(record).find((m: { method?: string }) => m.method === 'initialize').params.protocolVersion,
+    ).toBe('2025-06-18');
   });
 
   it("a 2026-07-28 pin speaks only that, to 2025 sessions' calls too", async () => {
@@ -126,13 +154,26 @@ describe('a pinned protocolVersion', () => {
     expect((await readyz(g)).modern).toMatchObject({ state: 'ready', era: 'modern' });
     // A 2025 session's plain call reaches it, spoken in 2026.
     const sid = await openSession(g.url);
-    const r = await post(g.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }, { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(
+      g.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } },
+      { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(toolText(r.json.result)).toBe('echo: x');
   });
 
   it('a 2026-07-28 pin on a stdio upstream is a config error', () => {
-    expect(() => resolveConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER, { protocolVersion: '2026-07-28' })] }, {})).toThrow(ConfigError);
-    expect(() => resolveConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER, { protocolVersion: 'auto' })] }, {})).not.toThrow();
-    expect(() => resolveConfig({ upstreams: [httpUpstream('x', 'http://127.0.0.1:1/mcp', { protocolVersion: '2024-01-01' })] }, {})).toThrow(ConfigError);
+    expect(() =>
+      resolveConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER, { protocolVersion: '2026-07-28' })] }, {}),
+    ).toThrow(ConfigError);
+    expect(() =>
+      resolveConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER, { protocolVersion: 'auto' })] }, {}),
+    ).not.toThrow();
+    expect(() =>
+      resolveConfig(
+        { upstreams: [httpUpstream('x', 'http://127.0.0.1:1/mcp', { protocolVersion: '2024-01-01' })] },
+        {},
+      ),
+    ).toThrow(ConfigError);
   });
 });

@@ -11,7 +11,13 @@ import type { RequestContext } from '../../src/contracts/request-context.js';
 import type { McpResult } from '../../src/contracts/upstream.js';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../src/jsonrpc/messages.js';
-import { InputChains, chainScopeOf, isChainScope, newChainScope, type ChainHost } from '../../src/modern/input-chains.js';
+import {
+  InputChains,
+  chainScopeOf,
+  isChainScope,
+  newChainScope,
+  type ChainHost,
+} from '../../src/modern/input-chains.js';
 import { DataPathEvents } from '../../src/observability/events.js';
 import { LogThrottle } from '../../src/observability/log-throttle.js';
 import { StdioUpstream } from '../../src/upstream/wires/stdio.js';
@@ -58,13 +64,29 @@ function host(): Host {
 
 /** A stateless request's context in a chain scope of its own. */
 function chainContext(overrides: Partial<RequestContext> = {}): RequestContext {
-  return { protocolVersion: '2026-07-28', stateless: true, clientCapabilities: { elicitation: {} }, clientInfo: { name: 'chain-test', version: '1' }, scope: newChainScope(), sink: recordingSink(), sessionSink: undefined, ...overrides };
+  return {
+    protocolVersion: '2026-07-28',
+    stateless: true,
+    clientCapabilities: { elicitation: {} },
+    clientInfo: { name: 'chain-test', version: '1' },
+    scope: newChainScope(),
+    sink: recordingSink(),
+    sessionSink: undefined,
+    ...overrides,
+  };
 }
 
 /** Runs `ask_then_work` as a chain on a worker of its own (its questions go to `chains`). */
 async function startChain(chains: InputChains, ctx: RequestContext, params = CALL) {
-  const peer = { request: (method: string, p: Record<string, unknown> | undefined, signal?: AbortSignal) => chains.ask(ctx.scope, method, p, signal), notification: () => undefined };
-  const worker = new StdioUpstream(config, GATEWAY_IDENTITY, log, workers.length, peer, { diagnostics: new DataPathEvents('input-chains'), throttle: new LogThrottle() });
+  const peer = {
+    request: (method: string, p: Record<string, unknown> | undefined, signal?: AbortSignal) =>
+      chains.ask(ctx.scope, method, p, signal),
+    notification: () => undefined,
+  };
+  const worker = new StdioUpstream(config, GATEWAY_IDENTITY, log, workers.length, peer, {
+    diagnostics: new DataPathEvents('input-chains'),
+    throttle: new LogThrottle(),
+  });
   workers.push(worker);
   await worker.start();
   return chains.run(ctx, 'tools/call', params, undefined, (options) => worker.call('tools/call', params, options));
@@ -84,14 +106,24 @@ describe('InputChains', () => {
     const chains = new InputChains(h, 30_000);
     const ctx = chainContext();
     const round = await (await startChain(chains, ctx)).promise;
-    expect(round).toMatchObject({ resultType: 'input_required', inputRequests: { 'gw-1': { method: 'elicitation/create', params: { message: 'Who?' } } } });
+    expect(round).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { 'gw-1': { method: 'elicitation/create', params: { message: 'Who?' } } },
+    });
     expect(isChainScope(ctx.scope)).toBe(true);
     expect(chainScopeOf(round.requestState)).toBe(ctx.scope);
     expect(h.yields).toEqual([[ctx.scope, true]]);
     expect(chains.size).toBe(1);
-    const retry = chains.resume({ ...ctx, sink: recordingSink() }, { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState: round.requestState }, undefined);
+    const retry = chains.resume(
+      { ...ctx, sink: recordingSink() },
+      { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState: round.requestState },
+      undefined,
+    );
     expect(text(await retry.promise)).toBe('worked for {"name":"Ada"}');
-    expect(h.yields).toEqual([[ctx.scope, true], [ctx.scope, false]]);
+    expect(h.yields).toEqual([
+      [ctx.scope, true],
+      [ctx.scope, false],
+    ]);
     expect(h.released).toEqual([ctx.scope]);
     expect(chains.size).toBe(0);
   });
@@ -104,12 +136,20 @@ describe('InputChains', () => {
     const state = String(requestState);
     const altered = `${state.slice(0, -2)}${state.endsWith('AA') ? 'BB' : 'AA'}`;
     const answers = { inputResponses: { 'gw-1': ANSWER } };
-    await expect(chains.resume(ctx, { ...CALL, ...answers, requestState: altered }, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
-    await expect(chains.resume(ctx, { ...CALL, name: 'hello', ...answers, requestState: state }, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
+    await expect(
+      chains.resume(ctx, { ...CALL, ...answers, requestState: altered }, undefined).promise,
+    ).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
+    await expect(
+      chains.resume(ctx, { ...CALL, name: 'hello', ...answers, requestState: state }, undefined).promise,
+    ).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
     expect(h.released).toEqual([]);
-    expect(text(await chains.resume(ctx, { ...CALL, ...answers, requestState: state }, undefined).promise)).toBe('worked for {"name":"Ada"}');
+    expect(text(await chains.resume(ctx, { ...CALL, ...answers, requestState: state }, undefined).promise)).toBe(
+      'worked for {"name":"Ada"}',
+    );
     // The chain has ended: its last state names nothing any more, and the scope is let go again.
-    await expect(chains.resume(ctx, { ...CALL, ...answers, requestState: state }, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
+    await expect(
+      chains.resume(ctx, { ...CALL, ...answers, requestState: state }, undefined).promise,
+    ).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
     expect(h.released).toEqual([ctx.scope, ctx.scope]);
   });
 
@@ -119,12 +159,24 @@ describe('InputChains', () => {
     const ctx = chainContext();
     const first = await (await startChain(chains, ctx)).promise;
     const again = chains.resume(ctx, { ...CALL, requestState: first.requestState }, undefined);
-    await expect(chains.resume(ctx, { ...CALL, requestState: first.requestState }, undefined).promise).rejects.toMatchObject({ type: 'INVALID_REQUEST' });
+    await expect(
+      chains.resume(ctx, { ...CALL, requestState: first.requestState }, undefined).promise,
+    ).rejects.toMatchObject({ type: 'INVALID_REQUEST' });
     const second = await again.promise;
-    expect(second).toMatchObject({ resultType: 'input_required', inputRequests: { 'gw-1': { method: 'elicitation/create' } } });
+    expect(second).toMatchObject({
+      resultType: 'input_required',
+      inputRequests: { 'gw-1': { method: 'elicitation/create' } },
+    });
     expect(second.requestState).not.toBe(first.requestState);
-    await expect(chains.resume(ctx, { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState: first.requestState }, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
-    const done = chains.resume(ctx, { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState: second.requestState }, undefined);
+    await expect(
+      chains.resume(ctx, { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState: first.requestState }, undefined)
+        .promise,
+    ).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
+    const done = chains.resume(
+      ctx,
+      { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState: second.requestState },
+      undefined,
+    );
     expect(text(await done.promise)).toBe('worked for {"name":"Ada"}');
   });
 
@@ -134,8 +186,12 @@ describe('InputChains', () => {
     const ctx = chainContext({ principal: 'alice' });
     const { requestState } = await (await startChain(chains, ctx)).promise;
     const params = { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState };
-    await expect(chains.resume({ ...ctx, principal: 'mallory' }, params, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
-    await expect(chains.resume({ ...ctx, principal: undefined }, params, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
+    await expect(chains.resume({ ...ctx, principal: 'mallory' }, params, undefined).promise).rejects.toMatchObject({
+      type: 'INVALID_PARAMS',
+    });
+    await expect(chains.resume({ ...ctx, principal: undefined }, params, undefined).promise).rejects.toMatchObject({
+      type: 'INVALID_PARAMS',
+    });
     expect(text(await chains.resume(ctx, params, undefined).promise)).toBe('worked for {"name":"Ada"}');
   });
 
@@ -145,7 +201,10 @@ describe('InputChains', () => {
     const ctx = chainContext({ clientCapabilities: {} });
     const failure = await (await startChain(chains, ctx)).promise.catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(GatewayError);
-    expect(failure).toMatchObject({ type: 'MISSING_CLIENT_CAPABILITY', detail: { requiredCapabilities: { elicitation: {} } } });
+    expect(failure).toMatchObject({
+      type: 'MISSING_CLIENT_CAPABILITY',
+      detail: { requiredCapabilities: { elicitation: {} } },
+    });
     expect(h.asked).toEqual([]);
     expect(h.released).toEqual([ctx.scope]);
     expect(chains.size).toBe(0);
@@ -158,7 +217,9 @@ describe('InputChains', () => {
     const { requestState } = await (await startChain(chains, ctx)).promise;
     await until('the chain was let go', () => h.released.includes(ctx.scope));
     expect(chains.size).toBe(0);
-    await expect(chains.resume(ctx, { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState }, undefined).promise).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
+    await expect(
+      chains.resume(ctx, { ...CALL, inputResponses: { 'gw-1': ANSWER }, requestState }, undefined).promise,
+    ).rejects.toMatchObject({ type: 'INVALID_PARAMS' });
   });
 
   it('closeAll() ends every chain with the error given, the open round too', async () => {
@@ -177,7 +238,9 @@ describe('InputChains', () => {
     const scope = newChainScope();
     const body = Buffer.from(JSON.stringify({ s: scope, m: 'tools/call', d: 'x', n: 1 })).toString('base64url');
     expect(chainScopeOf(`${body}.anything`)).toBe(scope);
-    expect(chainScopeOf(`${Buffer.from(JSON.stringify({ s: 'not-a-chain' })).toString('base64url')}.x`)).toBeUndefined();
+    expect(
+      chainScopeOf(`${Buffer.from(JSON.stringify({ s: 'not-a-chain' })).toString('base64url')}.x`),
+    ).toBeUndefined();
     for (const bad of [undefined, 42, '', 'nodot', '.x', '!!!.x']) expect(chainScopeOf(bad)).toBeUndefined();
     expect(isChainScope('session-id')).toBe(false);
   });

@@ -9,7 +9,10 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { MCP_HEADERS, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
@@ -37,7 +40,13 @@ function config(extra: Record<string, unknown> = {}) {
   );
 }
 
-function call(g: RunningGateway, id: number, name: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+function call(
+  g: RunningGateway,
+  id: number,
+  name: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   const { body, headers: h } = modernRequest(id, 'tools/call', { name, arguments: {}, _meta: ALL, ...extra });
   return post(g.url, body, { ...h, ...headers });
 }
@@ -54,7 +63,9 @@ afterAll(async () => {
 
 describe('a 2026-07-28 upstream', () => {
   it('is learned by server/discover and reported in /readyz', async () => {
-    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> };
+    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as {
+      upstreams: Record<string, Record<string, unknown>>;
+    };
     expect(ready.upstreams.modern).toMatchObject({ state: 'ready', era: 'modern', protocolVersion: '2026-07-28' });
   });
 
@@ -66,17 +77,41 @@ describe('a 2026-07-28 upstream', () => {
   });
 
   it('the official v2 client (auto) fulfils elicitation, sampling and roots natively', async () => {
-    const client = new Client({ name: 'v2-auto', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } });
-    client.setRequestHandler('elicitation/create', async (req) => ({ action: 'accept' as const, content: (String(req.params.message).includes('color') ? { color: 'teal' } : { name: 'Ada' }) as Record<string, string> }));
-    client.setRequestHandler('sampling/createMessage', async () => ({ role: 'assistant', content: { type: 'text', text: 'Paris' }, model: 'm', stopReason: 'endTurn' }));
+    const client = new Client(
+      { name: 'v2-auto', version: '1.0.0' },
+      { versionNegotiation: { mode: 'auto' }, capabilities: { elicitation: {}, sampling: {}, roots: {} } },
+    );
+    client.setRequestHandler('elicitation/create', async (req) => ({
+      action: 'accept' as const,
+      content: (String(req.params.message).includes('color') ? { color: 'teal' } : { name: 'Ada' }) as Record<
+        string,
+        string
+      >,
+    }));
+    client.setRequestHandler('sampling/createMessage', async () => ({
+      role: 'assistant',
+      content: { type: 'text', text: 'Paris' },
+      model: 'm',
+      stopReason: 'endTurn',
+    }));
     client.setRequestHandler('roots/list', async () => ({ roots: [{ uri: 'file:///work', name: 'work' }] }));
     await client.connect(new StreamableHTTPClientTransport(gw.url));
     try {
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe('Hello, Ada!');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe('The model said: Paris');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe('Roots: file:///work');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} }))).toBe('Paris Ada; roots: file:///work');
-      expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe('Ada likes teal');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_elicitation', arguments: {} }))).toBe(
+        'Hello, Ada!',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_sampling', arguments: {} }))).toBe(
+        'The model said: Paris',
+      );
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_list_roots', arguments: {} }))).toBe(
+        'Roots: file:///work',
+      );
+      expect(
+        toolText(await client.callTool({ name: 'test_input_required_result_multiple_inputs', arguments: {} })),
+      ).toBe('Paris Ada; roots: file:///work');
+      expect(toolText(await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} }))).toBe(
+        'Ada likes teal',
+      );
     } finally {
       await client.close();
     }
@@ -86,34 +121,67 @@ describe('a 2026-07-28 upstream', () => {
     const first = (await call(gw, 1, 'test_input_required_result_request_state')).json.result;
     expect(first.resultType).toBe('input_required');
     expect(first.requestState).toMatch(/^gw1\./);
-    const done = (await call(gw, 2, 'test_input_required_result_request_state', { inputResponses: { confirm: { action: 'accept', content: { ok: true } } }, requestState: first.requestState })).json.result;
+    const done = (
+      await call(gw, 2, 'test_input_required_result_request_state', {
+        inputResponses: { confirm: { action: 'accept', content: { ok: true } } },
+        requestState: first.requestState,
+      })
+    ).json.result;
     expect(toolText(done)).toContain('state-ok');
   });
 
   it('refuses a tampered, replayed or foreign requestState with -32602', async () => {
     const answer = { confirm: { action: 'accept', content: { ok: true } } };
     const first = (await call(gw, 1, 'test_input_required_result_request_state')).json.result;
-    const tampered = await call(gw, 2, 'test_input_required_result_request_state', { inputResponses: answer, requestState: `${first.requestState}x` });
+    const tampered = await call(gw, 2, 'test_input_required_result_request_state', {
+      inputResponses: answer,
+      requestState: `${first.requestState}x`,
+    });
     expect(tampered.json.error).toMatchObject({ code: -32602, data: { type: 'REQUEST_STATE_INVALID' } });
     // Another request's state (another tool): refused, though well signed.
     const other = (await call(gw, 3, 'test_input_required_result_tampered_state')).json.result;
-    const foreign = await call(gw, 4, 'test_input_required_result_request_state', { inputResponses: answer, requestState: other.requestState });
+    const foreign = await call(gw, 4, 'test_input_required_result_request_state', {
+      inputResponses: answer,
+      requestState: other.requestState,
+    });
     expect(foreign.json.error).toMatchObject({ code: -32602 });
     expect(foreign.json.error.message).toContain('another request');
     // Used once, then refused.
-    expect((await call(gw, 5, 'test_input_required_result_request_state', { inputResponses: answer, requestState: first.requestState })).json.result.resultType).toBe('complete');
-    const replayed = await call(gw, 6, 'test_input_required_result_request_state', { inputResponses: answer, requestState: first.requestState });
+    expect(
+      (
+        await call(gw, 5, 'test_input_required_result_request_state', {
+          inputResponses: answer,
+          requestState: first.requestState,
+        })
+      ).json.result.resultType,
+    ).toBe('complete');
+    const replayed = await call(gw, 6, 'test_input_required_result_request_state', {
+      inputResponses: answer,
+      requestState: first.requestState,
+    });
     expect(replayed.json.error).toMatchObject({ code: -32602 });
     expect(replayed.json.error.message).toContain('already used');
     // Not ours at all.
-    expect((await call(gw, 7, 'test_input_required_result_request_state', { inputResponses: answer, requestState: 'made-up' })).json.error).toMatchObject({ code: -32602 });
+    expect(
+      (
+        await call(gw, 7, 'test_input_required_result_request_state', {
+          inputResponses: answer,
+          requestState: 'made-up',
+        })
+      ).json.error,
+    ).toMatchObject({ code: -32602 });
   });
 
   it('answers to input keys never asked do not reach the upstream', async () => {
     const first = (await call(gw, 1, 'inspect_inputs')).json.result;
     expect(Object.keys(first.inputRequests)).toEqual(['a']);
     const answer = { action: 'accept', content: { name: 'x' } };
-    const done = (await call(gw, 2, 'inspect_inputs', { inputResponses: { a: answer, evil: answer, __proto__x: answer }, requestState: first.requestState })).json.result;
+    const done = (
+      await call(gw, 2, 'inspect_inputs', {
+        inputResponses: { a: answer, evil: answer, __proto__x: answer },
+        requestState: first.requestState,
+      })
+    ).json.result;
     expect(toolText(done)).toBe('keys: a');
   });
 
@@ -121,7 +189,14 @@ describe('a 2026-07-28 upstream', () => {
     let state: string | undefined;
     let last: any;
     for (let round = 0; round < 5; round++) {
-      last = (await call(gw, 10 + round, 'loop_input_required', state ? { inputResponses: { again: { action: 'accept', content: { name: 'n' } } }, requestState: state } : {})).json;
+      last = (
+        await call(
+          gw,
+          10 + round,
+          'loop_input_required',
+          state ? { inputResponses: { again: { action: 'accept', content: { name: 'n' } } }, requestState: state } : {},
+        )
+      ).json;
       if (last.error) break;
       state = last.result.requestState;
     }
@@ -129,19 +204,31 @@ describe('a 2026-07-28 upstream', () => {
   });
 
   it('passes the client capabilities on: only what it declared is asked for', async () => {
-    const r = (await call(gw, 1, 'test_input_required_result_capabilities', { _meta: modernMeta({ sampling: {} }) })).json.result;
+    const r = (await call(gw, 1, 'test_input_required_result_capabilities', { _meta: modernMeta({ sampling: {} }) }))
+      .json.result;
     expect(Object.values(r.inputRequests).map((q: any) => q.method)).toEqual(['sampling/createMessage']);
   });
 
   it('relays the upstream list change to listen streams and refreshes the catalog', async () => {
-    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
-    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', {
+      notifications: { toolsListChanged: true },
+    });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     const reader = new SseReader(res);
     expect(JSON.parse((await reader.next())!.data).method).toBe('notifications/subscriptions/acknowledged');
     await call(gw, 1, 'toggle_extra_tool');
     const change = JSON.parse((await reader.next(5000))!.data);
     expect(change).toMatchObject({ method: 'notifications/tools/list_changed' });
-    await until('the catalog to list "extra"', async () => (await postModern(gw, 2, 'tools/list')).json.result.tools.some((t: { name: string }) => t.name === 'extra'), 5000);
+    await until(
+      'the catalog to list "extra"',
+      async () =>
+        (await postModern(gw, 2, 'tools/list')).json.result.tools.some((t: { name: string }) => t.name === 'extra'),
+      5000,
+    );
     await call(gw, 3, 'toggle_extra_tool');
     await reader.cancel();
   });
@@ -158,10 +245,15 @@ describe('changes of a 2026-07-28 upstream, to clients of both eras', () => {
     try {
       await client.subscribeResource({ uri: 'modern://note' });
       // The gateway's listen stream to the upstream is replaced by one that follows the note.
-      await until('the update to arrive', async () => {
-        await client.callTool({ name: 'touch_note', arguments: {} });
-        return updated.includes('modern://note');
-      }, 10_000, 200);
+      await until(
+        'the update to arrive',
+        async () => {
+          await client.callTool({ name: 'touch_note', arguments: {} });
+          return updated.includes('modern://note');
+        },
+        10_000,
+        200,
+      );
       await client.callTool({ name: 'toggle_extra_tool', arguments: {} });
       await until('tools/list_changed to arrive', () => toolsChanged > 0, 10_000);
       await client.callTool({ name: 'toggle_extra_tool', arguments: {} });
@@ -171,19 +263,33 @@ describe('changes of a 2026-07-28 upstream, to clients of both eras', () => {
   });
 
   it('a 2026 listen stream follows the resource too', async () => {
-    const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', { notifications: { resourceSubscriptions: ['modern://note', 'modern://nothing'] } });
-    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', {
+      notifications: { resourceSubscriptions: ['modern://note', 'modern://nothing'] },
+    });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     const reader = new SseReader(res);
     const ack = JSON.parse((await reader.next())!.data);
     expect(ack.params.notifications).toEqual({ resourceSubscriptions: ['modern://note'] });
     let update: any;
-    await until('the update on the listen stream', async () => {
-      await call(gw, 1, 'touch_note');
-      const ev = await reader.next(300).catch(() => undefined);
-      if (ev) update = JSON.parse(ev.data);
-      return update !== undefined;
-    }, 10_000, 0);
-    expect(update).toMatchObject({ method: 'notifications/resources/updated', params: { uri: 'modern://note', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-r' } } });
+    await until(
+      'the update on the listen stream',
+      async () => {
+        await call(gw, 1, 'touch_note');
+        const ev = await reader.next(300).catch(() => undefined);
+        if (ev) update = JSON.parse(ev.data);
+        return update !== undefined;
+      },
+      10_000,
+      0,
+    );
+    expect(update).toMatchObject({
+      method: 'notifications/resources/updated',
+      params: { uri: 'modern://note', _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-r' } },
+    });
     await reader.cancel();
   });
 });
@@ -208,9 +314,21 @@ describe('requestState and principals', () => {
     const first = (await call(authed, 1, 'test_input_required_result_request_state', {}, alice)).json.result;
     expect(first.resultType).toBe('input_required');
     const answer = { confirm: { action: 'accept', content: { ok: true } } };
-    const stolen = await call(authed, 2, 'test_input_required_result_request_state', { inputResponses: answer, requestState: first.requestState }, bob);
+    const stolen = await call(
+      authed,
+      2,
+      'test_input_required_result_request_state',
+      { inputResponses: answer, requestState: first.requestState },
+      bob,
+    );
     expect(stolen.json.error).toMatchObject({ code: -32602, data: { type: 'REQUEST_STATE_INVALID' } });
-    const own = await call(authed, 3, 'test_input_required_result_request_state', { inputResponses: answer, requestState: first.requestState }, alice);
+    const own = await call(
+      authed,
+      3,
+      'test_input_required_result_request_state',
+      { inputResponses: answer, requestState: first.requestState },
+      alice,
+    );
     expect(toolText(own.json.result)).toContain('state-ok');
   });
 });

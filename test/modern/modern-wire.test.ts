@@ -30,7 +30,13 @@ let dual: DualEraUpstream;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  [as, issuer, claims, exchanged, dual] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), startDualEraUpstream(), startDualEraUpstream(), startDualEraUpstream({ dual: true })]);
+  [as, issuer, claims, exchanged, dual] = await Promise.all([
+    startAuthorizationServer(),
+    startJwtIssuer(),
+    startDualEraUpstream(),
+    startDualEraUpstream(),
+    startDualEraUpstream({ dual: true }),
+  ]);
   gw = await startGateway(
     resolveConfig(
       {
@@ -40,7 +46,14 @@ beforeAll(async () => {
         upstreams: [
           httpUpstream('claims', claims.url, { headers: { 'X-User': '${claims.sub}' } }),
           httpUpstream('exch', exchanged.url, {
-            oauth: { grant: 'token-exchange', tokenUrl: as.tokenUrl, clientId: TEST_CLIENT.id, clientSecret: '${EXCH_SECRET}', audience: 'urn:exch', scopes: ['x:read'] },
+            oauth: {
+              grant: 'token-exchange',
+              tokenUrl: as.tokenUrl,
+              clientId: TEST_CLIENT.id,
+              clientSecret: '${EXCH_SECRET}',
+              audience: 'urn:exch',
+              scopes: ['x:read'],
+            },
             headers: { 'X-User': '${claims.sub}' },
           }),
           httpUpstream('dual', dual.url),
@@ -56,9 +69,18 @@ afterAll(async () => {
   await Promise.all([as?.close(), issuer?.close(), claims?.close(), exchanged?.close(), dual?.close()]);
 });
 
-async function call2026(user: string, name: string, args: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+async function call2026(
+  user: string,
+  name: string,
+  args: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+) {
   const { authorization } = await issuer.bearer(user, { email: `${user}@example.test` });
-  const { body, headers: h } = modernRequest(1, 'tools/call', { name, arguments: args, _meta: modernMeta({ elicitation: {} }) });
+  const { body, headers: h } = modernRequest(1, 'tools/call', {
+    name,
+    arguments: args,
+    _meta: modernMeta({ elicitation: {} }),
+  });
   return post(gw.url, body, { ...h, ...headers, authorization });
 }
 
@@ -71,7 +93,9 @@ async function v1Client(user: string): Promise<Client> {
 
 describe('the 2026-07-28 wire carries the caller', () => {
   it('/readyz: both upstreams were learned as 2026-07-28', async () => {
-    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> };
+    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as {
+      upstreams: Record<string, Record<string, unknown>>;
+    };
     expect(ready.upstreams.claims).toMatchObject({ era: 'modern' });
     expect(ready.upstreams.exch).toMatchObject({ era: 'modern' });
   });
@@ -90,8 +114,12 @@ describe('the 2026-07-28 wire carries the caller', () => {
 
   it("two users' calls go with their own exchanged token; discovery with the gateway's", async () => {
     for (let i = 0; i < 2; i++) {
-      expect(toolText((await call2026('carol', 'exch__whoami')).json.result)).toMatch(/^2026: you are carol \(Bearer ex-carol-\d+\)$/);
-      expect(toolText((await call2026('dave', 'exch__whoami')).json.result)).toMatch(/^2026: you are dave \(Bearer ex-dave-\d+\)$/);
+      expect(toolText((await call2026('carol', 'exch__whoami')).json.result)).toMatch(
+        /^2026: you are carol \(Bearer ex-carol-\d+\)$/,
+      );
+      expect(toolText((await call2026('dave', 'exch__whoami')).json.result)).toMatch(
+        /^2026: you are dave \(Bearer ex-dave-\d+\)$/,
+      );
     }
     expect(as.exchanges.get('carol')).toBe(1);
     expect(as.exchanges.get('dave')).toBe(1);
@@ -135,7 +163,9 @@ describe('a JSON-RPC error answered with an HTTP 4xx', () => {
 
 describe('a dual-era upstream is spoken to in the client era', () => {
   it('/readyz: learned as dual (2026-07-28 that speaks 2025 too)', async () => {
-    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Record<string, unknown>> };
+    const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as {
+      upstreams: Record<string, Record<string, unknown>>;
+    };
     expect(ready.upstreams.dual).toMatchObject({ era: 'dual', protocolVersion: '2026-07-28' });
   });
 
@@ -148,7 +178,12 @@ describe('a dual-era upstream is spoken to in the client era', () => {
     const [req] = got;
     expect(req!.era).toBe('2026');
     expect(req!.headers['mcp-session-id']).toBeUndefined();
-    expect(req!.headers).toMatchObject({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'whoami', 'mcp-param-region': 'eu' });
+    expect(req!.headers).toMatchObject({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'whoami',
+      'mcp-param-region': 'eu',
+    });
     expect(req!.meta).toMatchObject({
       'io.modelcontextprotocol/protocolVersion': '2026-07-28',
       'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },

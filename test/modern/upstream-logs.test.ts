@@ -24,32 +24,57 @@ let fixture: HttpServerProcess;
 let gw: RunningGateway;
 
 /** The levels of the log messages a POST's reply carried before its answer, and the answer. */
-function reply(r: { headers: Headers; text: string; json: any }, id: number | string): { levels: string[]; answer: any } {
+function reply(
+  r: { headers: Headers; text: string; json: any },
+  id: number | string,
+): { levels: string[]; answer: any } {
   const sse = r.headers.get('content-type')?.startsWith('text/event-stream') ?? false;
   const messages: any[] = sse ? messagesOf(parseSse(r.text)) : [r.json];
   const at = messages.findIndex((m) => m.id === id);
   expect(at, r.text).toBe(messages.length - 1);
   const logs = messages.filter((m) => m.method === 'notifications/message');
-  for (const m of logs) expect(m.params).toEqual({ level: m.params.level, logger: 'modern-fixture', data: `${m.params.level} message` });
+  for (const m of logs)
+    expect(m.params).toEqual({ level: m.params.level, logger: 'modern-fixture', data: `${m.params.level} message` });
   return { levels: logs.map((m) => m.params.level), answer: messages[at] };
 }
 
 const session = (sid: string) => ({ 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
 
 async function setLevel(g: RunningGateway, sid: string, level: string): Promise<void> {
-  const r = await post(g.url, { jsonrpc: '2.0', id: `level-${level}`, method: 'logging/setLevel', params: { level } }, session(sid));
+  const r = await post(
+    g.url,
+    { jsonrpc: '2.0', id: `level-${level}`, method: 'logging/setLevel', params: { level } },
+    session(sid),
+  );
   expect(r.json, r.text).toEqual({ jsonrpc: '2.0', id: `level-${level}`, result: {} });
 }
 
-async function sessionCall(g: RunningGateway, sid: string, id: number, args: Record<string, unknown> = {}): Promise<string[]> {
-  const r = await post(g.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: TOOL, arguments: args } }, session(sid));
+async function sessionCall(
+  g: RunningGateway,
+  sid: string,
+  id: number,
+  args: Record<string, unknown> = {},
+): Promise<string[]> {
+  const r = await post(
+    g.url,
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name: TOOL, arguments: args } },
+    session(sid),
+  );
   const { levels, answer } = reply(r, id);
   expect(answer.result?.content?.[0]?.text, r.text).toBe('logged');
   return levels;
 }
 
-async function modernCall(id: number, level: string | undefined, args: Record<string, unknown> = {}): Promise<string[]> {
-  const r = await postModern(gw, id, 'tools/call', { name: TOOL, arguments: args, ...(level ? { _meta: { [LOG_LEVEL]: level } } : {}) });
+async function modernCall(
+  id: number,
+  level: string | undefined,
+  args: Record<string, unknown> = {},
+): Promise<string[]> {
+  const r = await postModern(gw, id, 'tools/call', {
+    name: TOOL,
+    arguments: args,
+    ...(level ? { _meta: { [LOG_LEVEL]: level } } : {}),
+  });
   const { levels, answer } = reply(r, id);
   expect(answer.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'logged' }] });
   return levels;
@@ -80,7 +105,12 @@ describe("a 2026-07-28 upstream's log messages", () => {
   });
 
   it('are offered to both eras: logging is in initialize and server/discover', async () => {
-    const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const init = await post(gw.url, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     expect(init.json.result.capabilities.logging).toEqual({});
     expect((await postModern(gw, 1, 'server/discover')).json.result.capabilities.logging).toEqual({});
   });
@@ -105,9 +135,19 @@ describe("a 2026-07-28 upstream's log messages", () => {
       await postLegacy(stream.endpoint, LEGACY_INIT);
       await answerOn(stream.reader, 'init');
       await postLegacy(stream.endpoint, { jsonrpc: '2.0', method: 'notifications/initialized' });
-      await postLegacy(stream.endpoint, { jsonrpc: '2.0', id: 'lvl', method: 'logging/setLevel', params: { level: 'info' } });
+      await postLegacy(stream.endpoint, {
+        jsonrpc: '2.0',
+        id: 'lvl',
+        method: 'logging/setLevel',
+        params: { level: 'info' },
+      });
       expect(await answerOn(stream.reader, 'lvl')).toMatchObject({ result: {} });
-      await postLegacy(stream.endpoint, { jsonrpc: '2.0', id: 'call', method: 'tools/call', params: { name: TOOL, arguments: {} } });
+      await postLegacy(stream.endpoint, {
+        jsonrpc: '2.0',
+        id: 'call',
+        method: 'tools/call',
+        params: { name: TOOL, arguments: {} },
+      });
       const levels: string[] = [];
       for (;;) {
         const ev = await stream.reader.next();
@@ -127,7 +167,9 @@ describe("a 2026-07-28 upstream's log messages", () => {
   it('leave nothing in flight, and other clients are served', async () => {
     expect(internals(gw.gateway.server).inFlight).toBe(0);
     // (The health probe's server/discover counts there too while it runs: waited out, bounded.)
-    const upstreamInFlight = async () => ((await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, { inFlight: number }> }).upstreams.modern?.inFlight;
+    const upstreamInFlight = async () =>
+      ((await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, { inFlight: number }> })
+        .upstreams.modern?.inFlight;
     await until('the modern upstream to have nothing in flight', async () => (await upstreamInFlight()) === 0);
     const other = await postModern(gw, 99, 'tools/call', { name: 'modern__echo', arguments: { text: 'still here' } });
     expect(other.json.result.content[0].text).toBe('echo: still here');
@@ -140,7 +182,12 @@ describe('a 2025 session level set on one replica', () => {
 
   beforeAll(async () => {
     redis = await startRedis();
-    replicas.push(...(await startReplicas(2, { sessions: { redisUrl: redis.url }, upstreams: [httpUpstream('modern', fixture.url)] })));
+    replicas.push(
+      ...(await startReplicas(2, {
+        sessions: { redisUrl: redis.url },
+        upstreams: [httpUpstream('modern', fixture.url)],
+      })),
+    );
   }, 60_000);
 
   afterAll(async () => {

@@ -18,7 +18,11 @@ const ctx = (principal?: string, capabilities: Record<string, unknown> = { elici
   sessionSink: undefined,
 });
 const params = { name: 't', arguments: { b: 1, a: [1, { z: 2 }] } };
-const asked = { resultType: 'input_required', inputRequests: { q: { method: 'elicitation/create', params: {} } }, requestState: 'upstream-state' };
+const asked = {
+  resultType: 'input_required',
+  inputRequests: { q: { method: 'elicitation/create', params: {} } },
+  requestState: 'upstream-state',
+};
 
 function refused(fn: () => unknown): GatewayError {
   try {
@@ -31,7 +35,10 @@ function refused(fn: () => unknown): GatewayError {
 }
 
 async function refusedLater(p: Promise<unknown>): Promise<GatewayError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   if (err instanceof GatewayError) return err;
   throw err ?? new Error('not refused');
 }
@@ -44,7 +51,13 @@ describe('UpstreamRounds', () => {
     const out = rounds.incoming(ctx('p'), 'up', 'tools/call', params, asked, 0);
     expect(out.requestState).not.toBe('upstream-state');
     // The same arguments in another key order are the same request.
-    const retry = await rounds.outgoing(ctx('p'), 'up', 'tools/call', { name: 't', arguments: { a: [1, { z: 2 }], b: 1 }, requestState: out.requestState, inputResponses: { q: { action: 'accept' }, x: {} }, _meta: { traceparent: 'tp', 'io.modelcontextprotocol/clientInfo': { name: 'spoofed' } } });
+    const retry = await rounds.outgoing(ctx('p'), 'up', 'tools/call', {
+      name: 't',
+      arguments: { a: [1, { z: 2 }], b: 1 },
+      requestState: out.requestState,
+      inputResponses: { q: { action: 'accept' }, x: {} },
+      _meta: { traceparent: 'tp', 'io.modelcontextprotocol/clientInfo': { name: 'spoofed' } },
+    });
     expect(retry.round).toBe(1);
     expect(retry.params.requestState).toBe('upstream-state');
     expect(retry.params.inputResponses).toEqual({ q: { action: 'accept' } });
@@ -60,10 +73,20 @@ describe('UpstreamRounds', () => {
     vi.useFakeTimers();
     const rounds = new UpstreamRounds({ ttlMs: 1000, maxRounds: 5 });
     const state = rounds.incoming(ctx(), 'up', 'tools/call', params, asked, 0).requestState;
-    expect((await refusedLater(rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, arguments: { b: 2 }, requestState: state }))).message).toContain('another request');
-    expect((await refusedLater(rounds.outgoing(ctx(), 'other', 'tools/call', { ...params, requestState: state }))).message).toContain('another request');
+    expect(
+      (
+        await refusedLater(
+          rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, arguments: { b: 2 }, requestState: state }),
+        )
+      ).message,
+    ).toContain('another request');
+    expect(
+      (await refusedLater(rounds.outgoing(ctx(), 'other', 'tools/call', { ...params, requestState: state }))).message,
+    ).toContain('another request');
     vi.advanceTimersByTime(1001);
-    expect((await refusedLater(rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }))).message).toContain('expired');
+    expect(
+      (await refusedLater(rounds.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }))).message,
+    ).toContain('expired');
   });
 
   it('a state signed with another secret (another gateway) is refused; the same secret verifies it', async () => {
@@ -71,18 +94,30 @@ describe('UpstreamRounds', () => {
     const b = new UpstreamRounds({ secret: 'y'.repeat(32), ttlMs: 60_000, maxRounds: 5 });
     const c = new UpstreamRounds({ secret: 'x'.repeat(32), ttlMs: 60_000, maxRounds: 5 });
     const state = a.incoming(ctx(), 'up', 'tools/call', params, asked, 0).requestState;
-    expect((await refusedLater(b.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }))).type).toBe('REQUEST_STATE_INVALID');
+    expect((await refusedLater(b.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state }))).type).toBe(
+      'REQUEST_STATE_INVALID',
+    );
     expect((await c.outgoing(ctx(), 'up', 'tools/call', { ...params, requestState: state })).round).toBe(1);
   });
 
   it('bounds the rounds and what an upstream may put in a round', () => {
     const rounds = new UpstreamRounds({ ttlMs: 60_000, maxRounds: 2 });
     expect(rounds.incoming(ctx(), 'up', 'tools/call', params, asked, 1).requestState).toBeTypeOf('string');
-    expect(refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, asked, 2)).type).toBe('INPUT_ROUNDS_EXCEEDED');
+    expect(refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, asked, 2)).type).toBe(
+      'INPUT_ROUNDS_EXCEEDED',
+    );
     const many = Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, { method: 'roots/list' }]));
-    expect(refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, { ...asked, inputRequests: many }, 0)).type).toBe('UPSTREAM_PROTOCOL_ERROR');
-    expect(refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, { ...asked, requestState: 'x'.repeat(70_000) }, 0)).type).toBe('UPSTREAM_PROTOCOL_ERROR');
-    expect(refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, { ...asked, requestState: 42 }, 0)).type).toBe('UPSTREAM_PROTOCOL_ERROR');
+    expect(
+      refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, { ...asked, inputRequests: many }, 0)).type,
+    ).toBe('UPSTREAM_PROTOCOL_ERROR');
+    expect(
+      refused(() =>
+        rounds.incoming(ctx(), 'up', 'tools/call', params, { ...asked, requestState: 'x'.repeat(70_000) }, 0),
+      ).type,
+    ).toBe('UPSTREAM_PROTOCOL_ERROR');
+    expect(
+      refused(() => rounds.incoming(ctx(), 'up', 'tools/call', params, { ...asked, requestState: 42 }, 0)).type,
+    ).toBe('UPSTREAM_PROTOCOL_ERROR');
     // A complete result passes untouched.
     expect(rounds.incoming(ctx(), 'up', 'tools/call', params, { content: [] }, 9)).toEqual({ content: [] });
   });

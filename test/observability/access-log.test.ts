@@ -30,7 +30,12 @@ describe('access log', () => {
     auth = await issuer.bearer('alice');
     const init = await post(
       gw.url,
-      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } },
+      {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      },
       { ...auth, 'x-request-id': 'req-init' },
     );
     expect(init.status).toBe(200);
@@ -45,12 +50,27 @@ describe('access log', () => {
   const session = () => ({ ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
 
   it('writes a 200 with the request id the client sent, what it carried and who sent it, and no body', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'secret-argument' } } }, { ...session(), 'x-request-id': 'req-200' });
+    const r = await post(
+      gw.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'echo__echo', arguments: { text: 'secret-argument' } },
+      },
+      { ...session(), 'x-request-id': 'req-200' },
+    );
     expect(r.status).toBe(200);
     expect(r.headers.get('x-request-id')).toBe('req-200');
     const [line, ...more] = accessLine('req-200');
     expect(more).toHaveLength(0);
-    expect(line).toMatchObject({ level: 30, method: 'POST', path: '/mcp', status: 200, data: { type: 'request', method: 'tools/call' } });
+    expect(line).toMatchObject({
+      level: 30,
+      method: 'POST',
+      path: '/mcp',
+      status: 200,
+      data: { type: 'request', method: 'tools/call' },
+    });
     expect(line!.principal).toContain('alice');
     expect(typeof line!.durationMs).toBe('number');
     expect(JSON.stringify(lines)).not.toContain('secret-argument');
@@ -72,9 +92,15 @@ describe('access log', () => {
   });
 
   it('writes a 404 (a session that does not exist)', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...session(), 'mcp-session-id': 'no-such-session', 'x-request-id': 'req-404' });
+    const r = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+      { ...session(), 'mcp-session-id': 'no-such-session', 'x-request-id': 'req-404' },
+    );
     expect(r.status).toBe(404);
-    expect(accessLine('req-404')).toEqual([expect.objectContaining({ status: 404, data: { type: 'request', method: 'tools/list' } })]);
+    expect(accessLine('req-404')).toEqual([
+      expect.objectContaining({ status: 404, data: { type: 'request', method: 'tools/list' } }),
+    ]);
   });
 
   it('writes a 401 (no token), with no principal', async () => {
@@ -90,12 +116,18 @@ describe('access log', () => {
     const res = await fetch(new URL('/healthz?token=abc', gw.base), { headers: { 'x-request-id': 'req-health' } });
     expect(res.status).toBe(200);
     await res.text();
-    expect(accessLine('req-health')).toEqual([expect.objectContaining({ method: 'GET', path: '/healthz', status: 200 })]);
+    expect(accessLine('req-health')).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/healthz', status: 200 }),
+    ]);
   });
 
   it('makes up an id when the client sent none, or one that is too long or not plain', async () => {
     for (const sent of [undefined, 'x'.repeat(129), 'two words', 'quote"{}', 'tab\tid', '']) {
-      const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...(sent !== undefined ? { 'x-request-id': sent } : {}) }, body: '{}' });
+      const res = await fetch(gw.url, {
+        method: 'POST',
+        headers: { ...MCP_HEADERS, ...(sent !== undefined ? { 'x-request-id': sent } : {}) },
+        body: '{}',
+      });
       await res.text();
       const id = res.headers.get('x-request-id');
       expect(id).toMatch(/^[0-9a-f-]{36}$/);

@@ -5,11 +5,22 @@ import { CellHistogram } from '../../src/observability/cell-histogram.js';
 const LABELS = ['a', 'b', 'c'] as const;
 const BUCKETS = [0.001, 0.01, 0.1, 1, 10];
 
-function pair(): { ours: CellHistogram<'a' | 'b' | 'c'>; theirs: Histogram<'a' | 'b' | 'c'>; oursReg: Registry; theirsReg: Registry } {
+function pair(): {
+  ours: CellHistogram<'a' | 'b' | 'c'>;
+  theirs: Histogram<'a' | 'b' | 'c'>;
+  oursReg: Registry;
+  theirsReg: Registry;
+} {
   const oursReg = new Registry();
   const theirsReg = new Registry();
   const ours = new CellHistogram('x_seconds', 'help text', LABELS, BUCKETS, oursReg);
-  const theirs = new Histogram({ name: 'x_seconds', help: 'help text', labelNames: LABELS, buckets: BUCKETS, registers: [theirsReg] });
+  const theirs = new Histogram({
+    name: 'x_seconds',
+    help: 'help text',
+    labelNames: LABELS,
+    buckets: BUCKETS,
+    registers: [theirsReg],
+  });
   return { ours, theirs, oursReg, theirsReg };
 }
 

@@ -34,7 +34,11 @@ describe('lazy request logger', () => {
     lazy.error(new Error('boom'));
     eager.error(new Error('boom'));
     await new Promise((r) => setImmediate(r));
-    const strip = (l: Record<string, unknown>) => ({ ...l, time: 0, err: l.err ? { ...(l.err as object), stack: '' } : undefined });
+    const strip = (l: Record<string, unknown>) => ({
+      ...l,
+      time: 0,
+      err: l.err ? { ...(l.err as object), stack: '' } : undefined,
+    });
     expect(lines).toHaveLength(4);
     expect(strip(lines[0]!)).toEqual(strip(lines[1]!));
     expect(strip(lines[2]!)).toEqual(strip(lines[3]!));

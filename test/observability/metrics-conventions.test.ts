@@ -14,7 +14,15 @@ const SERVER_COUNT = 'mcp_server_operation_duration_seconds_count';
 const CLIENT_COUNT = 'mcp_client_operation_duration_seconds_count';
 
 function server(method: string, extra: Partial<Record<string, string>> = {}): Record<string, string> {
-  return { mcp_method_name: method, gen_ai_tool_name: '', gen_ai_prompt_name: '', error_type: '', mcp_protocol_version: '2025-06-18', network_transport: 'tcp', ...extra } as Record<string, string>;
+  return {
+    mcp_method_name: method,
+    gen_ai_tool_name: '',
+    gen_ai_prompt_name: '',
+    error_type: '',
+    mcp_protocol_version: '2025-06-18',
+    network_transport: 'tcp',
+    ...extra,
+  } as Record<string, string>;
 }
 
 describe('metrics after the MCP semantic conventions', () => {
@@ -22,11 +30,18 @@ describe('metrics after the MCP semantic conventions', () => {
   let sid: string;
   const scrape = async () => (await fetch(new URL('/metrics', gw.base))).text();
   const call = (id: number, method: string, params?: Record<string, unknown>) =>
-    post(gw.url, { jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    post(
+      gw.url,
+      { jsonrpc: '2.0', id, method, ...(params ? { params } : {}) },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
 
   beforeAll(async () => {
     // Port 9 on loopback: nothing listens, so this upstream stays down.
-    const down = httpUpstream('down', 'http://127.0.0.1:9/mcp', { connectTimeoutMs: 200, retry: { attempts: 1, initialDelayMs: 10, maxDelayMs: 10 } });
+    const down = httpUpstream('down', 'http://127.0.0.1:9/mcp', {
+      connectTimeoutMs: 200,
+      retry: { attempts: 1, initialDelayMs: 10, maxDelayMs: 10 },
+    });
     gw = await startGateway(exampleConfig({ upstreams: [...exampleConfig().upstreams, down] }));
     sid = await openSession(gw.url);
   }, 30_000);
@@ -39,9 +54,18 @@ describe('metrics after the MCP semantic conventions', () => {
     const r = await call(1, 'tools/call', { name: 'slow__fail', arguments: {} });
     expect(r.json.result.isError).toBe(true);
     const text = await scrape();
-    expect(sample(text, SERVER_COUNT, server('tools/call', { gen_ai_tool_name: 'slow__fail', error_type: 'tool_error' }))).toBe(1);
     expect(
-      sample(text, CLIENT_COUNT, { upstream: 'slow', mcp_method_name: 'tools/call', gen_ai_tool_name: 'slow__fail', gen_ai_prompt_name: '', error_type: 'tool_error', network_transport: 'pipe' }),
+      sample(text, SERVER_COUNT, server('tools/call', { gen_ai_tool_name: 'slow__fail', error_type: 'tool_error' })),
+    ).toBe(1);
+    expect(
+      sample(text, CLIENT_COUNT, {
+        upstream: 'slow',
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'slow__fail',
+        gen_ai_prompt_name: '',
+        error_type: 'tool_error',
+        network_transport: 'pipe',
+      }),
     ).toBe(1);
   });
 
@@ -64,7 +88,14 @@ describe('metrics after the MCP semantic conventions', () => {
     const text = await scrape();
     expect(sample(text, SERVER_COUNT, server('prompts/get', { gen_ai_prompt_name: 'echo__greeting' }))).toBe(1);
     expect(
-      sample(text, CLIENT_COUNT, { upstream: 'echo', mcp_method_name: 'prompts/get', gen_ai_tool_name: '', gen_ai_prompt_name: 'echo__greeting', error_type: '', network_transport: 'pipe' }),
+      sample(text, CLIENT_COUNT, {
+        upstream: 'echo',
+        mcp_method_name: 'prompts/get',
+        gen_ai_tool_name: '',
+        gen_ai_prompt_name: 'echo__greeting',
+        error_type: '',
+        network_transport: 'pipe',
+      }),
     ).toBe(1);
   });
 
@@ -79,14 +110,20 @@ describe('metrics after the MCP semantic conventions', () => {
   it('records how long a session lasted when it is deleted', async () => {
     const before = sample(await scrape(), 'mcp_server_session_duration_seconds_count', { network_transport: 'tcp' });
     const other = await openSession(gw.url);
-    const res = await fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': other, 'mcp-protocol-version': '2025-06-18' } });
+    const res = await fetch(gw.url, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': other, 'mcp-protocol-version': '2025-06-18' },
+    });
     expect(res.status).toBe(200);
-    expect(sample(await scrape(), 'mcp_server_session_duration_seconds_count', { network_transport: 'tcp' })).toBe(before + 1);
+    expect(sample(await scrape(), 'mcp_server_session_duration_seconds_count', { network_transport: 'tcp' })).toBe(
+      before + 1,
+    );
   });
 
   it('says which upstreams are up (mcpgw_upstream_up), one series per configured upstream', async () => {
     const text = await scrape();
-    const up = (upstream: string) => new RegExp(`^mcpgw_upstream_up\\{upstream="${upstream}"\\} (\\d)$`, 'm').exec(text)?.[1];
+    const up = (upstream: string) =>
+      new RegExp(`^mcpgw_upstream_up\\{upstream="${upstream}"\\} (\\d)$`, 'm').exec(text)?.[1];
     expect(up('echo')).toBe('1');
     expect(up('slow')).toBe('1');
     expect(up('down')).toBe('0');
@@ -105,8 +142,19 @@ describe('metrics after the MCP semantic conventions', () => {
     const code = String(r.json.error.code);
     expect(code).toMatch(/^-320\d\d$/);
     const text = await scrape();
-    expect(sample(text, CLIENT_COUNT, { upstream: 'slow', mcp_method_name: 'tools/call', gen_ai_tool_name: 'slow__crash', gen_ai_prompt_name: '', error_type: code, network_transport: 'pipe' })).toBe(1);
-    expect(sample(text, SERVER_COUNT, server('tools/call', { gen_ai_tool_name: 'slow__crash', error_type: code }))).toBe(1);
+    expect(
+      sample(text, CLIENT_COUNT, {
+        upstream: 'slow',
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: 'slow__crash',
+        gen_ai_prompt_name: '',
+        error_type: code,
+        network_transport: 'pipe',
+      }),
+    ).toBe(1);
+    expect(
+      sample(text, SERVER_COUNT, server('tools/call', { gen_ai_tool_name: 'slow__crash', error_type: code })),
+    ).toBe(1);
   });
 
   it('builds no tracing events when tracing is off (nobody subscribes to request:start or upstream:call-start)', () => {

@@ -24,8 +24,15 @@ interface AuditedGateway {
 /** A gateway over the echo upstream, auditing tools/call, with its log captured. */
 async function startAudited(): Promise<AuditedGateway> {
   const lines: Array<Record<string, unknown>> = [];
-  const config = exampleConfig({ logLevel: 'warn', audit: { methods: ['tools/call'] }, upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
-  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const config = exampleConfig({
+    logLevel: 'warn',
+    audit: { methods: ['tools/call'] },
+    upstreams: [stdioUpstream('echo', ECHO_SERVER)],
+  });
+  const log = pino(
+    { level: 'warn' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   const gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   const base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   return {
@@ -51,7 +58,11 @@ async function callCount(gw: AuditedGateway, tool = 'echo__echo'): Promise<numbe
 }
 
 function call(gw: AuditedGateway, sid: string, id: number, method: string, params: Record<string, unknown>) {
-  return post(gw.url, { jsonrpc: '2.0', id, method, params }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  return post(
+    gw.url,
+    { jsonrpc: '2.0', id, method, params },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
 }
 
 async function echo(gw: AuditedGateway, sid: string, id: number): Promise<void> {
@@ -89,20 +100,32 @@ describe('each gateway in a process hears only its own events', () => {
     expect(await callCount(b)).toBe(countedB + 1);
     const newA = a.audit().slice(auditedA);
     const newB = b.audit().slice(auditedB);
-    expect(newA.map((e) => [e.method, e.target, e.session, e.outcome])).toEqual(Array.from({ length: 3 }, () => ['tools/call', 'echo__echo', sidA, 'ok']));
-    expect(newB.map((e) => [e.method, e.target, e.session, e.outcome])).toEqual([['tools/call', 'echo__echo', sidB, 'ok']]);
+    expect(newA.map((e) => [e.method, e.target, e.session, e.outcome])).toEqual(
+      Array.from({ length: 3 }, () => ['tools/call', 'echo__echo', sidA, 'ok']),
+    );
+    expect(newB.map((e) => [e.method, e.target, e.session, e.outcome])).toEqual([
+      ['tools/call', 'echo__echo', sidB, 'ok'],
+    ]);
   });
 
   it('a subscriber outside the gateway hears request:end with bounded method and tool, the error type and the time', async () => {
     const [sidA, sidB] = await Promise.all([openSession(a.url), openSession(b.url)]);
     heard.length = 0;
     // Bad inputs on A: a tool the catalog lacks, a method nobody knows.
-    expect((await call(a, sidA, 1, 'tools/call', { name: 'echo__nope', arguments: {} })).json.error.data.type).toBe('INVALID_PARAMS');
+    expect((await call(a, sidA, 1, 'tools/call', { name: 'echo__nope', arguments: {} })).json.error.data.type).toBe(
+      'INVALID_PARAMS',
+    );
     expect((await call(a, sidA, 2, 'invented/method', {})).json.error.data.type).toBe('METHOD_NOT_FOUND');
     // A normal call on B still succeeds.
     await echo(b, sidB, 3);
 
-    const fields = heard.map((e) => ({ method: e.method, tool: e.tool, errorType: e.errorType, target: e.target, scope: e.scope }));
+    const fields = heard.map((e) => ({
+      method: e.method,
+      tool: e.tool,
+      errorType: e.errorType,
+      target: e.target,
+      scope: e.scope,
+    }));
     expect(fields).toEqual([
       { method: 'tools/call', tool: '', errorType: 'INVALID_PARAMS', target: 'echo__nope', scope: sidA },
       { method: '_other', tool: '', errorType: 'METHOD_NOT_FOUND', target: undefined, scope: sidA },

@@ -11,7 +11,14 @@ import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/webso
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eventChannel } from '../../src/observability/events.js';
-import { MCP_HEADERS, exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { legacyEcho, openLegacyStream } from '../support/legacy-sse.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
@@ -30,17 +37,28 @@ afterEach(() => void (ended.length = 0));
 
 async function timed(gw: RunningGateway): Promise<number> {
   const text = await (await fetch(new URL('/metrics', gw.base))).text();
-  const line = text.split('\n').find((l) => l.startsWith('mcp_server_session_duration_seconds_count{network_transport="tcp"}'));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('mcp_server_session_duration_seconds_count{network_transport="tcp"}'));
   return line ? Number(line.slice(line.lastIndexOf(' ') + 1)) : 0;
 }
 
 async function echoes(gw: RunningGateway, sid: string, headers: Record<string, string> = {}): Promise<number> {
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': V, ...headers });
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': V, ...headers },
+  );
   return r.json?.result ? 200 : r.status;
 }
 
 async function initialize(gw: RunningGateway, headers: Record<string, string>): Promise<string> {
-  const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: V, capabilities: {}, clientInfo: { name: 'd', version: '1' } } };
+  const init = {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: V, capabilities: {}, clientInfo: { name: 'd', version: '1' } },
+  };
   const r = await post(gw.url, init, headers);
   expect(r.status, r.text).toBe(200);
   return r.headers.get('mcp-session-id')!;
@@ -69,7 +87,12 @@ describe('a session is timed however it ends (memory store)', () => {
     let issuer: JwtIssuer | undefined;
     try {
       issuer = await startJwtIssuer();
-      gw = await startGateway(exampleConfig({ auth: issuer.authConfig, limits: { maxSessions: 3, maxSessionsPerPrincipal: 1, sessionEvictionIdleSeconds: 0 } }));
+      gw = await startGateway(
+        exampleConfig({
+          auth: issuer.authConfig,
+          limits: { maxSessions: 3, maxSessionsPerPrincipal: 1, sessionEvictionIdleSeconds: 0 },
+        }),
+      );
       const alice = await issuer.bearer('alice');
       await initialize(gw, alice);
       // Alice's second session makes room among hers: her first goes.
@@ -94,7 +117,14 @@ describe('a session is timed however it ends (memory store)', () => {
   it('DELETE, and a legacy HTTP+SSE stream or a WebSocket that closes: each once', async () => {
     gw = await startGateway(exampleConfig());
     const sid = await openSession(gw.url);
-    expect((await fetch(gw.url, { method: 'DELETE', headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': V } })).status).toBe(200);
+    expect(
+      (
+        await fetch(gw.url, {
+          method: 'DELETE',
+          headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': V },
+        })
+      ).status,
+    ).toBe(200);
     const legacy = await openLegacyStream(gw.base);
     expect(await legacyEcho(legacy, 'legacy')).toBe('legacy');
     legacy.close();
@@ -124,7 +154,12 @@ describe('with Redis and two replicas, each session is timed once', () => {
     await redis?.stop();
   });
   const replica = (prefix: string, extra: Record<string, unknown>) =>
-    startGateway(exampleConfig({ sessions: { store: 'redis', redisUrl: redis.url, keyPrefix: prefix, cacheMs: 0, ...extra }, limits: { maxSessions: 2, sessionEvictionIdleSeconds: 0 } }));
+    startGateway(
+      exampleConfig({
+        sessions: { store: 'redis', redisUrl: redis.url, keyPrefix: prefix, cacheMs: 0, ...extra },
+        limits: { maxSessions: 2, sessionEvictionIdleSeconds: 0 },
+      }),
+    );
 
   it('an expiry by the replica that opened the session, though the other used it too', async () => {
     [a, b] = await Promise.all([replica('exp:', { ttlSeconds: 1 }), replica('exp:', { ttlSeconds: 1 })]);
@@ -148,7 +183,14 @@ describe('with Redis and two replicas, each session is timed once', () => {
     expect([await timed(a), await timed(b)]).toEqual([0, 1]);
     // A finds its session gone (and forgets it) without timing it again.
     expect(await echoes(a, first)).toBe(404);
-    expect((await fetch(b.url, { method: 'DELETE', headers: { ...MCP_HEADERS, 'mcp-session-id': second, 'mcp-protocol-version': V } })).status).toBe(200);
+    expect(
+      (
+        await fetch(b.url, {
+          method: 'DELETE',
+          headers: { ...MCP_HEADERS, 'mcp-session-id': second, 'mcp-protocol-version': V },
+        })
+      ).status,
+    ).toBe(200);
     expect(await echoes(a, second)).toBe(404);
     expect([await timed(a), await timed(b)]).toEqual([0, 2]);
     expect(causes()).toEqual(['deleted', 'evicted']);

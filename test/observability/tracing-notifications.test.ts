@@ -8,8 +8,22 @@
  * context it carries in `_meta`. Real stdio upstreams: a raw one with logging, the slow example.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, SLOW_SERVER, exampleConfig, post, stdioUpstream, startGateway, type RunningGateway } from '../support/gateway.js';
-import { CLIENT_KIND as CLIENT, SERVER_KIND as SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import {
+  MCP_HEADERS,
+  SLOW_SERVER,
+  exampleConfig,
+  post,
+  stdioUpstream,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
+import {
+  CLIENT_KIND as CLIENT,
+  SERVER_KIND as SERVER,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from '../support/otlp-receiver.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 
 const V = '2025-06-18';
@@ -45,31 +59,80 @@ describe('spans of fan-outs and notifications', () => {
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
     const config = exampleConfig({
-      upstreams: [{ name: 'logs', transport: 'stdio', command: process.execPath, args: ['-e', LOGGING_SERVER], mode: 'per-session' }, stdioUpstream('slow', SLOW_SERVER)],
+      upstreams: [
+        {
+          name: 'logs',
+          transport: 'stdio',
+          command: process.execPath,
+          args: ['-e', LOGGING_SERVER],
+          mode: 'per-session',
+        },
+        stdioUpstream('slow', SLOW_SERVER),
+      ],
     });
     gw = await startGateway(config, { env: receiver.env });
 
     const init = await fetch(gw.url, {
       method: 'POST',
       headers: MCP_HEADERS,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: V, capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: V, capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     sid = init.headers.get('mcp-session-id')!;
     await init.text();
-    const session = (trace?: string, span?: string) => ({ 'mcp-session-id': sid, 'mcp-protocol-version': V, ...(trace ? { traceparent: traceparent(trace, span!) } : {}) });
-    expect((await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session(TRACE_INIT, SPAN(1)))).status).toBe(202);
+    const session = (trace?: string, span?: string) => ({
+      'mcp-session-id': sid,
+      'mcp-protocol-version': V,
+      ...(trace ? { traceparent: traceparent(trace, span!) } : {}),
+    });
+    expect(
+      (await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, session(TRACE_INIT, SPAN(1))))
+        .status,
+    ).toBe(202);
     // The session's own worker of `logs` starts with its first call: setLevel goes to the workers a session has.
-    expect((await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'logs__hello', arguments: {} } }, session())).json.result.content[0].text).toBe('hello');
-    const level = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'info' } }, session(TRACE_LEVEL, SPAN(2)));
+    expect(
+      (
+        await post(
+          gw.url,
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'logs__hello', arguments: {} } },
+          session(),
+        )
+      ).json.result.content[0].text,
+    ).toBe('hello');
+    const level = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'info' } },
+      session(TRACE_LEVEL, SPAN(2)),
+    );
     expect(level.status).toBe(200);
     expect(level.text).toContain('"id":2,"result":{}');
     expect(level.text).toContain('with context');
     // A cancel of nothing in flight still reached the gateway; roots/list_changed carries its own context.
-    expect((await post(gw.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 99, reason: 'x' } }, session(TRACE_CANCEL, SPAN(3)))).status).toBe(202);
-    const roots = { jsonrpc: '2.0', method: 'notifications/roots/list_changed', params: { _meta: { traceparent: traceparent(TRACE_ROOTS, SPAN(4)) } } };
+    expect(
+      (
+        await post(
+          gw.url,
+          { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 99, reason: 'x' } },
+          session(TRACE_CANCEL, SPAN(3)),
+        )
+      ).status,
+    ).toBe(202);
+    const roots = {
+      jsonrpc: '2.0',
+      method: 'notifications/roots/list_changed',
+      params: { _meta: { traceparent: traceparent(TRACE_ROOTS, SPAN(4)) } },
+    };
     expect((await post(gw.url, roots, session(TRACE_CANCEL, SPAN(5)))).status).toBe(202);
     const sleep = { name: 'slow__sleep', arguments: { ms: 50, steps: 2 }, _meta: { progressToken: 'p1' } };
-    const progress = await post(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: sleep }, session(TRACE_PROGRESS, SPAN(6)));
+    const progress = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: sleep },
+      session(TRACE_PROGRESS, SPAN(6)),
+    );
     expect(progress.text.match(/notifications\/progress/g)).toHaveLength(2);
     // Closing flushes the batch.
     await gw.stop();
@@ -82,7 +145,8 @@ describe('spans of fan-outs and notifications', () => {
   });
 
   const find = (pred: (s: ReceivedSpan) => boolean) => spans.filter(pred);
-  const dump = () => JSON.stringify(spans.map((s) => [s.traceId.slice(0, 4), s.spanId, s.parentSpanId, s.name, s.kind]));
+  const dump = () =>
+    JSON.stringify(spans.map((s) => [s.traceId.slice(0, 4), s.spanId, s.parentSpanId, s.name, s.kind]));
 
   it('a setLevel that fans out: a CLIENT span per own worker, under the SERVER span of the request', () => {
     const server = find((s) => s.traceId === TRACE_LEVEL && s.kind === SERVER && s.name === 'logging/setLevel');
@@ -90,14 +154,22 @@ describe('spans of fan-outs and notifications', () => {
     expect(server[0]!.parentSpanId).toBe(SPAN(2));
     const clients = find((s) => s.kind === CLIENT && s.name === 'logging/setLevel');
     expect(clients, dump()).toHaveLength(1);
-    expect(clients[0]).toMatchObject({ traceId: TRACE_LEVEL, parentSpanId: server[0]!.spanId, attributes: { 'mcpgw.upstream': 'logs', 'network.transport': 'pipe' } });
+    expect(clients[0]).toMatchObject({
+      traceId: TRACE_LEVEL,
+      parentSpanId: server[0]!.spanId,
+      attributes: { 'mcpgw.upstream': 'logs', 'network.transport': 'pipe' },
+    });
   });
 
   it("a client's notifications: a SERVER span each, under the POST's context or the notification's own", () => {
     const initialized = find((s) => s.name === 'notifications/initialized');
     expect(initialized, dump()).toHaveLength(1);
     expect(initialized[0]).toMatchObject({ kind: SERVER, traceId: TRACE_INIT, parentSpanId: SPAN(1) });
-    expect(initialized[0]!.attributes).toMatchObject({ 'mcp.method.name': 'notifications/initialized', 'network.transport': 'tcp', 'mcp.protocol.version': V });
+    expect(initialized[0]!.attributes).toMatchObject({
+      'mcp.method.name': 'notifications/initialized',
+      'network.transport': 'tcp',
+      'mcp.protocol.version': V,
+    });
     expect(initialized[0]!.attributes['mcp.session.id']).toMatch(/^[0-9a-f]{32}$/);
     expect(initialized[0]!.attributes['jsonrpc.request.id']).toBeUndefined();
     const cancelled = find((s) => s.name === 'notifications/cancelled');
@@ -114,12 +186,22 @@ describe('spans of fan-outs and notifications', () => {
     const received = find((s) => s.name === 'notifications/progress' && s.kind === SERVER);
     expect(received, dump()).toHaveLength(2);
     for (const r of received) {
-      expect(r).toMatchObject({ traceId: TRACE_PROGRESS, parentSpanId: call[0]!.spanId, attributes: { 'mcpgw.upstream': 'slow', 'network.transport': 'pipe' } });
+      expect(r).toMatchObject({
+        traceId: TRACE_PROGRESS,
+        parentSpanId: call[0]!.spanId,
+        attributes: { 'mcpgw.upstream': 'slow', 'network.transport': 'pipe' },
+      });
       const sent = find((s) => s.parentSpanId === r.spanId);
       expect(sent).toHaveLength(1);
-      expect(sent[0]).toMatchObject({ kind: CLIENT, name: 'notifications/progress', attributes: { 'network.transport': 'tcp', 'mcp.protocol.version': V } });
+      expect(sent[0]).toMatchObject({
+        kind: CLIENT,
+        name: 'notifications/progress',
+        attributes: { 'network.transport': 'tcp', 'mcp.protocol.version': V },
+      });
       // The same digest as the session's own spans carry.
-      expect(sent[0]!.attributes['mcp.session.id']).toBe(find((s) => s.name === 'notifications/initialized')[0]!.attributes['mcp.session.id']);
+      expect(sent[0]!.attributes['mcp.session.id']).toBe(
+        find((s) => s.name === 'notifications/initialized')[0]!.attributes['mcp.session.id'],
+      );
     }
   });
 
@@ -132,6 +214,9 @@ describe('spans of fan-outs and notifications', () => {
     const without = received.find((s) => s !== withContext)!;
     expect(without.parentSpanId).toBe('');
     expect(without.traceId).not.toBe(TRACE_LEVEL);
-    for (const r of received) expect(find((s) => s.kind === CLIENT && s.parentSpanId === r.spanId && s.name === 'notifications/message')).toHaveLength(1);
+    for (const r of received)
+      expect(
+        find((s) => s.kind === CLIENT && s.parentSpanId === r.spanId && s.name === 'notifications/message'),
+      ).toHaveLength(1);
   });
 });

@@ -15,10 +15,20 @@ register('data:text/javascript,' + encodeURIComponent("export async function res
 `)}`;
 
 async function resolvedWhileServing(env: Record<string, string>): Promise<string[]> {
-  const child = spawn(process.execPath, ['--import', HOOK, resolve(ROOT, 'dist/main.js'), '--config', resolve(ROOT, 'examples/gateway.yaml')], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MCPGW_PORT: '0', MCPGW_HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', HOOK, resolve(ROOT, 'dist/main.js'), '--config', resolve(ROOT, 'examples/gateway.yaml')],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        MCPGW_PORT: '0',
+        MCPGW_HOST: '127.0.0.1',
+        ...env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -36,7 +46,11 @@ async function resolvedWhileServing(env: Record<string, string>): Promise<string
       });
     });
     const sid = await openSession(url);
-    const r = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(
+      url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(r.json.result.content[0].text).toBe('hi');
   } finally {
     child.kill('SIGTERM');

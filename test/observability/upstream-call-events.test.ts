@@ -9,10 +9,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
-import { ECHO_SERVER, openSession, post, stdioUpstream, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  openSession,
+  post,
+  stdioUpstream,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { postModern } from '../support/modern.js';
-import { CLIENT_KIND as CLIENT, SERVER_KIND as SERVER, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../support/otlp-receiver.js';
+import {
+  CLIENT_KIND as CLIENT,
+  SERVER_KIND as SERVER,
+  startOtlpReceiver,
+  type OtlpReceiver,
+  type ReceivedSpan,
+} from '../support/otlp-receiver.js';
 import { sample } from '../support/metrics.js';
 
 const CLIENT_COUNT = 'mcp_client_operation_duration_seconds_count';
@@ -35,12 +48,20 @@ describe('upstream-call events for upstreams of either era', () => {
   const ids = new Map<string, string>();
 
   beforeAll(async () => {
-    [receiver, modern, dual] = await Promise.all([startOtlpReceiver(), startModernFixture(), startDualEraUpstream({ dual: true })]);
+    [receiver, modern, dual] = await Promise.all([
+      startOtlpReceiver(),
+      startModernFixture(),
+      startDualEraUpstream({ dual: true }),
+    ]);
     const config = resolveConfig(
       {
         listen: { host: '127.0.0.1', port: 0 },
         logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-        upstreams: [stdioUpstream('old', ECHO_SERVER), httpUpstream('modern', modern.url), httpUpstream('dual', dual.url)],
+        upstreams: [
+          stdioUpstream('old', ECHO_SERVER),
+          httpUpstream('modern', modern.url),
+          httpUpstream('dual', dual.url),
+        ],
       },
       {},
     );
@@ -49,7 +70,11 @@ describe('upstream-call events for upstreams of either era', () => {
     let id = 0;
     for (const { upstream, tool, args } of UPSTREAMS) {
       const a = ++id;
-      const session = await post(gw.url, { jsonrpc: '2.0', id: a, method: 'tools/call', params: { name: tool, arguments: args } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+      const session = await post(
+        gw.url,
+        { jsonrpc: '2.0', id: a, method: 'tools/call', params: { name: tool, arguments: args } },
+        { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      );
       expect(session.json?.result?.content, `${tool} from a 2025 session: ${session.text}`).toBeDefined();
       ids.set(`${upstream}/2025`, String(a));
       const b = ++id;
@@ -68,26 +93,55 @@ describe('upstream-call events for upstreams of either era', () => {
     await Promise.all([modern?.stop(), dual?.close(), receiver?.close()]);
   });
 
-  it.each(UPSTREAMS)('counts both calls to $upstream in mcp_client_operation_duration_seconds', ({ upstream, tool, transport }) => {
-    const labels = { upstream, mcp_method_name: 'tools/call', gen_ai_tool_name: tool, gen_ai_prompt_name: '', error_type: '', network_transport: transport };
-    expect(sample(metrics, CLIENT_COUNT, labels), metrics.split('\n').filter((l) => l.startsWith(CLIENT_COUNT)).join('\n')).toBe(2);
-  });
+  it.each(UPSTREAMS)(
+    'counts both calls to $upstream in mcp_client_operation_duration_seconds',
+    ({ upstream, tool, transport }) => {
+      const labels = {
+        upstream,
+        mcp_method_name: 'tools/call',
+        gen_ai_tool_name: tool,
+        gen_ai_prompt_name: '',
+        error_type: '',
+        network_transport: transport,
+      };
+      expect(
+        sample(metrics, CLIENT_COUNT, labels),
+        metrics
+          .split('\n')
+          .filter((l) => l.startsWith(CLIENT_COUNT))
+          .join('\n'),
+      ).toBe(2);
+    },
+  );
 
-  it.each(UPSTREAMS)('makes a CLIENT span under each call\'s SERVER span for $upstream, from both eras', ({ upstream, tool }) => {
-    for (const era of ['2025', '2026']) {
-      const server = spans.filter((s) => s.kind === SERVER && s.attributes['jsonrpc.request.id'] === ids.get(`${upstream}/${era}`));
-      expect(server, `SERVER span of the ${era} call to ${upstream}`).toHaveLength(1);
-      const client = spans.filter((s) => s.kind === CLIENT && s.parentSpanId === server[0]!.spanId);
-      expect(client, `CLIENT span of the ${era} call to ${upstream}: ${JSON.stringify(spans.map((s) => [s.name, s.kind, s.attributes['mcpgw.upstream']]))}`).toHaveLength(1);
-      expect(client[0]).toMatchObject({ name: `tools/call ${tool}`, traceId: server[0]!.traceId });
-      expect(client[0]!.attributes['mcpgw.upstream']).toBe(upstream);
-    }
-  });
+  it.each(UPSTREAMS)(
+    "makes a CLIENT span under each call's SERVER span for $upstream, from both eras",
+    ({ upstream, tool }) => {
+      for (const era of ['2025', '2026']) {
+        const server = spans.filter(
+          (s) => s.kind === SERVER && s.attributes['jsonrpc.request.id'] === ids.get(`${upstream}/${era}`),
+        );
+        expect(server, `SERVER span of the ${era} call to ${upstream}`).toHaveLength(1);
+        const client = spans.filter((s) => s.kind === CLIENT && s.parentSpanId === server[0]!.spanId);
+        expect(
+          client,
+          `CLIENT span of the ${era} call to ${upstream}: ${JSON.stringify(spans.map((s) => [s.name, s.kind, s.attributes['mcpgw.upstream']]))}`,
+        ).toHaveLength(1);
+        expect(client[0]).toMatchObject({ name: `tools/call ${tool}`, traceId: server[0]!.traceId });
+        expect(client[0]!.attributes['mcpgw.upstream']).toBe(upstream);
+      }
+    },
+  );
 
-  it('sends a 2026-07-28 upstream the CLIENT span\'s context in _meta, as any other', () => {
+  it("sends a 2026-07-28 upstream the CLIENT span's context in _meta, as any other", () => {
     const calls = dual.seen.filter((s) => s.method === 'tools/call' && s.era === '2026');
     expect(calls).toHaveLength(1);
-    const client = spans.find((s) => s.kind === CLIENT && s.attributes['mcpgw.upstream'] === 'dual' && calls[0]!.meta?.traceparent === `00-${s.traceId}-${s.spanId}-01`);
+    const client = spans.find(
+      (s) =>
+        s.kind === CLIENT &&
+        s.attributes['mcpgw.upstream'] === 'dual' &&
+        calls[0]!.meta?.traceparent === `00-${s.traceId}-${s.spanId}-01`,
+    );
     expect(client, JSON.stringify(calls[0]!.meta)).toBeDefined();
   });
 });

@@ -40,7 +40,10 @@ describe('README SDK snippet', () => {
     const snippet = sdkSnippet();
     expect(snippet).toContain(url);
     // From the repository root, so the SDK resolves from its node_modules as from the reader's.
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', snippet.replace(url, gw.url.href)], { cwd: ROOT, timeout: 20_000 });
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', snippet.replace(url, gw.url.href)], {
+      cwd: ROOT,
+      timeout: 20_000,
+    });
     expect(stdout).toContain('echo__add');
     expect(stdout).toMatch(/progress 1\/5/);
     expect(stdout).toContain('slept 500ms');
@@ -57,7 +60,9 @@ describe('README curl session', () => {
     expect(stdout).toMatch(/^\{"jsonrpc":"2\.0","id":2,/m);
     expect(stdout).toMatch(/^\{"jsonrpc":"2\.0","id":3,/m);
     expect(stdout).toContain('"text":"5"');
-    expect(stdout).toMatch(/event: message\ndata: \{[^\n]*"notifications\/progress"[^\n]*"progressToken":"p1","progress":1/);
+    expect(stdout).toMatch(
+      /event: message\ndata: \{[^\n]*"notifications\/progress"[^\n]*"progressToken":"p1","progress":1/,
+    );
     expect(stdout).toContain('"text":"slept 300ms"');
     expect(stdout.trim().endsWith('200')).toBe(true);
   });

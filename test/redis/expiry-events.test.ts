@@ -34,12 +34,17 @@ function listen(server: RedisServer): { events: RedisExpiryEvents; expired: stri
   client.on('error', () => undefined);
   clients.push(client);
   const expired: string[] = [];
-  const events = new RedisExpiryEvents(client, { onExpired: (key) => expired.push(key), maxBackoffMs: 200, log: quietLog() });
+  const events = new RedisExpiryEvents(client, {
+    onExpired: (key) => expired.push(key),
+    maxBackoffMs: 200,
+    log: quietLog(),
+  });
   listeners.push(events);
   return { events, expired };
 }
 
-const flags = async (server: RedisServer) => (await server.command('CONFIG', 'GET', 'notify-keyspace-events')).split('\r\n')[4] ?? '';
+const flags = async (server: RedisServer) =>
+  (await server.command('CONFIG', 'GET', 'notify-keyspace-events')).split('\r\n')[4] ?? '';
 
 describe('RedisExpiryEvents', () => {
   it('turns expiry notifications on and reports each expired key', async () => {
@@ -76,11 +81,18 @@ describe('RedisExpiryEvents', () => {
     try {
       const { events, expired } = listen(managed);
       // Until it has subscribed, an expiry goes unheard: a key a try, until one is heard.
-      await until('an expiry is heard', async () => {
-        const key = `managed-${randomUUID()}`;
-        await managed.command('SET', key, 'v', 'PX', '30');
-        return until('that key', () => expired.includes(key), 1000).then(() => true, () => false);
-      }, 15_000);
+      await until(
+        'an expiry is heard',
+        async () => {
+          const key = `managed-${randomUUID()}`;
+          await managed.command('SET', key, 'v', 'PX', '30');
+          return until('that key', () => expired.includes(key), 1000).then(
+            () => true,
+            () => false,
+          );
+        },
+        15_000,
+      );
       expect(events.active).toBe(false);
     } finally {
       for (const l of listeners.splice(0)) l.close();

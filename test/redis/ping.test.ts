@@ -16,7 +16,10 @@ let client: RedisClient;
 
 beforeAll(async () => {
   redis = await startRedis();
-  client = createRedisClient({ url: redis.url }, { maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 60_000 });
+  client = createRedisClient(
+    { url: redis.url },
+    { maxRetriesPerRequest: 1, connectTimeout: 2000, commandTimeout: 60_000 },
+  );
   await until('connected', () => client.status === 'ready');
 });
 
@@ -29,7 +32,12 @@ afterAll(async () => {
 /** A RedisPing whose timer never fires during a test: each check is the test's. */
 function pinger(connected = () => client.status === 'ready') {
   let pings = 0;
-  const ping = new RedisPing(() => (pings++, client.ping()), { intervalMs: 3_600_000, timeoutMs: 300, connected, log: quietLog() });
+  const ping = new RedisPing(() => (pings++, client.ping()), {
+    intervalMs: 3_600_000,
+    timeoutMs: 300,
+    connected,
+    log: quietLog(),
+  });
   return { ping, pings: () => pings };
 }
 

@@ -3,8 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { diffConfigs, hasLiveChanges } from '../../src/config/diff.js';
 import { resolveConfig } from '../../src/config/load.js';
 
-const upstream = (name: string, extra: Record<string, unknown> = {}) => ({ name, transport: 'stdio', command: 'node', args: [`${name}.mjs`], ...extra });
-const load = (source: Record<string, unknown>) => resolveConfig({ upstreams: [upstream('a'), upstream('b')], ...source }, {});
+const upstream = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  transport: 'stdio',
+  command: 'node',
+  args: [`${name}.mjs`],
+  ...extra,
+});
+const load = (source: Record<string, unknown>) =>
+  resolveConfig({ upstreams: [upstream('a'), upstream('b')], ...source }, {});
 
 describe('config diff', () => {
   it('finds nothing between a config and itself', () => {
@@ -22,7 +29,9 @@ describe('config diff', () => {
   });
 
   it('keeps workers when only how the gateway uses them changes (filter, timeouts, prefix)', () => {
-    const next = load({ upstreams: [upstream('a', { tools: { deny: ['x'] }, timeoutMs: 5000, prefix: 'p' }), upstream('b')] });
+    const next = load({
+      upstreams: [upstream('a', { tools: { deny: ['x'] }, timeoutMs: 5000, prefix: 'p' }), upstream('b')],
+    });
     const diff = diffConfigs(load({}), next);
     expect(diff.changed).toEqual([{ name: 'a', kind: 'policy', keys: ['prefix', 'timeoutMs', 'tools'] }]);
   });
@@ -33,7 +42,12 @@ describe('config diff', () => {
   });
 
   it('names restart-only keys by their dotted path, live limits apart', () => {
-    const next = load({ listen: { port: 9999 }, sessions: { ttlSeconds: 5 }, limits: { maxBatchSize: 7, bodyBytes: 2048 }, logLevel: 'debug' });
+    const next = load({
+      listen: { port: 9999 },
+      sessions: { ttlSeconds: 5 },
+      limits: { maxBatchSize: 7, bodyBytes: 2048 },
+      logLevel: 'debug',
+    });
     const diff = diffConfigs(load({}), next);
     expect(diff.restartOnly.sort()).toEqual(['limits.bodyBytes', 'listen.port', 'sessions.ttlSeconds']);
     expect(diff.limits).toEqual(['maxBatchSize']);

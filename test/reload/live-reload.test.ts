@@ -20,10 +20,16 @@ const BASE_TOOLS = ['echo', SLOW];
  * A slow call that is running upstream when this resolves (its first progress came back). Long
  * enough to outlast a reload that starts a new server-everything first: `settled` tells.
  */
-async function slowCall(client: Client, name: string): Promise<{ result: Promise<unknown>; readonly settled: boolean }> {
+async function slowCall(
+  client: Client,
+  name: string,
+): Promise<{ result: Promise<unknown>; readonly settled: boolean }> {
   let progressed = false;
   let settled = false;
-  const result = client.callTool({ name, arguments: { duration: 10, steps: 20 } }, undefined, { onprogress: () => (progressed = true), timeout: 30_000 });
+  const result = client.callTool({ name, arguments: { duration: 10, steps: 20 } }, undefined, {
+    onprogress: () => (progressed = true),
+    timeout: 30_000,
+  });
   void result.finally(() => (settled = true)).catch(() => undefined);
   await until('the slow call to report progress', () => progressed);
   return {
@@ -54,7 +60,9 @@ describe('reload by SIGHUP (file watch off)', () => {
     file = configFile(config({ upstreams: [everything('everything', BASE_TOOLS)] }));
     gw = await spawnGateway({}, { configFile: file.file });
     logs = new LogLines(gw.child);
-    started.push({ stop: async () => (await watcher?.client.close().catch(() => undefined), await gw.stop(), file.remove()) });
+    started.push({
+      stop: async () => (await watcher?.client.close().catch(() => undefined), await gw.stop(), file.remove()),
+    });
     watcher = await watchingClient(gw.url);
   });
 
@@ -68,7 +76,9 @@ describe('reload by SIGHUP (file watch off)', () => {
     expect(oldWorkers.length).toBeGreaterThan(0);
     const mark = logs.lines.length;
     // env: new workers (a process of the new config); tools: get-sum is offered now.
-    file.write(config({ upstreams: [everything('everything', [...BASE_TOOLS, 'get-sum'], { env: { RELOADED: '1' } })] }));
+    file.write(
+      config({ upstreams: [everything('everything', [...BASE_TOOLS, 'get-sum'], { env: { RELOADED: '1' } })] }),
+    );
     expect(await reloadCount(gw.url, 'ok')).toBe(0);
     gw.child.kill('SIGHUP');
     const line = await logs.waitFor('config reloaded', mark);
@@ -80,7 +90,9 @@ describe('reload by SIGHUP (file watch off)', () => {
     expect(await toolNames(client)).toContain('everything__get-sum');
     expect(toolText(await client.callTool({ name: 'everything__get-sum', arguments: { a: 2, b: 3 } }))).toContain('5');
     // The call that started on the replaced worker finishes there.
-    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain(
+      'Long running operation completed',
+    );
     // Drained, the replaced workers stop; the new ones serve.
     await until('the replaced workers to stop', () => !childrenOf(gw.pid).some((pid) => oldWorkers.includes(pid)));
     expect(childrenOf(gw.pid).length).toBeGreaterThan(0);
@@ -90,14 +102,21 @@ describe('reload by SIGHUP (file watch off)', () => {
 
   it('names a restart-only change (the port) in a warning and keeps serving where it was', async () => {
     const mark = logs.lines.length;
-    file.write(config({ listen: { host: '127.0.0.1', port: 1 }, upstreams: [everything('everything', [...BASE_TOOLS, 'get-sum'], { env: { RELOADED: '1' } })] }));
+    file.write(
+      config({
+        listen: { host: '127.0.0.1', port: 1 },
+        upstreams: [everything('everything', [...BASE_TOOLS, 'get-sum'], { env: { RELOADED: '1' } })],
+      }),
+    );
     gw.child.kill('SIGHUP');
     const warning = await logs.waitFor('can change only at a restart', mark);
     expect(warning).toMatchObject({ level: 40, keys: ['listen.port'] });
     await logs.waitFor('config reloaded: nothing to change', mark);
     const { client, transport } = watcher;
     expect(transport.sessionId).toBeDefined();
-    expect(toolText(await client.callTool({ name: 'everything__echo', arguments: { message: 'still here' } }))).toContain('still here');
+    expect(
+      toolText(await client.callTool({ name: 'everything__echo', arguments: { message: 'still here' } })),
+    ).toContain('still here');
   });
 });
 
@@ -111,7 +130,9 @@ describe('reload by rewriting the file', () => {
     file = configFile({ reload: { debounceMs: 100 }, upstreams: [everything('everything', BASE_TOOLS)] });
     gw = await spawnGateway({}, { configFile: file.file });
     logs = new LogLines(gw.child);
-    started.push({ stop: async () => (await watcher?.client.close().catch(() => undefined), await gw.stop(), file.remove()) });
+    started.push({
+      stop: async () => (await watcher?.client.close().catch(() => undefined), await gw.stop(), file.remove()),
+    });
     watcher = await watchingClient(gw.url);
   });
 
@@ -120,14 +141,21 @@ describe('reload by rewriting the file', () => {
     const sessionId = transport.sessionId;
     const slow = await slowCall(client, `everything__${SLOW}`);
     const mark = logs.lines.length;
-    file.write({ reload: { debounceMs: 100 }, upstreams: [everything('everything', BASE_TOOLS), stdioUpstream('echo', ECHO_SERVER)] });
+    file.write({
+      reload: { debounceMs: 100 },
+      upstreams: [everything('everything', BASE_TOOLS), stdioUpstream('echo', ECHO_SERVER)],
+    });
     expect(await logs.waitFor('config reloaded', mark)).toMatchObject({ trigger: 'file', added: ['echo'] });
     expect(slow.settled).toBe(false);
     await until('list_changed', () => changes.includes('notifications/tools/list_changed'));
     expect(transport.sessionId).toBe(sessionId);
     expect(await toolNames(client)).toEqual(expect.arrayContaining(['everything__echo', 'echo__echo', 'echo__add']));
-    expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'new upstream' } }))).toBe('new upstream');
-    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'new upstream' } }))).toBe(
+      'new upstream',
+    );
+    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain(
+      'Long running operation completed',
+    );
   });
 
   it('a broken file changes nothing: the old tools still work, and the rejection is counted', async () => {
@@ -142,11 +170,18 @@ describe('reload by rewriting the file', () => {
     // Valid YAML, but not a valid config: the same schema checks as at start-up.
     const mark2 = logs.lines.length;
     file.write({ upstreams: [everything('everything', BASE_TOOLS, { timeoutMs: 'soon' })], bogus: true });
-    await until('the second rejection to be counted', async () => (await reloadCount(gw.url, 'rejected')) === rejected + 2);
+    await until(
+      'the second rejection to be counted',
+      async () => (await reloadCount(gw.url, 'rejected')) === rejected + 2,
+    );
     const line = await logs.waitFor('config reload rejected', mark2);
-    expect(line.problems).toEqual(expect.arrayContaining(['bogus: unknown key', expect.stringMatching(/^upstreams\[0\]\.timeoutMs: /)]));
+    expect(line.problems).toEqual(
+      expect.arrayContaining(['bogus: unknown key', expect.stringMatching(/^upstreams\[0\]\.timeoutMs: /)]),
+    );
     expect(await toolNames(client)).toEqual(before);
-    expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'old config' } }))).toBe('old config');
+    expect(toolText(await client.callTool({ name: 'echo__echo', arguments: { text: 'old config' } }))).toBe(
+      'old config',
+    );
     expect(changes.length).toBe(seen);
   });
 });
@@ -159,7 +194,9 @@ describe('reload by a ConfigMap symlink swap', () => {
   beforeAll(async () => {
     map = configMap({ reload: { debounceMs: 100 }, upstreams: [everything('everything', BASE_TOOLS)] });
     gw = await spawnGateway({}, { configFile: map.file });
-    started.push({ stop: async () => (await watcher?.client.close().catch(() => undefined), await gw.stop(), map.remove()) });
+    started.push({
+      stop: async () => (await watcher?.client.close().catch(() => undefined), await gw.stop(), map.remove()),
+    });
     watcher = await watchingClient(gw.url);
   });
 
@@ -173,8 +210,12 @@ describe('reload by a ConfigMap symlink swap', () => {
     expect(transport.sessionId).toBe(sessionId);
     expect((await toolNames(client)).sort()).toEqual(['everything__get-sum', `everything__${SLOW}`]);
     // Filtered out now: unknown, as if it did not exist.
-    await expect(client.callTool({ name: 'everything__echo', arguments: { message: 'x' } })).rejects.toThrow(/everything__echo/);
-    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain('Long running operation completed');
+    await expect(client.callTool({ name: 'everything__echo', arguments: { message: 'x' } })).rejects.toThrow(
+      /everything__echo/,
+    );
+    expect(toolText((await slow.result) as Parameters<typeof toolText>[0])).toContain(
+      'Long running operation completed',
+    );
     expect(await reloadCount(gw.url, 'ok')).toBe(1);
   });
 });

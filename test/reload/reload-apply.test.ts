@@ -39,13 +39,17 @@ const pidOf = async (client: Client) => {
 
 describe('reload: per-session upstream', () => {
   it('a session keeps its worker of the old config until it ends; a new session gets the new config', async () => {
-    const perSession = (env: Record<string, string>) => stdioUpstream('slow', SLOW_SERVER, { mode: 'per-session', env });
+    const perSession = (env: Record<string, string>) =>
+      stdioUpstream('slow', SLOW_SERVER, { mode: 'per-session', env });
     const gw = await start({ upstreams: [perSession({ ERA: 'one' })] });
     const a = await connect(gw.url);
     const oldPid = await pidOf(a.client);
     gw.file.write({ logLevel: 'silent', upstreams: [perSession({ ERA: 'two' })] });
     const result = await gw.gateway.reload();
-    expect(result).toMatchObject({ outcome: 'ok', diff: { changed: [{ name: 'slow', kind: 'workers', keys: ['env'] }] } });
+    expect(result).toMatchObject({
+      outcome: 'ok',
+      diff: { changed: [{ name: 'slow', kind: 'workers', keys: ['env'] }] },
+    });
     expect(await pidOf(a.client)).toBe(oldPid);
     const b = await connect(gw.url);
     const newPid = await pidOf(b.client);
@@ -65,7 +69,10 @@ describe('reload: rejected after loading', () => {
     const before = (await client.listTools()).tools.map((t) => t.name);
     const running = childPidsRunning(ECHO_SERVER).length;
     // A second copy of echo: its resource URIs are those of the first (URIs carry no prefix).
-    gw.file.write({ logLevel: 'silent', upstreams: [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('copy', ECHO_SERVER)] });
+    gw.file.write({
+      logLevel: 'silent',
+      upstreams: [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('copy', ECHO_SERVER)],
+    });
     const result = await gw.gateway.reload();
     expect(result.outcome).toBe('rejected');
     expect(result.error).toMatch(/echo:\/\//);
@@ -85,7 +92,11 @@ describe('reload: removal and limits', () => {
     const slow = client.callTool({ name: 'slow__sleep', arguments: { ms: 1500, steps: 0 } });
     await new Promise((r) => setTimeout(r, 200));
     gw.file.write({ logLevel: 'silent', upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
-    expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { removed: ['slow'] }, notified: ['notifications/tools/list_changed'] });
+    expect(await gw.gateway.reload()).toMatchObject({
+      outcome: 'ok',
+      diff: { removed: ['slow'] },
+      notified: ['notifications/tools/list_changed'],
+    });
     expect((await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('slow__'))).toEqual([]);
     await expect(client.callTool({ name: 'slow__pid', arguments: {} })).rejects.toThrow(/slow__pid/);
     expect(toolText(await slow)).toBe('slept 1500ms');
@@ -97,9 +108,17 @@ describe('reload: removal and limits', () => {
     const headers = { 'mcp-session-id': session, 'mcp-protocol-version': '2025-03-26' };
     const batch = [1, 2, 3].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }));
     expect((await post(gw.url, batch, headers)).status).toBe(200);
-    gw.file.write({ logLevel: 'silent', limits: { maxBatchSize: 2, bodyBytes: 4096 }, upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
+    gw.file.write({
+      logLevel: 'silent',
+      limits: { maxBatchSize: 2, bodyBytes: 4096 },
+      upstreams: [stdioUpstream('echo', ECHO_SERVER)],
+    });
     const result = await gw.gateway.reload();
-    expect(result).toMatchObject({ outcome: 'ok', diff: { limits: ['maxBatchSize'], restartOnly: ['limits.bodyBytes'] }, notified: [] });
+    expect(result).toMatchObject({
+      outcome: 'ok',
+      diff: { limits: ['maxBatchSize'], restartOnly: ['limits.bodyBytes'] },
+      notified: [],
+    });
     const refused = await post(gw.url, batch, headers);
     expect(refused.status).toBe(400);
     expect((await post(gw.url, batch.slice(0, 2), headers)).status).toBe(200);
@@ -112,12 +131,20 @@ describe('reload: a remote upstream', () => {
     cleanups.push(() => remote.stop());
     const gw = await start({ upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
     const { client } = await connect(gw.url);
-    gw.file.write({ logLevel: 'silent', upstreams: [stdioUpstream('echo', ECHO_SERVER), httpUpstream('remote', remote.url)] });
+    gw.file.write({
+      logLevel: 'silent',
+      upstreams: [stdioUpstream('echo', ECHO_SERVER), httpUpstream('remote', remote.url)],
+    });
     expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { added: [{ name: 'remote' }] } });
-    expect(toolText(await client.callTool({ name: 'remote__echo', arguments: { text: 'over http' } }))).toBe('over http');
+    expect(toolText(await client.callTool({ name: 'remote__echo', arguments: { text: 'over http' } }))).toBe(
+      'over http',
+    );
     // The health monitor of the upstream the reload added takes it out of the catalog when it goes down.
     await remote.kill();
-    await until('the remote upstream to leave the catalog', async () => !(await client.listTools()).tools.some((t) => t.name === 'remote__echo'));
+    await until(
+      'the remote upstream to leave the catalog',
+      async () => !(await client.listTools()).tools.some((t) => t.name === 'remote__echo'),
+    );
     gw.file.write({ logLevel: 'silent', upstreams: [stdioUpstream('echo', ECHO_SERVER)] });
     expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok', diff: { removed: ['remote'] } });
     const status = (await (await fetch(new URL('/readyz', gw.url))).json()) as { upstreams: Record<string, unknown> };
@@ -128,7 +155,11 @@ describe('reload: a remote upstream', () => {
 describe('reload: virtual servers', () => {
   it('a changed servers: section applies at once: the open session on the server hears list_changed, keeps its id, and calls the new name with the new fixed argument', async () => {
     const upstreams = [stdioUpstream('echo', ECHO_SERVER)];
-    const team = (overrides: Record<string, unknown>) => ({ logLevel: 'silent', upstreams, servers: [{ path: '/mcp/team', tools: ['echo__add'], overrides }] });
+    const team = (overrides: Record<string, unknown>) => ({
+      logLevel: 'silent',
+      upstreams,
+      servers: [{ path: '/mcp/team', tools: ['echo__add'], overrides }],
+    });
     const gw = await start(team({ echo__add: { name: 'plus', arguments: { fixed: { b: 1 } } } }));
     const { client, transport } = await connect(new URL('/mcp/team', gw.base));
     let changed = 0;

@@ -51,13 +51,19 @@ describe('reload across 3 replicas on Redis', () => {
   it('each replica reloads its own file: every session hears list_changed, keeps its id, and the new tool works on any replica', async () => {
     const ids = clients.map((c) => c.transport.sessionId);
     let settled = false;
-    const slow = clients[0]!.client.callTool({ name: `everything__${SLOW}`, arguments: { duration: 15, steps: 15 } }, undefined, { timeout: 30_000 });
+    const slow = clients[0]!.client.callTool(
+      { name: `everything__${SLOW}`, arguments: { duration: 15, steps: 15 } },
+      undefined,
+      { timeout: 30_000 },
+    );
     void slow.finally(() => (settled = true)).catch(() => undefined);
     const marks = logs.map((l) => l.lines.length);
     for (const f of files) f.write(config(['echo', SLOW, 'get-sum']));
     await Promise.all(logs.map((l, i) => l.waitFor('config reloaded', marks[i])));
     for (const [i, c] of clients.entries()) {
-      await until(`list_changed for the session on replica ${i}`, () => c.changes.includes('notifications/tools/list_changed'));
+      await until(`list_changed for the session on replica ${i}`, () =>
+        c.changes.includes('notifications/tools/list_changed'),
+      );
       expect(c.transport.sessionId).toBe(ids[i]);
     }
     for (const [i, c] of clients.entries()) {
@@ -66,8 +72,20 @@ describe('reload across 3 replicas on Redis', () => {
       expect(toolText(sum)).toContain(String(i + 10));
     }
     // The session of replica 0's client, through replica 2 (sessions are in Redis): the same new catalog.
-    const headers = { 'mcp-session-id': ids[0]!, 'mcp-protocol-version': clients[0]!.transport.protocolVersion ?? '2025-11-25' };
-    const roaming = await post(replicas[2]!.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'everything__get-sum', arguments: { a: 1, b: 1 } } }, headers);
+    const headers = {
+      'mcp-session-id': ids[0]!,
+      'mcp-protocol-version': clients[0]!.transport.protocolVersion ?? '2025-11-25',
+    };
+    const roaming = await post(
+      replicas[2]!.url,
+      {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'everything__get-sum', arguments: { a: 1, b: 1 } },
+      },
+      headers,
+    );
     expect(roaming.status).toBe(200);
     expect(roaming.text).toContain('The sum of 1 and 1 is 2');
     expect(settled).toBe(false);
@@ -79,12 +97,17 @@ describe('reload across 3 replicas on Redis', () => {
     const before = await Promise.all(clients.map(async (c) => (await c.client.listTools()).tools.map((t) => t.name)));
     const seen = clients.map((c) => c.changes.length);
     files[1]!.write('upstreams: {{ broken');
-    await until('replica 1 to count the rejection', async () => (await reloadCount(replicas[1]!.url, 'rejected')) === 1);
+    await until(
+      'replica 1 to count the rejection',
+      async () => (await reloadCount(replicas[1]!.url, 'rejected')) === 1,
+    );
     expect(await reloadCount(replicas[0]!.url, 'rejected')).toBe(0);
     expect(await reloadCount(replicas[2]!.url, 'rejected')).toBe(0);
     for (const [i, c] of clients.entries()) {
       expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(before[i]);
-      expect(toolText(await c.client.callTool({ name: 'everything__echo', arguments: { message: `replica ${i}` } }))).toContain(`replica ${i}`);
+      expect(
+        toolText(await c.client.callTool({ name: 'everything__echo', arguments: { message: `replica ${i}` } })),
+      ).toContain(`replica ${i}`);
       expect(c.changes.length).toBe(seen[i]);
     }
   });

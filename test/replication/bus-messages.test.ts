@@ -27,7 +27,8 @@ afterAll(async () => {
 });
 
 const inSession = (sid: string) => ({ 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
-const ping = (gw: RunningGateway, sid: string) => post(gw.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, inSession(sid));
+const ping = (gw: RunningGateway, sid: string) =>
+  post(gw.url, { jsonrpc: '2.0', id: 1, method: 'ping' }, inSession(sid));
 
 /** How many subscribers a PUBLISH reached (its integer reply). */
 async function publish(channel: string, message: string): Promise<number> {
@@ -41,27 +42,68 @@ describe('messages between replicas', () => {
     expect((await ping(b, sid)).status).toBe(200); // B holds a copy now
     const deleted = await fetch(a.url, { method: 'DELETE', headers: { ...MCP_HEADERS, ...inSession(sid) } });
     expect(deleted.status).toBe(200);
-    await until('replica B to answer 404 for the deleted session', async () => (await ping(b, sid)).status === 404, 5000);
+    await until(
+      'replica B to answer 404 for the deleted session',
+      async () => (await ping(b, sid)).status === 404,
+      5000,
+    );
   });
 
   it('drops unreadable messages on every channel, and both replicas go on serving', async () => {
     const [a, b] = replicas as [RunningGateway, RunningGateway];
     const sid = await openSession(a.url);
-    const inboxes = (await redis.command('PUBSUB', 'CHANNELS', 'mcpgw:replica:*')).match(/mcpgw:replica:[0-9a-f-]+/g) ?? [];
+    const inboxes =
+      (await redis.command('PUBSUB', 'CHANNELS', 'mcpgw:replica:*')).match(/mcpgw:replica:[0-9a-f-]+/g) ?? [];
     expect(inboxes).toHaveLength(2);
     const bad = [
-      { channels: inboxes, messages: ['not json', '[]', '{"type":"explode","callId":"x"}', '{"t":"ack","id":"x"}', '{"t":"release","scope":"' + sid + '"}'] },
-      { channels: ['mcpgw:cancel'], messages: ['not json', '{"scope":1,"requestId":"x"}', '{"scope":"s","requestId":{}}', `{"scope":"${sid}","id":1}`] },
+      {
+        channels: inboxes,
+        messages: [
+          'not json',
+          '[]',
+          '{"type":"explode","callId":"x"}',
+          '{"t":"ack","id":"x"}',
+          '{"t":"release","scope":"' + sid + '"}',
+        ],
+      },
+      {
+        channels: ['mcpgw:cancel'],
+        messages: [
+          'not json',
+          '{"scope":1,"requestId":"x"}',
+          '{"scope":"s","requestId":{}}',
+          `{"scope":"${sid}","id":1}`,
+        ],
+      },
       { channels: ['mcpgw:session-changes'], messages: ['not json', sid, '{"sessionId":5}'] },
-      { channels: ['mcpgw:list-changes'], messages: ['not json', '{"replica":"x","upstream":"echo","scope":"s"}', '{"replica":"x","upstream":7,"scope":"s","method":"m"}'] },
+      {
+        channels: ['mcpgw:list-changes'],
+        messages: [
+          'not json',
+          '{"replica":"x","upstream":"echo","scope":"s"}',
+          '{"replica":"x","upstream":7,"scope":"s","method":"m"}',
+        ],
+      },
     ];
     for (const { channels, messages } of bad) {
       for (const channel of channels) {
-        for (const message of messages) expect({ channel, message, heardBy: await publish(channel, message) }).toMatchObject({ heardBy: channel.includes('replica:') ? 1 : 2 });
+        for (const message of messages)
+          expect({ channel, message, heardBy: await publish(channel, message) }).toMatchObject({
+            heardBy: channel.includes('replica:') ? 1 : 2,
+          });
       }
     }
     for (const gw of [a, b]) {
-      const r = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'still here' } } }, inSession(sid));
+      const r = await post(
+        gw.url,
+        {
+          jsonrpc: '2.0',
+          id: 2,
+          method: 'tools/call',
+          params: { name: 'echo__echo', arguments: { text: 'still here' } },
+        },
+        inSession(sid),
+      );
       expect(r.json.result.content[0].text).toBe('still here');
       expect(internals(gw.gateway.server).inFlight).toBe(0);
     }

@@ -29,15 +29,25 @@ describe('cancellation across replicas', () => {
     const pending = fetch(a.url, {
       method: 'POST',
       headers: session,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'long', method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 20_000, steps: 0 } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'long',
+        method: 'tools/call',
+        params: { name: 'slow__sleep', arguments: { ms: 20_000, steps: 0 } },
+      }),
     }).then(async (r) => (await r.json()) as { error?: { code: number; data?: { type?: string } } });
-    for (let i = 0; i < 100 && internals(a.gateway.server).inFlight === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && internals(a.gateway.server).inFlight === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(internals(a.gateway.server).inFlight).toBe(1);
 
     const cancel = await fetch(b.url, {
       method: 'POST',
       headers: session,
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'long', reason: 'changed my mind' } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 'long', reason: 'changed my mind' },
+      }),
     });
     expect(cancel.status).toBe(202);
     const reply = await pending;
@@ -53,11 +63,17 @@ describe('cancellation across replicas', () => {
       fetch(a.url, {
         method: 'POST',
         headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 600, steps: 0 } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 7,
+          method: 'tools/call',
+          params: { name: 'slow__sleep', arguments: { ms: 600, steps: 0 } },
+        }),
       }).then(async (r) => (await r.json()) as { result?: unknown; error?: { code: number } });
     const p1 = call(mine);
     const p2 = call(theirs);
-    for (let i = 0; i < 100 && internals(a.gateway.server).inFlight < 2; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && internals(a.gateway.server).inFlight < 2; i++)
+      await new Promise((r) => setTimeout(r, 20));
     await fetch(b.url, {
       method: 'POST',
       headers: { ...MCP_HEADERS, 'mcp-session-id': mine, 'mcp-protocol-version': '2025-06-18' },

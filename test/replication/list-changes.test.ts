@@ -28,18 +28,34 @@ let replicas: RunningGateway[] = [];
 const streams: SseReader[] = [];
 let nextId = 1;
 
-async function rpc(gw: RunningGateway, sid: string, method: string, params: Record<string, unknown> = {}): Promise<any> {
-  const res = await post(gw.url, { jsonrpc: '2.0', id: nextId++, method, params }, { 'mcp-session-id': sid, 'mcp-protocol-version': VERSION });
+async function rpc(
+  gw: RunningGateway,
+  sid: string,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<any> {
+  const res = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: nextId++, method, params },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': VERSION },
+  );
   if (!res.json) throw new Error(`${method}: ${res.status} ${res.text}`);
   return res.json;
 }
 
 /** The growing upstream's tools in a tools/list result. */
-const growing = (result: any): string[] => (result.tools as Array<{ name: string }>).map((t) => t.name).filter((n) => n.startsWith('ups__')).sort();
-const toolNames = async (gw: RunningGateway, sid: string): Promise<string[]> => growing((await rpc(gw, sid, 'tools/list')).result);
+const growing = (result: any): string[] =>
+  (result.tools as Array<{ name: string }>)
+    .map((t) => t.name)
+    .filter((n) => n.startsWith('ups__'))
+    .sort();
+const toolNames = async (gw: RunningGateway, sid: string): Promise<string[]> =>
+  growing((await rpc(gw, sid, 'tools/list')).result);
 
 async function getStream(gw: RunningGateway, sid: string): Promise<SseReader> {
-  const res = await fetch(gw.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': VERSION } });
+  const res = await fetch(gw.url, {
+    headers: { accept: 'text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': VERSION },
+  });
   expect(res.status).toBe(200);
   const reader = new SseReader(res);
   streams.push(reader);
@@ -48,7 +64,10 @@ async function getStream(gw: RunningGateway, sid: string): Promise<SseReader> {
 
 beforeAll(async () => {
   redis = await startRedis();
-  replicas = await startReplicas(2, { sessions: { redisUrl: redis.url }, upstreams: [UPSTREAM, stdioUpstream('slow', SLOW_SERVER)] });
+  replicas = await startReplicas(2, {
+    sessions: { redisUrl: redis.url },
+    upstreams: [UPSTREAM, stdioUpstream('slow', SLOW_SERVER)],
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -68,9 +87,16 @@ describe("a per-session worker's list change on two replicas", () => {
     const otherSid = await openSession(b.url);
     const other = await getStream(b, otherSid);
 
-    expect((await rpc(a, sid, 'tools/call', { name: 'ups__grow', arguments: {} })).result.content[0].text).toBe('grow ran');
+    expect((await rpc(a, sid, 'tools/call', { name: 'ups__grow', arguments: {} })).result.content[0].text).toBe(
+      'grow ran',
+    );
     // Well inside the 10 s B kept the lists for: a change B heard of only when they expire fails here.
-    const waited = await until('the new tool listed on B', async () => (await toolNames(b, sid)).includes('ups__extra'), 3000, 50);
+    const waited = await until(
+      'the new tool listed on B',
+      async () => (await toolNames(b, sid)).includes('ups__extra'),
+      3000,
+      50,
+    );
     expect(await toolNames(b, sid)).toEqual(['ups__base', 'ups__extra', 'ups__grow']);
     expect(await toolNames(a, sid)).toEqual(['ups__base', 'ups__extra', 'ups__grow']);
     // (The streams hear it after the shared catalog's refresh: at once here, spaced 5 s apart per upstream.)
@@ -79,7 +105,9 @@ describe("a per-session worker's list change on two replicas", () => {
     console.log(`list change seen on the other replica after ${waited} ms`);
 
     // Nothing else disturbed: another session's call on B runs, and its own lists are its worker's.
-    expect((await rpc(b, otherSid, 'tools/call', { name: 'ups__base', arguments: {} })).result.content[0].text).toBe('base ran');
+    expect((await rpc(b, otherSid, 'tools/call', { name: 'ups__base', arguments: {} })).result.content[0].text).toBe(
+      'base ran',
+    );
     expect(await toolNames(b, otherSid)).toEqual(['ups__base', 'ups__grow']);
     for (const r of replicas) expect((await fetch(new URL('/readyz', r.base))).status).toBe(200);
   });
@@ -88,7 +116,7 @@ describe("a per-session worker's list change on two replicas", () => {
 describe('a WebSocket session on A beside Streamable HTTP sessions on B', () => {
   const LIST_CHANGED = 'notifications/tools/list_changed';
 
-  it('serves both side by side; a list change of either side\'s worker reaches both', { timeout: 40_000 }, async () => {
+  it("serves both side by side; a list change of either side's worker reaches both", { timeout: 40_000 }, async () => {
     const [a, b] = replicas as [RunningGateway, RunningGateway];
     const ws = await RawClient.open(a.base);
     await ws.initialize();
@@ -98,13 +126,22 @@ describe('a WebSocket session on A beside Streamable HTTP sessions on B', () => 
     const stream = await getStream(b, sid);
 
     // A call in flight on the socket while B serves the other session.
-    ws.send({ jsonrpc: '2.0', id: 'slow', method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 800, steps: 0 } } });
-    expect((await rpc(b, sid, 'tools/call', { name: 'ups__base', arguments: {} })).result.content[0].text).toBe('base ran');
+    ws.send({
+      jsonrpc: '2.0',
+      id: 'slow',
+      method: 'tools/call',
+      params: { name: 'slow__sleep', arguments: { ms: 800, steps: 0 } },
+    });
+    expect((await rpc(b, sid, 'tools/call', { name: 'ups__base', arguments: {} })).result.content[0].text).toBe(
+      'base ran',
+    );
     expect(await toolNames(b, sid)).toEqual(['ups__base', 'ups__grow']);
     expect((await ws.answerTo('slow', 10_000)).result).toMatchObject({ content: [{ text: 'slept 800ms' }] });
 
     // The HTTP session's worker (on B) changes its list: the socket on A hears of it.
-    expect((await rpc(b, sid, 'tools/call', { name: 'ups__grow', arguments: {} })).result.content[0].text).toBe('grow ran');
+    expect((await rpc(b, sid, 'tools/call', { name: 'ups__grow', arguments: {} })).result.content[0].text).toBe(
+      'grow ran',
+    );
     await nextNotification(stream, LIST_CHANGED, SPACED_WAIT_MS);
     await until('list_changed on the socket', () => ws.count(LIST_CHANGED) >= 1, SPACED_WAIT_MS);
     expect(await toolNames(b, sid)).toEqual(['ups__base', 'ups__extra', 'ups__grow']);

@@ -20,16 +20,28 @@ let dataDir: string;
 const replicas: GatewayProcess[] = [];
 const alive = [true, true, true];
 
-const upstream = (name: string, script: string) => ({ name, transport: 'stdio', command: process.execPath, args: [script], pool: { min: 1, max: 2 } });
+const upstream = (name: string, script: string) => ({
+  name,
+  transport: 'stdio',
+  command: process.execPath,
+  args: [script],
+  pool: { min: 1, max: 2 },
+});
 
-type Outcome = { ok: true } | { ok: false; replica: number; kind: 'network' | 'rpc' | 'hung'; status?: number; code?: number };
+type Outcome =
+  { ok: true } | { ok: false; replica: number; kind: 'network' | 'rpc' | 'hung'; status?: number; code?: number };
 
 async function call(replica: number, sid: string, id: number): Promise<Outcome> {
   try {
     const res = await fetch(replicas[replica]!.url, {
       method: 'POST',
       headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 20, steps: 0 } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'slow__sleep', arguments: { ms: 20, steps: 0 } },
+      }),
       signal: AbortSignal.timeout(15_000),
     });
     const body = (await res.json()) as { result?: { content: Array<{ text: string }> }; error?: { code: number } };
@@ -45,7 +57,12 @@ async function openSession(replica: number): Promise<string> {
   const res = await fetch(replicas[replica]!.url, {
     method: 'POST',
     headers: MCP_HEADERS,
-    body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'load', version: '1' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'load', version: '1' } },
+    }),
   });
   await res.text();
   return res.headers.get('mcp-session-id')!;
@@ -119,7 +136,9 @@ describe('replica and Redis failures under load', () => {
       expect(list.every((o) => o.ok)).toBe(true);
     }
     // The dead replica's upstream processes did not outlive it (their stdin closed).
-    await until('the dead replica\'s upstream processes to exit', () => !victimChildren.some(isAlive), 30_000, 50).catch(() => undefined);
+    await until("the dead replica's upstream processes to exit", () => !victimChildren.some(isAlive), 30_000, 50).catch(
+      () => undefined,
+    );
     expect(victimChildren.filter(isAlive)).toEqual([]);
   }, 120_000);
 
@@ -147,7 +166,12 @@ describe('replica and Redis failures under load', () => {
     phase = 'down';
     await redis.stop();
     // Down until both replicas have seen it (their /readyz says so) and requests have met it.
-    await until('both replicas to see Redis down', async () => !(await storeReady(0)) && !(await storeReady(2)), 30_000, 20);
+    await until(
+      'both replicas to see Redis down',
+      async () => !(await storeReady(0)) && !(await storeReady(2)),
+      30_000,
+      20,
+    );
     await until('a request to meet the outage', () => inPhase('down').some((r) => !r.outcome.ok), 30_000);
     await redis.start();
     // The replicas' clients reconnect with backoff: "after" starts once both report their store

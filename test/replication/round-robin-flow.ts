@@ -37,7 +37,11 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
         upstreams: [
           stdioUpstream('echo', ECHO_SERVER),
           stdioUpstream('slow', SLOW_SERVER),
-          stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
+          stdioUpstream('everything', EVERYTHING, {
+            args: [EVERYTHING, 'stdio'],
+            mode: 'per-session',
+            pool: { max: 8 },
+          }),
         ],
       })),
     );
@@ -65,14 +69,19 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
 
       for (let i = 0; i < 3; i++) {
         const progress: number[] = [];
-        const slept = await client.callTool({ name: 'slow__sleep', arguments: { ms: 90, steps: 3 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+        const slept = await client.callTool({ name: 'slow__sleep', arguments: { ms: 90, steps: 3 } }, undefined, {
+          onprogress: (p) => progress.push(p.progress),
+        });
         expect(toolText(slept)).toBe('slept 90ms');
         expect(progress).toEqual([1, 2, 3]);
       }
 
       // Several calls, so they land on different replicas than the one owning the worker.
       for (let i = 0; i < 4; i++) {
-        const result = await client.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: `q${i}`, maxTokens: 5 } });
+        const result = await client.callTool({
+          name: 'everything__trigger-sampling-request',
+          arguments: { prompt: `q${i}`, maxTokens: 5 },
+        });
         expect(toolText(result)).toContain('sampled across replicas');
       }
       expect(sampled).toBe(4);
@@ -85,17 +94,30 @@ export function roundRobinFlow(title: string, startShared: () => Promise<SharedR
       // The other replicas drop their cached copy when the DELETE's announcement reaches them over
       // the bus (a Cluster relays it between nodes first): within cacheMs (250 ms) at worst.
       for (const r of replicas) {
-        await until('every replica to answer 404 for the deleted session', async () => {
-          const res = await fetch(r.url, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sid },
-            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
-          });
-          return res.status === 404;
-        }, 2000);
+        await until(
+          'every replica to answer 404 for the deleted session',
+          async () => {
+            const res = await fetch(r.url, {
+              method: 'POST',
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                'mcp-session-id': sid,
+              },
+              body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+            });
+            return res.status === 404;
+          },
+          2000,
+        );
       }
       // The owner's worker stopped with the session, though DELETE may have reached another replica.
-      for (let i = 0; i < 100 && replicas.some((r) => internals(r.gateway.server).perSessionWorkers('everything') > 0); i++) await new Promise((r) => setTimeout(r, 50));
+      for (
+        let i = 0;
+        i < 100 && replicas.some((r) => internals(r.gateway.server).perSessionWorkers('everything') > 0);
+        i++
+      )
+        await new Promise((r) => setTimeout(r, 50));
       expect(replicas.map((r) => internals(r.gateway.server).perSessionWorkers('everything'))).toEqual([0, 0, 0]);
       expect(hits.every((h) => h > 3)).toBe(true);
       await client.close();

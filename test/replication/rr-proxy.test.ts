@@ -72,7 +72,11 @@ describe('rr-proxy (conformance replicas)', () => {
     const p = await proxy([a, b]);
     const seen: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const res = await fetch(`${p.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"n":${i}}` });
+      const res = await fetch(`${p.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `{"n":${i}}`,
+      });
       expect(res.status).toBe(200);
       const got = (await res.json()) as { target: string; method: string; body: string; host: string };
       expect(got.method).toBe('POST');

@@ -20,7 +20,12 @@ const META = modernMeta({ elicitation: {} });
 let redis: RedisServer;
 const replicas: RunningGateway[] = [];
 
-function callTool(replica: RunningGateway, id: number, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+function callTool(
+  replica: RunningGateway,
+  id: number,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) {
   return postModern(replica, id, 'tools/call', { name: 'test_elicitation', arguments: args, ...extra, _meta: META });
 }
 
@@ -51,12 +56,27 @@ describe('input-required across replicas', () => {
     const [key] = Object.keys(first.inputRequests);
 
     // Altered on the way: the replica running the worker checks the signature, not the one asked.
-    const tampered = await callTool(b, 2, { message: 'Across?' }, { inputResponses: { [key!]: { action: 'decline' } }, requestState: `${first.requestState}x` });
+    const tampered = await callTool(
+      b,
+      2,
+      { message: 'Across?' },
+      { inputResponses: { [key!]: { action: 'decline' } }, requestState: `${first.requestState}x` },
+    );
     expect(tampered.json.error).toMatchObject({ code: -32602 });
 
-    const second = await callTool(b, 3, { message: 'Across?' }, { inputResponses: { [key!]: { action: 'accept', content: { username: 'bob', email: 'bob@example.com' } } }, requestState: first.requestState });
+    const second = await callTool(
+      b,
+      3,
+      { message: 'Across?' },
+      {
+        inputResponses: { [key!]: { action: 'accept', content: { username: 'bob', email: 'bob@example.com' } } },
+        requestState: first.requestState,
+      },
+    );
     expect(second.json.result.resultType).toBe('complete');
-    expect(toolText(second.json.result)).toBe('User response: action=accept, content={"username":"bob","email":"bob@example.com"}');
+    expect(toolText(second.json.result)).toBe(
+      'User response: action=accept, content={"username":"bob","email":"bob@example.com"}',
+    );
     expect(workers(b)).toBe(0);
     await until('the worker on the first replica to stop', () => workers(a) === 0, 5000);
   });
@@ -68,13 +88,21 @@ describe('input-required across replicas', () => {
       url.host = replicas[next++ % replicas.length]!.url.host;
       return fetch(url, init);
     };
-    const client = new Client({ name: 'v2-rr', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN_VERSION } }, capabilities: { elicitation: {} } });
-    client.setRequestHandler('elicitation/create', async () => ({ action: 'accept', content: { username: 'rr', email: 'rr@example.com' } }));
+    const client = new Client(
+      { name: 'v2-rr', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: MODERN_VERSION } }, capabilities: { elicitation: {} } },
+    );
+    client.setRequestHandler('elicitation/create', async () => ({
+      action: 'accept',
+      content: { username: 'rr', email: 'rr@example.com' },
+    }));
     await client.connect(new StreamableHTTPClientTransport(replicas[0]!.url, { fetch: roundRobin }));
     try {
       for (let i = 0; i < 3; i++) {
         const result = await client.callTool({ name: 'test_elicitation', arguments: { message: `round ${i}` } });
-        expect(toolText(result)).toBe('User response: action=accept, content={"username":"rr","email":"rr@example.com"}');
+        expect(toolText(result)).toBe(
+          'User response: action=accept, content={"username":"rr","email":"rr@example.com"}',
+        );
       }
     } finally {
       await client.close();

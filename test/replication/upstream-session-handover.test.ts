@@ -20,7 +20,12 @@ async function whoami(gw: GatewayProcess, sid: string, id: number): Promise<{ pi
   const res = await fetch(gw.url, {
     method: 'POST',
     headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'remote__whoami', arguments: {} } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'remote__whoami', arguments: {} },
+    }),
     signal: AbortSignal.timeout(20_000),
   });
   const body = (await res.json()) as { result?: { content: Array<{ text: string }> }; error?: unknown };
@@ -52,7 +57,12 @@ describe('upstream session handover between replicas', () => {
     const init = await fetch(a.url, {
       method: 'POST',
       headers: MCP_HEADERS,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      }),
     });
     await init.text();
     const sid = init.headers.get('mcp-session-id')!;

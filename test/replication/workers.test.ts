@@ -18,7 +18,14 @@ let redis: RedisServer;
 let gw: GatewayProcess;
 let file: ReturnType<typeof configFile>;
 
-const echo = (extra: Record<string, unknown> = {}) => ({ name: 'echo', transport: 'stdio', command: process.execPath, args: [ECHO_SERVER], pool: { min: 1, max: 1 }, ...extra });
+const echo = (extra: Record<string, unknown> = {}) => ({
+  name: 'echo',
+  transport: 'stdio',
+  command: process.execPath,
+  args: [ECHO_SERVER],
+  pool: { min: 1, max: 1 },
+  ...extra,
+});
 const config = (extra: Record<string, unknown> = {}) => ({
   logLevel: 'warn',
   cluster: { workers: 2 },
@@ -28,14 +35,24 @@ const config = (extra: Record<string, unknown> = {}) => ({
 });
 
 /** One POST on a connection of its own (no keep-alive): each may reach either worker. */
-function postFresh(url: URL, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: any }> {
+function postFresh(
+  url: URL,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; json: any }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { ...MCP_HEADERS, connection: 'close', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : undefined }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { ...MCP_HEADERS, connection: 'close', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : undefined }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(JSON.stringify(body));
   });
@@ -58,16 +75,29 @@ function gatewayWorkers(): number[] {
 }
 
 async function openSession(): Promise<string> {
-  const res = await postFresh(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+  const res = await postFresh(gw.url, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+  });
   expect(res.status).toBe(200);
   const sid = res.headers['mcp-session-id'] as string;
-  await postFresh(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  await postFresh(
+    gw.url,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   return sid;
 }
 
 /** The worker (gateway process) that served a tools/call: the parent of the echo process that answered. */
 async function servingWorker(sid: string, tool: string, id: number): Promise<number> {
-  const res = await postFresh(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: {} } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  const res = await postFresh(
+    gw.url,
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: {} } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   expect(res.status, JSON.stringify(res.json)).toBe(200);
   expect(res.json.error).toBeUndefined();
   return parentOf((JSON.parse(res.json.result.content[0].text) as { pid: number }).pid);
@@ -101,13 +131,22 @@ describe('cluster.workers', () => {
     const sid = await openSession();
     const served = new Set<number>();
     // Each worker answers under the new prefix only once it reloaded.
-    await until('both workers answer under the new prefix', async () => {
-      for (let i = 0; i < 4; i++) {
-        const res = await postFresh(gw.url, { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'again__whoami', arguments: {} } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
-        if (res.json?.result) served.add(parentOf((JSON.parse(res.json.result.content[0].text) as { pid: number }).pid));
-      }
-      return served.size === 2;
-    }, 15_000);
+    await until(
+      'both workers answer under the new prefix',
+      async () => {
+        for (let i = 0; i < 4; i++) {
+          const res = await postFresh(
+            gw.url,
+            { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'again__whoami', arguments: {} } },
+            { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+          );
+          if (res.json?.result)
+            served.add(parentOf((JSON.parse(res.json.result.content[0].text) as { pid: number }).pid));
+        }
+        return served.size === 2;
+      },
+      15_000,
+    );
     expect(served.size).toBe(2);
   });
 
@@ -115,15 +154,23 @@ describe('cluster.workers', () => {
     const sid = await openSession();
     const before = gatewayWorkers();
     process.kill(before[0]!, 'SIGKILL');
-    await until('a new worker serves', () => {
-      const now = gatewayWorkers();
-      return now.length === 2 && !now.includes(before[0]!);
-    }, 20_000);
+    await until(
+      'a new worker serves',
+      () => {
+        const now = gatewayWorkers();
+        return now.length === 2 && !now.includes(before[0]!);
+      },
+      20_000,
+    );
     const served = new Set<number>();
-    await until('both workers answer', async () => {
-      served.add(await servingWorker(sid, 'again__whoami', 99));
-      return served.size === 2;
-    }, 20_000);
+    await until(
+      'both workers answer',
+      async () => {
+        served.add(await servingWorker(sid, 'again__whoami', 99));
+        return served.size === 2;
+      },
+      20_000,
+    );
   });
 
   it('SIGTERM: every worker drains and exits, then the primary, with 0', async () => {

@@ -64,12 +64,19 @@ beforeAll(async () => {
     upstreams: [
       stdioUpstream('echo', ECHO_SERVER, tappedStdio(ECHO_SERVER, taps.echo)),
       stdioUpstream('loose', SLOW_SERVER, { ...tappedStdio(SLOW_SERVER, taps.loose), validateArguments: false }),
-      stdioUpstream('mine', SLOW_SERVER, { ...tappedStdio(SLOW_SERVER, taps.mine), mode: 'per-session', pool: { spares: 0 } }),
+      stdioUpstream('mine', SLOW_SERVER, {
+        ...tappedStdio(SLOW_SERVER, taps.mine),
+        mode: 'per-session',
+        pool: { spares: 0 },
+      }),
       stdioUpstream('raw', rawScript, tappedStdio(rawScript, taps.raw)),
       httpUpstream('remote', remote.url),
     ],
   });
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) });
+  const log = pino(
+    { level: 'info' },
+    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   url = new URL(config.path, base);
@@ -85,7 +92,11 @@ afterAll(async () => {
 function call(sid: string, id: number, name: string, args?: unknown) {
   const params: Record<string, unknown> = { name };
   if (args !== undefined) params.arguments = args;
-  return post(url, { jsonrpc: '2.0', id, method: 'tools/call', params }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  return post(
+    url,
+    { jsonrpc: '2.0', id, method: 'tools/call', params },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
 }
 
 /** A 2026-07-28 tools/call: the request's own _meta, mirrored headers, no session. */
@@ -117,8 +128,11 @@ async function othersStillServed(): Promise<void> {
   const r = await call(bystander, 900, 'echo__add', { a: 20, b: 22 });
   expect(textOf(r)).toBe('42');
   expect(internals(gateway.server).inFlight).toBe(0);
-  const readyz = (await (await fetch(new URL('/readyz', base))).json()) as { upstreams: Record<string, { inFlight: number }> };
-  for (const [name, status] of Object.entries(readyz.upstreams)) expect({ name, inFlight: status.inFlight }).toEqual({ name, inFlight: 0 });
+  const readyz = (await (await fetch(new URL('/readyz', base))).json()) as {
+    upstreams: Record<string, { inFlight: number }>;
+  };
+  for (const [name, status] of Object.entries(readyz.upstreams))
+    expect({ name, inFlight: status.inFlight }).toEqual({ name, inFlight: 0 });
 }
 
 function expectInvalidArguments(reply: { status: number; json: any }, first: Record<string, unknown>): void {
@@ -142,7 +156,10 @@ describe('tools/call arguments against the inputSchema', () => {
     expectInvalidArguments(await call(sid, 1, 'echo__add', { a: 'seven', b: 2 }), WRONG_TYPE);
     expectInvalidArguments(await call(sid, 2, 'echo__add', { a: 1 }), MISSING_B);
     // Absent arguments are checked as {}.
-    expectInvalidArguments(await call(sid, 3, 'echo__echo'), { keyword: 'required', params: { missingProperty: 'text' } });
+    expectInvalidArguments(await call(sid, 3, 'echo__echo'), {
+      keyword: 'required',
+      params: { missingProperty: 'text' },
+    });
     // Not an object at all: the envelope check at the door refuses it before any schema is consulted.
     const notObject = await call(sid, 4, 'echo__whoami', 'me');
     expect(notObject.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
@@ -164,7 +181,10 @@ describe('tools/call arguments against the inputSchema', () => {
     expectInvalidArguments(await call(sid, 1, 'remote__add', { a: 'seven', b: 2 }), WRONG_TYPE);
     expectInvalidArguments(await call(sid, 2, 'remote__add', { a: 1 }), MISSING_B);
     // zod's .min(0) as JSON Schema: a bound, not only a type.
-    expectInvalidArguments(await call(sid, 3, 'remote__sleep', { ms: -5 }), { instancePath: '/ms', keyword: 'minimum' });
+    expectInvalidArguments(await call(sid, 3, 'remote__sleep', { ms: -5 }), {
+      instancePath: '/ms',
+      keyword: 'minimum',
+    });
 
     expect(textOf(await call(sid, 4, 'remote__add', { a: 4, b: 5 }))).toBe('9');
     expect(httpArrivals('add')).toEqual([{ a: 4, b: 5 }]);
@@ -175,7 +195,11 @@ describe('tools/call arguments against the inputSchema', () => {
   it('per-session workers: a bad call is refused before any worker hears of it', async () => {
     const sid = await openSession(url);
     expectInvalidArguments(await call(sid, 1, 'mine__sleep', { ms: 'soon' }), MS_WRONG_TYPE);
-    expectInvalidArguments(await call(sid, 2, 'mine__sleep', { ms: 1, steps: 0.5 }), { instancePath: '/steps', keyword: 'type', params: { type: 'integer' } });
+    expectInvalidArguments(await call(sid, 2, 'mine__sleep', { ms: 1, steps: 0.5 }), {
+      instancePath: '/steps',
+      keyword: 'type',
+      params: { type: 'integer' },
+    });
     expect(stdioArrivals(taps.mine, 'sleep')).toEqual([]);
     expect(textOf(await call(sid, 3, 'mine__sleep', { ms: 1, steps: 0 }))).toBe('slept 1ms');
     expect(stdioArrivals(taps.mine, 'sleep')).toEqual([{ ms: 1, steps: 0 }]);
@@ -183,11 +207,17 @@ describe('tools/call arguments against the inputSchema', () => {
   });
 
   it('2026-07-28 stateless requests: bad arguments get -32602; _meta, requestState and inputResponses are not arguments', async () => {
-    expectInvalidArguments(await statelessCall(1, 'echo__add', { a: 'nine', b: 2 }, { _meta: { progressToken: 'p' } }), WRONG_TYPE);
+    expectInvalidArguments(
+      await statelessCall(1, 'echo__add', { a: 'nine', b: 2 }, { _meta: { progressToken: 'p' } }),
+      WRONG_TYPE,
+    );
     expectInvalidArguments(await statelessCall(2, 'mine__sleep', { ms: 'soon' }), MS_WRONG_TYPE);
     expectInvalidArguments(await statelessCall(3, 'remote__add', { a: 1 }), MISSING_B);
     // A retry's round-trip fields sit beside the arguments: the arguments are still what is checked.
-    expectInvalidArguments(await statelessCall(4, 'mine__sleep', { ms: 'x' }, { requestState: 'r', inputResponses: {} }), MS_WRONG_TYPE);
+    expectInvalidArguments(
+      await statelessCall(4, 'mine__sleep', { ms: 'x' }, { requestState: 'r', inputResponses: {} }),
+      MS_WRONG_TYPE,
+    );
     expect(stdioArrivals(taps.mine, 'sleep')).not.toContainEqual({ ms: 'soon' });
     expect(stdioArrivals(taps.echo, 'add')).not.toContainEqual({ a: 'nine', b: 2 });
     expect(httpArrivals('add')).not.toContainEqual({ a: 1 });
@@ -209,7 +239,8 @@ describe('tools/call arguments against the inputSchema', () => {
 
   it('a schema ajv cannot compile (or too large to) leaves that tool unchecked, with one warning, across refreshes', async () => {
     const sid = await openSession(url);
-    const warnings = (tool: string) => lines.filter((l) => l.level === 40 && l.tool === tool && String(l.msg).includes('cannot be compiled'));
+    const warnings = (tool: string) =>
+      lines.filter((l) => l.level === 40 && l.tool === tool && String(l.msg).includes('cannot be compiled'));
 
     // Both would be refused if checked: `a` and `p0` are required, and p0 must be a string.
     expect(textOf(await call(sid, 1, 'raw__broken', {}))).toBe('ran broken');
@@ -220,23 +251,39 @@ describe('tools/call arguments against the inputSchema', () => {
     expect(stdioArrivals(taps.raw, 'broken')).toEqual([{}, {}]);
     expect(stdioArrivals(taps.raw, 'huge')).toEqual([{ p0: 5 }]);
     // The same upstream's other tools are still checked.
-    expectInvalidArguments(await call(sid, 4, 'raw__typed', { n: 1.5 }), { instancePath: '/n', keyword: 'type', params: { type: 'integer' } });
+    expectInvalidArguments(await call(sid, 4, 'raw__typed', { n: 1.5 }), {
+      instancePath: '/n',
+      keyword: 'type',
+      params: { type: 'integer' },
+    });
     // draft-07 spelled with https is still draft-07.
-    expectInvalidArguments(await call(sid, 41, 'raw__draft7https', { n: 'one' }), { instancePath: '/n', keyword: 'type', params: { type: 'integer' } });
+    expectInvalidArguments(await call(sid, 41, 'raw__draft7https', { n: 'one' }), {
+      instancePath: '/n',
+      keyword: 'type',
+      params: { type: 'integer' },
+    });
     expect(stdioArrivals(taps.raw, 'typed')).toEqual([]);
     expect(stdioArrivals(taps.raw, 'draft7https')).toEqual([]);
 
     // The upstream says its list changed; the catalog is rebuilt from an unchanged list.
     const before = lines.length;
     expect(textOf(await call(sid, 5, 'raw__refresh', {}))).toBe('ran refresh');
-    await until('the catalog refresh', () => lines.slice(before).some((l) => l.upstream === 'raw' && l.msg === 'catalog refreshed'));
+    await until('the catalog refresh', () =>
+      lines.slice(before).some((l) => l.upstream === 'raw' && l.msg === 'catalog refreshed'),
+    );
     expect(textOf(await call(sid, 6, 'raw__broken', {}))).toBe('ran broken');
     expect(textOf(await call(sid, 7, 'raw__huge', {}))).toBe('ran huge');
     expect(textOf(await call(sid, 71, 'raw__oddid', {}))).toBe('ran oddid');
-    expectInvalidArguments(await call(sid, 8, 'raw__typed', {}), { keyword: 'required', params: { missingProperty: 'n' } });
+    expectInvalidArguments(await call(sid, 8, 'raw__typed', {}), {
+      keyword: 'required',
+      params: { missingProperty: 'n' },
+    });
 
     expect(warnings('raw__broken')).toHaveLength(1);
-    expect(warnings('raw__broken')[0]).toMatchObject({ upstream: 'raw', err: expect.stringContaining('#/$defs/missing') });
+    expect(warnings('raw__broken')[0]).toMatchObject({
+      upstream: 'raw',
+      err: expect.stringContaining('#/$defs/missing'),
+    });
     expect(warnings('raw__huge')).toHaveLength(1);
     expect(warnings('raw__oddid')).toHaveLength(1);
     expect(warnings('raw__draft7https')).toHaveLength(0);

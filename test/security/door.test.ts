@@ -6,7 +6,15 @@
  * another session's call succeeds at once. Real gateway, real stdio and HTTP upstreams, loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { MODERN_META, modernRequest, postModern } from '../support/modern.js';
@@ -48,7 +56,10 @@ beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
       // Few slots: anything a bad request leaked would starve the witness at once.
-      upstreams: [stdioUpstream('echo', ECHO_SERVER, { pool: { min: 1, max: 1, maxInFlight: 4, queueSize: 4 } }), httpUpstream('web', echoHttp.url, { pool: { min: 1, max: 1, maxInFlight: 4, queueSize: 4 } })],
+      upstreams: [
+        stdioUpstream('echo', ECHO_SERVER, { pool: { min: 1, max: 1, maxInFlight: 4, queueSize: 4 } }),
+        httpUpstream('web', echoHttp.url, { pool: { min: 1, max: 1, maxInFlight: 4, queueSize: 4 } }),
+      ],
     }),
   );
   target = await openSession(gw.url);
@@ -65,7 +76,11 @@ describe('nesting past limits.maxJsonDepth', () => {
     for (const tool of ['echo__echo', 'web__echo']) {
       const r = await post(gw.url, deepCall(tool, nestedText(10_000)), headersOf(target));
       expect(r.status, r.text).toBe(400);
-      expect(r.json).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { type: 'INVALID_REQUEST' } } });
+      expect(r.json).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, data: { type: 'INVALID_REQUEST' } },
+      });
       expect(r.json.error.message).toMatch(/maxJsonDepth/);
     }
     await expectUndisturbed();
@@ -88,7 +103,11 @@ describe('nesting past limits.maxJsonDepth', () => {
   });
 
   it('brackets inside strings do not count, and nesting within the limit reaches the upstream', async () => {
-    const r = await post(gw.url, call('echo__echo', { text: '['.repeat(5000), deep: JSON.parse(nestedText(40)) }), headersOf(target));
+    const r = await post(
+      gw.url,
+      call('echo__echo', { text: '['.repeat(5000), deep: JSON.parse(nestedText(40)) }),
+      headersOf(target),
+    );
     expect(r.status, r.text).toBe(200);
     expect(r.json.result.content[0].text).toBe('['.repeat(5000));
   });
@@ -114,7 +133,12 @@ describe('params and _meta of the wrong shape', () => {
   }
 
   it('1,100 requests with "_meta":"x" in a burst hold no slot: the witness is served at once after', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 'm', method: 'tools/call', params: { name: 'web__echo', arguments: { text: 'x' }, _meta: 'x' } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'm',
+      method: 'tools/call',
+      params: { name: 'web__echo', arguments: { text: 'x' }, _meta: 'x' },
+    });
     for (let round = 0; round < 11; round++) {
       const replies = await Promise.all(Array.from({ length: 100 }, () => post(gw.url, body, headersOf(target))));
       for (const r of replies) expect(r.json.error.data.type).toBe('INVALID_PARAMS');
@@ -137,13 +161,22 @@ describe('params and _meta of the wrong shape', () => {
   });
 
   it('initialize without a string protocolVersion: -32602, no session made', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: 20250618, capabilities: {} } });
+    const r = await post(gw.url, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: 20250618, capabilities: {} },
+    });
     expect(r.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
     expect(r.headers.get('mcp-session-id')).toBeNull();
   });
 
   it('a notification with bad params alone is refused (400); a stateless request with bad params gets -32602', async () => {
-    const alone = await post(gw.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { x: 1 } } }, headersOf(target));
+    const alone = await post(
+      gw.url,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: { x: 1 } } },
+      headersOf(target),
+    );
     expect(alone.status).toBe(400);
     expect(alone.json.error).toMatchObject({ code: -32600, data: { type: 'INVALID_REQUEST' } });
     const modern = await postModern(gw, 9, 'tools/call', { name: 'echo__echo', arguments: 'text' });
@@ -184,7 +217,11 @@ describe('metric labels a client cannot grow', () => {
   it('2,000 invented method names add one series, _other, and none of the names', async () => {
     const names = Array.from({ length: 2000 }, (_, i) => `invented/${i}/${'x'.repeat(200)}`);
     for (let i = 0; i < names.length; i += 200) {
-      await Promise.all(names.slice(i, i + 200).map((method) => post(gw.url, { jsonrpc: '2.0', id: method, method }, headersOf(target))));
+      await Promise.all(
+        names
+          .slice(i, i + 200)
+          .map((method) => post(gw.url, { jsonrpc: '2.0', id: method, method }, headersOf(target))),
+      );
     }
     const text = await (await fetch(new URL('/metrics', gw.base))).text();
     expect(text).toContain('mcp_method_name="_other"');

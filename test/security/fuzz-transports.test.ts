@@ -13,10 +13,28 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 import { SseReader } from '../support/sse.js';
-import { TASK_METHODS, checkMessage, httpCase, messageOf, METHODS, postCase, rawBody, type Era, type Shape } from '../support/fuzz.js';
+import {
+  TASK_METHODS,
+  checkMessage,
+  httpCase,
+  messageOf,
+  METHODS,
+  postCase,
+  rawBody,
+  type Era,
+  type Shape,
+} from '../support/fuzz.js';
 import { TASKS_EXT, modern, tasksUpstream } from '../support/tasks.js';
 import { modernMeta } from '../support/modern.js';
 import { until } from '../support/wait.js';
@@ -31,7 +49,12 @@ const NAMES = ['echo__echo', 'echo__add', 'echo__greeting', 'nope__tool', 'const
 const URIS = ['echo://readme', 'file:///etc/passwd', ''];
 const frame = fc.oneof(
   { weight: 4, arbitrary: messageOf(METHODS, { names: NAMES, uris: URIS }).map((m) => JSON.stringify(m)) },
-  { weight: 1, arbitrary: fc.array(messageOf(METHODS, { names: NAMES, uris: URIS }), { minLength: 1, maxLength: 3 }).map((m) => JSON.stringify(m)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .array(messageOf(METHODS, { names: NAMES, uris: URIS }), { minLength: 1, maxLength: 3 })
+      .map((m) => JSON.stringify(m)),
+  },
   { weight: 1, arbitrary: rawBody },
 );
 
@@ -46,7 +69,10 @@ beforeAll(async () => {
     exampleConfig({
       limits: { bodyBytes: 64 * 1024 },
       websocket: { maxBufferedBytes: 256 * 1024 },
-      upstreams: [stdioUpstream('echo', ECHO_SERVER, { pool: { min: 1, max: 2 } }), tasksUpstream({ pool: { max: 4, idleTimeoutMs: 2000 } })],
+      upstreams: [
+        stdioUpstream('echo', ECHO_SERVER, { pool: { min: 1, max: 2 } }),
+        tasksUpstream({ pool: { max: 4, idleTimeoutMs: 2000 } }),
+      ],
     }),
   );
 });
@@ -56,15 +82,23 @@ afterAll(async () => {
 });
 
 async function nothingHeld(): Promise<void> {
-  await until('nothing held', async () => {
-    const held = await heldWork(gw);
-    return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
-  }, 20_000);
+  await until(
+    'nothing held',
+    async () => {
+      const held = await heldWork(gw);
+      return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
+    },
+    20_000,
+  );
 }
 
 async function anotherClientCalls(): Promise<void> {
   const sid = await openSession(gw.url);
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'after' } } }, { 'mcp-session-id': sid });
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'after' } } },
+    { 'mcp-session-id': sid },
+  );
   expect(r.json).toMatchObject({ result: { content: [{ text: 'after' }] } });
 }
 
@@ -90,7 +124,14 @@ class FuzzSocket {
       ws.once('error', reject);
     });
     const s = new FuzzSocket(ws);
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: '#init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } }));
+    ws.send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: '#init',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+      }),
+    );
     await s.answered('#init');
     ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     return s;
@@ -124,10 +165,19 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
 
   it('legacy /messages bodies: every POST answered from the table, every reply on the stream typed', async () => {
     const controller = new AbortController();
-    const res = await fetch(new URL('/sse', gw.base), { headers: { accept: 'text/event-stream' }, signal: controller.signal });
+    const res = await fetch(new URL('/sse', gw.base), {
+      headers: { accept: 'text/event-stream' },
+      signal: controller.signal,
+    });
     const reader = new SseReader(res);
     const endpoint = new URL((await reader.next())!.data, gw.base);
-    const send = (body: string) => fetch(endpoint, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(HANG_MS) });
+    const send = (body: string) =>
+      fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(HANG_MS),
+      });
     /** Reads the stream up to the answer to `id`, checking every message on the way. */
     const answerOn = async (id: string) => {
       for (;;) {
@@ -139,7 +189,14 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
         if (m.id === id) return m;
       }
     };
-    await send(JSON.stringify({ jsonrpc: '2.0', id: '#init', method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } }));
+    await send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: '#init',
+        method: 'initialize',
+        params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } },
+      }),
+    );
     await answerOn('#init');
     await send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
     let probe = 0;
@@ -167,15 +224,27 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
     // Real task ids of both eras for the fuzzer to pick, beside the strings it makes up.
     const made = await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, TASKS_META);
     if (typeof made.result?.taskId === 'string') taskIds.push(made.result.taskId);
-    const call = { jsonrpc: '2.0', id: 't', method: 'tools/call', params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 60_000 } } };
-    const sessionTask = await post(gw.url, call, { 'mcp-session-id': taskSessions[0]!, 'mcp-protocol-version': '2025-11-25' });
+    const call = {
+      jsonrpc: '2.0',
+      id: 't',
+      method: 'tools/call',
+      params: { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 60_000 } },
+    };
+    const sessionTask = await post(gw.url, call, {
+      'mcp-session-id': taskSessions[0]!,
+      'mcp-protocol-version': '2025-11-25',
+    });
     const sessionTaskId = (sessionTask.json as { result?: { task?: { taskId?: string } } }).result?.task?.taskId;
     if (typeof sessionTaskId === 'string') taskIds.push(sessionTaskId);
     expect(taskIds).toHaveLength(2);
 
     // Tools that end by themselves (none asks the client something and waits for it).
     const names = ['slow_compute', 'failing_job', 'protocol_error_job', 'greet', 'pid', 'nope'];
-    const message = messageOf(TASK_METHODS, { names, uris: [''], taskIds: () => taskIds, arguments: [{ seconds: 0 }, { seconds: 0.2 }, { name: 'x' }] }, 20);
+    const message = messageOf(
+      TASK_METHODS,
+      { names, uris: [''], taskIds: () => taskIds, arguments: [{ seconds: 0 }, { seconds: 0.2 }, { name: 'x' }] },
+      20,
+    );
     const cases = fc
       .record({
         era: fc.constantFrom<Era>('session', 'session', 'forged-session', 'modern', 'modern', 'modern-bad-headers'),
@@ -185,7 +254,10 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
         session: fc.nat(),
       })
       .map((parts) => httpCase(parts, taskSessions, { sessionVersion: () => '2025-11-25', modernMeta: TASKS_META }));
-    await fc.assert(fc.asyncProperty(cases, (c) => postCase(gw.url, c, HANG_MS)), { seed: SEED, numRuns: RUNS, endOnFailure: true });
+    await fc.assert(
+      fc.asyncProperty(cases, (c) => postCase(gw.url, c, HANG_MS)),
+      { seed: SEED, numRuns: RUNS, endOnFailure: true },
+    );
     await nothingHeld();
     await anotherClientCalls();
   }, 180_000);

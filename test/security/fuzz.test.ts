@@ -12,10 +12,28 @@
 import { resolve } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, MCP_HEADERS, ROOT, exampleConfig, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  MCP_HEADERS,
+  ROOT,
+  exampleConfig,
+  openSession,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
-import { METHODS, httpCase, postCase, messageOf, rawBody, type Era, type HttpCase, type Shape } from '../support/fuzz.js';
+import {
+  METHODS,
+  httpCase,
+  postCase,
+  messageOf,
+  rawBody,
+  type Era,
+  type HttpCase,
+  type Shape,
+} from '../support/fuzz.js';
 import { until } from '../support/wait.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
@@ -23,7 +41,17 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const HANG_MS = 5000;
 
 // Tools that answer at once (none that asks the client something and waits for it).
-const TOOLS = ['echo__echo', 'echo__add', 'web__echo', 'web__add', 'fx__test_simple_text', 'fx__test_error_handling', 'fx__test_tool_with_progress', 'nope__tool', 'constructor'];
+const TOOLS = [
+  'echo__echo',
+  'echo__add',
+  'web__echo',
+  'web__add',
+  'fx__test_simple_text',
+  'fx__test_error_handling',
+  'fx__test_tool_with_progress',
+  'nope__tool',
+  'constructor',
+];
 const URIS = ['test://static-text', 'echo://readme', 'file:///etc/passwd', 'test://template/{id}/data', ''];
 const message = messageOf(METHODS, { names: [...TOOLS, 'echo__greeting', 'fx__test_simple_prompt'], uris: URIS });
 
@@ -33,7 +61,15 @@ let sessions: string[] = [];
 
 const fuzzCase: fc.Arbitrary<HttpCase> = fc
   .record({
-    era: fc.constantFrom<Era>('session', 'session', 'forged-session', 'no-session', 'modern', 'modern', 'modern-bad-headers'),
+    era: fc.constantFrom<Era>(
+      'session',
+      'session',
+      'forged-session',
+      'no-session',
+      'modern',
+      'modern',
+      'modern-bad-headers',
+    ),
     shape: fc.constantFrom<Shape>('one', 'one', 'one', 'batch', 'raw'),
     messages: fc.array(message, { minLength: 1, maxLength: 4 }),
     raw: rawBody,
@@ -50,11 +86,19 @@ beforeAll(async () => {
       upstreams: [
         stdioUpstream('echo', ECHO_SERVER, { pool: { min: 1, max: 2 } }),
         httpUpstream('web', echoHttp.url),
-        stdioUpstream('fx', resolve(ROOT, 'examples/conformance/server.mjs'), { mode: 'per-session', pool: { max: 3 }, timeoutMs: 4000 }),
+        stdioUpstream('fx', resolve(ROOT, 'examples/conformance/server.mjs'), {
+          mode: 'per-session',
+          pool: { max: 3 },
+          timeoutMs: 4000,
+        }),
       ],
     }),
   );
-  sessions = [await openSession(gw.url, '2025-03-26'), await openSession(gw.url, '2025-06-18'), await openSession(gw.url, '2025-11-25')];
+  sessions = [
+    await openSession(gw.url, '2025-03-26'),
+    await openSession(gw.url, '2025-06-18'),
+    await openSession(gw.url, '2025-11-25'),
+  ];
 });
 
 afterAll(async () => {
@@ -67,10 +111,14 @@ describe(`fuzzing the endpoint (seed ${SEED}, ${RUNS} inputs)`, () => {
     const rssBefore = process.memoryUsage().rss;
     await fc.assert(fc.asyncProperty(fuzzCase, send), { seed: SEED, numRuns: RUNS, endOnFailure: true });
     // Calls still in flight are bounded by their timeouts; then every slot is free again.
-    await until('nothing held', async () => {
-      const held = await heldWork(gw);
-      return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
-    }, 15_000);
+    await until(
+      'nothing held',
+      async () => {
+        const held = await heldWork(gw);
+        return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
+      },
+      15_000,
+    );
     // The gateway runs in this process: its growth over 2,000 hostile requests stays small.
     const grownMb = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
     expect(grownMb).toBeLessThan(300);
@@ -78,7 +126,12 @@ describe(`fuzzing the endpoint (seed ${SEED}, ${RUNS} inputs)`, () => {
       const r = await fetch(gw.url, {
         method: 'POST',
         headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 'after', method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'after' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'after',
+          method: 'tools/call',
+          params: { name: 'echo__echo', arguments: { text: 'after' } },
+        }),
       });
       expect(await r.json()).toMatchObject({ result: { content: [{ text: 'after' }] } });
     }

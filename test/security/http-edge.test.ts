@@ -20,7 +20,12 @@ import { until } from '../support/wait.js';
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  gw = await startGateway(exampleConfig({ security: { allowedOrigins: ['https://app.example.com'] }, servers: [{ path: '/mcp/reader', tools: ['echo__*'] }] }));
+  gw = await startGateway(
+    exampleConfig({
+      security: { allowedOrigins: ['https://app.example.com'] },
+      servers: [{ path: '/mcp/reader', tools: ['echo__*'] }],
+    }),
+  );
 });
 afterAll(async () => {
   await gw?.stop();
@@ -39,15 +44,25 @@ interface RawReply {
 function raw(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<RawReply> {
   const length = body === undefined ? {} : { 'content-length': String(Buffer.byteLength(body)) };
   return new Promise((resolveReply, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: new URL(gw.base).port, method, path, agent: false, headers: { connection: 'close', ...length, ...headers } }, (res) => {
-      if (String(res.headers['content-type']).startsWith('text/event-stream')) {
-        res.destroy();
-        return resolveReply({ status: res.statusCode!, headers: res.headers, text: '' });
-      }
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString('utf8')));
-      res.on('end', () => resolveReply({ status: res.statusCode!, headers: res.headers, text }));
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: new URL(gw.base).port,
+        method,
+        path,
+        agent: false,
+        headers: { connection: 'close', ...length, ...headers },
+      },
+      (res) => {
+        if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+          res.destroy();
+          return resolveReply({ status: res.statusCode!, headers: res.headers, text: '' });
+        }
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString('utf8')));
+        res.on('end', () => resolveReply({ status: res.statusCode!, headers: res.headers, text }));
+      },
+    );
     req.on('upgrade', (res, socket) => {
       socket.destroy();
       resolveReply({ status: res.statusCode!, headers: res.headers, text: '' });
@@ -67,9 +82,15 @@ function expectJsonRpcError(r: RawReply, status: number, code: number, type: str
 /** A normal call from a fresh session works, and the pool holds nothing in flight. */
 async function expectStillServing(): Promise<void> {
   const sid = await openSession(gw.url);
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'still here' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'still here' } } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   expect(r.json.result.content[0].text).toBe('still here');
-  const ready = (await (await fetch(new URL('/readyz', gw.base))).json()) as { upstreams: Record<string, { inFlight: number }> };
+  const ready = (await (await fetch(new URL('/readyz', gw.base))).json()) as {
+    upstreams: Record<string, { inFlight: number }>;
+  };
   expect(ready.upstreams.echo!.inFlight).toBe(0);
 }
 
@@ -83,7 +104,11 @@ describe('headers too large', () => {
 
 describe('OPTIONS on the endpoint', () => {
   it('without Origin or Access-Control-Request-Method (not a preflight): 405 with Allow', async () => {
-    const notPreflights: Array<Record<string, string>> = [{}, { origin: 'https://app.example.com' }, { 'access-control-request-method': 'POST' }];
+    const notPreflights: Array<Record<string, string>> = [
+      {},
+      { origin: 'https://app.example.com' },
+      { 'access-control-request-method': 'POST' },
+    ];
     for (const headers of notPreflights) {
       const r = await raw('OPTIONS', '/mcp', headers);
       expectJsonRpcError(r, 405, -32000, 'METHOD_NOT_ALLOWED');
@@ -93,14 +118,21 @@ describe('OPTIONS on the endpoint', () => {
   });
 
   it('a preflight from an origin not allowed: 403 ORIGIN_FORBIDDEN', async () => {
-    const r = await raw('OPTIONS', '/mcp', { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' });
+    const r = await raw('OPTIONS', '/mcp', {
+      origin: 'https://evil.example.com',
+      'access-control-request-method': 'POST',
+    });
     expectJsonRpcError(r, 403, -32003, 'ORIGIN_FORBIDDEN');
     expect(r.headers['access-control-allow-origin']).toBeUndefined();
     await expectStillServing();
   });
 
   it('a good preflight still gets 204 with the CORS headers', async () => {
-    const r = await raw('OPTIONS', '/mcp', { origin: 'https://app.example.com', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type, mcp-session-id' });
+    const r = await raw('OPTIONS', '/mcp', {
+      origin: 'https://app.example.com',
+      'access-control-request-method': 'POST',
+      'access-control-request-headers': 'content-type, mcp-session-id',
+    });
     expect(r.status).toBe(204);
     expect(r.headers['access-control-allow-origin']).toBe('https://app.example.com');
     expect(r.headers['access-control-allow-methods']).toBe('GET, POST, DELETE');
@@ -108,11 +140,20 @@ describe('OPTIONS on the endpoint', () => {
 });
 
 describe('CORS headers on a call', () => {
-  const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'cors' } } };
+  const call = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'echo__echo', arguments: { text: 'cors' } },
+  };
 
   it('from an allowed origin: that origin, and the headers a page may read', async () => {
     const sid = await openSession(gw.url);
-    const r = await post(gw.url, call, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18', origin: 'https://app.example.com' });
+    const r = await post(gw.url, call, {
+      'mcp-session-id': sid,
+      'mcp-protocol-version': '2025-06-18',
+      origin: 'https://app.example.com',
+    });
     expect(r.json.result.content[0].text).toBe('cors');
     expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
     expect(r.headers.get('access-control-expose-headers')).toBe('mcp-session-id, www-authenticate, x-request-id');
@@ -130,7 +171,21 @@ describe('CORS headers on a call', () => {
 
 describe('HTTP methods the endpoint does not serve', () => {
   // Fastify routes the first ones; the WebDAV ones it does not know at all (its 404 before).
-  const methods = ['PUT', 'PATCH', 'TRACE', 'QUERY', 'PROPFIND', 'PROPPATCH', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'SEARCH', 'REPORT'];
+  const methods = [
+    'PUT',
+    'PATCH',
+    'TRACE',
+    'QUERY',
+    'PROPFIND',
+    'PROPPATCH',
+    'MKCOL',
+    'COPY',
+    'MOVE',
+    'LOCK',
+    'UNLOCK',
+    'SEARCH',
+    'REPORT',
+  ];
   for (const method of methods) {
     it(`${method}: 405 METHOD_NOT_ALLOWED with Allow`, async () => {
       const r = await raw(method, '/mcp');
@@ -159,7 +214,15 @@ describe('HTTP methods the endpoint does not serve', () => {
       expect(r.headers.allow).toBe('GET, POST, DELETE');
     }
     expectJsonRpcError(await raw('OPTIONS', '/mcp/reader'), 405, -32000, 'METHOD_NOT_ALLOWED');
-    expectJsonRpcError(await raw('OPTIONS', '/mcp/reader', { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' }), 403, -32003, 'ORIGIN_FORBIDDEN');
+    expectJsonRpcError(
+      await raw('OPTIONS', '/mcp/reader', {
+        origin: 'https://evil.example.com',
+        'access-control-request-method': 'POST',
+      }),
+      403,
+      -32003,
+      'ORIGIN_FORBIDDEN',
+    );
   });
 });
 
@@ -168,13 +231,29 @@ describe('GET /: a pointer for newcomers', () => {
     const r = await raw('GET', '/');
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toBe('text/plain; charset=utf-8');
-    for (const part of ['MCP endpoint (Streamable HTTP, POST/GET/DELETE): /mcp', 'virtual servers: /mcp/reader', 'legacy HTTP+SSE: /sse', 'WebSocket: /ws', '/status', '/healthz', '/readyz', '/metrics', 'README']) {
+    for (const part of [
+      'MCP endpoint (Streamable HTTP, POST/GET/DELETE): /mcp',
+      'virtual servers: /mcp/reader',
+      'legacy HTTP+SSE: /sse',
+      'WebSocket: /ws',
+      '/status',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      'README',
+    ]) {
       expect(r.text).toContain(part);
     }
     const head = await raw('HEAD', '/');
     expect(head.status).toBe(200);
     expect(head.text).toBe('');
-    for (const method of ['POST', 'DELETE', 'PUT']) expectJsonRpcError(await raw(method, '/', { 'content-type': 'application/json' }, '{}'), 404, -32000, 'ROUTE_NOT_FOUND');
+    for (const method of ['POST', 'DELETE', 'PUT'])
+      expectJsonRpcError(
+        await raw(method, '/', { 'content-type': 'application/json' }, '{}'),
+        404,
+        -32000,
+        'ROUTE_NOT_FOUND',
+      );
     expectJsonRpcError(await raw('GET', '/index.html'), 404, -32000, 'ROUTE_NOT_FOUND');
     await expectStillServing();
   });
@@ -206,30 +285,61 @@ describe('what no route serves, and what Fastify cannot parse', () => {
   });
 
   it('a preflight from an origin not allowed is 403 on any path; an allowed one still 204', async () => {
-    expectJsonRpcError(await raw('OPTIONS', '/MCP', { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' }), 403, -32003, 'ORIGIN_FORBIDDEN');
-    expect((await raw('OPTIONS', '/.well-known/oauth-protected-resource', { origin: 'https://app.example.com', 'access-control-request-method': 'GET' })).status).toBe(204);
+    expectJsonRpcError(
+      await raw('OPTIONS', '/MCP', { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' }),
+      403,
+      -32003,
+      'ORIGIN_FORBIDDEN',
+    );
+    expect(
+      (
+        await raw('OPTIONS', '/.well-known/oauth-protected-resource', {
+          origin: 'https://app.example.com',
+          'access-control-request-method': 'GET',
+        })
+      ).status,
+    ).toBe(204);
   });
 
   it('an empty or bad JSON body on a route Fastify parses it for: 400 PARSE_ERROR; a URL it cannot decode: 400 INVALID_REQUEST', async () => {
     const empty = await raw('DELETE', '/oauth/tokens/x', json, '');
     expectJsonRpcError(empty, 400, -32700, 'PARSE_ERROR');
-    expect(JSON.parse(empty.text).error.message).toBe('Parse error: Content-Type is application/json but the body is empty');
+    expect(JSON.parse(empty.text).error.message).toBe(
+      'Parse error: Content-Type is application/json but the body is empty',
+    );
     expectJsonRpcError(await raw('DELETE', '/oauth/tokens/x', json, '{'), 400, -32700, 'PARSE_ERROR');
     expectJsonRpcError(await raw('POST', '/oauth/start', json, ''), 400, -32700, 'PARSE_ERROR');
     // Without a body the route answers for itself (auth is off: no token is held for anyone).
     expectJsonRpcError(await raw('DELETE', '/oauth/tokens/x'), 400, -32602, 'OAUTH_REQUEST_INVALID');
-    for (const [method, path] of [['GET', '/%'], ['POST', '/mcp/%zz'], ['DELETE', `/oauth/tokens/${'x'.repeat(101)}`]]) expectJsonRpcError(await raw(method!, path!), 400, -32600, 'INVALID_REQUEST');
+    for (const [method, path] of [
+      ['GET', '/%'],
+      ['POST', '/mcp/%zz'],
+      ['DELETE', `/oauth/tokens/${'x'.repeat(101)}`],
+    ])
+      expectJsonRpcError(await raw(method!, path!), 400, -32600, 'INVALID_REQUEST');
     await expectStillServing();
   });
 
   it('a WebSocket upgrade ws refuses: 400 INVALID_REQUEST, no session left; a good one still upgrades', async () => {
-    const upgrade = { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' };
-    const sessions = async () => Number(/^mcpgw_sessions_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', gw.base))).text())?.[1]);
+    const upgrade = {
+      connection: 'Upgrade',
+      upgrade: 'websocket',
+      'sec-websocket-version': '13',
+      'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+    };
+    const sessions = async () =>
+      Number(/^mcpgw_sessions_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', gw.base))).text())?.[1]);
     const before = await sessions();
-    for (const headers of [{ ...upgrade, 'sec-websocket-key': 'short' }, { ...upgrade, 'sec-websocket-version': '12' }, { connection: 'Upgrade', upgrade: 'websocket' }]) {
+    for (const headers of [
+      { ...upgrade, 'sec-websocket-key': 'short' },
+      { ...upgrade, 'sec-websocket-version': '12' },
+      { connection: 'Upgrade', upgrade: 'websocket' },
+    ]) {
       const r = await raw('GET', '/ws', headers);
       expectJsonRpcError(r, 400, -32600, 'INVALID_REQUEST');
-      expect(JSON.parse(r.text).error.message).toMatch(/^Invalid Request: not a WebSocket handshake this endpoint takes \(Missing or invalid Sec-WebSocket-(Key|Version) header\)$/);
+      expect(JSON.parse(r.text).error.message).toMatch(
+        /^Invalid Request: not a WebSocket handshake this endpoint takes \(Missing or invalid Sec-WebSocket-(Key|Version) header\)$/,
+      );
     }
     expect((await raw('GET', '/ws', upgrade)).status).toBe(101);
     await until('the sessions of the handshakes to be gone', async () => (await sessions()) === before);
@@ -237,37 +347,87 @@ describe('what no route serves, and what Fastify cannot parse', () => {
   });
 
   it('a sweep of paths × methods × bodies: every reply of 400 or more is an error of the table, nothing left open', async () => {
-    const paths = ['/', '/mcp', '/MCP', '/mcp/', '/Mcp', '/mcp/reader', '/mcp/reader/', '/MCP/READER', '/mcp/reader/ws', '/mcp/reader/sse', '/ws', '/WS', '/sse', '/messages',
-      '/healthz', '/readyz', '/metrics', '/status', '/status.json', '/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp', '/oauth/start',
-      '/oauth/callback', '/oauth/tokens/x', '/oauth/tokens/', '/oauth/login/callback', '/elsewhere', '//mcp', '/mcp?x=%', '/%', '/mcp/%zz', '/%2e%2e/mcp'];
-    const bodies: Array<[Record<string, string>, string | undefined]> = [
-      [{}, undefined], [json, ''], [json, '{'], [json, '{}'], [{ 'content-type': 'text/plain' }, 'x'],
-      [{ 'content-type': 'application/x-www-form-urlencoded' }, 'state=x'], [{ 'content-type': 'application/octet-stream' }, '\u0000\u00ff'],
+    const paths = [
+      '/',
+      '/mcp',
+      '/MCP',
+      '/mcp/',
+      '/Mcp',
+      '/mcp/reader',
+      '/mcp/reader/',
+      '/MCP/READER',
+      '/mcp/reader/ws',
+      '/mcp/reader/sse',
+      '/ws',
+      '/WS',
+      '/sse',
+      '/messages',
+      '/healthz',
+      '/readyz',
+      '/metrics',
+      '/status',
+      '/status.json',
+      '/.well-known/oauth-protected-resource',
+      '/.well-known/oauth-protected-resource/mcp',
+      '/oauth/start',
+      '/oauth/callback',
+      '/oauth/tokens/x',
+      '/oauth/tokens/',
+      '/oauth/login/callback',
+      '/elsewhere',
+      '//mcp',
+      '/mcp?x=%',
+      '/%',
+      '/mcp/%zz',
+      '/%2e%2e/mcp',
     ];
-    const preflights: Array<Record<string, string>> = [{}, { origin: 'https://app.example.com', 'access-control-request-method': 'POST' }, { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' }];
+    const bodies: Array<[Record<string, string>, string | undefined]> = [
+      [{}, undefined],
+      [json, ''],
+      [json, '{'],
+      [json, '{}'],
+      [{ 'content-type': 'text/plain' }, 'x'],
+      [{ 'content-type': 'application/x-www-form-urlencoded' }, 'state=x'],
+      [{ 'content-type': 'application/octet-stream' }, '\u0000\u00ff'],
+    ];
+    const preflights: Array<Record<string, string>> = [
+      {},
+      { origin: 'https://app.example.com', 'access-control-request-method': 'POST' },
+      { origin: 'https://evil.example.com', 'access-control-request-method': 'POST' },
+    ];
     const cases: Array<[string, string, Record<string, string>, string | undefined]> = [];
     for (const path of paths) {
       for (const method of ['GET', 'HEAD', 'TRACE']) cases.push([method, path, {}, undefined]);
-      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'QUERY', 'PROPFIND', 'SEARCH']) for (const [headers, body] of bodies) cases.push([method, path, headers, body]);
-      for (const headers of preflights) for (const [more, body] of bodies) cases.push(['OPTIONS', path, { ...headers, ...more }, body]);
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'QUERY', 'PROPFIND', 'SEARCH'])
+        for (const [headers, body] of bodies) cases.push([method, path, headers, body]);
+      for (const headers of preflights)
+        for (const [more, body] of bodies) cases.push(['OPTIONS', path, { ...headers, ...more }, body]);
     }
-    const sessions = async () => Number(/^mcpgw_sessions_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', gw.base))).text())?.[1]);
+    const sessions = async () =>
+      Number(/^mcpgw_sessions_active (\d+)$/m.exec(await (await fetch(new URL('/metrics', gw.base))).text())?.[1]);
     const before = await sessions();
     const statuses = new Map<number, number>();
     for (let i = 0; i < cases.length; i += 8) {
-      await Promise.all(cases.slice(i, i + 8).map(async ([method, path, headers, body]) => {
-        const r = await raw(method, path, headers, body);
-        statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
-        expectGatewayReply(`${method} ${path} ${JSON.stringify(headers)} ${body ?? ''}`, method, r);
-      }));
+      await Promise.all(
+        cases.slice(i, i + 8).map(async ([method, path, headers, body]) => {
+          const r = await raw(method, path, headers, body);
+          statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
+          expectGatewayReply(`${method} ${path} ${JSON.stringify(headers)} ${body ?? ''}`, method, r);
+        }),
+      );
     }
     // Every kind of answer came up: successes, the endpoints' refusals and the routes no one serves.
     expect(cases.length).toBeGreaterThan(2000);
-    for (const status of [200, 204, 400, 404, 405, 406, 415, 426]) expect(statuses.get(status), `HTTP ${status}`).toBeGreaterThan(0);
-    await until('the streams the sweep opened to close, and their sessions to end', async () => {
-      const metrics = await (await fetch(new URL('/metrics', gw.base))).text();
-      return !/^mcpgw_sse_streams_open\{[^}]*\} [1-9]/m.test(metrics) && (await sessions()) === before;
-    }, 15_000);
+    for (const status of [200, 204, 400, 404, 405, 406, 415, 426])
+      expect(statuses.get(status), `HTTP ${status}`).toBeGreaterThan(0);
+    await until(
+      'the streams the sweep opened to close, and their sessions to end',
+      async () => {
+        const metrics = await (await fetch(new URL('/metrics', gw.base))).text();
+        return !/^mcpgw_sse_streams_open\{[^}]*\} [1-9]/m.test(metrics) && (await sessions()) === before;
+      },
+      15_000,
+    );
     await expectStillServing();
   });
 });
@@ -335,13 +495,16 @@ describe('the error table of docs/limits-and-errors.md', () => {
     const next = page.indexOf('\n## ', start + 1);
     const section = page.slice(start, next === -1 ? undefined : next);
     const rows = new Map<string, [number, number]>();
-    for (const m of section.matchAll(/^\| `([A-Z_]+)` \| (-\d+) \| (\d{3}) \|/gm)) rows.set(m[1]!, [Number(m[2]), Number(m[3])]);
+    for (const m of section.matchAll(/^\| `([A-Z_]+)` \| (-\d+) \| (\d{3}) \|/gm))
+      rows.set(m[1]!, [Number(m[2]), Number(m[3])]);
     return rows;
   }
 
   it('lists every entry of src/jsonrpc/errors.ts with its code and HTTP status, and nothing else', () => {
     const rows = tableRows();
-    const table = new Map(Object.entries(ERRORS).map(([type, e]) => [type, [e.code, e.httpStatus] as [number, number]]));
+    const table = new Map(
+      Object.entries(ERRORS).map(([type, e]) => [type, [e.code, e.httpStatus] as [number, number]]),
+    );
     expect(Object.fromEntries(rows)).toEqual(Object.fromEntries(table));
   });
 });

@@ -11,14 +11,23 @@ import { exampleConfig, post, startGateway, type RunningGateway } from '../suppo
 import { TEST_ISSUER, TEST_RESOURCE, startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { freePort } from '../support/redis.js';
 
-const INITIALIZE = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'jwks', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'jwks', version: '1' } },
+};
 
 let issuer: JwtIssuer;
 let failing: Server;
 const gateways: RunningGateway[] = [];
 
 function gatewayWithKeysAt(jwksUrl: string): Promise<RunningGateway> {
-  return startGateway(exampleConfig({ auth: { mode: 'jwt', resource: TEST_RESOURCE, issuer: TEST_ISSUER, jwksUrl, authorizationServers: [TEST_ISSUER] } })).then((gw) => {
+  return startGateway(
+    exampleConfig({
+      auth: { mode: 'jwt', resource: TEST_RESOURCE, issuer: TEST_ISSUER, jwksUrl, authorizationServers: [TEST_ISSUER] },
+    }),
+  ).then((gw) => {
     gateways.push(gw);
     return gw;
   });
@@ -41,7 +50,10 @@ describe('the issuer key set is unreachable', () => {
     const gw = await gatewayWithKeysAt(`http://127.0.0.1:${await freePort()}/jwks`);
     const r = await post(gw.url, INITIALIZE, await issuer.bearer('alice'));
     expect(r.status, r.text).toBe(503);
-    expect(r.json.error).toMatchObject({ code: -32014, data: { type: 'AUTHORIZATION_SERVER_UNAVAILABLE', retryable: true } });
+    expect(r.json.error).toMatchObject({
+      code: -32014,
+      data: { type: 'AUTHORIZATION_SERVER_UNAVAILABLE', retryable: true },
+    });
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     const malformed = await post(gw.url, INITIALIZE, { authorization: 'Bearer not.a.jwt' });
     expect(malformed.status).toBe(401);

@@ -15,13 +15,23 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateMessageRequestSchema, ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  McpError,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { childPidsRunning } from '../support/child-processes.js';
-import { CONFORMANCE_SERVER, httpUpstream, startConformanceHttp, type HttpServerProcess } from '../support/http-upstream.js';
+import {
+  CONFORMANCE_SERVER,
+  httpUpstream,
+  startConformanceHttp,
+  type HttpServerProcess,
+} from '../support/http-upstream.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
@@ -31,7 +41,11 @@ const POOL_MAX = 3;
 const CONCURRENCY = 4;
 const HANG_MS = 15_000;
 
-type Outcome = { kind: 'ok'; text: string } | { kind: 'typed'; type: string } | { kind: 'untyped'; message: string } | { kind: 'hang'; tool: string };
+type Outcome =
+  | { kind: 'ok'; text: string }
+  | { kind: 'typed'; type: string }
+  | { kind: 'untyped'; message: string }
+  | { kind: 'hang'; tool: string };
 
 const GATEWAY_CODES = new Set<number>(Object.values(ERRORS).map((e) => e.code));
 
@@ -51,7 +65,11 @@ interface TestClient {
  * A client that declares sampling and elicitation. By default it answers after a short think
  * (so other sessions arrive meanwhile); with `gate`, it answers sampling only when told.
  */
-async function connect(url: URL, name: string, gate?: Gate & { reached: () => void; wait: Promise<void> }): Promise<TestClient> {
+async function connect(
+  url: URL,
+  name: string,
+  gate?: Gate & { reached: () => void; wait: Promise<void> },
+): Promise<TestClient> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {} } });
   const think = () => new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 150)));
   client.setRequestHandler(CreateMessageRequestSchema, async () => {
@@ -78,14 +96,23 @@ function gate(): Gate & { reached: () => void; wait: Promise<void> } {
   return { asked, reached, wait, open };
 }
 
-async function callTool(client: Client, name: string, args: Record<string, unknown>, signal = AbortSignal.timeout(HANG_MS)): Promise<Outcome> {
+async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  signal = AbortSignal.timeout(HANG_MS),
+): Promise<Outcome> {
   try {
-    const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, { signal, timeout: HANG_MS * 2 });
+    const result = await client.callTool({ name, arguments: args }, CallToolResultSchema, {
+      signal,
+      timeout: HANG_MS * 2,
+    });
     return { kind: 'ok', text: toolText(result) };
   } catch (err) {
     if (signal.aborted) return { kind: 'hang', tool: name };
     const data = err instanceof McpError ? (err.data as { type?: unknown } | undefined) : undefined;
-    if (err instanceof McpError && GATEWAY_CODES.has(err.code) && typeof data?.type === 'string') return { kind: 'typed', type: data.type };
+    if (err instanceof McpError && GATEWAY_CODES.has(err.code) && typeof data?.type === 'string')
+      return { kind: 'typed', type: data.type };
     return { kind: 'untyped', message: err instanceof Error ? err.message : String(err) };
   }
 }
@@ -94,7 +121,10 @@ async function callTool(client: Client, name: string, args: Record<string, unkno
 async function oneSession(url: URL, i: number): Promise<Outcome[]> {
   const { client } = await connect(url, `client-${i}`);
   try {
-    return [await callTool(client, 'test_sampling', { prompt: `prompt ${i}` }), await callTool(client, 'test_elicitation_sep1034_defaults', {})];
+    return [
+      await callTool(client, 'test_sampling', { prompt: `prompt ${i}` }),
+      await callTool(client, 'test_elicitation_sep1034_defaults', {}),
+    ];
   } finally {
     await client.close().catch(() => undefined);
   }
@@ -132,7 +162,10 @@ async function settled(base: string): Promise<void> {
 async function freshSessionSamples(url: URL): Promise<void> {
   const { client } = await connect(url, 'fresh');
   try {
-    expect(await callTool(client, 'test_sampling', { prompt: 'after the crowd' })).toEqual({ kind: 'ok', text: 'LLM response: sampled for fresh' });
+    expect(await callTool(client, 'test_sampling', { prompt: 'after the crowd' })).toEqual({
+      kind: 'ok',
+      text: 'LLM response: sampled for fresh',
+    });
   } finally {
     await client.close();
   }
@@ -166,7 +199,9 @@ describe.each([
     // A session that found every worker busy was told so (retryable); the others got through.
     for (const o of outcomes) if (o.kind === 'typed') expect(o.type).toBe('OVERLOADED');
     expect(outcomes.filter((o) => o.kind === 'ok').length).toBeGreaterThanOrEqual(POOL_MAX);
-    for (const o of outcomes) if (o.kind === 'ok') expect(o.text).toMatch(/^(LLM response: sampled for client-\d+|Elicitation completed: action=accept, .*)$/);
+    for (const o of outcomes)
+      if (o.kind === 'ok')
+        expect(o.text).toMatch(/^(LLM response: sampled for client-\d+|Elicitation completed: action=accept, .*)$/);
 
     await settled(gw.base);
     expect(internals(gw.gateway.server).inFlight).toBe(0);
@@ -182,7 +217,11 @@ describe('a per-session worker whose upstream waits for its client', () => {
 
   beforeAll(async () => {
     // One worker, no spares: which process serves which session is plain.
-    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('conformance', CONFORMANCE_SERVER, { ...PER_SESSION, pool: { max: 1, spares: 0 } })] }));
+    gw = await startGateway(
+      exampleConfig({
+        upstreams: [stdioUpstream('conformance', CONFORMANCE_SERVER, { ...PER_SESSION, pool: { max: 1, spares: 0 } })],
+      }),
+    );
   });
 
   afterEach(async () => {
@@ -277,7 +316,19 @@ describe('an upstream that withdraws its question', () => {
 
   beforeAll(async () => {
     gw = await startGateway(
-      exampleConfig({ upstreams: [{ name: 'conformance', transport: 'stdio', command: process.execPath, args: ['-e', ASKING_SERVER], prefix: '', mode: 'per-session', pool: { max: 1, spares: 0 } }] }),
+      exampleConfig({
+        upstreams: [
+          {
+            name: 'conformance',
+            transport: 'stdio',
+            command: process.execPath,
+            args: ['-e', ASKING_SERVER],
+            prefix: '',
+            mode: 'per-session',
+            pool: { max: 1, spares: 0 },
+          },
+        ],
+      }),
     );
   });
 
@@ -293,7 +344,12 @@ describe('an upstream that withdraws its question', () => {
       client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => {
         asked();
         // Answered only if nobody withdraws the question.
-        return new Promise((_r, reject) => extra.signal.addEventListener('abort', () => (resolve(String(extra.requestId)), reject(new Error('withdrawn')))));
+        return new Promise((_r, reject) =>
+          extra.signal.addEventListener(
+            'abort',
+            () => (resolve(String(extra.requestId)), reject(new Error('withdrawn'))),
+          ),
+        );
       });
     });
     await client.connect(new StreamableHTTPClientTransport(gw.url));
@@ -316,9 +372,16 @@ describe('an upstream that withdraws its question', () => {
   it('a question asked during a call is withdrawn when that call ends with its result', async () => {
     const client = new Client({ name: 'hasty', version: '1.0.0' }, { capabilities: { sampling: {} } });
     const withdrawn = new Promise<string>((resolve) => {
-      client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => new Promise((_r, reject) => {
-        extra.signal.addEventListener('abort', () => (resolve(String(extra.requestId)), reject(new Error('withdrawn'))));
-      }));
+      client.setRequestHandler(
+        CreateMessageRequestSchema,
+        (_req, extra) =>
+          new Promise((_r, reject) => {
+            extra.signal.addEventListener(
+              'abort',
+              () => (resolve(String(extra.requestId)), reject(new Error('withdrawn'))),
+            );
+          }),
+      );
     });
     await client.connect(new StreamableHTTPClientTransport(gw.url));
     try {
@@ -337,7 +400,9 @@ describe('an upstream that withdraws its question', () => {
     const cancelled = new Promise<void>((resolve) => {
       client.setRequestHandler(CreateMessageRequestSchema, (_req, extra) => {
         asked();
-        return new Promise((_r, reject) => extra.signal.addEventListener('abort', () => (resolve(), reject(new Error('withdrawn')))));
+        return new Promise((_r, reject) =>
+          extra.signal.addEventListener('abort', () => (resolve(), reject(new Error('withdrawn')))),
+        );
       });
     });
     await client.connect(new StreamableHTTPClientTransport(gw.url));

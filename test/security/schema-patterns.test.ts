@@ -34,8 +34,21 @@ const SERVER = rawStdioServer(
     { name: 'lookahead', inputSchema: { type: 'object', properties: { password: string('^(?=.*[A-Z]).{8,}$') } } },
     { name: 'backref', inputSchema: { type: 'object', patternProperties: { '^(\\w)\\1$': { type: 'integer' } } } },
     // Three patterns of ~2,000 units each: RE2 would take seconds to compile them all.
-    { name: 'many', inputSchema: { type: 'object', properties: { a: string('^.{1,120}$'), b: string('^.{2,120}$'), c: string('^.{3,120}$') } } },
-    { name: 'sibling', inputSchema: { type: 'object', properties: { id: string('^[a-z]+-[0-9]{3}$') }, patternProperties: { '^x-[a-z]+$': { type: 'integer' } } } },
+    {
+      name: 'many',
+      inputSchema: {
+        type: 'object',
+        properties: { a: string('^.{1,120}$'), b: string('^.{2,120}$'), c: string('^.{3,120}$') },
+      },
+    },
+    {
+      name: 'sibling',
+      inputSchema: {
+        type: 'object',
+        properties: { id: string('^[a-z]+-[0-9]{3}$') },
+        patternProperties: { '^x-[a-z]+$': { type: 'integer' } },
+      },
+    },
     { name: 'tags', inputSchema: { type: 'object', properties: { tags: { type: 'array', uniqueItems: true } } } },
   ])};`,
 );
@@ -77,7 +90,11 @@ afterAll(async () => {
 });
 
 function call(sid: string, id: number, name: string, args: unknown) {
-  return post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  return post(
+    gw.url,
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
 }
 
 /** The hostile request, and /healthz asked while it runs: both must answer within the bound. */
@@ -96,8 +113,12 @@ function arrivals(tool: string): unknown[] {
 
 /** Another client's call is still checked and served, and nothing is left in flight or queued. */
 async function othersStillServed(): Promise<void> {
-  expect((await call(bystander, 900, 'p__sibling', { id: 'abc-123', 'x-n': 1 })).json.result.content[0].text).toBe('ran sibling');
-  const readyz = (await (await fetch(new URL('/readyz', base))).json()) as { upstreams: Record<string, { inFlight: number; queued: number }> };
+  expect((await call(bystander, 900, 'p__sibling', { id: 'abc-123', 'x-n': 1 })).json.result.content[0].text).toBe(
+    'ran sibling',
+  );
+  const readyz = (await (await fetch(new URL('/readyz', base))).json()) as {
+    upstreams: Record<string, { inFlight: number; queued: number }>;
+  };
   expect(readyz.upstreams.p).toMatchObject({ inFlight: 0, queued: 0 });
 }
 
@@ -106,7 +127,10 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
     const sid = await openSession(gw.url);
     const hostile = 'a'.repeat(42) + '!';
     const reply = await whileHealthy('the 43-byte argument', call(sid, 1, 'p__redos', { s: hostile }));
-    expect(reply.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/s', keyword: 'pattern' }] } });
+    expect(reply.json.error).toMatchObject({
+      code: -32602,
+      data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/s', keyword: 'pattern' }] },
+    });
     // The same as a property name (propertyNames), where patterns meet the keys of a client's object.
     const byKey = await whileHealthy('the 43-byte key', call(sid, 2, 'p__keys', { [hostile]: 1 }));
     expect(byKey.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS' } });
@@ -120,18 +144,36 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
   it('a string too long to match within the budget gets INVALID_PARAMS naming the pattern', async () => {
     const sid = await openSession(gw.url);
     const reply = await whileHealthy('a 1 MiB argument', call(sid, 1, 'p__redos', { s: 'a'.repeat(1 << 20) }));
-    expect(reply.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS', pattern: '^(a+)+$', length: 1 << 20 } });
+    expect(reply.json.error).toMatchObject({
+      code: -32602,
+      data: { type: 'INVALID_PARAMS', pattern: '^(a+)+$', length: 1 << 20 },
+    });
     expect(arrivals('redos')).not.toContainEqual({ s: 'a'.repeat(1 << 20) });
     await othersStillServed();
   });
 
   it('a lookahead or a backreference RE2 cannot compile refuses that tool alone, logged once; its siblings are checked', async () => {
     const sid = await openSession(gw.url);
-    const listed = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
-    expect(listed.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual(['p__backref', 'p__keys', 'p__lookahead', 'p__many', 'p__redos', 'p__sibling', 'p__tags']);
+    const listed = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
+    expect(listed.json.result.tools.map((t: { name: string }) => t.name).sort()).toEqual([
+      'p__backref',
+      'p__keys',
+      'p__lookahead',
+      'p__many',
+      'p__redos',
+      'p__sibling',
+      'p__tags',
+    ]);
     for (const id of [2, 3]) {
       const r = await call(sid, id, 'p__lookahead', { password: 'Secret123' });
-      expect(r.json.error).toMatchObject({ code: -32602, data: { type: 'INVALID_PARAMS', pattern: '^(?=.*[A-Z]).{8,}$' } });
+      expect(r.json.error).toMatchObject({
+        code: -32602,
+        data: { type: 'INVALID_PARAMS', pattern: '^(?=.*[A-Z]).{8,}$' },
+      });
       expect(r.json.error.message).toContain('cannot be compiled by RE2');
     }
     const backref = await call(sid, 4, 'p__backref', { aa: 1 });
@@ -144,10 +186,17 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
     expect(arrivals('backref')).toEqual([]);
     expect(arrivals('many')).toEqual([]);
 
-    expect((await call(sid, 5, 'p__sibling', { id: 'abc-123', 'x-n': 2 })).json.result.content[0].text).toBe('ran sibling');
-    expect((await call(sid, 6, 'p__sibling', { id: 'ABC' })).json.error).toMatchObject({ data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/id', keyword: 'pattern' }] } });
-    expect((await call(sid, 7, 'p__sibling', { 'x-n': 'two' })).json.error).toMatchObject({ data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/x-n', keyword: 'type' }] } });
-    const refusals = (tool: string) => lines.filter((l) => l.tool === tool && String(l.msg).includes('calls to this tool are refused'));
+    expect((await call(sid, 5, 'p__sibling', { id: 'abc-123', 'x-n': 2 })).json.result.content[0].text).toBe(
+      'ran sibling',
+    );
+    expect((await call(sid, 6, 'p__sibling', { id: 'ABC' })).json.error).toMatchObject({
+      data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/id', keyword: 'pattern' }] },
+    });
+    expect((await call(sid, 7, 'p__sibling', { 'x-n': 'two' })).json.error).toMatchObject({
+      data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/x-n', keyword: 'type' }] },
+    });
+    const refusals = (tool: string) =>
+      lines.filter((l) => l.tool === tool && String(l.msg).includes('calls to this tool are refused'));
     expect(refusals('p__lookahead')).toHaveLength(1);
     expect(refusals('p__backref')).toHaveLength(1);
     expect(refusals('p__many')).toHaveLength(1);
@@ -157,7 +206,12 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
 
   it('a template of twelve wildcards and a 41-character URI: RESOURCE_NOT_FOUND while /healthz answers; a matching URI is read', async () => {
     const sid = await openSession(gw.url);
-    const read = (id: number, uri: string) => post(gw.url, { jsonrpc: '2.0', id, method: 'resources/read', params: { uri } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const read = (id: number, uri: string) =>
+      post(
+        gw.url,
+        { jsonrpc: '2.0', id, method: 'resources/read', params: { uri } },
+        { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      );
     const reply = await whileHealthy('the 41-character URI', read(1, 'x' + 'a'.repeat(40)));
     expect(reply.json.error).toMatchObject({ code: -32002, data: { type: 'RESOURCE_NOT_FOUND' } });
     expect((await read(2, 'xabcy')).json.result.contents[0].text).toBe('read xabcy');
@@ -167,10 +221,19 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
   it("a virtual server's glob x*a*b and a 300,000-character URI: RESOURCE_NOT_FOUND while /healthz answers", async () => {
     const v = new URL('/mcp/v', base);
     const sid = await openSession(v);
-    const read = (id: number, uri: string) => post(v, { jsonrpc: '2.0', id, method: 'resources/read', params: { uri } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const read = (id: number, uri: string) =>
+      post(
+        v,
+        { jsonrpc: '2.0', id, method: 'resources/read', params: { uri } },
+        { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      );
     const reply = await whileHealthy('the 300,000-character URI', read(1, 'x' + 'a'.repeat(300_000)));
     expect(reply.json.error).toMatchObject({ code: -32002, data: { type: 'RESOURCE_NOT_FOUND' } });
-    const sibling = await post(v, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'p__sibling', arguments: { id: 'abc-123' } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const sibling = await post(
+      v,
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'p__sibling', arguments: { id: 'abc-123' } } },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(sibling.json.result.content[0].text).toBe('ran sibling');
     await othersStillServed();
   });
@@ -182,7 +245,12 @@ describe('upstream schema patterns, templates and uniqueItems against hostile ar
     expect(reply.json.result.content[0].text).toBe('ran tags');
     const twice = [...tags.slice(0, 20_000), { b: 2, a: 1 }, ...tags.slice(20_000), { a: 1, b: 2 }];
     const dup = await whileHealthy('a duplicate among 40,000', call(sid, 2, 'p__tags', { tags: twice }));
-    expect(dup.json.error).toMatchObject({ data: { type: 'INVALID_PARAMS', errors: [{ instancePath: '/tags', keyword: 'uniqueItems', params: { i: 40_001, j: 20_000 } }] } });
+    expect(dup.json.error).toMatchObject({
+      data: {
+        type: 'INVALID_PARAMS',
+        errors: [{ instancePath: '/tags', keyword: 'uniqueItems', params: { i: 40_001, j: 20_000 } }],
+      },
+    });
     expect(arrivals('tags')).toHaveLength(1);
     await othersStillServed();
   });

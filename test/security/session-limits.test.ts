@@ -7,18 +7,38 @@
  * session already open keeps working. Real gateways, a real Redis, real HTTP over loopback.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 
 const headersOf = (sid: string) => ({ 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
 
 function initialize(gw: RunningGateway, headers: Record<string, string> = {}) {
-  return post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'limits', version: '1' } } }, headers);
+  return post(
+    gw.url,
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'limits', version: '1' } },
+    },
+    headers,
+  );
 }
 
 async function echoes(gw: RunningGateway, sid: string, headers: Record<string, string> = {}): Promise<number> {
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } }, { ...headersOf(sid), ...headers });
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'hi' } } },
+    { ...headersOf(sid), ...headers },
+  );
   return r.status === 200 && r.json?.result ? 200 : r.status;
 }
 
@@ -73,11 +93,21 @@ describe('limits.maxSessions in Redis: one bound across replicas', () => {
   });
 
   const replica = (evictIdle: number, prefix: string) =>
-    startGateway(exampleConfig({ sessions: { store: 'redis', redisUrl: redis.url, keyPrefix: prefix }, limits: { maxSessions: 4, sessionEvictionIdleSeconds: evictIdle } }));
+    startGateway(
+      exampleConfig({
+        sessions: { store: 'redis', redisUrl: redis.url, keyPrefix: prefix },
+        limits: { maxSessions: 4, sessionEvictionIdleSeconds: evictIdle },
+      }),
+    );
 
   it('two replicas share the cap: the fifth session is refused on either', async () => {
     [a, b] = await Promise.all([replica(3600, 'cap1:'), replica(3600, 'cap1:')]);
-    const open = [await openSession(a.url), await openSession(b.url), await openSession(a.url), await openSession(b.url)];
+    const open = [
+      await openSession(a.url),
+      await openSession(b.url),
+      await openSession(a.url),
+      await openSession(b.url),
+    ];
     expectRefusal(await initialize(a), 503, -32016, 'SESSION_LIMIT');
     expectRefusal(await initialize(b), 503, -32016, 'SESSION_LIMIT');
     for (const [i, sid] of open.entries()) expect(await echoes(i % 2 ? a : b, sid)).toBe(200);
@@ -86,7 +116,12 @@ describe('limits.maxSessions in Redis: one bound across replicas', () => {
 
   it('with eviction allowed, the oldest idle session goes, for every replica', async () => {
     [a, b] = await Promise.all([replica(0, 'cap2:'), replica(0, 'cap2:')]);
-    const open = [await openSession(a.url), await openSession(b.url), await openSession(a.url), await openSession(b.url)];
+    const open = [
+      await openSession(a.url),
+      await openSession(b.url),
+      await openSession(a.url),
+      await openSession(b.url),
+    ];
     expect(await echoes(b, open[0]!)).toBe(200); // open[1] is now the least recently used
     const fifth = await openSession(a.url);
     expect(await echoes(a, open[1]!)).toBe(404);
@@ -106,7 +141,12 @@ describe('limits.maxSessionsPerPrincipal', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
     issuer = await startJwtIssuer();
-    gw = await startGateway(exampleConfig({ auth: issuer.authConfig, limits: { maxSessionsPerPrincipal: 2, sessionEvictionIdleSeconds: 3600 } }));
+    gw = await startGateway(
+      exampleConfig({
+        auth: issuer.authConfig,
+        limits: { maxSessionsPerPrincipal: 2, sessionEvictionIdleSeconds: 3600 },
+      }),
+    );
   });
   afterAll(async () => {
     await gw?.stop();
@@ -135,14 +175,17 @@ describe('limits.maxStreams', () => {
   it('past the bound a GET stream gets 503 STREAM_LIMIT; closing one makes room', async () => {
     gw = await startGateway(exampleConfig({ limits: { maxStreams: 2 } }));
     const sessions = [await openSession(gw.url), await openSession(gw.url), await openSession(gw.url)];
-    const get = (sid: string, signal?: AbortSignal) => fetch(gw.url, { headers: { accept: 'text/event-stream', ...headersOf(sid) }, signal });
+    const get = (sid: string, signal?: AbortSignal) =>
+      fetch(gw.url, { headers: { accept: 'text/event-stream', ...headersOf(sid) }, signal });
     const aborts = [new AbortController(), new AbortController()];
     const open = [await get(sessions[0]!, aborts[0]!.signal), await get(sessions[1]!, aborts[1]!.signal)];
     expect(open.map((r) => r.status)).toEqual([200, 200]);
     const refused = await get(sessions[2]!);
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
-    expect(await refused.json()).toMatchObject({ error: { code: -32018, data: { type: 'STREAM_LIMIT', retryable: true } } });
+    expect(await refused.json()).toMatchObject({
+      error: { code: -32018, data: { type: 'STREAM_LIMIT', retryable: true } },
+    });
     expect(await echoes(gw, sessions[2]!)).toBe(200);
     aborts[0]!.abort();
     let third: Response | undefined;

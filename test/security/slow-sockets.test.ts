@@ -7,7 +7,14 @@
  * sockets get closed, not how fast.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { until } from '../support/wait.js';
 import { rawSocket, type RawSocket } from '../support/raw-socket.js';
 
@@ -15,13 +22,19 @@ const SHORT = { headersTimeoutMs: 1000, requestTimeoutMs: 1500, keepAliveTimeout
 
 async function echoCall(gw: RunningGateway, text: string): Promise<string> {
   const sid = await openSession(gw.url);
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   expect(r.status).toBe(200);
   return r.json.result.content[0].text as string;
 }
 
 async function echoInFlight(gw: RunningGateway): Promise<number> {
-  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as { upstreams: Record<string, { inFlight: number }> };
+  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as {
+    upstreams: Record<string, { inFlight: number }>;
+  };
   return body.upstreams.echo!.inFlight;
 }
 
@@ -47,19 +60,32 @@ describe('stalled sockets', () => {
     await until('the SSE stream to open', () => sse.received().startsWith('HTTP/1.1 200'));
 
     const halfLine = rawSocket(gw.base, 'POST /mc');
-    const noBody = rawSocket(gw.base, `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: ${MCP_HEADERS.accept}\r\nContent-Length: 100\r\n\r\n`);
+    const noBody = rawSocket(
+      gw.base,
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: ${MCP_HEADERS.accept}\r\nContent-Length: 100\r\n\r\n`,
+    );
     const silent = rawSocket(gw.base);
     opened.push(halfLine, noBody, silent);
-    await until('every stalled socket to be closed by the gateway', () => halfLine.closed() && noBody.closed() && silent.closed(), 20_000);
+    await until(
+      'every stalled socket to be closed by the gateway',
+      () => halfLine.closed() && noBody.closed() && silent.closed(),
+      20_000,
+    );
     for (const s of [halfLine, noBody, silent]) {
       expect(s.received()).toMatch(/^HTTP\/1\.1 408 /);
-      const body = JSON.parse(s.received().slice(s.received().indexOf('\r\n\r\n') + 4)) as { error: { code: number; data: { type: string } } };
+      const body = JSON.parse(s.received().slice(s.received().indexOf('\r\n\r\n') + 4)) as {
+        error: { code: number; data: { type: string } };
+      };
       expect(body.error).toMatchObject({ code: -32000, data: { type: 'REQUEST_TIMEOUT' } });
     }
 
     // The stream outlives every timeout (each of them has run out by now) and keeps flowing.
     const before = sse.received().length;
-    await until('two more keep-alive comments on the SSE stream', () => sse.received().length > before && (sse.received().match(/: keep-alive/g)?.length ?? 0) >= 2, 10_000);
+    await until(
+      'two more keep-alive comments on the SSE stream',
+      () => sse.received().length > before && (sse.received().match(/: keep-alive/g)?.length ?? 0) >= 2,
+      10_000,
+    );
     const later = sse.received().length;
     await until('another keep-alive comment', () => sse.received().length > later, 10_000);
     expect(sse.closed()).toBe(false);

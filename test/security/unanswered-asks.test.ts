@@ -47,12 +47,16 @@ async function inputChains(gw: RunningGateway): Promise<number> {
 /** A session whose client declares elicitation and never answers; `withdrawn` counts the questions the gateway took back. */
 async function silentClient(gw: RunningGateway, name: string, withdrawn: { count: number }): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: {} } });
-  client.setRequestHandler(ElicitRequestSchema, (_req, extra) => new Promise((_resolve, reject) => {
-    extra.signal.addEventListener('abort', () => {
-      withdrawn.count++;
-      reject(new Error('withdrawn'));
-    });
-  }));
+  client.setRequestHandler(
+    ElicitRequestSchema,
+    (_req, extra) =>
+      new Promise((_resolve, reject) => {
+        extra.signal.addEventListener('abort', () => {
+          withdrawn.count++;
+          reject(new Error('withdrawn'));
+        });
+      }),
+  );
   await client.connect(new StreamableHTTPClientTransport(gw.url));
   return client;
 }
@@ -82,7 +86,13 @@ describe('2025 sessions that never answer an elicitation', () => {
   const clients: Client[] = [];
 
   beforeAll(async () => {
-    gw = await startGateway(exampleConfig({ upstreams: [everythingUpstream('ev', { mode: 'per-session', timeoutMs: 1500, pool: { max: POOL_MAX, spares: 0 } })] }));
+    gw = await startGateway(
+      exampleConfig({
+        upstreams: [
+          everythingUpstream('ev', { mode: 'per-session', timeoutMs: 1500, pool: { max: POOL_MAX, spares: 0 } }),
+        ],
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -94,7 +104,11 @@ describe('2025 sessions that never answer an elicitation', () => {
     const withdrawn = { count: 0 };
     for (let i = 0; i < POOL_MAX; i++) clients.push(await silentClient(gw, `silent-${i}`, withdrawn));
     // A hang would show as the SDK's own 30 s timeout, not as the gateway's typed error.
-    const outcomes = await Promise.all(clients.map((c) => errorType(c.callTool({ name: TOOL, arguments: {} }, CallToolResultSchema, { timeout: 30_000 }))));
+    const outcomes = await Promise.all(
+      clients.map((c) =>
+        errorType(c.callTool({ name: TOOL, arguments: {} }, CallToolResultSchema, { timeout: 30_000 })),
+      ),
+    );
     expect(outcomes).toEqual(Array(POOL_MAX).fill('UPSTREAM_TIMEOUT'));
 
     // Every question was taken back from its client: nothing is left asked, every worker is free.
@@ -114,7 +128,11 @@ describe('2026-07-28 requests that never retry after input_required', () => {
 
   beforeAll(async () => {
     // inputTimeoutMs as shipped (5 minutes): what frees the worker must not be its expiry.
-    gw = await startGateway(exampleConfig({ upstreams: [everythingUpstream('ev', { mode: 'per-session', pool: { max: POOL_MAX, spares: 0 } })] }));
+    gw = await startGateway(
+      exampleConfig({
+        upstreams: [everythingUpstream('ev', { mode: 'per-session', pool: { max: POOL_MAX, spares: 0 } })],
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -138,7 +156,10 @@ describe('2026-07-28 requests that never retry after input_required', () => {
 
     const retry = (i: number, id: number) => {
       const [key] = Object.keys(rounds[i]!.inputRequests);
-      return call(id, { inputResponses: { [key!]: { action: 'accept', content: { name: `late-${i}`, check: true } } }, requestState: rounds[i]!.requestState });
+      return call(id, {
+        inputResponses: { [key!]: { action: 'accept', content: { name: `late-${i}`, check: true } } },
+        requestState: rounds[i]!.requestState,
+      });
     };
     // The oldest made room: its retry is told its call is gone, in the error table's terms.
     const evicted = await retry(0, 10);

@@ -49,17 +49,33 @@ async function metric(name: string, upstream: string): Promise<number> {
 
 /** The log lines about `upstream` (its workers are labelled `name#index`). */
 function about(upstream: string): Line[] {
-  return lines.filter((l) => typeof l.upstream === 'string' && (l.upstream === upstream || l.upstream.startsWith(`${upstream}#`)));
+  return lines.filter(
+    (l) => typeof l.upstream === 'string' && (l.upstream === upstream || l.upstream.startsWith(`${upstream}#`)),
+  );
 }
 
 const MISSING = '/nonexistent/mcp-gateway-test/no-such-server';
 
 describe('an upstream that cannot start', () => {
   it('logs its first failure, then one line per logRepeatMs with the count left out; every attempt is counted', async () => {
-    await start({ logRepeatMs: 1000, upstreams: [stdioUpstream('echo', ECHO_SERVER), { name: 'missing', transport: 'stdio', command: MISSING, args: [] }] });
+    await start({
+      logRepeatMs: 1000,
+      upstreams: [
+        stdioUpstream('echo', ECHO_SERVER),
+        { name: 'missing', transport: 'stdio', command: MISSING, args: [] },
+      ],
+    });
     // Restarts back off from 100 ms: six attempts take a few seconds, and cross the interval at least once.
-    await until('six failed starts', async () => (await metric('mcpgw_upstream_start_failures_total', 'missing')) >= 6, 20_000);
-    await until('a line that stands for failures left out', () => about('missing').some((l) => (l.suppressed ?? 0) > 0), 20_000);
+    await until(
+      'six failed starts',
+      async () => (await metric('mcpgw_upstream_start_failures_total', 'missing')) >= 6,
+      20_000,
+    );
+    await until(
+      'a line that stands for failures left out',
+      () => about('missing').some((l) => (l.suppressed ?? 0) > 0),
+      20_000,
+    );
     const failures = await metric('mcpgw_upstream_start_failures_total', 'missing');
 
     const failed = about('missing').filter((l) => l.msg === 'upstream worker failed to start');
@@ -70,14 +86,22 @@ describe('an upstream that cannot start', () => {
     expect(reported).toBeLessThanOrEqual(failures);
     expect(failed.length).toBeLessThan(failures);
     // Nothing else per attempt: not the exit of a process that never ran, not "restarting".
-    const others = about('missing').filter((l) => l.msg !== 'upstream worker failed to start' && l.msg !== 'upstream unavailable at start-up; retrying in the background');
+    const others = about('missing').filter(
+      (l) =>
+        l.msg !== 'upstream worker failed to start' &&
+        l.msg !== 'upstream unavailable at start-up; retrying in the background',
+    );
     expect(others).toEqual([]);
     // It never ran, so it never restarted after running.
     expect(await metric('mcpgw_upstream_restarts_total', 'missing')).toBe(0);
 
     // The rest of the gateway works.
     const sid = await openSession(url);
-    const r = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 2, b: 3 } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(
+      url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 2, b: 3 } } },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(r.json.result.content[0].text).toBe('5');
   }, 40_000);
 
@@ -86,11 +110,26 @@ describe('an upstream that cannot start', () => {
     scratch = mkdtempSync(join(tmpdir(), 'mcpgw-noise-'));
     const flag = join(scratch, 'broken');
     const script = `if (require('node:fs').existsSync(${JSON.stringify(flag)})) process.exit(3); import(${JSON.stringify(pathToFileURL(ECHO_SERVER).href)});`;
-    await start({ upstreams: [{ name: 'flaky', transport: 'stdio', command: process.execPath, args: ['-e', script], mode: 'per-session', pool: { spares: 0 } }] });
+    await start({
+      upstreams: [
+        {
+          name: 'flaky',
+          transport: 'stdio',
+          command: process.execPath,
+          args: ['-e', script],
+          mode: 'per-session',
+          pool: { spares: 0 },
+        },
+      ],
+    });
     writeFileSync(flag, '');
     const sessions = await Promise.all([openSession(url), openSession(url), openSession(url)]);
     for (const sid of sessions) {
-      const r = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flaky__add', arguments: { a: 1, b: 1 } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+      const r = await post(
+        url,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flaky__add', arguments: { a: 1, b: 1 } } },
+        { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      );
       expect(r.json.error.data.type).toBe('UPSTREAM_UNAVAILABLE');
     }
     expect(await metric('mcpgw_upstream_start_failures_total', 'flaky')).toBe(3);
@@ -101,10 +140,16 @@ describe('an upstream that cannot start', () => {
     // Fixed, the next session's worker starts.
     rmSync(flag);
     const sid = await openSession(url);
-    const r = await post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flaky__add', arguments: { a: 1, b: 1 } } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(
+      url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'flaky__add', arguments: { a: 1, b: 1 } } },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+    );
     expect(r.json.result.content[0].text).toBe('2');
     // The two failures the log left out are told once it recovers.
-    expect(about('flaky').find((l) => l.msg === 'per-session worker started after failed starts')?.failedStartsNotLogged).toBe(2);
+    expect(
+      about('flaky').find((l) => l.msg === 'per-session worker started after failed starts')?.failedStartsNotLogged,
+    ).toBe(2);
   }, 40_000);
 });
 
@@ -124,9 +169,24 @@ const CHATTY_SERVER = rawStdioServer(
 
 describe('a stdio server that writes non-JSON lines to stdout', () => {
   it('has them counted, logged a bounded number of times, and its calls still answered', async () => {
-    await start({ upstreams: [{ name: 'chatty', transport: 'stdio', command: process.execPath, args: ['-e', CHATTY_SERVER], pool: { min: 1, max: 1 } }] });
+    await start({
+      upstreams: [
+        {
+          name: 'chatty',
+          transport: 'stdio',
+          command: process.execPath,
+          args: ['-e', CHATTY_SERVER],
+          pool: { min: 1, max: 1 },
+        },
+      ],
+    });
     const sid = await openSession(url);
-    const call = () => post(url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty__chatter', arguments: {} } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const call = () =>
+      post(
+        url,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'chatty__chatter', arguments: {} } },
+        { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+      );
     expect((await call()).json.result.content[0].text).toBe('done');
     // The lines came before the answer on the same pipe: all read by now.
     expect(await metric('mcpgw_upstream_stdout_garbage_total', 'chatty')).toBe(1000);
@@ -137,7 +197,9 @@ describe('a stdio server that writes non-JSON lines to stdout', () => {
     expect((await call()).json.result.content[0].text).toBe('done');
     expect(await metric('mcpgw_upstream_stdout_garbage_total', 'chatty')).toBe(2000);
     expect(about('chatty').filter((l) => l.msg === 'upstream wrote a line that is not JSON')).toHaveLength(1);
-    const status = (await (await fetch(new URL('/readyz', url))).json()) as { upstreams: Record<string, { inFlight: number }> };
+    const status = (await (await fetch(new URL('/readyz', url))).json()) as {
+      upstreams: Record<string, { inFlight: number }>;
+    };
     expect(status.upstreams.chatty!.inFlight).toBe(0);
   });
 });

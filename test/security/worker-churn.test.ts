@@ -13,7 +13,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SPACED_REFRESH_MS } from '../../src/gateway/catalog-manager.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, MCP_HEADERS, exampleConfig, isAlive, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  MCP_HEADERS,
+  exampleConfig,
+  isAlive,
+  post,
+  startGateway,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { EVERYTHING, everythingUpstream } from '../support/everything.js';
 import { childPidsRunning, countedStarts, startsIn } from '../support/child-processes.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
@@ -36,19 +45,46 @@ function countedEverything(file: string, extra: Record<string, unknown>): Record
 }
 
 async function initialize(gw: RunningGateway, auth: Record<string, string> = {}): Promise<string> {
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'churn', version: '1' } } }, auth);
+  const r = await post(
+    gw.url,
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'churn', version: '1' } },
+    },
+    auth,
+  );
   expect(r.status, r.text).toBe(200);
   const sid = r.headers.get('mcp-session-id')!;
-  await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': VERSION });
+  await post(
+    gw.url,
+    { jsonrpc: '2.0', method: 'notifications/initialized' },
+    { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': VERSION },
+  );
   return sid;
 }
 
-function callTool(gw: RunningGateway, sid: string, id: number, name: string, args: Record<string, unknown>, auth: Record<string, string> = {}) {
-  return post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': VERSION });
+function callTool(
+  gw: RunningGateway,
+  sid: string,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+  auth: Record<string, string> = {},
+) {
+  return post(
+    gw.url,
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+    { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': VERSION },
+  );
 }
 
 async function remove(gw: RunningGateway, sid: string, auth: Record<string, string> = {}): Promise<void> {
-  const r = await fetch(gw.url, { method: 'DELETE', headers: { ...MCP_HEADERS, ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': VERSION } });
+  const r = await fetch(gw.url, {
+    method: 'DELETE',
+    headers: { ...MCP_HEADERS, ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': VERSION },
+  });
   expect(r.status).toBe(200);
 }
 
@@ -72,7 +108,11 @@ describe('a call that needs no per-session worker', () => {
       const sid = await initialize(gw);
       const r = await callTool(gw, sid, 1, 'nope', {});
       expect(r.status).toBe(200);
-      expect(r.json.error).toMatchObject({ code: -32602, message: 'Unknown tool: nope', data: { type: 'INVALID_PARAMS' } });
+      expect(r.json.error).toMatchObject({
+        code: -32602,
+        message: 'Unknown tool: nope',
+        data: { type: 'INVALID_PARAMS' },
+      });
       await remove(gw, sid);
     }
     expect(internals(gw.gateway.server).perSessionWorkers('ev')).toBe(0);
@@ -96,8 +136,16 @@ describe("a task of a shared upstream's tool", () => {
   const starts = () => join(dir, 'task-call');
 
   beforeAll(async () => {
-    const echo = { name: 'echo', transport: 'stdio', command: process.execPath, args: [ECHO_SERVER], tasks: { tools: ['echo'] } };
-    gw = await startGateway(exampleConfig({ upstreams: [echo, countedEverything(starts(), { pool: { spares: 0 } })], tasks: {} }));
+    const echo = {
+      name: 'echo',
+      transport: 'stdio',
+      command: process.execPath,
+      args: [ECHO_SERVER],
+      tasks: { tools: ['echo'] },
+    };
+    gw = await startGateway(
+      exampleConfig({ upstreams: [echo, countedEverything(starts(), { pool: { spares: 0 } })], tasks: {} }),
+    );
     await until('the probe started', () => startsIn(starts()).started === 1);
   });
 
@@ -108,11 +156,25 @@ describe("a task of a shared upstream's tool", () => {
   it("starts no per-session worker of another upstream (the task's call is routed by its tool, as a plain call is)", async () => {
     const before = startsIn(starts()).started;
     for (let i = 0; i < 4; i++) {
-      const r = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'churn', version: '1' } } });
+      const r = await post(gw.url, {
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'churn', version: '1' } },
+      });
       const sid = r.headers.get('mcp-session-id')!;
       const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
       await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-      const created = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x' }, task: { ttl: 60_000 } } }, headers);
+      const created = await post(
+        gw.url,
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo__echo', arguments: { text: 'x' }, task: { ttl: 60_000 } },
+        },
+        headers,
+      );
       const taskId = created.json.result?.task?.taskId as string;
       expect(taskId, created.text).toBeTruthy();
       const got = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tasks/result', params: { taskId } }, headers);
@@ -153,7 +215,9 @@ describe('limits.workerStartsPerMinute', () => {
   it('past it, new sessions of one principal get WORKER_START_LIMIT (retryable, retryAfterMs); another principal keeps its worker', async () => {
     const bob = await issuer.bearer('bob');
     const bobSession = await initialize(gw, bob);
-    expect(toolText((await callTool(gw, bobSession, 1, 'ev__echo', { message: 'bob' }, bob)).json.result)).toBe('Echo: bob');
+    expect(toolText((await callTool(gw, bobSession, 1, 'ev__echo', { message: 'bob' }, bob)).json.result)).toBe(
+      'Echo: bob',
+    );
     const [bobPid] = childPidsRunning(EVERYTHING);
     expect(bobPid).toBeDefined();
 
@@ -180,13 +244,19 @@ describe('limits.workerStartsPerMinute', () => {
     expect(startsIn(starts()).initializedBy('churn')).toBe(1 + PER_MINUTE);
     // server-everything says its tools changed as each worker starts: the catalog probes that
     // follow are spaced (SPACED_REFRESH_MS apart), not one per session: the first, one at once, one per space after.
-    expect(startsIn(starts()).initializedBy('mcp-gateway')).toBeLessThanOrEqual(3 + Math.floor((Date.now() - loopStarted) / SPACED_REFRESH_MS));
+    expect(startsIn(starts()).initializedBy('mcp-gateway')).toBeLessThanOrEqual(
+      3 + Math.floor((Date.now() - loopStarted) / SPACED_REFRESH_MS),
+    );
 
     // Bob's worker was never taken to make room: the same process answers, and nothing started for it.
     expect(isAlive(bobPid!)).toBe(true);
-    expect(toolText((await callTool(gw, bobSession, 2, 'ev__echo', { message: 'bob again' }, bob)).json.result)).toBe('Echo: bob again');
+    expect(toolText((await callTool(gw, bobSession, 2, 'ev__echo', { message: 'bob again' }, bob)).json.result)).toBe(
+      'Echo: bob again',
+    );
     expect(startsIn(starts()).initializedBy('churn')).toBe(1 + PER_MINUTE);
-    const readyz = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, { workers: number; inFlight: number; queued: number }> };
+    const readyz = (await (await fetch(`${gw.base}/readyz`)).json()) as {
+      upstreams: Record<string, { workers: number; inFlight: number; queued: number }>;
+    };
     expect(readyz.upstreams.ev).toMatchObject({ workers: PER_MINUTE + 1, inFlight: 0, queued: 0 });
   });
 });

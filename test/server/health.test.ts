@@ -17,16 +17,32 @@ afterEach(async () => {
   app = undefined;
 });
 
-const pool = (state: PoolStatus['state']): PoolStatus => ({ state, workers: 1, ready: state === 'ready' ? 1 : 0, inFlight: 0, queued: 0 });
+const pool = (state: PoolStatus['state']): PoolStatus => ({
+  state,
+  workers: 1,
+  ready: state === 'ready' ? 1 : 0,
+  inFlight: 0,
+  queued: 0,
+});
 
 interface Health {
   base: string;
-  state: { started: boolean; draining: boolean; upstreams: Record<string, PoolStatus>; store: { state: string } | undefined };
+  state: {
+    started: boolean;
+    draining: boolean;
+    upstreams: Record<string, PoolStatus>;
+    store: { state: string } | undefined;
+  };
   metrics: Metrics;
 }
 
 async function health(required: string[] = []): Promise<Health> {
-  const state: Health['state'] = { started: true, draining: false, upstreams: { a: pool('ready'), b: pool('ready') }, store: undefined };
+  const state: Health['state'] = {
+    started: true,
+    draining: false,
+    upstreams: { a: pool('ready'), b: pool('ready') },
+    store: undefined,
+  };
   const metrics = new Metrics({ defaultMetrics: false });
   app = Fastify();
   registerHealth(app, {
@@ -59,7 +75,10 @@ describe('registerHealth', () => {
     h.state.started = false;
     expect(await readyz(h)).toMatchObject({ status: 503, body: { status: 'starting' } });
     h.state.started = true;
-    expect(await readyz(h)).toMatchObject({ status: 200, body: { status: 'ready', upstreams: { a: { state: 'ready' } }, store: { state: 'ready' } } });
+    expect(await readyz(h)).toMatchObject({
+      status: 200,
+      body: { status: 'ready', upstreams: { a: { state: 'ready' } }, store: { state: 'ready' } },
+    });
     h.state.draining = true;
     expect(await readyz(h)).toMatchObject({ status: 503, body: { status: 'draining' } });
   });
@@ -69,7 +88,10 @@ describe('registerHealth', () => {
     h.state.upstreams = { a: pool('ready'), b: pool('down') };
     expect((await readyz(h)).status).toBe(200);
     h.state.upstreams = { a: pool('down'), b: pool('ready') };
-    expect(await readyz(h)).toMatchObject({ status: 503, body: { status: 'not ready', upstreams: { a: { state: 'down' } } } });
+    expect(await readyz(h)).toMatchObject({
+      status: 503,
+      body: { status: 'not ready', upstreams: { a: { state: 'down' } } },
+    });
     h.state.upstreams = { a: pool('ready'), b: pool('starting') };
     expect((await readyz(h)).status).toBe(503);
   });
@@ -77,7 +99,10 @@ describe('registerHealth', () => {
   it('a session store that is not connected makes it unready, and says so', async () => {
     const h = await health();
     h.state.store = { state: 'reconnecting' };
-    expect(await readyz(h)).toMatchObject({ status: 503, body: { status: 'not ready', store: { state: 'reconnecting' } } });
+    expect(await readyz(h)).toMatchObject({
+      status: 503,
+      body: { status: 'not ready', store: { state: 'reconnecting' } },
+    });
   });
 
   it('/metrics is the Prometheus text of the registry', async () => {

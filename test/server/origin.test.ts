@@ -10,7 +10,14 @@ describe('createOriginCheck', () => {
   const check = createOriginCheck(['https://app.example.com/', 'HTTP://Intranet:8080']);
 
   it('lets through requests without Origin and pages of loopback origins, any port', () => {
-    for (const o of [undefined, 'http://localhost', 'http://localhost:5173', 'https://127.0.0.1:8443', 'http://[::1]:3000', 'HTTP://LOCALHOST:1']) {
+    for (const o of [
+      undefined,
+      'http://localhost',
+      'http://localhost:5173',
+      'https://127.0.0.1:8443',
+      'http://[::1]:3000',
+      'HTTP://LOCALHOST:1',
+    ]) {
       expect(check(o), String(o)).toBe(true);
     }
   });

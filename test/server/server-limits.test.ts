@@ -36,7 +36,10 @@ function open(base: string, bytes?: string): RawSocket {
 /** The status line and the JSON-RPC error of a raw reply. */
 function reply(raw: string): { status: string; code: number | undefined } {
   const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
-  return { status: raw.split('\r\n')[0] ?? '', code: body ? (JSON.parse(body) as { error?: { code: number } }).error?.code : undefined };
+  return {
+    status: raw.split('\r\n')[0] ?? '',
+    code: body ? (JSON.parse(body) as { error?: { code: number } }).error?.code : undefined,
+  };
 }
 
 afterEach(async () => {
@@ -51,7 +54,10 @@ describe('serverOptions', () => {
     const base = await server();
     const s = open(base, 'HELLO THERE\r\n\r\n');
     await until('the socket was closed', () => s.closed());
-    expect(reply(s.received())).toEqual({ status: 'HTTP/1.1 400 Bad Request', code: errorObject('INVALID_REQUEST').code });
+    expect(reply(s.received())).toEqual({
+      status: 'HTTP/1.1 400 Bad Request',
+      code: errorObject('INVALID_REQUEST').code,
+    });
     expect(events!.of('transport:rejection')).toEqual([expect.objectContaining({ errorType: 'INVALID_REQUEST' })]);
   });
 
@@ -59,14 +65,20 @@ describe('serverOptions', () => {
     const base = await server();
     const s = open(base, httpRequest('GET', '/', { 'x-big': 'x'.repeat(20_000) }));
     await until('the socket was closed', () => s.closed());
-    expect(reply(s.received())).toMatchObject({ status: expect.stringMatching(/^HTTP\/1\.1 431 /), code: errorObject('HEADERS_TOO_LARGE').code });
+    expect(reply(s.received())).toMatchObject({
+      status: expect.stringMatching(/^HTTP\/1\.1 431 /),
+      code: errorObject('HEADERS_TOO_LARGE').code,
+    });
   });
 
   it('a socket that never finishes its headers gets REQUEST_TIMEOUT once headersTimeoutMs passed, and is closed', async () => {
     const base = await server({ headersTimeoutMs: 200, requestTimeoutMs: 200 });
     const s = open(base, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n');
     await until('the socket was closed', () => s.closed());
-    expect(reply(s.received())).toMatchObject({ status: expect.stringMatching(/^HTTP\/1\.1 408 /), code: errorObject('REQUEST_TIMEOUT').code });
+    expect(reply(s.received())).toMatchObject({
+      status: expect.stringMatching(/^HTTP\/1\.1 408 /),
+      code: errorObject('REQUEST_TIMEOUT').code,
+    });
   });
 
   it('a whole request is served as usual', async () => {
@@ -81,7 +93,10 @@ describe('capConnections', () => {
     const base = await server({}, 1);
     const first = open(base);
     await first.connected;
-    await until('the first connection is counted', async () => (await new Promise<number>((r) => app!.server.getConnections((_e, n) => r(n)))) === 1);
+    await until(
+      'the first connection is counted',
+      async () => (await new Promise<number>((r) => app!.server.getConnections((_e, n) => r(n)))) === 1,
+    );
     const second = open(base);
     await until('the second connection was dropped', () => second.closed());
     expect(events!.of('connection:refused')).toHaveLength(1);

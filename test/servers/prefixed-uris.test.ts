@@ -46,7 +46,12 @@ describe('two copies of one server, URIs prefixed', () => {
     expect(uris).toContain(`copy-b+${DOC}`);
     expect(uris.every((u) => u.startsWith('a+demo://') || u.startsWith('copy-b+demo://'))).toBe(true);
     const templates = (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
-    expect(templates).toEqual(expect.arrayContaining(['a+demo://resource/dynamic/text/{resourceId}', 'copy-b+demo://resource/dynamic/text/{resourceId}']));
+    expect(templates).toEqual(
+      expect.arrayContaining([
+        'a+demo://resource/dynamic/text/{resourceId}',
+        'copy-b+demo://resource/dynamic/text/{resourceId}',
+      ]),
+    );
   });
 
   it('reads from each copy, the contents naming the URI as the client asked for it', async () => {
@@ -96,7 +101,11 @@ describe('two copies of one server, URIs prefixed', () => {
 
 describe('prefixed URIs of a per-session upstream', () => {
   it('reads under the prefix and delivers its worker’s updates under it', async () => {
-    const own = await startGateway(exampleConfig({ upstreams: [everythingUpstream('p', { ...PREFIXED, mode: 'per-session', pool: { max: 2, spares: 0 } })] }));
+    const own = await startGateway(
+      exampleConfig({
+        upstreams: [everythingUpstream('p', { ...PREFIXED, mode: 'per-session', pool: { max: 2, spares: 0 } })],
+      }),
+    );
     const mine = (await connectClient(own.url)).client;
     const heard: string[] = [];
     mine.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
@@ -126,10 +135,14 @@ describe('two copies without prefixed URIs', () => {
       },
       (e: unknown) => e as Error,
     );
-    expect(err?.message).toMatch(/^resources name collision: "demo:\/\/resource\/.*" is offered by upstream "a" and by upstream "b"; set `resources: \{ uris: prefixed \}` on upstream "b"/);
+    expect(err?.message).toMatch(
+      /^resources name collision: "demo:\/\/resource\/.*" is offered by upstream "a" and by upstream "b"; set `resources: \{ uris: prefixed \}` on upstream "b"/,
+    );
   });
 
   it('refuses prefixed URIs with an empty prefix', () => {
-    expect(() => exampleConfig({ upstreams: [everythingUpstream('a', { ...PREFIXED, prefix: '' })] })).toThrow(/upstreams\[0\]\.resources\.uris: "prefixed" needs a prefix that is not empty/);
+    expect(() => exampleConfig({ upstreams: [everythingUpstream('a', { ...PREFIXED, prefix: '' })] })).toThrow(
+      /upstreams\[0\]\.resources\.uris: "prefixed" needs a prefix that is not empty/,
+    );
   });
 });

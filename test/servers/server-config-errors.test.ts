@@ -47,7 +47,14 @@ describe('servers: errors in the file', () => {
   it('refuses the gateway’s own routes, duplicate names, two overrides taking one new name, a path that is no path', () => {
     const problems = loadProblems([
       { path: '/healthz' },
-      { name: 'x', path: '/a', overrides: { echo__echo: { name: 'same' }, echo__add: { name: 'same', arguments: { fixed: { a: 1 }, defaults: { a: 2 } } } } },
+      {
+        name: 'x',
+        path: '/a',
+        overrides: {
+          echo__echo: { name: 'same' },
+          echo__add: { name: 'same', arguments: { fixed: { a: 1 }, defaults: { a: 2 } } },
+        },
+      },
       { name: 'x', path: '/b' },
       { path: 'no-slash' },
     ]);
@@ -61,33 +68,51 @@ describe('servers: errors in the file', () => {
   });
 
   it('refuses unknown override keys', () => {
-    expect(loadProblems([{ path: '/a', overrides: { echo__echo: { rename: 'x' } } }])).toEqual(['servers[0].overrides.echo__echo.rename: unknown key']);
+    expect(loadProblems([{ path: '/a', overrides: { echo__echo: { rename: 'x' } } }])).toEqual([
+      'servers[0].overrides.echo__echo.rename: unknown key',
+    ]);
   });
 });
 
 describe('servers: errors against the catalog (start-up, after discovery)', () => {
   it('names an override of a tool that does not exist, with the likely name', async () => {
-    expect(await startProblems([{ path: '/a', tools: ['*'], overrides: { echo: { description: 'x' }, nothing__here: { title: 't' } } }])).toEqual([
+    expect(
+      await startProblems([
+        { path: '/a', tools: ['*'], overrides: { echo: { description: 'x' }, nothing__here: { title: 't' } } },
+      ]),
+    ).toEqual([
       'servers[0].overrides.echo: no tool "echo" in the catalog (names are the exposed ones, prefix included) (did you mean "echo__echo"?)',
       'servers[0].overrides.nothing__here: no tool "nothing__here" in the catalog (names are the exposed ones, prefix included)',
     ]);
   });
 
   it('names a fixed or default argument the tool’s schema does not have', async () => {
-    expect(await startProblems([{ path: '/a', tools: ['echo__*'], overrides: { echo__echo: { arguments: { fixed: { txt: 'x' }, defaults: { text: 'ok', loud: true } } } } }])).toEqual([
+    expect(
+      await startProblems([
+        {
+          path: '/a',
+          tools: ['echo__*'],
+          overrides: { echo__echo: { arguments: { fixed: { txt: 'x' }, defaults: { text: 'ok', loud: true } } } },
+        },
+      ]),
+    ).toEqual([
       'servers[0].overrides.echo__echo.arguments.fixed.txt: tool "echo__echo" has no argument "txt" in its inputSchema',
       'servers[0].overrides.echo__echo.arguments.defaults.loud: tool "echo__echo" has no argument "loud" in its inputSchema',
     ]);
   });
 
   it('names an override whose new name collides with another tool on the server', async () => {
-    expect(await startProblems([{ path: '/a', tools: ['echo__*'], overrides: { echo__add: { name: 'echo__echo' } } }])).toEqual([
+    expect(
+      await startProblems([{ path: '/a', tools: ['echo__*'], overrides: { echo__add: { name: 'echo__echo' } } }]),
+    ).toEqual([
       'servers[0]: two tools are offered as "echo__echo" (echo__echo and echo__add): rename one of them in servers[0].overrides',
     ]);
   });
 
   it('names an override of a tool the server does not select', async () => {
-    expect(await startProblems([{ path: '/a', tools: ['echo__echo'], overrides: { echo__add: { title: 'x' } } }])).toEqual(['servers[0].overrides.echo__add: "echo__add" is not selected by servers[0].tools']);
+    expect(
+      await startProblems([{ path: '/a', tools: ['echo__echo'], overrides: { echo__add: { title: 'x' } } }]),
+    ).toEqual(['servers[0].overrides.echo__add: "echo__add" is not selected by servers[0].tools']);
   });
 
   it('leaves no upstream process behind', () => {
@@ -105,13 +130,33 @@ describe('servers replaced at runtime (setServers)', () => {
   });
 
   it('changes nothing when the new servers do not fit the catalog', async () => {
-    expect(() => gw.gateway.setServers([{ path: '/mcp/a', tools: ['*'], prompts: [], resources: [], overrides: { nope: { arguments: { fixed: {}, defaults: {} } } }, principals: [], requiredScopes: [] }])).toThrow(ServerViewsError);
+    expect(() =>
+      gw.gateway.setServers([
+        {
+          path: '/mcp/a',
+          tools: ['*'],
+          prompts: [],
+          resources: [],
+          overrides: { nope: { arguments: { fixed: {}, defaults: {} } } },
+          principals: [],
+          requiredScopes: [],
+        },
+      ]),
+    ).toThrow(ServerViewsError);
     expect(gw.gateway.server.serverPaths).toEqual(['/mcp/a']);
   });
 
   it('applies new servers at once, warns of globs that select nothing, names paths that need a restart', () => {
-    const next = exampleConfig({ servers: [{ path: '/mcp/a', tools: ['echo__add', 'nothing*'] }, { path: '/mcp/new', tools: ['*'] }] }).servers;
-    expect(gw.gateway.setServers(next)).toEqual({ warnings: ['servers[0].tools[1]: "nothing*" selects nothing in the catalog'], needsRestart: ['/mcp/new'] });
+    const next = exampleConfig({
+      servers: [
+        { path: '/mcp/a', tools: ['echo__add', 'nothing*'] },
+        { path: '/mcp/new', tools: ['*'] },
+      ],
+    }).servers;
+    expect(gw.gateway.setServers(next)).toEqual({
+      warnings: ['servers[0].tools[1]: "nothing*" selects nothing in the catalog'],
+      needsRestart: ['/mcp/new'],
+    });
   });
 });
 

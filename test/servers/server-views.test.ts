@@ -17,7 +17,14 @@ const catalog = new Catalog([
     lists: {
       tools: [
         { name: 'constructor', inputSchema: { type: 'object' } },
-        { name: 'sum', inputSchema: { type: 'object', properties: { x: { type: 'number' }, y: { type: 'number' } }, required: ['x', 'y'] } },
+        {
+          name: 'sum',
+          inputSchema: {
+            type: 'object',
+            properties: { x: { type: 'number' }, y: { type: 'number' } },
+            required: ['x', 'y'],
+          },
+        },
       ],
       resources: [{ uri: 'file:///a.md', name: 'a' }],
       resourceTemplates: [{ uriTemplate: 'file:///items/{id}', name: 'item' }],
@@ -26,7 +33,10 @@ const catalog = new Catalog([
 ]);
 
 function view(server: Record<string, unknown>): ServerView {
-  const config = resolveConfig({ upstreams: [{ name: 'x', transport: 'stdio', command: 'x' }], servers: [{ path: '/v', ...server }] }, {});
+  const config = resolveConfig(
+    { upstreams: [{ name: 'x', transport: 'stdio', command: 'x' }], servers: [{ path: '/v', ...server }] },
+    {},
+  );
   return new ServerView(config.servers[0]!);
 }
 
@@ -39,18 +49,32 @@ describe('ServerView', () => {
     expect(v.exposedTool('a__constructor')).toBe('a__constructor');
     expect(v.exposedTool('plus')).toBe('a__sum');
     expect(v.exposedTool('a__sum')).toBeUndefined();
-    const call = (name: string) => () => v.rewrite(ctx, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }, catalog);
-    for (const name of ['constructor', '__proto__', 'toString', 'a__sum']) expect(call(name)).toThrow(`Unknown tool: ${name}`);
+    const call = (name: string) => () =>
+      v.rewrite(ctx, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: {} } }, catalog);
+    for (const name of ['constructor', '__proto__', 'toString', 'a__sum'])
+      expect(call(name)).toThrow(`Unknown tool: ${name}`);
     expect(call('a__constructor')().params).toEqual({ name: 'a__constructor', arguments: {} });
   });
 
   it('forces fixed arguments over whatever the client sends, arguments or not', () => {
-    const v = view({ tools: ['a__sum'], overrides: { a__sum: { arguments: { fixed: { y: 1 }, defaults: { x: 5 } } } } });
-    for (const args of [undefined, null, 'text', [1, 2], {}]) expect(v.callArguments('a__sum', args)).toEqual({ x: 5, y: 1 });
+    const v = view({
+      tools: ['a__sum'],
+      overrides: { a__sum: { arguments: { fixed: { y: 1 }, defaults: { x: 5 } } } },
+    });
+    for (const args of [undefined, null, 'text', [1, 2], {}])
+      expect(v.callArguments('a__sum', args)).toEqual({ x: 5, y: 1 });
     expect(v.callArguments('a__sum', { x: 2, y: 99 })).toEqual({ x: 2, y: 1 });
-    const request = v.rewrite(ctx, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a__sum', arguments: { x: 3 } } }, catalog);
+    const request = v.rewrite(
+      ctx,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'a__sum', arguments: { x: 3 } } },
+      catalog,
+    );
     expect(request.params).toEqual({ name: 'a__sum', arguments: { x: 3, y: 1 } });
-    expect(v.list(catalog, 'tools')[0]!.inputSchema).toEqual({ type: 'object', properties: { x: { type: 'number' } }, required: ['x'] });
+    expect(v.list(catalog, 'tools')[0]!.inputSchema).toEqual({
+      type: 'object',
+      properties: { x: { type: 'number' } },
+      required: ['x'],
+    });
   });
 
   it('routes prefixed URIs and templates back to the upstream’s own', () => {
@@ -61,11 +85,21 @@ describe('ServerView', () => {
     const v = view({ resources: ['a+file:///items/*'] });
     expect(v.list(catalog, 'resourceTemplates').map((t) => t.uriTemplate)).toEqual(['a+file:///items/{id}']);
     expect(v.list(catalog, 'resources')).toEqual([]);
-    expect(() => v.rewrite(ctx, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'a+file:///a.md' } }, catalog)).toThrow(/Resource not found/);
+    expect(() =>
+      v.rewrite(ctx, { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'a+file:///a.md' } }, catalog),
+    ).toThrow(/Resource not found/);
   });
 
   it('checks an override against the real schema', () => {
-    const servers = resolveConfig({ upstreams: [{ name: 'x', transport: 'stdio', command: 'x' }], servers: [{ path: '/v', tools: ['*'], overrides: { a__constructor: { arguments: { fixed: { z: 1 } } } } }] }, {}).servers;
-    expect(viewProblems(servers, catalog, true).errors).toEqual(['servers[0].overrides.a__constructor.arguments.fixed.z: tool "a__constructor" has no argument "z" in its inputSchema']);
+    const servers = resolveConfig(
+      {
+        upstreams: [{ name: 'x', transport: 'stdio', command: 'x' }],
+        servers: [{ path: '/v', tools: ['*'], overrides: { a__constructor: { arguments: { fixed: { z: 1 } } } } }],
+      },
+      {},
+    ).servers;
+    expect(viewProblems(servers, catalog, true).errors).toEqual([
+      'servers[0].overrides.a__constructor.arguments.fixed.z: tool "a__constructor" has no argument "z" in its inputSchema',
+    ]);
   });
 });

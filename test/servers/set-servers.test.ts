@@ -15,7 +15,14 @@ let gw: RunningGateway;
 const servers = (list: unknown[]): ServerEntryConfig[] => exampleConfig({ servers: list }).servers;
 
 beforeAll(async () => {
-  gw = await startGateway(exampleConfig({ servers: [{ path: '/mcp/team', tools: ['echo__echo'] }, { path: '/mcp/other', tools: ['slow__*'] }] }));
+  gw = await startGateway(
+    exampleConfig({
+      servers: [
+        { path: '/mcp/team', tools: ['echo__echo'] },
+        { path: '/mcp/other', tools: ['slow__*'] },
+      ],
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -35,23 +42,42 @@ describe('setServers', () => {
       // The session's GET stream must be open to hear anything unasked.
       await until('the GET stream', () => gw.gateway.streams.has(sid!));
 
-      expect(() => gw.gateway.setServers(servers([{ path: '/mcp/team', tools: ['*'], overrides: { echo__nothing: { title: 'x' } } }]))).toThrow(ServerViewsError);
+      expect(() =>
+        gw.gateway.setServers(
+          servers([{ path: '/mcp/team', tools: ['*'], overrides: { echo__nothing: { title: 'x' } } }]),
+        ),
+      ).toThrow(ServerViewsError);
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['echo__echo']);
 
-      const result = gw.gateway.setServers(servers([{ path: '/mcp/team', tools: ['echo__add'], overrides: { echo__add: { name: 'plus', arguments: { fixed: { b: 100 } } } } }]));
+      const result = gw.gateway.setServers(
+        servers([
+          {
+            path: '/mcp/team',
+            tools: ['echo__add'],
+            overrides: { echo__add: { name: 'plus', arguments: { fixed: { b: 100 } } } },
+          },
+        ]),
+      );
       expect(result).toEqual({ warnings: [], needsRestart: [] });
       await until('tools/list_changed', () => changed > 0, 10_000);
       expect(transport.sessionId).toBe(sid);
       expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['plus']);
       expect(toolText(await client.callTool({ name: 'plus', arguments: { a: 1 } }))).toBe('101');
-      await expect(client.callTool({ name: 'echo__echo', arguments: { text: 'x' } })).rejects.toThrow(/Unknown tool: echo__echo/);
+      await expect(client.callTool({ name: 'echo__echo', arguments: { text: 'x' } })).rejects.toThrow(
+        /Unknown tool: echo__echo/,
+      );
     } finally {
       await client.close();
     }
   });
 
   it('answers 404 SERVER_NOT_FOUND on the path of a server taken away', async () => {
-    const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     expect((await post(new URL('/mcp/other', gw.base), init)).status).toBe(404);
     const gone = await post(new URL('/mcp/other', gw.base), init);
     expect(gone.json.error.data.type).toBe('SERVER_NOT_FOUND');

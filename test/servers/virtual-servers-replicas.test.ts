@@ -22,13 +22,18 @@ let redis: RedisServer;
 const replicas: RunningGateway[] = [];
 const hits = [0, 0, 0];
 
-
 beforeAll(async () => {
   redis = await startRedis();
   replicas.push(
     ...(await startReplicas(3, {
       sessions: { redisUrl: redis.url },
-      auth: { mode: 'api-key', apiKeys: [{ name: 'team-a', sha256: sha256(KEY_A) }, { name: 'team-b', sha256: sha256(KEY_B) }] },
+      auth: {
+        mode: 'api-key',
+        apiKeys: [
+          { name: 'team-a', sha256: sha256(KEY_A) },
+          { name: 'team-b', sha256: sha256(KEY_B) },
+        ],
+      },
       upstreams: [everythingUpstream('ev')],
       servers: [{ ...READER, principals: ['team-a'] }],
     })),
@@ -53,7 +58,9 @@ describe('a virtual server across three replicas', () => {
         const tools = (await client.listTools()).tools;
         expect(tools.map((t) => t.name)).toEqual(['say', 'add-ten']);
         expect(Object.keys(tools[1]!.inputSchema.properties ?? {})).toEqual(['a']);
-        expect(toolText(await client.callTool({ name: 'add-ten', arguments: { a: i } }))).toBe(`The sum of ${i} and 10 is ${i + 10}.`);
+        expect(toolText(await client.callTool({ name: 'add-ten', arguments: { a: i } }))).toBe(
+          `The sum of ${i} and 10 is ${i + 10}.`,
+        );
         expect(toolText(await client.callTool({ name: 'say', arguments: {} }))).toBe('Echo: hello by default');
         const refused = await client.callTool({ name: 'ev__get-env', arguments: {} }).catch((e: unknown) => e);
         expect(refused).toBeInstanceOf(McpError);
@@ -65,9 +72,14 @@ describe('a virtual server across three replicas', () => {
     }
   });
 
-  it("keeps a session bound to its server and its key on the other replicas", async () => {
+  it('keeps a session bound to its server and its key on the other replicas', async () => {
     const [a, b, c] = replicas as [RunningGateway, RunningGateway, RunningGateway];
-    const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
     const opened = await post(new URL('/mcp/reader', a.base), init, { authorization: `Bearer ${KEY_A}` });
     expect(opened.status).toBe(200);
     const sid = opened.headers.get('mcp-session-id')!;
@@ -78,7 +90,10 @@ describe('a virtual server across three replicas', () => {
     // The main endpoint of another replica: not this session's server.
     expect((await post(c.url, list, { ...session, authorization: `Bearer ${KEY_A}` })).status).toBe(404);
     // Another team: refused at the server's door on every replica.
-    for (const r of replicas) expect((await post(new URL('/mcp/reader', r.base), list, { ...session, authorization: `Bearer ${KEY_B}` })).status).toBe(403);
+    for (const r of replicas)
+      expect(
+        (await post(new URL('/mcp/reader', r.base), list, { ...session, authorization: `Bearer ${KEY_B}` })).status,
+      ).toBe(403);
     // Another team on the main endpoint with this session id: as if it did not exist.
     expect((await post(b.url, list, { ...session, authorization: `Bearer ${KEY_B}` })).status).toBe(404);
   });

@@ -11,7 +11,6 @@ import { exampleConfig, openSession, post, startGateway, toolText, type RunningG
 import { READER, connectClient, everythingUpstream } from '../support/everything.js';
 import { modernRequest } from '../support/modern.js';
 
-
 let gw: RunningGateway;
 let reader: Client;
 let whole: Client;
@@ -43,9 +42,13 @@ describe('a curated virtual server', () => {
     const add = (await reader.listTools()).tools.find((t) => t.name === 'add-ten')!;
     expect(Object.keys(add.inputSchema.properties ?? {})).toEqual(['a']);
     expect(add.inputSchema.required).toEqual(['a']);
-    expect(toolText(await reader.callTool({ name: 'add-ten', arguments: { a: 5 } }))).toBe('The sum of 5 and 10 is 15.');
+    expect(toolText(await reader.callTool({ name: 'add-ten', arguments: { a: 5 } }))).toBe(
+      'The sum of 5 and 10 is 15.',
+    );
     // A client that sends the fixed argument anyway does not get its value through.
-    expect(toolText(await reader.callTool({ name: 'add-ten', arguments: { a: 5, b: 1000 } }))).toBe('The sum of 5 and 10 is 15.');
+    expect(toolText(await reader.callTool({ name: 'add-ten', arguments: { a: 5, b: 1000 } }))).toBe(
+      'The sum of 5 and 10 is 15.',
+    );
   });
 
   it('fills a default when the argument is absent, and not when it is given', async () => {
@@ -61,7 +64,10 @@ describe('a curated virtual server', () => {
     };
     const missing = await refusal('no-such-tool');
     expect(missing.code).toBe(-32602);
-    expect(await refusal('ev__get-env')).toEqual({ code: missing.code, message: missing.message.replace('no-such-tool', 'ev__get-env') });
+    expect(await refusal('ev__get-env')).toEqual({
+      code: missing.code,
+      message: missing.message.replace('no-such-tool', 'ev__get-env'),
+    });
     expect((await refusal('ev__get-sum')).message).toContain('Unknown tool: ev__get-sum');
   });
 
@@ -72,19 +78,29 @@ describe('a curated virtual server', () => {
     expect(resources.map((r) => r.uri)).toEqual(['demo://resource/static/document/features.md']);
     const { resourceTemplates } = await reader.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['demo://resource/dynamic/text/{resourceId}']);
-    expect((await reader.readResource({ uri: 'demo://resource/static/document/features.md' })).contents[0]).toMatchObject({ uri: 'demo://resource/static/document/features.md' });
-    expect((await reader.readResource({ uri: 'demo://resource/dynamic/text/7' })).contents[0]).toMatchObject({ uri: 'demo://resource/dynamic/text/7' });
+    expect(
+      (await reader.readResource({ uri: 'demo://resource/static/document/features.md' })).contents[0],
+    ).toMatchObject({ uri: 'demo://resource/static/document/features.md' });
+    expect((await reader.readResource({ uri: 'demo://resource/dynamic/text/7' })).contents[0]).toMatchObject({
+      uri: 'demo://resource/dynamic/text/7',
+    });
     // Served on the main path, unknown here.
     expect((await whole.readResource({ uri: 'demo://resource/static/document/startup.md' })).contents).toHaveLength(1);
-    await expect(reader.readResource({ uri: 'demo://resource/static/document/startup.md' })).rejects.toThrow(/Resource not found/);
-    await expect(reader.getPrompt({ name: 'ev__args-prompt', arguments: { city: 'x' } })).rejects.toThrow(/Unknown prompt/);
+    await expect(reader.readResource({ uri: 'demo://resource/static/document/startup.md' })).rejects.toThrow(
+      /Resource not found/,
+    );
+    await expect(reader.getPrompt({ name: 'ev__args-prompt', arguments: { city: 'x' } })).rejects.toThrow(
+      /Unknown prompt/,
+    );
   });
 
   it('leaves the main path the whole catalog, unchanged', async () => {
     const names = (await whole.listTools()).tools.map((t) => t.name);
     expect(names).toEqual(expect.arrayContaining(['ev__echo', 'ev__get-sum', 'ev__get-env']));
     expect(names).not.toContain('say');
-    expect(toolText(await whole.callTool({ name: 'ev__get-sum', arguments: { a: 1, b: 2 } }))).toBe('The sum of 1 and 2 is 3.');
+    expect(toolText(await whole.callTool({ name: 'ev__get-sum', arguments: { a: 1, b: 2 } }))).toBe(
+      'The sum of 1 and 2 is 3.',
+    );
   });
 
   it('binds a session to the server it was opened on', async () => {
@@ -96,7 +112,9 @@ describe('a curated virtual server', () => {
     expect(elsewhere.status).toBe(404);
     expect(elsewhere.json.error.data.type).toBe('SESSION_NOT_FOUND');
     const mainSid = await openSession(gw.url);
-    expect((await post(new URL('/mcp/reader', gw.base), list, { ...headers, 'mcp-session-id': mainSid })).status).toBe(404);
+    expect((await post(new URL('/mcp/reader', gw.base), list, { ...headers, 'mcp-session-id': mainSid })).status).toBe(
+      404,
+    );
   });
 
   it('serves 2026-07-28 stateless requests through the same view', async () => {

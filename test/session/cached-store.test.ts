@@ -9,9 +9,20 @@ import { MemorySessionStore } from '../../src/session/memory-store.js';
 import type { SessionRecord } from '../../src/session/session-store.js';
 import { sessionStoreContract } from './store-contract.js';
 
-sessionStoreContract('CachedSessionStore over MemorySessionStore', ({ ttlSeconds }) => new CachedSessionStore(new MemorySessionStore({ ttlSeconds, sweepIntervalMs: 100 }), { maxAgeMs: 50 }));
+sessionStoreContract(
+  'CachedSessionStore over MemorySessionStore',
+  ({ ttlSeconds }) =>
+    new CachedSessionStore(new MemorySessionStore({ ttlSeconds, sweepIntervalMs: 100 }), { maxAgeMs: 50 }),
+);
 
-const record = (id: string): SessionRecord => ({ id, protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: undefined, initialized: false, createdAt: Date.now() });
+const record = (id: string): SessionRecord => ({
+  id,
+  protocolVersion: '2025-06-18',
+  clientCapabilities: {},
+  clientInfo: undefined,
+  initialized: false,
+  createdAt: Date.now(),
+});
 
 describe('CachedSessionStore staleness', () => {
   const stores: MemorySessionStore[] = [];
@@ -52,14 +63,17 @@ describe('CachedSessionStore staleness', () => {
     expect((await cached.get('s3'))!.initialized).toBe(false);
   });
 
-  it('a delete through one replica drops the other replicas\' copies at once (announce → invalidate)', async () => {
+  it("a delete through one replica drops the other replicas' copies at once (announce → invalidate)", async () => {
     const shared = new MemorySessionStore({ ttlSeconds: 60 });
     stores.push(shared);
     const replicas: CachedSessionStore[] = [];
     const announce = async (id: string) => {
       for (const r of replicas) r.invalidate(id);
     };
-    replicas.push(new CachedSessionStore(shared, { maxAgeMs: 10_000, announce }), new CachedSessionStore(shared, { maxAgeMs: 10_000, announce }));
+    replicas.push(
+      new CachedSessionStore(shared, { maxAgeMs: 10_000, announce }),
+      new CachedSessionStore(shared, { maxAgeMs: 10_000, announce }),
+    );
     const [a, b] = replicas as [CachedSessionStore, CachedSessionStore];
     await a.create(record('s4'));
     expect(await b.get('s4')).toBeDefined(); // cached on b

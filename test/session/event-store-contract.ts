@@ -10,7 +10,11 @@ export type EventStoreFactory = (limits: EventStoreLimits) => EventStore | Promi
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-const note = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/progress', params: { progressToken: 't', progress: n } });
+const note = (n: number) => ({
+  jsonrpc: '2.0' as const,
+  method: 'notifications/progress',
+  params: { progressToken: 't', progress: n },
+});
 
 export function eventStoreContract(name: string, makeStore: EventStoreFactory): void {
   describe(`EventStore contract: ${name}`, () => {
@@ -49,7 +53,11 @@ export function eventStoreContract(name: string, makeStore: EventStoreFactory): 
 
       const fromMarker = await store.replay(sid, 'a', marker!.position);
       expect(fromMarker!.anchor).toMatchObject({ position: marker!.position, message: undefined, final: false });
-      expect(fromMarker!.events.map((e) => e.message)).toEqual([note(1), note(2), { jsonrpc: '2.0', id: 7, result: { ok: true } }]);
+      expect(fromMarker!.events.map((e) => e.message)).toEqual([
+        note(1),
+        note(2),
+        { jsonrpc: '2.0', id: 7, result: { ok: true } },
+      ]);
       expect(fromMarker!.events.map((e) => e.final)).toEqual([false, false, true]);
       expect(fromMarker!.events[0]!.previous).toBe(marker!.position);
 

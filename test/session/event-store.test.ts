@@ -33,7 +33,10 @@ async function ready(connection: RedisClient): Promise<RedisClient> {
   return connection;
 }
 
-async function redisStore(limits: { maxEvents: number; maxAgeMs: number }, keyPrefix = `t-${randomUUID().slice(0, 8)}:`): Promise<RedisEventStore> {
+async function redisStore(
+  limits: { maxEvents: number; maxAgeMs: number },
+  keyPrefix = `t-${randomUUID().slice(0, 8)}:`,
+): Promise<RedisEventStore> {
   const connection = await ready(connectRedis({ target: { url: redis.url }, name: 'event-store-test' }));
   return new RedisEventStore(connection, { ...limits, keyPrefix });
 }
@@ -42,7 +45,7 @@ eventStoreContract('MemoryEventStore', (limits) => new MemoryEventStore(limits))
 eventStoreContract('RedisEventStore', (limits) => redisStore(limits));
 
 describe('RedisEventStore', () => {
-  it('keeps a session\'s streams under keys hash-tagged with the session id, with a TTL of maxAge', async () => {
+  it("keeps a session's streams under keys hash-tagged with the session id, with a TTL of maxAge", async () => {
     const store = await redisStore({ maxEvents: 100, maxAgeMs: 30_000 }, 'evt:');
     try {
       const sid = randomUUID();

@@ -1,4 +1,7 @@
 import { MemorySessionStore } from '../../src/session/memory-store.js';
 import { sessionStoreContract } from './store-contract.js';
 
-sessionStoreContract('MemorySessionStore', ({ ttlSeconds }) => new MemorySessionStore({ ttlSeconds, sweepIntervalMs: 100 }));
+sessionStoreContract(
+  'MemorySessionStore',
+  ({ ttlSeconds }) => new MemorySessionStore({ ttlSeconds, sweepIntervalMs: 100 }),
+);

@@ -36,12 +36,19 @@ afterAll(async () => {
 
 const target = (): RedisTarget => ({ cluster: cluster.addresses });
 
-
-async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }): Promise<RedisSessionStore> {
-  const store = new RedisSessionStore({ target: target(), keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });
+async function readyStore(
+  options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number },
+): Promise<RedisSessionStore> {
+  const store = new RedisSessionStore({
+    target: target(),
+    keyPrefix: `t-${randomUUID().slice(0, 8)}:`,
+    sweepIntervalMs: 100,
+    ...options,
+  });
   open.push(store);
   await until('the store to be ready', () => store.ready, 10_000);
-  if (options.keyspaceEvents !== false) await until('keyspace notifications on every node', () => store.status().expiryEvents === 'keyspace', 10_000);
+  if (options.keyspaceEvents !== false)
+    await until('keyspace notifications on every node', () => store.status().expiryEvents === 'keyspace', 10_000);
   return store;
 }
 
@@ -53,11 +60,21 @@ async function readyConnection(name: string, subscriber = false): Promise<RedisC
 }
 
 async function eventStore(limits: EventStoreLimits): Promise<RedisEventStore> {
-  return new RedisEventStore(await readyConnection('cluster-events'), { ...limits, keyPrefix: `t-${randomUUID().slice(0, 8)}:` });
+  return new RedisEventStore(await readyConnection('cluster-events'), {
+    ...limits,
+    keyPrefix: `t-${randomUUID().slice(0, 8)}:`,
+  });
 }
 
 function record(): SessionRecord {
-  return { id: randomUUID(), protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: { name: 'cluster-test', version: '1' }, initialized: false, createdAt: Date.now() };
+  return {
+    id: randomUUID(),
+    protocolVersion: '2025-06-18',
+    clientCapabilities: {},
+    clientInfo: { name: 'cluster-test', version: '1' },
+    initialized: false,
+    createdAt: Date.now(),
+  };
 }
 
 /** The master holding `key`: the one node that answers for it instead of redirecting (MOVED). */
@@ -66,12 +83,17 @@ async function nodeOf(key: string): Promise<RedisServer> {
   throw new Error(`no node holds ${key}`);
 }
 
-sessionStoreContract('RedisSessionStore on a 3-master Cluster (keyspace notifications from every master)', ({ ttlSeconds }) => readyStore({ ttlSeconds }));
-sessionStoreContract('RedisSessionStore on a 3-master Cluster (local expiry checks only)', ({ ttlSeconds }) => readyStore({ ttlSeconds, keyspaceEvents: false }));
+sessionStoreContract(
+  'RedisSessionStore on a 3-master Cluster (keyspace notifications from every master)',
+  ({ ttlSeconds }) => readyStore({ ttlSeconds }),
+);
+sessionStoreContract('RedisSessionStore on a 3-master Cluster (local expiry checks only)', ({ ttlSeconds }) =>
+  readyStore({ ttlSeconds, keyspaceEvents: false }),
+);
 eventStoreContract('RedisEventStore on a 3-master Cluster', (limits) => eventStore(limits));
 
 describe('Redis Cluster', () => {
-  it('spreads sessions over every master and hears each one\'s expiry notifications', async () => {
+  it("spreads sessions over every master and hears each one's expiry notifications", async () => {
     // No local sweep to speak of: expiry can only be heard from the masters' notifications.
     const store = await readyStore({ ttlSeconds: 1, keyPrefix: 'spread:', sweepIntervalMs: 600_000 });
     const expired: string[] = [];
@@ -81,15 +103,24 @@ describe('Redis Cluster', () => {
     const holders = new Set<number>();
     for (const r of records) holders.add((await nodeOf(`spread:{${r.id}}:session`)).port);
     expect(holders.size).toBe(3);
-    for (const node of cluster.nodes) expect(await node.command('CONFIG', 'GET', 'notify-keyspace-events')).toMatch(/E.*x|x.*E/);
+    for (const node of cluster.nodes)
+      expect(await node.command('CONFIG', 'GET', 'notify-keyspace-events')).toMatch(/E.*x|x.*E/);
     await until('every session to be reported expired', () => records.every((r) => expired.includes(r.id)), 8000);
     expect(expired).toHaveLength(30);
   });
 
-  it('keeps a replica\'s owner keys in every slot alive with its heartbeat, and frees them when it stops', async () => {
+  it("keeps a replica's owner keys in every slot alive with its heartbeat, and frees them when it stops", async () => {
     const keyPrefix = `own-${randomUUID().slice(0, 8)}:`;
-    const a = new RedisOwnerRegistry(await readyConnection('owners-a'), { replicaId: 'replica-a', keyPrefix, heartbeatTtlMs: 300 });
-    const b = new RedisOwnerRegistry(await readyConnection('owners-b'), { replicaId: 'replica-b', keyPrefix, heartbeatTtlMs: 300 });
+    const a = new RedisOwnerRegistry(await readyConnection('owners-a'), {
+      replicaId: 'replica-a',
+      keyPrefix,
+      heartbeatTtlMs: 300,
+    });
+    const b = new RedisOwnerRegistry(await readyConnection('owners-b'), {
+      replicaId: 'replica-b',
+      keyPrefix,
+      heartbeatTtlMs: 300,
+    });
     const scopes = Array.from({ length: 20 }, () => randomUUID());
     try {
       for (const scope of scopes) expect(await a.claim(scope, 'everything')).toBe('replica-a');
@@ -122,7 +153,7 @@ describe('Redis Cluster', () => {
     await b.close();
   });
 
-  it('a hung master fails its own keys\' commands within commandTimeoutMs; the other masters keep serving', async () => {
+  it("a hung master fails its own keys' commands within commandTimeoutMs; the other masters keep serving", async () => {
     const store = await readyStore({ ttlSeconds: 60, keyPrefix: 'hung:', commandTimeoutMs: 300 });
     const paused = cluster.nodes[0]!;
     const records: SessionRecord[] = [];
@@ -140,14 +171,26 @@ describe('Redis Cluster', () => {
     paused.pause();
     try {
       const t = Date.now();
-      const results = await Promise.all(records.map((r) => store.get(r.id).then(() => 'ok', () => 'failed')));
+      const results = await Promise.all(
+        records.map((r) =>
+          store.get(r.id).then(
+            () => 'ok',
+            () => 'failed',
+          ),
+        ),
+      );
       const took = Date.now() - t;
-      console.log(`Cluster master hung (SIGSTOP): ${onPaused.size} gets failed, ${records.length - onPaused.size} served, all settled in ${took} ms (commandTimeoutMs 300)`);
+      console.log(
+        `Cluster master hung (SIGSTOP): ${onPaused.size} gets failed, ${records.length - onPaused.size} served, all settled in ${took} ms (commandTimeoutMs 300)`,
+      );
       records.forEach((r, i) => expect(results[i], r.id).toBe(onPaused.has(r.id) ? 'failed' : 'ok'));
       expect(took).toBeLessThan(1500);
     } finally {
       paused.resume();
     }
-    await until('the hung master to serve again', async () => (await store.get([...onPaused][0]!).catch(() => undefined)) !== undefined);
+    await until(
+      'the hung master to serve again',
+      async () => (await store.get([...onPaused][0]!).catch(() => undefined)) !== undefined,
+    );
   });
 });

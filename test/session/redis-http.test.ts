@@ -8,7 +8,6 @@ import { exampleConfig, openSession, post, startGateway, type RunningGateway } f
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
-
 let redis: RedisServer;
 let gw: RunningGateway;
 
@@ -16,7 +15,6 @@ async function readyz(): Promise<{ status: number; body: any }> {
   const res = await fetch(new URL('/readyz', gw.base));
   return { status: res.status, body: await res.json() };
 }
-
 
 function add(sid: string, id: number) {
   return post(

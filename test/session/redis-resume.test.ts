@@ -21,15 +21,22 @@ let redis: RedisServer;
 let a: RunningGateway;
 let b: RunningGateway;
 
-
 async function ready(gw: RunningGateway): Promise<void> {
   await until('/readyz 200', async () => (await fetch(new URL('/readyz', gw.base))).status === 200);
-  await until('event store connected', () => gw.gateway.events.append('probe', 'probe', undefined).then(() => true, () => false));
+  await until('event store connected', () =>
+    gw.gateway.events.append('probe', 'probe', undefined).then(
+      () => true,
+      () => false,
+    ),
+  );
 }
 
 beforeAll(async () => {
   redis = await startRedis();
-  [a, b] = (await startReplicas(2, { sessions: { redisUrl: redis.url }, resumability: { retryMs: 200 } })) as [RunningGateway, RunningGateway];
+  [a, b] = (await startReplicas(2, { sessions: { redisUrl: redis.url }, resumability: { retryMs: 200 } })) as [
+    RunningGateway,
+    RunningGateway,
+  ];
   await Promise.all([ready(a), ready(b)]);
 });
 
@@ -49,7 +56,12 @@ function getStream(gw: RunningGateway, sid: string, lastEventId?: string): Promi
 }
 
 function sleepCall(id: string, ms: number, steps: number): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms, steps }, _meta: { progressToken: `p-${id}` } } });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'slow__sleep', arguments: { ms, steps }, _meta: { progressToken: `p-${id}` } },
+  });
 }
 
 function expectOrderedIds(events: SseEvent[], stream: string): void {
@@ -64,7 +76,11 @@ function expectOrderedIds(events: SseEvent[], stream: string): void {
   }
 }
 
-const note = (n: number | string) => ({ jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: `m${n}` } });
+const note = (n: number | string) => ({
+  jsonrpc: '2.0' as const,
+  method: 'notifications/message',
+  params: { level: 'info', data: `m${n}` },
+});
 
 describe('resuming a POST reply on another gateway', () => {
   it('raw HTTP: dropped on A after progress 2, resumed on B: progress 3..6 once, in order, then the response', async () => {
@@ -84,7 +100,11 @@ describe('resuming a POST reply on another gateway', () => {
     expectOrderedIds(events.slice(1), ID.exec(lastId)![1]!);
     const messages = messagesOf(events);
     expect(messages.slice(0, -1).map((m) => m.params.progress)).toEqual([3, 4, 5, 6]);
-    expect(messages.at(-1)).toEqual({ jsonrpc: '2.0', id: 'drop', result: { content: [{ type: 'text', text: 'slept 1200ms' }] } });
+    expect(messages.at(-1)).toEqual({
+      jsonrpc: '2.0',
+      id: 'drop',
+      result: { content: [{ type: 'text', text: 'slept 1200ms' }] },
+    });
   });
 
   it('the SDK client, its connection cut mid-progress on A, resumes on B by itself: every progress once, in order, then the result', async () => {
@@ -100,8 +120,8 @@ describe('resuming a POST reply on another gateway', () => {
   });
 });
 
-describe('the session\'s GET stream across gateways', () => {
-  it('a message produced on A for a session whose GET stream is on B arrives once, in order with B\'s own', async () => {
+describe("the session's GET stream across gateways", () => {
+  it("a message produced on A for a session whose GET stream is on B arrives once, in order with B's own", async () => {
     const sid = await openSession(a.url, V);
     const reader = new SseReader(await getStream(b, sid));
     const priming = (await reader.next())!;
@@ -126,7 +146,7 @@ describe('the session\'s GET stream across gateways', () => {
     await reader.cancel();
   });
 
-  it('resuming the GET stream on A takes it over from B: B\'s reply ends, messages from B reach A once', async () => {
+  it("resuming the GET stream on A takes it over from B: B's reply ends, messages from B reach A once", async () => {
     const sid = await openSession(a.url, V);
     const onB = new SseReader(await getStream(b, sid));
     await onB.next(); // priming
@@ -159,7 +179,10 @@ describe('the session\'s GET stream across gateways', () => {
     await sleep(100);
     const onB = new SseReader(await getStream(b, sid, priming.id));
     expect(await onB.next()).toMatchObject({ id: priming.id, data: '' });
-    expect(JSON.parse((await onB.next())!.data)).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    expect(JSON.parse((await onB.next())!.data)).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+    });
     await onB.cancel();
   });
 });
@@ -181,7 +204,9 @@ describe('Redis failures degrade streams, never hang them', () => {
       expect(messages.slice(0, -1).map((m) => m.params.progress)).toEqual([1, 2, 3, 4, 5]);
       expect(after.some((e) => e.id === undefined)).toBe(true);
       const failures = (await a.gateway.metrics.streamFailures.get()).values;
-      expect(failures.find((v) => v.labels.component === 'event_store' && v.labels.operation === 'append')?.value).toBeGreaterThan(0);
+      expect(
+        failures.find((v) => v.labels.component === 'event_store' && v.labels.operation === 'append')?.value,
+      ).toBeGreaterThan(0);
     } finally {
       await redis.start();
     }

@@ -16,7 +16,6 @@ import { eventStoreContract } from './event-store-contract.js';
 import { sessionStoreContract } from './store-contract.js';
 import { until } from '../support/wait.js';
 
-
 let setup: RedisSentinelSetup;
 const stores: Array<{ close(): Promise<void> }> = [];
 
@@ -31,12 +30,19 @@ afterAll(async () => {
 
 const target = (): RedisTarget => ({ sentinels: setup.sentinels, name: setup.name });
 
-
-async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }): Promise<RedisSessionStore> {
-  const store = new RedisSessionStore({ target: target(), keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });
+async function readyStore(
+  options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number },
+): Promise<RedisSessionStore> {
+  const store = new RedisSessionStore({
+    target: target(),
+    keyPrefix: `t-${randomUUID().slice(0, 8)}:`,
+    sweepIntervalMs: 100,
+    ...options,
+  });
   stores.push(store);
   await until('the store to be ready', () => store.ready, 5000);
-  if (options.keyspaceEvents !== false) await until('keyspace notifications', () => store.status().expiryEvents === 'keyspace', 5000);
+  if (options.keyspaceEvents !== false)
+    await until('keyspace notifications', () => store.status().expiryEvents === 'keyspace', 5000);
   return store;
 }
 
@@ -53,10 +59,19 @@ async function eventStore(limits: EventStoreLimits): Promise<RedisEventStore> {
 }
 
 function record(): SessionRecord {
-  return { id: randomUUID(), protocolVersion: '2025-06-18', clientCapabilities: {}, clientInfo: { name: 'sentinel-test', version: '1' }, initialized: false, createdAt: Date.now() };
+  return {
+    id: randomUUID(),
+    protocolVersion: '2025-06-18',
+    clientCapabilities: {},
+    clientInfo: { name: 'sentinel-test', version: '1' },
+    initialized: false,
+    createdAt: Date.now(),
+  };
 }
 
-sessionStoreContract('RedisSessionStore via Sentinel (keyspace notifications)', ({ ttlSeconds }) => readyStore({ ttlSeconds }));
+sessionStoreContract('RedisSessionStore via Sentinel (keyspace notifications)', ({ ttlSeconds }) =>
+  readyStore({ ttlSeconds }),
+);
 eventStoreContract('RedisEventStore via Sentinel', (limits) => eventStore(limits));
 
 describe('Redis Sentinel', () => {
@@ -84,7 +99,10 @@ describe('Redis Sentinel', () => {
     } finally {
       setup.master.resume();
     }
-    await until('the store to answer again', async () => (await store.get(rec.id).catch(() => undefined)) !== undefined);
+    await until(
+      'the store to answer again',
+      async () => (await store.get(rec.id).catch(() => undefined)) !== undefined,
+    );
   });
 
   it('follows a failover with the same stores: data replicated before it is served by the new master', async () => {
@@ -95,7 +113,10 @@ describe('Redis Sentinel', () => {
     await store.create(rec);
     const before = await events.append(rec.id, 'a', undefined);
     // Replicated before the failover (asynchronous replication would otherwise lose it).
-    await until('the replica to acknowledge', async () => (await setup.master.command('WAIT', '1', '500')) === ':1\r\n');
+    await until(
+      'the replica to acknowledge',
+      async () => (await setup.master.command('WAIT', '1', '500')) === ':1\r\n',
+    );
 
     const t0 = Date.now();
     const promoted = await setup.failover();
@@ -107,15 +128,26 @@ describe('Redis Sentinel', () => {
       'a write to land on the new master',
       async () => {
         const fresh = record();
-        if (!(await store.create(fresh).then(() => true, () => false))) return ++failed < 0;
+        if (
+          !(await store.create(fresh).then(
+            () => true,
+            () => false,
+          ))
+        )
+          return ++failed < 0;
         return (await promoted.command('EXISTS', `failover:{${fresh.id}}:session`)) === ':1\r\n';
       },
       10_000,
     );
-    console.log(`Sentinel failover done in ${failoverMs} ms (the sentinel demotes the old master after its grace period); the store wrote to the new master ${Date.now() - t1} ms later, ${failed} writes failed meanwhile`);
+    console.log(
+      `Sentinel failover done in ${failoverMs} ms (the sentinel demotes the old master after its grace period); the store wrote to the new master ${Date.now() - t1} ms later, ${failed} writes failed meanwhile`,
+    );
     expect(await store.get(rec.id)).toEqual(rec);
 
-    await until('the event store on the new master', async () => (await events.append(rec.id, 'a', undefined).catch(() => undefined)) !== undefined);
+    await until(
+      'the event store on the new master',
+      async () => (await events.append(rec.id, 'a', undefined).catch(() => undefined)) !== undefined,
+    );
     expect((await events.replay(rec.id, 'a', before!.position))!.events.length).toBeGreaterThanOrEqual(1);
 
     // Notifications are turned on again on the new master, and expiry is heard from it.
@@ -124,7 +156,14 @@ describe('Redis Sentinel', () => {
     const expired: string[] = [];
     short.onExpired((id) => expired.push(id));
     const brief = record();
-    await until('a write through the short-ttl store', async () => (await short.create(brief).then(() => true).catch(() => false)));
+    await until(
+      'a write through the short-ttl store',
+      async () =>
+        await short
+          .create(brief)
+          .then(() => true)
+          .catch(() => false),
+    );
     await until('the expiry event from the new master', () => expired.includes(brief.id), 6000);
   }, 60_000);
 });

@@ -25,7 +25,10 @@ let fixture: HttpServerProcess;
 let gw: GatewayProcess | undefined;
 let nextId = 1;
 
-const config = () => ({ sessions: { store: 'redis', redisUrl: proxy.url }, upstreams: [httpUpstream('modern', fixture.url, { prefix: '' })] });
+const config = () => ({
+  sessions: { store: 'redis', redisUrl: proxy.url },
+  upstreams: [httpUpstream('modern', fixture.url, { prefix: '' })],
+});
 
 async function readyz(url: URL): Promise<{ status: number; body: any }> {
   const res = await fetch(new URL('/readyz', url));
@@ -34,7 +37,12 @@ async function readyz(url: URL): Promise<{ status: number; body: any }> {
 
 /** A 2026-07-28 tools/call of TOOL (`extra`: the retry's answers and state); the reply's status and JSON. */
 async function call(extra: Record<string, unknown> = {}): Promise<{ status: number; json: any }> {
-  const { body, headers } = modernRequest(nextId++, 'tools/call', { name: TOOL, arguments: {}, _meta: modernMeta({ elicitation: {} }), ...extra });
+  const { body, headers } = modernRequest(nextId++, 'tools/call', {
+    name: TOOL,
+    arguments: {},
+    _meta: modernMeta({ elicitation: {} }),
+    ...extra,
+  });
   return post(gw!.url, body, headers);
 }
 
@@ -59,32 +67,51 @@ afterAll(async () => {
 });
 
 describe('the used-requestState connection', () => {
-  it('start-up waits for it: not ready until it connects, then a retry spends its state', { timeout: 40_000 }, async () => {
-    proxy.block(SPENT);
-    gw = await spawnGateway(config(), { until: 'bound' });
-    await until('the upstream up', async () => (await readyz(gw!.url)).body.upstreams?.modern?.state === 'ready', 20_000, 100);
-    await until('the connection refused at least twice', () => proxy.cut(SPENT) >= 2, 10_000, 50);
-    const starting = await readyz(gw.url);
-    expect(starting).toMatchObject({ status: 503, body: { status: 'starting' } });
+  it(
+    'start-up waits for it: not ready until it connects, then a retry spends its state',
+    { timeout: 40_000 },
+    async () => {
+      proxy.block(SPENT);
+      gw = await spawnGateway(config(), { until: 'bound' });
+      await until(
+        'the upstream up',
+        async () => (await readyz(gw!.url)).body.upstreams?.modern?.state === 'ready',
+        20_000,
+        100,
+      );
+      await until('the connection refused at least twice', () => proxy.cut(SPENT) >= 2, 10_000, 50);
+      const starting = await readyz(gw.url);
+      expect(starting).toMatchObject({ status: 503, body: { status: 'starting' } });
 
-    proxy.unblock(SPENT);
-    await until('/readyz 200', async () => (await readyz(gw!.url)).status === 200, 10_000, 50);
-    const done = await roundTrip();
-    expect(done.json.result.resultType).toBe('complete');
-  });
+      proxy.unblock(SPENT);
+      await until('/readyz 200', async () => (await readyz(gw!.url)).status === 200, 10_000, 50);
+      const done = await roundTrip();
+      expect(done.json.result.resultType).toBe('complete');
+    },
+  );
 
-  it('lost after start: /readyz 503 naming it, a retry refused typed and retryable; back: all served', { timeout: 30_000 }, async () => {
-    proxy.block(SPENT);
-    await until('/readyz 503', async () => (await readyz(gw!.url)).status === 503, 5000, 50);
-    expect((await readyz(gw!.url)).body).toMatchObject({ status: 'not ready', store: { state: 'unavailable', notReady: ['spent-states'] } });
-    const refused = await roundTrip();
-    expect(refused.json.error).toMatchObject({ code: -32010, data: { type: 'SESSION_STORE_UNAVAILABLE', retryable: true } });
+  it(
+    'lost after start: /readyz 503 naming it, a retry refused typed and retryable; back: all served',
+    { timeout: 30_000 },
+    async () => {
+      proxy.block(SPENT);
+      await until('/readyz 503', async () => (await readyz(gw!.url)).status === 503, 5000, 50);
+      expect((await readyz(gw!.url)).body).toMatchObject({
+        status: 'not ready',
+        store: { state: 'unavailable', notReady: ['spent-states'] },
+      });
+      const refused = await roundTrip();
+      expect(refused.json.error).toMatchObject({
+        code: -32010,
+        data: { type: 'SESSION_STORE_UNAVAILABLE', retryable: true },
+      });
 
-    proxy.unblock(SPENT);
-    await until('/readyz 200 again', async () => (await readyz(gw!.url)).status === 200, 10_000, 50);
-    expect((await readyz(gw!.url)).body.store.notReady).toBeUndefined();
-    expect((await roundTrip()).json.result.resultType).toBe('complete');
-  });
+      proxy.unblock(SPENT);
+      await until('/readyz 200 again', async () => (await readyz(gw!.url)).status === 200, 10_000, 50);
+      expect((await readyz(gw!.url)).body.store.notReady).toBeUndefined();
+      expect((await roundTrip()).json.result.resultType).toBe('complete');
+    },
+  );
 
   it('never there: start-up fails after the Redis start deadline, saying so', { timeout: 45_000 }, async () => {
     await gw?.stop();

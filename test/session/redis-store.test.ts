@@ -27,10 +27,17 @@ afterAll(async () => {
   await Promise.all([redis?.stop(), lockedDown?.stop()]);
 });
 
-
 /** A store connected (and, with keyspace events, subscribed) before it is handed out. */
-async function readyStore(options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number }, server = redis): Promise<RedisSessionStore> {
-  const store = new RedisSessionStore({ target: { url: server.url }, keyPrefix: `t-${randomUUID().slice(0, 8)}:`, sweepIntervalMs: 100, ...options });
+async function readyStore(
+  options: Partial<RedisSessionStoreOptions> & { ttlSeconds: number },
+  server = redis,
+): Promise<RedisSessionStore> {
+  const store = new RedisSessionStore({
+    target: { url: server.url },
+    keyPrefix: `t-${randomUUID().slice(0, 8)}:`,
+    sweepIntervalMs: 100,
+    ...options,
+  });
   stores.push(store);
   await until('the store to be ready', () => store.ready, 5000);
   if (options.keyspaceEvents !== false && server === redis) {
@@ -57,7 +64,9 @@ sessionStoreContract('RedisSessionStore (keyspace notifications off: local expir
   readyStore({ ttlSeconds, keyspaceEvents: false }),
 );
 
-sessionStoreContract('RedisSessionStore (Redis refuses CONFIG)', ({ ttlSeconds }) => readyStore({ ttlSeconds }, lockedDown));
+sessionStoreContract('RedisSessionStore (Redis refuses CONFIG)', ({ ttlSeconds }) =>
+  readyStore({ ttlSeconds }, lockedDown),
+);
 
 describe('RedisSessionStore', () => {
   afterEach(async () => {
@@ -138,7 +147,9 @@ describe('RedisSessionStore', () => {
         vi.setSystemTime(Date.now() + step);
       }
       const pexpires = await commandCalls(redis, 'pexpire');
-      console.log(`lazy TTL refresh: ${N} gets → ${burst.pexpires} PEXPIRE; ${gets} gets over ${elapsed} ms (store clock) → ${pexpires} PEXPIRE (refresh every ${refreshMs} ms)`);
+      console.log(
+        `lazy TTL refresh: ${N} gets → ${burst.pexpires} PEXPIRE; ${gets} gets over ${elapsed} ms (store clock) → ${pexpires} PEXPIRE (refresh every ${refreshMs} ms)`,
+      );
       expect(pexpires).toBeGreaterThanOrEqual(Math.floor(elapsed / refreshMs) - 1);
       expect(pexpires).toBeLessThanOrEqual(Math.ceil(elapsed / refreshMs) + 1);
       expect(pexpires).toBeLessThan(gets / 4);
@@ -203,7 +214,11 @@ describe('RedisSessionStore', () => {
 
     // Keyspace notifications are server config, lost with the restart: the store enables them again.
     await until('the events store to reconnect', () => events.ready, 10_000);
-    await until('keyspace notifications again', async () => /E.*x|x.*E/.test(await redis.command('CONFIG', 'GET', 'notify-keyspace-events')), 5000);
+    await until(
+      'keyspace notifications again',
+      async () => /E.*x|x.*E/.test(await redis.command('CONFIG', 'GET', 'notify-keyspace-events')),
+      5000,
+    );
     const expired: string[] = [];
     events.onExpired((id) => expired.push(id));
     const short = record();

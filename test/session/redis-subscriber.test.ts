@@ -29,10 +29,17 @@ describe('subscriber connections', () => {
       const heard: string[] = [];
       sub.on('error', (err: Error) => errors.push(err.message));
       sub.on('message', (_channel: string, message: string) => heard.push(message));
-      const subscribed = new Promise<unknown>((resolve, reject) => sub.once('connect', () => sub.subscribe('early').then(resolve, reject)));
+      const subscribed = new Promise<unknown>((resolve, reject) =>
+        sub.once('connect', () => sub.subscribe('early').then(resolve, reject)),
+      );
       await subscribed;
       await until('the subscriber to be ready', () => sub.status === 'ready', 5000);
-      await until('the message', async () => (await pub.publish('early', 'hello')) > 0 && heard.includes('hello'), 5000, 50);
+      await until(
+        'the message',
+        async () => (await pub.publish('early', 'hello')) > 0 && heard.includes('hello'),
+        5000,
+        50,
+      );
       expect(errors).toEqual([]);
       expect(sub.status).toBe('ready');
     } finally {

@@ -109,7 +109,11 @@ export function sessionStoreContract(name: string, makeStore: StoreFactory): voi
 
     it('stores records as plain JSON (a JSON round trip gives the same record)', async () => {
       const store = await make();
-      const rec = record({ initialized: true, logLevel: 'info', clientCapabilities: { elicitation: {}, experimental: { x: [1, 'two', null] } } });
+      const rec = record({
+        initialized: true,
+        logLevel: 'info',
+        clientCapabilities: { elicitation: {}, experimental: { x: [1, 'two', null] } },
+      });
       await store.create(rec);
       const got = await store.get(rec.id);
       expect(got).toBeDefined();

@@ -11,7 +11,11 @@ import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js
 describe('ConfigStatus', () => {
   it('says reload is not enabled until something reports a reload', () => {
     const s = new ConfigStatus('/etc/gw.yaml', new Date('2026-01-01T00:00:00Z'));
-    expect(s.snapshot()).toEqual({ loadedAt: '2026-01-01T00:00:00.000Z', file: '/etc/gw.yaml', reload: { enabled: false } });
+    expect(s.snapshot()).toEqual({
+      loadedAt: '2026-01-01T00:00:00.000Z',
+      file: '/etc/gw.yaml',
+      reload: { enabled: false },
+    });
     s.enableReload();
     expect(s.snapshot().reload).toEqual({ enabled: true, count: 0 });
   });
@@ -19,15 +23,30 @@ describe('ConfigStatus', () => {
   it('counts reloads; an applied one moves loadedAt, a rejected one keeps its (bounded) reason', () => {
     const s = new ConfigStatus();
     s.recordReload('rejected', 'x'.repeat(2000), new Date('2026-01-01T00:01:00Z'));
-    expect(s.snapshot()).toMatchObject({ file: null, reload: { enabled: true, count: 1, lastOutcome: 'rejected', lastAt: '2026-01-01T00:01:00.000Z' } });
+    expect(s.snapshot()).toMatchObject({
+      file: null,
+      reload: { enabled: true, count: 1, lastOutcome: 'rejected', lastAt: '2026-01-01T00:01:00.000Z' },
+    });
     const rejected = s.snapshot().reload;
     expect(rejected.enabled && rejected.lastError?.length).toBe(500);
     s.recordReload('ok', undefined, new Date('2026-01-01T00:02:00Z'));
-    expect(s.snapshot()).toEqual({ loadedAt: '2026-01-01T00:02:00.000Z', file: null, reload: { enabled: true, count: 2, lastOutcome: 'ok', lastAt: '2026-01-01T00:02:00.000Z' } });
+    expect(s.snapshot()).toEqual({
+      loadedAt: '2026-01-01T00:02:00.000Z',
+      file: null,
+      reload: { enabled: true, count: 2, lastOutcome: 'ok', lastAt: '2026-01-01T00:02:00.000Z' },
+    });
   });
 
-  it('takes a reload feature\'s own status as it is', () => {
-    expect(snapshotOfReload({ loadedAt: '2026-01-01T00:00:00.000Z', file: undefined, count: 3, lastOutcome: 'rejected', lastError: 'bad' })).toEqual({
+  it("takes a reload feature's own status as it is", () => {
+    expect(
+      snapshotOfReload({
+        loadedAt: '2026-01-01T00:00:00.000Z',
+        file: undefined,
+        count: 3,
+        lastOutcome: 'rejected',
+        lastError: 'bad',
+      }),
+    ).toEqual({
       loadedAt: '2026-01-01T00:00:00.000Z',
       file: null,
       reload: { enabled: true, count: 3, lastOutcome: 'rejected', lastError: 'bad' },
@@ -45,7 +64,10 @@ describe('the CLI', () => {
   });
 
   it('names the config file it loaded on /status.json, and counts a reload by SIGHUP', async () => {
-    type Report = { config: { file: string; reload: { enabled: boolean; count?: number; lastOutcome?: string } }; gateway: { state: string } };
+    type Report = {
+      config: { file: string; reload: { enabled: boolean; count?: number; lastOutcome?: string } };
+      gateway: { state: string };
+    };
     const read = async () => (await (await fetch(new URL('/status.json', gw.url))).json()) as Report;
     const report = await read();
     expect(report.config.file).toMatch(/gateway\.json$/);

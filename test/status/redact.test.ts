@@ -5,7 +5,9 @@ import { escapeHtml } from '../../src/server/status/view.js';
 
 describe('redact', () => {
   it('drops URL credentials, query strings and fragments, keeping scheme, host and path', () => {
-    expect(redact('GET https://u:p4ss@api.example.com:8443/v1/mcp?api_key=abc&x=1#frag failed')).toBe('GET https://api.example.com:8443/v1/mcp failed');
+    expect(redact('GET https://u:p4ss@api.example.com:8443/v1/mcp?api_key=abc&x=1#frag failed')).toBe(
+      'GET https://api.example.com:8443/v1/mcp failed',
+    );
     expect(redact('cannot connect (ECONNREFUSED 127.0.0.1:9)')).toBe('cannot connect (ECONNREFUSED 127.0.0.1:9)');
     expect(redact('redis://:secret@r:6379/0')).toBe('redis://r:6379/0');
   });
@@ -25,7 +27,9 @@ describe('redact', () => {
 
 describe('escapeHtml', () => {
   it('escapes the five characters that matter in text and attributes', () => {
-    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe('&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;');
+    expect(escapeHtml(`<a href="x" title='y'>&</a>`)).toBe(
+      '&lt;a href=&quot;x&quot; title=&#39;y&#39;&gt;&amp;&lt;/a&gt;',
+    );
     expect(escapeHtml(42)).toBe('42');
   });
 });

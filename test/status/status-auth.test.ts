@@ -12,7 +12,12 @@ let gw: RunningGateway;
 
 beforeAll(async () => {
   issuer = await startJwtIssuer();
-  gw = await startGateway(exampleConfig({ auth: issuer.authConfig, status: { principals: [`${TEST_ISSUER} operator`], scopes: ['mcpgw:admin'] } }));
+  gw = await startGateway(
+    exampleConfig({
+      auth: issuer.authConfig,
+      status: { principals: [`${TEST_ISSUER} operator`], scopes: ['mcpgw:admin'] },
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -60,7 +65,7 @@ describe('/status with auth on', () => {
     });
   }
 
-  it('a subject that merely starts like the admin\'s is not the admin', async () => {
+  it("a subject that merely starts like the admin's is not the admin", async () => {
     // The admin is named with its issuer: the same subject elsewhere is someone else.
     const r = await get('/status.json', await issuer.bearer('operator2'));
     expect(r.status).toBe(403);

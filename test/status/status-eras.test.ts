@@ -29,7 +29,11 @@ let startedAt: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  [echo, modern, dual] = await Promise.all([startEchoHttp(), startModernFixture(), startDualEraUpstream({ dual: true })]);
+  [echo, modern, dual] = await Promise.all([
+    startEchoHttp(),
+    startModernFixture(),
+    startDualEraUpstream({ dual: true }),
+  ]);
   const port = await closedPort();
   startedAt = new Date().toISOString();
   gw = await startGateway(
@@ -38,11 +42,22 @@ beforeAll(async () => {
         httpUpstream('old', echo.url, { protocolVersion: 'auto' }),
         httpUpstream('new', modern.url),
         httpUpstream('dual', dual.url),
-        httpUpstream('gone', `http://127.0.0.1:${port}/mcp`, { retry: { attempts: 0 }, health: { intervalMs: 200, timeoutMs: 500 } }),
+        httpUpstream('gone', `http://127.0.0.1:${port}/mcp`, {
+          retry: { attempts: 0 },
+          health: { intervalMs: 200, timeoutMs: 500 },
+        }),
         { name: 'broken', transport: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] },
         capabilityToolsUpstream('caps'),
       ],
-      servers: [{ path: '/mcp/team', tools: ['caps__*'], prompts: [], resources: [], overrides: { caps__needs_sampling: { name: 'sample-it' } } }],
+      servers: [
+        {
+          path: '/mcp/team',
+          tools: ['caps__*'],
+          prompts: [],
+          resources: [],
+          overrides: { caps__needs_sampling: { name: 'sample-it' } },
+        },
+      ],
     }),
   );
 }, 30_000);
@@ -66,9 +81,16 @@ const settled = (rows: UpstreamRow[]) => {
 };
 
 type Row = Record<string, any>;
-type Entries = { tools: { count: number; names: string[] }; listedBy: string; sessions?: Array<{ sessions: number; tools: { names: string[] } }> };
+type Entries = {
+  tools: { count: number; names: string[] };
+  listedBy: string;
+  sessions?: Array<{ sessions: number; tools: { names: string[] } }>;
+};
 
-async function report(): Promise<{ upstreams: Record<string, Row>; servers: Array<{ name: string; byUpstream: Record<string, Entries> }> }> {
+async function report(): Promise<{
+  upstreams: Record<string, Row>;
+  servers: Array<{ name: string; byUpstream: Record<string, Entries> }>;
+}> {
   const r = await statusWhen(gw.base, settled);
   return { upstreams: Object.fromEntries((r.upstreams as Row[]).map((u) => [u.name, u])), servers: r.servers as never };
 }
@@ -82,16 +104,28 @@ describe('/status.json by era', () => {
     expect(ready.upstreams.old!.lastFailure).toBeUndefined();
     // It is spoken to in 2025 all the same.
     const client = await connect({});
-    expect(toolText(await client.callTool({ name: 'old__echo', arguments: { text: 'still here' } }))).toContain('still here');
+    expect(toolText(await client.callTool({ name: 'old__echo', arguments: { text: 'still here' } }))).toContain(
+      'still here',
+    );
   });
 
   it('a 2026-07-28 upstream has no worker count; a dual one counts its 2025 sessions; each names its era', async () => {
     const { upstreams } = await report();
     // (Its in-flight count may hold a health check's server/discover.)
-    expect(upstreams.new).toMatchObject({ state: 'ready', era: 'modern', protocolVersion: '2026-07-28', inFlight: expect.any(Number) });
+    expect(upstreams.new).toMatchObject({
+      state: 'ready',
+      era: 'modern',
+      protocolVersion: '2026-07-28',
+      inFlight: expect.any(Number),
+    });
     expect(upstreams.new!.workers).toBeUndefined();
     expect(upstreams.new!.ready).toBeUndefined();
-    expect(upstreams.dual).toMatchObject({ state: 'ready', era: 'dual', protocolVersion: '2026-07-28', workers: expect.any(Number) });
+    expect(upstreams.dual).toMatchObject({
+      state: 'ready',
+      era: 'dual',
+      protocolVersion: '2026-07-28',
+      workers: expect.any(Number),
+    });
     expect(upstreams.caps).toMatchObject({ era: 'session', protocolVersion: expect.stringMatching(/^2025-/) });
     const ready = (await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, Row> };
     expect(ready.upstreams.dual).toMatchObject({ era: 'dual' });
@@ -128,12 +162,17 @@ describe('/status.json by era', () => {
     expect(lists['caps__always,caps__needs_sampling']).toBe(1);
     expect(lists.caps__always).toBeGreaterThanOrEqual(1);
     // Every name a client lists is in the report: the shared upstreams' and that session's own list.
-    const shared = Object.values(main.byUpstream).filter((e) => e.listedBy === 'shared').flatMap((e) => e.tools.names);
+    const shared = Object.values(main.byUpstream)
+      .filter((e) => e.listedBy === 'shared')
+      .flatMap((e) => e.tools.names);
     expect(new Set(plainTools)).toEqual(new Set([...shared, 'caps__always']));
     expect(new Set(samplerTools)).toEqual(new Set([...shared, 'caps__always', 'caps__needs_sampling']));
     // Through a virtual server's selection and rename.
     const team = servers.find((s) => s.name === '/mcp/team')!;
-    expect(team.byUpstream.caps!.sessions!.map((l) => l.tools.names.join(',')).sort()).toEqual(['caps__always', 'caps__always,sample-it']);
+    expect(team.byUpstream.caps!.sessions!.map((l) => l.tools.names.join(',')).sort()).toEqual([
+      'caps__always',
+      'caps__always,sample-it',
+    ]);
     const teamClient = await connect({ sampling: {} }, new URL('/mcp/team', gw.base));
     expect((await teamClient.listTools()).tools.map((t) => t.name).sort()).toEqual(['caps__always', 'sample-it']);
   });
@@ -142,7 +181,10 @@ describe('/status.json by era', () => {
 describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status by era in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -160,7 +202,14 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status by era in hea
       trs.map((tr) => {
         const cells = [...tr.querySelectorAll('td')].map((td) => (td.textContent ?? '').trim());
         const failure = tr.querySelector('td:last-child');
-        return { name: tr.querySelector('th')?.textContent ?? '', era: cells[1] ?? '', workers: cells[3] ?? '', failure: cells.at(-1) ?? '', failureClass: failure?.className ?? '', at: tr.querySelector('time')?.getAttribute('datetime') ?? '' };
+        return {
+          name: tr.querySelector('th')?.textContent ?? '',
+          era: cells[1] ?? '',
+          workers: cells[3] ?? '',
+          failure: cells.at(-1) ?? '',
+          failureClass: failure?.className ?? '',
+          at: tr.querySelector('time')?.getAttribute('datetime') ?? '',
+        };
       }),
     );
     const by = Object.fromEntries(rows.map((r) => [r.name, r]));
@@ -174,7 +223,11 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status by era in hea
     expect(by.gone!.failure).toContain(`at ${by.gone!.at}`);
     expect(Number.isNaN(Date.parse(by.gone!.at))).toBe(false);
     const caps = await page.$$eval('section[data-server="main"] tr[data-catalog-upstream="caps"]', (trs) =>
-      trs.map((tr) => ({ by: tr.getAttribute('data-listed-by'), sessions: tr.getAttribute('data-sessions'), text: tr.textContent ?? '' })),
+      trs.map((tr) => ({
+        by: tr.getAttribute('data-listed-by'),
+        sessions: tr.getAttribute('data-sessions'),
+        text: tr.textContent ?? '',
+      })),
     );
     expect(caps[0]!.by).toBe('probe');
     expect(caps.length).toBeGreaterThanOrEqual(2);

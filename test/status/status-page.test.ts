@@ -9,7 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, exampleConfig, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  openSession,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { closedPort, statusWhen, type UpstreamRow } from './support.js';
@@ -28,7 +35,10 @@ beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
       upstreams: [
-        stdioUpstream('echo', ECHO_SERVER, { env: { API_KEY: 'env-secret' }, args: [ECHO_SERVER, '--token=arg-secret'] }),
+        stdioUpstream('echo', ECHO_SERVER, {
+          env: { API_KEY: 'env-secret' },
+          args: [ECHO_SERVER, '--token=arg-secret'],
+        }),
         { name: 'broken', transport: 'stdio', command: process.execPath, args: ['-e', 'process.exit(3)'] },
         httpUpstream('remote', `http://127.0.0.1:${port}/mcp?key=query-token`, {
           headers: { authorization: 'Bearer header-token' },
@@ -39,7 +49,12 @@ beforeAll(async () => {
           name: 'odd',
           transport: 'stdio',
           command: process.execPath,
-          args: ['-e', rawStdioServer(`return m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'odd', version: '1' } } : m.method === 'tools/list' ? { tools: [{ name: ${JSON.stringify(EVIL_TOOL)}, inputSchema: { type: 'object' } }] } : {};`)],
+          args: [
+            '-e',
+            rawStdioServer(
+              `return m.method === 'initialize' ? { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'odd', version: '1' } } : m.method === 'tools/list' ? { tools: [{ name: ${JSON.stringify(EVIL_TOOL)}, inputSchema: { type: 'object' } }] } : {};`,
+            ),
+          ],
         },
       ],
     }),
@@ -62,22 +77,41 @@ describe('/status.json', () => {
     const report = await statusWhen(gw.base, settled);
     const upstreams = report.upstreams as Array<Record<string, unknown>>;
     const echo = upstreams.find((u) => u.name === 'echo')!;
-    expect(echo).toMatchObject({ transport: 'stdio', mode: 'shared', target: expect.any(String), state: 'ready', inFlight: 0, queued: 0 });
+    expect(echo).toMatchObject({
+      transport: 'stdio',
+      mode: 'shared',
+      target: expect.any(String),
+      state: 'ready',
+      inFlight: 0,
+      queued: 0,
+    });
     expect(echo.ready as number).toBeGreaterThanOrEqual(1);
     const broken = upstreams.find((u) => u.name === 'broken')!;
     expect(broken.state).toBe('down');
     expect(broken.lastFailure).toEqual(expect.any(String));
     const remote = upstreams.find((u) => u.name === 'remote')!;
-    expect(remote).toMatchObject({ state: 'down', transport: 'http', target: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    expect(remote).toMatchObject({
+      state: 'down',
+      transport: 'http',
+      target: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+    });
     expect(['open', 'half-open']).toContain(remote.circuit);
 
-    expect(report.gateway).toMatchObject({ state: 'ready', version: expect.any(String), uptimeSeconds: expect.any(Number) });
+    expect(report.gateway).toMatchObject({
+      state: 'ready',
+      version: expect.any(String),
+      uptimeSeconds: expect.any(Number),
+    });
     expect(report.sessions).toMatchObject({ store: 'memory', count: 1 });
     expect(report.streams).toEqual({ get: 0, listen: 0, replies: 0 });
     expect(report.inputChains).toBe(0);
     expect(report.config).toMatchObject({ file: null, reload: { enabled: true, count: 0 } });
 
-    const [main] = report.servers as Array<{ name: string; path: string; byUpstream: Record<string, { tools: { count: number; names: string[] } }> }>;
+    const [main] = report.servers as Array<{
+      name: string;
+      path: string;
+      byUpstream: Record<string, { tools: { count: number; names: string[] } }>;
+    }>;
     expect(main).toMatchObject({ name: 'main', path: '/mcp' });
     expect(main!.byUpstream.echo!.tools.names).toContain('echo__echo');
     expect(main!.byUpstream.odd!.tools.names).toEqual([`odd__${EVIL_TOOL}`]);
@@ -95,7 +129,9 @@ describe('/status.json', () => {
   it('shows a reload once the wiring reports one', async () => {
     gw.gateway.configStatus.recordReload('rejected', 'upstreams[0].command: <required>');
     const report = await statusWhen(gw.base, () => true);
-    expect(report.config).toMatchObject({ reload: { enabled: true, count: 1, lastOutcome: 'rejected', lastError: 'upstreams[0].command: <required>' } });
+    expect(report.config).toMatchObject({
+      reload: { enabled: true, count: 1, lastOutcome: 'rejected', lastError: 'upstreams[0].command: <required>' },
+    });
     const html = await (await fetch(`${gw.base}/status`)).text();
     expect(html).toContain('upstreams[0].command: &lt;required&gt;');
   });
@@ -119,7 +155,10 @@ describe('/status', () => {
 describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -140,8 +179,13 @@ describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status in headless C
     await page.goto(`${gw.base}/status`, { waitUntil: 'load' });
     // Runs in the page (the test's tsconfig has no DOM library, hence the cast).
     const rows = await page.$$eval('tr[data-upstream]', (trs) => {
-      const style = (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }).getComputedStyle;
-      return trs.map((tr) => ({ name: tr.querySelector('th')?.textContent ?? '', state: tr.querySelector('.badge')?.textContent ?? '', colour: style(tr.querySelector('.badge')).backgroundColor }));
+      const style = (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } })
+        .getComputedStyle;
+      return trs.map((tr) => ({
+        name: tr.querySelector('th')?.textContent ?? '',
+        state: tr.querySelector('.badge')?.textContent ?? '',
+        colour: style(tr.querySelector('.badge')).backgroundColor,
+      }));
     });
     expect(rows.map((r) => [r.name, r.state])).toEqual([
       ['echo', 'ready'],

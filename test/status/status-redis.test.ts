@@ -20,7 +20,10 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-const report = async () => (await (await fetch(`${gw.base}/status.json`)).json()) as { sessions: { store: string; storeState?: string; count: number | null } };
+const report = async () =>
+  (await (await fetch(`${gw.base}/status.json`)).json()) as {
+    sessions: { store: string; storeState?: string; count: number | null };
+  };
 
 describe('/status with the Redis session store', () => {
   it('shows the store, its state and the sessions this replica knows', async () => {
@@ -37,6 +40,11 @@ describe('/status with the Redis session store', () => {
     const html = await res.text();
     expect(html).toMatch(/redis store, known to this replica, (?!ready)[a-z]+/);
     await redis.start();
-    await until('the store to be ready again', async () => (await report()).sessions.storeState === 'ready', 20_000, 100);
+    await until(
+      'the store to be ready again',
+      async () => (await report()).sessions.storeState === 'ready',
+      20_000,
+      100,
+    );
   });
 });

@@ -3,7 +3,14 @@
  * server's clients see it: its selection only, under the names its overrides give tools.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, SLOW_SERVER, exampleConfig, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  SLOW_SERVER,
+  exampleConfig,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 
 let gw: RunningGateway;
 
@@ -11,7 +18,15 @@ beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
       upstreams: [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('slow', SLOW_SERVER)],
-      servers: [{ path: '/mcp/team', tools: ['echo__add', 'echo__echo'], prompts: [], resources: [], overrides: { echo__add: { name: 'plus' } } }],
+      servers: [
+        {
+          path: '/mcp/team',
+          tools: ['echo__add', 'echo__echo'],
+          prompts: [],
+          resources: [],
+          overrides: { echo__add: { name: 'plus' } },
+        },
+      ],
     }),
   );
 });
@@ -20,7 +35,12 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-type ServerRow = { name: string; path: string; totals: { tools: number; prompts: number }; byUpstream: Record<string, { tools: { count: number; names: string[] } }> };
+type ServerRow = {
+  name: string;
+  path: string;
+  totals: { tools: number; prompts: number };
+  byUpstream: Record<string, { tools: { count: number; names: string[] } }>;
+};
 
 describe('/status per virtual server', () => {
   it('lists the main endpoint with the whole catalog and the team server with its selection under its names', async () => {

@@ -19,12 +19,21 @@ export interface UpstreamRow {
 }
 
 /** GET /status.json until `ok` holds for its upstreams; returns the last report. */
-export async function statusWhen(base: string, ok: (upstreams: UpstreamRow[]) => boolean, headers: Record<string, string> = {}): Promise<Record<string, unknown>> {
+export async function statusWhen(
+  base: string,
+  ok: (upstreams: UpstreamRow[]) => boolean,
+  headers: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
   let report: Record<string, unknown> = {};
-  await until("the upstreams in /status.json", async () => {
-    const res = await fetch(`${base}/status.json`, { headers });
-    report = (await res.json()) as Record<string, unknown>;
-    return ok(report.upstreams as UpstreamRow[]);
-  }, 15_000, 100);
+  await until(
+    'the upstreams in /status.json',
+    async () => {
+      const res = await fetch(`${base}/status.json`, { headers });
+      report = (await res.json()) as Record<string, unknown>;
+      return ok(report.upstreams as UpstreamRow[]);
+    },
+    15_000,
+    100,
+  );
   return report;
 }

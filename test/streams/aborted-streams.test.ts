@@ -11,7 +11,14 @@
  */
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleConfig, MCP_HEADERS, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  exampleConfig,
+  MCP_HEADERS,
+  openSession,
+  post,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork, metricValue } from '../support/health.js';
 import { legacyEcho, openLegacyStream } from '../support/legacy-sse.js';
 import { httpRequest, rawSocket } from '../support/raw-socket.js';
@@ -28,12 +35,16 @@ let gw: RunningGateway;
 
 /** /status.json's count of open streams: GET holders, listen streams, POST replies being written. */
 async function statusStreams(): Promise<{ get: number; listen: number; replies: number }> {
-  const body = (await (await fetch(new URL('/status.json', gw.base))).json()) as { streams: { get: number; listen: number; replies: number } };
+  const body = (await (await fetch(new URL('/status.json', gw.base))).json()) as {
+    streams: { get: number; listen: number; replies: number };
+  };
   return body.streams;
 }
 
 async function connections(): Promise<number> {
-  return new Promise((resolve, reject) => gw.gateway.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))));
+  return new Promise((resolve, reject) =>
+    gw.gateway.app.server.getConnections((err, n) => (err ? reject(err) : resolve(n))),
+  );
 }
 
 /**
@@ -67,7 +78,14 @@ beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
       // No cached records (every load awaits Redis); a PING deadline longer than the pauses here.
-      sessions: { store: 'redis', redisUrl: redis.url, keyPrefix: 'aborted:', ttlSeconds: 20, cacheMs: 0, health: { intervalMs: 5000, timeoutMs: 4000 } },
+      sessions: {
+        store: 'redis',
+        redisUrl: redis.url,
+        keyPrefix: 'aborted:',
+        ttlSeconds: 20,
+        cacheMs: 0,
+        health: { intervalMs: 5000, timeoutMs: 4000 },
+      },
       limits: { maxStreams: MAX_STREAMS },
       legacySse: { graceMs: 100 },
     }),
@@ -82,7 +100,9 @@ afterAll(async () => {
 describe('a client that resets while the store answers', () => {
   it('GET /sse: its session is deleted and its stream slot given back; the next /sse is served', async () => {
     const sessionsBefore = await gw.gateway.store.size();
-    await resetWhileStoreAwaits(Array.from({ length: N }, () => httpRequest('GET', '/sse', { accept: 'text/event-stream' })));
+    await resetWhileStoreAwaits(
+      Array.from({ length: N }, () => httpRequest('GET', '/sse', { accept: 'text/event-stream' })),
+    );
 
     const stream = await openLegacyStream(gw.base); // with N slots held (N > limits.maxStreams), a 503 STREAM_LIMIT
     expect(await legacyEcho(stream, 'after the resets')).toBe('after the resets');
@@ -96,10 +116,15 @@ describe('a client that resets while the store answers', () => {
   it('GET /mcp: no stream slot nor GET holder is left; each session opens its stream again', async () => {
     const sessions: string[] = [];
     for (let i = 0; i < N; i++) sessions.push(await openSession(gw.url));
-    await resetWhileStoreAwaits(sessions.map((sid) => httpRequest('GET', '/mcp', { accept: 'text/event-stream', ...HEADERS(sid) })));
+    await resetWhileStoreAwaits(
+      sessions.map((sid) => httpRequest('GET', '/mcp', { accept: 'text/event-stream', ...HEADERS(sid) })),
+    );
     const other = await openSession(gw.url);
     const controller = new AbortController();
-    const res = await fetch(gw.url, { headers: { accept: 'text/event-stream', ...HEADERS(other) }, signal: controller.signal });
+    const res = await fetch(gw.url, {
+      headers: { accept: 'text/event-stream', ...HEADERS(other) },
+      signal: controller.signal,
+    });
     expect(res.status).toBe(200); // with N slots held (N > limits.maxStreams), a 503 STREAM_LIMIT
     expect(await openStreams(gw, 'get')).toBe(1);
     expect((await statusStreams()).get).toBe(1);
@@ -110,22 +135,41 @@ describe('a client that resets while the store answers', () => {
     // Each session's stream opens (not 409 STREAM_CONFLICT), and its calls are answered.
     for (const sid of sessions.slice(0, MAX_STREAMS)) {
       const controller = new AbortController();
-      const res = await fetch(gw.url, { headers: { accept: 'text/event-stream', ...HEADERS(sid) }, signal: controller.signal });
+      const res = await fetch(gw.url, {
+        headers: { accept: 'text/event-stream', ...HEADERS(sid) },
+        signal: controller.signal,
+      });
       expect(res.status).toBe(200);
-      const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: sid } } }, HEADERS(sid));
+      const r = await post(
+        gw.url,
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: sid } } },
+        HEADERS(sid),
+      );
       expect(r.json?.result?.content?.[0]?.text).toBe(sid);
       controller.abort();
       await until('the stream to close', async () => (await openStreams(gw, 'get')) === 0);
     }
-    for (const sid of [...sessions, other]) await fetch(gw.url, { method: 'DELETE', headers: { ...MCP_HEADERS, ...HEADERS(sid) } });
+    for (const sid of [...sessions, other])
+      await fetch(gw.url, { method: 'DELETE', headers: { ...MCP_HEADERS, ...HEADERS(sid) } });
   });
 
   it('POST /mcp: a reply whose client went while the session loaded is not counted as being written', async () => {
     const sessions: string[] = [];
     for (let i = 0; i < N; i++) sessions.push(await openSession(gw.url));
-    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'gone' } } });
-    await resetWhileStoreAwaits(sessions.map((sid) => httpRequest('POST', '/mcp', { ...MCP_HEADERS, ...HEADERS(sid) }, call)));
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'here' } } }, HEADERS(sessions[0]!));
+    const call = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'echo__echo', arguments: { text: 'gone' } },
+    });
+    await resetWhileStoreAwaits(
+      sessions.map((sid) => httpRequest('POST', '/mcp', { ...MCP_HEADERS, ...HEADERS(sid) }, call)),
+    );
+    const r = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'here' } } },
+      HEADERS(sessions[0]!),
+    );
     expect(r.json?.result?.content?.[0]?.text).toBe('here');
     // The shutdown drain waits for replies being written: none is, once the calls are done.
     await until('no call held', async () => {
@@ -154,13 +198,24 @@ describe('a client that resets while the store answers', () => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
     });
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } }));
+    ws.send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'i',
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ws', version: '1' } },
+      }),
+    );
     await until('initialized', () => answers.some((a) => a.id === 'i'));
     ws.send(JSON.stringify({ jsonrpc: '2.0', id: 't', method: 'tools/list' }));
     await until('tools listed', () => answers.some((a) => a.id === 't'));
     expect(answers.find((a) => a.id === 't')).toMatchObject({ result: { tools: expect.any(Array) } });
     // Long before the sessions' ttl (20 s) could have ended them.
-    await until('no session left but the new one', async () => (await gw.gateway.store.size()) === sessionsBefore + 1, 5000);
+    await until(
+      'no session left but the new one',
+      async () => (await gw.gateway.store.size()) === sessionsBefore + 1,
+      5000,
+    );
     ws.close();
     await until('its session to end', async () => (await gw.gateway.store.size()) === sessionsBefore);
   });

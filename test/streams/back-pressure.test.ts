@@ -7,7 +7,14 @@
  * times the bound). What is asserted is that the cut happens, not when.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleConfig, MCP_HEADERS, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  exampleConfig,
+  MCP_HEADERS,
+  openSession,
+  post,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork, metricValue } from '../support/health.js';
 import { legacyEcho, LEGACY_INIT, openLegacyStream, postLegacy } from '../support/legacy-sse.js';
 import { httpRequest, rawSocket, type RawSocket } from '../support/raw-socket.js';
@@ -20,7 +27,11 @@ const cutOffs = (gw: RunningGateway, kind: string) => metricValue(gw, `mcpgw_str
 const openStreams = (gw: RunningGateway, kind: string) => metricValue(gw, `mcpgw_sse_streams_open{kind="${kind}"}`);
 
 async function echo(gw: RunningGateway, sid: string, text: string): Promise<string> {
-  const r = await post(gw.url, { jsonrpc: '2.0', id: 'e', method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } }, HEADERS(sid));
+  const r = await post(
+    gw.url,
+    { jsonrpc: '2.0', id: 'e', method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } },
+    HEADERS(sid),
+  );
   return r.json?.result?.content?.[0]?.text as string;
 }
 
@@ -48,7 +59,16 @@ describe('limits.maxStreamBufferedBytes', () => {
   it('a POST reply stream of progress nobody reads is cut off, and its call cancelled', async () => {
     const sid = await openSession(gw.url);
     // 16 KiB echoed in every progress notification, one a millisecond, for a minute.
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 60_000, steps: 60_000 }, _meta: { progressToken: 'p'.repeat(16 * 1024) } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: {
+        name: 'slow__sleep',
+        arguments: { ms: 60_000, steps: 60_000 },
+        _meta: { progressToken: 'p'.repeat(16 * 1024) },
+      },
+    });
     const reader = rawSocket(gw.base, httpRequest('POST', '/mcp', { ...MCP_HEADERS, ...HEADERS(sid) }, body));
     sockets.push(reader);
     reader.socket.pause(); // never reads a byte
@@ -66,8 +86,15 @@ describe('limits.maxStreamBufferedBytes', () => {
 
   it('a stateless (2026-07-28) reply stream nobody reads is cut off, and its call released', async () => {
     const before = await cutOffs(gw, 'reply');
-    const { body, headers } = modernRequest(3, 'tools/call', { name: 'slow__sleep', arguments: { ms: 60_000, steps: 60_000 }, _meta: { progressToken: 's'.repeat(16 * 1024) } });
-    const reader = rawSocket(gw.base, httpRequest('POST', '/mcp', { ...MCP_HEADERS, ...headers }, JSON.stringify(body)));
+    const { body, headers } = modernRequest(3, 'tools/call', {
+      name: 'slow__sleep',
+      arguments: { ms: 60_000, steps: 60_000 },
+      _meta: { progressToken: 's'.repeat(16 * 1024) },
+    });
+    const reader = rawSocket(
+      gw.base,
+      httpRequest('POST', '/mcp', { ...MCP_HEADERS, ...headers }, JSON.stringify(body)),
+    );
     sockets.push(reader);
     reader.socket.pause();
     await until('the reply stream to be cut off', async () => (await cutOffs(gw, 'reply')) === before + 1, 20_000, 100);
@@ -85,16 +112,26 @@ describe('limits.maxStreamBufferedBytes', () => {
     expect(await openStreams(gw, 'get')).toBe(1);
 
     // What an upstream's notifications for the session would be: 256 KiB each, up to 24 MiB.
-    const note = { jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: 'n'.repeat(256 * 1024) } };
+    const note = {
+      jsonrpc: '2.0' as const,
+      method: 'notifications/message',
+      params: { level: 'info', data: 'n'.repeat(256 * 1024) },
+    };
     for (let i = 0; i < 96 && (await cutOffs(gw, 'get')) === 0; i++) {
       gw.gateway.streams.send(sid, note);
       await new Promise((r) => setTimeout(r, 5));
     }
     await until('the GET stream to be cut off', async () => (await cutOffs(gw, 'get')) === 1, 10_000, 100);
-    await until('its stream slot to be free', async () => (await openStreams(gw, 'get')) === 0 && !gw.gateway.streams.has(sid));
+    await until(
+      'its stream slot to be free',
+      async () => (await openStreams(gw, 'get')) === 0 && !gw.gateway.streams.has(sid),
+    );
 
     const controller = new AbortController();
-    const again = await fetch(gw.url, { headers: { accept: 'text/event-stream', ...HEADERS(sid) }, signal: controller.signal });
+    const again = await fetch(gw.url, {
+      headers: { accept: 'text/event-stream', ...HEADERS(sid) },
+      signal: controller.signal,
+    });
     expect(again.status).toBe(200);
     expect(await echo(gw, sid, 'still here')).toBe('still here');
     controller.abort();
@@ -115,7 +152,12 @@ describe('limits.maxStreamBufferedBytes', () => {
     const text = 'x'.repeat(512 * 1024);
     let answers = 0;
     for (; answers < 64 && (await cutOffs(gw, 'legacy-sse')) === 0; answers++) {
-      const status = await postLegacy(endpoint, { jsonrpc: '2.0', id: answers, method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } });
+      const status = await postLegacy(endpoint, {
+        jsonrpc: '2.0',
+        id: answers,
+        method: 'tools/call',
+        params: { name: 'echo__echo', arguments: { text } },
+      });
       if (status !== 202) break; // the session already ended
     }
     await until('the legacy stream to be cut off', async () => (await cutOffs(gw, 'legacy-sse')) === 1, 20_000, 100);
@@ -137,8 +179,21 @@ describe('limits.maxStreamBufferedBytes', () => {
     const sid = await openSession(gw.url);
     const before = await cutOffs(gw, 'reply');
     // 120 notifications of 64 KiB, 10 ms apart: 7.5 MiB in all, read as they come.
-    const body = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 1200, steps: 120 }, _meta: { progressToken: 'q'.repeat(64 * 1024) } } };
-    const stream = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...HEADERS(sid) }, body: JSON.stringify(body) });
+    const body = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: {
+        name: 'slow__sleep',
+        arguments: { ms: 1200, steps: 120 },
+        _meta: { progressToken: 'q'.repeat(64 * 1024) },
+      },
+    };
+    const stream = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...HEADERS(sid) },
+      body: JSON.stringify(body),
+    });
     const events = await new SseReader(stream).rest(20_000);
     expect(events.filter((e) => e.data !== '').length).toBe(121);
     expect(await cutOffs(gw, 'reply')).toBe(before);

@@ -22,5 +22,13 @@ ${stdioLoop(`if (m.method === undefined) { const call = waiting.get(m.id); waiti
 
 /** Its upstream entry (stdio, a worker per session); `extra` is merged in. */
 export function askingUpstream(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name, transport: 'stdio', command: process.execPath, args: ['-e', ASKING_SERVER], mode: 'per-session', pool: { max: 8 }, ...extra };
+  return {
+    name,
+    transport: 'stdio',
+    command: process.execPath,
+    args: ['-e', ASKING_SERVER],
+    mode: 'per-session',
+    pool: { max: 8 },
+    ...extra,
+  };
 }

@@ -94,26 +94,41 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
     const q = new URL(req.url ?? '/', 'http://x').searchParams;
     const redirect = q.get('redirect_uri') ?? '';
     // Nothing is redirected to an unchecked place: a bad client or redirect_uri is a page of its own.
-    if (q.get('client_id') !== TEST_CLIENT.id || !/^http:\/\/127\.0\.0\.1:\d+\//.test(redirect)) return void res.writeHead(400).end('bad client_id or redirect_uri');
+    if (q.get('client_id') !== TEST_CLIENT.id || !/^http:\/\/127\.0\.0\.1:\d+\//.test(redirect))
+      return void res.writeHead(400).end('bad client_id or redirect_uri');
     const back = (params: Record<string, string>) => {
       const to = new URL(redirect);
       for (const [k, v] of Object.entries({ ...params, state: q.get('state') ?? '' })) to.searchParams.set(k, v);
       res.writeHead(302, { location: to.href }).end();
     };
-    if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge')) return back({ error: 'invalid_request' });
+    if (q.get('response_type') !== 'code' || q.get('code_challenge_method') !== 'S256' || !q.get('code_challenge'))
+      return back({ error: 'invalid_request' });
     const user = String(req.headers['x-test-user'] ?? '');
-    if (user === '' || state.deny.has(user)) return back({ error: 'access_denied', error_description: 'the user said no <b>' });
+    if (user === '' || state.deny.has(user))
+      return back({ error: 'access_denied', error_description: 'the user said no <b>' });
     const code = `code-${++issued}-${Math.random().toString(36).slice(2)}`;
-    issuedCodes.set(code, { user, challenge: q.get('code_challenge')!, redirectUri: redirect, resource: q.get('resource') });
+    issuedCodes.set(code, {
+      user,
+      challenge: q.get('code_challenge')!,
+      redirectUri: redirect,
+      resource: q.get('resource'),
+    });
     back({ code });
   };
   const basic = `Basic ${Buffer.from(`${encodeURIComponent(TEST_CLIENT.id)}:${encodeURIComponent(TEST_CLIENT.secret)}`).toString('base64')}`;
   const server: Server = createServer(async (req, res) => {
     const path = (req.url ?? '').split('?')[0];
-    const json = (status: number, body: unknown) => void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    const json = (status: number, body: unknown) =>
+      void res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
     if (req.method === 'GET' && path === '/authorize') return authorize(req, res);
     if (req.method === 'GET' && path === '/.well-known/oauth-authorization-server') {
-      return json(200, { issuer, authorization_endpoint: `${issuer}/authorize`, token_endpoint: `${issuer}/token`, revocation_endpoint: `${issuer}/revoke`, code_challenge_methods_supported: ['S256'] });
+      return json(200, {
+        issuer,
+        authorization_endpoint: `${issuer}/authorize`,
+        token_endpoint: `${issuer}/token`,
+        revocation_endpoint: `${issuer}/revoke`,
+        code_challenge_methods_supported: ['S256'],
+      });
     }
     const form = new URLSearchParams(await readBody(req));
     state.forms.push(form);
@@ -130,8 +145,15 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       const code = issuedCodes.get(form.get('code') ?? '');
       issuedCodes.delete(form.get('code') ?? '');
       const verifier = form.get('code_verifier') ?? '';
-      if (!code || code.redirectUri !== form.get('redirect_uri') || createHash('sha256').update(verifier).digest('base64url') !== code.challenge) {
-        return json(400, { error: 'invalid_grant', error_description: 'code unknown, used, or not for this verifier and redirect_uri' });
+      if (
+        !code ||
+        code.redirectUri !== form.get('redirect_uri') ||
+        createHash('sha256').update(verifier).digest('base64url') !== code.challenge
+      ) {
+        return json(400, {
+          error: 'invalid_grant',
+          error_description: 'code unknown, used, or not for this verifier and redirect_uri',
+        });
       }
       bump(state.codes, code.user);
       return json(200, userTokens(code.user));
@@ -144,7 +166,8 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       if (user !== undefined) bump(state.refreshes, user);
       else state.refusedRefreshes++;
       const answer = user === undefined ? undefined : userTokens(user);
-      if (!answer) return json(400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
+      if (!answer)
+        return json(400, { error: 'invalid_grant', error_description: 'refresh token unknown, used or revoked' });
       if (state.refreshDelayMs > 0) await new Promise((r) => setTimeout(r, state.refreshDelayMs));
       return json(200, answer);
     }
@@ -159,12 +182,14 @@ export async function startAuthorizationServer(): Promise<AuthorizationServer> {
       }
       if (typeof sub !== 'string') return json(400, { error: 'invalid_grant' });
       state.exchanges.set(sub, (state.exchanges.get(sub) ?? 0) + 1);
-      if (state.refuse.has(sub)) return json(400, { error: 'invalid_grant', error_description: `${sub} may not use this upstream` });
+      if (state.refuse.has(sub))
+        return json(400, { error: 'invalid_grant', error_description: `${sub} may not use this upstream` });
       subject = sub;
     } else return json(400, { error: 'unsupported_grant_type' });
     const token = `${subject === 'gateway' ? 'gw' : `ex-${subject}`}-${++issued}`;
     state.live.set(token, subject);
-    const issuedType = grant === 'client_credentials' ? {} : { issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' };
+    const issuedType =
+      grant === 'client_credentials' ? {} : { issued_token_type: 'urn:ietf:params:oauth:token-type:access_token' };
     json(200, { access_token: token, token_type: 'Bearer', expires_in: state.expiresIn, ...issuedType });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

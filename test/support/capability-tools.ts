@@ -7,7 +7,10 @@
 import { rawStdioServer } from './raw-stdio-server.js';
 
 export function capabilityToolsServer(callsFile?: string): string {
-  const record = callsFile === undefined ? '' : `require('node:fs').appendFileSync(${JSON.stringify(callsFile)}, m.params.name + '\\n'); `;
+  const record =
+    callsFile === undefined
+      ? ''
+      : `require('node:fs').appendFileSync(${JSON.stringify(callsFile)}, m.params.name + '\\n'); `;
   return rawStdioServer(
     `if (m.method === 'initialize') { caps = m.params.capabilities || {}; return { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'caps', version: '1' } }; }
   if (m.method === 'tools/list') return { tools: caps.sampling ? [always, sampling] : [always] };
@@ -21,5 +24,12 @@ const sampling = { name: 'needs_sampling', description: 'Only for clients that c
 
 /** Its upstream entry (stdio, mode per-session). */
 export function capabilityToolsUpstream(name: string, callsFile?: string): Record<string, unknown> {
-  return { name, transport: 'stdio', command: process.execPath, args: ['-e', capabilityToolsServer(callsFile)], mode: 'per-session', pool: { max: 8 } };
+  return {
+    name,
+    transport: 'stdio',
+    command: process.execPath,
+    args: ['-e', capabilityToolsServer(callsFile)],
+    mode: 'per-session',
+    pool: { max: 8 },
+  };
 }

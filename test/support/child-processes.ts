@@ -59,8 +59,15 @@ process.stdin.emit = function (event, ...args) {
 `;
 
 /** `args` and `env` for a stdio upstream running `script` (then `scriptArgs`) with STARTS writing to `file`. */
-export function countedStarts(script: string, file: string, scriptArgs: string[] = []): { args: string[]; env: Record<string, string> } {
-  return { args: ['--import', `data:text/javascript,${encodeURIComponent(STARTS)}`, script, ...scriptArgs], env: { MCPGW_STARTS: file } };
+export function countedStarts(
+  script: string,
+  file: string,
+  scriptArgs: string[] = [],
+): { args: string[]; env: Record<string, string> } {
+  return {
+    args: ['--import', `data:text/javascript,${encodeURIComponent(STARTS)}`, script, ...scriptArgs],
+    env: { MCPGW_STARTS: file },
+  };
 }
 
 /** What STARTS wrote to `file`: processes started, and those initialized by a client named `client`. */

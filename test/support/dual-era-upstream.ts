@@ -31,7 +31,11 @@ const MODERN = '2026-07-28';
 const SESSION_ERA = '2025-06-18';
 const PV = 'io.modelcontextprotocol/protocolVersion';
 /** The error `refuse` answers, with HTTP 403. */
-export const REFUSAL = { code: -32042, message: 'Refused by policy: not for this caller', data: { reason: 'policy', retry: false } };
+export const REFUSAL = {
+  code: -32042,
+  message: 'Refused by policy: not for this caller',
+  data: { reason: 'policy', retry: false },
+};
 
 /** The answer a server-to-client request of `confirm` or `sample` waits for, by its id. */
 type Waiting = Map<string, (message: { result?: Record<string, unknown>; error?: { message: string } }) => void>;
@@ -76,25 +80,58 @@ export async function startDualEraUpstream(options: DualEraOptions = {}): Promis
         return void res.writeHead(202).end();
       }
       const meta = msg.params?._meta;
-      const era = msg.method === 'initialize' || req.headers['mcp-session-id'] !== undefined || meta?.[PV] !== MODERN ? '2025' : '2026';
-      seen.push({ era, method: msg.method, ...(typeof msg.params?.name === 'string' ? { name: msg.params.name } : {}), headers: req.headers, meta });
+      const era =
+        msg.method === 'initialize' || req.headers['mcp-session-id'] !== undefined || meta?.[PV] !== MODERN
+          ? '2025'
+          : '2026';
+      seen.push({
+        era,
+        method: msg.method,
+        ...(typeof msg.params?.name === 'string' ? { name: msg.params.name } : {}),
+        headers: req.headers,
+        meta,
+      });
       if (msg.id === undefined) return void res.writeHead(202).end();
       const send = (status: number, payload: object, headers: Record<string, string> = {}) =>
-        res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...payload }));
-      if (era === '2025' && !options.dual) return send(400, { error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [MODERN] } } });
-      const done = (result: object) => send(200, { result: era === '2026' ? { resultType: 'complete', ...result } : result });
+        res
+          .writeHead(status, { 'content-type': 'application/json', ...headers })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...payload }));
+      if (era === '2025' && !options.dual)
+        return send(400, {
+          error: { code: -32022, message: 'Unsupported protocol version', data: { supported: [MODERN] } },
+        });
+      const done = (result: object) =>
+        send(200, { result: era === '2026' ? { resultType: 'complete', ...result } : result });
       switch (msg.method) {
         case 'initialize': {
-          const answer = () => send(200, { result: { protocolVersion: SESSION_ERA, capabilities: { tools: {} }, serverInfo: { name: 'dual', version: '1' } } }, { 'mcp-session-id': `s${++sessions}` });
+          const answer = () =>
+            send(
+              200,
+              {
+                result: {
+                  protocolVersion: SESSION_ERA,
+                  capabilities: { tools: {} },
+                  serverInfo: { name: 'dual', version: '1' },
+                },
+              },
+              { 'mcp-session-id': `s${++sessions}` },
+            );
           if (options.initializeDelayMs) return void setTimeout(answer, options.initializeDelayMs);
           return answer();
         }
         case 'server/discover':
-          return done({ supportedVersions: options.dual && options.listsSessionEra !== false ? [SESSION_ERA, MODERN] : [MODERN], capabilities: { tools: {} }, serverInfo: { name: 'dual', version: '1' } });
+          return done({
+            supportedVersions: options.dual && options.listsSessionEra !== false ? [SESSION_ERA, MODERN] : [MODERN],
+            capabilities: { tools: {} },
+            serverInfo: { name: 'dual', version: '1' },
+          });
         case 'tools/list':
           return done({
             tools: [
-              { name: 'whoami', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } } },
+              {
+                name: 'whoami',
+                inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } } },
+              },
               { name: 'refuse', inputSchema: { type: 'object' } },
               { name: 'confirm', inputSchema: { type: 'object' } },
               { name: 'sample', inputSchema: { type: 'object' } },
@@ -103,19 +140,35 @@ export async function startDualEraUpstream(options: DualEraOptions = {}): Promis
         case 'tools/call': {
           if (msg.params.name === 'refuse') return send(403, { error: REFUSAL });
           const ask = ASKS[msg.params.name as string];
-          if (ask && era === '2026') return send(200, { error: { code: -32601, message: `Method not found: ${ask.method} (no session to send it on)` } });
+          if (ask && era === '2026')
+            return send(200, {
+              error: { code: -32601, message: `Method not found: ${ask.method} (no session to send it on)` },
+            });
           if (ask) {
             // On the session: the request goes on the call's SSE reply, the answer comes as a POST.
             const id = `ask-${++asked}`;
             res.writeHead(200, { 'content-type': 'text/event-stream' });
-            res.write(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, method: ask.method, params: ask.params })}\n\n`);
+            res.write(
+              `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id, method: ask.method, params: ask.params })}\n\n`,
+            );
             waiting.set(id, (answer) => {
-              const text = answer.result ? `${ask.method}: ${ask.said(answer.result)}` : `${ask.method} failed: ${answer.error?.message}`;
-              res.end(`event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } })}\n\n`);
+              const text = answer.result
+                ? `${ask.method}: ${ask.said(answer.result)}`
+                : `${ask.method} failed: ${answer.error?.message}`;
+              res.end(
+                `event: message\ndata: ${JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text }] } })}\n\n`,
+              );
             });
             return;
           }
-          return done({ content: [{ type: 'text', text: `${era}: you are ${String(req.headers['x-user'] ?? 'nobody')} (${String(req.headers.authorization ?? 'no token')})` }] });
+          return done({
+            content: [
+              {
+                type: 'text',
+                text: `${era}: you are ${String(req.headers['x-user'] ?? 'nobody')} (${String(req.headers.authorization ?? 'no token')})`,
+              },
+            ],
+          });
         }
         default:
           return done({});

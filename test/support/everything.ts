@@ -15,9 +15,15 @@ export function everythingUpstream(name: string, extra: Record<string, unknown> 
 }
 
 /** A connected SDK client for `url`; `key` goes as `Authorization: Bearer <key>`. */
-export async function connectClient(url: URL, key?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+export async function connectClient(
+  url: URL,
+  key?: string,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'servers-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(url, key ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : undefined);
+  const transport = new StreamableHTTPClientTransport(
+    url,
+    key ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : undefined,
+  );
   await client.connect(transport);
   return { client, transport };
 }
@@ -30,7 +36,16 @@ export const READER = {
   prompts: ['ev__simple*'],
   resources: ['demo://resource/static/document/features.md', 'demo://resource/dynamic/text/*'],
   overrides: {
-    ev__echo: { name: 'say', description: 'Says the message back', arguments: { defaults: { message: 'hello by default' } } },
-    'ev__get-sum': { name: 'add-ten', title: 'Adds ten', annotations: { openWorldHint: true }, arguments: { fixed: { b: 10 } } },
+    ev__echo: {
+      name: 'say',
+      description: 'Says the message back',
+      arguments: { defaults: { message: 'hello by default' } },
+    },
+    'ev__get-sum': {
+      name: 'add-ten',
+      title: 'Adds ten',
+      annotations: { openWorldHint: true },
+      arguments: { fixed: { b: 10 } },
+    },
   },
 };

@@ -51,7 +51,10 @@ export function flakyFetch(options: FlakyFetchOptions): FlakyFetch {
     const isSse = (res.headers.get('content-type') ?? '').startsWith('text/event-stream');
     if (method !== 'POST' || !isSse || cutDone || !res.body) return res;
     cutDone = true;
-    return new Response(cut(res.body, options.cutAfterProgress, () => state.cuts++), { status: res.status, headers: res.headers });
+    return new Response(
+      cut(res.body, options.cutAfterProgress, () => state.cuts++),
+      { status: res.status, headers: res.headers },
+    );
   }) as typeof fetch;
   return state;
 }
@@ -109,11 +112,20 @@ function tap(res: Response, onText: (text: string) => void): Response {
  * `slow__sleep` (1.5 s, 6 progress steps): the text of its result and the progress it heard, in
  * order. Its session is ended after.
  */
-export async function sleepThroughFlakyFetch(url: URL, flaky: FlakyFetch, name: string): Promise<{ text: string; progress: number[] }> {
+export async function sleepThroughFlakyFetch(
+  url: URL,
+  flaky: FlakyFetch,
+  name: string,
+): Promise<{ text: string; progress: number[] }> {
   const client = new Client({ name, version: '1.0.0' });
   const transport = new StreamableHTTPClientTransport(url, {
     fetch: flaky.fetch,
-    reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 500, reconnectionDelayGrowFactor: 1.5, maxRetries: 3 },
+    reconnectionOptions: {
+      initialReconnectionDelay: 50,
+      maxReconnectionDelay: 500,
+      reconnectionDelayGrowFactor: 1.5,
+      maxRetries: 3,
+    },
   });
   await client.connect(transport);
   try {

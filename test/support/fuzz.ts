@@ -13,11 +13,32 @@ import { parseSse } from './sse.js';
 export const STATUSES = [200, ...new Set(Object.values(ERRORS).map((e) => e.httpStatus))];
 
 export const METHODS = [
-  'initialize', 'ping', 'server/discover', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get',
-  'resources/list', 'resources/read', 'resources/templates/list', 'resources/subscribe', 'resources/unsubscribe',
-  'logging/setLevel', 'completion/complete', 'subscriptions/listen', 'notifications/initialized',
-  'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed',
-  'tasks/get', 'invented/method', 'constructor', '__proto__', 'toString', '', 'tools/call/extra',
+  'initialize',
+  'ping',
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'prompts/list',
+  'prompts/get',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'logging/setLevel',
+  'completion/complete',
+  'subscriptions/listen',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+  'tasks/get',
+  'invented/method',
+  'constructor',
+  '__proto__',
+  'toString',
+  '',
+  'tools/call/extra',
 ];
 
 export const TASK_METHODS = ['tasks/get', 'tasks/result', 'tasks/cancel', 'tasks/list', 'tasks/update', 'tools/call'];
@@ -47,7 +68,10 @@ export interface Vocabulary {
 
 /** A task's `params.task` and its id fields, good or hostile. */
 function taskFields(taskIds: () => readonly string[]): Record<string, fc.Arbitrary<unknown>> {
-  const taskId = fc.oneof(fc.nat().map((n) => taskIds()[n % Math.max(1, taskIds().length)] ?? 'none'), fc.string());
+  const taskId = fc.oneof(
+    fc.nat().map((n) => taskIds()[n % Math.max(1, taskIds().length)] ?? 'none'),
+    fc.string(),
+  );
   return {
     task: field(fc.record({ ttl: field(fc.oneof(fc.nat({ max: 60_000 }), fc.integer())) }, { requiredKeys: [] })),
     taskId: field(taskId),
@@ -62,21 +86,38 @@ export function paramsFor(vocabulary: Vocabulary): fc.Arbitrary<unknown> {
       _meta: meta,
       cursor: field(fc.string()),
       name: field(fc.constantFrom(...names)),
-      arguments: field(fc.oneof(...good.map((a) => fc.constant(a)), fc.dictionary(fc.string(), anyJson, { maxKeys: 4 }))),
+      arguments: field(
+        fc.oneof(...good.map((a) => fc.constant(a)), fc.dictionary(fc.string(), anyJson, { maxKeys: 4 })),
+      ),
       uri: field(fc.constantFrom(...uris)),
       level: field(fc.constantFrom('debug', 'info', 'emergency', 'loud')),
       protocolVersion: field(fc.constantFrom('2025-06-18', '2025-11-25', '2025-03-26', '1999-01-01')),
       capabilities: field(fc.constant({})),
       requestId: field(fc.oneof(fc.string(), fc.integer())),
-      ref: field(fc.record({ type: fc.constantFrom('ref/prompt', 'ref/resource', 'ref/other'), name: fc.string(), uri: fc.constantFrom(...uris) })),
+      ref: field(
+        fc.record({
+          type: fc.constantFrom('ref/prompt', 'ref/resource', 'ref/other'),
+          name: fc.string(),
+          uri: fc.constantFrom(...uris),
+        }),
+      ),
       argument: field(fc.record({ name: fc.string(), value: fc.string() })),
-      notifications: field(fc.record({ toolsListChanged: fc.boolean(), resourceSubscriptions: fc.array(fc.constantFrom(...uris), { maxLength: 2 }) })),
+      notifications: field(
+        fc.record({
+          toolsListChanged: fc.boolean(),
+          resourceSubscriptions: fc.array(fc.constantFrom(...uris), { maxLength: 2 }),
+        }),
+      ),
       requestState: field(fc.string()),
       ...(taskIds ? taskFields(taskIds) : {}),
     },
     { requiredKeys: [] },
   );
-  return fc.oneof({ weight: 6, arbitrary: shaped }, { weight: 1, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: anyJson });
+  return fc.oneof(
+    { weight: 6, arbitrary: shaped },
+    { weight: 1, arbitrary: fc.constant(undefined) },
+    { weight: 1, arbitrary: anyJson },
+  );
 }
 
 export const requestId = fc.oneof(
@@ -89,7 +130,11 @@ export const requestId = fc.oneof(
  * A JSON-RPC message of one of `methods`, every part good or hostile; `envelopeWeight` is how much
  * likelier a good `jsonrpc` and `method` are than hostile ones (raise it to reach deeper than the door).
  */
-export function messageOf(methods: readonly string[], vocabulary: Vocabulary, envelopeWeight = 3): fc.Arbitrary<Record<string, unknown>> {
+export function messageOf(
+  methods: readonly string[],
+  vocabulary: Vocabulary,
+  envelopeWeight = 3,
+): fc.Arbitrary<Record<string, unknown>> {
   return fc.constantFrom(...methods).chain((method) =>
     fc.record(
       {
@@ -104,7 +149,10 @@ export function messageOf(methods: readonly string[], vocabulary: Vocabulary, en
 }
 
 /** Bodies that are not JSON-RPC at all. */
-export const rawBody = fc.oneof(fc.string(), fc.constantFrom('', '{', '[]', 'null', '[[[[', '{"jsonrpc":"2.0"}', '"x"', '12'));
+export const rawBody = fc.oneof(
+  fc.string(),
+  fc.constantFrom('', '{', '[]', 'null', '[[[[', '{"jsonrpc":"2.0"}', '"x"', '12'),
+);
 
 /** Every JSON-RPC message in a reply body, by its content type. */
 export function repliesOf(contentType: string, text: string): unknown[] {
@@ -157,7 +205,10 @@ export function checkReply(status: number, contentType: string, text: string): v
   for (const m of messages) checkMessage(m, status);
   if (status >= 500) {
     // Only where the table says so: a store or limit that tells the client to come back.
-    for (const m of messages) expect(ERRORS[(m as { error: { data: { type: ErrorName } } }).error.data.type].httpStatus).toBeGreaterThanOrEqual(500);
+    for (const m of messages)
+      expect(ERRORS[(m as { error: { data: { type: ErrorName } } }).error.data.type].httpStatus).toBeGreaterThanOrEqual(
+        500,
+      );
   }
 }
 
@@ -175,7 +226,10 @@ export interface HttpCase {
 
 /** The message with a 2026-07-28 request's `_meta` (`base`) under its own `_meta` keys. */
 function modernise(m: Record<string, unknown>, base: Record<string, unknown>): Record<string, unknown> {
-  const params = typeof m.params === 'object' && m.params !== null && !Array.isArray(m.params) ? (m.params as Record<string, unknown>) : {};
+  const params =
+    typeof m.params === 'object' && m.params !== null && !Array.isArray(m.params)
+      ? (m.params as Record<string, unknown>)
+      : {};
   const own = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
   return { ...m, params: { ...params, _meta: { ...base, ...own } } };
 }
@@ -196,7 +250,8 @@ export function httpCase(
   sessions: readonly string[],
   options: CaseOptions = {},
 ): HttpCase {
-  const { sessionVersion = (n: number) => (n % 3 === 0 ? '2025-03-26' : '2025-06-18'), modernMeta = MODERN_META } = options;
+  const { sessionVersion = (n: number) => (n % 3 === 0 ? '2025-03-26' : '2025-06-18'), modernMeta = MODERN_META } =
+    options;
   const { era: e, shape, messages, raw, session } = parts;
   const headers: Record<string, string> = {};
   if (e === 'session') headers['mcp-session-id'] = sessions[session % sessions.length]!;
@@ -210,7 +265,8 @@ export function httpCase(
     headers['mcp-protocol-version'] = MODERN_VERSION;
     headers['mcp-method'] = e === 'modern' ? String(first.method) : 'tools/list';
     const name = params.name ?? params.uri ?? params.taskId;
-    if (typeof name === 'string' && /^[\x21-\x7e]*$/.test(name)) headers['mcp-name'] = e === 'modern' ? name : `${name}x`;
+    if (typeof name === 'string' && /^[\x21-\x7e]*$/.test(name))
+      headers['mcp-name'] = e === 'modern' ? name : `${name}x`;
   }
   const body = shape === 'raw' ? raw : JSON.stringify(shape === 'batch' ? items : items[0]);
   return { era: e, body, headers, listens: items[0]!.method === 'subscriptions/listen' };
@@ -234,7 +290,12 @@ async function firstEvents(res: Response): Promise<string> {
 export async function postCase(url: URL, c: HttpCase, hangMs: number): Promise<void> {
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...c.headers }, body: c.body, signal: AbortSignal.timeout(hangMs) });
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...c.headers },
+      body: c.body,
+      signal: AbortSignal.timeout(hangMs),
+    });
   } catch (err) {
     throw new Error(`no reply within ${hangMs} ms (or the connection broke): ${String(err)}`);
   }

@@ -35,11 +35,18 @@ function writeConfig(config: Record<string, unknown>): { dir: string; file: stri
  * Resolves once the gateway serves MCP (its "listening" line), or with `until: 'bound'` as soon
  * as its port is bound (its "starting" line: /healthz answers, the upstreams are still starting).
  */
-export async function spawnGateway(config: Record<string, unknown>, options: { until?: 'ready' | 'bound'; configFile?: string; nodeArgs?: string[] } = {}): Promise<GatewayProcess> {
+export async function spawnGateway(
+  config: Record<string, unknown>,
+  options: { until?: 'ready' | 'bound'; configFile?: string; nodeArgs?: string[] } = {},
+): Promise<GatewayProcess> {
   // With `configFile`, the test wrote the file (its layout matters: a ConfigMap's symlinks) and removes it.
   const { dir, file } = options.configFile ? { dir: undefined, file: options.configFile } : writeConfig(config);
   const path = typeof config.path === 'string' ? config.path : '/mcp';
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), MAIN, '--config', file], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '' },
+  });
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr = (stderr + c.toString()).slice(-4000)));
@@ -48,7 +55,8 @@ export async function spawnGateway(config: Record<string, unknown>, options: { u
     const timer = setTimeout(() => reject(new Error(`gateway did not start: ${stderr}`)), 30_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
-      const m = options.until === 'bound' ? /starting: health on (\S+)/.exec(out) : /listening: MCP endpoint (\S+)/.exec(out);
+      const m =
+        options.until === 'bound' ? /starting: health on (\S+)/.exec(out) : /listening: MCP endpoint (\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         resolveUrl(options.until === 'bound' ? new URL(path, m[1]!) : new URL(m[1]!));
@@ -80,9 +88,16 @@ export async function spawnGateway(config: Record<string, unknown>, options: { u
 }
 
 /** Runs a gateway that is expected to exit by itself (a start-up that fails); SIGKILL after `timeoutMs`. */
-export async function runGatewayToExit(config: Record<string, unknown>, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runGatewayToExit(
+  config: Record<string, unknown>,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { dir, file } = writeConfig(config);
-  const child = spawn(process.execPath, [MAIN, '--config', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' } });
+  const child = spawn(process.execPath, [MAIN, '--config', file], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH ?? '' },
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (stdout += c.toString()));

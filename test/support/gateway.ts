@@ -12,7 +12,11 @@ export const ROOT = resolve(import.meta.dirname, '../..');
 export const ECHO_SERVER = resolve(ROOT, 'examples/echo/server.mjs');
 export const SLOW_SERVER = resolve(ROOT, 'examples/slow/server.mjs');
 
-export function stdioUpstream(name: string, script: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function stdioUpstream(
+  name: string,
+  script: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return { name, transport: 'stdio', command: process.execPath, args: [script], ...extra };
 }
 
@@ -38,8 +42,15 @@ export interface RunningGateway {
 }
 
 /** `env`: where the gateway reads OTEL_* (tracing) instead of process.env. */
-export async function startGateway(config: GatewayConfig = exampleConfig(), options: { env?: Record<string, string> } = {}): Promise<RunningGateway> {
-  const gateway = await buildApp(config, { logger: createLogger(config.logLevel), defaultMetrics: false, ...(options.env ? { env: options.env } : {}) });
+export async function startGateway(
+  config: GatewayConfig = exampleConfig(),
+  options: { env?: Record<string, string> } = {},
+): Promise<RunningGateway> {
+  const gateway = await buildApp(config, {
+    logger: createLogger(config.logLevel),
+    defaultMetrics: false,
+    ...(options.env ? { env: options.env } : {}),
+  });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0, backlog: config.listen.backlog });
   return {
     gateway,

@@ -18,5 +18,12 @@ const base = tool('base'), grow = tool('grow'), extra = tool('extra');`,
 
 /** The upstream `name` (prefix `name__`) running GROWING_SERVER, a worker per session. */
 export function growingUpstream(name = 'ups'): Record<string, unknown> {
-  return { name, transport: 'stdio', command: process.execPath, args: ['-e', GROWING_SERVER], mode: 'per-session', pool: { max: 8 } };
+  return {
+    name,
+    transport: 'stdio',
+    command: process.execPath,
+    args: ['-e', GROWING_SERVER],
+    mode: 'per-session',
+    pool: { max: 8 },
+  };
 }

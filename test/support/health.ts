@@ -12,8 +12,13 @@ export interface HeldWork {
 }
 
 /** One upstream's pool as /readyz reports it. */
-export async function poolStatus(gw: RunningGateway, upstream: string): Promise<{ workers: number; ready: number; inFlight: number; queued: number }> {
-  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as { upstreams: Record<string, { workers: number; ready: number; inFlight: number; queued: number }> };
+export async function poolStatus(
+  gw: RunningGateway,
+  upstream: string,
+): Promise<{ workers: number; ready: number; inFlight: number; queued: number }> {
+  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as {
+    upstreams: Record<string, { workers: number; ready: number; inFlight: number; queued: number }>;
+  };
   const pool = body.upstreams[upstream];
   if (!pool) throw new Error(`/readyz names no upstream ${upstream}`);
   return pool;

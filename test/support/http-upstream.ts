@@ -66,7 +66,13 @@ function start(spec: SpawnSpec): Promise<HttpServerProcess> {
         // Keep draining the pipes, or a chatty server blocks on a full one.
         child.stdout!.resume();
         child.stderr!.resume();
-        resolvePromise({ url, port: Number(new URL(url).port), pid: child.pid!, kill: () => stopWith('SIGKILL'), stop: () => stopWith('SIGTERM') });
+        resolvePromise({
+          url,
+          port: Number(new URL(url).port),
+          pid: child.pid!,
+          kill: () => stopWith('SIGKILL'),
+          stop: () => stopWith('SIGTERM'),
+        });
         return;
       }
     };

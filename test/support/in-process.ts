@@ -27,7 +27,10 @@ export const GATEWAY_IDENTITY: ClientIdentity = {
 };
 
 /** A whole config (defaults applied) with these upstreams (objects as in a config file). */
-export function configWith(upstreams: Array<Record<string, unknown>>, overrides: Record<string, unknown> = {}): GatewayConfig {
+export function configWith(
+  upstreams: Array<Record<string, unknown>>,
+  overrides: Record<string, unknown> = {},
+): GatewayConfig {
   return exampleConfig({ upstreams, ...overrides });
 }
 
@@ -59,12 +62,15 @@ export interface RecordedEvents {
 export function recordEvents(names: readonly EventName[]): RecordedEvents {
   const diagnostics = new DataPathEvents(randomUUID());
   const seen: RecordedEvents['seen'] = [];
-  const handlers = Object.fromEntries(names.map((name) => [name, (message: Record<string, unknown>) => seen.push({ name, message })]));
+  const handlers = Object.fromEntries(
+    names.map((name) => [name, (message: Record<string, unknown>) => seen.push({ name, message })]),
+  );
   const stop = subscribe(diagnostics.gateway, handlers);
   return {
     diagnostics,
     seen,
-    of: <K extends EventName>(name: K) => seen.filter((e) => e.name === name).map((e) => e.message as unknown as EventMap[K]),
+    of: <K extends EventName>(name: K) =>
+      seen.filter((e) => e.name === name).map((e) => e.message as unknown as EventMap[K]),
     stop,
   };
 }

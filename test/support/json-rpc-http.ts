@@ -7,12 +7,16 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 
 /** A result for the message (`headers` beside content-type), or a refusal with `status`. */
-export type HttpAnswer = { result: Record<string, unknown>; headers?: Record<string, string> } | { status: number; headers?: Record<string, string> };
+export type HttpAnswer =
+  | { result: Record<string, unknown>; headers?: Record<string, string> }
+  | { status: number; headers?: Record<string, string> };
 
 /** A JSON-RPC message as a test server reads it. */
 export type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: any };
 
-export function jsonRpcHandler(handle: (msg: Message, req: IncomingMessage) => HttpAnswer): (req: IncomingMessage, res: ServerResponse) => void {
+export function jsonRpcHandler(
+  handle: (msg: Message, req: IncomingMessage) => HttpAnswer,
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -22,7 +26,9 @@ export function jsonRpcHandler(handle: (msg: Message, req: IncomingMessage) => H
       const answer = handle(msg, req);
       if ('status' in answer) return void res.writeHead(answer.status, answer.headers).end();
       if (msg.id === undefined) return void res.writeHead(202).end();
-      res.writeHead(200, { 'content-type': 'application/json', ...answer.headers }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: answer.result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json', ...answer.headers })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: answer.result }));
     });
   };
 }
@@ -35,7 +41,12 @@ export function startJsonRpcServer(handle: (msg: Message, req: IncomingMessage) 
 
 /** The answer of a server named `server` with one tool `tool` whose every call answers `text`. */
 export function oneToolResult(msg: Message, server: string, tool: string, text: string): Record<string, unknown> {
-  if (msg.method === 'initialize') return { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: server, version: '1' } };
+  if (msg.method === 'initialize')
+    return {
+      protocolVersion: msg.params.protocolVersion,
+      capabilities: { tools: {} },
+      serverInfo: { name: server, version: '1' },
+    };
   if (msg.method === 'tools/list') return { tools: [{ name: tool, inputSchema: { type: 'object' } }] };
   if (msg.method === 'tools/call') return { content: [{ type: 'text', text }] };
   return {};

@@ -19,7 +19,9 @@ export interface JwtIssuer {
 export async function startJwtIssuer(): Promise<JwtIssuer> {
   const { privateKey, publicKey } = await generateKeyPair('RS256');
   const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-  const server: Server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+  const server: Server = createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const sign = (sub: string, claims: Record<string, unknown>, key: CryptoKey) =>
@@ -32,7 +34,13 @@ export async function startJwtIssuer(): Promise<JwtIssuer> {
       .setExpirationTime('5m')
       .sign(key);
   return {
-    authConfig: { mode: 'jwt', resource: TEST_RESOURCE, issuer: TEST_ISSUER, jwksUrl: `http://127.0.0.1:${port}/jwks`, authorizationServers: [TEST_ISSUER] },
+    authConfig: {
+      mode: 'jwt',
+      resource: TEST_RESOURCE,
+      issuer: TEST_ISSUER,
+      jwksUrl: `http://127.0.0.1:${port}/jwks`,
+      authorizationServers: [TEST_ISSUER],
+    },
     bearer: async (sub, claims = {}) => ({ authorization: `Bearer ${await sign(sub, claims, privateKey)}` }),
     close: () => new Promise<void>((r) => server.close(() => r())),
   };

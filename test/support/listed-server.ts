@@ -25,14 +25,20 @@ export interface ListedServer {
   remove(): void;
 }
 
-export function listedServer(tools: readonly string[], options: { exitUnless?: string; requires?: string } = {}): ListedServer {
+export function listedServer(
+  tools: readonly string[],
+  options: { exitUnless?: string; requires?: string } = {},
+): ListedServer {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-listed-'));
   const toolsFile = join(dir, 'tools.json');
   const log = join(dir, 'log');
   const setTools = (names: readonly string[]) => writeFileSync(toolsFile, JSON.stringify(names));
   setTools(tools);
   appendFileSync(log, '');
-  const exit = options.exitUnless === undefined ? '' : `if (m.params.clientInfo.name !== ${JSON.stringify(options.exitUnless)}) process.exit(5);`;
+  const exit =
+    options.exitUnless === undefined
+      ? ''
+      : `if (m.params.clientInfo.name !== ${JSON.stringify(options.exitUnless)}) process.exit(5);`;
   const source = rawStdioServer(
     `if (m.method === 'initialize') { ${exit} fs.appendFileSync(LOG, 'init ' + m.params.clientInfo.name + '\\n'); return { protocolVersion: m.params.protocolVersion, capabilities: { tools: { listChanged: true } }, serverInfo: { name: 'listed', version: '1' } }; }
   if (m.method === 'tools/list') { fs.appendFileSync(LOG, 'list\\n'); return { tools: JSON.parse(fs.readFileSync(TOOLS, 'utf8')).map((name) => ({ name, inputSchema: { type: 'object' } })) }; }
@@ -44,10 +50,19 @@ const LOG = ${JSON.stringify(log)};
 ${options.requires === undefined ? '' : `if (!fs.existsSync(${JSON.stringify(options.requires)})) process.exit(3);`}`,
   );
   return {
-    upstream: (name, extra = {}) => ({ name, transport: 'stdio', command: process.execPath, args: ['-e', source], ...extra }),
+    upstream: (name, extra = {}) => ({
+      name,
+      transport: 'stdio',
+      command: process.execPath,
+      args: ['-e', source],
+      ...extra,
+    }),
     setTools,
     lists: () => fileLines(log).filter((l) => l === 'list').length,
-    initializedBy: () => fileLines(log).filter((l) => l.startsWith('init ')).map((l) => l.slice(5)),
+    initializedBy: () =>
+      fileLines(log)
+        .filter((l) => l.startsWith('init '))
+        .map((l) => l.slice(5)),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -27,11 +27,18 @@ export function startLoginServer(issuer: JwtIssuer, forms: URLSearchParams[] = [
       forms.push(form);
       const issued = codes.get(form.get('code') ?? '');
       codes.delete(form.get('code') ?? '');
-      if (!issued || createHash('sha256').update(form.get('code_verifier') ?? '').digest('base64url') !== issued.challenge) {
+      if (
+        !issued ||
+        createHash('sha256')
+          .update(form.get('code_verifier') ?? '')
+          .digest('base64url') !== issued.challenge
+      ) {
         return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"invalid_grant"}');
       }
       const { authorization } = await issuer.bearer(issued.user);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: authorization.slice(7), token_type: 'Bearer', expires_in: 300 }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ access_token: authorization.slice(7), token_type: 'Bearer', expires_in: 300 }));
     });
   });
   return new Promise((r) => server.listen(0, '127.0.0.1', () => r(server)));

@@ -6,7 +6,8 @@ export function sample(text: string, name: string, labels: Record<string, string
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;
     const pairs = line.slice(name.length + 1, line.indexOf('}')).split(',');
-    if (pairs.length === wanted.length && wanted.every((p) => pairs.includes(p))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (pairs.length === wanted.length && wanted.every((p) => pairs.includes(p)))
+      return Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return 0;
 }

@@ -23,7 +23,19 @@ import type { AddressInfo } from 'node:net';
 
 type Json = Record<string, any>;
 
-const TOOLS = ['ok', 'hang', 'hang-sse', 'garbage-json', 'garbage-html', 'garbage-sse', 'wrong-id', 'cut-sse', 'resumable', 'fail-503', 'fail-500'];
+const TOOLS = [
+  'ok',
+  'hang',
+  'hang-sse',
+  'garbage-json',
+  'garbage-html',
+  'garbage-sse',
+  'wrong-id',
+  'cut-sse',
+  'resumable',
+  'fail-503',
+  'fail-500',
+];
 
 export class MisbehavingUpstream {
   url = '';
@@ -87,9 +99,22 @@ export class MisbehavingUpstream {
         this.initializes++;
         const id = `s-${++this.#next}`;
         this.#sessions.add(id);
-        return json(res, { jsonrpc: '2.0', id: msg.id, result: { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {}, resources: {} }, serverInfo: { name: 'misbehaving', version: '1' } } }, { 'mcp-session-id': id });
+        return json(
+          res,
+          {
+            jsonrpc: '2.0',
+            id: msg.id,
+            result: {
+              protocolVersion: msg.params.protocolVersion,
+              capabilities: { tools: {}, resources: {} },
+              serverInfo: { name: 'misbehaving', version: '1' },
+            },
+          },
+          { 'mcp-session-id': id },
+        );
       }
-      if (typeof sid !== 'string' || !this.#sessions.has(sid) || this.alwaysExpire) return void res.writeHead(404).end('session not found');
+      if (typeof sid !== 'string' || !this.#sessions.has(sid) || this.alwaysExpire)
+        return void res.writeHead(404).end('session not found');
       if (msg.id === undefined || msg.method === undefined) {
         if (msg.method === 'notifications/cancelled') this.cancelled.push(msg.params.requestId);
         return void res.writeHead(202).end();
@@ -124,7 +149,11 @@ export class MisbehavingUpstream {
     const name = String(msg.params?.name);
     this.#hit(name);
     const token = msg.params?._meta?.progressToken;
-    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2 } };
+    const progress = {
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: token, progress: 1, total: 2 },
+    };
     const sse = () => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     switch (name) {
       case 'ok':
@@ -137,7 +166,9 @@ export class MisbehavingUpstream {
       case 'garbage-json':
         return void res.writeHead(200, { 'content-type': 'application/json' }).end('this is not json {');
       case 'garbage-html':
-        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>Welcome to nginx!</body></html>');
+        return void res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<html><body>Welcome to nginx!</body></html>');
       case 'garbage-sse':
         return void sse().end('data: this is not json\n\n');
       case 'wrong-id':
@@ -166,7 +197,9 @@ export class MisbehavingUpstream {
     if (!owed) return void res.writeHead(405).end();
     this.resumes++;
     this.#owed.delete(last as string);
-    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`id: ${last}-answer\ndata: ${JSON.stringify(owed)}\n\n`);
+    res
+      .writeHead(200, { 'content-type': 'text/event-stream' })
+      .end(`id: ${last}-answer\ndata: ${JSON.stringify(owed)}\n\n`);
   }
 
   #hit(key: string): number {

@@ -18,11 +18,16 @@ export function modernMeta(clientCapabilities: Record<string, unknown>): Record<
 }
 
 /** A well-formed stateless request (its own `_meta` merged over MODERN_META) and its headers. */
-export function modernRequest(id: number | string, method: string, params: Record<string, unknown> = {}): { body: object; headers: Record<string, string> } {
+export function modernRequest(
+  id: number | string,
+  method: string,
+  params: Record<string, unknown> = {},
+): { body: object; headers: Record<string, string> } {
   const extraMeta = typeof params._meta === 'object' && params._meta !== null ? params._meta : {};
   const body = { jsonrpc: '2.0', id, method, params: { ...params, _meta: { ...MODERN_META, ...extraMeta } } };
   const headers: Record<string, string> = { 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method };
-  if ((method === 'tools/call' || method === 'prompts/get') && typeof params.name === 'string') headers['mcp-name'] = params.name;
+  if ((method === 'tools/call' || method === 'prompts/get') && typeof params.name === 'string')
+    headers['mcp-name'] = params.name;
   if (method === 'resources/read' && typeof params.uri === 'string') headers['mcp-name'] = params.uri;
   return { body, headers };
 }

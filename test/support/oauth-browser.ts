@@ -48,18 +48,31 @@ export interface Confirmed {
 }
 
 /** Opens the link's page as a browser does: its cookie and its form's fields. */
-export async function openLink(link: string): Promise<{ status: number; page: string; headers: Headers; cookie: string; form: { state: string; csrf: string } }> {
+export async function openLink(
+  link: string,
+): Promise<{ status: number; page: string; headers: Headers; cookie: string; form: { state: string; csrf: string } }> {
   const res = await fetch(link, { redirect: 'manual' });
   const page = await res.text();
   const field = (name: string) => new RegExp(`name="${name}" value="([^"]*)"`).exec(page)?.[1] ?? '';
-  return { status: res.status, page, headers: res.headers, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!, form: { state: field('state'), csrf: field('csrf') } };
+  return {
+    status: res.status,
+    page,
+    headers: res.headers,
+    cookie: (res.headers.get('set-cookie') ?? '').split(';')[0]!,
+    form: { state: field('state'), csrf: field('csrf') },
+  };
 }
 
 /** Posts a confirmation form to /oauth/start (`cookie`: what the browser sends, maybe none). */
 export function postConfirm(link: string, form: Record<string, string>, cookie?: string): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' };
   if (cookie) headers.cookie = cookie;
-  return fetch(new URL('/oauth/start', link), { method: 'POST', redirect: 'manual', headers, body: new URLSearchParams(form).toString() });
+  return fetch(new URL('/oauth/start', link), {
+    method: 'POST',
+    redirect: 'manual',
+    headers,
+    body: new URLSearchParams(form).toString(),
+  });
 }
 
 /** Opens the link and presses its button: the browser is then on its way to the authorization server. */
@@ -68,7 +81,13 @@ export async function confirm(link: string): Promise<Confirmed> {
   if (opened.status !== 200) throw new Error(`/oauth/start answered ${opened.status}: ${opened.page}`);
   const res = await postConfirm(link, opened.form, opened.cookie);
   if (res.status !== 303) throw new Error(`POST /oauth/start answered ${res.status}: ${await res.text()}`);
-  return { page: opened.page, pageHeaders: opened.headers, cookie: opened.cookie, form: opened.form, authorize: new URL(res.headers.get('location')!) };
+  return {
+    page: opened.page,
+    pageHeaders: opened.headers,
+    cookie: opened.cookie,
+    form: opened.form,
+    authorize: new URL(res.headers.get('location')!),
+  };
 }
 
 /** Follows a /oauth/start link as `user`'s browser (confirming its page), to the callback's page. */
@@ -101,25 +120,34 @@ export function startUserUpstream(as: AuthorizationServer, seen: Seen[]): Promis
   return startJsonRpcServer((msg, req) => {
     seen.push({ method: String(msg.method), headers: req.headers });
     const bearer = (req.headers.authorization ?? '').replace(/^Bearer /, '');
-    if (msg.method === 'tools/call' && !as.live.has(bearer)) return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
+    if (msg.method === 'tools/call' && !as.live.has(bearer))
+      return { status: 401, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } };
     return { result: oneToolResult(msg, 'crm', 'whoami', `you are ${as.live.get(bearer)}`) };
   });
 }
 
-export const upstreamUrl = (server: Server, path = '/mcp') => `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
+export const upstreamUrl = (server: Server, path = '/mcp') =>
+  `http://127.0.0.1:${(server.address() as AddressInfo).port}${path}`;
 
 /**
  * An SDK v1 client that declares URL-mode elicitation (so a call that needs the user's link is
  * answered with -32042), connected as `sub` with a bearer token from `issuer`: to one gateway, or
  * alternating over `replicas` request by request (each request's replica index pushed to `hits`).
  */
-export async function connectAsUser(issuer: JwtIssuer, sub: string, to: RunningGateway | { replicas: readonly RunningGateway[]; hits: number[] }): Promise<Client> {
+export async function connectAsUser(
+  issuer: JwtIssuer,
+  sub: string,
+  to: RunningGateway | { replicas: readonly RunningGateway[]; hits: number[] },
+): Promise<Client> {
   const { authorization } = await issuer.bearer(sub);
   const client = new Client({ name: sub, version: '1' }, { capabilities: { elicitation: { url: {} } } });
   const requestInit = { headers: { authorization } };
   const transport =
     'replicas' in to
-      ? new StreamableHTTPClientTransport(to.replicas[0]!.url, { fetch: roundRobinFetch(to.replicas, to.hits), requestInit })
+      ? new StreamableHTTPClientTransport(to.replicas[0]!.url, {
+          fetch: roundRobinFetch(to.replicas, to.hits),
+          requestInit,
+        })
       : new StreamableHTTPClientTransport(to.url, { requestInit });
   await client.connect(transport);
   return client;
@@ -127,7 +155,14 @@ export async function connectAsUser(issuer: JwtIssuer, sub: string, to: RunningG
 
 /** An upstream's `oauth` for grant authorization-code at `as` (the test client), calling back to the gateway on `callbackPort`. */
 export function authCodeOAuth(as: AuthorizationServer, callbackPort: number): Record<string, unknown> {
-  return { grant: 'authorization-code', tokenUrl: as.tokenUrl, issuer: as.issuer, clientId: TEST_CLIENT.id, clientSecret: TEST_CLIENT.secret, redirectUri: `http://127.0.0.1:${callbackPort}/oauth/callback` };
+  return {
+    grant: 'authorization-code',
+    tokenUrl: as.tokenUrl,
+    issuer: as.issuer,
+    clientId: TEST_CLIENT.id,
+    clientSecret: TEST_CLIENT.secret,
+    redirectUri: `http://127.0.0.1:${callbackPort}/oauth/callback`,
+  };
 }
 
 /**
@@ -146,14 +181,27 @@ export interface LinkRig {
 export async function startLinkRig(seen: Seen[]): Promise<LinkRig> {
   const [as, issuer, port] = await Promise.all([startAuthorizationServer(), startJwtIssuer(), freePort()]);
   const upstream = await startUserUpstream(as, seen);
-  const close = async () => void (await Promise.all([as.close(), issuer.close(), new Promise((r) => upstream.close(r))]));
+  const close = async () =>
+    void (await Promise.all([as.close(), issuer.close(), new Promise((r) => upstream.close(r))]));
   return { as, issuer, port, upstream, close };
 }
 
 /** A gateway config with auth on and `crm`, the rig's user upstream linked by authorization code; `overrides` at the top level. */
 export function linkedConfig(rig: LinkRig, overrides: Record<string, unknown> = {}): GatewayConfig {
-  const crm = httpUpstream('crm', upstreamUrl(rig.upstream), { discovery: 'anonymous', oauth: authCodeOAuth(rig.as, rig.port) });
-  return resolveConfig({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'silent', auth: rig.issuer.authConfig, upstreams: [crm], ...overrides }, {});
+  const crm = httpUpstream('crm', upstreamUrl(rig.upstream), {
+    discovery: 'anonymous',
+    oauth: authCodeOAuth(rig.as, rig.port),
+  });
+  return resolveConfig(
+    {
+      listen: { host: '127.0.0.1', port: 0 },
+      logLevel: 'silent',
+      auth: rig.issuer.authConfig,
+      upstreams: [crm],
+      ...overrides,
+    },
+    {},
+  );
 }
 
 /** The link a user opens to link `crm`: its URL elicitation's, which the client's first call of crm__whoami is refused with. */

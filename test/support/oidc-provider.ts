@@ -60,7 +60,14 @@ export interface OidcProvider {
   /** Interactions finished, per user. */
   logins: Map<string, number>;
   /** RFC 7662: what the provider says of `token` now (as the upstream's client asks). */
-  introspect(token: string): Promise<{ active: boolean; sub?: string; aud?: string | string[]; scope?: string; exp?: number; client_id?: string }>;
+  introspect(token: string): Promise<{
+    active: boolean;
+    sub?: string;
+    aud?: string | string[];
+    scope?: string;
+    exp?: number;
+    client_id?: string;
+  }>;
   close(): Promise<void>;
 }
 
@@ -71,7 +78,13 @@ export interface OidcProvider {
 export async function startOidcProvider(options: { redirectUris: string[]; resource: string }): Promise<OidcProvider> {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const state = { accessTokenTTL: 3600, deny: new Set<string>(), grants: [] as TokenGrant[], revocations: [] as OidcProvider['revocations'], logins: new Map<string, number>() };
+  const state = {
+    accessTokenTTL: 3600,
+    deny: new Set<string>(),
+    grants: [] as TokenGrant[],
+    revocations: [] as OidcProvider['revocations'],
+    logins: new Map<string, number>(),
+  };
   // A signing key of its own (it signs no access token here; ID tokens and the like need one).
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const provider = new Provider(issuer, {
@@ -85,13 +98,27 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
         response_types: ['code'],
         token_endpoint_auth_method: 'client_secret_basic',
       },
-      { client_id: OIDC_UPSTREAM_CLIENT.id, client_secret: OIDC_UPSTREAM_CLIENT.secret, redirect_uris: [], grant_types: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic' },
+      {
+        client_id: OIDC_UPSTREAM_CLIENT.id,
+        client_secret: OIDC_UPSTREAM_CLIENT.secret,
+        redirect_uris: [],
+        grant_types: [],
+        response_types: [],
+        token_endpoint_auth_method: 'client_secret_basic',
+      },
     ],
     // Fixed keys: the test never needs them rotated, and oidc-provider warns without them.
     cookies: { keys: ['oidc-test-cookie-key-1'] },
     pkce: { required: () => true },
     // Lifetimes said outright (oidc-provider notices each default it falls back to). Access tokens: the resource server's, below.
-    ttl: { AccessToken: () => state.accessTokenTTL, AuthorizationCode: 60, Grant: 3600, Interaction: 600, RefreshToken: 86_400, Session: 3600 },
+    ttl: {
+      AccessToken: () => state.accessTokenTTL,
+      AuthorizationCode: 60,
+      Grant: 3600,
+      Interaction: 600,
+      RefreshToken: 86_400,
+      Session: 3600,
+    },
     features: {
       devInteractions: { enabled: false },
       // Only the upstream's own client reads what a token is; each client revokes only its own tokens.
@@ -103,7 +130,12 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
         // A token for the one resource there is: its audience, its scopes, opaque (introspected).
         getResourceServerInfo: (_ctx, indicator) => {
           if (indicator !== options.resource) throw new errors.InvalidTarget();
-          return { scope: OIDC_SCOPES.join(' '), audience: options.resource, accessTokenTTL: state.accessTokenTTL, accessTokenFormat: 'opaque' };
+          return {
+            scope: OIDC_SCOPES.join(' '),
+            audience: options.resource,
+            accessTokenTTL: state.accessTokenTTL,
+            accessTokenFormat: 'opaque',
+          };
         },
         // A refresh without `resource` still gets a token for the granted one.
         useGrantedResource: () => true,
@@ -136,7 +168,13 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
     });
   });
   provider.on('grant.error', (ctx: KoaContextWithOIDC, err: Error & { error?: string }) => {
-    state.grants.push({ grantType: String(ctx.oidc.params?.grant_type), ok: false, at: Date.now(), ...(ctx.oidc.params?.refresh_token ? { refreshTokenIn: String(ctx.oidc.params.refresh_token) } : {}), error: err.error ?? err.message });
+    state.grants.push({
+      grantType: String(ctx.oidc.params?.grant_type),
+      ok: false,
+      at: Date.now(),
+      ...(ctx.oidc.params?.refresh_token ? { refreshTokenIn: String(ctx.oidc.params.refresh_token) } : {}),
+      error: err.error ?? err.message,
+    });
   });
   // Quiet: expected refusals (a replayed refresh token, a bad state) are not the test's failures.
   provider.on('server_error', (_ctx: unknown, err: Error) => console.error('oidc-provider server_error', err));
@@ -145,7 +183,11 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
   provider.use(async (ctx, next) => {
     await next();
     const oidc = (ctx as KoaContextWithOIDC).oidc;
-    if (oidc?.route === 'revocation') state.revocations.push({ token: String(oidc.params?.token ?? ''), hint: oidc.params?.token_type_hint === undefined ? undefined : String(oidc.params.token_type_hint) });
+    if (oidc?.route === 'revocation')
+      state.revocations.push({
+        token: String(oidc.params?.token ?? ''),
+        hint: oidc.params?.token_type_hint === undefined ? undefined : String(oidc.params.token_type_hint),
+      });
   });
   const callback = provider.callback();
   // Login and consent in one: the browser's x-test-user signs in and grants what was asked.
@@ -153,15 +195,27 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
     const details = await provider.interactionDetails(req, res);
     const user = String(req.headers['x-test-user'] ?? '');
     if (user === '' || state.deny.has(user)) {
-      return provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'the user said no <b>' }, { mergeWithLastSubmission: false });
+      return provider.interactionFinished(
+        req,
+        res,
+        { error: 'access_denied', error_description: 'the user said no <b>' },
+        { mergeWithLastSubmission: false },
+      );
     }
     const params = details.params as Record<string, string | undefined>;
     const grant = new provider.Grant({ accountId: user, clientId: String(params.client_id) });
-    const scopes = String(params.scope ?? '').split(' ').filter((s) => OIDC_SCOPES.includes(s));
+    const scopes = String(params.scope ?? '')
+      .split(' ')
+      .filter((s) => OIDC_SCOPES.includes(s));
     grant.addResourceScope(options.resource, scopes.join(' '));
     const grantId = await grant.save();
     state.logins.set(user, (state.logins.get(user) ?? 0) + 1);
-    return provider.interactionFinished(req, res, { login: { accountId: user }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(
+      req,
+      res,
+      { login: { accountId: user }, consent: { grantId } },
+      { mergeWithLastSubmission: false },
+    );
   };
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0]!;
@@ -171,7 +225,8 @@ export async function startOidcProvider(options: { redirectUris: string[]; resou
     callback(req, res);
   });
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));
-  const basic = (c: { id: string; secret: string }) => `Basic ${Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret)}`).toString('base64')}`;
+  const basic = (c: { id: string; secret: string }) =>
+    `Basic ${Buffer.from(`${encodeURIComponent(c.id)}:${encodeURIComponent(c.secret)}`).toString('base64')}`;
   return Object.assign(state, {
     issuer,
     provider,
@@ -201,14 +256,18 @@ export async function signIn(authorize: URL, user: string): Promise<URL> {
   for (let hop = 0; hop < 10; hop++) {
     if (at.origin !== authorize.origin) return at;
     const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(at, { redirect: 'manual', headers: { 'x-test-user': user, ...(cookie ? { cookie } : {}) } });
+    const res = await fetch(at, {
+      redirect: 'manual',
+      headers: { 'x-test-user': user, ...(cookie ? { cookie } : {}) },
+    });
     for (const set of res.headers.getSetCookie()) {
       const [pair] = set.split(';');
       const eq = pair!.indexOf('=');
       jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
     }
     const location = res.headers.get('location');
-    if (res.status < 300 || res.status >= 400 || !location) throw new Error(`oidc-provider answered ${res.status} at ${at.pathname}: ${(await res.text()).slice(0, 300)}`);
+    if (res.status < 300 || res.status >= 400 || !location)
+      throw new Error(`oidc-provider answered ${res.status} at ${at.pathname}: ${(await res.text()).slice(0, 300)}`);
     at = new URL(location, at);
   }
   throw new Error('oidc-provider kept redirecting');
@@ -228,7 +287,12 @@ export interface UpstreamCall {
  * active, for `resource` and issued to the gateway's client; 401 otherwise. Each call is
  * recorded with the token's sub.
  */
-export function startIntrospectingUpstream(port: number, resource: string, introspect: (token: string) => ReturnType<OidcProvider['introspect']>, calls: UpstreamCall[]): Promise<Server> {
+export function startIntrospectingUpstream(
+  port: number,
+  resource: string,
+  introspect: (token: string) => ReturnType<OidcProvider['introspect']>,
+  calls: UpstreamCall[],
+): Promise<Server> {
   const server = createServer((req, res) => {
     let body = '';
     req.on('data', (c: Buffer) => (body += c.toString()));
@@ -237,17 +301,25 @@ export function startIntrospectingUpstream(port: number, resource: string, intro
       const msg = JSON.parse(body);
       if (msg.id === undefined) return void res.writeHead(202).end();
       let result: unknown;
-      if (msg.method === 'initialize') result = { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'crm', version: '1' } };
+      if (msg.method === 'initialize')
+        result = {
+          protocolVersion: msg.params.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'crm', version: '1' },
+        };
       else if (msg.method === 'tools/list') result = { tools: [{ name: 'whoami', inputSchema: { type: 'object' } }] };
       else if (msg.method === 'tools/call') {
         const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
         const said = token === '' ? { active: false } : await introspect(token);
-        const valid = said.active && said.client_id === OIDC_CLIENT.id && ([] as unknown[]).concat(said.aud).includes(resource);
+        const valid =
+          said.active && said.client_id === OIDC_CLIENT.id && ([] as unknown[]).concat(said.aud).includes(resource);
         calls.push({ method: msg.method, token, sub: valid ? said.sub : undefined });
         if (!valid) return void res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' }).end();
         result = { content: [{ type: 'text', text: `you are ${said.sub}` }] };
       } else result = {};
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
     });
   });
   return new Promise((r) => server.listen(port, '127.0.0.1', () => r(server)));

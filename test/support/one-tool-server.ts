@@ -6,7 +6,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { jsonRpcHandler, oneToolResult } from './json-rpc-http.js';
 
-export function oneToolHandler(tool: string, answer: string, onRequest?: (req: IncomingMessage) => void): (req: IncomingMessage, res: ServerResponse) => void {
+export function oneToolHandler(
+  tool: string,
+  answer: string,
+  onRequest?: (req: IncomingMessage) => void,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const handle = jsonRpcHandler((msg) => ({ result: oneToolResult(msg, `${tool}-server`, tool, answer) }));
   return (req, res) => {
     onRequest?.(req);

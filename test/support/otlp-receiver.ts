@@ -38,7 +38,8 @@ type OtlpAttribute = { key: string; value: OtlpValue };
 
 function attributes(list: OtlpAttribute[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const { key, value } of list ?? []) out[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue;
+  for (const { key, value } of list ?? [])
+    out[key] = value.stringValue ?? value.intValue ?? value.boolValue ?? value.doubleValue;
   return out;
 }
 
@@ -54,25 +55,45 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       posts.push({ path: req.url ?? '', contentType, bytes: body.length });
       if (contentType.startsWith('application/json')) {
         const parsed = JSON.parse(body.toString('utf8')) as {
-          resourceSpans?: Array<{ resource?: { attributes?: OtlpAttribute[] }; scopeSpans?: Array<{ spans?: Array<Record<string, any>> }> }>;
+          resourceSpans?: Array<{
+            resource?: { attributes?: OtlpAttribute[] };
+            scopeSpans?: Array<{ spans?: Array<Record<string, any>> }>;
+          }>;
         };
         for (const rs of parsed.resourceSpans ?? []) {
           const resource = attributes(rs.resource?.attributes);
           for (const ss of rs.scopeSpans ?? []) {
             for (const s of ss.spans ?? []) {
-              spans.push({ traceId: s.traceId, spanId: s.spanId, parentSpanId: s.parentSpanId ?? '', name: s.name, kind: s.kind, attributes: attributes(s.attributes), status: s.status ?? {}, resource });
+              spans.push({
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId ?? '',
+                name: s.name,
+                kind: s.kind,
+                attributes: attributes(s.attributes),
+                status: s.status ?? {},
+                resource,
+              });
             }
           }
         }
       }
-      res.writeHead(200, { 'content-type': contentType.startsWith('application/json') ? 'application/json' : 'application/x-protobuf' }).end(contentType.startsWith('application/json') ? '{}' : '');
+      res
+        .writeHead(200, {
+          'content-type': contentType.startsWith('application/json') ? 'application/json' : 'application/x-protobuf',
+        })
+        .end(contentType.startsWith('application/json') ? '{}' : '');
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
     endpoint: `http://127.0.0.1:${port}`,
-    env: { OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json' },
+    env: {
+      OTEL_TRACES_EXPORTER: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}`,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    },
     spans,
     posts,
     close: () => new Promise<void>((r) => server.close(() => r())),

@@ -30,7 +30,8 @@ export function startPerUserUpstream(as: AuthorizationServer, events: PerUserUps
     }
     const session = req.headers['mcp-session-id'] as string | undefined;
     events.accepted?.({ method: String(msg.method), user, session });
-    const headers: Record<string, string> = msg.method === 'initialize' ? { 'mcp-session-id': `s${++sessions}-${user}` } : {};
+    const headers: Record<string, string> =
+      msg.method === 'initialize' ? { 'mcp-session-id': `s${++sessions}-${user}` } : {};
     return { result: oneToolResult(msg, 'private', 'whoami', `you are ${user} in ${session}`), headers };
   });
 }
@@ -38,5 +39,10 @@ export function startPerUserUpstream(as: AuthorizationServer, events: PerUserUps
 /** A gateway config with auth on (`issuer`'s tokens) and `private`, the per-user `upstream` in mode per-session, reached with `oauth`. */
 export function perUserConfig(issuer: JwtIssuer, upstream: Server, oauth: Record<string, unknown>): GatewayConfig {
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
-  return resolveConfig({ listen: { host: '127.0.0.1', port: 0 }, logLevel: 'silent', auth: issuer.authConfig, upstreams: [httpUpstream('private', url, { mode: 'per-session', oauth })] });
+  return resolveConfig({
+    listen: { host: '127.0.0.1', port: 0 },
+    logLevel: 'silent',
+    auth: issuer.authConfig,
+    upstreams: [httpUpstream('private', url, { mode: 'per-session', oauth })],
+  });
 }

@@ -31,7 +31,11 @@ export function rawSocket(base: string, bytes?: string): RawSocket {
 
 /** An HTTP/1.1 request as text: `headers` after Host; a body gets its Content-Length. */
 export function httpRequest(method: string, path: string, headers: Record<string, string>, body?: string): string {
-  const lines = [`${method} ${path} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const lines = [
+    `${method} ${path} HTTP/1.1`,
+    'Host: 127.0.0.1',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   if (body !== undefined) lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
   return `${lines.join('\r\n')}\r\n\r\n${body ?? ''}`;
 }

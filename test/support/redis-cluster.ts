@@ -31,13 +31,32 @@ export interface RedisClusterOptions {
   tls?: { certFile: string; keyFile: string; caFile: string };
 }
 
-export async function startRedisCluster({ masters = 3, replicasPerMaster = 0, tls }: RedisClusterOptions = {}): Promise<RedisCluster> {
+export async function startRedisCluster({
+  masters = 3,
+  replicasPerMaster = 0,
+  tls,
+}: RedisClusterOptions = {}): Promise<RedisCluster> {
   const tlsPorts: number[] = [];
   const tlsArgs = async (): Promise<string[]> => {
     if (!tls) return [];
     const port = await freePort();
     tlsPorts.push(port);
-    return ['--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile, '--tls-auth-clients', 'yes', '--tls-cluster', 'yes', '--tls-replication', 'yes'];
+    return [
+      '--tls-port',
+      String(port),
+      '--tls-cert-file',
+      tls.certFile,
+      '--tls-key-file',
+      tls.keyFile,
+      '--tls-ca-cert-file',
+      tls.caFile,
+      '--tls-auth-clients',
+      'yes',
+      '--tls-cluster',
+      'yes',
+      '--tls-replication',
+      'yes',
+    ];
   };
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-cluster-'));
   const nodes: RedisServer[] = [];
@@ -47,7 +66,19 @@ export async function startRedisCluster({ masters = 3, replicasPerMaster = 0, tl
       const busPort = await freePort();
       nodes.push(
         await startRedis({
-          args: ['--cluster-enabled', 'yes', '--cluster-port', String(busPort), '--cluster-config-file', join(dir, `nodes-${i}.conf`), '--dir', dir, '--cluster-node-timeout', '2000', ...(await tlsArgs())],
+          args: [
+            '--cluster-enabled',
+            'yes',
+            '--cluster-port',
+            String(busPort),
+            '--cluster-config-file',
+            join(dir, `nodes-${i}.conf`),
+            '--dir',
+            dir,
+            '--cluster-node-timeout',
+            '2000',
+            ...(await tlsArgs()),
+          ],
         }),
       );
     }
@@ -55,7 +86,11 @@ export async function startRedisCluster({ masters = 3, replicasPerMaster = 0, tl
     // The nodes meet over the bus of the kind they will use (TLS with tls-cluster).
     const cliTls = tls ? ['--tls', '--cacert', tls.caFile, '--cert', tls.certFile, '--key', tls.keyFile] : [];
     // redis-cli makes the first `masters` nodes masters and the rest their replicas.
-    await run('redis-cli', [...cliTls, '--cluster', 'create', ...all, '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'], { timeout: 30_000 });
+    await run(
+      'redis-cli',
+      [...cliTls, '--cluster', 'create', ...all, '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+      { timeout: 30_000 },
+    );
     const addresses = all.slice(0, masters);
     const deadline = Date.now() + 20_000;
     for (const node of nodes) {

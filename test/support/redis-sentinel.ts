@@ -38,10 +38,20 @@ function bulkStrings(reply: string): string[] {
   return reply.split('\r\n').filter((_, i) => i > 0 && i % 2 === 0);
 }
 
-export async function startRedisSentinel(options: { replica?: boolean; tls?: { certFile: string; keyFile: string; caFile: string } } = {}): Promise<RedisSentinelSetup> {
+export async function startRedisSentinel(
+  options: { replica?: boolean; tls?: { certFile: string; keyFile: string; caFile: string } } = {},
+): Promise<RedisSentinelSetup> {
   const { tls } = options;
   if (tls && options.replica) throw new Error('startRedisSentinel: tls with a replica is not built here');
-  const tlsSettings = tls ? { 'tls-cert-file': tls.certFile, 'tls-key-file': tls.keyFile, 'tls-ca-cert-file': tls.caFile, 'tls-auth-clients': 'yes', 'tls-replication': 'yes' } : {};
+  const tlsSettings = tls
+    ? {
+        'tls-cert-file': tls.certFile,
+        'tls-key-file': tls.keyFile,
+        'tls-ca-cert-file': tls.caFile,
+        'tls-auth-clients': 'yes',
+        'tls-replication': 'yes',
+      }
+    : {};
   const masterTlsPort = tls ? await freePort() : undefined;
   const sentinelTlsPort = tls ? await freePort() : undefined;
   const name = 'mymaster';
@@ -55,7 +65,10 @@ export async function startRedisSentinel(options: { replica?: boolean; tls?: { c
     // A replica writes the RDB of its full sync to `dir` (not the test's working directory); the
     // master sends it at once instead of waiting for more replicas to join the transfer.
     const args = (i: number) => ['--dir', mkdtempSync(join(dir, `node-${i}-`)), '--repl-diskless-sync-delay', '0'];
-    const tlsArgs = (port: number | undefined) => (port === undefined ? [] : ['--tls-port', String(port), ...Object.entries(tlsSettings).flatMap(([k, v]) => [`--${k}`, v])]);
+    const tlsArgs = (port: number | undefined) =>
+      port === undefined
+        ? []
+        : ['--tls-port', String(port), ...Object.entries(tlsSettings).flatMap(([k, v]) => [`--${k}`, v])];
     const master = await startRedis({ args: [...args(0), ...tlsArgs(masterTlsPort)] });
     started.push(master);
     let replica: RedisServer | undefined;
@@ -68,7 +81,9 @@ export async function startRedisSentinel(options: { replica?: boolean; tls?: { c
       conf,
       [
         `sentinel monitor ${name} 127.0.0.1 ${masterTlsPort ?? master.port} 1`,
-        ...(sentinelTlsPort === undefined ? [] : [`tls-port ${sentinelTlsPort}`, ...Object.entries(tlsSettings).map(([k, v]) => `${k} ${v}`)]),
+        ...(sentinelTlsPort === undefined
+          ? []
+          : [`tls-port ${sentinelTlsPort}`, ...Object.entries(tlsSettings).map(([k, v]) => `${k} ${v}`)]),
         // Failovers happen when a test asks for one (SENTINEL FAILOVER), not because a test
         // paused the master for a few seconds.
         `sentinel down-after-milliseconds ${name} 30000`,
@@ -80,7 +95,8 @@ export async function startRedisSentinel(options: { replica?: boolean; tls?: { c
     const sentinel = await startRedis({ configFile: conf, args: ['--sentinel'] });
     started.push(sentinel);
 
-    const masterPort = async () => Number(bulkStrings(await sentinel.command('SENTINEL', 'get-master-addr-by-name', name))[1]);
+    const masterPort = async () =>
+      Number(bulkStrings(await sentinel.command('SENTINEL', 'get-master-addr-by-name', name))[1]);
 
     const failover = async () => {
       if (!replica) throw new Error('startRedisSentinel({ replica: true }) is needed for a failover');
@@ -92,14 +108,27 @@ export async function startRedisSentinel(options: { replica?: boolean; tls?: { c
         await sleep(200);
       }
       const role = async (server: RedisServer) => /role:(\w+)/.exec(await server.command('INFO', 'replication'))?.[1];
-      while ((await masterPort()) !== target.port || (await role(target)) !== 'master' || (await role(master)) !== 'slave') {
+      while (
+        (await masterPort()) !== target.port ||
+        (await role(target)) !== 'master' ||
+        (await role(master)) !== 'slave'
+      ) {
         if (Date.now() > deadline) throw new Error('the failover did not complete within 30 s');
         await sleep(100);
       }
       return target;
     };
 
-    return { master, replica, sentinel, name, sentinels: [{ host: '127.0.0.1', port: sentinelTlsPort ?? sentinel.port }], masterPort, failover, stop };
+    return {
+      master,
+      replica,
+      sentinel,
+      name,
+      sentinels: [{ host: '127.0.0.1', port: sentinelTlsPort ?? sentinel.port }],
+      masterPort,
+      failover,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -91,14 +91,17 @@ async function waitForPing(port: number, child: ChildProcess, output: () => stri
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`redis-server exited (${child.exitCode ?? child.signalCode}) before answering PING:\n${output()}`);
+      throw new Error(
+        `redis-server exited (${child.exitCode ?? child.signalCode}) before answering PING:\n${output()}`,
+      );
     }
     try {
       if ((await redisCommand(port, ['PING'], 500)).startsWith('+PONG')) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms:\n${output()}`);
+    if (Date.now() > deadline)
+      throw new Error(`redis-server on port ${port} did not answer PING within ${timeoutMs} ms:\n${output()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -108,7 +111,9 @@ async function waitForPing(port: number, child: ChildProcess, output: () => stri
  * extra server options, e.g. ['--rename-command', 'CONFIG', ''] for a managed-Redis lookalike;
  * `configFile` is read first (a sentinel needs one it can rewrite: see redis-sentinel.ts).
  */
-export async function startRedis(options: { port?: number; args?: string[]; configFile?: string } = {}): Promise<RedisServer> {
+export async function startRedis(
+  options: { port?: number; args?: string[]; configFile?: string } = {},
+): Promise<RedisServer> {
   const p = options.port ?? (await freePort());
   const extra = options.args ?? [];
   let child: ChildProcess | undefined;
@@ -117,9 +122,13 @@ export async function startRedis(options: { port?: number; args?: string[]; conf
     if (child) throw new Error('redis-server is already running');
     let output = '';
     const file = options.configFile ? [options.configFile] : [];
-    const proc = spawn('redis-server', [...file, '--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const proc = spawn(
+      'redis-server',
+      [...file, '--port', String(p), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...extra],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     proc.stdout?.on('data', (c: Buffer) => (output += c.toString()));
     proc.stderr?.on('data', (c: Buffer) => (output += c.toString()));
     const spawned = new Promise<void>((resolve, reject) => {

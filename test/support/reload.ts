@@ -19,7 +19,11 @@ function withDefaults(config: Record<string, unknown>): Record<string, unknown> 
 }
 
 /** A config file in a directory of its own. */
-export function configFile(config: Record<string, unknown>): { file: string; write(config: Record<string, unknown> | string): void; remove(): void } {
+export function configFile(config: Record<string, unknown>): {
+  file: string;
+  write(config: Record<string, unknown> | string): void;
+  remove(): void;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-reload-'));
   const file = join(dir, 'gateway.json');
   // Written aside and renamed, as editors and config tools do: a reader never sees half a file.
@@ -36,10 +40,17 @@ export function configFile(config: Record<string, unknown>): { file: string; wri
  * `gateway.reload()` as SIGHUP would), listening on loopback. Its close, and the file's removal,
  * go into `cleanups`.
  */
-export async function startFromFile(config: Record<string, unknown>, cleanups: Array<() => Promise<void>>): Promise<RunningGateway & { file: ReturnType<typeof configFile> }> {
+export async function startFromFile(
+  config: Record<string, unknown>,
+  cleanups: Array<() => Promise<void>>,
+): Promise<RunningGateway & { file: ReturnType<typeof configFile> }> {
   const file = configFile({ logLevel: 'silent', ...config });
   const loaded = loadConfig(file.file, {});
-  const gateway = await buildApp(loaded, { logger: createLogger('silent'), defaultMetrics: false, configFile: file.file });
+  const gateway = await buildApp(loaded, {
+    logger: createLogger('silent'),
+    defaultMetrics: false,
+    configFile: file.file,
+  });
   const address = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   cleanups.push(async () => {
     await gateway.close();
@@ -53,7 +64,11 @@ export async function startFromFile(config: Record<string, unknown>, cleanups: A
  * ..<timestamp>/`. swap() writes a new timestamped directory, points `..data` at it by an atomic
  * rename of a new symlink, and removes the old directory.
  */
-export function configMap(config: Record<string, unknown>): { file: string; swap(config: Record<string, unknown>): void; remove(): void } {
+export function configMap(config: Record<string, unknown>): {
+  file: string;
+  swap(config: Record<string, unknown>): void;
+  remove(): void;
+} {
   const dir = mkdtempSync(join(tmpdir(), 'mcpgw-configmap-'));
   let current: string | undefined;
   let n = 0;
@@ -94,7 +109,11 @@ export class LogLines {
   /** The first line, from index `from` on, whose msg contains `text`. */
   async waitFor(text: string, from = 0, timeoutMs = 20_000): Promise<Record<string, unknown>> {
     let found: Record<string, unknown> | undefined;
-    await until(`log line "${text}"`, () => (found = this.lines.slice(from).find((l) => String(l.msg).includes(text))) !== undefined, timeoutMs);
+    await until(
+      `log line "${text}"`,
+      () => (found = this.lines.slice(from).find((l) => String(l.msg).includes(text))) !== undefined,
+      timeoutMs,
+    );
     return found!;
   }
 }

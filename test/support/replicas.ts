@@ -17,11 +17,20 @@ interface Stoppable {
  * `store: 'redis'`. If one fails to start, the ones already running are stopped.
  */
 export function startReplicas(count: number, config: ReplicaConfig): Promise<RunningGateway[]>;
-export function startReplicas<Replica extends Stoppable>(count: number, config: ReplicaConfig, start: (config: Record<string, unknown>) => Promise<Replica>): Promise<Replica[]>;
-export async function startReplicas(count: number, config: ReplicaConfig, start: (config: Record<string, unknown>) => Promise<Stoppable> = (c) => startGateway(exampleConfig(c))): Promise<Stoppable[]> {
+export function startReplicas<Replica extends Stoppable>(
+  count: number,
+  config: ReplicaConfig,
+  start: (config: Record<string, unknown>) => Promise<Replica>,
+): Promise<Replica[]>;
+export async function startReplicas(
+  count: number,
+  config: ReplicaConfig,
+  start: (config: Record<string, unknown>) => Promise<Stoppable> = (c) => startGateway(exampleConfig(c)),
+): Promise<Stoppable[]> {
   const replicas: Stoppable[] = [];
   try {
-    for (let i = 0; i < count; i++) replicas.push(await start({ ...config, sessions: { store: 'redis', ...config.sessions } }));
+    for (let i = 0; i < count; i++)
+      replicas.push(await start({ ...config, sessions: { store: 'redis', ...config.sessions } }));
   } catch (err) {
     await Promise.all(replicas.map((r) => r.stop()));
     throw err;

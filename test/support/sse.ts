@@ -100,7 +100,11 @@ export function parseSse(body: string): SseEvent[] {
 }
 
 /** The next message on `reader` whose method is `method` (others are skipped), within `timeoutMs`. */
-export async function nextNotification(reader: SseReader, method: string, timeoutMs = 5000): Promise<Record<string, unknown>> {
+export async function nextNotification(
+  reader: SseReader,
+  method: string,
+  timeoutMs = 5000,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const ev = await reader.next(Math.max(1, deadline - Date.now()));

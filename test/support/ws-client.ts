@@ -29,7 +29,12 @@ export class RawClient {
     this.ws.send(typeof message === 'string' ? message : JSON.stringify(message));
   }
   async answerTo(id: unknown, timeoutMs = 5000): Promise<Record<string, unknown>> {
-    await until(`answer to ${String(id)}`, () => this.messages.some((m) => m.id === id && m.method === undefined), timeoutMs, 5);
+    await until(
+      `answer to ${String(id)}`,
+      () => this.messages.some((m) => m.id === id && m.method === undefined),
+      timeoutMs,
+      5,
+    );
     return this.messages.find((m) => m.id === id && m.method === undefined)!;
   }
   /** How many messages with `method` it has read so far. */
@@ -41,9 +46,15 @@ export class RawClient {
     return this.closed!.code;
   }
   async initialize(capabilities: Record<string, unknown> = {}): Promise<void> {
-    this.send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw-ws', version: '1' } } });
+    this.send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities, clientInfo: { name: 'raw-ws', version: '1' } },
+    });
     const answer = await this.answerTo('init');
-    if ((answer.result as { protocolVersion?: string } | undefined)?.protocolVersion !== '2025-06-18') throw new Error(`initialize: ${JSON.stringify(answer)}`);
+    if ((answer.result as { protocolVersion?: string } | undefined)?.protocolVersion !== '2025-06-18')
+      throw new Error(`initialize: ${JSON.stringify(answer)}`);
     this.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
   }
 }

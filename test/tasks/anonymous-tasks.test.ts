@@ -27,19 +27,30 @@ describe('anonymous 2026-07-28 tasks', () => {
     const a = '127.0.0.1';
     const b = '127.0.0.2';
     const mine: string[] = [];
-    for (let i = 0; i < MAX; i++) mine.push((await modernFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } })).result.taskId);
+    for (let i = 0; i < MAX; i++)
+      mine.push(
+        (await modernFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } })).result.taskId,
+      );
     const over = await modernFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } });
     expect(over.error).toMatchObject({ code: -32017, data: { type: 'TASK_LIMIT', maxPerPrincipal: MAX } });
 
     // Another client: its own share.
-    const theirs = (await modernFrom(gw, b, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'b' } })).result;
+    const theirs = (
+      await modernFrom(gw, b, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'b' } })
+    ).result;
     expect(theirs).toMatchObject({ resultType: 'task', status: 'working' });
-    await until('b\'s task to complete', async () => (await modernFrom(gw, b, 'tasks/get', { taskId: theirs.taskId })).result.status === 'completed');
-    expect((await modernFrom(gw, b, 'tools/call', { name: 'greet', arguments: { name: 'b' } })).result.content[0].text).toBe('Hello, b!');
+    await until(
+      "b's task to complete",
+      async () => (await modernFrom(gw, b, 'tasks/get', { taskId: theirs.taskId })).result.status === 'completed',
+    );
+    expect(
+      (await modernFrom(gw, b, 'tools/call', { name: 'greet', arguments: { name: 'b' } })).result.content[0].text,
+    ).toBe('Hello, b!');
 
     // The id is the capability: whoever holds it reads and cancels it, from any address.
     expect((await modernFrom(gw, b, 'tasks/get', { taskId: mine[0] })).result.status).toBe('working');
-    for (const taskId of mine) expect((await modernFrom(gw, b, 'tasks/cancel', { taskId })).result.resultType).toBe('complete');
+    for (const taskId of mine)
+      expect((await modernFrom(gw, b, 'tasks/cancel', { taskId })).result.resultType).toBe('complete');
     expect((await modernFrom(gw, a, 'tasks/get', { taskId: mine[0] })).result.status).toBe('cancelled');
     await until('the cancelled calls to end', async () => (await heldWork(gw)).inFlight === 0);
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });

@@ -7,7 +7,14 @@
  */
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, exampleConfig, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { modern, tasksUpstream } from '../support/tasks.js';
 
 const NATIVE = resolve(import.meta.dirname, '../../examples/tasks-native/server.mjs');
@@ -19,7 +26,9 @@ beforeAll(async () => {
   [plain, withTasks] = await Promise.all([
     // examples/tasks-native runs 2025-11-25 tasks itself: passed through to 2025-11-25 sessions only.
     startGateway(exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('native', NATIVE)] })),
-    startGateway(exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER), tasksUpstream({ prefix: 't' })], tasks: {} })),
+    startGateway(
+      exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER), tasksUpstream({ prefix: 't' })], tasks: {} }),
+    ),
   ]);
 }, 30_000);
 
@@ -28,7 +37,12 @@ afterAll(async () => {
 });
 
 async function sessionTools(gw: RunningGateway, protocolVersion: string): Promise<Array<Record<string, any>>> {
-  const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion, capabilities: {}, clientInfo: { name: 'f', version: '1' } } });
+  const init = await post(gw.url, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion, capabilities: {}, clientInfo: { name: 'f', version: '1' } },
+  });
   const headers = { 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': protocolVersion };
   await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
   const list = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, headers);
@@ -42,10 +56,14 @@ describe('taskSupport "forbidden"', () => {
   it('lists the same with and without tasks:, on a 2025-11-25 session and on 2026-07-28', async () => {
     for (const gw of [plain, withTasks]) {
       expect(executionOf(await sessionTools(gw, '2025-11-25'), 'echo__echo')).toEqual({ taskSupport: 'forbidden' });
-      expect(executionOf((await modern(gw, 'tools/list')).result.tools, 'echo__echo')).toEqual({ taskSupport: 'forbidden' });
+      expect(executionOf((await modern(gw, 'tools/list')).result.tools, 'echo__echo')).toEqual({
+        taskSupport: 'forbidden',
+      });
     }
     // The gateway's own task tools still list as it runs them.
-    expect(executionOf(await sessionTools(withTasks, '2025-11-25'), 't__slow_compute')).toEqual({ taskSupport: 'optional' });
+    expect(executionOf(await sessionTools(withTasks, '2025-11-25'), 't__slow_compute')).toEqual({
+      taskSupport: 'optional',
+    });
   });
 
   it('only the support the gateway would not honour goes: an upstream\'s "optional" where it is not passed through', async () => {

@@ -34,9 +34,16 @@ async function connect(sessionId?: string): Promise<{ client: Client; transport:
 }
 
 /** The SDK's stream of a task-augmented call, collected. */
-async function stream(client: Client, name: string, args: Record<string, unknown>): Promise<Array<{ type: string; [k: string]: any }>> {
+async function stream(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<Array<{ type: string; [k: string]: any }>> {
   const seen: Array<{ type: string; [k: string]: any }> = [];
-  for await (const m of client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, { task: { ttl: 60_000 } })) seen.push(m as never);
+  for await (const m of client.experimental.tasks.callToolStream({ name, arguments: args }, CallToolResultSchema, {
+    task: { ttl: 60_000 },
+  }))
+    seen.push(m as never);
   return seen;
 }
 
@@ -77,9 +84,12 @@ describe('2025-11-25 tasks, SDK v1 experimental client', () => {
   it('an elicitation inside a task reaches the client through its session; the task completes', async () => {
     const { client } = await connect();
     const statuses: string[] = [];
-    client.setNotificationHandler((await import('@modelcontextprotocol/sdk/types.js')).TaskStatusNotificationSchema, (n) => {
-      statuses.push(n.params.status);
-    });
+    client.setNotificationHandler(
+      (await import('@modelcontextprotocol/sdk/types.js')).TaskStatusNotificationSchema,
+      (n) => {
+        statuses.push(n.params.status);
+      },
+    );
     const seen = await stream(client, 'confirm_delete', { filename: 'a.txt' });
     expect(toolText(seen.at(-1)!.result)).toBe('deleted a.txt');
     expect(statuses).toContain('input_required');
@@ -95,7 +105,9 @@ describe('2025-11-25 tasks, SDK v1 experimental client', () => {
     const cancelled = await client.experimental.tasks.cancelTask(created.task.taskId);
     expect(cancelled.status).toBe('cancelled');
     await expect(client.experimental.tasks.cancelTask(created.task.taskId)).rejects.toMatchObject({ code: -32602 });
-    await expect(client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema)).rejects.toMatchObject({ code: -32007 });
+    await expect(
+      client.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema),
+    ).rejects.toMatchObject({ code: -32007 });
   });
 
   it('a task outlives its client: the client goes, a later one on the same session collects the result', async () => {
@@ -112,17 +124,28 @@ describe('2025-11-25 tasks, SDK v1 experimental client', () => {
     expect(toolText(result)).toBe('later: computed for 1 s');
   });
 
-  it('bad inputs get the spec\'s errors', async () => {
+  it("bad inputs get the spec's errors", async () => {
     const { transport } = await connect();
     const sid = transport.sessionId!;
     const rpc = async (id: number, method: string, params: Record<string, unknown>) =>
-      (await post(gw.url, { jsonrpc: '2.0', id, method, params }, { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' })).json;
+      (
+        await post(
+          gw.url,
+          { jsonrpc: '2.0', id, method, params },
+          { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+        )
+      ).json;
     // A task on a tool without task support, and none on one that requires it: -32601.
     expect((await rpc(1, 'tools/call', { name: 'greet', arguments: { name: 'x' }, task: {} })).error.code).toBe(-32601);
-    expect((await rpc(2, 'tools/call', { name: 'failing_job', arguments: {} })).error).toMatchObject({ code: -32601, data: { type: 'TASK_REQUIRED' } });
+    expect((await rpc(2, 'tools/call', { name: 'failing_job', arguments: {} })).error).toMatchObject({
+      code: -32601,
+      data: { type: 'TASK_REQUIRED' },
+    });
     // A bad ttl: -32602.
     for (const task of [{ ttl: -1 }, { ttl: 1.5 }, { ttl: 'soon' }, 'x']) {
-      expect((await rpc(3, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task })).error.code).toBe(-32602);
+      expect((await rpc(3, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task })).error.code).toBe(
+        -32602,
+      );
     }
     // Unknown ids, tasks/result on a call that was no task, a bad cursor: -32602.
     expect((await rpc(4, 'tasks/get', { taskId: 'nope' })).error.code).toBe(-32602);
@@ -139,15 +162,26 @@ describe('2025-11-25 tasks, SDK v1 experimental client', () => {
       (await import('@modelcontextprotocol/sdk/types.js')).CreateTaskResultSchema,
     )) as { task: { taskId: string } };
     expect((await rpc(10, 'tasks/get', { taskId: created.task.taskId })).error.code).toBe(-32602);
-    expect((await rpc(11, 'tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).not.toContain(created.task.taskId);
+    expect((await rpc(11, 'tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).not.toContain(
+      created.task.taskId,
+    );
   });
 
   it('a session of an older revision calls task tools as ordinary tools', async () => {
-    const res = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } });
+    const res = await post(gw.url, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+    });
     const sid = res.headers.get('mcp-session-id')!;
     const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
     await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-    const call = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'failing_job', arguments: {}, task: {} } }, headers);
+    const call = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'failing_job', arguments: {}, task: {} } },
+      headers,
+    );
     expect(call.json.result.isError).toBe(true);
   });
 });

@@ -28,9 +28,16 @@ function listenRequest(id: string, notifications: Record<string, unknown>, meta:
   return modernRequest(id, 'subscriptions/listen', { notifications, _meta: meta });
 }
 
-async function listen(id: string, notifications: Record<string, unknown>): Promise<{ reader: SseReader; ack: any; close(): Promise<void> }> {
+async function listen(
+  id: string,
+  notifications: Record<string, unknown>,
+): Promise<{ reader: SseReader; ack: any; close(): Promise<void> }> {
   const { body, headers } = listenRequest(id, notifications);
-  const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(gw.url, {
+    method: 'POST',
+    headers: { ...MCP_HEADERS, ...headers },
+    body: JSON.stringify(body),
+  });
   expect(res.status).toBe(200);
   const reader = new SseReader(res);
   const ack = JSON.parse((await reader.next())!.data);
@@ -64,17 +71,31 @@ const listenStreams = async () => {
 
 describe('subscriptions/listen with taskIds', () => {
   it('acknowledges the ids it follows, then sends each task as tasks/get gives it, at once and at every change', async () => {
-    const done = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'a' } })).result;
+    const done = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'a' } }))
+      .result;
     const cancelled = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })).result;
-    const stream = await listen('l1', { taskIds: [done.taskId, cancelled.taskId, 'no-such-task', done.taskId], toolsListChanged: true });
+    const stream = await listen('l1', {
+      taskIds: [done.taskId, cancelled.taskId, 'no-such-task', done.taskId],
+      toolsListChanged: true,
+    });
     expect(stream.ack.method).toBe('notifications/subscriptions/acknowledged');
-    expect(stream.ack.params.notifications).toEqual({ toolsListChanged: true, taskIds: [done.taskId, cancelled.taskId] });
+    expect(stream.ack.params.notifications).toEqual({
+      toolsListChanged: true,
+      taskIds: [done.taskId, cancelled.taskId],
+    });
     const first = [await nextTask(stream.reader), await nextTask(stream.reader)];
-    expect(first.map((t) => [t.taskId, t.status])).toEqual([[done.taskId, 'working'], [cancelled.taskId, 'working']]);
+    expect(first.map((t) => [t.taskId, t.status])).toEqual([
+      [done.taskId, 'working'],
+      [cancelled.taskId, 'working'],
+    ]);
     expect(first[0]).toMatchObject({ ttlMs: done.ttlMs, pollIntervalMs: 200, createdAt: done.createdAt });
 
     const completed = await nextTask(stream.reader);
-    expect(completed).toMatchObject({ taskId: done.taskId, status: 'completed', result: { content: [{ text: 'a: computed for 1 s' }] } });
+    expect(completed).toMatchObject({
+      taskId: done.taskId,
+      status: 'completed',
+      result: { content: [{ text: 'a: computed for 1 s' }] },
+    });
     expect(completed).toEqual(await getTask(done.taskId));
     expect((await modern(gw, 'tasks/cancel', { taskId: cancelled.taskId })).result.resultType).toBe('complete');
     const gone = await nextTask(stream.reader);
@@ -92,7 +113,11 @@ describe('subscriptions/listen with taskIds', () => {
     expect((await nextTask(stream.reader)).status).toBe('working');
     expect(internals(gw.gateway.server).tasks!.followed).toBe(1);
     await stream.close();
-    await until('the following to stop with its stream', () => internals(gw.gateway.server).tasks!.followed === 0, 5000);
+    await until(
+      'the following to stop with its stream',
+      () => internals(gw.gateway.server).tasks!.followed === 0,
+      5000,
+    );
     await modern(gw, 'tasks/cancel', { taskId: running.taskId });
   });
 
@@ -100,7 +125,10 @@ describe('subscriptions/listen with taskIds', () => {
     const plain = listenRequest('l3', { taskIds: ['x'] }, MODERN_META);
     const r = await post(gw.url, plain.body, plain.headers);
     expect(r.status).toBe(400);
-    expect(r.json).toMatchObject({ id: 'l3', error: { code: -32021, data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } } });
+    expect(r.json).toMatchObject({
+      id: 'l3',
+      error: { code: -32021, data: { requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } } } },
+    });
     const many = listenRequest('l4', { taskIds: ['a', 'b', 'c', 'd', 'e', 'f'] });
     const m = await post(gw.url, many.body, many.headers);
     expect(m.json).toMatchObject({ id: 'l4', error: { code: -32602 } });
@@ -110,7 +138,8 @@ describe('subscriptions/listen with taskIds', () => {
     expect(await listenStreams()).toBe(0);
     expect(internals(gw.gateway.server).tasks!.followed).toBe(0);
     // Another client's task runs to its end as ever.
-    const other = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'b' } })).result;
+    const other = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'b' } }))
+      .result;
     expect((await waitStatus(gw, other.taskId)).status).toBe('completed');
   });
 });

@@ -30,11 +30,13 @@ describe('2026-07-28 tasks', () => {
   });
 
   it('creates a flat task at once, readable at once, and inlines the result when done', async () => {
-    const created = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'x' } })).result;
+    const created = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'x' } }))
+      .result;
     expect(created).toMatchObject({ resultType: 'task', status: 'working', pollIntervalMs: 500 });
     expect(created.taskId).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(Number.isInteger(created.ttlMs)).toBe(true);
-    for (const key of ['task', 'result', 'error', 'inputRequests', 'requestState', 'ttl', 'pollInterval']) expect(created).not.toHaveProperty(key);
+    for (const key of ['task', 'result', 'error', 'inputRequests', 'requestState', 'ttl', 'pollInterval'])
+      expect(created).not.toHaveProperty(key);
     expect(created.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}/);
     const now = (await modern(gw, 'tasks/get', { taskId: created.taskId })).result;
     expect(now).toMatchObject({ resultType: 'complete', taskId: created.taskId, status: 'working' });
@@ -68,17 +70,27 @@ describe('2026-07-28 tasks', () => {
   it('input inside a task: input_required with inputRequests, answered by tasks/update, then completed', async () => {
     const created = (await modern(gw, 'tools/call', { name: 'multi_input', arguments: {} })).result;
     let task = await waitStatus(gw, created.taskId, ['input_required']);
-    for (let i = 0; Object.keys(task.inputRequests ?? {}).length < 2 && i < 50; i++) task = (await modern(gw, 'tasks/get', { taskId: created.taskId })).result;
+    for (let i = 0; Object.keys(task.inputRequests ?? {}).length < 2 && i < 50; i++)
+      task = (await modern(gw, 'tasks/get', { taskId: created.taskId })).result;
     expect(task.status).toBe('input_required');
     const [first, second] = Object.keys(task.inputRequests);
     expect(task.inputRequests[first!].method).toBe('elicitation/create');
     // Unknown keys are ignored, with the same empty ack.
-    expect((await modern(gw, 'tasks/update', { taskId: created.taskId, inputResponses: { nope: { action: 'accept' } } })).result.resultType).toBe('complete');
-    await modern(gw, 'tasks/update', { taskId: created.taskId, inputResponses: { [first!]: { action: 'accept', content: { name: 'one', confirm: true } } } });
+    expect(
+      (await modern(gw, 'tasks/update', { taskId: created.taskId, inputResponses: { nope: { action: 'accept' } } }))
+        .result.resultType,
+    ).toBe('complete');
+    await modern(gw, 'tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [first!]: { action: 'accept', content: { name: 'one', confirm: true } } },
+    });
     const partial = (await modern(gw, 'tasks/get', { taskId: created.taskId })).result;
     expect(partial.status).toBe('input_required');
     expect(Object.keys(partial.inputRequests)).toEqual([second]);
-    await modern(gw, 'tasks/update', { taskId: created.taskId, inputResponses: { [second!]: { action: 'accept', content: { name: 'two', confirm: true } } } });
+    await modern(gw, 'tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [second!]: { action: 'accept', content: { name: 'two', confirm: true } } },
+    });
     const done = await waitStatus(gw, created.taskId);
     expect(done.status).toBe('completed');
     expect(done.result.content[0].text).toContain('"name":"one"');
@@ -91,7 +103,12 @@ describe('2026-07-28 tasks', () => {
     expect(round.resultType).toBe('input_required');
     expect(round).not.toHaveProperty('taskId');
     const key = Object.keys(round.inputRequests)[0]!;
-    const retry = { name: 'test_tool_with_task', arguments: {}, inputResponses: { [key]: { action: 'accept', content: { name: 'Alice' } } }, requestState: round.requestState };
+    const retry = {
+      name: 'test_tool_with_task',
+      arguments: {},
+      inputResponses: { [key]: { action: 'accept', content: { name: 'Alice' } } },
+      requestState: round.requestState,
+    };
     const created = (await modern(gw, 'tools/call', retry, meta)).result;
     expect(created.resultType).toBe('task');
     expect(created).not.toHaveProperty('requestState');
@@ -101,7 +118,8 @@ describe('2026-07-28 tasks', () => {
   });
 
   it('without the extension: optional tools run as ordinary calls, required ones and tasks/* get -32021', async () => {
-    const sync = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, MODERN_META)).result;
+    const sync = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, MODERN_META))
+      .result;
     expect(sync.resultType).toBe('complete');
     expect(sync).not.toHaveProperty('taskId');
     const required = await modern(gw, 'tools/call', { name: 'failing_job', arguments: {} }, MODERN_META);
@@ -120,10 +138,14 @@ describe('2026-07-28 tasks', () => {
     expect((await modern(gw, 'tasks/update', { taskId: 'no-such-task', inputResponses: 'x' })).error.code).toBe(-32602);
     expect((await modern(gw, 'tasks/result', { taskId: 'no-such-task' })).error.code).toBe(-32601);
     expect((await modern(gw, 'tasks/list', {})).error.code).toBe(-32601);
-    const hinted = (await modern(gw, 'tools/call', { name: 'greet', arguments: { name: 'h' }, task: { ttl: 60000 } })).result;
+    const hinted = (await modern(gw, 'tools/call', { name: 'greet', arguments: { name: 'h' }, task: { ttl: 60000 } }))
+      .result;
     expect(hinted).toMatchObject({ resultType: 'complete', content: [{ text: 'Hello, h!' }] });
     const created = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })).result;
-    const { body, headers } = (await import('../support/modern.js')).modernRequest(900, 'tasks/get', { taskId: created.taskId, _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXT]: {} } } } });
+    const { body, headers } = (await import('../support/modern.js')).modernRequest(900, 'tasks/get', {
+      taskId: created.taskId,
+      _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXT]: {} } } },
+    });
     const { post } = await import('../support/gateway.js');
     const mismatch = await post(gw.url, body, { ...headers, 'mcp-name': 'another-task' });
     expect(mismatch.json.error.code).toBe(-32020);

@@ -24,7 +24,7 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-describe('pass-through of a 2026-07-28 upstream\'s own tasks', () => {
+describe("pass-through of a 2026-07-28 upstream's own tasks", () => {
   it('server/discover names the extension; a task is created upstream, its id wrapped, polled to its result', async () => {
     const discover = await modern(gw, 'server/discover');
     expect(discover.result.capabilities.extensions).toHaveProperty([TASKS_EXT]);
@@ -44,7 +44,8 @@ describe('pass-through of a 2026-07-28 upstream\'s own tasks', () => {
     expect(ack.resultType).toBe('complete');
     expect(Object.keys(ack).filter((k) => k !== '_meta')).toEqual(['resultType']);
     expect((await modern(gw, 'tasks/get', { taskId: created.taskId })).result.status).toBe('cancelled');
-    const sync = (await modern(gw, 'tools/call', { name: 'native_task', arguments: { seconds: 0 } }, modernMeta({}))).result;
+    const sync = (await modern(gw, 'tools/call', { name: 'native_task', arguments: { seconds: 0 } }, modernMeta({})))
+      .result;
     expect(sync.content[0].text).toBe('ran 0 s without a task');
     const [, body] = created.taskId.split('.');
     for (const forged of [`u.${body}.AAAA`, 'u.x.y', `${created.taskId}x`]) {

@@ -8,10 +8,22 @@
 import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  TaskStatusNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { everythingUpstream } from '../support/everything.js';
-import { MCP_HEADERS, exampleConfig, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  exampleConfig,
+  post,
+  startGateway,
+  stdioUpstream,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 
 const NATIVE = resolve(import.meta.dirname, '../../examples/tasks-native/server.mjs');
 
@@ -38,7 +50,11 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function connect(): Promise<{ client: Client; sessionId: string; statuses: Array<{ taskId: string; status: string }> }> {
+async function connect(): Promise<{
+  client: Client;
+  sessionId: string;
+  statuses: Array<{ taskId: string; status: string }>;
+}> {
   const client = new Client({ name: 'pass-through', version: '1' }, { capabilities: {} });
   const statuses: Array<{ taskId: string; status: string }> = [];
   client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
@@ -51,28 +67,48 @@ async function connect(): Promise<{ client: Client; sessionId: string; statuses:
 }
 
 async function createTask(client: Client, name: string, args: Record<string, unknown>): Promise<string> {
-  const created = await client.request({ method: 'tools/call', params: { name, arguments: args, task: { ttl: 30_000 } } }, CreateTaskResultSchema);
+  const created = await client.request(
+    { method: 'tools/call', params: { name, arguments: args, task: { ttl: 30_000 } } },
+    CreateTaskResultSchema,
+  );
   return created.task.taskId;
 }
 
 function rpc(sessionId: string) {
   return async (id: number, method: string, params: Record<string, unknown>) =>
-    (await post(gw.url, { jsonrpc: '2.0', id, method, params }, { ...MCP_HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' })).json;
+    (
+      await post(
+        gw.url,
+        { jsonrpc: '2.0', id, method, params },
+        { ...MCP_HEADERS, 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25' },
+      )
+    ).json;
 }
 
 describe('tasks of an upstream that runs them itself (pass-through)', () => {
-  it('keeps the upstream\'s taskSupport; the gateway\'s own `upstreams[].tasks` win where given', async () => {
+  it("keeps the upstream's taskSupport; the gateway's own `upstreams[].tasks` win where given", async () => {
     const { client } = await connect();
     expect(client.getServerCapabilities()?.tasks).toMatchObject({ cancel: {}, requests: { tools: { call: {} } } });
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t.execution?.taskSupport]));
-    expect(byName).toMatchObject({ native_slow: 'optional', native_required: 'required', hello: 'forbidden', g__native_slow: 'optional', g__native_required: 'required' });
+    expect(byName).toMatchObject({
+      native_slow: 'optional',
+      native_required: 'required',
+      hello: 'forbidden',
+      g__native_slow: 'optional',
+      g__native_required: 'required',
+    });
   });
 
   it('lifecycle: a wrapped id, polled and collected through the gateway; status notifications name it', async () => {
     const { client, statuses } = await connect();
     const seen: Array<{ type: string; [k: string]: any }> = [];
-    for await (const m of client.experimental.tasks.callToolStream({ name: 'native_slow', arguments: { seconds: 1 } }, CallToolResultSchema, { task: { ttl: 30_000 } })) seen.push(m as never);
+    for await (const m of client.experimental.tasks.callToolStream(
+      { name: 'native_slow', arguments: { seconds: 1 } },
+      CallToolResultSchema,
+      { task: { ttl: 30_000 } },
+    ))
+      seen.push(m as never);
     expect(seen[0]!.type).toBe('taskCreated');
     const taskId: string = seen[0]!.task.taskId;
     expect(taskId.startsWith('u.')).toBe(true);
@@ -86,7 +122,7 @@ describe('tasks of an upstream that runs them itself (pass-through)', () => {
     expect(statuses.every((s) => s.taskId.startsWith('u.'))).toBe(true);
   });
 
-  it('cancel reaches the upstream\'s task; a required tool without a task is the upstream\'s refusal', async () => {
+  it("cancel reaches the upstream's task; a required tool without a task is the upstream's refusal", async () => {
     const { client, sessionId } = await connect();
     const taskId = await createTask(client, 'native_slow', { seconds: 60 });
     const cancelled = await client.experimental.tasks.cancelTask(taskId);
@@ -110,7 +146,7 @@ describe('tasks of an upstream that runs them itself (pass-through)', () => {
     expect(tasks.some((t) => t.taskId.startsWith('u.'))).toBe(false);
   });
 
-  it('a forged, altered or another session\'s wrapped id is -32602, and nothing reaches the upstream', async () => {
+  it("a forged, altered or another session's wrapped id is -32602, and nothing reaches the upstream", async () => {
     const mine = await connect();
     const taskId = await createTask(mine.client, 'native_slow', { seconds: 60 });
     const other = await connect();
@@ -136,7 +172,12 @@ describe('tasks of an upstream that runs them itself (pass-through)', () => {
     const tool = (await client.listTools()).tools.find((t) => t.name === 'ev__simulate-research-query');
     expect(tool?.execution?.taskSupport).toBe('required');
     const seen: Array<{ type: string; [k: string]: any }> = [];
-    for await (const m of client.experimental.tasks.callToolStream({ name: 'ev__simulate-research-query', arguments: { topic: 'gateways' } }, CallToolResultSchema, { task: { ttl: 60_000 } })) seen.push(m as never);
+    for await (const m of client.experimental.tasks.callToolStream(
+      { name: 'ev__simulate-research-query', arguments: { topic: 'gateways' } },
+      CallToolResultSchema,
+      { task: { ttl: 60_000 } },
+    ))
+      seen.push(m as never);
     expect(seen[0]!.type).toBe('taskCreated');
     expect(String(seen[0]!.task.taskId).startsWith('u.')).toBe(true);
     expect(seen.at(-1)).toMatchObject({ type: 'result' });

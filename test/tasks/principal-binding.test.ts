@@ -19,7 +19,12 @@ let issuer: JwtIssuer;
 
 beforeAll(async () => {
   issuer = await startJwtIssuer();
-  gw = await startGateway(tasksConfig({ auth: issuer.authConfig, upstreams: [tasksUpstream(), stdioUpstream('native', NATIVE, { prefix: 'n' })] }));
+  gw = await startGateway(
+    tasksConfig({
+      auth: issuer.authConfig,
+      upstreams: [tasksUpstream(), stdioUpstream('native', NATIVE, { prefix: 'n' })],
+    }),
+  );
 }, 30_000);
 
 afterAll(async () => {
@@ -39,16 +44,31 @@ type Rpc = ((method: string, params: Record<string, unknown>) => Promise<any>) &
 
 async function sessionOf(sub: string): Promise<Rpc> {
   const auth = await issuer.bearer(sub);
-  const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: sub, version: '1' } } }, auth);
-  const headers = { ...auth, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-11-25' };
+  const init = await post(
+    gw.url,
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: sub, version: '1' } },
+    },
+    auth,
+  );
+  const headers = {
+    ...auth,
+    'mcp-session-id': init.headers.get('mcp-session-id')!,
+    'mcp-protocol-version': '2025-11-25',
+  };
   await post(gw.url, { jsonrpc: '2.0', method: 'notifications/initialized' }, headers);
-  const rpc = async (method: string, params: Record<string, unknown>) => (await post(gw.url, { jsonrpc: '2.0', id: id++, method, params }, headers)).json;
+  const rpc = async (method: string, params: Record<string, unknown>) =>
+    (await post(gw.url, { jsonrpc: '2.0', id: id++, method, params }, headers)).json;
   return Object.assign(rpc, { end: async () => void (await fetch(gw.url, { method: 'DELETE', headers })).text() });
 }
 
 describe('tasks are bound to their principal', () => {
-  it('2026-07-28: another principal\'s id is not found, for every method', async () => {
-    const created = (await modernAs('alice', 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } })).result;
+  it("2026-07-28: another principal's id is not found, for every method", async () => {
+    const created = (await modernAs('alice', 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }))
+      .result;
     const unknown = (await modernAs('mallory', 'tasks/get', { taskId: 'no-such-task' })).error;
     for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
       const error = (await modernAs('mallory', method, { taskId: created.taskId, inputResponses: {} })).error;
@@ -60,9 +80,10 @@ describe('tasks are bound to their principal', () => {
     await modernAs('alice', 'tasks/cancel', { taskId: created.taskId });
   });
 
-  it('2025-11-25: another principal\'s id is not found and not listed; the same principal\'s other session sees it', async () => {
+  it("2025-11-25: another principal's id is not found and not listed; the same principal's other session sees it", async () => {
     const alice = await sessionOf('alice');
-    const created = (await alice('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })).result.task;
+    const created = (await alice('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })).result
+      .task;
     const mallory = await sessionOf('mallory');
     for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
       expect((await mallory(method, { taskId: created.taskId })).error.code).toBe(-32602);
@@ -70,13 +91,16 @@ describe('tasks are bound to their principal', () => {
     expect((await mallory('tasks/list', {})).result.tasks).toEqual([]);
     const aliceAgain = await sessionOf('alice');
     expect((await aliceAgain('tasks/get', { taskId: created.taskId })).result.status).toBe('working');
-    expect((await aliceAgain('tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).toContain(created.taskId);
+    expect((await aliceAgain('tasks/list', {})).result.tasks.map((t: { taskId: string }) => t.taskId)).toContain(
+      created.taskId,
+    );
     expect((await aliceAgain('tasks/cancel', { taskId: created.taskId })).result.status).toBe('cancelled');
   });
 
-  it('2025-11-25: ending the session that runs a task\'s call fails the task', async () => {
+  it("2025-11-25: ending the session that runs a task's call fails the task", async () => {
     const alice = await sessionOf('alice');
-    const created = (await alice('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })).result.task;
+    const created = (await alice('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })).result
+      .task;
     await alice.end();
     const aliceAgain = await sessionOf('alice');
     let task = (await aliceAgain('tasks/get', { taskId: created.taskId })).result;
@@ -88,16 +112,20 @@ describe('tasks are bound to their principal', () => {
     expect((await aliceAgain('tasks/result', { taskId: created.taskId })).error).toMatchObject({ code: -32007 });
   });
 
-  it('pass-through (an upstream\'s own task, wrapped id): another principal gets -32602; the same principal\'s other session reaches it', async () => {
+  it("pass-through (an upstream's own task, wrapped id): another principal gets -32602; the same principal's other session reaches it", async () => {
     const alice = await sessionOf('alice');
-    const created = (await alice('tools/call', { name: 'n__native_slow', arguments: { seconds: 30 }, task: {} })).result.task;
+    const created = (await alice('tools/call', { name: 'n__native_slow', arguments: { seconds: 30 }, task: {} })).result
+      .task;
     expect(created.taskId.startsWith('u.')).toBe(true);
     const mallory = await sessionOf('mallory');
     for (const method of ['tasks/get', 'tasks/result', 'tasks/cancel']) {
       expect((await mallory(method, { taskId: created.taskId })).error.code).toBe(-32602);
     }
     const aliceAgain = await sessionOf('alice');
-    expect((await aliceAgain('tasks/get', { taskId: created.taskId })).result).toMatchObject({ taskId: created.taskId, status: 'working' });
+    expect((await aliceAgain('tasks/get', { taskId: created.taskId })).result).toMatchObject({
+      taskId: created.taskId,
+      status: 'working',
+    });
     expect((await aliceAgain('tasks/cancel', { taskId: created.taskId })).result.status).toBe('cancelled');
   });
 });

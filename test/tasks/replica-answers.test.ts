@@ -25,7 +25,11 @@ let nextId = 1;
 const inSession = (sid: string) => ({ 'mcp-session-id': sid, 'mcp-protocol-version': VERSION });
 
 async function openSession(gw: RunningGateway): Promise<string> {
-  const params = { protocolVersion: VERSION, capabilities: { elicitation: {} }, clientInfo: { name: 'answers', version: '1' } };
+  const params = {
+    protocolVersion: VERSION,
+    capabilities: { elicitation: {} },
+    clientInfo: { name: 'answers', version: '1' },
+  };
   const init = await post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params });
   const sid = init.headers.get('mcp-session-id');
   if (!sid) throw new Error(`initialize failed: ${init.status} ${init.text}`);
@@ -33,13 +37,19 @@ async function openSession(gw: RunningGateway): Promise<string> {
   return sid;
 }
 
-async function rpc(gw: RunningGateway, sid: string, method: string, params: Record<string, unknown> = {}): Promise<any> {
+async function rpc(
+  gw: RunningGateway,
+  sid: string,
+  method: string,
+  params: Record<string, unknown> = {},
+): Promise<any> {
   const res = await post(gw.url, { jsonrpc: '2.0', id: nextId++, method, params }, inSession(sid));
   if (!res.json) throw new Error(`${method}: ${res.status} ${res.text}`);
   return res.json;
 }
 
-const statusOn = async (gw: RunningGateway, sid: string, taskId: string): Promise<string> => (await rpc(gw, sid, 'tasks/get', { taskId })).result.status;
+const statusOn = async (gw: RunningGateway, sid: string, taskId: string): Promise<string> =>
+  (await rpc(gw, sid, 'tasks/get', { taskId })).result.status;
 
 beforeAll(async () => {
   redis = await startRedis();
@@ -61,7 +71,11 @@ describe('a 2025 task answered on another replica', () => {
     const stream = new SseReader(res);
     streams.push(stream);
 
-    const created = await rpc(a, sid, 'tools/call', { name: 'ask__ask_then_work', arguments: { seconds: 8 }, task: { ttl: 60_000 } });
+    const created = await rpc(a, sid, 'tools/call', {
+      name: 'ask__ask_then_work',
+      arguments: { seconds: 8 },
+      task: { ttl: 60_000 },
+    });
     const taskId: string = created.result.task.taskId;
     let asked: any;
     while (!asked) {
@@ -72,7 +86,11 @@ describe('a 2025 task answered on another replica', () => {
     expect(asked.params._meta['io.modelcontextprotocol/related-task']).toEqual({ taskId });
     await until('input_required on B', async () => (await statusOn(b, sid, taskId)) === 'input_required', 5000, 50);
 
-    const answered = await post(b.url, { jsonrpc: '2.0', id: asked.id, result: { action: 'accept', content: { name: 'Ada' } } }, inSession(sid));
+    const answered = await post(
+      b.url,
+      { jsonrpc: '2.0', id: asked.id, result: { action: 'accept', content: { name: 'Ada' } } },
+      inSession(sid),
+    );
     expect(answered.status).toBe(202);
     // The call works 8 s after the answer: a status that changes only when the call ends fails here.
     const waited = await until('working on B', async () => (await statusOn(b, sid, taskId)) === 'working', 3000, 50);
@@ -85,7 +103,9 @@ describe('a 2025 task answered on another replica', () => {
 
     // Another session on B is served; nothing is held for the task on either replica.
     const other = await openSession(b);
-    expect((await rpc(b, other, 'tools/call', { name: 'ask__hello', arguments: {} })).result.content[0].text).toBe('hello');
+    expect((await rpc(b, other, 'tools/call', { name: 'ask__hello', arguments: {} })).result.content[0].text).toBe(
+      'hello',
+    );
     for (const r of replicas) expect(internals(r.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });
   }, 40_000);
 });

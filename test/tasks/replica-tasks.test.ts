@@ -20,7 +20,23 @@ const at = (i: number) => ({ url: replicas[i]!.url }) as unknown as RunningGatew
 
 beforeAll(async () => {
   redis = await startRedis();
-  replicas = await startReplicas(2, { sessions: { redisUrl: redis.url }, upstreams: [tasksUpstream(), tasksUpstream({ name: 'one', prefix: 'one', mode: 'shared', pool: { min: 1, max: 1, maxInFlight: 1, queueTimeoutMs: 3000 } })], logLevel: 'warn' }, (c) => spawnGateway(c));
+  replicas = await startReplicas(
+    2,
+    {
+      sessions: { redisUrl: redis.url },
+      upstreams: [
+        tasksUpstream(),
+        tasksUpstream({
+          name: 'one',
+          prefix: 'one',
+          mode: 'shared',
+          pool: { min: 1, max: 1, maxInFlight: 1, queueTimeoutMs: 3000 },
+        }),
+      ],
+      logLevel: 'warn',
+    },
+    (c) => spawnGateway(c),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -30,14 +46,16 @@ afterAll(async () => {
 
 describe('tasks on two replicas', () => {
   it('created on one, read on the other at once, completed there', async () => {
-    const created = (await modern(at(0), 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'r' } })).result;
+    const created = (await modern(at(0), 'tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: 'r' } }))
+      .result;
     expect((await modern(at(1), 'tasks/get', { taskId: created.taskId })).result.status).toBe('working');
     expect((await waitStatus(at(1), created.taskId)).result.content[0].text).toBe('r: computed for 1 s');
   });
 
   it('a cancel on the other replica stops the call where it runs (its only worker slot is free again)', async () => {
     // Upstream "one" on replica 0 has one worker taking one call at a time.
-    const created = (await modern(at(0), 'tools/call', { name: 'one__slow_compute', arguments: { seconds: 60 } })).result;
+    const created = (await modern(at(0), 'tools/call', { name: 'one__slow_compute', arguments: { seconds: 60 } }))
+      .result;
     await new Promise((r) => setTimeout(r, 300));
     const started = Date.now();
     expect((await modern(at(1), 'tasks/cancel', { taskId: created.taskId })).result.resultType).toBe('complete');
@@ -51,20 +69,33 @@ describe('tasks on two replicas', () => {
   it('input asked on one replica is answered on the other, one key at a time', async () => {
     const created = (await modern(at(0), 'tools/call', { name: 'multi_input', arguments: {} })).result;
     let task = await waitStatus(at(1), created.taskId, ['input_required']);
-    for (let i = 0; Object.keys(task.inputRequests ?? {}).length < 2 && i < 50; i++) task = (await modern(at(i % 2), 'tasks/get', { taskId: created.taskId })).result;
+    for (let i = 0; Object.keys(task.inputRequests ?? {}).length < 2 && i < 50; i++)
+      task = (await modern(at(i % 2), 'tasks/get', { taskId: created.taskId })).result;
     const [first, second] = Object.keys(task.inputRequests);
-    await modern(at(1), 'tasks/update', { taskId: created.taskId, inputResponses: { [first!]: { action: 'accept', content: { name: 'p1', confirm: true } } } });
+    await modern(at(1), 'tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [first!]: { action: 'accept', content: { name: 'p1', confirm: true } } },
+    });
     const partial = (await modern(at(0), 'tasks/get', { taskId: created.taskId })).result;
     expect(partial.status).toBe('input_required');
     expect(Object.keys(partial.inputRequests)).toEqual([second]);
-    await modern(at(1), 'tasks/update', { taskId: created.taskId, inputResponses: { [second!]: { action: 'accept', content: { name: 'p2', confirm: true } } } });
+    await modern(at(1), 'tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [second!]: { action: 'accept', content: { name: 'p2', confirm: true } } },
+    });
     const done = await waitStatus(at(0), created.taskId);
     expect(done.status).toBe('completed');
     expect(done.result.content[0].text).toContain('p2');
   });
 
   it('a replica SIGKILLed under running tasks: the other one fails them with a typed error', async () => {
-    const tasks = await Promise.all([1, 2, 3].map(async () => (await modern(at(0), 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })).result.taskId as string));
+    const tasks = await Promise.all(
+      [1, 2, 3].map(
+        async () =>
+          (await modern(at(0), 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })).result
+            .taskId as string,
+      ),
+    );
     for (const id of tasks) expect((await modern(at(1), 'tasks/get', { taskId: id })).result.status).toBe('working');
     replicas[0]!.kill9();
     await replicas[0]!.exited;

@@ -35,16 +35,19 @@ describe.each(stores)('tasks/result waiters (%s store)', (name, storeConfig) => 
   let gw: RunningGateway;
 
   beforeAll(async () => {
-    gw = await startGateway(tasksConfig({ limits: { maxInFlightPerClient: SHARE }, tasks: { pollIntervalMs: 100 }, ...storeConfig() }));
+    gw = await startGateway(
+      tasksConfig({ limits: { maxInFlightPerClient: SHARE }, tasks: { pollIntervalMs: 100 }, ...storeConfig() }),
+    );
   }, 30_000);
 
   afterAll(async () => {
     await gw?.stop();
   });
 
-  it('share one wait per task, and the session\'s cancel goes through and answers them all', async () => {
+  it("share one wait per task, and the session's cancel goes through and answers them all", async () => {
     const session = await legacySession(gw);
-    const { taskId } = (await session('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })).result.task;
+    const { taskId } = (await session('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} }))
+      .result.task;
     // As many waiters as the session has places: the task's own call holds one of them.
     const waiters = Array.from({ length: SHARE }, () => session('tasks/result', { taskId }));
     await new Promise((r) => setTimeout(r, 300));
@@ -63,12 +66,20 @@ describe.each(stores)('tasks/result waiters (%s store)', (name, storeConfig) => 
 
     // Another client is served; nothing stays held: the session's whole share serves again.
     const other = await legacySession(gw);
-    expect(toolText((await other('tools/call', { name: 'greet', arguments: { name: 'other' } })).result)).toBe('Hello, other!');
+    expect(toolText((await other('tools/call', { name: 'greet', arguments: { name: 'other' } })).result)).toBe(
+      'Hello, other!',
+    );
     await until('the cancelled call to end', async () => (await heldWork(gw)).inFlight === 0);
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
     expect(internals(gw.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });
-    const again = await Promise.all(Array.from({ length: SHARE }, (_, i) => session('tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: `again ${i}` } })));
-    expect(again.map((r) => toolText(r.result))).toEqual(Array.from({ length: SHARE }, (_, i) => `again ${i}: computed for 1 s`));
+    const again = await Promise.all(
+      Array.from({ length: SHARE }, (_, i) =>
+        session('tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: `again ${i}` } }),
+      ),
+    );
+    expect(again.map((r) => toolText(r.result))).toEqual(
+      Array.from({ length: SHARE }, (_, i) => `again ${i}: computed for 1 s`),
+    );
     await session.end();
     await other.end();
   });

@@ -10,7 +10,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import type { MemoryTaskStore } from '../../src/session/memory-task-store.js';
-import { ECHO_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  startGateway,
+  stdioUpstream,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { legacySession } from '../support/tasks.js';
@@ -71,15 +78,22 @@ describe.each(stores)('task records in bytes (%s store)', (_name, storeConfig, h
     await gw?.stop();
   });
 
-  it('bounds a principal\'s records in bytes, and drops them with the session that owned them', async () => {
+  it("bounds a principal's records in bytes, and drops them with the session that owned them", async () => {
     const held = heldBy(gw);
     const session = await legacySession(gw);
     const ids: string[] = [];
     const outcomes: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const created = await session('tools/call', { name: 'echo__echo', arguments: { text: TEXT }, task: { ttl: 86_400_000 } });
+      const created = await session('tools/call', {
+        name: 'echo__echo',
+        arguments: { text: TEXT },
+        task: { ttl: 86_400_000 },
+      });
       if (created.error) {
-        expect(created.error).toMatchObject({ code: -32017, data: { type: 'TASK_LIMIT', maxBytesPerPrincipal: BOUND } });
+        expect(created.error).toMatchObject({
+          code: -32017,
+          data: { type: 'TASK_LIMIT', maxBytesPerPrincipal: BOUND },
+        });
         outcomes.push('refused');
         continue;
       }
@@ -101,16 +115,23 @@ describe.each(stores)('task records in bytes (%s store)', (_name, storeConfig, h
 
     // Another client: its own task and an ordinary call are served.
     const other = await legacySession(gw);
-    const task = (await other('tools/call', { name: 'echo__echo', arguments: { text: 'other' }, task: {} })).result.task;
+    const task = (await other('tools/call', { name: 'echo__echo', arguments: { text: 'other' }, task: {} })).result
+      .task;
     expect(toolText((await other('tasks/result', { taskId: task.taskId })).result)).toBe('other');
-    expect(toolText((await other('tools/call', { name: 'echo__echo', arguments: { text: 'plain' } })).result)).toBe('plain');
+    expect(toolText((await other('tools/call', { name: 'echo__echo', arguments: { text: 'plain' } })).result)).toBe(
+      'plain',
+    );
 
     // The session owned its tasks (no auth): they go with it; the other session's stay.
     await session.end();
-    await until('the deleted session\'s task records to go', async () => !(await Promise.all(ids.map((id) => held.has(id)))).includes(true), 5000);
+    await until(
+      "the deleted session's task records to go",
+      async () => !(await Promise.all(ids.map((id) => held.has(id)))).includes(true),
+      5000,
+    );
     expect(await held.has(task.taskId)).toBe(true);
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
     await other.end();
-    await until('the other session\'s task record to go with it', async () => !(await held.has(task.taskId)), 5000);
+    await until("the other session's task record to go with it", async () => !(await held.has(task.taskId)), 5000);
   });
 });

@@ -26,29 +26,45 @@ afterAll(async () => {
 });
 
 describe('tasks and the in-flight share', () => {
-  it('a flood of task calls takes the session\'s share only; its cancels go through; nothing stays held', async () => {
+  it("a flood of task calls takes the session's share only; its cancels go through; nothing stays held", async () => {
     const flooder = await legacySession(gw);
-    const replies = await Promise.all(Array.from({ length: 12 }, () => flooder('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} })));
+    const replies = await Promise.all(
+      Array.from({ length: 12 }, () =>
+        flooder('tools/call', { name: 'slow_compute', arguments: { seconds: 30 }, task: {} }),
+      ),
+    );
     const tasks = replies.filter((r) => r.result?.task).map((r) => r.result.task.taskId as string);
     const refused = replies.filter((r) => r.error);
     expect(tasks).toHaveLength(SHARE);
     expect(refused).toHaveLength(12 - SHARE);
-    for (const r of refused) expect(r.error).toMatchObject({ code: -32015, data: { type: 'CLIENT_TOO_MANY_IN_FLIGHT' } });
+    for (const r of refused)
+      expect(r.error).toMatchObject({ code: -32015, data: { type: 'CLIENT_TOO_MANY_IN_FLIGHT' } });
 
     // Another client on the same pool: served at once (before, it queued behind the flood until OVERLOADED).
     const other = await legacySession(gw);
-    expect(toolText((await other('tools/call', { name: 'greet', arguments: { name: 'other' } })).result)).toBe('Hello, other!');
+    expect(toolText((await other('tools/call', { name: 'greet', arguments: { name: 'other' } })).result)).toBe(
+      'Hello, other!',
+    );
 
     // The flooder's share is its tasks': a plain call is refused, but its cancels go through.
-    expect((await flooder('tools/call', { name: 'greet', arguments: { name: 'over' } })).error.data.type).toBe('CLIENT_TOO_MANY_IN_FLIGHT');
-    for (const taskId of tasks) expect(await flooder('tasks/cancel', { taskId })).toMatchObject({ result: { status: 'cancelled' } });
+    expect((await flooder('tools/call', { name: 'greet', arguments: { name: 'over' } })).error.data.type).toBe(
+      'CLIENT_TOO_MANY_IN_FLIGHT',
+    );
+    for (const taskId of tasks)
+      expect(await flooder('tasks/cancel', { taskId })).toMatchObject({ result: { status: 'cancelled' } });
 
     await until('the cancelled calls to end', async () => (await heldWork(gw)).inFlight === 0);
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
     expect(internals(gw.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });
     // Its whole share serves again: that many calls at once, none refused.
-    const again = await Promise.all(Array.from({ length: SHARE }, (_, i) => flooder('tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: `again ${i}` } })));
-    expect(again.map((r) => toolText(r.result))).toEqual(Array.from({ length: SHARE }, (_, i) => `again ${i}: computed for 1 s`));
+    const again = await Promise.all(
+      Array.from({ length: SHARE }, (_, i) =>
+        flooder('tools/call', { name: 'slow_compute', arguments: { seconds: 1, label: `again ${i}` } }),
+      ),
+    );
+    expect(again.map((r) => toolText(r.result))).toEqual(
+      Array.from({ length: SHARE }, (_, i) => `again ${i}: computed for 1 s`),
+    );
     await flooder.end();
     await other.end();
   });

@@ -63,7 +63,14 @@ const stores: Array<[string, () => TaskStore]> = [
   ['memory', () => new MemoryTaskStore(50)],
   ['redis', () => new RedisTaskStore(new Redis(redis.url), `contract${n++}:`)],
   // A binding's keys share one hash tag: its scripts run on one node.
-  ['redis cluster', () => new RedisTaskStore(new Cluster(cluster.addresses.map((a) => ({ host: a.split(':')[0], port: Number(a.split(':')[1]) }))), `contract${n++}:`)],
+  [
+    'redis cluster',
+    () =>
+      new RedisTaskStore(
+        new Cluster(cluster.addresses.map((a) => ({ host: a.split(':')[0], port: Number(a.split(':')[1]) }))),
+        `contract${n++}:`,
+      ),
+  ],
 ];
 
 describe.each(stores)('%s task store', (_name, make) => {
@@ -88,26 +95,40 @@ describe.each(stores)('%s task store', (_name, make) => {
     expect(await refusal(store.create(record('other'), bounds(3)))).toBeUndefined();
   });
 
-  it('bounds each binding\'s bytes, at creation and as a record grows; a record\'s charge never shrinks', async () => {
+  it("bounds each binding's bytes, at creation and as a record grows; a record's charge never shrinks", async () => {
     // Each new record is charged its bytes and END_RESERVE_BYTES (1 KiB): about 1.3 KB here.
     const limit = bounds(100, 6000);
     const big = record('bytes', { result: { content: [{ type: 'text', text: 'x'.repeat(7000) }] } });
     expect(await refusal(store.create(big, limit))).toEqual({ maxBytesPerPrincipal: 6000 });
     const a = record('bytes');
     await store.create(a, limit);
-    const grown = { ...a, status: 'completed' as const, result: { content: [{ type: 'text', text: 'y'.repeat(3500) }] } };
+    const grown = {
+      ...a,
+      status: 'completed' as const,
+      result: { content: [{ type: 'text', text: 'y'.repeat(3500) }] },
+    };
     expect(await store.transition(grown, ['working'], 6000)).toBe(true);
     const b = record('bytes');
     await store.create(b, limit);
     // b's result would take the binding past its bytes: refused, b unchanged; another binding is not touched.
-    expect(await refusal(store.transition({ ...grown, taskId: b.taskId }, ['working'], 6000))).toEqual({ maxBytesPerPrincipal: 6000 });
+    expect(await refusal(store.transition({ ...grown, taskId: b.taskId }, ['working'], 6000))).toEqual({
+      maxBytesPerPrincipal: 6000,
+    });
     expect((await store.get(b.taskId))?.status).toBe('working');
     expect(await refusal(store.create(record('bytes-other', { result: grown.result }), limit))).toBeUndefined();
     // a shrinks, but stays charged at its largest: b still cannot grow.
     expect(await store.transition({ ...a, status: 'completed' }, ['completed'], 6000)).toBe(true);
-    expect(await refusal(store.transition({ ...grown, taskId: b.taskId }, ['working'], 6000))).toEqual({ maxBytesPerPrincipal: 6000 });
+    expect(await refusal(store.transition({ ...grown, taskId: b.taskId }, ['working'], 6000))).toEqual({
+      maxBytesPerPrincipal: 6000,
+    });
     // Its failure fits in what its creation reserved.
-    expect(await store.transition({ ...b, status: 'failed', error: { code: -32017, message: 'too big' } }, ['working'], 6000)).toBe(true);
+    expect(
+      await store.transition(
+        { ...b, status: 'failed', error: { code: -32017, message: 'too big' } },
+        ['working'],
+        6000,
+      ),
+    ).toBe(true);
   });
 
   it('drops a binding whole: its tasks, its count and its bytes', async () => {
@@ -131,12 +152,14 @@ describe.each(stores)('%s task store', (_name, make) => {
     const r = record('b2');
     await store.create(r, bounds(10));
     expect(await store.transition({ ...r, status: 'cancelled' }, ['working', 'input_required'])).toBe(true);
-    expect(await store.transition({ ...r, status: 'completed', result: { content: [] } }, ['working', 'input_required'])).toBe(false);
+    expect(
+      await store.transition({ ...r, status: 'completed', result: { content: [] } }, ['working', 'input_required']),
+    ).toBe(false);
     expect((await store.get(r.taskId))?.status).toBe('cancelled');
     expect(await store.transition({ ...record('b2'), taskId: 'missing' }, ['working'])).toBe(false);
   });
 
-  it('lists a binding\'s tasks page by page; a cursor not its own is refused', async () => {
+  it("lists a binding's tasks page by page; a cursor not its own is refused", async () => {
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const r = record('lister', { createdAt: Date.now() + i });

@@ -17,7 +17,10 @@ function problems(source: Record<string, unknown>): string[] {
 
 describe('tasks config', () => {
   it('accepts tool globs and limits, with defaults', () => {
-    const config = resolveConfig({ upstreams: [upstream({ tools: ['slow_*'], requiredTools: ['build'] })], tasks: { maxPerPrincipal: 5 } }, {});
+    const config = resolveConfig(
+      { upstreams: [upstream({ tools: ['slow_*'], requiredTools: ['build'] })], tasks: { maxPerPrincipal: 5 } },
+      {},
+    );
     expect(config.tasks).toMatchObject({ maxPerPrincipal: 5, defaultTtlMs: 3600000, pollIntervalMs: 1000 });
     const support = taskSupportOf(config.upstreams[0]!.tasks);
     expect([support('slow_x'), support('build'), support('greet')]).toEqual(['optional', 'required', undefined]);
@@ -26,8 +29,12 @@ describe('tasks config', () => {
   it('names unknown keys, bad values and a default ttl over the maximum', () => {
     expect(problems({ upstreams: [upstream({ tool: ['x'] })] }).join('\n')).toMatch(/tool/);
     expect(problems({ upstreams: [upstream({ tools: [''] })] }).length).toBeGreaterThan(0);
-    expect(problems({ upstreams: [upstream({})], tasks: { maxPerPrincipal: 0 } }).join('\n')).toMatch(/maxPerPrincipal/);
-    expect(problems({ upstreams: [upstream({})], tasks: { defaultTtlMs: 10_000, maxTtlMs: 5000 } }).join('\n')).toMatch(/tasks\.defaultTtlMs/);
+    expect(problems({ upstreams: [upstream({})], tasks: { maxPerPrincipal: 0 } }).join('\n')).toMatch(
+      /maxPerPrincipal/,
+    );
+    expect(problems({ upstreams: [upstream({})], tasks: { defaultTtlMs: 10_000, maxTtlMs: 5000 } }).join('\n')).toMatch(
+      /tasks\.defaultTtlMs/,
+    );
     expect(problems({ upstreams: [upstream({})], tasks: { ttl: 1 } }).join('\n')).toMatch(/ttl/);
   });
 });

@@ -10,7 +10,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
-import { ECHO_SERVER, exampleConfig, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 
 const RESOURCE = 'http://127.0.0.1/mcp';
 const ISSUER = 'http://127.0.0.1/issuer';
@@ -59,7 +66,10 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const expected = `Basic ${Buffer.from(`${encodeURIComponent(CLIENT.id)}:${encodeURIComponent(CLIENT.secret)}`).toString('base64')}`;
-      if (req.headers.authorization !== expected || req.headers['content-type'] !== 'application/x-www-form-urlencoded') {
+      if (
+        req.headers.authorization !== expected ||
+        req.headers['content-type'] !== 'application/x-www-form-urlencoded'
+      ) {
         res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
         return;
       }
@@ -85,7 +95,13 @@ beforeAll(async () => {
         issuer: ISSUER,
         authorizationServers: [ISSUER],
         requiredScopes: ['mcp:tools'],
-        introspection: { url: introspectionUrl, clientId: CLIENT.id, clientSecret: '${INTROSPECTION_SECRET}', cacheSeconds: 60, timeoutMs: 500 },
+        introspection: {
+          url: introspectionUrl,
+          clientId: CLIENT.id,
+          clientSecret: '${INTROSPECTION_SECRET}',
+          cacheSeconds: 60,
+          timeoutMs: 500,
+        },
       },
     },
     { INTROSPECTION_SECRET: CLIENT.secret },
@@ -102,11 +118,28 @@ afterAll(async () => {
 const as = (token: string) => ({ authorization: `Bearer ${token}` });
 
 function initialize(headers: Record<string, string>) {
-  return post(gw.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'introspection-test', version: '1' } } }, headers);
+  return post(
+    gw.url,
+    {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-11-25',
+        capabilities: {},
+        clientInfo: { name: 'introspection-test', version: '1' },
+      },
+    },
+    headers,
+  );
 }
 
 async function echo(token: string, sid: string, text: string) {
-  return post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } }, { ...as(token), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+  return post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__echo', arguments: { text } } },
+    { ...as(token), 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+  );
 }
 
 async function session(token: string): Promise<string> {
@@ -120,7 +153,8 @@ describe('token introspection', () => {
     behaviour = 'answer';
     asked.delete('alice');
     const sid = await session('alice');
-    for (let i = 0; i < 5; i++) expect((await echo('alice', sid, `hi ${i}`)).json.result.content[0].text).toBe(`hi ${i}`);
+    for (let i = 0; i < 5; i++)
+      expect((await echo('alice', sid, `hi ${i}`)).json.result.content[0].text).toBe(`hi ${i}`);
     expect(asked.get('alice')).toBe(1);
   });
 
@@ -154,47 +188,58 @@ describe('token introspection', () => {
     expect(r.status).toBe(status);
     expect(r.json.error.code).toBe(code);
     expect(r.json.error.message).toMatch(why);
-    expect(r.headers.get('www-authenticate')).toMatch(/^Bearer resource_metadata="http:\/\/127\.0\.0\.1\/\.well-known\/oauth-protected-resource\/mcp"/);
+    expect(r.headers.get('www-authenticate')).toMatch(
+      /^Bearer resource_metadata="http:\/\/127\.0\.0\.1\/\.well-known\/oauth-protected-resource\/mcp"/,
+    );
   });
 
   it('serves the protected resource metadata naming the authorization server', async () => {
     const res = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', gw.base));
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ resource: RESOURCE, authorization_servers: [ISSUER], scopes_supported: ['mcp:tools'] });
+    expect(await res.json()).toMatchObject({
+      resource: RESOURCE,
+      authorization_servers: [ISSUER],
+      scopes_supported: ['mcp:tools'],
+    });
   });
 
   it.each([
     ['answers 500', 'fail' as const],
     ['answers something that is not JSON', 'garbage' as const],
     ['does not answer within timeoutMs', 'hang' as const],
-  ])('an authorization server that %s: 503 -32014 (retryable), a known token still works, and it is asked again after a pause', async (_what, how) => {
-    behaviour = 'answer';
-    const sid = await session('alice'); // cached before the outage
-    behaviour = how;
-    const token = `new-${how}`;
-    asked.delete(token);
-    const t = Date.now();
-    const r = await initialize(as(token));
-    expect(Date.now() - t).toBeLessThan(3000);
-    expect(r.status).toBe(503);
-    expect(r.json.error.code).toBe(-32014);
-    expect(r.json.error.data).toMatchObject({ retryable: true });
-    // Within the pause, the server is not asked again.
-    expect((await initialize(as(token))).status).toBe(503);
-    expect(asked.get(token)).toBe(1);
-    expect((await echo('alice', sid, 'still here')).json.result.content[0].text).toBe('still here');
-    for (const h of hung.splice(0)) h();
-    behaviour = 'answer';
-    await new Promise((r) => setTimeout(r, 1100));
-    // Once it answers again, so does the gateway; the token was never cached as bad.
-    expect((await initialize(as(token))).status).toBe(401);
-    expect(asked.get(token)).toBe(2);
-  });
+  ])(
+    'an authorization server that %s: 503 -32014 (retryable), a known token still works, and it is asked again after a pause',
+    async (_what, how) => {
+      behaviour = 'answer';
+      const sid = await session('alice'); // cached before the outage
+      behaviour = how;
+      const token = `new-${how}`;
+      asked.delete(token);
+      const t = Date.now();
+      const r = await initialize(as(token));
+      expect(Date.now() - t).toBeLessThan(3000);
+      expect(r.status).toBe(503);
+      expect(r.json.error.code).toBe(-32014);
+      expect(r.json.error.data).toMatchObject({ retryable: true });
+      // Within the pause, the server is not asked again.
+      expect((await initialize(as(token))).status).toBe(503);
+      expect(asked.get(token)).toBe(1);
+      expect((await echo('alice', sid, 'still here')).json.result.content[0].text).toBe('still here');
+      for (const h of hung.splice(0)) h();
+      behaviour = 'answer';
+      await new Promise((r) => setTimeout(r, 1100));
+      // Once it answers again, so does the gateway; the token was never cached as bad.
+      expect((await initialize(as(token))).status).toBe(401);
+      expect(asked.get(token)).toBe(2);
+    },
+  );
 
   it('counts its questions by outcome in mcpgw_token_introspections_total (cached answers are not questions)', async () => {
     const count = async (outcome: string) => {
       const text = await (await fetch(new URL('/metrics', gw.base))).text();
-      return Number(new RegExp(`^mcpgw_token_introspections_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      return Number(
+        new RegExp(`^mcpgw_token_introspections_total\\{outcome="${outcome}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0,
+      );
     };
     behaviour = 'answer';
     const before = { active: await count('active'), inactive: await count('inactive') };
@@ -221,7 +266,16 @@ describe('token introspection', () => {
     );
     try {
       behaviour = 'answer';
-      const r = await post(other.url, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }, as('alice'));
+      const r = await post(
+        other.url,
+        {
+          jsonrpc: '2.0',
+          id: 0,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+        },
+        as('alice'),
+      );
       expect(r.status).toBe(503);
       expect(r.json.error.code).toBe(-32014);
     } finally {
@@ -230,9 +284,18 @@ describe('token introspection', () => {
   });
 
   it('config: introspection needs its endpoint and credentials; a ${VAR} secret must be set', () => {
-    expect(() => exampleConfig({ auth: { mode: 'introspection' } })).toThrow(/auth\.resource[\s\S]*auth\.introspection[\s\S]*auth\.authorizationServers/);
+    expect(() => exampleConfig({ auth: { mode: 'introspection' } })).toThrow(
+      /auth\.resource[\s\S]*auth\.introspection[\s\S]*auth\.authorizationServers/,
+    );
     expect(() =>
-      exampleConfig({ auth: { mode: 'introspection', resource: RESOURCE, authorizationServers: [ISSUER], introspection: { url: introspectionUrl, clientId: 'x', clientSecret: '${NOT_SET_ANYWHERE}' } } }),
+      exampleConfig({
+        auth: {
+          mode: 'introspection',
+          resource: RESOURCE,
+          authorizationServers: [ISSUER],
+          introspection: { url: introspectionUrl, clientId: 'x', clientSecret: '${NOT_SET_ANYWHERE}' },
+        },
+      }),
     ).toThrow(/auth\.introspection\.clientSecret: environment variable NOT_SET_ANYWHERE is not set/);
   });
 });

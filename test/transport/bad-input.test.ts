@@ -6,7 +6,14 @@
  * Real gateway, real HTTP over loopback, real upstream child processes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  type RunningGateway,
+} from '../support/gateway.js';
 
 const BODY_LIMIT = 2048;
 const SUPPORTED = ['2025-11-25', '2025-06-18', '2025-03-26'];
@@ -115,9 +122,17 @@ describe('malformed bodies', () => {
   });
 
   it('params that are not an object → 400, -32600', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 13, method: 'tools/call', params: ['echo__echo', 'x'] }, sessionHeaders(target));
+    const r = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 13, method: 'tools/call', params: ['echo__echo', 'x'] },
+      sessionHeaders(target),
+    );
     expectError(r, 400, -32600, 'INVALID_REQUEST', 13);
-    const s = await post(gw.url, { jsonrpc: '2.0', id: 14, method: 'tools/list', params: 'text' }, sessionHeaders(target));
+    const s = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 14, method: 'tools/list', params: 'text' },
+      sessionHeaders(target),
+    );
     expectError(s, 400, -32600, 'INVALID_REQUEST', 14);
     await expectWitnessWorks();
   });
@@ -131,7 +146,11 @@ describe('malformed bodies', () => {
 
 describe('well-formed requests the server cannot satisfy', () => {
   it('unknown method → 200 with -32601 METHOD_NOT_FOUND', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 'm1', method: 'no/such/method', params: {} }, sessionHeaders(target));
+    const r = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 'm1', method: 'no/such/method', params: {} },
+      sessionHeaders(target),
+    );
     expectError(r, 200, -32601, 'METHOD_NOT_FOUND', 'm1');
     expect(r.json.error.message).toContain('no/such/method');
     await expectWitnessWorks();
@@ -246,7 +265,10 @@ describe('headers', () => {
   });
 
   it('wrong Content-Type → 415', async () => {
-    const r = await post(gw.url, JSON.stringify(echoCall('c1', 'x')), { ...sessionHeaders(target), 'content-type': 'text/plain' });
+    const r = await post(gw.url, JSON.stringify(echoCall('c1', 'x')), {
+      ...sessionHeaders(target),
+      'content-type': 'text/plain',
+    });
     expectError(r, 415, -32000, 'UNSUPPORTED_MEDIA_TYPE', null);
     const s = await post(gw.url, JSON.stringify(echoCall('c2', 'x')), {
       ...sessionHeaders(target),
@@ -268,7 +290,10 @@ describe('headers', () => {
   });
 
   it('Content-Type application/json with a charset is accepted', async () => {
-    const r = await post(gw.url, echoCall('c4', 'charset'), { ...sessionHeaders(target), 'content-type': 'application/json; charset=utf-8' });
+    const r = await post(gw.url, echoCall('c4', 'charset'), {
+      ...sessionHeaders(target),
+      'content-type': 'application/json; charset=utf-8',
+    });
     expect(r.status).toBe(200);
     expect(r.json).toEqual({ jsonrpc: '2.0', id: 'c4', result: { content: [{ type: 'text', text: 'charset' }] } });
   });
@@ -327,21 +352,40 @@ describe('batches', () => {
     expect(Array.isArray(r.json)).toBe(true);
     expect(r.json).toHaveLength(4);
     const byId = new Map<unknown, any>(r.json.map((m: any) => [m.id, m]));
-    expect(byId.get('b1')).toEqual({ jsonrpc: '2.0', id: 'b1', result: { content: [{ type: 'text', text: 'first' }] } });
+    expect(byId.get('b1')).toEqual({
+      jsonrpc: '2.0',
+      id: 'b1',
+      result: { content: [{ type: 'text', text: 'first' }] },
+    });
     expect(byId.get(2)).toMatchObject({ jsonrpc: '2.0', id: 2, result: { structuredContent: { sum: 3 } } });
-    expect(byId.get('b3')).toMatchObject({ jsonrpc: '2.0', id: 'b3', error: { code: -32601, data: { type: 'METHOD_NOT_FOUND' } } });
+    expect(byId.get('b3')).toMatchObject({
+      jsonrpc: '2.0',
+      id: 'b3',
+      error: { code: -32601, data: { type: 'METHOD_NOT_FOUND' } },
+    });
     expect(byId.get('b4')).toEqual({ jsonrpc: '2.0', id: 'b4', result: {} });
     await expectWitnessWorks();
   });
 
   it('a batch with an invalid member answers that member with -32600 and the rest normally', async () => {
     const sid = await openSession(gw.url, '2025-03-26');
-    const r = await post(gw.url, [{ jsonrpc: '2.0', id: 'ok', method: 'ping' }, { id: 'bad', method: 'ping' }], sessionHeaders(sid, '2025-03-26'));
+    const r = await post(
+      gw.url,
+      [
+        { jsonrpc: '2.0', id: 'ok', method: 'ping' },
+        { id: 'bad', method: 'ping' },
+      ],
+      sessionHeaders(sid, '2025-03-26'),
+    );
     expect(r.status).toBe(200);
     expect(r.json).toHaveLength(2);
     const byId = new Map<unknown, any>(r.json.map((m: any) => [m.id, m]));
     expect(byId.get('ok')).toEqual({ jsonrpc: '2.0', id: 'ok', result: {} });
-    expect(byId.get('bad')).toMatchObject({ jsonrpc: '2.0', id: 'bad', error: { code: -32600, data: { type: 'INVALID_REQUEST' } } });
+    expect(byId.get('bad')).toMatchObject({
+      jsonrpc: '2.0',
+      id: 'bad',
+      error: { code: -32600, data: { type: 'INVALID_REQUEST' } },
+    });
   });
 
   it('initialize inside a batch → 400, -32600', async () => {
@@ -394,7 +438,12 @@ describe('limits, origins, methods, lifecycle', () => {
         }
       },
     });
-    const r = await raw({ method: 'POST', headers: { ...MCP_HEADERS, ...sessionHeaders(target) }, body: stream, duplex: 'half' } as RequestInit);
+    const r = await raw({
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...sessionHeaders(target) },
+      body: stream,
+      duplex: 'half',
+    } as RequestInit);
     expectError(r, 413, -32000, 'PAYLOAD_TOO_LARGE', null);
     await expectWitnessWorks();
     await expectSessionWorks(target, 'target');
@@ -405,7 +454,10 @@ describe('limits, origins, methods, lifecycle', () => {
       const r = await post(gw.url, echoCall(`o-${origin}`, 'x'), { ...sessionHeaders(target), origin });
       expectError(r, 403, -32003, 'ORIGIN_FORBIDDEN', null);
     }
-    const get = await raw({ method: 'GET', headers: { accept: 'text/event-stream', origin: 'https://evil.example.com', ...sessionHeaders(target) } });
+    const get = await raw({
+      method: 'GET',
+      headers: { accept: 'text/event-stream', origin: 'https://evil.example.com', ...sessionHeaders(target) },
+    });
     expectError(get, 403, -32003, 'ORIGIN_FORBIDDEN', null);
     await expectWitnessWorks();
 
@@ -419,7 +471,11 @@ describe('limits, origins, methods, lifecycle', () => {
   });
 
   it('PUT on the endpoint → 405 with an Allow header', async () => {
-    const r = await raw({ method: 'PUT', headers: { ...MCP_HEADERS, ...sessionHeaders(target) }, body: JSON.stringify(echoCall('put', 'x')) });
+    const r = await raw({
+      method: 'PUT',
+      headers: { ...MCP_HEADERS, ...sessionHeaders(target) },
+      body: JSON.stringify(echoCall('put', 'x')),
+    });
     expectError(r, 405, -32000, 'METHOD_NOT_ALLOWED', null);
     const allow = (r.headers.get('allow') ?? '').split(',').map((m) => m.trim());
     expect(allow).toEqual(expect.arrayContaining(['GET', 'POST', 'DELETE']));
@@ -447,7 +503,11 @@ describe('limits, origins, methods, lifecycle', () => {
     const res = await fetch(gw.url, {
       method: 'POST',
       headers: { ...MCP_HEADERS, ...sessionHeaders(target) },
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'never-sent', reason: 'test' } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        method: 'notifications/cancelled',
+        params: { requestId: 'never-sent', reason: 'test' },
+      }),
     });
     expect(res.status).toBe(202);
     expect(await res.text()).toBe('');

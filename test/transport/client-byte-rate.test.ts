@@ -9,7 +9,15 @@ import { Agent, fetch as fetchFrom } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 import { ClientByteRate } from '../../src/transport/client-byte-rate.js';
-import { exampleConfig, MCP_HEADERS, openSession, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  exampleConfig,
+  MCP_HEADERS,
+  openSession,
+  post,
+  startGateway,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 
 function refusal(fn: () => void): GatewayError {
@@ -62,7 +70,12 @@ describe('a gateway with limits.maxBodyBytesPerSecondPerClient', () => {
     await other.close();
   });
 
-  const echo = (id: number, chars: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'x'.repeat(chars) } } });
+  const echo = (id: number, chars: number) => ({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'echo__echo', arguments: { text: 'x'.repeat(chars) } },
+  });
 
   it('refuses a client past its share with 429 CLIENT_TOO_MANY_BYTES and Retry-After; another client is served', async () => {
     const sid = await openSession(gw.url);
@@ -78,8 +91,18 @@ describe('a gateway with limits.maxBodyBytesPerSecondPerClient', () => {
     expect(Number(refused?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
 
     // From another address (another client): its own share, and its session works.
-    const init = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
-    const opened = await fetchFrom(gw.url, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify(init), dispatcher: other });
+    const init = {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const opened = await fetchFrom(gw.url, {
+      method: 'POST',
+      headers: MCP_HEADERS,
+      body: JSON.stringify(init),
+      dispatcher: other,
+    });
     expect(opened.status).toBe(200);
     await opened.text();
     const sid2 = opened.headers.get('mcp-session-id')!;

@@ -7,7 +7,16 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  SLOW_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldServer, type HeldServer } from '../support/held-server.js';
 import { poolStatus } from '../support/health.js';
 import { modernRequest } from '../support/modern.js';
@@ -36,7 +45,9 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (body += c.toString()));
     req.on('end', () => {
       const token = new URLSearchParams(body).get('token');
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ active: true, sub: token, scope: 'mcp' }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ active: true, sub: token, scope: 'mcp' }));
     });
   });
   await new Promise<void>((r) => introspection.listen(0, '127.0.0.1', r));
@@ -48,7 +59,11 @@ beforeAll(async () => {
         mode: 'introspection',
         resource: RESOURCE,
         authorizationServers: ['http://127.0.0.1/issuer'],
-        introspection: { url: `http://127.0.0.1:${(introspection.address() as AddressInfo).port}/introspect`, clientId: 'gw', clientSecret: 'x' },
+        introspection: {
+          url: `http://127.0.0.1:${(introspection.address() as AddressInfo).port}/introspect`,
+          clientId: 'gw',
+          clientSecret: 'x',
+        },
       },
     }),
   );
@@ -61,7 +76,13 @@ afterAll(async () => {
   held?.remove();
 });
 
-function call(target: RunningGateway, headers: Record<string, string>, id: number, name: string, args: Record<string, unknown>) {
+function call(
+  target: RunningGateway,
+  headers: Record<string, string>,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+) {
   return post(target.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers);
 }
 
@@ -70,7 +91,9 @@ const inSession = (sid: string, version = '2025-06-18') => ({ 'mcp-session-id': 
 /** Starts `n` calls that hold until `key` is released, and reports when all have answered. */
 function heldCalls(target: RunningGateway, headers: Record<string, string>, n: number, key: string) {
   let done = false;
-  const all = Promise.all(Array.from({ length: n }, (_, i) => call(target, headers, 100 + i, 'held__hold', { key }))).finally(() => (done = true));
+  const all = Promise.all(
+    Array.from({ length: n }, (_, i) => call(target, headers, 100 + i, 'held__hold', { key })),
+  ).finally(() => (done = true));
   return { all, done: () => done };
 }
 
@@ -105,24 +128,39 @@ describe('requests in flight per client', () => {
     held.release('session-a');
     const answers = await slow.all;
     expect(answers.map((r) => r.json.result.content[0].text)).toEqual(Array(LIMIT).fill('released session-a'));
-    expect((await call(gw, inSession(a), 3, 'echo__echo', { text: 'again' })).json.result.content[0].text).toBe('again');
+    expect((await call(gw, inSession(a), 3, 'echo__echo', { text: 'again' })).json.result.content[0].text).toBe(
+      'again',
+    );
   });
 
   it('a batch past the limit: the requests beyond it are answered -32015 in the batch, the rest are served', async () => {
     const sid = await openSession(gw.url, '2025-03-26');
-    const batch = Array.from({ length: LIMIT + 2 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: `b${i}` } } }));
+    const batch = Array.from({ length: LIMIT + 2 }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i,
+      method: 'tools/call',
+      params: { name: 'echo__echo', arguments: { text: `b${i}` } },
+    }));
     const r = await post(gw.url, batch, inSession(sid, '2025-03-26'));
     expect(r.status).toBe(200);
-    const byId = new Map((r.json as Array<{ id: number; result?: { content: Array<{ text: string }> }; error?: { code: number } }>).map((m) => [m.id, m]));
+    const byId = new Map(
+      (r.json as Array<{ id: number; result?: { content: Array<{ text: string }> }; error?: { code: number } }>).map(
+        (m) => [m.id, m],
+      ),
+    );
     for (let i = 0; i < LIMIT; i++) expect(byId.get(i)?.result?.content[0]?.text).toBe(`b${i}`);
     for (let i = LIMIT; i < LIMIT + 2; i++) expect(byId.get(i)?.error?.code).toBe(-32015);
   });
 
   it('a failed call frees its place too (a tool error, a JSON-RPC error)', async () => {
     const sid = await openSession(gw.url);
-    for (let i = 0; i < LIMIT + 1; i++) expect((await call(gw, inSession(sid), i, 'slow__fail', {})).json.result.isError).toBe(true);
-    for (let i = 0; i < LIMIT + 1; i++) expect((await call(gw, inSession(sid), i, 'echo__no_such_tool', {})).json.error.code).toBeTypeOf('number');
-    expect((await call(gw, inSession(sid), 99, 'echo__echo', { text: 'still allowed' })).json.result.content[0].text).toBe('still allowed');
+    for (let i = 0; i < LIMIT + 1; i++)
+      expect((await call(gw, inSession(sid), i, 'slow__fail', {})).json.result.isError).toBe(true);
+    for (let i = 0; i < LIMIT + 1; i++)
+      expect((await call(gw, inSession(sid), i, 'echo__no_such_tool', {})).json.error.code).toBeTypeOf('number');
+    expect(
+      (await call(gw, inSession(sid), 99, 'echo__echo', { text: 'still allowed' })).json.result.content[0].text,
+    ).toBe('still allowed');
   });
 
   it('stateless requests are counted per principal: alice at her limit gets 429, bob is served', async () => {
@@ -131,7 +169,9 @@ describe('requests in flight per client', () => {
       return post(authed.url, body, { authorization: `Bearer ${token}`, ...headers });
     };
     let done = false;
-    const slow = Promise.all(Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'held__hold', { key: 'alice' }))).finally(() => (done = true));
+    const slow = Promise.all(
+      Array.from({ length: LIMIT }, (_, i) => stateless('alice', 10 + i, 'held__hold', { key: 'alice' })),
+    ).finally(() => (done = true));
     await heldAtUpstream(authed, LIMIT);
     const over = await stateless('alice', 1, 'echo__echo', { text: 'x' });
     expect(done).toBe(false);

@@ -22,7 +22,10 @@ export const EVERYTHING = require.resolve('@modelcontextprotocol/server-everythi
 /** server-everything per session (sampling goes back to its own client) and the slow example shared. */
 export function everythingConfig(overrides: Record<string, unknown> = {}): GatewayConfig {
   return exampleConfig({
-    upstreams: [stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }), stdioUpstream('slow', SLOW_SERVER)],
+    upstreams: [
+      stdioUpstream('everything', EVERYTHING, { args: [EVERYTHING, 'stdio'], mode: 'per-session', pool: { max: 8 } }),
+      stdioUpstream('slow', SLOW_SERVER),
+    ],
     ...overrides,
   });
 }
@@ -42,14 +45,24 @@ export async function connectClient(name: string, transport: Transport): Promise
 export function sdkFlow(gw: () => RunningGateway, client: () => Client, name: string): void {
   it('lists the tools of both upstreams', async () => {
     const names = (await client().listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['everything__trigger-long-running-operation', 'everything__trigger-sampling-request', 'slow__sleep']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'everything__trigger-long-running-operation',
+        'everything__trigger-sampling-request',
+        'slow__sleep',
+      ]),
+    );
   });
 
   it('streams progress for a call before its result', async () => {
     const progress: number[] = [];
-    const result = await client().callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } }, undefined, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const result = await client().callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     expect(toolText(result)).toContain('Long running operation completed');
     // The gateway writes all three before the result (websocket-frames.test.ts reads the wire), but
     // the SDK v1 client runs progress handlers a microtask late and drops one that arrived in the
@@ -60,19 +73,27 @@ export function sdkFlow(gw: () => RunningGateway, client: () => Client, name: st
   });
 
   it('round-trips sampling through the per-session upstream to this client', async () => {
-    const sampled = await client().callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi there', maxTokens: 10 } });
+    const sampled = await client().callTool({
+      name: 'everything__trigger-sampling-request',
+      arguments: { prompt: 'hi there', maxTokens: 10 },
+    });
     expect(toolText(sampled)).toContain(`${name} sampled:`);
     expect(toolText(sampled)).toContain(`model-of-${name}`);
   });
 
   it('cancels a call in flight; the session goes on', async () => {
     const controller = new AbortController();
-    const pending = client().callTool({ name: 'slow__sleep', arguments: { ms: 5000, steps: 50 } }, undefined, { signal: controller.signal, onprogress: () => undefined });
-    for (let i = 0; i < 100 && internals(gw().gateway.server).inFlight === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    const pending = client().callTool({ name: 'slow__sleep', arguments: { ms: 5000, steps: 50 } }, undefined, {
+      signal: controller.signal,
+      onprogress: () => undefined,
+    });
+    for (let i = 0; i < 100 && internals(gw().gateway.server).inFlight === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(internals(gw().gateway.server).inFlight).toBe(1);
     controller.abort('changed my mind');
     await expect(pending).rejects.toThrow();
-    for (let i = 0; i < 100 && internals(gw().gateway.server).inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 100 && internals(gw().gateway.server).inFlight > 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(internals(gw().gateway.server).inFlight).toBe(0);
     const after = await client().callTool({ name: 'slow__sleep', arguments: { ms: 1, steps: 0 } });
     expect(toolText(after)).toBe('slept 1ms');

@@ -36,7 +36,11 @@ afterAll(async () => {
 });
 
 async function inspector(...args: string[]): Promise<unknown> {
-  const { stdout } = await run(process.execPath, [INSPECTOR_CLI, new URL('/sse', gw.base).href, '--transport', 'sse', ...args], { timeout: 30_000, cwd: INSPECTOR_CWD });
+  const { stdout } = await run(
+    process.execPath,
+    [INSPECTOR_CLI, new URL('/sse', gw.base).href, '--transport', 'sse', ...args],
+    { timeout: 30_000, cwd: INSPECTOR_CWD },
+  );
   return JSON.parse(stdout) as unknown;
 }
 
@@ -47,7 +51,14 @@ describe('the Inspector CLI with --transport sse', () => {
   });
 
   it('calls a tool', async () => {
-    const called = (await inspector('--method', 'tools/call', '--tool-name', 'everything__echo', '--tool-arg', 'message=through the legacy transport')) as { content: Array<{ text: string }> };
+    const called = (await inspector(
+      '--method',
+      'tools/call',
+      '--tool-name',
+      'everything__echo',
+      '--tool-arg',
+      'message=through the legacy transport',
+    )) as { content: Array<{ text: string }> };
     expect(called.content[0]?.text).toContain('through the legacy transport');
   });
 });

@@ -24,21 +24,34 @@ interface OpenStream {
 
 async function openStream(base: string, headers: Record<string, string> = {}): Promise<OpenStream> {
   const controller = new AbortController();
-  const res = await fetch(new URL('/sse', base), { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const res = await fetch(new URL('/sse', base), {
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: controller.signal,
+  });
   expect(res.status).toBe(200);
   expect(res.headers.get('content-type')).toBe('text/event-stream');
   const reader = new SseReader(res);
   const first = (await reader.next()) as SseEvent;
   expect(first.event).toBe('endpoint');
   const endpoint = new URL(first.data, base);
-  return { reader, endpoint, sessionId: endpoint.searchParams.get('sessionId')!, close: async () => controller.abort() };
+  return {
+    reader,
+    endpoint,
+    sessionId: endpoint.searchParams.get('sessionId')!,
+    close: async () => controller.abort(),
+  };
 }
 
 function postTo(url: URL | string, body: string, headers: Record<string, string> = {}) {
   return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
 }
 
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
 
 async function nextMessage(reader: SseReader): Promise<Record<string, unknown>> {
   for (;;) {
@@ -66,8 +79,13 @@ describe('legacy HTTP+SSE: bad input', () => {
     expect(s.endpoint.pathname).toBe('/messages');
     const res = await postTo(s.endpoint, INIT);
     expect(res.status).toBe(202);
-    expect(await nextMessage(s.reader)).toMatchObject({ id: 1, result: { protocolVersion: '2024-11-05', serverInfo: { name: 'mcp-gateway' } } });
-    expect((await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status).toBe(202);
+    expect(await nextMessage(s.reader)).toMatchObject({
+      id: 1,
+      result: { protocolVersion: '2024-11-05', serverInfo: { name: 'mcp-gateway' } },
+    });
+    expect(
+      (await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status,
+    ).toBe(202);
     expect((await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }))).status).toBe(202);
     expect(await nextMessage(s.reader)).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
     await s.close();
@@ -75,7 +93,9 @@ describe('legacy HTTP+SSE: bad input', () => {
 
   it('refuses requests before initialize on the stream, not the POST', async () => {
     const s = await openStream(gw.base);
-    expect((await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/list' }))).status).toBe(202);
+    expect(
+      (await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/list' }))).status,
+    ).toBe(202);
     expect(await nextMessage(s.reader)).toMatchObject({ id: 'early', error: { code: -32600 } });
     await s.close();
   });
@@ -83,7 +103,11 @@ describe('legacy HTTP+SSE: bad input', () => {
   it('answers a POST for an unknown session 404 SESSION_NOT_FOUND, and one without sessionId 400', async () => {
     const unknown = await postTo(new URL('/messages?sessionId=no-such-session', gw.base), INIT);
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32001, data: { type: 'SESSION_NOT_FOUND' } } });
+    expect(await unknown.json()).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32001, data: { type: 'SESSION_NOT_FOUND' } },
+    });
     const missing = await postTo(new URL('/messages', gw.base), INIT);
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({ error: { code: -32000, data: { type: 'SESSION_ID_REQUIRED' } } });
@@ -91,11 +115,18 @@ describe('legacy HTTP+SSE: bad input', () => {
 
   it('does not take a Streamable HTTP session id on /messages (404)', async () => {
     const sid = await openSession(gw.url);
-    const res = await postTo(new URL(`/messages?sessionId=${sid}`, gw.base), JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+    const res = await postTo(
+      new URL(`/messages?sessionId=${sid}`, gw.base),
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    );
     expect(res.status).toBe(404);
     // Nor a legacy session id on /mcp.
     const s = await openStream(gw.base);
-    const viaMcp = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, 'mcp-session-id': s.sessionId, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }) });
+    const viaMcp = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'mcp-session-id': s.sessionId, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
+    });
     expect(viaMcp.status).toBe(404);
     await s.close();
   });
@@ -105,7 +136,10 @@ describe('legacy HTTP+SSE: bad input', () => {
     const bad = await postTo(s.endpoint, '{"jsonrpc":');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: -32700, data: { type: 'PARSE_ERROR' } } });
-    const big = await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(5000) } }));
+    const big = await postTo(
+      s.endpoint,
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(5000) } }),
+    );
     expect(big.status).toBe(413);
     expect(await big.json()).toMatchObject({ error: { data: { type: 'PAYLOAD_TOO_LARGE' } } });
     const wrongType = await postTo(s.endpoint, INIT, { 'content-type': 'text/plain' });
@@ -118,12 +152,21 @@ describe('legacy HTTP+SSE: bad input', () => {
   it('ends the session a grace period after its stream closes: later POSTs get 404', async () => {
     const s = await openStream(gw.base);
     await s.close();
-    await until('session ended', async () => (await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status === 404, 5000, 50);
+    await until(
+      'session ended',
+      async () =>
+        (await postTo(s.endpoint, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))).status ===
+        404,
+      5000,
+      50,
+    );
     expect(await gw.gateway.store.get(s.sessionId)).toBeUndefined();
   });
 
   it('refuses a bad Origin (403) on the stream and on POSTs', async () => {
-    const res = await fetch(new URL('/sse', gw.base), { headers: { accept: 'text/event-stream', origin: 'https://evil.example' } });
+    const res = await fetch(new URL('/sse', gw.base), {
+      headers: { accept: 'text/event-stream', origin: 'https://evil.example' },
+    });
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ error: { code: -32003, data: { type: 'ORIGIN_FORBIDDEN' } } });
     const s = await openStream(gw.base);

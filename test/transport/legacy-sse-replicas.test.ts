@@ -33,9 +33,14 @@ function postsToB(a: RunningGateway, b: RunningGateway): typeof fetch {
 
 beforeAll(async () => {
   redis = await startRedis();
-  replicas = await startReplicas(2, { ...everythingConfig(), sessions: { redisUrl: redis.url } } as never, (c) => startGateway(everythingConfig(c)));
+  replicas = await startReplicas(2, { ...everythingConfig(), sessions: { redisUrl: redis.url } } as never, (c) =>
+    startGateway(everythingConfig(c)),
+  );
   const [a, b] = replicas as [RunningGateway, RunningGateway];
-  client = await connectClient('split-client', new SSEClientTransport(new URL('/sse', a.base), { fetch: postsToB(a, b) }));
+  client = await connectClient(
+    'split-client',
+    new SSEClientTransport(new URL('/sse', a.base), { fetch: postsToB(a, b) }),
+  );
 }, 60_000);
 
 afterAll(async () => {
@@ -52,7 +57,11 @@ describe('legacy HTTP+SSE across two replicas (stream on A, POSTs to B)', () => 
   });
 
   // The cancel check counts in-flight calls on the replica that runs them: A, the stream's.
-  sdkFlow(() => replicas[0]!, () => client, 'split-client');
+  sdkFlow(
+    () => replicas[0]!,
+    () => client,
+    'split-client',
+  );
 
   it('sent every POST to B, and A answered them all on its stream', async () => {
     const before = posts.b;

@@ -25,5 +25,9 @@ describe('legacy HTTP+SSE with the SDK v1 client', () => {
   it('negotiates with the gateway', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mcp-gateway' });
   });
-  sdkFlow(() => gw, () => client, 'sse-client');
+  sdkFlow(
+    () => gw,
+    () => client,
+    'sse-client',
+  );
 });

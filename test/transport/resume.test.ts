@@ -28,11 +28,23 @@ function headers(sid: string, version: string, extra: Record<string, string> = {
 }
 
 function sleepCall(id: string, ms: number, steps: number, progressToken = `p-${id}`): string {
-  return JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms, steps }, _meta: { progressToken } } });
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'tools/call',
+    params: { name: 'slow__sleep', arguments: { ms, steps }, _meta: { progressToken } },
+  });
 }
 
 async function getStream(sid: string, version: string, lastEventId?: string): Promise<Response> {
-  return fetch(gw.url, { method: 'GET', headers: headers(sid, version, lastEventId ? { accept: 'text/event-stream', 'last-event-id': lastEventId } : { accept: 'text/event-stream' }) });
+  return fetch(gw.url, {
+    method: 'GET',
+    headers: headers(
+      sid,
+      version,
+      lastEventId ? { accept: 'text/event-stream', 'last-event-id': lastEventId } : { accept: 'text/event-stream' },
+    ),
+  });
 }
 
 /** Checks every event with an id is in one stream with strictly increasing positions. */
@@ -51,15 +63,25 @@ function expectOrderedIds(events: SseEvent[], stream?: string): void {
 describe('configuration', () => {
   it('resumability has defaults and is validated', () => {
     const upstreams = [{ name: 'e', transport: 'stdio', command: 'node' }];
-    expect(resolveConfig({ upstreams }, {}).resumability).toEqual({ maxEvents: 1000, maxAgeSeconds: 300, retryMs: 1000 });
-    expect(() => resolveConfig({ upstreams, resumability: { maxEvents: 0, maxAgeSeconds: 'x', extra: 1 } }, {})).toThrow(ConfigError);
+    expect(resolveConfig({ upstreams }, {}).resumability).toEqual({
+      maxEvents: 1000,
+      maxAgeSeconds: 300,
+      retryMs: 1000,
+    });
+    expect(() =>
+      resolveConfig({ upstreams, resumability: { maxEvents: 0, maxAgeSeconds: 'x', extra: 1 } }, {}),
+    ).toThrow(ConfigError);
   });
 });
 
 describe('event ids and the priming event', () => {
   it('2025-11-25: an SSE reply starts with a priming event (id, retry, empty data); every event has an id of one stream', async () => {
     const sid = await openSession(gw.url, '2025-11-25');
-    const res = await fetch(gw.url, { method: 'POST', headers: headers(sid, '2025-11-25'), body: sleepCall('a', 150, 3) });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: headers(sid, '2025-11-25'),
+      body: sleepCall('a', 150, 3),
+    });
     expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = await new SseReader(res).rest();
     expect(events[0]).toMatchObject({ data: '', retry: 200 });
@@ -67,13 +89,22 @@ describe('event ids and the priming event', () => {
     const stream = ID.exec(events[0]!.id!)![1]!;
     expectOrderedIds(events, stream);
     const messages = messagesOf(events);
-    expect(messages.map((m) => m.method ?? 'response')).toEqual(['notifications/progress', 'notifications/progress', 'notifications/progress', 'response']);
+    expect(messages.map((m) => m.method ?? 'response')).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      'notifications/progress',
+      'response',
+    ]);
     expect(events.filter((e) => e.retry !== undefined)).toHaveLength(1);
   });
 
   it('2025-06-18: no priming event and no retry, but events still carry ids', async () => {
     const sid = await openSession(gw.url, '2025-06-18');
-    const res = await fetch(gw.url, { method: 'POST', headers: headers(sid, '2025-06-18'), body: sleepCall('b', 150, 3) });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: headers(sid, '2025-06-18'),
+      body: sleepCall('b', 150, 3),
+    });
     const events = await new SseReader(res).rest();
     expect(events.every((e) => e.data !== '' && e.retry === undefined)).toBe(true);
     expect(messagesOf(events)).toHaveLength(4);
@@ -88,8 +119,14 @@ describe('event ids and the priming event', () => {
     expect(first).toMatchObject({ data: '', retry: 200 });
     expect(first!.id).toMatch(/^get\.\d+-\d+$/);
     const b = await getStream(silent, '2025-06-18');
-    for (const [sid, version] of [[primed, '2025-11-25'], [silent, '2025-06-18']] as const) {
-      const del = await fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': version } });
+    for (const [sid, version] of [
+      [primed, '2025-11-25'],
+      [silent, '2025-06-18'],
+    ] as const) {
+      const del = await fetch(gw.url, {
+        method: 'DELETE',
+        headers: { 'mcp-session-id': sid, 'mcp-protocol-version': version },
+      });
       expect(del.status).toBe(200);
     }
     expect(await a.rest()).toEqual([]);
@@ -109,7 +146,12 @@ describe('event ids and the priming event', () => {
       const res = await fetch(gw.url, {
         method: 'POST',
         headers: headers(sid, '2025-11-25'),
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 1, b: 2 } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo__add', arguments: { a: 1, b: 2 } },
+        }),
       });
       expect(res.headers.get('content-type')).toMatch(/^application\/json/);
       await res.text();
@@ -123,7 +165,11 @@ describe('event ids and the priming event', () => {
 describe('resuming a POST reply (GET with Last-Event-ID)', () => {
   it('a client that dropped mid-progress gets every missed event once, in order, then the response, and the reply ends', async () => {
     const sid = await openSession(gw.url, '2025-11-25');
-    const res = await fetch(gw.url, { method: 'POST', headers: headers(sid, '2025-11-25'), body: sleepCall('drop', 1200, 6) });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: headers(sid, '2025-11-25'),
+      body: sleepCall('drop', 1200, 6),
+    });
     const reader = new SseReader(res);
     const seen: SseEvent[] = [];
     while (messagesOf(seen).length < 2) seen.push((await reader.next())!);
@@ -141,12 +187,20 @@ describe('resuming a POST reply (GET with Last-Event-ID)', () => {
     expectOrderedIds(events.slice(1), stream);
     const messages = messagesOf(events);
     expect(messages.slice(0, -1).map((m) => m.params.progress)).toEqual([3, 4, 5, 6]);
-    expect(messages.at(-1)).toEqual({ jsonrpc: '2.0', id: 'drop', result: { content: [{ type: 'text', text: 'slept 1200ms' }] } });
+    expect(messages.at(-1)).toEqual({
+      jsonrpc: '2.0',
+      id: 'drop',
+      result: { content: [{ type: 'text', text: 'slept 1200ms' }] },
+    });
   });
 
   it('resuming from the last event of a finished reply: nothing to replay, the reply ends at once', async () => {
     const sid = await openSession(gw.url, '2025-11-25');
-    const res = await fetch(gw.url, { method: 'POST', headers: headers(sid, '2025-11-25'), body: sleepCall('done', 60, 2) });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: headers(sid, '2025-11-25'),
+      body: sleepCall('done', 60, 2),
+    });
     const events = await new SseReader(res).rest();
     const resumed = await getStream(sid, '2025-11-25', events.at(-1)!.id);
     expect(resumed.status).toBe(200);
@@ -156,13 +210,21 @@ describe('resuming a POST reply (GET with Last-Event-ID)', () => {
   it('an unknown, malformed or foreign Last-Event-ID gets 400 EVENT_ID_UNKNOWN at once (never a hang, never 404)', async () => {
     const sid = await openSession(gw.url, '2025-11-25');
     const other = await openSession(gw.url, '2025-11-25');
-    const res = await fetch(gw.url, { method: 'POST', headers: headers(other, '2025-11-25'), body: sleepCall('x', 60, 2) });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: headers(other, '2025-11-25'),
+      body: sleepCall('x', 60, 2),
+    });
     const foreign = (await new SseReader(res).rest())[1]!.id!;
     for (const id of ['garbage', 'abcdefghijkl.1-0', 'get.1-0', foreign, 'x'.repeat(300)]) {
       const t = Date.now();
       const r = await getStream(sid, '2025-11-25', id);
       expect(r.status, id).toBe(400);
-      expect(await r.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { type: 'EVENT_ID_UNKNOWN' } } });
+      expect(await r.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, data: { type: 'EVENT_ID_UNKNOWN' } },
+      });
       expect(Date.now() - t).toBeLessThan(1000);
     }
   });
@@ -181,11 +243,15 @@ describe('resuming a POST reply (GET with Last-Event-ID)', () => {
   });
 });
 
-describe('resuming the session\'s GET stream', () => {
-  it('replays what was sent while the client was away, then stays the session\'s live GET stream', async () => {
+describe("resuming the session's GET stream", () => {
+  it("replays what was sent while the client was away, then stays the session's live GET stream", async () => {
     const sid = await openSession(gw.url, '2025-11-25');
     const streams = gw.gateway.streams;
-    const note = (n: number) => ({ jsonrpc: '2.0' as const, method: 'notifications/message', params: { level: 'info', data: `m${n}` } });
+    const note = (n: number) => ({
+      jsonrpc: '2.0' as const,
+      method: 'notifications/message',
+      params: { level: 'info', data: `m${n}` },
+    });
 
     const first = new SseReader(await getStream(sid, '2025-11-25'));
     const priming = (await first.next())!;
@@ -212,7 +278,10 @@ describe('resuming the session\'s GET stream', () => {
     expectOrderedIds([m1, ...replayed, live], 'get');
     expect(priming.id).toMatch(/^get\./);
 
-    const del = await fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } });
+    const del = await fetch(gw.url, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+    });
     expect(del.status).toBe(200);
     expect(await resumed.rest()).toEqual([]);
   });
@@ -229,12 +298,17 @@ describe('resuming the session\'s GET stream', () => {
     await sleep(50);
     const resumed = new SseReader(await getStream(sid, '2025-11-25', priming.id));
     expect(await resumed.next()).toMatchObject({ id: priming.id, data: '' });
-    expect(JSON.parse((await resumed.next())!.data)).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });
+    expect(JSON.parse((await resumed.next())!.data)).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+    });
     await resumed.cancel();
   });
 
   it('a session that never opened a GET stream records nothing and is told so', async () => {
     const sid = await openSession(gw.url, '2025-11-25');
-    expect(gw.gateway.streams.sinkFor(sid).send({ jsonrpc: '2.0', method: 'notifications/message', params: {} })).toBe(false);
+    expect(gw.gateway.streams.sinkFor(sid).send({ jsonrpc: '2.0', method: 'notifications/message', params: {} })).toBe(
+      false,
+    );
   });
 });

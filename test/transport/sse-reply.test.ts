@@ -37,7 +37,11 @@ describe('POST reply: SSE when there is progress, JSON otherwise', () => {
   for (const token of ['client-token-1', 4242] as const) {
     it(`tools/call with progressToken ${JSON.stringify(token)} → text/event-stream: progress first, response last`, async () => {
       const id = `sse-${String(token)}`;
-      const res = await fetch(gw.url, { method: 'POST', headers: headers(sid), body: JSON.stringify(sleepCall(id, { ms: 300, steps: 3 }, token)) });
+      const res = await fetch(gw.url, {
+        method: 'POST',
+        headers: headers(sid),
+        body: JSON.stringify(sleepCall(id, { ms: 300, steps: 3 }, token)),
+      });
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
       expect(res.headers.get('cache-control')).toContain('no-cache');
@@ -49,19 +53,31 @@ describe('POST reply: SSE when there is progress, JSON otherwise', () => {
       expect(messages).toHaveLength(4);
       const progress = messages.slice(0, -1);
       for (const [i, n] of progress.entries()) {
-        expect(n).toMatchObject({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: i + 1, total: 3 } });
+        expect(n).toMatchObject({
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: i + 1, total: 3 },
+        });
         expect(n).not.toHaveProperty('id');
       }
       const values = progress.map((n) => n.params.progress as number);
       for (let i = 1; i < values.length; i++) expect(values[i]).toBeGreaterThan(values[i - 1]!);
 
-      expect(messages.at(-1)).toEqual({ jsonrpc: '2.0', id, result: { content: [{ type: 'text', text: 'slept 300ms' }] } });
+      expect(messages.at(-1)).toEqual({
+        jsonrpc: '2.0',
+        id,
+        result: { content: [{ type: 'text', text: 'slept 300ms' }] },
+      });
     });
   }
 
   it('two concurrent progress calls in one session each get only their own token', async () => {
     const calls = ['mine-a', 'mine-b'].map(async (token, i) => {
-      const res = await fetch(gw.url, { method: 'POST', headers: headers(sid), body: JSON.stringify(sleepCall(`c${i}`, { ms: 200, steps: 2 }, token)) });
+      const res = await fetch(gw.url, {
+        method: 'POST',
+        headers: headers(sid),
+        body: JSON.stringify(sleepCall(`c${i}`, { ms: 200, steps: 2 }, token)),
+      });
       expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
       return { token, id: `c${i}`, messages: parseSse(await res.text()).map((e) => JSON.parse(e.data)) };
     });
@@ -73,10 +89,17 @@ describe('POST reply: SSE when there is progress, JSON otherwise', () => {
   });
 
   it('tools/call without progressToken → application/json with just the response', async () => {
-    const r = await post(gw.url, sleepCall('plain', { ms: 100, steps: 2 }), { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+    const r = await post(gw.url, sleepCall('plain', { ms: 100, steps: 2 }), {
+      'mcp-session-id': sid,
+      'mcp-protocol-version': '2025-06-18',
+    });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toMatch(/^application\/json/);
-    expect(r.json).toEqual({ jsonrpc: '2.0', id: 'plain', result: { content: [{ type: 'text', text: 'slept 100ms' }] } });
+    expect(r.json).toEqual({
+      jsonrpc: '2.0',
+      id: 'plain',
+      result: { content: [{ type: 'text', text: 'slept 100ms' }] },
+    });
   });
 });
 
@@ -93,23 +116,37 @@ describe('GET stream', () => {
       const second = await fetch(gw.url, { method: 'GET', headers: getHeaders });
       expect(second.status).toBe(409);
       const conflict = await second.json();
-      expect(conflict).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, data: { type: 'STREAM_CONFLICT' } } });
+      expect(conflict).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, data: { type: 'STREAM_CONFLICT' } },
+      });
 
       // Another session may have its own stream at the same time.
       const other = await openSession(gw.url);
       const otherStream = await fetch(gw.url, { method: 'GET', headers: { ...getHeaders, 'mcp-session-id': other } });
       expect(otherStream.status).toBe(200);
       expect(otherStream.headers.get('content-type')).toMatch(/^text\/event-stream/);
-      const otherDel = await fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': other, 'mcp-protocol-version': '2025-06-18' } });
+      const otherDel = await fetch(gw.url, {
+        method: 'DELETE',
+        headers: { 'mcp-session-id': other, 'mcp-protocol-version': '2025-06-18' },
+      });
       expect(otherDel.status).toBe(200);
       await otherDel.text();
       expect(await otherStream.text()).toBe('');
 
       // The session still answers POSTs while its GET stream is open.
-      const ping = await post(gw.url, { jsonrpc: '2.0', id: 'p', method: 'ping' }, { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' });
+      const ping = await post(
+        gw.url,
+        { jsonrpc: '2.0', id: 'p', method: 'ping' },
+        { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      );
       expect(ping.json).toEqual({ jsonrpc: '2.0', id: 'p', result: {} });
 
-      const del = await fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } });
+      const del = await fetch(gw.url, {
+        method: 'DELETE',
+        headers: { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      });
       expect(del.status).toBe(200);
       await del.text();
 
@@ -162,7 +199,10 @@ describe('GET stream', () => {
       expect(status).toBe(200);
       expect(stream!.headers.get('content-type')).toMatch(/^text\/event-stream/);
       // End it from the server side (DELETE), so no half-open client socket outlives the test.
-      const del = await fetch(gw.url, { method: 'DELETE', headers: { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } });
+      const del = await fetch(gw.url, {
+        method: 'DELETE',
+        headers: { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      });
       expect(del.status).toBe(200);
       await del.text();
       expect(await stream!.text()).toBe('');

@@ -9,7 +9,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
-import { ECHO_SERVER, MCP_HEADERS, ROOT, SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  MCP_HEADERS,
+  ROOT,
+  SLOW_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { MODERN_META, MODERN_VERSION as VERSION, modernRequest } from '../support/modern.js';
 import { SseReader, messagesOf } from '../support/sse.js';
@@ -17,7 +28,13 @@ import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
-async function send(gw: RunningGateway, id: number | string, method: string, params?: Record<string, unknown>, extraHeaders: Record<string, string | undefined> = {}) {
+async function send(
+  gw: RunningGateway,
+  id: number | string,
+  method: string,
+  params?: Record<string, unknown>,
+  extraHeaders: Record<string, string | undefined> = {},
+) {
   const { body, headers } = modernRequest(id, method, params);
   const merged: Record<string, string> = { ...headers };
   for (const [k, v] of Object.entries(extraHeaders)) {
@@ -76,7 +93,13 @@ describe('stateless requests (2026-07-28)', () => {
     expect(r.status).toBe(200);
     const names = r.json.result.tools.map((t: { name: string }) => t.name);
     const slow = ['sleep', 'crash', 'hang', 'pid', 'fail'];
-    expect(names).toEqual(['echo__echo', 'echo__add', 'echo__whoami', ...slow.map((t) => `mine__${t}`), ...slow.map((t) => `slow__${t}`)]);
+    expect(names).toEqual([
+      'echo__echo',
+      'echo__add',
+      'echo__whoami',
+      ...slow.map((t) => `mine__${t}`),
+      ...slow.map((t) => `slow__${t}`),
+    ]);
     expect(r.json.result).toMatchObject({ resultType: 'complete', ttlMs: 5000, cacheScope: 'public' });
     expect((await send(gw, 3, 'tools/list')).json.result.tools.map((t: { name: string }) => t.name)).toEqual(names);
   });
@@ -89,7 +112,11 @@ describe('stateless requests (2026-07-28)', () => {
     await until('both workers to stop', () => internals(gw.gateway.server).perSessionWorkers('mine') === 0, 5000);
     // A 2025 session on the same endpoint still gets the same tools, in 2025 shape.
     const sid = await openSession(gw.url, '2025-11-25');
-    const r = await post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    const r = await post(
+      gw.url,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+    );
     expect(r.json.result.tools.map((t: { name: string }) => t.name)).toContain('mine__pid');
     expect(r.json.result.resultType).toBeUndefined();
   });
@@ -98,11 +125,21 @@ describe('stateless requests (2026-07-28)', () => {
     const r = await send(gw, 5, 'tools/call', { name: 'echo__echo', arguments: { text: 'stateless hello' } });
     expect(r.status).toBe(200);
     expect(r.headers.get('content-type')).toContain('application/json');
-    expect(r.json.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'stateless hello' }], _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-gateway' } } });
+    expect(r.json.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'stateless hello' }],
+      _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-gateway' } },
+    });
     expect(r.json.result.ttlMs).toBeUndefined();
 
-    await send(gw, 6, 'tools/call', { name: 'slow__pid', arguments: {}, _meta: { progressToken: 'kept', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' } });
-    const call = readTap(tap).find((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'pid');
+    await send(gw, 6, 'tools/call', {
+      name: 'slow__pid',
+      arguments: {},
+      _meta: { progressToken: 'kept', traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' },
+    });
+    const call = readTap(tap).find(
+      (t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'pid',
+    );
     expect(call).toBeDefined();
     const meta = call!.message.params._meta as Record<string, unknown>;
     expect(Object.keys(meta).filter((k) => k.startsWith('io.modelcontextprotocol/'))).toEqual([]);
@@ -110,8 +147,16 @@ describe('stateless requests (2026-07-28)', () => {
   });
 
   it('progress arrives on an SSE reply, then the result', async () => {
-    const { body, headers } = modernRequest(7, 'tools/call', { name: 'slow__sleep', arguments: { ms: 200, steps: 4 }, _meta: { progressToken: 'p7' } });
-    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const { body, headers } = modernRequest(7, 'tools/call', {
+      name: 'slow__sleep',
+      arguments: { ms: 200, steps: 4 },
+      _meta: { progressToken: 'p7' },
+    });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     expect(res.headers.get('x-accel-buffering')).toBe('no');
     const events = await new SseReader(res).rest();
@@ -121,24 +166,48 @@ describe('stateless requests (2026-07-28)', () => {
     const progress = messages.filter((m) => m.method === 'notifications/progress');
     expect(progress.map((p) => p.params.progress)).toEqual([1, 2, 3, 4]);
     expect(progress.every((p) => p.params.progressToken === 'p7')).toBe(true);
-    expect(messages.at(-1)).toMatchObject({ id: 7, result: { resultType: 'complete', content: [{ text: 'slept 200ms' }] } });
+    expect(messages.at(-1)).toMatchObject({
+      id: 7,
+      result: { resultType: 'complete', content: [{ text: 'slept 200ms' }] },
+    });
   });
 
   it('closing the reply stream cancels the call upstream', async () => {
-    const { body, headers } = modernRequest('to-close', 'tools/call', { name: 'slow__sleep', arguments: { ms: 5000, steps: 50 }, _meta: { progressToken: 'pc' } });
-    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const { body, headers } = modernRequest('to-close', 'tools/call', {
+      name: 'slow__sleep',
+      arguments: { ms: 5000, steps: 50 },
+      _meta: { progressToken: 'pc' },
+    });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     const reader = new SseReader(res);
     expect(JSON.parse((await reader.next())!.data).method).toBe('notifications/progress');
     await reader.cancel();
     await until('the gateway to drop the call', () => internals(gw.gateway.server).inFlight === 0, 5000);
     const lines = readTap(tap);
-    const call = lines.find((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?._meta?.progressToken !== undefined && t.message.params?.arguments?.ms === 5000);
+    const call = lines.find(
+      (t) =>
+        t.dir === 'IN' &&
+        t.message.method === 'tools/call' &&
+        t.message.params?._meta?.progressToken !== undefined &&
+        t.message.params?.arguments?.ms === 5000,
+    );
     expect(call).toBeDefined();
     await until('the upstream to hear of it', () =>
-      readTap(tap).some((t) => t.dir === 'IN' && t.message.method === 'notifications/cancelled' && t.message.params?.requestId === call!.message.id),
+      readTap(tap).some(
+        (t) =>
+          t.dir === 'IN' &&
+          t.message.method === 'notifications/cancelled' &&
+          t.message.params?.requestId === call!.message.id,
+      ),
     );
     // The worker is free for the next call.
-    expect((await send(gw, 8, 'tools/call', { name: 'slow__pid', arguments: {} })).json.result.content[0].text).toMatch(/pid/);
+    expect((await send(gw, 8, 'tools/call', { name: 'slow__pid', arguments: {} })).json.result.content[0].text).toMatch(
+      /pid/,
+    );
   });
 
   it('resources/read: private cache hints; an unknown URI is -32602, as 2026-07-28 spells not found', async () => {
@@ -149,7 +218,10 @@ describe('stateless requests (2026-07-28)', () => {
     expect(r.json.result).toMatchObject({ resultType: 'complete', ttlMs: 0, cacheScope: 'private' });
     const missing = await send(gw, 11, 'resources/read', { uri: 'nowhere://x' });
     expect(missing.status).toBe(200);
-    expect(missing.json.error).toMatchObject({ code: -32602, data: { type: 'MODERN_RESOURCE_NOT_FOUND', uri: 'nowhere://x' } });
+    expect(missing.json.error).toMatchObject({
+      code: -32602,
+      data: { type: 'MODERN_RESOURCE_NOT_FOUND', uri: 'nowhere://x' },
+    });
   });
 
   it('ignores Mcp-Session-Id: a stateless request is not a session request', async () => {
@@ -160,42 +232,97 @@ describe('stateless requests (2026-07-28)', () => {
 });
 
 describe('stateless bad inputs: the spec code and status, and nothing else disturbed', () => {
-  const cases: Array<{ name: string; run: () => Promise<{ status: number; json: any }>; status: number; code: number; type: string }> = [
+  const cases: Array<{
+    name: string;
+    run: () => Promise<{ status: number; json: any }>;
+    status: number;
+    code: number;
+    type: string;
+  }> = [
     {
       name: 'unsupported version in _meta → 400 -32022 naming what is supported and what was asked',
-      run: () => post(gw.url, modernRequest(20, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' }),
+      run: () =>
+        post(
+          gw.url,
+          modernRequest(20, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body,
+          { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+        ),
       status: 400,
       code: -32022,
       type: 'MODERN_UNSUPPORTED_VERSION',
     },
     {
       name: 'no client capabilities in _meta → 400 -32602',
-      run: () => post(gw.url, { jsonrpc: '2.0', id: 21, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } } }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      run: () =>
+        post(
+          gw.url,
+          {
+            jsonrpc: '2.0',
+            id: 21,
+            method: 'tools/list',
+            params: { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } },
+          },
+          { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+        ),
       status: 400,
       code: -32602,
       type: 'MODERN_META_INVALID',
     },
     {
       name: 'a bad log level in _meta → 400 -32602',
-      run: () => post(gw.url, modernRequest(22, 'tools/list', { _meta: { 'io.modelcontextprotocol/logLevel': 'loud' } }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      run: () =>
+        post(gw.url, modernRequest(22, 'tools/list', { _meta: { 'io.modelcontextprotocol/logLevel': 'loud' } }).body, {
+          'mcp-protocol-version': VERSION,
+          'mcp-method': 'tools/list',
+        }),
       status: 400,
       code: -32602,
       type: 'MODERN_META_INVALID',
     },
     {
       name: 'the 2026 version header with no _meta → 400 -32602',
-      run: () => post(gw.url, { jsonrpc: '2.0', id: 23, method: 'tools/list' }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' }),
+      run: () =>
+        post(
+          gw.url,
+          { jsonrpc: '2.0', id: 23, method: 'tools/list' },
+          { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+        ),
       status: 400,
       code: -32602,
       type: 'MODERN_META_INVALID',
     },
-    { name: 'no MCP-Protocol-Version header → 400 -32020', run: () => send(gw, 24, 'tools/list', {}, { 'mcp-protocol-version': undefined }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
-    { name: 'MCP-Protocol-Version differs from _meta → 400 -32020', run: () => send(gw, 25, 'tools/list', {}, { 'mcp-protocol-version': '2025-11-25' }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
-    { name: 'no Mcp-Method header → 400 -32020', run: () => send(gw, 26, 'tools/list', {}, { 'mcp-method': undefined }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
-    { name: 'Mcp-Method differs from the body → 400 -32020', run: () => send(gw, 27, 'tools/list', {}, { 'mcp-method': 'prompts/list' }), status: 400, code: -32020, type: 'HEADER_MISMATCH' },
+    {
+      name: 'no MCP-Protocol-Version header → 400 -32020',
+      run: () => send(gw, 24, 'tools/list', {}, { 'mcp-protocol-version': undefined }),
+      status: 400,
+      code: -32020,
+      type: 'HEADER_MISMATCH',
+    },
+    {
+      name: 'MCP-Protocol-Version differs from _meta → 400 -32020',
+      run: () => send(gw, 25, 'tools/list', {}, { 'mcp-protocol-version': '2025-11-25' }),
+      status: 400,
+      code: -32020,
+      type: 'HEADER_MISMATCH',
+    },
+    {
+      name: 'no Mcp-Method header → 400 -32020',
+      run: () => send(gw, 26, 'tools/list', {}, { 'mcp-method': undefined }),
+      status: 400,
+      code: -32020,
+      type: 'HEADER_MISMATCH',
+    },
+    {
+      name: 'Mcp-Method differs from the body → 400 -32020',
+      run: () => send(gw, 27, 'tools/list', {}, { 'mcp-method': 'prompts/list' }),
+      status: 400,
+      code: -32020,
+      type: 'HEADER_MISMATCH',
+    },
     {
       name: 'Mcp-Name differs from the tool name → 400 -32020',
-      run: () => send(gw, 28, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } }, { 'mcp-name': 'slow__crash' }),
+      run: () =>
+        send(gw, 28, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } }, { 'mcp-name': 'slow__crash' }),
       status: 400,
       code: -32020,
       type: 'HEADER_MISMATCH',
@@ -207,10 +334,34 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
       code: -32020,
       type: 'HEADER_MISMATCH',
     },
-    { name: 'a method removed in 2026-07-28 (ping) → 404 -32601', run: () => send(gw, 30, 'ping'), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
-    { name: 'initialize with a stateless _meta → 404 -32601', run: () => send(gw, 31, 'initialize', { protocolVersion: VERSION, capabilities: {} }), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
-    { name: 'resources/subscribe (replaced by listen) → 404 -32601', run: () => send(gw, 32, 'resources/subscribe', { uri: 'echo://x' }), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
-    { name: 'an unknown method → 404 -32601', run: () => send(gw, 33, 'tools/explode'), status: 404, code: -32601, type: 'MODERN_METHOD_NOT_FOUND' },
+    {
+      name: 'a method removed in 2026-07-28 (ping) → 404 -32601',
+      run: () => send(gw, 30, 'ping'),
+      status: 404,
+      code: -32601,
+      type: 'MODERN_METHOD_NOT_FOUND',
+    },
+    {
+      name: 'initialize with a stateless _meta → 404 -32601',
+      run: () => send(gw, 31, 'initialize', { protocolVersion: VERSION, capabilities: {} }),
+      status: 404,
+      code: -32601,
+      type: 'MODERN_METHOD_NOT_FOUND',
+    },
+    {
+      name: 'resources/subscribe (replaced by listen) → 404 -32601',
+      run: () => send(gw, 32, 'resources/subscribe', { uri: 'echo://x' }),
+      status: 404,
+      code: -32601,
+      type: 'MODERN_METHOD_NOT_FOUND',
+    },
+    {
+      name: 'an unknown method → 404 -32601',
+      run: () => send(gw, 33, 'tools/explode'),
+      status: 404,
+      code: -32601,
+      type: 'MODERN_METHOD_NOT_FOUND',
+    },
     {
       name: 'a stateless request inside a batch → 400 -32600',
       run: () => post(gw.url, [modernRequest(34, 'tools/list').body], { 'mcp-protocol-version': '2025-03-26' }),
@@ -227,48 +378,84 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
       expect(r.json.error.code).toBe(c.code);
       expect(r.json.error.data.type).toBe(c.type);
       // The gateway is fine, and so is everyone else.
-      expect((await send(gw, 'after', 'tools/call', { name: 'echo__echo', arguments: { text: 'ok' } })).json.result.content[0].text).toBe('ok');
+      expect(
+        (await send(gw, 'after', 'tools/call', { name: 'echo__echo', arguments: { text: 'ok' } })).json.result
+          .content[0].text,
+      ).toBe('ok');
     });
   }
 
   it('-32022 data lists the stateless versions (as server/discover does) and echoes the one asked for', async () => {
-    const r = await post(gw.url, modernRequest(40, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body, { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' });
+    const r = await post(
+      gw.url,
+      modernRequest(40, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body,
+      { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
+    );
     expect(r.json.error.data).toMatchObject({ supported: [VERSION], requested: '2099-01-01' });
   });
 
   it('a version header that disagrees with _meta is a mismatch (-32020) even when _meta names an unknown version', async () => {
-    const r = await post(gw.url, modernRequest(43, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } }).body, { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' });
+    const r = await post(
+      gw.url,
+      modernRequest(43, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } }).body,
+      { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
+    );
     expect(r.status).toBe(400);
     expect(r.json.error).toMatchObject({ code: -32020, data: { type: 'HEADER_MISMATCH' } });
   });
 
   it('a base64 sentinel in Mcp-Name is decoded before comparing', async () => {
     const name = 'echo__echo';
-    const ok = await send(gw, 41, 'tools/call', { name, arguments: { text: 'b64' } }, { 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` });
+    const ok = await send(
+      gw,
+      41,
+      'tools/call',
+      { name, arguments: { text: 'b64' } },
+      { 'mcp-name': `=?base64?${Buffer.from(name).toString('base64')}?=` },
+    );
     expect(ok.json.result.content[0].text).toBe('b64');
-    const bad = await send(gw, 42, 'tools/call', { name, arguments: { text: 'b64' } }, { 'mcp-name': `=?base64?${Buffer.from('other').toString('base64')}?=` });
+    const bad = await send(
+      gw,
+      42,
+      'tools/call',
+      { name, arguments: { text: 'b64' } },
+      { 'mcp-name': `=?base64?${Buffer.from('other').toString('base64')}?=` },
+    );
     expect(bad.status).toBe(400);
     expect(bad.json.error.code).toBe(-32020);
   });
 
   it('GET and DELETE under the 2026 version header → 405', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const res = await fetch(gw.url, { method, headers: { accept: 'text/event-stream', 'mcp-protocol-version': VERSION } });
+      const res = await fetch(gw.url, {
+        method,
+        headers: { accept: 'text/event-stream', 'mcp-protocol-version': VERSION },
+      });
       expect(res.status).toBe(405);
       expect(((await res.json()) as any).error.data.type).toBe('METHOD_NOT_ALLOWED');
     }
   });
 
   it('a notification under the 2026 version header is accepted (202) and changes nothing', async () => {
-    const r = await post(gw.url, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nothing', _meta: MODERN_META } }, { 'mcp-protocol-version': VERSION, 'mcp-method': 'notifications/cancelled' });
+    const r = await post(
+      gw.url,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'nothing', _meta: MODERN_META } },
+      { 'mcp-protocol-version': VERSION, 'mcp-method': 'notifications/cancelled' },
+    );
     expect(r.status).toBe(202);
   });
 });
 
 describe('subscriptions/listen', () => {
   it('acknowledges what it honours, then delivers list changes tagged with the listen id', async () => {
-    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', { notifications: { toolsListChanged: true, resourceSubscriptions: ['echo://x'] } });
-    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', {
+      notifications: { toolsListChanged: true, resourceSubscriptions: ['echo://x'] },
+    });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const reader = new SseReader(res);
@@ -276,21 +463,35 @@ describe('subscriptions/listen', () => {
     expect(ack).toEqual({
       jsonrpc: '2.0',
       method: 'notifications/subscriptions/acknowledged',
-      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' }, notifications: { toolsListChanged: true } },
+      params: {
+        _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' },
+        notifications: { toolsListChanged: true },
+      },
     });
     // What a list change of any upstream does (a per-session upstream's worker reports it so).
     gw.gateway.server.listChanged('echo', 'notifications/prompts/list_changed', 'a-session');
     gw.gateway.server.listChanged('echo', 'notifications/tools/list_changed', 'a-session');
     const change = JSON.parse((await reader.next())!.data);
     // prompts were not asked for: only the tools change arrives.
-    expect(change).toEqual({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } } });
+    expect(change).toEqual({
+      jsonrpc: '2.0',
+      method: 'notifications/tools/list_changed',
+      params: { _meta: { 'io.modelcontextprotocol/subscriptionId': 'listen-1' } },
+    });
     await reader.cancel();
   });
 
   /** A listen's reply: its JSON, or (a stream opened) only its content type, the stream cancelled. */
-  async function listenReply(id: string, params: Record<string, unknown>): Promise<{ status: number; type: string; json?: any }> {
+  async function listenReply(
+    id: string,
+    params: Record<string, unknown>,
+  ): Promise<{ status: number; type: string; json?: any }> {
     const { body, headers } = modernRequest(id, 'subscriptions/listen', params);
-    const res = await fetch(gw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const res = await fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     const type = res.headers.get('content-type') ?? '';
     if (type.startsWith('text/event-stream')) {
       await res.body?.cancel();
@@ -299,9 +500,14 @@ describe('subscriptions/listen', () => {
     return { status: res.status, type, json: await res.json() };
   }
 
-  const listensOpen = async () => Number(/^mcpgw_sse_streams_open\{kind="listen"\} (\d+)$/m.exec(await (await fetch(new URL('/metrics', gw.base))).text())?.[1] ?? 0);
+  const listensOpen = async () =>
+    Number(
+      /^mcpgw_sse_streams_open\{kind="listen"\} (\d+)$/m.exec(
+        await (await fetch(new URL('/metrics', gw.base))).text(),
+      )?.[1] ?? 0,
+    );
 
-  it('a filter (params.notifications) missing or not of the spec\'s shape: -32602 naming the field, no stream opened or held', async () => {
+  it("a filter (params.notifications) missing or not of the spec's shape: -32602 naming the field, no stream opened or held", async () => {
     await until('no listen stream open', async () => (await listensOpen()) === 0);
     const cases: Array<[Record<string, unknown>, string]> = [
       [{ filter: 0 }, 'params.notifications is required'],
@@ -314,14 +520,24 @@ describe('subscriptions/listen', () => {
       [{ notifications: [] }, 'params.notifications must be object'],
       [{ notifications: { toolsListChanged: 'yes' } }, 'params.notifications.toolsListChanged must be boolean'],
       [{ notifications: { promptsListChanged: 1 } }, 'params.notifications.promptsListChanged must be boolean'],
-      [{ notifications: { resourceSubscriptions: 'echo://x' } }, 'params.notifications.resourceSubscriptions must be array'],
-      [{ notifications: { resourceSubscriptions: [7] } }, 'params.notifications.resourceSubscriptions.0 must be string'],
+      [
+        { notifications: { resourceSubscriptions: 'echo://x' } },
+        'params.notifications.resourceSubscriptions must be array',
+      ],
+      [
+        { notifications: { resourceSubscriptions: [7] } },
+        'params.notifications.resourceSubscriptions.0 must be string',
+      ],
     ];
     for (const [params, problem] of cases) {
       const r = await listenReply('bad-listen', params);
       expect(r.type, JSON.stringify(params)).toMatch(/^application\/json/);
       expect(r.status).toBe(200);
-      expect(r.json).toEqual({ jsonrpc: '2.0', id: 'bad-listen', error: { code: -32602, message: `Invalid params: ${problem}`, data: { type: 'INVALID_PARAMS' } } });
+      expect(r.json).toEqual({
+        jsonrpc: '2.0',
+        id: 'bad-listen',
+        error: { code: -32602, message: `Invalid params: ${problem}`, data: { type: 'INVALID_PARAMS' } },
+      });
     }
     expect(await listensOpen()).toBe(0);
     // Another client's listen and call go on.
@@ -352,22 +568,39 @@ describe('Mcp-Param-* headers of x-mcp-header arguments', () => {
   let hgw: RunningGateway;
 
   beforeAll(async () => {
-    hgw = await startGateway(exampleConfig({ upstreams: [{ name: 'hdr', transport: 'stdio', command: process.execPath, args: ['-e', HEADER_TOOL_SERVER], prefix: '' }] }));
+    hgw = await startGateway(
+      exampleConfig({
+        upstreams: [
+          { name: 'hdr', transport: 'stdio', command: process.execPath, args: ['-e', HEADER_TOOL_SERVER], prefix: '' },
+        ],
+      }),
+    );
   });
 
   afterAll(async () => {
     await hgw?.stop();
   });
 
-  const call = (args: Record<string, unknown>, headers: Record<string, string>) => send(hgw, 'h', 'tools/call', { name: 'route', arguments: args }, headers);
+  const call = (args: Record<string, unknown>, headers: Record<string, string>) =>
+    send(hgw, 'h', 'tools/call', { name: 'route', arguments: args }, headers);
 
   it('a call whose headers mirror its arguments goes through (integers compared as numbers, base64 decoded)', async () => {
     const r = await call(
       { region: 'eu-west', shard: 42, dryRun: false, options: { tenant: 'Zürich' } },
-      { 'mcp-param-region': 'eu-west', 'mcp-param-shard': '42.0', 'mcp-param-dryrun': 'false', 'mcp-param-tenant': `=?base64?${Buffer.from('Zürich').toString('base64')}?=` },
+      {
+        'mcp-param-region': 'eu-west',
+        'mcp-param-shard': '42.0',
+        'mcp-param-dryrun': 'false',
+        'mcp-param-tenant': `=?base64?${Buffer.from('Zürich').toString('base64')}?=`,
+      },
     );
     expect(r.status).toBe(200);
-    expect(JSON.parse(r.json.result.content[0].text)).toEqual({ region: 'eu-west', shard: 42, dryRun: false, options: { tenant: 'Zürich' } });
+    expect(JSON.parse(r.json.result.content[0].text)).toEqual({
+      region: 'eu-west',
+      shard: 42,
+      dryRun: false,
+      options: { tenant: 'Zürich' },
+    });
   });
 
   it('arguments that are absent need no header; a `number` annotation is not one the spec allows, so it is not checked', async () => {
@@ -382,7 +615,11 @@ describe('Mcp-Param-* headers of x-mcp-header arguments', () => {
     ['a boolean header spelled otherwise', { dryRun: true }, { 'mcp-param-dryrun': 'TRUE' }],
     ['a nested argument without its header', { options: { tenant: 't1' } }, {}],
     ['a base64 sentinel with bad padding', { region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVsbG8?=' }],
-    ['a base64 sentinel with characters outside the alphabet', { region: 'Hello' }, { 'mcp-param-region': '=?base64?SGVs!!!bG8=?=' }],
+    [
+      'a base64 sentinel with characters outside the alphabet',
+      { region: 'Hello' },
+      { 'mcp-param-region': '=?base64?SGVs!!!bG8=?=' },
+    ],
   ] as const) {
     it(`${name} → 400 -32020, and the gateway goes on`, async () => {
       const r = await call(args, headers);
@@ -398,7 +635,11 @@ describe('subscriptions/listen with resource subscriptions', () => {
   let fgw: RunningGateway;
 
   beforeAll(async () => {
-    fgw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('fx', resolve(ROOT, 'examples/conformance/server.mjs'), { prefix: '' })] }));
+    fgw = await startGateway(
+      exampleConfig({
+        upstreams: [stdioUpstream('fx', resolve(ROOT, 'examples/conformance/server.mjs'), { prefix: '' })],
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -411,12 +652,19 @@ describe('subscriptions/listen with resource subscriptions', () => {
     const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', {
       notifications: { resourceSubscriptions: ['test://watched-resource', 'nowhere://unknown'] },
     });
-    const res = await fetch(fgw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const res = await fetch(fgw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     const reader = new SseReader(res);
     const ack = JSON.parse((await reader.next())!.data);
     expect(ack.params.notifications).toEqual({ resourceSubscriptions: ['test://watched-resource'] });
 
-    const touched = await send(fgw, 2, 'tools/call', { name: 'test_touch_resource', arguments: { uri: 'test://watched-resource' } });
+    const touched = await send(fgw, 2, 'tools/call', {
+      name: 'test_touch_resource',
+      arguments: { uri: 'test://watched-resource' },
+    });
     expect(touched.json.result.content[0].text).toBe('updated test://watched-resource');
     const update = JSON.parse((await reader.next())!.data);
     expect(update).toEqual({
@@ -426,10 +674,15 @@ describe('subscriptions/listen with resource subscriptions', () => {
     });
     await reader.cancel();
     await until('the gateway to drop the closed listen stream', async () =>
-      /^mcpgw_sse_streams_open\{kind="listen"\} 0$/m.test(await fetch(new URL('/metrics', fgw.base)).then((r) => r.text())),
+      /^mcpgw_sse_streams_open\{kind="listen"\} 0$/m.test(
+        await fetch(new URL('/metrics', fgw.base)).then((r) => r.text()),
+      ),
     );
     // An update now reaches nobody, and breaks nothing.
-    expect((await send(fgw, 3, 'tools/call', { name: 'test_touch_resource', arguments: { uri: 'test://watched-resource' } })).status).toBe(200);
+    expect(
+      (await send(fgw, 3, 'tools/call', { name: 'test_touch_resource', arguments: { uri: 'test://watched-resource' } }))
+        .status,
+    ).toBe(200);
   });
 });
 
@@ -456,21 +709,48 @@ describe('subscriptions/listen with resources of a per-session upstream', () => 
   let cgw: RunningGateway;
 
   beforeAll(async () => {
-    cgw = await startGateway(exampleConfig({ upstreams: [{ name: 'clock', transport: 'stdio', command: process.execPath, args: ['-e', CLOCK_SERVER], prefix: '', mode: 'per-session', pool: { spares: 0 } }] }));
+    cgw = await startGateway(
+      exampleConfig({
+        upstreams: [
+          {
+            name: 'clock',
+            transport: 'stdio',
+            command: process.execPath,
+            args: ['-e', CLOCK_SERVER],
+            prefix: '',
+            mode: 'per-session',
+            pool: { spares: 0 },
+          },
+        ],
+      }),
+    );
   });
 
   afterAll(async () => {
     await cgw?.stop();
   });
 
-  const workers = async () => Number(/^mcpgw_upstream_workers\{upstream="clock"\} (\d+)$/m.exec(await fetch(new URL('/metrics', cgw.base)).then((r) => r.text()))?.[1] ?? 0);
+  const workers = async () =>
+    Number(
+      /^mcpgw_upstream_workers\{upstream="clock"\} (\d+)$/m.exec(
+        await fetch(new URL('/metrics', cgw.base)).then((r) => r.text()),
+      )?.[1] ?? 0,
+    );
 
   async function listenTo(id: string): Promise<SseReader> {
-    const { body, headers } = modernRequest(id, 'subscriptions/listen', { notifications: { resourceSubscriptions: ['clock://tick'] } });
-    const res = await fetch(cgw.url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
+    const { body, headers } = modernRequest(id, 'subscriptions/listen', {
+      notifications: { resourceSubscriptions: ['clock://tick'] },
+    });
+    const res = await fetch(cgw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     const reader = new SseReader(res);
-    expect(JSON.parse((await reader.next())!.data).params.notifications).toEqual({ resourceSubscriptions: ['clock://tick'] });
+    expect(JSON.parse((await reader.next())!.data).params.notifications).toEqual({
+      resourceSubscriptions: ['clock://tick'],
+    });
     return reader;
   }
 
@@ -479,7 +759,8 @@ describe('subscriptions/listen with resources of a per-session upstream', () => 
     const before = await workers();
     const [one, two] = [await listenTo('listen-a'), await listenTo('listen-b')];
     const updatesOf = async (reader: SseReader, id: string) => {
-      const seen: Array<{ method: string; params: { uri: string; title: string; _meta: Record<string, unknown> } }> = [];
+      const seen: Array<{ method: string; params: { uri: string; title: string; _meta: Record<string, unknown> } }> =
+        [];
       for (let i = 0; i < 3; i++) seen.push(JSON.parse((await reader.next())!.data));
       for (const m of seen) {
         expect(m.method).toBe('notifications/resources/updated');
@@ -497,7 +778,7 @@ describe('subscriptions/listen with resources of a per-session upstream', () => 
     expect(await workers()).toBe(before + 2);
 
     await one.cancel();
-    await until('the first stream\'s worker to stop', async () => (await workers()) === before + 1);
+    await until("the first stream's worker to stop", async () => (await workers()) === before + 1);
     // The other stream goes on.
     expect(new Set(await updatesOf(two, 'listen-b'))).toEqual(pidsB);
     await two.cancel();

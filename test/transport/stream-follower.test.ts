@@ -32,9 +32,18 @@ class FakeResponse extends EventEmitter {
 
 function setup() {
   const events = new MemoryEventStore({ maxEvents: 100, maxAgeMs: 60_000 });
-  const services = new StreamServices({ events, bus: new MemoryBus(), retryMs: 100, diagnostics: new DataPathEvents('stream-follower-test'), log: createLogger('silent') });
+  const services = new StreamServices({
+    events,
+    bus: new MemoryBus(),
+    retryMs: 100,
+    diagnostics: new DataPathEvents('stream-follower-test'),
+    log: createLogger('silent'),
+  });
   const raw = new FakeResponse();
-  const writer = new SseWriter(raw as unknown as ServerResponse, { maxBufferedBytes: Infinity, cutOff: () => undefined });
+  const writer = new SseWriter(raw as unknown as ServerResponse, {
+    maxBufferedBytes: Infinity,
+    cutOff: () => undefined,
+  });
   return { events, services, raw, writer };
 }
 

@@ -37,7 +37,10 @@ class RecordingHandler implements McpHandler {
 
   initialize(params: Record<string, unknown> | undefined) {
     const protocolVersion = String(params?.protocolVersion);
-    return { protocolVersion, result: { protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'recording', version: '1' } } };
+    return {
+      protocolVersion,
+      result: { protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'recording', version: '1' } },
+    };
   }
 
   capabilities() {
@@ -54,7 +57,8 @@ class RecordingHandler implements McpHandler {
 
   async handleRequest(ctx: RequestContext, request: JsonRpcRequest): Promise<JsonRpcResponse> {
     this.requests.push({ ctx, request });
-    if (request.method === 'test/hold' || request.params?.name === 'hold') await new Promise<void>((resolve) => this.#held.set(String(request.id), resolve));
+    if (request.method === 'test/hold' || request.params?.name === 'hold')
+      await new Promise<void>((resolve) => this.#held.set(String(request.id), resolve));
     return { jsonrpc: '2.0', id: request.id, result: { method: request.method, scope: ctx.scope } };
   }
 
@@ -107,7 +111,13 @@ async function endpoint(options: { maxInFlightPerClient?: number } = {}): Promis
   const handler = new RecordingHandler();
   const store = new MemorySessionStore({ ttlSeconds: 60 });
   const bus = new MemoryBus();
-  const services = new StreamServices({ events: new MemoryEventStore({ maxEvents: 100, maxAgeMs: 60_000 }), bus, retryMs: 1000, diagnostics, log });
+  const services = new StreamServices({
+    events: new MemoryEventStore({ maxEvents: 100, maxAgeMs: 60_000 }),
+    bus,
+    retryMs: 1000,
+    diagnostics,
+    log,
+  });
   const streams = new SessionStreams({ keepAliveMs: 15_000, services, distributed: false, retainMs: 60_000 });
   const listens = new ListenStreams(15_000);
   const state = { ready: true, draining: false };
@@ -160,9 +170,22 @@ describe('StreamableHttpTransport sessions', () => {
     const e = await endpoint();
     const res = await post(e.url, initialize());
     expect(res.status).toBe(200);
-    expect(res.json).toEqual({ jsonrpc: '2.0', id: 0, result: { protocolVersion: PROTOCOL, capabilities: { tools: {} }, serverInfo: { name: 'recording', version: '1' } } });
+    expect(res.json).toEqual({
+      jsonrpc: '2.0',
+      id: 0,
+      result: {
+        protocolVersion: PROTOCOL,
+        capabilities: { tools: {} },
+        serverInfo: { name: 'recording', version: '1' },
+      },
+    });
     const sid = res.headers.get('mcp-session-id')!;
-    expect(await e.store.get(sid)).toMatchObject({ id: sid, protocolVersion: PROTOCOL, clientCapabilities: { sampling: {} }, clientInfo: { name: 'transport-test' } });
+    expect(await e.store.get(sid)).toMatchObject({
+      id: sid,
+      protocolVersion: PROTOCOL,
+      clientCapabilities: { sampling: {} },
+      clientInfo: { name: 'transport-test' },
+    });
     // The handler sees no request for it: the transport opened the session.
     expect(e.handler.requests).toEqual([]);
   });
@@ -175,7 +198,13 @@ describe('StreamableHttpTransport sessions', () => {
     expect(res.status).toBe(200);
     expect(res.json).toEqual({ jsonrpc: '2.0', id: 'r1', result: { method: 'tools/list', scope: sid } });
     const [{ ctx }] = e.handler.requests;
-    expect(ctx).toMatchObject({ stateless: false, scope: sid, client: sid, protocolVersion: PROTOCOL, clientCapabilities: { sampling: {} } });
+    expect(ctx).toMatchObject({
+      stateless: false,
+      scope: sid,
+      client: sid,
+      protocolVersion: PROTOCOL,
+      clientCapabilities: { sampling: {} },
+    });
   });
 
   it('notifications and responses alone are accepted (202) and handed over; nothing is answered', async () => {
@@ -230,7 +259,11 @@ describe('StreamableHttpTransport door and bounds', () => {
     expect((await post(e.url, JSON.stringify(init), { 'content-type': 'text/plain' })).status).toBe(415);
     e.state.ready = false;
     const starting = await post(e.url, init);
-    expect([starting.status, starting.headers.get('retry-after'), starting.json.error.code]).toEqual([503, '1', code('NOT_READY')]);
+    expect([starting.status, starting.headers.get('retry-after'), starting.json.error.code]).toEqual([
+      503,
+      '1',
+      code('NOT_READY'),
+    ]);
     e.state.ready = true;
     e.state.draining = true;
     expect((await post(e.url, init)).json.error.code).toBe(code('SHUTTING_DOWN'));
@@ -244,7 +277,9 @@ describe('StreamableHttpTransport door and bounds', () => {
     await until('the first request is held', () => e.handler.holding === 1);
     const refused = await post(e.url, { jsonrpc: '2.0', id: 'h2', method: 'ping' }, headers);
     expect([refused.status, refused.json.error.code]).toEqual([429, code('CLIENT_TOO_MANY_IN_FLIGHT')]);
-    expect(e.events.of('transport:rejection')).toEqual([expect.objectContaining({ errorType: 'CLIENT_TOO_MANY_IN_FLIGHT' })]);
+    expect(e.events.of('transport:rejection')).toEqual([
+      expect.objectContaining({ errorType: 'CLIENT_TOO_MANY_IN_FLIGHT' }),
+    ]);
     // Another session has a share of its own.
     const other = await openSession(e);
     expect((await post(e.url, { jsonrpc: '2.0', id: 'o1', method: 'ping' }, other)).status).toBe(200);
@@ -279,7 +314,12 @@ describe('StreamableHttpTransport stateless requests', () => {
     // A held one whose client goes away: the transport releases its scope, which cancels it.
     const held = modernRequest(2, 'tools/call', { name: 'hold', arguments: {} });
     const abort = new AbortController();
-    const pending = fetch(e.url, { method: 'POST', headers: { ...MCP_HEADERS, ...held.headers }, body: JSON.stringify(held.body), signal: abort.signal }).catch(() => undefined);
+    const pending = fetch(e.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...held.headers },
+      body: JSON.stringify(held.body),
+      signal: abort.signal,
+    }).catch(() => undefined);
     await until('the request is held', () => e.handler.holding === 1);
     const scope = e.handler.requests[1]!.ctx.scope;
     expect(scope).not.toBe(ctx.scope);

@@ -34,7 +34,9 @@ function refusedUpgrade(base: string, options: WebSocket.ClientOptions): Promise
 
 beforeAll(async () => {
   issuer = await startJwtIssuer();
-  gw = await startGateway(exampleConfig({ limits: { bodyBytes: 64 * 1024 }, websocket: { maxBufferedBytes: 64 * 1024 } }));
+  gw = await startGateway(
+    exampleConfig({ limits: { bodyBytes: 64 * 1024 }, websocket: { maxBufferedBytes: 64 * 1024 } }),
+  );
   authGw = await startGateway(exampleConfig({ auth: issuer.authConfig }));
   pingGw = await startGateway(exampleConfig({ websocket: { pingIntervalMs: 200 } }));
 });
@@ -49,10 +51,20 @@ describe('WebSocket frames', () => {
     const c = await RawClient.open(gw.base);
     expect(c.ws.protocol).toBe('mcp');
     await c.initialize();
-    c.send({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'slow__sleep', arguments: { ms: 60, steps: 3 }, _meta: { progressToken: 'p' } } });
+    c.send({
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/call',
+      params: { name: 'slow__sleep', arguments: { ms: 60, steps: 3 }, _meta: { progressToken: 'p' } },
+    });
     await c.answerTo(5);
     const tail = c.messages.slice(-4);
-    expect(tail.map((m) => (m.method as string | undefined) ?? `answer ${String(m.id)}`)).toEqual(['notifications/progress', 'notifications/progress', 'notifications/progress', 'answer 5']);
+    expect(tail.map((m) => (m.method as string | undefined) ?? `answer ${String(m.id)}`)).toEqual([
+      'notifications/progress',
+      'notifications/progress',
+      'notifications/progress',
+      'answer 5',
+    ]);
     c.ws.close();
   });
 
@@ -60,7 +72,11 @@ describe('WebSocket frames', () => {
     const c = await RawClient.open(gw.base);
     c.send('this is not json');
     await c.answerTo(null);
-    expect(c.messages[0]).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700, data: { type: 'PARSE_ERROR' } } });
+    expect(c.messages[0]).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32700, data: { type: 'PARSE_ERROR' } },
+    });
     c.send({ jsonrpc: '2.0', id: 'b', method: 'ping' });
     c.send([{ jsonrpc: '2.0', id: 'x', method: 'ping' }]);
     expect(await c.answerTo('b')).toMatchObject({ result: {} });

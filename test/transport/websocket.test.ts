@@ -33,7 +33,11 @@ describe('WebSocket with the SDK v1 client', () => {
   it('negotiates with the gateway', () => {
     expect(client.getServerVersion()).toMatchObject({ name: 'mcp-gateway' });
   });
-  sdkFlow(() => gw, () => client, 'ws-client');
+  sdkFlow(
+    () => gw,
+    () => client,
+    'ws-client',
+  );
 
   it('ends the session, and its per-session worker, when the socket closes', async () => {
     const sessions = await gw.gateway.store.size();
@@ -44,6 +48,10 @@ describe('WebSocket with the SDK v1 client', () => {
     expect(internals(gw.gateway.server).perSessionWorkers('everything')).toBe(workers + 1);
     await other.close();
     await until('session ended', async () => (await gw.gateway.store.size()) === sessions, 5000);
-    await until('its worker stopped', () => internals(gw.gateway.server).perSessionWorkers('everything') === workers, 5000);
+    await until(
+      'its worker stopped',
+      () => internals(gw.gateway.server).perSessionWorkers('everything') === workers,
+      5000,
+    );
   });
 });

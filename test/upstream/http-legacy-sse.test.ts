@@ -19,7 +19,11 @@ const clients: Client[] = [];
 
 async function connect(name: string, to: RunningGateway = gw): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: { sampling: {} } });
-  client.setRequestHandler(CreateMessageRequestSchema, async () => ({ role: 'assistant', content: { type: 'text', text: `sampled by ${name}` }, model: 'm' }));
+  client.setRequestHandler(CreateMessageRequestSchema, async () => ({
+    role: 'assistant',
+    content: { type: 'text', text: `sampled by ${name}` },
+    model: 'm',
+  }));
   await client.connect(new StreamableHTTPClientTransport(to.url));
   clients.push(client);
   return client;
@@ -28,8 +32,14 @@ async function connect(name: string, to: RunningGateway = gw): Promise<Client> {
 beforeAll(async () => {
   [shared, perSession] = await Promise.all([startEverything('sse'), startEverything('sse')]);
   [gw, gwPerSession] = await Promise.all([
-    startGateway(exampleConfig({ upstreams: [httpUpstream('legacy', shared.url, { transport: 'sse', timeoutMs: 20_000 })] })),
-    startGateway(exampleConfig({ upstreams: [httpUpstream('mine', perSession.url, { transport: 'sse', mode: 'per-session', timeoutMs: 20_000 })] })),
+    startGateway(
+      exampleConfig({ upstreams: [httpUpstream('legacy', shared.url, { transport: 'sse', timeoutMs: 20_000 })] }),
+    ),
+    startGateway(
+      exampleConfig({
+        upstreams: [httpUpstream('mine', perSession.url, { transport: 'sse', mode: 'per-session', timeoutMs: 20_000 })],
+      }),
+    ),
   ]);
 });
 
@@ -43,24 +53,35 @@ describe('legacy HTTP+SSE upstreams', () => {
   it('lists and calls tools of a shared legacy upstream', async () => {
     const client = await connect('a');
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['legacy__echo', 'legacy__get-sum', 'legacy__trigger-long-running-operation']));
-    expect(toolText(await client.callTool({ name: 'legacy__echo', arguments: { message: 'over sse' } }))).toContain('over sse');
+    expect(names).toEqual(
+      expect.arrayContaining(['legacy__echo', 'legacy__get-sum', 'legacy__trigger-long-running-operation']),
+    );
+    expect(toolText(await client.callTool({ name: 'legacy__echo', arguments: { message: 'over sse' } }))).toContain(
+      'over sse',
+    );
     expect(toolText(await client.callTool({ name: 'legacy__get-sum', arguments: { a: 2, b: 40 } }))).toContain('42');
   });
 
   it('streams progress that arrives on the legacy SSE stream', async () => {
     const client = await connect('b');
     const progress: number[] = [];
-    const result = await client.callTool({ name: 'legacy__trigger-long-running-operation', arguments: { duration: 1, steps: 2 } }, undefined, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const result = await client.callTool(
+      { name: 'legacy__trigger-long-running-operation', arguments: { duration: 1, steps: 2 } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     expect(toolText(result)).toMatch(/completed/i);
     expect(progress.length).toBe(2);
   });
 
   it('round-trips sampling from a per-session legacy upstream to the calling client', async () => {
     const client = await connect('carol', gwPerSession);
-    const sampled = await client.callTool({ name: 'mine__trigger-sampling-request', arguments: { prompt: 'hi', maxTokens: 5 } });
+    const sampled = await client.callTool({
+      name: 'mine__trigger-sampling-request',
+      arguments: { prompt: 'hi', maxTokens: 5 },
+    });
     expect(toolText(sampled)).toContain('sampled by carol');
   });
 

@@ -57,10 +57,11 @@ async function rpc(method: string, params: Record<string, unknown>): Promise<Rep
   return { messages, response: messages.find((m) => 'result' in m || 'error' in m), ms: performance.now() - started };
 }
 
-const callTool = (name: string, progress = false) => rpc('tools/call', { name, arguments: {}, ...(progress ? { _meta: { progressToken: 'p' } } : {}) });
+const callTool = (name: string, progress = false) =>
+  rpc('tools/call', { name, arguments: {}, ...(progress ? { _meta: { progressToken: 'p' } } : {}) });
 
-
-const toolNames = async () => ((await rpc('tools/list', {})).response.result.tools as Array<{ name: string }>).map((t) => t.name);
+const toolNames = async () =>
+  ((await rpc('tools/list', {})).response.result.tools as Array<{ name: string }>).map((t) => t.name);
 
 beforeAll(async () => {
   [upstream, other] = await Promise.all([new MisbehavingUpstream().start(), new MisbehavingUpstream('other').start()]);
@@ -69,9 +70,16 @@ beforeAll(async () => {
     exampleConfig({
       upstreams: [
         // A breaker that never opens, so each misbehaviour is seen on its own…
-        httpUpstream('bad', upstream.url, { ...common, breaker: { failureThreshold: 1000, openMs: 300, maxOpenMs: 600 } }),
+        httpUpstream('bad', upstream.url, {
+          ...common,
+          breaker: { failureThreshold: 1000, openMs: 300, maxOpenMs: 600 },
+        }),
         // …and one that opens after three failures.
-        httpUpstream('brk', other.url, { ...common, required: true, breaker: { failureThreshold: 3, openMs: 300, maxOpenMs: 600 } }),
+        httpUpstream('brk', other.url, {
+          ...common,
+          required: true,
+          breaker: { failureThreshold: 3, openMs: 300, maxOpenMs: 600 },
+        }),
       ],
     }),
   );
@@ -85,32 +93,41 @@ afterAll(async () => {
 });
 
 describe('an upstream that hangs', () => {
-  it.each(['hang', 'hang-sse'])('%s: UPSTREAM_TIMEOUT after timeoutMs, and the upstream is told to cancel', async (tool) => {
-    const cancelledBefore = upstream.cancelled.length;
-    const { response, ms } = await callTool(`bad__${tool}`);
-    expect(response.error.data.type).toBe('UPSTREAM_TIMEOUT');
-    // Correctness bounds: it waited for the timeout, and not much past it.
-    expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
-    expect(ms).toBeLessThan(TIMEOUT_MS + 2000);
-    await until('notifications/cancelled reached the upstream', () => upstream.cancelled.length > cancelledBefore);
-    expect(internals(gw.gateway.server).inFlight).toBe(0);
-  });
+  it.each(['hang', 'hang-sse'])(
+    '%s: UPSTREAM_TIMEOUT after timeoutMs, and the upstream is told to cancel',
+    async (tool) => {
+      const cancelledBefore = upstream.cancelled.length;
+      const { response, ms } = await callTool(`bad__${tool}`);
+      expect(response.error.data.type).toBe('UPSTREAM_TIMEOUT');
+      // Correctness bounds: it waited for the timeout, and not much past it.
+      expect(ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
+      expect(ms).toBeLessThan(TIMEOUT_MS + 2000);
+      await until('notifications/cancelled reached the upstream', () => upstream.cancelled.length > cancelledBefore);
+      expect(internals(gw.gateway.server).inFlight).toBe(0);
+    },
+  );
 });
 
 describe('an upstream that answers garbage', () => {
-  it.each(['garbage-json', 'garbage-html', 'garbage-sse', 'wrong-id'])('%s: UPSTREAM_PROTOCOL_ERROR, without waiting for the timeout', async (tool) => {
-    const { response, ms } = await callTool(`bad__${tool}`);
-    expect(response.error.code).toBe(-32008);
-    expect(response.error.data).toMatchObject({ type: 'UPSTREAM_PROTOCOL_ERROR', upstream: 'bad' });
-    expect(ms).toBeLessThan(TIMEOUT_MS);
-  });
+  it.each(['garbage-json', 'garbage-html', 'garbage-sse', 'wrong-id'])(
+    '%s: UPSTREAM_PROTOCOL_ERROR, without waiting for the timeout',
+    async (tool) => {
+      const { response, ms } = await callTool(`bad__${tool}`);
+      expect(response.error.code).toBe(-32008);
+      expect(response.error.data).toMatchObject({ type: 'UPSTREAM_PROTOCOL_ERROR', upstream: 'bad' });
+      expect(ms).toBeLessThan(TIMEOUT_MS);
+    },
+  );
 });
 
 describe('an upstream that closes its SSE reply mid-stream', () => {
   it('without event ids: the progress sent so far, then UPSTREAM_UNAVAILABLE; a tool call is not sent twice', async () => {
     const before = upstream.hitsOf('cut-sse');
     const { messages, response } = await callTool('bad__cut-sse', true);
-    expect(messages[0]).toMatchObject({ method: 'notifications/progress', params: { progressToken: 'p', progress: 1 } });
+    expect(messages[0]).toMatchObject({
+      method: 'notifications/progress',
+      params: { progressToken: 'p', progress: 1 },
+    });
     expect(response.error.data.type).toBe('UPSTREAM_UNAVAILABLE');
     expect(response.error.message).toMatch(/closed the stream before answering|connection/);
     expect(upstream.hitsOf('cut-sse')).toBe(before + 1);
@@ -160,7 +177,8 @@ describe('an upstream that returns 404 for its session', () => {
 
 describe('the circuit breaker', () => {
   it('opens after failureThreshold failures: calls then fail fast without reaching the upstream, and its tools are not listed', async () => {
-    for (let i = 0; i < 3; i++) expect((await callTool('brk__fail-500')).response.error.data.type).toBe('UPSTREAM_UNAVAILABLE');
+    for (let i = 0; i < 3; i++)
+      expect((await callTool('brk__fail-500')).response.error.data.type).toBe('UPSTREAM_UNAVAILABLE');
     const hits = other.hitsOf('ok');
     const { response } = await callTool('brk__ok');
     expect(response.error.code).toBe(-32011);
@@ -177,7 +195,9 @@ describe('the circuit breaker', () => {
   it('half-opens after openMs; the health probe succeeds and closes it; the tools are back', async () => {
     await until('brk is listed again', async () => (await toolNames()).includes('brk__ok'));
     expect((await callTool('brk__ok')).response.result.content[0].text).toBe('ok');
-    const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as { upstreams: Record<string, { circuit: string }> };
+    const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as {
+      upstreams: Record<string, { circuit: string }>;
+    };
     expect(body.upstreams.brk!.circuit).toBe('closed');
   });
 });
@@ -186,22 +206,35 @@ describe('an upstream that is down when the gateway starts', () => {
   it('is left out, reported down, and joins the catalog when it comes up; on shutdown its sessions are ended (DELETE)', async () => {
     const port = await freePort();
     const late = new MisbehavingUpstream();
-    const gw2 = await startGateway(exampleConfig({ upstreams: [httpUpstream('late', `http://127.0.0.1:${port}/mcp`, { required: true, health: { intervalMs: 200, timeoutMs: 500 } })] }));
+    const gw2 = await startGateway(
+      exampleConfig({
+        upstreams: [
+          httpUpstream('late', `http://127.0.0.1:${port}/mcp`, {
+            required: true,
+            health: { intervalMs: 200, timeoutMs: 500 },
+          }),
+        ],
+      }),
+    );
     try {
       const ready = await fetch(new URL('/readyz', gw2.base));
       expect(ready.status).toBe(503);
       expect(((await ready.json()) as { upstreams: { late: { state: string } } }).upstreams.late.state).toBe('down');
       await late.start(port);
       const sid2 = await openSession(gw2.url, PROTOCOL);
-      await until('its tools are listed', async () => {
-        const res = await fetch(gw2.url, {
-          method: 'POST',
-          headers: { ...MCP_HEADERS, 'mcp-session-id': sid2, 'mcp-protocol-version': PROTOCOL },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-        });
-        const body = (await res.json()) as { result: { tools: Array<{ name: string }> } };
-        return body.result.tools.some((t) => t.name === 'late__ok');
-      }, 20_000);
+      await until(
+        'its tools are listed',
+        async () => {
+          const res = await fetch(gw2.url, {
+            method: 'POST',
+            headers: { ...MCP_HEADERS, 'mcp-session-id': sid2, 'mcp-protocol-version': PROTOCOL },
+            body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+          });
+          const body = (await res.json()) as { result: { tools: Array<{ name: string }> } };
+          return body.result.tools.some((t) => t.name === 'late__ok');
+        },
+        20_000,
+      );
       expect((await fetch(new URL('/readyz', gw2.base))).status).toBe(200);
       // Its 404 to server/discover (auto) was an answer: the health monitor now pings it over a 2025 session of its own.
       await until('the health probe has its own session', () => late.initializes >= 2, 5000);

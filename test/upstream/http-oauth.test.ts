@@ -9,7 +9,15 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
-import { ECHO_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { oneToolHandler } from '../support/one-tool-server.js';
 
@@ -46,11 +54,14 @@ beforeAll(async () => {
     const form = new URLSearchParams(await readBody(req));
     issuer.forms.push(form);
     const basic = `Basic ${Buffer.from(`${encodeURIComponent(CLIENT.id)}:${encodeURIComponent(CLIENT.secret)}`).toString('base64')}`;
-    if (req.headers.authorization !== basic) return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
+    if (req.headers.authorization !== basic)
+      return void res.writeHead(401, { 'content-type': 'application/json' }).end('{"error":"invalid_client"}');
     if (issuer.mode === 'fail') return void res.writeHead(503).end('maintenance');
     const token = `tok-${++issuer.issued}`;
     issuer.live.add(token);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: issuer.expiresIn }));
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ access_token: token, token_type: 'Bearer', expires_in: issuer.expiresIn }));
   });
   await new Promise<void>((r) => tokenServer.listen(0, '127.0.0.1', r));
   tokenUrl = `http://127.0.0.1:${(tokenServer.address() as AddressInfo).port}/token`;
@@ -73,7 +84,15 @@ beforeAll(async () => {
       listen: { host: '127.0.0.1', port: 0 },
       logLevel: 'silent',
       upstreams: [
-        httpUpstream('remote', mcpUrl, { oauth: { tokenUrl, clientId: CLIENT.id, clientSecret: '${REMOTE_CLIENT_SECRET}', scopes: ['mcp:tools', 'mcp:read'], resource: RESOURCE } }),
+        httpUpstream('remote', mcpUrl, {
+          oauth: {
+            tokenUrl,
+            clientId: CLIENT.id,
+            clientSecret: '${REMOTE_CLIENT_SECRET}',
+            scopes: ['mcp:tools', 'mcp:read'],
+            resource: RESOURCE,
+          },
+        }),
         stdioUpstream('echo', ECHO_SERVER),
       ],
     },
@@ -89,19 +108,28 @@ afterAll(async () => {
 });
 
 const call = (sid: string, name: string, args: Record<string, unknown> = {}) =>
-  post(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  post(
+    gw.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
 
 describe('an upstream behind OAuth (client credentials)', () => {
   it('gets one token for the start-up and many calls, asked with scope and resource, and sends it on every request', async () => {
     const sid = await openSession(gw.url);
-    for (let i = 0; i < 5; i++) expect((await call(sid, 'remote__lookup')).json.result.content[0].text).toBe('found it');
+    for (let i = 0; i < 5; i++)
+      expect((await call(sid, 'remote__lookup')).json.result.content[0].text).toBe('found it');
     expect(issuer.issued).toBe(1);
-    expect(Object.fromEntries(issuer.forms[0]!)).toEqual({ grant_type: 'client_credentials', scope: 'mcp:tools mcp:read', resource: RESOURCE });
+    expect(Object.fromEntries(issuer.forms[0]!)).toEqual({
+      grant_type: 'client_credentials',
+      scope: 'mcp:tools mcp:read',
+      resource: RESOURCE,
+    });
     expect(new Set(upstream.seen)).toEqual(new Set(['Bearer tok-1']));
     expect(upstream.refused).toBe(0);
   });
 
-  it('a revoked token: the upstream\'s 401 gets a new token and one more try, and the client never notices', async () => {
+  it("a revoked token: the upstream's 401 gets a new token and one more try, and the client never notices", async () => {
     const sid = await openSession(gw.url);
     issuer.live.clear();
     const issued = issuer.issued;
@@ -145,9 +173,14 @@ describe('an upstream behind OAuth (client credentials)', () => {
   });
 
   it('config: oauth with an Authorization header, a bad token URL or an unset ${VAR} secret is a start-up error naming the key', () => {
-    const remote = (oauth: Record<string, unknown>, headers: Record<string, string> = {}) => exampleConfig({ upstreams: [httpUpstream('remote', mcpUrl, { oauth, headers })] });
-    expect(() => remote({ tokenUrl, clientId: 'x', clientSecret: 'y' }, { Authorization: 'Bearer static' })).toThrow(/upstreams\[0\]\.headers\.Authorization: cannot be set with upstreams\[0\]\.oauth/);
+    const remote = (oauth: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      exampleConfig({ upstreams: [httpUpstream('remote', mcpUrl, { oauth, headers })] });
+    expect(() => remote({ tokenUrl, clientId: 'x', clientSecret: 'y' }, { Authorization: 'Bearer static' })).toThrow(
+      /upstreams\[0\]\.headers\.Authorization: cannot be set with upstreams\[0\]\.oauth/,
+    );
     expect(() => remote({ tokenUrl: 'ftp://nope', clientId: 'x', clientSecret: 'y' })).toThrow(/oauth\.tokenUrl/);
-    expect(() => remote({ tokenUrl, clientId: 'x', clientSecret: '${NOT_SET_ANYWHERE}' })).toThrow(/upstreams\[0\]\.oauth\.clientSecret: environment variable NOT_SET_ANYWHERE is not set/);
+    expect(() => remote({ tokenUrl, clientId: 'x', clientSecret: '${NOT_SET_ANYWHERE}' })).toThrow(
+      /upstreams\[0\]\.oauth\.clientSecret: environment variable NOT_SET_ANYWHERE is not set/,
+    );
   });
 });

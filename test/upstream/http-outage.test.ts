@@ -8,7 +8,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  startGateway,
+  stdioUpstream,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
@@ -34,8 +41,14 @@ async function call(name: string, args: Record<string, unknown>): Promise<Outcom
     await client.callTool({ name, arguments: args });
     return { ok: true, ms: performance.now() - started };
   } catch (err) {
-    const data = err instanceof McpError ? (err.data as { type?: string; retryAfterMs?: unknown } | undefined) : undefined;
-    return { ok: false, type: data?.type ?? String(err), retryAfterMs: data?.retryAfterMs, ms: performance.now() - started };
+    const data =
+      err instanceof McpError ? (err.data as { type?: string; retryAfterMs?: unknown } | undefined) : undefined;
+    return {
+      ok: false,
+      type: data?.type ?? String(err),
+      retryAfterMs: data?.retryAfterMs,
+      ms: performance.now() - started,
+    };
   }
 }
 
@@ -45,7 +58,6 @@ async function ready(): Promise<{ status: number; remote: Record<string, unknown
   return { status: res.status, remote: body.upstreams.remote! };
 }
 
-
 const toolNames = async () => (await client.listTools()).tools.map((t) => t.name);
 
 beforeAll(async () => {
@@ -53,7 +65,10 @@ beforeAll(async () => {
   port = remote.port;
   gw = await startGateway(
     exampleConfig({
-      upstreams: [stdioUpstream('local', ECHO_SERVER), httpUpstream('remote', remote.url, { timeoutMs: TIMEOUT_MS, pool: { min: 1, max: 2 }, required: true })],
+      upstreams: [
+        stdioUpstream('local', ECHO_SERVER),
+        httpUpstream('remote', remote.url, { timeoutMs: TIMEOUT_MS, pool: { min: 1, max: 2 }, required: true }),
+      ],
     }),
   );
   client = new Client({ name: 'outage', version: '1.0.0' });
@@ -91,7 +106,8 @@ describe('a remote upstream killed mid-load', () => {
     const failures = outcomes.filter((o) => !o.ok);
     expect(failures.length).toBeGreaterThan(0);
     const types = new Set(failures.map((f) => f.type));
-    for (const type of types) expect(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_CIRCUIT_OPEN', 'UPSTREAM_TIMEOUT']).toContain(type);
+    for (const type of types)
+      expect(['UPSTREAM_UNAVAILABLE', 'UPSTREAM_CIRCUIT_OPEN', 'UPSTREAM_TIMEOUT']).toContain(type);
     expect(types).toContain('UPSTREAM_CIRCUIT_OPEN');
     // Correctness bounds (no call waits past its timeout), not speed benchmarks.
     for (const f of failures) expect(f.ms).toBeLessThan(TIMEOUT_MS + 1000);
@@ -109,7 +125,9 @@ describe('a remote upstream killed mid-load', () => {
     const names = await toolNames();
     expect(names.some((n) => n.startsWith('remote__'))).toBe(false);
     expect(names).toContain('local__echo');
-    expect(toolText(await client.callTool({ name: 'local__echo', arguments: { text: 'still here' } }))).toBe('still here');
+    expect(toolText(await client.callTool({ name: 'local__echo', arguments: { text: 'still here' } }))).toBe(
+      'still here',
+    );
     // A client that still knows the name gets the upstream's fail-fast error, not "unknown tool".
     const stale = await call('remote__echo', { text: 'x' });
     expect(stale.ok).toBe(false);
@@ -123,7 +141,9 @@ describe('a remote upstream killed mid-load', () => {
     expect(listChanged).toBeGreaterThan(before);
     await until('ready again', async () => (await ready()).status === 200, 15_000);
     expect((await ready()).remote).toMatchObject({ state: 'ready', circuit: 'closed' });
-    const who = JSON.parse(toolText(await client.callTool({ name: 'remote__whoami', arguments: {} }))) as { pid: number };
+    const who = JSON.parse(toolText(await client.callTool({ name: 'remote__whoami', arguments: {} }))) as {
+      pid: number;
+    };
     expect(who.pid).toBe(remote.pid);
     const again = await call('remote__sleep', { ms: 10 });
     expect(again.ok).toBe(true);

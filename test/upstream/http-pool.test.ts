@@ -12,7 +12,13 @@ let server: HttpServerProcess;
 let shared: RunningGateway;
 let perSession: RunningGateway;
 
-async function call(gw: RunningGateway, sid: string, id: number, name: string, args: Record<string, unknown>): Promise<any> {
+async function call(
+  gw: RunningGateway,
+  sid: string,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<any> {
   const res = await fetch(gw.url, {
     method: 'POST',
     headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
@@ -24,8 +30,20 @@ async function call(gw: RunningGateway, sid: string, id: number, name: string, a
 beforeAll(async () => {
   server = await startEchoHttp();
   [shared, perSession] = await Promise.all([
-    startGateway(exampleConfig({ upstreams: [httpUpstream('tight', server.url, { pool: { min: 1, max: 1, maxInFlight: 2, queueSize: 1, queueTimeoutMs: 10_000 } })] })),
-    startGateway(exampleConfig({ upstreams: [httpUpstream('mine', server.url, { mode: 'per-session', pool: { max: 1, maxInFlight: 1 } })] })),
+    startGateway(
+      exampleConfig({
+        upstreams: [
+          httpUpstream('tight', server.url, {
+            pool: { min: 1, max: 1, maxInFlight: 2, queueSize: 1, queueTimeoutMs: 10_000 },
+          }),
+        ],
+      }),
+    ),
+    startGateway(
+      exampleConfig({
+        upstreams: [httpUpstream('mine', server.url, { mode: 'per-session', pool: { max: 1, maxInFlight: 1 } })],
+      }),
+    ),
   ]);
 });
 
@@ -51,16 +69,21 @@ describe('pool semantics with a remote upstream', () => {
   it('serves every call of the shared pool from one upstream session', async () => {
     const sid = await openSession(shared.url, PROTOCOL);
     const sessions = new Set<string>();
-    for (let i = 0; i < 5; i++) sessions.add(JSON.parse((await call(shared, sid, 100 + i, 'tight__whoami', {})).result.content[0].text).session);
+    for (let i = 0; i < 5; i++)
+      sessions.add(JSON.parse((await call(shared, sid, 100 + i, 'tight__whoami', {})).result.content[0].text).session);
     expect(sessions.size).toBe(1);
   });
 
   it('per-session: one upstream session per client session, capped at pool.max; a deleted client session frees its worker', async () => {
     const a = await openSession(perSession.url, PROTOCOL);
-    const whoA = JSON.parse((await call(perSession, a, 1, 'mine__whoami', {})).result.content[0].text) as { session: string };
+    const whoA = JSON.parse((await call(perSession, a, 1, 'mine__whoami', {})).result.content[0].text) as {
+      session: string;
+    };
     const b = await openSession(perSession.url, PROTOCOL);
     // a's worker is idle, so it makes room for b's (the least recently used idle one goes).
-    const whoB = JSON.parse((await call(perSession, b, 1, 'mine__whoami', {})).result.content[0].text) as { session: string };
+    const whoB = JSON.parse((await call(perSession, b, 1, 'mine__whoami', {})).result.content[0].text) as {
+      session: string;
+    };
     expect(whoB.session).not.toBe(whoA.session);
     // b is busy: a third session finds no room.
     const busy = call(perSession, b, 2, 'mine__sleep', { ms: 500 });
@@ -70,8 +93,13 @@ describe('pool semantics with a remote upstream', () => {
     expect(rejected.error.data.type).toBe('OVERLOADED');
     expect((await busy).result.content[0].text).toBe('slept 500ms');
     // Deleting b's session stops its worker: c gets a worker, with a new upstream session.
-    await fetch(perSession.url, { method: 'DELETE', headers: { 'mcp-session-id': b, 'mcp-protocol-version': PROTOCOL } });
-    const whoC = JSON.parse((await call(perSession, c, 2, 'mine__whoami', {})).result.content[0].text) as { session: string };
+    await fetch(perSession.url, {
+      method: 'DELETE',
+      headers: { 'mcp-session-id': b, 'mcp-protocol-version': PROTOCOL },
+    });
+    const whoC = JSON.parse((await call(perSession, c, 2, 'mine__whoami', {})).result.content[0].text) as {
+      session: string;
+    };
     expect(whoC.session).not.toBe(whoB.session);
   });
 });

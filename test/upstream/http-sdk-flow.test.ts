@@ -7,7 +7,11 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, startEverything, type HttpServerProcess } from '../support/http-upstream.js';
@@ -27,7 +31,10 @@ async function connect(name: string): Promise<{ client: Client; listChanged: str
     content: { type: 'text', text: `${name} says hi to ${JSON.stringify(req.params.messages[0]?.content)}` },
     model: `model-of-${name}`,
   }));
-  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: `${name}-user`, check: true } }));
+  client.setRequestHandler(ElicitRequestSchema, async () => ({
+    action: 'accept',
+    content: { name: `${name}-user`, check: true },
+  }));
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
     listChanged.push('tools');
   });
@@ -37,7 +44,11 @@ async function connect(name: string): Promise<{ client: Client; listChanged: str
 }
 
 beforeAll(async () => {
-  [echo, mine, everything] = await Promise.all([startEchoHttp(), startEchoHttp(0, ['--name', 'mine']), startEverything('streamableHttp')]);
+  [echo, mine, everything] = await Promise.all([
+    startEchoHttp(),
+    startEchoHttp(0, ['--name', 'mine']),
+    startEverything('streamableHttp'),
+  ]);
   gw = await startGateway(
     exampleConfig({
       upstreams: [
@@ -59,7 +70,16 @@ describe('remote upstreams over Streamable HTTP', () => {
   it('merges both remote catalogs, prefixed', async () => {
     const { client } = await connect('lister');
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['echo__echo', 'echo__add', 'echo__sleep', 'echo__sample', 'everything__echo', 'everything__trigger-sampling-request']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'echo__echo',
+        'echo__add',
+        'echo__sleep',
+        'echo__sample',
+        'everything__echo',
+        'everything__trigger-sampling-request',
+      ]),
+    );
     const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
     expect(prompts).toContain('echo__greeting');
     const read = await client.readResource({ uri: 'echo-http://readme' });
@@ -70,7 +90,9 @@ describe('remote upstreams over Streamable HTTP', () => {
     const { client } = await connect('caller');
     expect(toolText(await client.callTool({ name: 'echo__add', arguments: { a: 2, b: 3 } }))).toBe('5');
     const progress: number[] = [];
-    const slept = await client.callTool({ name: 'echo__sleep', arguments: { ms: 200, steps: 4 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    const slept = await client.callTool({ name: 'echo__sleep', arguments: { ms: 200, steps: 4 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(toolText(slept)).toBe('slept 200ms');
     expect(progress).toEqual([1, 2, 3, 4]);
     const prompt = await client.getPrompt({ name: 'echo__greeting', arguments: { name: 'Ada' } });
@@ -80,13 +102,18 @@ describe('remote upstreams over Streamable HTTP', () => {
   it('keeps concurrent calls of many clients apart on shared upstream sessions', async () => {
     const { client: a } = await connect('a');
     const { client: b } = await connect('b');
-    const calls = Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).callTool({ name: 'echo__echo', arguments: { text: `t${i}` } }).then(toolText));
+    const calls = Array.from({ length: 40 }, (_, i) =>
+      (i % 2 ? a : b).callTool({ name: 'echo__echo', arguments: { text: `t${i}` } }).then(toolText),
+    );
     expect(await Promise.all(calls)).toEqual(Array.from({ length: 40 }, (_, i) => `t${i}`));
   });
 
   it('round-trips sampling and elicitation from a per-session remote upstream to the calling client', async () => {
     const { client } = await connect('alice');
-    const sampled = await client.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hello', maxTokens: 10 } });
+    const sampled = await client.callTool({
+      name: 'everything__trigger-sampling-request',
+      arguments: { prompt: 'hello', maxTokens: 10 },
+    });
     expect(toolText(sampled)).toContain('alice says hi');
     expect(toolText(sampled)).toContain('model-of-alice');
     const elicited = await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} });
@@ -96,12 +123,19 @@ describe('remote upstreams over Streamable HTTP', () => {
   it('per-session on our SDK server: sampling asked of the calling client, progress, and one upstream session per client', async () => {
     const { client: dana } = await connect('dana');
     const { client: eve } = await connect('eve');
-    expect(toolText(await dana.callTool({ name: 'mine__sample', arguments: { prompt: 'ping?' } }))).toBe('model-of-dana: dana says hi to {"type":"text","text":"ping?"}');
-    expect(toolText(await eve.callTool({ name: 'mine__sample', arguments: { prompt: 'pong?' } }))).toContain('model-of-eve');
+    expect(toolText(await dana.callTool({ name: 'mine__sample', arguments: { prompt: 'ping?' } }))).toBe(
+      'model-of-dana: dana says hi to {"type":"text","text":"ping?"}',
+    );
+    expect(toolText(await eve.callTool({ name: 'mine__sample', arguments: { prompt: 'pong?' } }))).toContain(
+      'model-of-eve',
+    );
     const progress: number[] = [];
-    await dana.callTool({ name: 'mine__sleep', arguments: { ms: 100, steps: 2 } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    await dana.callTool({ name: 'mine__sleep', arguments: { ms: 100, steps: 2 } }, undefined, {
+      onprogress: (p) => progress.push(p.progress),
+    });
     expect(progress).toEqual([1, 2]);
-    const sessionOf = async (c: Client) => (JSON.parse(toolText(await c.callTool({ name: 'mine__whoami', arguments: {} }))) as { session: string }).session;
+    const sessionOf = async (c: Client) =>
+      (JSON.parse(toolText(await c.callTool({ name: 'mine__whoami', arguments: {} }))) as { session: string }).session;
     const [d1, d2, e1] = [await sessionOf(dana), await sessionOf(dana), await sessionOf(eve)];
     expect(d1).toBe(d2);
     expect(d1).not.toBe(e1);
@@ -110,9 +144,13 @@ describe('remote upstreams over Streamable HTTP', () => {
   it('streams progress of a per-session remote upstream', async () => {
     const { client } = await connect('bob');
     const progress: number[] = [];
-    const result = await client.callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 1, steps: 3 } }, undefined, {
-      onprogress: (p) => progress.push(p.progress),
-    });
+    const result = await client.callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 1, steps: 3 } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p.progress),
+      },
+    );
     expect(toolText(result)).toMatch(/completed/i);
     expect(progress.length).toBe(3);
   });

@@ -4,7 +4,15 @@
  * long fails the same way, readiness is unaffected, and both are counted.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MCP_HEADERS, SLOW_SERVER, exampleConfig, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  SLOW_SERVER,
+  exampleConfig,
+  openSession,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 
 const PROTOCOL = '2025-06-18';
 
@@ -14,7 +22,11 @@ let sid: string;
 beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
-      upstreams: [stdioUpstream('slow', SLOW_SERVER, { pool: { min: 1, max: 1, maxInFlight: 1, queueSize: 1, queueTimeoutMs: 300 } })],
+      upstreams: [
+        stdioUpstream('slow', SLOW_SERVER, {
+          pool: { min: 1, max: 1, maxInFlight: 1, queueSize: 1, queueTimeoutMs: 300 },
+        }),
+      ],
     }),
   );
   sid = await openSession(gw.url, PROTOCOL);
@@ -24,7 +36,11 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-async function callTool(id: number, name: string, args: Record<string, unknown>): Promise<{ status: number; body: any }> {
+async function callTool(
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(gw.url, {
     method: 'POST',
     headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
@@ -79,7 +95,10 @@ describe('a full pool', () => {
 
     // 2 and 3, sent together: whichever reaches the gateway first waits in the queue (and will
     // not get the worker within 300 ms), the other finds the queue full.
-    const pending = [callTool(2, 'slow__sleep', { ms: 10, steps: 0 }), callTool(3, 'slow__sleep', { ms: 10, steps: 0 })];
+    const pending = [
+      callTool(2, 'slow__sleep', { ms: 10, steps: 0 }),
+      callTool(3, 'slow__sleep', { ms: 10, steps: 0 }),
+    ];
     // The one that found the queue full answers first, while the other still waits.
     const rejected = await Promise.race(pending);
     expect([2, 3]).toContain(rejected.body.id);

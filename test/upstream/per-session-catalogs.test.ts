@@ -26,7 +26,11 @@ const CALLS = join(dir, 'calls.log');
 let gw: RunningGateway;
 const clients: Client[] = [];
 
-async function connect(url: URL, capabilities: Record<string, Record<string, never>>, fetch?: typeof globalThis.fetch): Promise<Client> {
+async function connect(
+  url: URL,
+  capabilities: Record<string, Record<string, never>>,
+  fetch?: typeof globalThis.fetch,
+): Promise<Client> {
   const client = new Client({ name: 'catalogs', version: '1.0.0' }, { capabilities });
   await client.connect(new StreamableHTTPClientTransport(url, fetch ? { fetch } : undefined));
   clients.push(client);
@@ -41,7 +45,14 @@ beforeAll(async () => {
   gw = await startGateway(
     exampleConfig({
       upstreams: [CAPS_UPSTREAM],
-      servers: [{ name: 'picked', path: '/mcp/picked', tools: ['caps__needs_sampling'], overrides: { caps__needs_sampling: { name: 'sample-it' } } }],
+      servers: [
+        {
+          name: 'picked',
+          path: '/mcp/picked',
+          tools: ['caps__needs_sampling'],
+          overrides: { caps__needs_sampling: { name: 'sample-it' } },
+        },
+      ],
     }),
   );
 }, 30_000);
@@ -52,12 +63,17 @@ afterAll(async () => {
 });
 
 describe('per-session catalogs', () => {
-  it('two sessions with different capabilities see their own workers\' tools', async () => {
+  it("two sessions with different capabilities see their own workers' tools", async () => {
     const sampler = await connect(gw.url, { sampling: {} });
     const plain = await connect(gw.url, {});
-    expect((await sampler.listTools()).tools.map((t) => t.name).sort()).toEqual(['caps__always', 'caps__needs_sampling']);
+    expect((await sampler.listTools()).tools.map((t) => t.name).sort()).toEqual([
+      'caps__always',
+      'caps__needs_sampling',
+    ]);
     expect((await plain.listTools()).tools.map((t) => t.name)).toEqual(['caps__always']);
-    expect(toolText(await sampler.callTool({ name: 'caps__needs_sampling', arguments: { n: 1 } }))).toBe('needs_sampling ran');
+    expect(toolText(await sampler.callTool({ name: 'caps__needs_sampling', arguments: { n: 1 } }))).toBe(
+      'needs_sampling ran',
+    );
   });
 
   it('a tool the own worker lacks is the typed unknown-tool error, and the worker never sees the call', async () => {
@@ -71,13 +87,15 @@ describe('per-session catalogs', () => {
     expect(toolText(await plain.callTool({ name: 'caps__always', arguments: {} }))).toBe('always ran');
   });
 
-  it('the session\'s own tools keep their argument checks', async () => {
+  it("the session's own tools keep their argument checks", async () => {
     const sampler = await connect(gw.url, { sampling: {} });
-    const err = await sampler.callTool({ name: 'caps__needs_sampling', arguments: { n: 'one' } }).catch((e: unknown) => e);
+    const err = await sampler
+      .callTool({ name: 'caps__needs_sampling', arguments: { n: 'one' } })
+      .catch((e: unknown) => e);
     expect((err as McpError).code).toBe(-32602);
   });
 
-  it('a virtual server\'s selection and rename apply over the session\'s own lists', async () => {
+  it("a virtual server's selection and rename apply over the session's own lists", async () => {
     const url = new URL('/mcp/picked', gw.base);
     const sampler = await connect(url, { sampling: {} });
     const plain = await connect(url, {});
@@ -109,9 +127,14 @@ describe('per-session catalogs on 3 replicas (Redis, round-robin)', () => {
     const sampler = await connect(replicas[0]!.url, { sampling: {} }, rr);
     const plain = await connect(replicas[0]!.url, {}, rr);
     for (let i = 0; i < 3; i++) {
-      expect((await sampler.listTools()).tools.map((t) => t.name).sort()).toEqual(['caps__always', 'caps__needs_sampling']);
+      expect((await sampler.listTools()).tools.map((t) => t.name).sort()).toEqual([
+        'caps__always',
+        'caps__needs_sampling',
+      ]);
       expect((await plain.listTools()).tools.map((t) => t.name)).toEqual(['caps__always']);
-      expect(toolText(await sampler.callTool({ name: 'caps__needs_sampling', arguments: {} }))).toBe('needs_sampling ran');
+      expect(toolText(await sampler.callTool({ name: 'caps__needs_sampling', arguments: {} }))).toBe(
+        'needs_sampling ran',
+      );
       const err = await plain.callTool({ name: 'caps__needs_sampling', arguments: {} }).catch((e: unknown) => e);
       expect((err as McpError).code).toBe(-32602);
     }
@@ -123,7 +146,9 @@ describe('per-session catalogs over server-everything (its sampling tool is for 
   let ev: RunningGateway;
 
   beforeAll(async () => {
-    ev = await startGateway(exampleConfig({ upstreams: [everythingUpstream('everything', { mode: 'per-session', pool: { max: 4 } })] }));
+    ev = await startGateway(
+      exampleConfig({ upstreams: [everythingUpstream('everything', { mode: 'per-session', pool: { max: 4 } })] }),
+    );
   }, 30_000);
 
   afterAll(async () => {
@@ -137,7 +162,9 @@ describe('per-session catalogs over server-everything (its sampling tool is for 
     const names = (await plain.listTools()).tools.map((t) => t.name);
     expect(names).toContain('everything__echo');
     expect(names).not.toContain('everything__trigger-sampling-request');
-    const err = await plain.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi' } }).catch((e: unknown) => e);
+    const err = await plain
+      .callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi' } })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(McpError);
     expect((err as McpError).code).toBe(-32602);
     expect((err as McpError).message).toContain('Unknown tool: everything__trigger-sampling-request');

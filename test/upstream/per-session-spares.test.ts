@@ -4,7 +4,15 @@
  * use, not after a crash; all stopped with the gateway. Counted from /proc: real child processes.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { SLOW_SERVER, exampleConfig, openSession, post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  SLOW_SERVER,
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { childPidsRunning } from '../support/child-processes.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
@@ -20,13 +28,19 @@ afterEach(async () => {
 });
 
 async function pidOf(sid: string): Promise<number> {
-  const r = await post(gw!.url, { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'mine__pid', arguments: {} } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' });
+  const r = await post(
+    gw!.url,
+    { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'mine__pid', arguments: {} } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  );
   return JSON.parse(r.json.result.content[0].text).pid as number;
 }
 
 describe('per-session spares', () => {
   it('runs `spares` processes ahead; a new session gets one of them, and another is started', async () => {
-    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session', pool: { spares: 2 } })] }));
+    gw = await startGateway(
+      exampleConfig({ upstreams: [stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session', pool: { spares: 2 } })] }),
+    );
     await until('two spares', () => slowChildren().length === 2);
     const spares = slowChildren();
     const pid = await pidOf(await openSession(gw.url));
@@ -36,7 +50,9 @@ describe('per-session spares', () => {
   });
 
   it('spares: 0 starts nothing ahead', async () => {
-    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session', pool: { spares: 0 } })] }));
+    gw = await startGateway(
+      exampleConfig({ upstreams: [stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session', pool: { spares: 0 } })] }),
+    );
     await new Promise((r) => setTimeout(r, 300));
     expect(slowChildren()).toEqual([]);
     const pid = await pidOf(await openSession(gw.url));
@@ -44,7 +60,9 @@ describe('per-session spares', () => {
   });
 
   it('a spare killed while it waits is dropped, not restarted in a loop; the next session still gets a worker', async () => {
-    gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session', pool: { spares: 1 } })] }));
+    gw = await startGateway(
+      exampleConfig({ upstreams: [stdioUpstream('mine', SLOW_SERVER, { mode: 'per-session', pool: { spares: 1 } })] }),
+    );
     await until('a spare', () => slowChildren().length === 1);
     const [spare] = slowChildren();
     process.kill(spare!, 'SIGKILL');

@@ -14,7 +14,15 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, exampleConfig, isAlive, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  exampleConfig,
+  isAlive,
+  startGateway,
+  stdioUpstream,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 
 const require = createRequire(import.meta.url);
 const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist/index.js');
@@ -22,15 +30,23 @@ const EVERYTHING = require.resolve('@modelcontextprotocol/server-everything/dist
 let gw: RunningGateway;
 const clients: Client[] = [];
 
-async function connect(name: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport; updates: string[] }> {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } });
+async function connect(
+  name: string,
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport; updates: string[] }> {
+  const client = new Client(
+    { name, version: '1.0.0' },
+    { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+  );
   const updates: string[] = [];
   client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({
     role: 'assistant',
     content: { type: 'text', text: `${name} sampled: ${JSON.stringify(req.params.messages[0]?.content)}` },
     model: `model-of-${name}`,
   }));
-  client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: `${name}-user`, check: true } }));
+  client.setRequestHandler(ElicitRequestSchema, async () => ({
+    action: 'accept',
+    content: { name: `${name}-user`, check: true },
+  }));
   client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: `file:///roots/${name}`, name }] }));
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
     updates.push(n.params.uri);
@@ -65,12 +81,22 @@ describe('per-session upstreams', () => {
   it('offers the tools that need client capabilities (the probe declared them)', async () => {
     const { client } = await connect('lister');
     const names = (await client.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['everything__trigger-sampling-request', 'everything__trigger-elicitation-request', 'everything__get-roots-list', 'echo__whoami']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'everything__trigger-sampling-request',
+        'everything__trigger-elicitation-request',
+        'everything__get-roots-list',
+        'echo__whoami',
+      ]),
+    );
   });
 
   it('round-trips sampling, elicitation and roots to the client that made the call', async () => {
     const { client } = await connect('alice');
-    const sampled = await client.callTool({ name: 'everything__trigger-sampling-request', arguments: { prompt: 'hi there', maxTokens: 10 } });
+    const sampled = await client.callTool({
+      name: 'everything__trigger-sampling-request',
+      arguments: { prompt: 'hi there', maxTokens: 10 },
+    });
     expect(toolText(sampled)).toContain('alice sampled:');
     expect(toolText(sampled)).toContain('model-of-alice');
 

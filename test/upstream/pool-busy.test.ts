@@ -11,7 +11,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleConfig, openSession, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 import { SERIAL_SERVER } from '../support/serial-server.js';
 import { until } from '../support/wait.js';
@@ -25,7 +33,11 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mcpgw-busy-'));
   const script = join(dir, 'serial.mjs');
   writeFileSync(script, SERIAL_SERVER);
-  gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('serial', script, { pool: { min: 1, max: 2, busyAfterMs: BUSY_AFTER_MS } })] }));
+  gw = await startGateway(
+    exampleConfig({
+      upstreams: [stdioUpstream('serial', script, { pool: { min: 1, max: 2, busyAfterMs: BUSY_AFTER_MS } })],
+    }),
+  );
 });
 
 afterAll(async () => {
@@ -34,13 +46,25 @@ afterAll(async () => {
 });
 
 async function pool(): Promise<{ workers: number; ready: number; inFlight: number; queued: number }> {
-  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as { upstreams: Record<string, { workers: number; ready: number; inFlight: number; queued: number }> };
+  const body = (await (await fetch(new URL('/readyz', gw.base))).json()) as {
+    upstreams: Record<string, { workers: number; ready: number; inFlight: number; queued: number }>;
+  };
   return body.upstreams.serial!;
 }
 
 /** A call, and the order in which calls ended: `[tool, pid]` of its answer. */
-function call(sid: string, id: number, name: string, args: Record<string, unknown>, ended: string[]): Promise<[string, number]> {
-  return post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' }).then((r) => {
+function call(
+  sid: string,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+  ended: string[],
+): Promise<[string, number]> {
+  return post(
+    gw.url,
+    { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } },
+    { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' },
+  ).then((r) => {
     const [tool, pid] = toolText(r.json.result).split(' ');
     ended.push(tool!);
     return [tool!, Number(pid)];
@@ -56,7 +80,10 @@ describe('a shared pool scales on stalled workers, not only on full ones', () =>
     const slow = call(sid, 1, 'serial__block', { ms: 6000 }, ended);
     await until('the slow call to reach the worker', async () => (await pool()).inFlight === 1);
     // Nothing but the stall: one call in flight of maxInFlight 32, an empty queue.
-    await until('a second worker, started because the first answered nothing for busyAfterMs', async () => (await pool()).ready === 2);
+    await until(
+      'a second worker, started because the first answered nothing for busyAfterMs',
+      async () => (await pool()).ready === 2,
+    );
 
     const [, quickPid] = await call(sid, 2, 'serial__quick', {}, ended);
     const [, slowPid] = await slow;

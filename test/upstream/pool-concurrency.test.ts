@@ -4,7 +4,16 @@
  * on shared worker connections: any mix-up shows as a wrong id or a wrong text).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, MCP_HEADERS, exampleConfig, isAlive, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  ECHO_SERVER,
+  MCP_HEADERS,
+  exampleConfig,
+  isAlive,
+  openSession,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { internals } from '../../src/gateway/internals.js';
 
 const SESSIONS = 50;
@@ -33,7 +42,12 @@ afterAll(async () => {
 });
 
 /** One tools/call over HTTP; the reply is JSON (no progress token, so never SSE). */
-async function callTool(sid: string, id: number | string, name: string, args: Record<string, unknown>): Promise<{ status: number; body: any }> {
+async function callTool(
+  sid: string,
+  id: number | string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(gw.url, {
     method: 'POST',
     headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
@@ -84,7 +98,8 @@ describe('shared pool under concurrency', () => {
           mismatches.push(`${text}: status ${status}, ${JSON.stringify(body).slice(0, 200)}`);
           return;
         }
-        if (body.jsonrpc !== '2.0' || body.id !== id) mismatches.push(`${text}: id ${JSON.stringify(body.id)}, expected ${id}`);
+        if (body.jsonrpc !== '2.0' || body.id !== id)
+          mismatches.push(`${text}: id ${JSON.stringify(body.id)}, expected ${id}`);
         const got = textOf(body.result);
         if (got !== text) mismatches.push(`${text}: got text ${JSON.stringify(got)}`);
       });
@@ -124,7 +139,9 @@ describe('shared pool under concurrency', () => {
 
     const ready = await fetch(new URL('/readyz', gw.base));
     expect(ready.status).toBe(200);
-    const status = (await ready.json()) as { upstreams: Record<string, { workers: number; inFlight: number; queued: number }> };
+    const status = (await ready.json()) as {
+      upstreams: Record<string, { workers: number; inFlight: number; queued: number }>;
+    };
     expect(status.upstreams.echo!.workers).toBeGreaterThanOrEqual(1);
     expect(status.upstreams.echo!.workers).toBeLessThanOrEqual(2);
     expect(status.upstreams.echo!.inFlight).toBe(0);

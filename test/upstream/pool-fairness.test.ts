@@ -14,7 +14,15 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { exampleConfig, openSession, post, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
+import {
+  exampleConfig,
+  openSession,
+  post,
+  startGateway,
+  stdioUpstream,
+  toolText,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { heldWork, poolStatus } from '../support/health.js';
 import { SERIAL_SERVER } from '../support/serial-server.js';
 import { until } from '../support/wait.js';
@@ -34,13 +42,22 @@ afterAll(() => {
 });
 
 /** A call, and the order in which calls ended: `[tool, pid]` of its answer. */
-function call(gw: RunningGateway, sid: string, id: number, name: string, args: Record<string, unknown>, ended: string[]): Promise<[string, number]> {
+function call(
+  gw: RunningGateway,
+  sid: string,
+  id: number,
+  name: string,
+  args: Record<string, unknown>,
+  ended: string[],
+): Promise<[string, number]> {
   const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
-  return post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers).then((r) => {
-    const [tool, pid] = toolText(r.json.result).split(' ');
-    ended.push(`${tool} ${id}`);
-    return [tool!, Number(pid)];
-  });
+  return post(gw.url, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }, headers).then(
+    (r) => {
+      const [tool, pid] = toolText(r.json.result).split(' ');
+      ended.push(`${tool} ${id}`);
+      return [tool!, Number(pid)];
+    },
+  );
 }
 
 describe('pool.maxInFlightBytes: a worker busy with a large call takes no small one', () => {

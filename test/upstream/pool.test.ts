@@ -12,7 +12,14 @@ import { UpstreamPool } from '../../src/upstream/pool.js';
 import { StdioUpstream } from '../../src/upstream/wires/stdio.js';
 import { isAlive } from '../support/gateway.js';
 import { heldServer } from '../support/held-server.js';
-import { GATEWAY_IDENTITY, quietLog, quietPeer, recordEvents, stdioConfig, type RecordedEvents } from '../support/in-process.js';
+import {
+  GATEWAY_IDENTITY,
+  quietLog,
+  quietPeer,
+  recordEvents,
+  stdioConfig,
+  type RecordedEvents,
+} from '../support/in-process.js';
 import { until } from '../support/wait.js';
 
 const held = heldServer();
@@ -22,7 +29,13 @@ let events: RecordedEvents | undefined;
 
 /** A pool of the held server with `pool` settings; `workers` are the workers it created, in order. */
 function heldPool(settings: Record<string, unknown>): { pool: UpstreamPool; workers: StdioUpstream[] } {
-  const config = stdioConfig({ name: 'held', transport: 'stdio', command: held.command, args: held.args, pool: { idleTimeoutMs: 60_000, ...settings } });
+  const config = stdioConfig({
+    name: 'held',
+    transport: 'stdio',
+    command: held.command,
+    args: held.args,
+    pool: { idleTimeoutMs: 60_000, ...settings },
+  });
   events = recordEvents(['pool:rejection', 'upstream:restart', 'pool:queue']);
   const workers: StdioUpstream[] = [];
   const diagnostics = events.diagnostics;
@@ -30,7 +43,10 @@ function heldPool(settings: Record<string, unknown>): { pool: UpstreamPool; work
     'held',
     config.pool,
     (i) => {
-      const w = new StdioUpstream(config, GATEWAY_IDENTITY, log, i, quietPeer(), { diagnostics, throttle: new LogThrottle() });
+      const w = new StdioUpstream(config, GATEWAY_IDENTITY, log, i, quietPeer(), {
+        diagnostics,
+        throttle: new LogThrottle(),
+      });
       workers.push(w);
       return w;
     },
@@ -63,7 +79,11 @@ describe('UpstreamPool', () => {
     const c = hold(pool, 'least-c');
     expect(workers.map((w) => w.inFlight).sort()).toEqual([1, 2]);
     for (const k of ['least-a', 'least-b', 'least-c']) held.release(k);
-    expect((await Promise.all([a.promise, b.promise, c.promise])).map(text)).toEqual(['released least-a', 'released least-b', 'released least-c']);
+    expect((await Promise.all([a.promise, b.promise, c.promise])).map(text)).toEqual([
+      'released least-a',
+      'released least-b',
+      'released least-c',
+    ]);
     expect(pool.status().inFlight).toBe(0);
   });
 
@@ -75,7 +95,10 @@ describe('UpstreamPool', () => {
     const a = hold(pool, 'grow-a');
     expect(workers).toHaveLength(2);
     const b = hold(pool, 'grow-b');
-    await until('the second worker took the queued call', () => pool.status().ready === 2 && pool.status().queued === 0);
+    await until(
+      'the second worker took the queued call',
+      () => pool.status().ready === 2 && pool.status().queued === 0,
+    );
     expect(workers.map((w) => w.inFlight)).toEqual([1, 1]);
     // At max, every slot taken: the queue takes one call, and refuses the next without waiting.
     const c = hold(pool, 'grow-c');
@@ -102,7 +125,10 @@ describe('UpstreamPool', () => {
     const a = hold(pool, 'wait-a');
     const b = hold(pool, 'wait-b');
     expect(pool.status().queued).toBe(1);
-    await expect(b.promise).rejects.toMatchObject({ type: 'OVERLOADED', message: expect.stringMatching(/no worker free within 200 ms/) });
+    await expect(b.promise).rejects.toMatchObject({
+      type: 'OVERLOADED',
+      message: expect.stringMatching(/no worker free within 200 ms/),
+    });
     expect(pool.status().queued).toBe(0);
     expect(events!.of('pool:rejection')).toEqual([expect.objectContaining({ reason: 'queue_timeout' })]);
     held.release('wait-a');

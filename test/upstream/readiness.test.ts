@@ -11,9 +11,12 @@ afterAll(async () => {
 });
 
 // A command that exits at once: this upstream never comes up.
-const broken = (extra: Record<string, unknown>) => stdioUpstream('broken', ECHO_SERVER, { command: process.execPath, args: ['-e', 'process.exit(3)'], ...extra });
+const broken = (extra: Record<string, unknown>) =>
+  stdioUpstream('broken', ECHO_SERVER, { command: process.execPath, args: ['-e', 'process.exit(3)'], ...extra });
 
-async function readyz(gw: RunningGateway): Promise<{ status: number; body: { upstreams: Record<string, { state: string }> } }> {
+async function readyz(
+  gw: RunningGateway,
+): Promise<{ status: number; body: { upstreams: Record<string, { state: string }> } }> {
   const res = await fetch(new URL('/readyz', gw.base));
   return { status: res.status, body: (await res.json()) as { upstreams: Record<string, { state: string }> } };
 }
@@ -29,7 +32,9 @@ describe('/readyz', () => {
   });
 
   it('is 503 while a required upstream is down', async () => {
-    const gw = await startGateway(exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER), broken({ required: true })] }));
+    const gw = await startGateway(
+      exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER), broken({ required: true })] }),
+    );
     started.push(gw);
     const r = await readyz(gw);
     expect(r.body.upstreams.broken!.state).toBe('down');

@@ -7,7 +7,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
-import { MCP_HEADERS, SLOW_SERVER, exampleConfig, openSession, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import {
+  MCP_HEADERS,
+  SLOW_SERVER,
+  exampleConfig,
+  openSession,
+  startGateway,
+  stdioUpstream,
+  type RunningGateway,
+} from '../support/gateway.js';
 import { internals } from '../../src/gateway/internals.js';
 
 const PROTOCOL = '2025-06-18';
@@ -68,7 +76,12 @@ async function request(url: URL, sid: string, body: object, onMessage?: (m: any)
   };
 }
 
-function toolCall(id: number | string, name: string, args: Record<string, unknown>, progressToken?: string | number): object {
+function toolCall(
+  id: number | string,
+  name: string,
+  args: Record<string, unknown>,
+  progressToken?: string | number,
+): object {
   const params: Record<string, unknown> = { name, arguments: args };
   if (progressToken !== undefined) params._meta = { progressToken };
   return { jsonrpc: '2.0', id, method: 'tools/call', params };
@@ -92,7 +105,11 @@ describe('deadlines (slow at timeoutMs 300, maxTimeoutMs 1500)', () => {
 
   beforeAll(async () => {
     gw = await startGateway(
-      exampleConfig({ upstreams: [stdioUpstream('slow', SLOW_SERVER, { timeoutMs: 300, maxTimeoutMs: 1500, pool: { min: 1, max: 1 } })] }),
+      exampleConfig({
+        upstreams: [
+          stdioUpstream('slow', SLOW_SERVER, { timeoutMs: 300, maxTimeoutMs: 1500, pool: { min: 1, max: 1 } }),
+        ],
+      }),
     );
     sid = await openSession(gw.url, PROTOCOL);
   });
@@ -178,23 +195,34 @@ describe('cancellation', () => {
     // The tap sees the slow server's traffic (sanity check of the test itself).
     const pidReply = await request(gw.url, sid, toolCall('pid-before', 'slow__pid', {}));
     const pid = JSON.parse(textOf(pidReply.response)).pid as number;
-    expect(readTap(tap).some((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'pid')).toBe(true);
+    expect(
+      readTap(tap).some((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'pid'),
+    ).toBe(true);
 
     const requestId = 'sleep-to-cancel';
     let cancelPosted: Promise<{ status: number }> | undefined;
-    const reply = await request(gw.url, sid, toolCall(requestId, 'slow__sleep', { ms: 5000, steps: 50 }, 'tok-cancel'), (m) => {
-      // At the first progress the call is surely running upstream: cancel it.
-      if (m.method === 'notifications/progress' && !cancelPosted) {
-        cancelPosted = fetch(gw.url, {
-          method: 'POST',
-          headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
-          body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user pressed stop' } }),
-        }).then(async (res) => {
-          await res.text();
-          return { status: res.status };
-        });
-      }
-    });
+    const reply = await request(
+      gw.url,
+      sid,
+      toolCall(requestId, 'slow__sleep', { ms: 5000, steps: 50 }, 'tok-cancel'),
+      (m) => {
+        // At the first progress the call is surely running upstream: cancel it.
+        if (m.method === 'notifications/progress' && !cancelPosted) {
+          cancelPosted = fetch(gw.url, {
+            method: 'POST',
+            headers: { ...MCP_HEADERS, 'mcp-session-id': sid, 'mcp-protocol-version': PROTOCOL },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              method: 'notifications/cancelled',
+              params: { requestId, reason: 'user pressed stop' },
+            }),
+          }).then(async (res) => {
+            await res.text();
+            return { status: res.status };
+          });
+        }
+      },
+    );
     expect(cancelPosted).toBeDefined();
     expect((await cancelPosted!).status).toBe(202);
 
@@ -213,14 +241,21 @@ describe('cancellation', () => {
 
     // What the upstream saw: the call, then a cancellation naming it, then nothing more about it.
     const lines = readTap(tap);
-    const callIndex = lines.findIndex((t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'sleep');
+    const callIndex = lines.findIndex(
+      (t) => t.dir === 'IN' && t.message.method === 'tools/call' && t.message.params?.name === 'sleep',
+    );
     expect(callIndex).toBeGreaterThanOrEqual(0);
     const upstreamId = lines[callIndex]!.message.id;
     const cancelIndex = lines.findIndex(
-      (t, i) => i > callIndex && t.dir === 'IN' && t.message.method === 'notifications/cancelled' && t.message.params?.requestId === upstreamId,
+      (t, i) =>
+        i > callIndex &&
+        t.dir === 'IN' &&
+        t.message.method === 'notifications/cancelled' &&
+        t.message.params?.requestId === upstreamId,
     );
     expect(cancelIndex).toBeGreaterThan(callIndex);
-    const isAboutCall = (m: any) => m.id === upstreamId || (m.method === 'notifications/progress' && m.params?.progressToken === upstreamId);
+    const isAboutCall = (m: any) =>
+      m.id === upstreamId || (m.method === 'notifications/progress' && m.params?.progressToken === upstreamId);
     const progressBefore = lines.slice(callIndex, cancelIndex).filter((t) => t.dir === 'OUT' && isAboutCall(t.message));
     expect(progressBefore.length).toBeGreaterThanOrEqual(1);
     const after = lines.slice(cancelIndex + 1).filter((t) => t.dir === 'OUT' && isAboutCall(t.message));

@@ -11,7 +11,10 @@ export interface ApiKeyHolder {
 
 /** The holder of a presented key, or undefined when it is no configured key. */
 export function apiKeyVerifier(config: AuthConfig): (key: string) => ApiKeyHolder | undefined {
-  const keys = config.apiKeys.map((k) => ({ hash: Buffer.from(k.sha256, 'hex'), holder: { name: k.name, scopes: new Set(k.scopes) } }));
+  const keys = config.apiKeys.map((k) => ({
+    hash: Buffer.from(k.sha256, 'hex'),
+    holder: { name: k.name, scopes: new Set(k.scopes) },
+  }));
   return (key) => {
     const presented = createHash('sha256').update(key, 'utf8').digest();
     let found: ApiKeyHolder | undefined;

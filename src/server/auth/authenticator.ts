@@ -18,12 +18,17 @@ import { InvalidToken, createIntrospector, type TokenClaims } from './token-intr
  * RFC 7662). The token stays here: upstreams get their own configured credentials, never the
  * client's token.
  */
-export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostics?: DataPathEvents): Authenticator | undefined {
+export function createAuthenticator(
+  config: AuthConfig,
+  log?: Logger,
+  diagnostics?: DataPathEvents,
+): Authenticator | undefined {
   if (config.mode === 'none') return undefined;
   if (config.mode === 'api-key') return apiKeyAuthenticator(config);
   const resource = config.resource!;
   const audience = config.audience ?? resource;
-  const verify = config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, diagnostics);
+  const verify =
+    config.mode === 'jwt' ? jwtVerifier(config, audience) : introspectionVerifier(config, audience, log, diagnostics);
   // Principals name their issuer: an introspection answer need not, so its server stands in.
   const defaultIssuer = config.issuer ?? (config.introspection ? new URL(config.introspection.url).origin : '');
   const metadataUrl = protectedResourceMetadataUrl(resource);
@@ -35,7 +40,11 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
       const match = BEARER.exec(authorization ?? '');
       if (!match) {
         // No credentials at all: the challenge names where to learn how to get some (RFC 9728).
-        throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: a bearer token is required', challenge(scopeHint.slice(2)));
+        throw new AuthChallenge(
+          'UNAUTHORIZED',
+          'Unauthorized: a bearer token is required',
+          challenge(scopeHint.slice(2)),
+        );
       }
       let payload: TokenClaims;
       try {
@@ -43,19 +52,35 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
       } catch (err) {
         // Anything else (the authorization server unreachable) is not the token's fault.
         if (!(err instanceof InvalidToken)) throw err;
-        throw new AuthChallenge('UNAUTHORIZED', `Unauthorized: ${err.reason}`, challenge(`error="invalid_token", error_description="${err.reason}"`));
+        throw new AuthChallenge(
+          'UNAUTHORIZED',
+          `Unauthorized: ${err.reason}`,
+          challenge(`error="invalid_token", error_description="${err.reason}"`),
+        );
       }
       const granted = new Set(typeof payload.scope === 'string' ? payload.scope.split(' ') : []);
       const missing = config.requiredScopes.filter((s) => !granted.has(s));
       if (missing.length > 0) {
-        throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: the token lacks the scope ${missing.join(' ')}`, challenge(`error="insufficient_scope"${scopeHint}`));
+        throw new AuthChallenge(
+          'INSUFFICIENT_SCOPE',
+          `Forbidden: the token lacks the scope ${missing.join(' ')}`,
+          challenge(`error="insufficient_scope"${scopeHint}`),
+        );
       }
       if (typeof payload.sub !== 'string' || payload.sub === '') {
-        throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the token names no subject', challenge('error="invalid_token", error_description="no sub claim"'));
+        throw new AuthChallenge(
+          'UNAUTHORIZED',
+          'Unauthorized: the token names no subject',
+          challenge('error="invalid_token", error_description="no sub claim"'),
+        );
       }
       const principal = `${typeof payload.iss === 'string' ? payload.iss : defaultIssuer} ${payload.sub}`;
       // The token itself stays wrapped: only a token exchange for an upstream that acts for users unwraps it.
-      return { principal, scopes: granted, caller: { principal, claims: { ...payload }, token: new SubjectToken(match[1]!) } };
+      return {
+        principal,
+        scopes: granted,
+        caller: { principal, claims: { ...payload }, token: new SubjectToken(match[1]!) },
+      };
     },
 
     ...toolScopePolicy(config, challenge),
@@ -63,8 +88,14 @@ export function createAuthenticator(config: AuthConfig, log?: Logger, diagnostic
 }
 
 /** `auth.toolScopes`: the scopes a tools/call needs besides, by tool name; the same for every mode. */
-function toolScopePolicy(config: AuthConfig, challenge: (params: string) => string): Pick<Authenticator, 'toolPolicy' | 'authorizeTool'> {
-  const toolRules = config.toolScopes.map((rule) => ({ matches: toolFilter({ allow: rule.tools }), scopes: rule.scopes }));
+function toolScopePolicy(
+  config: AuthConfig,
+  challenge: (params: string) => string,
+): Pick<Authenticator, 'toolPolicy' | 'authorizeTool'> {
+  const toolRules = config.toolScopes.map((rule) => ({
+    matches: toolFilter({ allow: rule.tools }),
+    scopes: rule.scopes,
+  }));
   return {
     toolPolicy(identity) {
       if (toolRules.length === 0) return undefined;
@@ -72,10 +103,16 @@ function toolScopePolicy(config: AuthConfig, challenge: (params: string) => stri
     },
 
     authorizeTool(identity, tool) {
-      const missing = toolRules.filter((r) => r.matches(tool)).flatMap((r) => r.scopes.filter((s) => !identity.scopes.has(s)));
+      const missing = toolRules
+        .filter((r) => r.matches(tool))
+        .flatMap((r) => r.scopes.filter((s) => !identity.scopes.has(s)));
       if (missing.length === 0) return;
       const needed = [...new Set(missing)].join(' ');
-      throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: calling ${tool} needs the scope ${needed}`, challenge(`error="insufficient_scope", scope="${needed}"`));
+      throw new AuthChallenge(
+        'INSUFFICIENT_SCOPE',
+        `Forbidden: calling ${tool} needs the scope ${needed}`,
+        challenge(`error="insufficient_scope", scope="${needed}"`),
+      );
     },
   };
 }
@@ -88,12 +125,26 @@ function apiKeyAuthenticator(config: AuthConfig): Authenticator {
   return {
     async authenticate(authorization) {
       const match = BEARER.exec(authorization ?? '');
-      if (!match) throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: an API key is required (Authorization: Bearer <key>)', challenge(''));
+      if (!match)
+        throw new AuthChallenge(
+          'UNAUTHORIZED',
+          'Unauthorized: an API key is required (Authorization: Bearer <key>)',
+          challenge(''),
+        );
       const holder = verify(match[1]!);
-      if (!holder) throw new AuthChallenge('UNAUTHORIZED', 'Unauthorized: the API key is not valid', challenge('error="invalid_token", error_description="unknown API key"'));
+      if (!holder)
+        throw new AuthChallenge(
+          'UNAUTHORIZED',
+          'Unauthorized: the API key is not valid',
+          challenge('error="invalid_token", error_description="unknown API key"'),
+        );
       const missing = config.requiredScopes.filter((s) => !holder.scopes.has(s));
       if (missing.length > 0) {
-        throw new AuthChallenge('INSUFFICIENT_SCOPE', `Forbidden: the API key lacks the scope ${missing.join(' ')}`, challenge(`error="insufficient_scope", scope="${missing.join(' ')}"`));
+        throw new AuthChallenge(
+          'INSUFFICIENT_SCOPE',
+          `Forbidden: the API key lacks the scope ${missing.join(' ')}`,
+          challenge(`error="insufficient_scope", scope="${missing.join(' ')}"`),
+        );
       }
       return { principal: holder.name, scopes: holder.scopes };
     },
@@ -108,12 +159,21 @@ function jwtVerifier(config: AuthConfig, audience: string): (token: string) => P
   return async (token) => {
     try {
       // RFC 9068 requires exp of a JWT access token: one without it would be good forever.
-      const { payload } = await jwtVerify(token, keys, { issuer: config.issuer!, audience, clockTolerance: config.clockToleranceSeconds, requiredClaims: ['exp'] });
+      const { payload } = await jwtVerify(token, keys, {
+        issuer: config.issuer!,
+        audience,
+        clockTolerance: config.clockToleranceSeconds,
+        requiredClaims: ['exp'],
+      });
       return payload satisfies JWTPayload;
     } catch (err) {
       // Keys that cannot be fetched are the issuer's outage, not the token's fault: a 503, not a 401.
       if (keysUnavailable(err)) {
-        throw new GatewayError('AUTHORIZATION_SERVER_UNAVAILABLE', "The issuer's signing keys (auth.jwksUrl) cannot be fetched right now", { retryAfterMs: 1000 });
+        throw new GatewayError(
+          'AUTHORIZATION_SERVER_UNAVAILABLE',
+          "The issuer's signing keys (auth.jwksUrl) cannot be fetched right now",
+          { retryAfterMs: 1000 },
+        );
       }
       throw new InvalidToken(jwtRejection(err));
     }
@@ -129,17 +189,30 @@ function keysUnavailable(err: unknown): boolean {
 
 function jwtRejection(err: unknown): string {
   if (err instanceof joseErrors.JWTExpired) return 'the token has expired';
-  if (err instanceof joseErrors.JWTClaimValidationFailed) return err.reason === 'missing' ? `the token has no ${err.claim} claim` : `the token's ${err.claim} claim is not accepted`;
+  if (err instanceof joseErrors.JWTClaimValidationFailed)
+    return err.reason === 'missing'
+      ? `the token has no ${err.claim} claim`
+      : `the token's ${err.claim} claim is not accepted`;
   return 'the token is not valid';
 }
 
 /** RFC 7662 answers carry iss and aud only optionally: checked when present. */
-function introspectionVerifier(config: AuthConfig, audience: string, log: Logger | undefined, diagnostics: DataPathEvents | undefined): (token: string) => Promise<TokenClaims> {
+function introspectionVerifier(
+  config: AuthConfig,
+  audience: string,
+  log: Logger | undefined,
+  diagnostics: DataPathEvents | undefined,
+): (token: string) => Promise<TokenClaims> {
   const introspection = config.introspection!;
-  const introspect = createIntrospector({ ...introspection, log, onOutcome: (outcome) => diagnostics?.emit('token:introspection', { outcome }) });
+  const introspect = createIntrospector({
+    ...introspection,
+    log,
+    onOutcome: (outcome) => diagnostics?.emit('token:introspection', { outcome }),
+  });
   return async (token) => {
     const claims = await introspect(token);
-    if (config.issuer !== undefined && claims.iss !== undefined && claims.iss !== config.issuer) throw new InvalidToken("the token's iss claim is not accepted");
+    if (config.issuer !== undefined && claims.iss !== undefined && claims.iss !== config.issuer)
+      throw new InvalidToken("the token's iss claim is not accepted");
     if (claims.aud !== undefined) {
       const audiences = Array.isArray(claims.aud) ? claims.aud : [claims.aud];
       if (!audiences.includes(audience)) throw new InvalidToken("the token's aud claim is not accepted");

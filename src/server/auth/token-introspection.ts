@@ -67,7 +67,11 @@ export function createIntrospector(options: IntrospectionOptions): (token: strin
     } catch (err) {
       options.onOutcome?.('failed');
       downUntil = Date.now() + 1000;
-      if (!failing) options.log?.error({ introspection: options.url, reason: (err as Error).message }, 'token introspection failed: requests with new tokens get 503 until it works again');
+      if (!failing)
+        options.log?.error(
+          { introspection: options.url, reason: (err as Error).message },
+          'token introspection failed: requests with new tokens get 503 until it works again',
+        );
       failing = true;
       throw unavailableError();
     }
@@ -87,12 +91,17 @@ export function createIntrospector(options: IntrospectionOptions): (token: strin
       // 401/403 here means the gateway's own client credentials are refused: the operator's problem.
       throw unavailable((err as Error).message);
     }
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw unavailable('answered JSON that is not an object');
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw unavailable('answered JSON that is not an object');
     return body as Record<string, unknown>;
   };
 
   const unavailable = (why: string) => new Error(`the introspection endpoint ${why}`);
-  const unavailableError = () => new GatewayError('AUTHORIZATION_SERVER_UNAVAILABLE', 'The authorization server cannot check tokens right now: retry later');
+  const unavailableError = () =>
+    new GatewayError(
+      'AUTHORIZATION_SERVER_UNAVAILABLE',
+      'The authorization server cannot check tokens right now: retry later',
+    );
 
   return async (token) => {
     const key = createHash('sha256').update(token).digest('base64url');

@@ -34,7 +34,11 @@ export function registerStatusPage(app: FastifyInstance, options: StatusPageOpti
     try {
       const identity = await auth.authenticate(request.headers.authorization);
       if (admins.has(identity.principal) || config.scopes.some((s) => identity.scopes.has(s))) return true;
-      throw new AuthChallenge('INSUFFICIENT_SCOPE', 'Forbidden: /status needs an admin principal (status.principals) or scope (status.scopes)', `Bearer error="insufficient_scope"${scopeHint}`);
+      throw new AuthChallenge(
+        'INSUFFICIENT_SCOPE',
+        'Forbidden: /status needs an admin principal (status.principals) or scope (status.scopes)',
+        `Bearer error="insufficient_scope"${scopeHint}`,
+      );
     } catch (err) {
       replyWithFailure(reply, diagnostics, err);
       return false;
@@ -49,6 +53,9 @@ export function registerStatusPage(app: FastifyInstance, options: StatusPageOpti
 
   app.get('/status.json', async (request, reply) => {
     if (!(await admitted(request, reply))) return reply;
-    return reply.headers(PAGE_HEADERS).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(await gatherStatus(sources)));
+    return reply
+      .headers(PAGE_HEADERS)
+      .header('content-type', 'application/json; charset=utf-8')
+      .send(JSON.stringify(await gatherStatus(sources)));
   });
 }

@@ -104,7 +104,13 @@ export interface ServerReport {
 }
 
 export interface StatusReport {
-  gateway: { version: string; state: 'starting' | 'ready' | 'draining'; startedAt: string; uptimeSeconds: number; generatedAt: string };
+  gateway: {
+    version: string;
+    state: 'starting' | 'ready' | 'draining';
+    startedAt: string;
+    uptimeSeconds: number;
+    generatedAt: string;
+  };
   config: ConfigStatusSnapshot;
   sessions: { store: string; storeState?: string; count: number | null };
   streams: { get: number; listen: number; replies: number };
@@ -237,7 +243,10 @@ function serverReport(
   perSession: (upstream: string) => boolean,
 ): ServerReport {
   const catalog = server.catalog();
-  const shared = entriesByUpstream(catalog, upstreams.map((u) => u.name));
+  const shared = entriesByUpstream(
+    catalog,
+    upstreams.map((u) => u.name),
+  );
   const own = upstreams.filter((u) => perSession(u.name)).map((u) => u.name);
   const bySessions = own.length > 0 ? sessionLists(server.sessions(), own) : new Map<string, SessionLists>();
   const byUpstream: ServerReport['byUpstream'] = {};

@@ -11,7 +11,15 @@ export function escapeHtml(value: unknown): string {
 }
 
 /** The states that get a colour; anything else is shown plain. */
-const STATE_CLASS: Record<string, string> = { ready: 'ok', closed: 'off', 'half-open': 'warn', starting: 'warn', draining: 'warn', down: 'bad', open: 'bad' };
+const STATE_CLASS: Record<string, string> = {
+  ready: 'ok',
+  closed: 'off',
+  'half-open': 'warn',
+  starting: 'warn',
+  draining: 'warn',
+  down: 'bad',
+  open: 'bad',
+};
 
 function badge(state: string, tone: string = STATE_CLASS[state] ?? 'off'): string {
   return `<span class="badge ${tone}">${escapeHtml(state)}</span>`;
@@ -54,21 +62,37 @@ function failureCell(u: UpstreamReport): string {
   return `<td class="${u.state === 'ready' ? 'past' : 'failure'}">${escapeHtml(u.lastFailure)}${at}</td>`;
 }
 
+function circuitFailures(u: UpstreamReport): string {
+  return u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : '';
+}
+
+function circuitRetry(u: UpstreamReport): string {
+  if (u.retryAfterMs === undefined) return '';
+  return ` <span class="muted">· retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>`;
+}
+
 function upstreamRow(u: UpstreamReport): string {
-  const circuit = u.circuit === undefined ? '<span class="muted">n/a</span>' : `${badge(u.circuit)}${u.consecutiveFailures ? ` <span class="muted">${escapeHtml(u.consecutiveFailures)} failures</span>` : ''}${u.retryAfterMs !== undefined ? ` <span class="muted">· retry in ${escapeHtml(Math.ceil(u.retryAfterMs / 1000))} s</span>` : ''}`;
+  const circuit =
+    u.circuit === undefined
+      ? '<span class="muted">n/a</span>'
+      : `${badge(u.circuit)}${circuitFailures(u)}${circuitRetry(u)}`;
+  const asking = u.clientRequests
+    ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>`
+    : '';
   return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}"
  data-era="${escapeHtml(u.era ?? '')}">
 <th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td><td>${eraCell(u)}</td>
 <td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
 <td class="num">${workersCell(u)}</td>
-<td class="num">${escapeHtml(u.inFlight)}${u.clientRequests ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>` : ''}</td><td class="num">${escapeHtml(u.queued)}</td>
+<td class="num">${escapeHtml(u.inFlight)}${asking}</td><td class="num">${escapeHtml(u.queued)}</td>
 <td>${circuit}</td>${failureCell(u)}</tr>`;
 }
 
 function names(list: NameList): string {
   if (list.count === 0) return '<span class="muted">none</span>';
   const more = list.count - list.names.length;
-  return `${list.names.map((n) => `<code>${escapeHtml(n)}</code>`).join(' ')}${more > 0 ? ` <span class="muted">and ${escapeHtml(more)} more</span>` : ''}`;
+  const rest = more > 0 ? ` <span class="muted">and ${escapeHtml(more)} more</span>` : '';
+  return `${list.names.map((n) => `<code>${escapeHtml(n)}</code>`).join(' ')}${rest}`;
 }
 
 function entriesCells(c: ListedEntries): string {
@@ -117,21 +141,32 @@ ${rows}
 </tbody></table></section>`;
 }
 
+/** The reload line: how many, and the last one's outcome, time and error. */
+function reloadLine(reload: StatusReport['config']['reload']): string {
+  if (!reload.enabled) return 'not enabled';
+  const ok = reload.lastOutcome === 'ok';
+  const at = reload.lastAt !== undefined ? ` at ${escapeHtml(reload.lastAt)}` : '';
+  const last = reload.lastOutcome ? ` · last ${badge(ok ? 'applied' : 'rejected', ok ? 'ok' : 'bad')}${at}` : '';
+  const error = reload.lastError ? ` <span class="failure">${escapeHtml(reload.lastError)}</span>` : '';
+  return `enabled · ${escapeHtml(reload.count)} reload(s)${last}${error}`;
+}
+
 function configLines(r: StatusReport): string {
   const c = r.config;
-  const reload = c.reload.enabled
-    ? `enabled · ${escapeHtml(c.reload.count)} reload(s)${c.reload.lastOutcome ? ` · last ${badge(c.reload.lastOutcome === 'ok' ? 'applied' : 'rejected', c.reload.lastOutcome === 'ok' ? 'ok' : 'bad')}${c.reload.lastAt !== undefined ? ` at ${escapeHtml(c.reload.lastAt)}` : ''}` : ''}${c.reload.lastError ? ` <span class="failure">${escapeHtml(c.reload.lastError)}</span>` : ''}`
-    : 'not enabled';
-  return `<dt>config</dt><dd>${c.file === null ? 'built-in default' : `<code>${escapeHtml(c.file)}</code>`}, loaded ${escapeHtml(c.loadedAt)}</dd>
+  const reload = reloadLine(c.reload);
+  const file = c.file === null ? 'built-in default' : `<code>${escapeHtml(c.file)}</code>`;
+  return `<dt>config</dt><dd>${file}, loaded ${escapeHtml(c.loadedAt)}</dd>
 <dt>reload</dt><dd data-reload>${reload}</dd>`;
 }
 
 const STYLE = `
 :root{color-scheme:light dark;--fg:#1d2125;--muted:#667;--line:#d8dde3;--bg:#fff;--head:#f3f5f7}
 @media (prefers-color-scheme:dark){:root{--fg:#e6e8ea;--muted:#9aa3ad;--line:#3a4048;--bg:#16191d;--head:#20252b}}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1.2rem 1.5rem;max-width:78rem;color:var(--fg);background:var(--bg)}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;padding:1.2rem 1.5rem;\
+max-width:78rem;color:var(--fg);background:var(--bg)}
 h1{font-size:1.35rem;margin:0 0 .2rem}h2{font-size:1.1rem;margin:1.6rem 0 .5rem}h3{font-size:1rem;margin:1rem 0 .4rem}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:.35rem .55rem;border-bottom:1px solid var(--line)}
+table{border-collapse:collapse;width:100%}\
+th,td{text-align:left;vertical-align:top;padding:.35rem .55rem;border-bottom:1px solid var(--line)}
 thead th{background:var(--head);font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .badge{display:inline-block;padding:0 .45rem;border-radius:.6rem;font-size:.85em;font-weight:600;color:#fff}
 .ok{background:#1f883d}.bad{background:#cf222e}.warn{background:#bf8700}.off{background:#6e7781}
@@ -145,22 +180,33 @@ export function renderStatusPage(r: StatusReport, refreshSeconds: number): strin
   const g = r.gateway;
   const refresh = refreshSeconds > 0 ? `<meta http-equiv="refresh" content="${escapeHtml(refreshSeconds)}">` : '';
   const down = r.upstreams.filter((u) => u.state !== 'ready').length;
+  const every = refreshSeconds > 0 ? ` · refreshes every ${escapeHtml(refreshSeconds)} s` : '';
+  const sessions = r.sessions.count === null ? 'unknown (store not answering)' : escapeHtml(r.sessions.count);
+  const known = r.sessions.store === 'redis' ? ', known to this replica' : ', this replica';
+  const storeState = r.sessions.storeState !== undefined ? `, ${escapeHtml(r.sessions.storeState)}` : '';
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
+<html lang="en"><head><meta charset="utf-8">\
+<meta name="viewport" content="width=device-width,initial-scale=1">${refresh}
 <title>mcp-gateway status</title><style>${STYLE}</style></head>
 <body>
 <header><h1>mcp-gateway ${badge(g.state)}</h1>
-<p class="muted">version ${escapeHtml(g.version)} · up ${escapeHtml(duration(g.uptimeSeconds))} (since ${escapeHtml(g.startedAt)}) · generated ${escapeHtml(g.generatedAt)}${refreshSeconds > 0 ? ` · refreshes every ${escapeHtml(refreshSeconds)} s` : ''} · <a href="status.json">status.json</a></p></header>
-<h2>Upstreams <span class="muted">${escapeHtml(r.upstreams.length)} configured, ${escapeHtml(down)} not ready</span></h2>
+<p class="muted">version ${escapeHtml(g.version)} · up ${escapeHtml(duration(g.uptimeSeconds))} \
+(since ${escapeHtml(g.startedAt)}) · generated ${escapeHtml(g.generatedAt)}${every} · \
+<a href="status.json">status.json</a></p></header>
+<h2>Upstreams <span class="muted">${escapeHtml(r.upstreams.length)} configured, ${escapeHtml(down)} not ready\
+</span></h2>
 <table><thead><tr><th>name</th><th>state</th><th>era</th><th>transport</th>
 <th>ready / workers</th><th>in flight</th><th>queued</th><th>circuit</th><th>last failure</th></tr></thead><tbody>
 ${r.upstreams.map(upstreamRow).join('\n')}
 </tbody></table>
 <h2>Clients</h2>
 <dl>
-<dt>sessions</dt><dd data-sessions>${r.sessions.count === null ? 'unknown (store not answering)' : escapeHtml(r.sessions.count)} <span class="muted">(${escapeHtml(r.sessions.store)} store${r.sessions.store === 'redis' ? ', known to this replica' : ', this replica'}${r.sessions.storeState !== undefined ? `, ${escapeHtml(r.sessions.storeState)}` : ''})</span></dd>
-<dt>streams</dt><dd><span class="muted">this replica:</span> ${escapeHtml(r.streams.get)} session GET stream(s), ${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} POST reply stream(s) in progress</dd>
-<dt>input chains</dt><dd>${escapeHtml(r.inputChains)} <span class="muted">(this replica: 2026-07-28 calls waiting for or running after client input)</span></dd>
+<dt>sessions</dt><dd data-sessions>${sessions} <span class="muted">(${escapeHtml(r.sessions.store)} store${known}\
+${storeState})</span></dd>
+<dt>streams</dt><dd><span class="muted">this replica:</span> ${escapeHtml(r.streams.get)} session GET stream(s), \
+${escapeHtml(r.streams.listen)} listen stream(s), ${escapeHtml(r.streams.replies)} POST reply stream(s) in progress</dd>
+<dt>input chains</dt><dd>${escapeHtml(r.inputChains)} \
+<span class="muted">(this replica: 2026-07-28 calls waiting for or running after client input)</span></dd>
 ${configLines(r)}
 </dl>
 <h2>Catalog</h2>

@@ -2,7 +2,14 @@ import type { Logger } from 'pino';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { JsonRpcConnection } from './json-rpc-connection.js';
 import { initialize, type HandshakeWire } from './initialize.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  Upstream,
+  UpstreamCall,
+  UpstreamPeer,
+  UpstreamServerInfo,
+} from '../../contracts/upstream.js';
 
 /**
  * What every upstream connection shares, whatever carries its messages: the JSON-RPC
@@ -63,7 +70,11 @@ export abstract class BaseUpstream implements Upstream {
    * The initialize handshake over this connection: its messages go out through `send` unless
    * the wire says otherwise (a call it times itself, a notification it awaits).
    */
-  protected handshake(identity: ClientIdentity, timeoutMs: number, wire: Partial<Pick<HandshakeWire, 'call' | 'accepted' | 'notify'>> = {}): Promise<UpstreamServerInfo> {
+  protected handshake(
+    identity: ClientIdentity,
+    timeoutMs: number,
+    wire: Partial<Pick<HandshakeWire, 'call' | 'accepted' | 'notify'>> = {},
+  ): Promise<UpstreamServerInfo> {
     return initialize({
       label: this.label,
       identity,

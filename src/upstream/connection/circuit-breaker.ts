@@ -69,7 +69,8 @@ export class CircuitBreaker {
   openError(): GatewayError {
     return new GatewayError(
       'UPSTREAM_CIRCUIT_OPEN',
-      `Upstream ${this.name} is failing (${this.#lastFailure ?? 'too many failures'}); calls fail fast until it recovers`,
+      `Upstream ${this.name} is failing (${this.#lastFailure ?? 'too many failures'}); calls fail fast until it ` +
+        `recovers`,
       { upstream: this.name, retryAfterMs: this.#retryAfterMs() },
     );
   }

@@ -52,7 +52,11 @@ export class ClientAsks {
           const ask: OpenAsk = { controller: new AbortController(), reject, calls: new Set(this.#calls) };
           this.#add(ask);
           // The upstream cancelled it: the client need not answer, and the worker waits no more.
-          const onCancel = () => this.#end(ask, cancelled?.reason instanceof Error ? cancelled.reason : new Error('cancelled by the upstream'));
+          const onCancel = () =>
+            this.#end(
+              ask,
+              cancelled?.reason instanceof Error ? cancelled.reason : new Error('cancelled by the upstream'),
+            );
           cancelled?.addEventListener('abort', onCancel, { once: true });
           const done = () => {
             cancelled?.removeEventListener('abort', onCancel);

@@ -92,7 +92,10 @@ export class HealthMonitor implements UpstreamHealth {
         await fresh.start();
       }
       const call = probe.call('ping', undefined);
-      const timer = setTimeout(() => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `no answer to ping within ${config.timeoutMs} ms`)), config.timeoutMs);
+      const timer = setTimeout(
+        () => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `no answer to ping within ${config.timeoutMs} ms`)),
+        config.timeoutMs,
+      );
       try {
         await call.promise;
       } finally {

@@ -6,11 +6,16 @@ import type { ClientIdentity, McpResult, UpstreamCall, UpstreamServerInfo } from
 export const INITIALIZE = 'initialize';
 export const INITIALIZED = 'notifications/initialized';
 
-/** A start (process spawn or connection, imports, initialize) is not a tool call: a short per-call timeoutMs must not fail it. */
+/**
+ * A start (process spawn or connection, imports, initialize) is not a tool call: a short per-call timeoutMs must not
+ * fail it.
+ */
 const MIN_START_TIMEOUT_MS = 10_000;
 const MAX_START_TIMEOUT_MS = 30_000;
 
-/** How long an upstream may take to answer initialize (or, legacy SSE, to name its endpoint), whatever wire it speaks. */
+/**
+ * How long an upstream may take to answer initialize (or, legacy SSE, to name its endpoint), whatever wire it speaks.
+ */
 export function startTimeoutMs(timeoutMs: number): number {
   return Math.min(Math.max(timeoutMs, MIN_START_TIMEOUT_MS), MAX_START_TIMEOUT_MS);
 }
@@ -23,7 +28,10 @@ export interface HandshakeWire {
   /** The upstream's per-call timeoutMs; the start deadline is derived from it. */
   timeoutMs: number;
   call(method: string, params: Record<string, unknown>): UpstreamCall;
-  /** The upstream answered: what the wire must know before anything else reaches the session (HTTP: its protocol version). */
+  /**
+   * The upstream answered: what the wire must know before anything else reaches the session (HTTP: its protocol
+   * version).
+   */
   accepted?(info: UpstreamServerInfo): void;
   /** Sends notifications/initialized; awaited where the wire can tell it was delivered (HTTP). */
   notify(method: string): Promise<void> | void;
@@ -37,7 +45,11 @@ export interface HandshakeWire {
  */
 export async function initialize(wire: HandshakeWire): Promise<UpstreamServerInfo> {
   const { identity } = wire;
-  const call = wire.call(INITIALIZE, { protocolVersion: identity.protocolVersion, capabilities: identity.capabilities, clientInfo: identity.clientInfo });
+  const call = wire.call(INITIALIZE, {
+    protocolVersion: identity.protocolVersion,
+    capabilities: identity.capabilities,
+    clientInfo: identity.clientInfo,
+  });
   const timer = setTimeout(
     () => call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `${wire.label} did not answer initialize in time`)),
     startTimeoutMs(wire.timeoutMs),
@@ -56,7 +68,10 @@ export async function initialize(wire: HandshakeWire): Promise<UpstreamServerInf
 function parseInitializeResult(result: McpResult): UpstreamServerInfo {
   const { protocolVersion, capabilities, serverInfo, instructions } = result;
   if (typeof protocolVersion !== 'string' || !isObject(capabilities) || !isObject(serverInfo)) {
-    throw new GatewayError('UPSTREAM_PROTOCOL_ERROR', 'Upstream initialize result lacks protocolVersion, capabilities or serverInfo');
+    throw new GatewayError(
+      'UPSTREAM_PROTOCOL_ERROR',
+      'Upstream initialize result lacks protocolVersion, capabilities or serverInfo',
+    );
   }
   return {
     protocolVersion,

@@ -101,13 +101,19 @@ export class JsonRpcConnection {
     }
     this.#pending.set(id, call);
     try {
-      const out: JsonRpcRequest = outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams };
+      const out: JsonRpcRequest =
+        outParams === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params: outParams };
       call.bytes = this.send(out) ?? 0;
       this.#pendingBytes += call.bytes;
     } catch (err) {
       // A message the wire cannot carry (JSON.stringify throws) must not keep its slot.
       this.#forget(call);
-      call.reject(new GatewayError('INVALID_PARAMS', `The request cannot be sent to the upstream: ${err instanceof Error ? err.message : String(err)}`));
+      call.reject(
+        new GatewayError(
+          'INVALID_PARAMS',
+          `The request cannot be sent to the upstream: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      );
     }
     return call;
   }

@@ -30,7 +30,10 @@ export function isRetryable(method: string | undefined, failure: ExchangeFailure
     case 'cut':
       return true;
     case 'status':
-      return failure.status === 429 || (failure.status !== undefined && failure.status >= 500 && failure.status !== 501 && failure.status !== 505);
+      return (
+        failure.status === 429 ||
+        (failure.status !== undefined && failure.status >= 500 && failure.status !== 501 && failure.status !== 505)
+      );
     default:
       return false;
   }

@@ -17,7 +17,15 @@ import { ResponseBody } from './response-body.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
 /** Node and undici error codes that mean no connection was made: the request never left. */
-const CONNECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECT_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 const TLS_CODE = /^(ERR_TLS_|ERR_SSL_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_|ERR_OSSL_)/;
 
@@ -66,7 +74,10 @@ export class HttpEndpoint {
   readonly #pool: Pool;
   readonly #path: string;
   readonly #hasHeaders: boolean;
-  /** The gateway's own token: every call (client-credentials), or only calls for no user (token-exchange, discovery gateway). */
+  /**
+   * The gateway's own token: every call (client-credentials), or only calls for no user (token-exchange, discovery
+   * gateway).
+   */
   readonly #credentials: ClientCredentials | undefined;
   readonly #userTokens: UserTokens | undefined;
   readonly #headers: ClaimHeaders;
@@ -83,7 +94,8 @@ export class HttpEndpoint {
     this.#hasHeaders = Object.keys(this.#headers.fixed).length > 0;
     const oauth = config.oauth;
     const perUser = oauth?.grant === 'token-exchange' || oauth?.grant === 'authorization-code';
-    this.#credentials = oauth && (!perUser || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
+    this.#credentials =
+      oauth && (!perUser || config.discovery !== 'anonymous') ? new ClientCredentials(oauth) : undefined;
     this.#userTokens = oauth && perUser ? userTokens(config.name, oauth, identity.tokens) : undefined;
     this.breaker = new CircuitBreaker(config.name, config.breaker);
     this.#pool = new Pool(this.url.origin, {
@@ -114,7 +126,8 @@ export class HttpEndpoint {
    * is the caller's to judge (and report).
    */
   request(req: EndpointRequest): Promise<EndpointResponse> {
-    if (req.url.origin !== this.url.origin) return Promise.reject(new ExchangeFailure('protocol', `refusing to send to another origin (${req.url.origin})`));
+    if (req.url.origin !== this.url.origin)
+      return Promise.reject(new ExchangeFailure('protocol', `refusing to send to another origin (${req.url.origin})`));
     try {
       this.breaker.check();
     } catch (err) {
@@ -122,8 +135,12 @@ export class HttpEndpoint {
     }
     if (req.caller && this.#userTokens) return this.#asUser(req, req.caller, this.#userTokens);
     const extra = req.caller?.headers;
-    const sent = this.#credentials ? this.#authorized(req, this.#credentials, extra) : this.#exchange(req, undefined, extra);
-    return this.config.mode === 'per-session' && this.#userTokens && !req.caller ? sent.then((res) => this.#forNobody(res)) : sent;
+    const sent = this.#credentials
+      ? this.#authorized(req, this.#credentials, extra)
+      : this.#exchange(req, undefined, extra);
+    return this.config.mode === 'per-session' && this.#userTokens && !req.caller
+      ? sent.then((res) => this.#forNobody(res))
+      : sent;
   }
 
   /**
@@ -135,7 +152,11 @@ export class HttpEndpoint {
     if (res.status !== 401 && res.status !== 403) return res;
     await res.body.dump();
     const reason = `upstream answered HTTP ${res.status} to the gateway's own discovery`;
-    throw new GatewayError('UPSTREAM_IDENTITY_REFUSED', `Upstream ${this.name} serves its users only (${reason}): its lists come from a user's worker`, { upstream: this.name, reason });
+    throw new GatewayError(
+      'UPSTREAM_IDENTITY_REFUSED',
+      `Upstream ${this.name} serves its users only (${reason}): its lists come from a user's worker`,
+      { upstream: this.name, reason },
+    );
   }
 
   /**
@@ -170,7 +191,11 @@ export class HttpEndpoint {
    * With the gateway's own token. A 401 means the upstream no longer takes it (revoked, keys
    * rotated): one new token, one more try; a second 401 is the caller's to report.
    */
-  async #authorized(req: EndpointRequest, credentials: ClientCredentials, extra?: Record<string, string>): Promise<EndpointResponse> {
+  async #authorized(
+    req: EndpointRequest,
+    credentials: ClientCredentials,
+    extra?: Record<string, string>,
+  ): Promise<EndpointResponse> {
     const token = async () => {
       try {
         return await credentials.authorization();
@@ -269,7 +294,11 @@ class ExchangeHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-function userTokens(upstream: string, oauth: NonNullable<HttpUpstreamConfig['oauth']>, tokens: TokenStore | undefined): UserTokens {
+function userTokens(
+  upstream: string,
+  oauth: NonNullable<HttpUpstreamConfig['oauth']>,
+  tokens: TokenStore | undefined,
+): UserTokens {
   if (oauth.grant === 'token-exchange') return new TokenExchange(upstream, oauth, tokens);
   // (The gateway makes a store whenever an upstream has this grant: stores.ts.)
   if (!tokens) throw new Error(`upstream ${upstream}: grant authorization-code needs a token store`);
@@ -279,12 +308,15 @@ function userTokens(upstream: string, oauth: NonNullable<HttpUpstreamConfig['oau
 function classify(err: unknown): ExchangeFailure {
   const code = (err as { code?: unknown } | null)?.code;
   const message = err instanceof Error ? err.message : String(err);
-  if (typeof code === 'string' && CONNECT_CODES.has(code)) return new ExchangeFailure('connect', `cannot connect (${code}: ${message})`);
+  if (typeof code === 'string' && CONNECT_CODES.has(code))
+    return new ExchangeFailure('connect', `cannot connect (${code}: ${message})`);
   // A failed TLS handshake (certificate not trusted, wrong name, client certificate refused):
   // no request reached the upstream.
-  if (typeof code === 'string' && TLS_CODE.test(code)) return new ExchangeFailure('connect', `TLS handshake failed (${code}: ${message})`);
+  if (typeof code === 'string' && TLS_CODE.test(code))
+    return new ExchangeFailure('connect', `TLS handshake failed (${code}: ${message})`);
   // HPE_*: what came back is not HTTP at all.
-  if (typeof code === 'string' && code.startsWith('HPE_')) return new ExchangeFailure('protocol', `answered with something that is not HTTP (${code})`);
+  if (typeof code === 'string' && code.startsWith('HPE_'))
+    return new ExchangeFailure('protocol', `answered with something that is not HTTP (${code})`);
   return new ExchangeFailure('sent', `connection failed (${typeof code === 'string' ? `${code}: ` : ''}${message})`);
 }
 
@@ -308,4 +340,3 @@ export function retryAfterMs(headers: IncomingHttpHeaders, capMs = 60_000): numb
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(v) - Date.now();
   return Number.isFinite(ms) ? Math.min(capMs, Math.max(0, Math.round(ms))) : undefined;
 }
-

@@ -1,7 +1,14 @@
 import { GatewayError } from '../../jsonrpc/errors.js';
 import { isObject, parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import type { Abort } from '../../timing/abort.js';
-import { headerValue, mediaType, retryAfterMs, type CallerAuth, type EndpointResponse, type HttpEndpoint } from './http-endpoint.js';
+import {
+  headerValue,
+  mediaType,
+  retryAfterMs,
+  type CallerAuth,
+  type EndpointResponse,
+  type HttpEndpoint,
+} from './http-endpoint.js';
 import { DeadlineTimer } from '../../timing/deadline-timer.js';
 import { INITIALIZE } from '../connection/initialize.js';
 import type { JsonRpcConnection } from '../connection/json-rpc-connection.js';
@@ -11,7 +18,10 @@ import { messageData, readSse } from './sse-reader.js';
 /** The most of a 4xx body read for the JSON-RPC error it may hold. */
 const RPC_ERROR_BYTES = 64 * 1024;
 
-/** Whether `text` holds the JSON-RPC error answering request `id` (then given to the connection, which settles the call with it). */
+/**
+ * Whether `text` holds the JSON-RPC error answering request `id` (then given to the connection, which settles the call
+ * with it).
+ */
 function answeredWithError(connection: JsonRpcConnection, id: number, text: string): boolean {
   const error = parseMessages(text)?.find((m) => isObject(m) && 'error' in m && m.id === id);
   if (!error) return false;
@@ -96,18 +106,34 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
   const { endpoint, abort, resumeFrom } = req;
   const { timeoutMs, maxTimeoutMs } = endpoint.config;
   const timer = new DeadlineTimer(timeoutMs, maxTimeoutMs, (hard) =>
-    abort.abort(new ExchangeFailure('timeout', hard ? `no answer within the hard limit of ${maxTimeoutMs} ms` : `no answer within ${timeoutMs} ms`)),
+    abort.abort(
+      new ExchangeFailure(
+        'timeout',
+        hard ? `no answer within the hard limit of ${maxTimeoutMs} ms` : `no answer within ${timeoutMs} ms`,
+      ),
+    ),
   );
   try {
     let res: EndpointResponse;
     try {
       res = await endpoint.request(
         resumeFrom !== undefined
-          ? { method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders }, abort, caller: req.caller }
+          ? {
+              method: 'GET',
+              url: endpoint.url,
+              headers: { accept: 'text/event-stream', 'last-event-id': resumeFrom, ...req.sessionHeaders },
+              abort,
+              caller: req.caller,
+            }
           : {
               method: 'POST',
               url: endpoint.url,
-              headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...req.sessionHeaders, ...traceHeaders(req.message) },
+              headers: {
+                'content-type': 'application/json',
+                accept: 'application/json, text/event-stream',
+                ...req.sessionHeaders,
+                ...traceHeaders(req.message),
+              },
               body: JSON.stringify(req.message),
               abort,
               caller: req.caller,
@@ -124,11 +150,17 @@ export async function exchange(req: ExchangeRequest): Promise<Outcome> {
     const reason: unknown = abort.aborted ? abort.reason : err;
     if (reason instanceof Cancelled) {
       // A caller that timed out says as much about the upstream as our own timer would.
-      if (reason.error instanceof GatewayError && reason.error.type === 'UPSTREAM_TIMEOUT') endpoint.breaker.failure(reason.error.message);
+      if (reason.error instanceof GatewayError && reason.error.type === 'UPSTREAM_TIMEOUT')
+        endpoint.breaker.failure(reason.error.message);
       return { kind: 'done' };
     }
     const failure =
-      reason instanceof ExchangeFailure ? reason : new ExchangeFailure('sent', `connection broke while reading the answer (${reason instanceof Error ? reason.message : String(reason)})`);
+      reason instanceof ExchangeFailure
+        ? reason
+        : new ExchangeFailure(
+            'sent',
+            `connection broke while reading the answer (${reason instanceof Error ? reason.message : String(reason)})`,
+          );
     if (failure.countsAsFailure) endpoint.breaker.failure(failure.message);
     return { kind: 'failed', failure };
   } finally {
@@ -149,12 +181,20 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
   const { breaker } = endpoint;
   if (res.status === 202 || res.status === 204) {
     await res.body.dump();
-    if (id !== undefined) throw new ExchangeFailure('protocol', `answered a request with HTTP ${res.status} and no response`);
+    if (id !== undefined)
+      throw new ExchangeFailure('protocol', `answered a request with HTTP ${res.status} and no response`);
     breaker.success();
     return { kind: 'done' };
   }
   if (res.status < 200 || res.status >= 300) {
-    if (req.errorsWithStatus && id !== undefined && res.status >= 400 && res.status < 500 && res.status !== 429 && mediaType(res.headers) === 'application/json') {
+    if (
+      req.errorsWithStatus &&
+      id !== undefined &&
+      res.status >= 400 &&
+      res.status < 500 &&
+      res.status !== 429 &&
+      mediaType(res.headers) === 'application/json'
+    ) {
       const text = await res.body.text(RPC_ERROR_BYTES, () => timer.touch());
       if (answeredWithError(connection, id, text)) {
         breaker.success();
@@ -165,7 +205,10 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
     }
     const text = await res.body.snippet();
     // 404 is the spec's "session gone"; servers built on the SDK's examples say 400 "No valid session ID".
-    if (req.sessionHeaders['mcp-session-id'] !== undefined && (res.status === 404 || (res.status === 400 && /session/i.test(text)))) {
+    if (
+      req.sessionHeaders['mcp-session-id'] !== undefined &&
+      (res.status === 404 || (res.status === 400 && /session/i.test(text)))
+    ) {
       breaker.success();
       return { kind: 'session-lost', generation: req.generation };
     }
@@ -183,13 +226,16 @@ async function onReply(req: ExchangeRequest, res: EndpointResponse, timer: Deadl
   if (type === 'application/json') {
     const text = await res.body.text(undefined, () => timer.touch());
     const messages = parseMessages(text);
-    if (!messages) throw new ExchangeFailure('protocol', `answered with a body that is not JSON (${text.slice(0, 100)})`);
+    if (!messages)
+      throw new ExchangeFailure('protocol', `answered with a body that is not JSON (${text.slice(0, 100)})`);
     for (const m of messages) connection.receive(m, req.logsOnReply ? id : undefined);
-    if (connection.has(id)) throw new ExchangeFailure('protocol', 'answered without a JSON-RPC response to the request');
+    if (connection.has(id))
+      throw new ExchangeFailure('protocol', 'answered without a JSON-RPC response to the request');
     breaker.success();
     return { kind: 'done' };
   }
-  if (type !== 'text/event-stream') throw new ExchangeFailure('protocol', `answered with content type "${type || '(none)'}"`);
+  if (type !== 'text/event-stream')
+    throw new ExchangeFailure('protocol', `answered with content type "${type || '(none)'}"`);
   // It answered like an MCP server; what its stream does next is judged as it goes.
   breaker.success();
   return readSseReply(req, res, timer);
@@ -212,7 +258,8 @@ async function readSseReply(req: ExchangeRequest, res: EndpointResponse, timer: 
         const data = messageData(event);
         if (data === undefined) return;
         const messages = parseMessages(data);
-        if (!messages) throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
+        if (!messages)
+          throw new ExchangeFailure('protocol', `sent an SSE event that is not JSON (${data.slice(0, 100)})`);
         progressed = true;
         for (const m of messages) connection.receive(m, req.logsOnReply ? id : undefined);
         if (id !== undefined && !connection.has(id) && linger === undefined) {

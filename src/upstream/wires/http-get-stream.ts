@@ -68,7 +68,18 @@ export class ListenStream {
         const caller = this.options.caller?.();
         const as = caller ? { caller } : {};
         const res = post
-          ? await endpoint.request({ method: 'POST', url: endpoint.url, headers: { ...post.headers, accept: 'application/json, text/event-stream', 'content-type': 'application/json' }, body: post.body, abort: this.#abort, ...as })
+          ? await endpoint.request({
+              method: 'POST',
+              url: endpoint.url,
+              headers: {
+                ...post.headers,
+                accept: 'application/json, text/event-stream',
+                'content-type': 'application/json',
+              },
+              body: post.body,
+              abort: this.#abort,
+              ...as,
+            })
           : await endpoint.request({ method: 'GET', url: endpoint.url, headers, abort: this.#abort, ...as });
         if (res.status === 405) {
           await res.body.dump();
@@ -95,7 +106,10 @@ export class ListenStream {
             if (data === undefined) return;
             const messages = parseMessages(data);
             if (!messages) {
-              log.warn({ upstream: label, data: data.slice(0, 200) }, 'upstream sent a GET stream event that is not JSON; ignored');
+              log.warn(
+                { upstream: label, data: data.slice(0, 200) },
+                'upstream sent a GET stream event that is not JSON; ignored',
+              );
               return;
             }
             for (const m of messages) this.options.onMessage(m);
@@ -104,7 +118,10 @@ export class ListenStream {
         log.debug({ upstream: label }, 'upstream GET stream ended; opening it again');
       } catch (err) {
         if (this.#stopped) return;
-        log.debug({ upstream: label, err: err instanceof Error ? err.message : String(err) }, 'upstream GET stream failed; opening it again');
+        log.debug(
+          { upstream: label, err: err instanceof Error ? err.message : String(err) },
+          'upstream GET stream failed; opening it again',
+        );
       }
       await this.#sleep(Math.max(retryMs ?? 0, this.#backoff.next()));
     }

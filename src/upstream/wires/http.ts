@@ -11,7 +11,14 @@ import { INITIALIZE, INITIALIZED } from '../connection/initialize.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 import { isRetryable } from '../connection/retry-policy.js';
-import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo, UpstreamSessionMemory } from '../../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamCall,
+  UpstreamPeer,
+  UpstreamServerInfo,
+  UpstreamSessionMemory,
+} from '../../contracts/upstream.js';
 
 const DELETE_TIMEOUT_MS = 2000;
 
@@ -76,7 +83,15 @@ export class HttpUpstream extends BaseUpstream {
       throw err;
     }
     this.#openStream();
-    this.options.log.info({ upstream: this.label, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion, session: this.#sessionId }, 'upstream ready');
+    this.options.log.info(
+      {
+        upstream: this.label,
+        server: this.serverInfo.serverInfo,
+        version: this.serverInfo.protocolVersion,
+        session: this.#sessionId,
+      },
+      'upstream ready',
+    );
     return this.serverInfo;
   }
 
@@ -125,7 +140,13 @@ export class HttpUpstream extends BaseUpstream {
     const abort = new Abort();
     const timer = setTimeout(() => abort.abort(), DELETE_TIMEOUT_MS);
     try {
-      const res = await this.#endpoint.request({ method: 'DELETE', url: this.#endpoint.url, headers: this.#sessionHeaders(), abort, ...(this.#owner ? { caller: this.#owner } : {}) });
+      const res = await this.#endpoint.request({
+        method: 'DELETE',
+        url: this.#endpoint.url,
+        headers: this.#sessionHeaders(),
+        abort,
+        ...(this.#owner ? { caller: this.#owner } : {}),
+      });
       await res.body.dump();
     } catch {
       /* ignored */
@@ -156,7 +177,10 @@ export class HttpUpstream extends BaseUpstream {
     if (!saved) return undefined;
     this.#sessionId = saved.sessionId;
     this.#protocolVersion = saved.info.protocolVersion;
-    this.options.log.info({ upstream: this.label, session: saved.sessionId }, 'continuing the upstream session of a worker that ran on another replica');
+    this.options.log.info(
+      { upstream: this.label, session: saved.sessionId },
+      'continuing the upstream session of a worker that ran on another replica',
+    );
     return saved.info;
   }
 
@@ -169,7 +193,8 @@ export class HttpUpstream extends BaseUpstream {
       // Awaited, so nothing else reaches the new session before it knows it is initialized.
       notify: (method) => this.#deliver({ jsonrpc: '2.0', method }),
     });
-    if (this.#exited) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} lost its session during initialization`);
+    if (this.#exited)
+      throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} lost its session during initialization`);
     if (this.#sessionId !== undefined) void this.options.memory?.remember({ sessionId: this.#sessionId, info });
     return info;
   }
@@ -178,7 +203,10 @@ export class HttpUpstream extends BaseUpstream {
   async #reinitialize(seenGeneration: number): Promise<void> {
     if (this.#generation !== seenGeneration) return this.#reinit;
     this.#reinit ??= (async () => {
-      this.options.log.warn({ upstream: this.label, session: this.#sessionId }, 'upstream session expired; initializing a new one');
+      this.options.log.warn(
+        { upstream: this.label, session: this.#sessionId },
+        'upstream session expired; initializing a new one',
+      );
       this.#stream?.stop();
       this.#stream = undefined;
       this.#sessionId = undefined;
@@ -197,9 +225,14 @@ export class HttpUpstream extends BaseUpstream {
 
   #openStream(): void {
     const caps = this.serverInfo?.capabilities ?? {};
-    const wants = (c: unknown, key: string) => typeof c === 'object' && c !== null && (c as Record<string, unknown>)[key] === true;
+    const wants = (c: unknown, key: string) =>
+      typeof c === 'object' && c !== null && (c as Record<string, unknown>)[key] === true;
     const useful =
-      wants(caps.tools, 'listChanged') || wants(caps.prompts, 'listChanged') || wants(caps.resources, 'listChanged') || wants(caps.resources, 'subscribe') || caps.logging !== undefined;
+      wants(caps.tools, 'listChanged') ||
+      wants(caps.prompts, 'listChanged') ||
+      wants(caps.resources, 'listChanged') ||
+      wants(caps.resources, 'subscribe') ||
+      caps.logging !== undefined;
     if (this.options.listen === false || !useful || this.#closed || this.#exited) return;
     const generation = this.#generation;
     this.#stream = new ListenStream({
@@ -215,8 +248,11 @@ export class HttpUpstream extends BaseUpstream {
   }
 
   protected send(message: JsonRpcMessage): void {
-    if (this.#sending !== undefined && 'method' in message && 'id' in message && typeof message.id === 'number') this.#callers.set(message.id, this.#sending);
-    this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
+    if (this.#sending !== undefined && 'method' in message && 'id' in message && typeof message.id === 'number')
+      this.#callers.set(message.id, this.#sending);
+    this.#deliver(message).catch((err: unknown) =>
+      this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'),
+    );
   }
 
   #sessionHeaders(): Record<string, string> {
@@ -247,7 +283,13 @@ export class HttpUpstream extends BaseUpstream {
         if (method !== INITIALIZE && method !== INITIALIZED && this.#reinit) await this.#reinit;
         outcome = await this.#exchange(message, id, method, resumeFrom);
       } catch (err) {
-        outcome = { kind: 'failed', failure: err instanceof GatewayError || err instanceof ExchangeFailure ? err : new ExchangeFailure('sent', String(err)) };
+        outcome = {
+          kind: 'failed',
+          failure:
+            err instanceof GatewayError || err instanceof ExchangeFailure
+              ? err
+              : new ExchangeFailure('sent', String(err)),
+        };
       }
       resumeFrom = undefined;
       if (outcome.kind === 'done') return;
@@ -290,7 +332,10 @@ export class HttpUpstream extends BaseUpstream {
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(this.#endpoint.name) : failure;
       if (id === undefined) {
-        this.options.log.debug({ upstream: this.label, method, err: error.message }, 'message to upstream not delivered');
+        this.options.log.debug(
+          { upstream: this.label, method, err: error.message },
+          'message to upstream not delivered',
+        );
         return;
       }
       // The upstream may still be working on a request it received: tell it we gave up.
@@ -302,7 +347,12 @@ export class HttpUpstream extends BaseUpstream {
   }
 
   /** One exchange for `message`, cancellable through #aborts while it runs. */
-  async #exchange(message: JsonRpcMessage, id: number | undefined, method: string | undefined, resumeFrom: string | undefined): Promise<Outcome> {
+  async #exchange(
+    message: JsonRpcMessage,
+    id: number | undefined,
+    method: string | undefined,
+    resumeFrom: string | undefined,
+  ): Promise<Outcome> {
     const abort = new Abort();
     if (id !== undefined) this.#aborts.set(id, abort);
     try {
@@ -323,7 +373,6 @@ export class HttpUpstream extends BaseUpstream {
       if (id !== undefined && this.#aborts.get(id) === abort) this.#aborts.delete(id);
     }
   }
-
 }
 
 /**
@@ -333,6 +382,12 @@ export class HttpUpstream extends BaseUpstream {
  */
 function ownerOf(endpoint: HttpEndpoint, identity: ClientIdentity): CallerAuth | undefined {
   if (!identity.forUser || !endpoint.actsForUsers) return undefined;
-  if (!identity.caller) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${endpoint.name}: this session's worker must be opened on the replica its call came to (the user's token stays there); retry`, { retryAfterMs: 1000 });
+  if (!identity.caller)
+    throw new GatewayError(
+      'UPSTREAM_UNAVAILABLE',
+      `Upstream ${endpoint.name}: this session's worker must be opened on the replica its call came to (the ` +
+        `user's token stays there); retry`,
+      { retryAfterMs: 1000 },
+    );
   return endpoint.forCaller(identity.caller);
 }

@@ -30,7 +30,9 @@ export class LegacySseUpstream extends BaseUpstream {
   }
 
   protected send(message: JsonRpcMessage): void {
-    this.#deliver(message).catch((err: unknown) => this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'));
+    this.#deliver(message).catch((err: unknown) =>
+      this.options.log.error({ upstream: this.label, err }, 'unexpected error sending to upstream'),
+    );
   }
 
   async start(): Promise<UpstreamServerInfo> {
@@ -46,7 +48,10 @@ export class LegacySseUpstream extends BaseUpstream {
       await this.close();
       throw err instanceof ExchangeFailure ? err.toGatewayError(endpoint.name) : err;
     }
-    this.options.log.info({ upstream: this.label, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion }, 'upstream ready');
+    this.options.log.info(
+      { upstream: this.label, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion },
+      'upstream ready',
+    );
     return this.serverInfo;
   }
 
@@ -60,10 +65,16 @@ export class LegacySseUpstream extends BaseUpstream {
     // restarted by its progress, so a call nobody else times out (a list, a ping) cannot hang.
     let timer: DeadlineTimer | undefined;
     const onNotification = options?.onNotification;
-    const call = this.connection.call(method, params, onNotification ? { onNotification: (n) => (timer?.touch(), onNotification(n)) } : options);
+    const call = this.connection.call(
+      method,
+      params,
+      onNotification ? { onNotification: (n) => (timer?.touch(), onNotification(n)) } : options,
+    );
     timer = new DeadlineTimer(config.timeoutMs, config.maxTimeoutMs, () => {
       breaker.failure('no answer in time');
-      call.cancel(new GatewayError('UPSTREAM_TIMEOUT', `Upstream ${this.label} did not answer within ${config.timeoutMs} ms`));
+      call.cancel(
+        new GatewayError('UPSTREAM_TIMEOUT', `Upstream ${this.label} did not answer within ${config.timeoutMs} ms`),
+      );
     });
     const stop = () => timer?.clear();
     call.promise.then(stop, stop);
@@ -95,9 +106,17 @@ export class LegacySseUpstream extends BaseUpstream {
   /** Opens the SSE stream; resolves with the POST URL from its `endpoint` event. */
   async #openStream(timeoutMs: number): Promise<URL> {
     const { endpoint, log } = this.options;
-    const timer = setTimeout(() => this.#stream.abort(new ExchangeFailure('timeout', `no endpoint event within ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => this.#stream.abort(new ExchangeFailure('timeout', `no endpoint event within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     try {
-      const res = await endpoint.request({ method: 'GET', url: endpoint.url, headers: { accept: 'text/event-stream' }, abort: this.#stream });
+      const res = await endpoint.request({
+        method: 'GET',
+        url: endpoint.url,
+        headers: { accept: 'text/event-stream' },
+        abort: this.#stream,
+      });
       if (res.status < 200 || res.status >= 300 || mediaType(res.headers) !== 'text/event-stream') {
         const text = await res.body.snippet();
         const failure = new ExchangeFailure(
@@ -116,7 +135,8 @@ export class LegacySseUpstream extends BaseUpstream {
             if (event.event === 'endpoint') {
               const url = new URL(event.data.trim(), endpoint.url);
               // The session's credentials go wherever this points: never to another origin.
-              if (url.origin !== endpoint.url.origin) throw new ExchangeFailure('protocol', `endpoint event names another origin (${url.origin})`);
+              if (url.origin !== endpoint.url.origin)
+                throw new ExchangeFailure('protocol', `endpoint event names another origin (${url.origin})`);
               resolve(url);
               return;
             }
@@ -124,7 +144,10 @@ export class LegacySseUpstream extends BaseUpstream {
             if (data === undefined) return;
             const messages = parseMessages(data);
             if (!messages) {
-              log.warn({ upstream: this.label, data: data.slice(0, 200) }, 'upstream sent an SSE event that is not JSON; ignored');
+              log.warn(
+                { upstream: this.label, data: data.slice(0, 200) },
+                'upstream sent an SSE event that is not JSON; ignored',
+              );
               return;
             }
             for (const m of messages) this.connection.receive(m);
@@ -136,8 +159,13 @@ export class LegacySseUpstream extends BaseUpstream {
           },
           (err: unknown) => {
             const reason = this.#stream.aborted ? this.#stream.reason : err;
-            reject(reason instanceof ExchangeFailure ? reason : new ExchangeFailure('cut', `SSE stream failed: ${String(reason)}`));
-            if (reason instanceof ExchangeFailure && reason.kind === 'protocol') endpoint.breaker.failure(reason.message);
+            reject(
+              reason instanceof ExchangeFailure
+                ? reason
+                : new ExchangeFailure('cut', `SSE stream failed: ${String(reason)}`),
+            );
+            if (reason instanceof ExchangeFailure && reason.kind === 'protocol')
+              endpoint.breaker.failure(reason.message);
             this.#die(`SSE stream failed (${reason instanceof Error ? reason.message : String(reason)})`);
           },
         );
@@ -155,7 +183,10 @@ export class LegacySseUpstream extends BaseUpstream {
     const { endpoint, log } = this.options;
     const method = 'method' in message ? message.method : undefined;
     const id = method !== undefined && 'id' in message && typeof message.id === 'number' ? message.id : undefined;
-    const backoff = new Backoff({ initialMs: endpoint.config.retry.initialDelayMs, maxMs: endpoint.config.retry.maxDelayMs });
+    const backoff = new Backoff({
+      initialMs: endpoint.config.retry.initialDelayMs,
+      maxMs: endpoint.config.retry.maxDelayMs,
+    });
     for (let retries = 0; ; retries++) {
       if ((id !== undefined && !this.connection.has(id)) || this.#closed || this.#exited || !this.#postUrl) return;
       let failure: ExchangeFailure | GatewayError;
@@ -163,19 +194,27 @@ export class LegacySseUpstream extends BaseUpstream {
         await this.#post(this.#postUrl, message);
         return;
       } catch (err) {
-        failure = err instanceof ExchangeFailure || err instanceof GatewayError ? err : new ExchangeFailure('sent', String(err));
+        failure =
+          err instanceof ExchangeFailure || err instanceof GatewayError
+            ? err
+            : new ExchangeFailure('sent', String(err));
       }
       if (failure instanceof ExchangeFailure && failure.status === 404) {
         this.#die('no longer knows its session (HTTP 404)');
         return;
       }
-      if (failure instanceof ExchangeFailure && retries < endpoint.config.retry.attempts && isRetryable(method, failure)) {
+      if (
+        failure instanceof ExchangeFailure &&
+        retries < endpoint.config.retry.attempts &&
+        isRetryable(method, failure)
+      ) {
         endpoint.diagnostics.emit('upstream:retry', { upstream: endpoint.name, reason: failure.kind });
         await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }
       const error = failure instanceof ExchangeFailure ? failure.toGatewayError(endpoint.name) : failure;
-      if (id === undefined) log.debug({ upstream: this.label, method, err: error.message }, 'message to upstream not delivered');
+      if (id === undefined)
+        log.debug({ upstream: this.label, method, err: error.message }, 'message to upstream not delivered');
       else this.connection.fail(id, error);
       return;
     }
@@ -186,19 +225,38 @@ export class LegacySseUpstream extends BaseUpstream {
     const abort = new Abort();
     const { timeoutMs, maxTimeoutMs } = endpoint.config;
     // The POST is only accepted here (202); the answer comes on the stream.
-    const timer = new DeadlineTimer(timeoutMs, maxTimeoutMs, () => abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)));
+    const timer = new DeadlineTimer(timeoutMs, maxTimeoutMs, () =>
+      abort.abort(new ExchangeFailure('timeout', `POST not accepted within ${timeoutMs} ms`)),
+    );
     try {
-      const res = await endpoint.request({ method: 'POST', url, headers: { 'content-type': 'application/json' }, body: JSON.stringify(message), abort });
+      const res = await endpoint.request({
+        method: 'POST',
+        url,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(message),
+        abort,
+      });
       if (res.status >= 200 && res.status < 300) {
         await res.body.dump();
         endpoint.breaker.success();
         return;
       }
       const text = await res.body.snippet();
-      throw new ExchangeFailure('status', `answered HTTP ${res.status}${text ? `: ${text}` : ''}`, res.status, retryAfterMs(res.headers));
+      throw new ExchangeFailure(
+        'status',
+        `answered HTTP ${res.status}${text ? `: ${text}` : ''}`,
+        res.status,
+        retryAfterMs(res.headers),
+      );
     } catch (err) {
       const reason: unknown = abort.aborted ? abort.reason : err;
-      if (reason instanceof ExchangeFailure && reason.kind !== 'connect' && reason.kind !== 'sent' && reason.countsAsFailure && reason.status !== 404) {
+      if (
+        reason instanceof ExchangeFailure &&
+        reason.kind !== 'connect' &&
+        reason.kind !== 'sent' &&
+        reason.countsAsFailure &&
+        reason.status !== 404
+      ) {
         endpoint.breaker.failure(reason.message);
       }
       throw reason;
@@ -206,5 +264,4 @@ export class LegacySseUpstream extends BaseUpstream {
       timer.clear();
     }
   }
-
 }

@@ -21,7 +21,11 @@ export const MODERN_REVISION = '2026-07-28';
  * The standard headers of one 2026-07-28 request: the version, Mcp-Method, and Mcp-Name where
  * the method has one; `extra` (mirrored Mcp-Param-* headers) beside them.
  */
-export function modernHeaders(method: string, params: Record<string, unknown> | undefined, extra?: Readonly<Record<string, string>>): Record<string, string> {
+export function modernHeaders(
+  method: string,
+  params: Record<string, unknown> | undefined,
+  extra?: Readonly<Record<string, string>>,
+): Record<string, string> {
   const headers: Record<string, string> = { ...extra, 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': method };
   const key = MCP_NAME_PARAM.get(method);
   const name = key === undefined ? undefined : params?.[key];
@@ -55,7 +59,10 @@ export class ModernHttpWire {
   ) {
     this.#connection = new JsonRpcConnection((m) => this.#send(m), {
       onRequest: async (request) => {
-        throw new GatewayError('METHOD_NOT_FOUND', `${request.method}: a 2026-07-28 server asks its client by input_required results, not by requests`);
+        throw new GatewayError(
+          'METHOD_NOT_FOUND',
+          `${request.method}: a 2026-07-28 server asks its client by input_required results, not by requests`,
+        );
       },
       onNotification,
       onProtocolError: (reason) => log.warn({ upstream: endpoint.name, reason }, 'upstream sent an invalid message'),
@@ -73,7 +80,8 @@ export class ModernHttpWire {
       diagnostics.emit('pool:rejection', { upstream: this.endpoint.name, reason: 'circuit_open' });
       return failedCall(breaker.openError());
     }
-    // As the 2025 wire does: the user's exchanged token and claim headers, settled before sending (a bad claim fails here).
+    // As the 2025 wire does: the user's exchanged token and claim headers, settled before sending (a bad claim fails
+    // here).
     let auth: CallerAuth | undefined;
     if (options?.caller !== undefined && this.endpoint.actsForUsers) {
       try {
@@ -118,7 +126,10 @@ export class ModernHttpWire {
       headers: () => ({}),
       post: () => {
         const params = { notifications: filter, _meta: meta };
-        return { headers: modernHeaders('subscriptions/listen', params), body: JSON.stringify({ jsonrpc: '2.0', id: `listen-${++n}`, method: 'subscriptions/listen', params }) };
+        return {
+          headers: modernHeaders('subscriptions/listen', params),
+          body: JSON.stringify({ jsonrpc: '2.0', id: `listen-${++n}`, method: 'subscriptions/listen', params }),
+        };
       },
       onMessage: (m) => this.#connection.receive(m),
       // No session to lose: a refused stream is opened again later.
@@ -174,19 +185,29 @@ export class ModernHttpWire {
           onSessionId: () => undefined,
         });
       } catch (err) {
-        outcome = { kind: 'failed', failure: err instanceof GatewayError || err instanceof ExchangeFailure ? err : new ExchangeFailure('sent', String(err)) };
+        outcome = {
+          kind: 'failed',
+          failure:
+            err instanceof GatewayError || err instanceof ExchangeFailure
+              ? err
+              : new ExchangeFailure('sent', String(err)),
+        };
       } finally {
         if (this.#aborts.get(id) === abort) this.#aborts.delete(id);
       }
       if (outcome.kind === 'done') return;
       // Stateless: there is no stream to resume and no session to lose.
-      const failure = outcome.kind === 'failed' ? outcome.failure : new ExchangeFailure('cut', 'closed the stream before answering');
+      const failure =
+        outcome.kind === 'failed' ? outcome.failure : new ExchangeFailure('cut', 'closed the stream before answering');
       if (failure instanceof ExchangeFailure && retries < retry.attempts && isRetryable(method, failure)) {
         this.endpoint.diagnostics.emit('upstream:retry', { upstream: this.endpoint.name, reason: failure.kind });
         await sleep(Math.max(failure.retryAfterMs ?? 0, backoff.next()));
         continue;
       }
-      this.#connection.fail(id, failure instanceof ExchangeFailure ? failure.toGatewayError(this.endpoint.name) : failure);
+      this.#connection.fail(
+        id,
+        failure instanceof ExchangeFailure ? failure.toGatewayError(this.endpoint.name) : failure,
+      );
       return;
     }
   }

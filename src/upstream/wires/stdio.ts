@@ -6,7 +6,13 @@ import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { suppressedField, type LogThrottle } from '../../observability/log-throttle.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
-import type { CallOptions, ClientIdentity, UpstreamCall, UpstreamPeer, UpstreamServerInfo } from '../../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamCall,
+  UpstreamPeer,
+  UpstreamServerInfo,
+} from '../../contracts/upstream.js';
 
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
@@ -71,7 +77,15 @@ export class StdioUpstream extends BaseUpstream {
       await this.close();
       throw err;
     }
-    this.log.info({ upstream: this.label, pid: child.pid, server: this.serverInfo.serverInfo, version: this.serverInfo.protocolVersion }, 'upstream ready');
+    this.log.info(
+      {
+        upstream: this.label,
+        pid: child.pid,
+        server: this.serverInfo.serverInfo,
+        version: this.serverInfo.protocolVersion,
+      },
+      'upstream ready',
+    );
     return this.serverInfo;
   }
 
@@ -96,7 +110,9 @@ export class StdioUpstream extends BaseUpstream {
     });
     child.stdin!.on('error', (err) => this.log.debug({ upstream: this.label, err }, 'upstream stdin error'));
     child.on('error', (err) => this.#onExit(`failed to start: ${err.message}`));
-    child.on('exit', (code, signal) => this.#onExit(signal ? `exited on ${signal}` : `exited with code ${code}`, stderrTail));
+    child.on('exit', (code, signal) =>
+      this.#onExit(signal ? `exited on ${signal}` : `exited with code ${code}`, stderrTail),
+    );
     return child;
   }
 
@@ -169,7 +185,10 @@ export class StdioUpstream extends BaseUpstream {
     }
     const suppressed = this.reporting.throttle.take('exit');
     if (suppressed === undefined) return;
-    this.log.warn({ upstream: this.label, reason, stderr: stderrTail.slice(-500) || undefined, ...suppressedField(suppressed) }, 'upstream exited');
+    this.log.warn(
+      { upstream: this.label, reason, stderr: stderrTail.slice(-500) || undefined, ...suppressedField(suppressed) },
+      'upstream exited',
+    );
   }
 
   #onData(chunk: string): void {
@@ -201,7 +220,11 @@ export class StdioUpstream extends BaseUpstream {
       // A server that logs to stdout would otherwise put every one of its lines in ours.
       this.reporting.diagnostics.emit('upstream:stdout-garbage', { upstream: this.config.name });
       const suppressed = this.reporting.throttle.take('stdout');
-      if (suppressed !== undefined) this.log.warn({ upstream: this.label, line: line.slice(0, 200), ...suppressedField(suppressed) }, 'upstream wrote a line that is not JSON');
+      if (suppressed !== undefined)
+        this.log.warn(
+          { upstream: this.label, line: line.slice(0, 200), ...suppressedField(suppressed) },
+          'upstream wrote a line that is not JSON',
+        );
       return;
     }
     this.connection.receive(value);
@@ -233,5 +256,4 @@ export class StdioUpstream extends BaseUpstream {
     const stdin = this.#child?.stdin;
     if (stdin && !stdin.destroyed && !this.#exited) stdin.write(data);
   }
-
 }

@@ -12,12 +12,13 @@ function breaker(failureThreshold = 3): { b: CircuitBreaker; states: CircuitStat
   return { b, states };
 }
 
-const nextState = (b: CircuitBreaker) => new Promise<CircuitState>((resolve) => {
-  const off = b.onChange((s) => {
-    off();
-    resolve(s);
+const nextState = (b: CircuitBreaker) =>
+  new Promise<CircuitState>((resolve) => {
+    const off = b.onChange((s) => {
+      off();
+      resolve(s);
+    });
   });
-});
 
 function openError(fn: () => void): GatewayError {
   try {
@@ -44,7 +45,10 @@ describe('circuit breaker', () => {
     expect(states).toEqual(['open']);
     const err = openError(() => b.check());
     expect(err.type).toBe('UPSTREAM_CIRCUIT_OPEN');
-    expect(err.toJsonRpc()).toMatchObject({ code: -32011, data: { type: 'UPSTREAM_CIRCUIT_OPEN', retryable: true, upstream: 'up' } });
+    expect(err.toJsonRpc()).toMatchObject({
+      code: -32011,
+      data: { type: 'UPSTREAM_CIRCUIT_OPEN', retryable: true, upstream: 'up' },
+    });
     expect(err.message).toContain('boom');
     b.close();
   });
@@ -82,7 +86,8 @@ describe('retry policy', () => {
     const s503 = new ExchangeFailure('status', 'HTTP 503', 503);
     const s501 = new ExchangeFailure('status', 'HTTP 501', 501);
     const garbage = new ExchangeFailure('protocol', 'not json');
-    for (const m of ['tools/call', 'initialize', undefined, 'resources/read']) expect(isRetryable(m, connect)).toBe(true);
+    for (const m of ['tools/call', 'initialize', undefined, 'resources/read'])
+      expect(isRetryable(m, connect)).toBe(true);
     expect(isRetryable('tools/call', sent)).toBe(false);
     expect(isRetryable('tools/call', s503)).toBe(false);
     expect(isRetryable('initialize', sent)).toBe(false);
@@ -95,7 +100,11 @@ describe('retry policy', () => {
   });
 
   it('maps each failure to one entry of the error table', () => {
-    expect(new ExchangeFailure('status', 'x', 429, 2000).toGatewayError('u').toJsonRpc().data).toMatchObject({ type: 'OVERLOADED', retryAfterMs: 2000, httpStatus: 429 });
+    expect(new ExchangeFailure('status', 'x', 429, 2000).toGatewayError('u').toJsonRpc().data).toMatchObject({
+      type: 'OVERLOADED',
+      retryAfterMs: 2000,
+      httpStatus: 429,
+    });
     expect(new ExchangeFailure('status', 'x', 503).toGatewayError('u').type).toBe('UPSTREAM_UNAVAILABLE');
     expect(new ExchangeFailure('status', 'x', 401).toGatewayError('u').type).toBe('UPSTREAM_PROTOCOL_ERROR');
     expect(new ExchangeFailure('timeout', 'x').toGatewayError('u').type).toBe('UPSTREAM_TIMEOUT');

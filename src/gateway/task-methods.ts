@@ -1,0 +1,158 @@
+// The task methods a client sends, answered from the task store on any replica: tasks/get,
+// tasks/result, tasks/list and tasks/cancel (2025-11-25), tasks/get, tasks/update and tasks/cancel
+// (2026-07-28). The engine (tasks.ts) makes the tasks and runs their calls; this reads and moves them.
+import type { RequestContext } from '../contracts/request-context.js';
+import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
+import type { McpResult } from '../contracts/upstream.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { LocalTasks } from './local-tasks.js';
+import { bindingOf, mayRead } from './task-binding.js';
+import type { TaskWaits } from './task-waits.js';
+import { admitTaskMethod, getTaskResult, isTerminal, legacyResult, legacyTask, settled } from './task-wire.js';
+
+/** What the methods read and call: the engine's options and parts. */
+export interface TaskMethodParts {
+  store: TaskStore;
+  replicaId: string;
+  /** Whether a replica's heartbeat is fresh: a dead runner fails its tasks. */
+  isAlive: (replicaId: string) => Promise<boolean>;
+  limits: { maxBytesPerPrincipal: number };
+  pageSize: number;
+  /** Cancels a task's call, ends its input chain. */
+  calls: { cancel(scope: string, requestId: string): void; releaseChain(requestState: string): void };
+  /** The tasks this replica runs. */
+  here: LocalTasks;
+  waits: TaskWaits;
+  /** notifications/tasks/status on a 2025 session. */
+  notify(ctx: RequestContext, r: TaskRecord): void;
+  /** A 2026-07-28 task's call goes on (on this replica) with its client's answers. */
+  resume(record: TaskRecord, ctx: RequestContext, params: Record<string, unknown>, call: Record<string, unknown>): void;
+}
+
+export class TaskMethods {
+  readonly #parts: TaskMethodParts;
+
+  constructor(parts: TaskMethodParts) {
+    this.#parts = parts;
+  }
+
+  /**
+   * tasks/get, tasks/result, tasks/list, tasks/cancel (2025-11-25); tasks/get, tasks/update, tasks/cancel (2026-07-28).
+   */
+  async handle(ctx: RequestContext, request: JsonRpcRequest): Promise<McpResult> {
+    const method = request.method;
+    admitTaskMethod(ctx, method);
+    if (method === 'tasks/list') return this.#list(ctx, request.params?.cursor);
+    const record = await this.find(ctx, request.params?.taskId);
+    switch (method) {
+      case 'tasks/get':
+        return getTaskResult(record);
+      case 'tasks/result':
+        return legacyResult(await this.#parts.waits.until(record));
+      case 'tasks/cancel':
+        return this.#cancel(ctx, record);
+      default:
+        return this.#update(ctx, record, request.params?.inputResponses);
+    }
+  }
+
+  /** The task, if the caller may see it; unknown, expired and other principals' ids all read "not found". */
+  async find(ctx: RequestContext, taskId: unknown): Promise<TaskRecord> {
+    if (typeof taskId !== 'string') throw new GatewayError('INVALID_PARAMS', 'params.taskId must be a string');
+    const record = await this.#parts.store.get(taskId);
+    if (!record || !mayRead(ctx, record)) throw new GatewayError('TASK_NOT_FOUND');
+    return this.alive(record);
+  }
+
+  /** A live task whose runner's heartbeat stopped is failed now: its call died with that replica. */
+  async alive(record: TaskRecord): Promise<TaskRecord> {
+    if (
+      isTerminal(record.status) ||
+      record.owner === this.#parts.replicaId ||
+      (await this.#parts.isAlive(record.owner))
+    )
+      return record;
+    const lost = new GatewayError('TASK_REPLICA_LOST', undefined, { replica: record.owner }).toJsonRpc();
+    const next = settled(record, { error: lost }, Date.now());
+    if (await this.#parts.store.transition(next, [record.status])) return next;
+    return (await this.#parts.store.get(record.taskId)) ?? next;
+  }
+
+  async #cancel(ctx: RequestContext, record: TaskRecord): Promise<McpResult> {
+    if (isTerminal(record.status)) {
+      // 2026-07-28: an ack whatever the status (idempotent); 2025-11-25: -32602.
+      if (record.era === 'modern') return {};
+      throw new GatewayError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${record.status}'`);
+    }
+    const next: TaskRecord = {
+      ...record,
+      status: 'cancelled',
+      statusMessage: 'The task was cancelled by request.',
+      lastUpdatedAt: Date.now(),
+    };
+    delete next.inputRequests;
+    delete next.inputResponses;
+    delete next.requestState;
+    delete next.params;
+    if (!(await this.#parts.store.transition(next, LIVE)))
+      return this.#cancel(ctx, await this.find(ctx, record.taskId));
+    this.#parts.here.delete(record.taskId);
+    this.#parts.calls.cancel(record.scope, record.requestId);
+    if (record.requestState !== undefined) this.#parts.calls.releaseChain(record.requestState);
+    this.#parts.notify(ctx, next);
+    return record.era === 'legacy' ? legacyTask(next) : {};
+  }
+
+  /**
+   * tasks/update (2026-07-28): answers to the task's inputRequests. Each answered key leaves at
+   * once (the next tasks/get, on any replica, no longer shows it); once all are answered the
+   * call goes on, on this replica, with every answer. Unknown keys are ignored.
+   */
+  async #update(ctx: RequestContext, record: TaskRecord, responses: unknown): Promise<McpResult> {
+    if (!isObject(responses)) throw new GatewayError('INVALID_PARAMS', 'params.inputResponses must be an object');
+    const asked = record.inputRequests;
+    if (record.status !== 'input_required' || !asked) return {};
+    const answered = Object.keys(responses).filter((k) => Object.hasOwn(asked, k));
+    if (answered.length === 0) return {};
+    const remaining = { ...asked };
+    const collected = { ...record.inputResponses };
+    for (const key of answered) {
+      delete remaining[key];
+      collected[key] = responses[key];
+    }
+    const done = Object.keys(remaining).length === 0;
+    const next: TaskRecord = {
+      ...record,
+      lastUpdatedAt: Date.now(),
+      inputRequests: remaining,
+      inputResponses: collected,
+    };
+    if (done) {
+      Object.assign(next, { status: 'working', owner: this.#parts.replicaId });
+      delete next.inputRequests;
+      delete next.inputResponses;
+      delete next.requestState;
+      delete next.statusMessage;
+      delete next.params;
+    }
+    const { store, limits } = this.#parts;
+    if (!(await store.transition(next, ['input_required'], limits.maxBytesPerPrincipal))) return {};
+    if (done) {
+      const call = record.params ?? {};
+      const state = record.requestState !== undefined ? { requestState: record.requestState } : {};
+      this.#parts.resume(next, ctx, { ...call, inputResponses: collected, ...state }, call);
+    }
+    return {};
+  }
+
+  async #list(ctx: RequestContext, cursor: unknown): Promise<McpResult> {
+    if (cursor !== undefined && typeof cursor !== 'string') throw new GatewayError('TASK_CURSOR_INVALID');
+    const page = await this.#parts.store.list(bindingOf(ctx), cursor, this.#parts.pageSize);
+    if (!page) throw new GatewayError('TASK_CURSOR_INVALID');
+    const tasks = await Promise.all(page.tasks.filter((t) => t.era === 'legacy').map((t) => this.alive(t)));
+    return page.nextCursor === undefined
+      ? { tasks: tasks.map(legacyTask) }
+      : { tasks: tasks.map(legacyTask), nextCursor: page.nextCursor };
+  }
+}
