@@ -60,6 +60,23 @@ function call(
   );
 }
 
+/**
+ * A 4 s call padded with `padChars` on the only worker, then a second worker, then a small call:
+ * it is served by the other worker and ends first, and nothing stays held.
+ */
+async function quickPassesLarge(gw: RunningGateway, padChars: number): Promise<void> {
+  const sid = await openSession(gw.url);
+  const ended: string[] = [];
+  const large = call(gw, sid, 1, 'serial__block', { ms: 4000, pad: 'x'.repeat(padChars) }, ended);
+  await until('the large call to reach the worker', async () => (await poolStatus(gw, 'serial')).inFlight === 1);
+  await until('a second worker', async () => (await poolStatus(gw, 'serial')).ready === 2);
+  const [, quickPid] = await call(gw, sid, 2, 'serial__quick', {}, ended);
+  const [, largePid] = await large;
+  expect(ended).toEqual(['quick 2', 'block 1']);
+  expect(quickPid).not.toBe(largePid);
+  expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+}
+
 describe('pool.maxInFlightBytes: a worker busy with a large call takes no small one', () => {
   let gw: RunningGateway;
   beforeAll(async () => {
@@ -72,17 +89,8 @@ describe('pool.maxInFlightBytes: a worker busy with a large call takes no small 
   });
 
   it('a 1.5 MB call fills its worker: a second starts and a small call served by it ends first', async () => {
-    const sid = await openSession(gw.url);
-    const ended: string[] = [];
     expect(await poolStatus(gw, 'serial')).toMatchObject({ workers: 1, ready: 1 });
-    const large = call(gw, sid, 1, 'serial__block', { ms: 4000, pad: 'x'.repeat(1.5 * MB) }, ended);
-    await until('the large call to reach the worker', async () => (await poolStatus(gw, 'serial')).inFlight === 1);
-    await until('a second worker', async () => (await poolStatus(gw, 'serial')).ready === 2);
-    const [, quickPid] = await call(gw, sid, 2, 'serial__quick', {}, ended);
-    const [, largePid] = await large;
-    expect(ended).toEqual(['quick 2', 'block 1']);
-    expect(quickPid).not.toBe(largePid);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await quickPassesLarge(gw, 1.5 * MB);
   }, 30_000);
 });
 
@@ -99,16 +107,7 @@ describe('pool.heavyRequestBytes: a worker reading a large call is heavy, and an
   });
 
   it('a 400 KB call on the only worker starts a second; a small call goes there and ends first', async () => {
-    const sid = await openSession(gw.url);
-    const ended: string[] = [];
-    const large = call(gw, sid, 1, 'serial__block', { ms: 4000, pad: 'x'.repeat(400 * 1024) }, ended);
-    await until('the large call to reach the worker', async () => (await poolStatus(gw, 'serial')).inFlight === 1);
-    await until('a second worker', async () => (await poolStatus(gw, 'serial')).ready === 2);
-    const [, quickPid] = await call(gw, sid, 2, 'serial__quick', {}, ended);
-    const [, largePid] = await large;
-    expect(ended).toEqual(['quick 2', 'block 1']);
-    expect(quickPid).not.toBe(largePid);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await quickPassesLarge(gw, 400 * 1024);
   }, 30_000);
 });
 
@@ -125,7 +124,11 @@ describe("the pool's queue takes turns between clients", () => {
   it("one session's ten queued calls hold up another session's call by one turn", async () => {
     const [busy, other] = [await openSession(gw.url), await openSession(gw.url)];
     const ended: string[] = [];
-    const flood = Array.from({ length: 10 }, (_, i) => call(gw, busy, i + 1, 'serial__block', { ms: 150 }, ended));
+    // The first call holds the worker for 2 s, so the other nine are all queued however slowly a
+    // loaded machine delivers them (with 150 ms each, the queue could drain before it filled).
+    const flood = Array.from({ length: 10 }, (_, i) =>
+      call(gw, busy, i + 1, 'serial__block', { ms: i === 0 ? 2000 : 150 }, ended),
+    );
     await until("the busy session's calls to queue", async () => (await poolStatus(gw, 'serial')).queued === 9);
     await call(gw, other, 99, 'serial__quick', {}, ended);
     // The one in flight when it came, then the other session's turn: at most one more before it.
