@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TaskSupport } from '../config/tasks.js';
-import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import { NO_SINK, type MessageSink, type RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStatus, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
@@ -68,7 +68,6 @@ export interface TaskCalls {
   releaseChain(requestState: string): void;
 }
 
-const NO_SINK: MessageSink = { send: () => false };
 /** A 2026 task's questions are gathered this long into one inputRequests (its client polls anyway). */
 const TASK_INPUT_GATHER_MS = 100;
 

@@ -2,7 +2,8 @@ import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
 import { failedCall } from '../contracts/deferred-call.js';
-import { hasModernMeta, refusesModern, type CacheHints, type ModernSet } from './modern-set.js';
+import type { CacheHints } from '../contracts/upstream.js';
+import { hasModernMeta, refusesModern, type ModernSet } from './modern-set.js';
 import { MODERN_REVISION } from './wires/modern-http.js';
 import type { PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
