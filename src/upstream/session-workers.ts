@@ -3,7 +3,7 @@ import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { ClientAsks } from './connection/client-asks.js';
+import { WorkerAsks } from './connection/worker-asks.js';
 import { Spares } from './spares.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
@@ -33,7 +33,7 @@ const USER_ERRORS: ReadonlySet<string> = new Set([
 interface Dedicated extends Member {
   waiting: DeferredCall[];
   /** What its upstream asked the client and still waits for. */
-  asks: ClientAsks;
+  asks: WorkerAsks;
   lastUsed: number;
   /** release() stopped it: a start it cuts short is no failure of the upstream. */
   released: boolean;
@@ -243,7 +243,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   /**
    * A running spare for `scope`, bound to its client, or a new worker; its requests to the client counted in `asks`.
    */
-  #createFor(scope: string, identity: ClientIdentity, asks: ClientAsks): Upstream {
+  #createFor(scope: string, identity: ClientIdentity, asks: WorkerAsks): Upstream {
     // Each new scope tops the spares up (a dead spare is replaced here, not when it dies).
     setImmediate(() => this.#spares.refill());
     const peer = asks.track(this.peerFor(scope));
@@ -273,7 +273,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   #start(scope: string, identity: ClientIdentity): Dedicated {
-    const asks = new ClientAsks(this.#asks);
+    const asks = new WorkerAsks(this.#asks);
     const upstream = this.#createFor(scope, identity, asks);
     const worker: Dedicated = {
       upstream,
@@ -349,7 +349,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   /**
    * Idle: started, no call in flight or waiting. Only such a worker may be reaped; a busy one is
    * never taken from its client. A request to its client does not keep it busy by itself: one
-   * made for a call is withdrawn when that call ends (ClientAsks), one made for none waits for
+   * made for a call is withdrawn when that call ends (WorkerAsks), one made for none waits for
    * nothing the client asked.
    */
   #idle(w: Dedicated): boolean {
