@@ -183,7 +183,7 @@ export class PerSessionRouter implements LocalExecutor {
     link.active.push(ctx);
     // The caller rides along: its token is the freshest this session has (for an upstream that acts for users).
     const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
-    const call = entry.workers.call(method, params, withCaller, ctx.scope, () => identityOf(ctx));
+    const call = entry.workers.call(method, params, withCaller, ctx.scope, () => clientIdentityOf(ctx));
     // Counted once it did start one (not when the pool refused it, full).
     if (starting && entry.workers.workerOf(ctx.scope) !== undefined) this.#starts.spend(client);
     // A call forwarded from a replica that then died has nobody left to time it out.
@@ -335,7 +335,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 }
 
-function identityOf(ctx: RequestContext): ClientIdentity {
+function clientIdentityOf(ctx: RequestContext): ClientIdentity {
   return {
     clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
     capabilities: ctx.clientCapabilities,
