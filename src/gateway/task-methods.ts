@@ -9,7 +9,7 @@ import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { LocalTasks } from './local-tasks.js';
 import { bindingOf, mayRead } from './task-binding.js';
 import type { TaskWaits } from './task-waits.js';
-import { admitTaskMethod, getTaskResult, isTerminal, legacyResult, legacyTask, settled } from './task-wire.js';
+import { admitTaskMethod, getTaskResult, isTerminal, legacyResult, legacyTask, settled } from './task-shapes.js';
 
 /** What the methods read and call: the engine's options and parts. */
 export interface TaskMethodParts {

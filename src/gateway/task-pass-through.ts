@@ -13,7 +13,7 @@ import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
 import { wrappedBinding } from './task-binding.js';
-import { admitTaskMethod, withoutTaskSupport } from './task-wire.js';
+import { admitTaskMethod, withoutTaskSupport } from './task-shapes.js';
 import type { TaskEngine } from './tasks.js';
 import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 

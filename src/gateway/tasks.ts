@@ -32,7 +32,7 @@ import {
   tasksExtensionRequired,
   tooLarge,
   decorateTools,
-} from './task-wire.js';
+} from './task-shapes.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;

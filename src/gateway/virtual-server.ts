@@ -28,7 +28,7 @@ import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from './tasks.js';
 import { TaskPassThrough } from './task-pass-through.js';
-import { declaresTasks, tasksExtensionRequired } from './task-wire.js';
+import { declaresTasks, tasksExtensionRequired } from './task-shapes.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;

@@ -1,4 +1,4 @@
-// The two wire forms of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
+// The two shapes of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
 // nested `task` on creation, tasks/result) and the 2026-07-28 extension (SEP-2663: ttlMs,
 // pollIntervalMs, a flat CreateTaskResult, the result or error inlined on tasks/get).
 import type { TaskSupport } from '../config/tasks.js';
@@ -97,7 +97,7 @@ export function settled(
   };
 }
 
-/** A result as the client gets it inlined: the 2025 task key never travels on the 2026 wire. */
+/** A result as the client gets it inlined: the 2025 task key never travels in a 2026 result. */
 function withoutRelatedTask(result: McpResult): McpResult {
   if (!isObject(result._meta) || !(META.relatedTask in result._meta)) return result;
   const { [META.relatedTask]: _drop, ...meta } = result._meta;
