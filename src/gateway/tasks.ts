@@ -19,13 +19,13 @@ import { TaskMethods } from './task-methods.js';
 import { TaskFollowers } from './task-followers.js';
 import { TaskWaits } from './task-waits.js';
 import {
-  LEGACY_METHODS,
-  MODERN_METHODS,
+  TASK_METHODS_2025,
+  TASK_METHODS_2026,
   callParams,
   createTaskResult,
   declaresTasks,
   isTerminal,
-  legacyTask,
+  task2025,
   requestedTtl,
   settled,
   speaksTasks,
@@ -125,7 +125,7 @@ export class TaskEngine {
   }
 
   static handles(method: string): boolean {
-    return LEGACY_METHODS.has(method) || MODERN_METHODS.has(method);
+    return TASK_METHODS_2025.has(method) || TASK_METHODS_2026.has(method);
   }
 
   supportOf(route: Route | undefined): TaskSupport | undefined {
@@ -224,7 +224,7 @@ export class TaskEngine {
     return {
       taskId,
       binding: bindingOf(ctx),
-      era: ctx.stateless ? 'modern' : 'legacy',
+      era: ctx.stateless ? '2026-07-28' : '2025-11-25',
       status: 'working',
       createdAt: now,
       lastUpdatedAt: now,
@@ -239,7 +239,7 @@ export class TaskEngine {
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
     // The request that created the task has been answered: its reply stream is gone.
-    if (record.era === 'modern')
+    if (record.era === '2026-07-28')
       return {
         ...ctx,
         scope: record.scope,
@@ -280,7 +280,7 @@ export class TaskEngine {
     if (!current || isTerminal(current.status)) return;
     let next = settled(current, outcome, Date.now());
     // A 2026-07-28 task's call goes on from input_required, with the answers: what it calls is kept until then.
-    if (next.status === 'input_required' && next.era === 'modern') next.params = call;
+    if (next.status === 'input_required' && next.era === '2026-07-28') next.params = call;
     let applied: boolean;
     try {
       applied = await store.transition(next, LIVE, limits.maxBytesPerPrincipal);
@@ -363,8 +363,8 @@ export class TaskEngine {
 
   /** notifications/tasks/status on the 2025 session (optional in the spec; the poll is what counts). */
   #notify(ctx: RequestContext, r: TaskRecord): void {
-    if (r.era === 'legacy')
-      ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: legacyTask(r) });
+    if (r.era === '2025-11-25')
+      ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task2025(r) });
   }
 }
 
