@@ -61,7 +61,7 @@ export interface UpstreamCall {
  * One connection to an MCP server: a child process or a remote session. The pool owns many of
  * these; nothing here knows about HTTP clients or gateway sessions.
  */
-export interface Upstream {
+export interface UpstreamConnection {
   readonly label: string;
   readonly inFlight: number;
   /**

@@ -1,6 +1,12 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamConnection,
+  UpstreamCall,
+  UpstreamServerInfo,
+} from '../contracts/upstream.js';
 import { failedCall } from '../contracts/deferred-call.js';
 import type { CacheHints } from '../contracts/upstream.js';
 import { hasModernMeta, refusesModern, type ModernSet } from './modern-set.js';
@@ -162,7 +168,7 @@ export class EraSet implements WorkerSet {
     return this.session.call(method, params, options, scope, identity);
   }
 
-  workerOf(scope: string): Upstream | undefined {
+  workerOf(scope: string): UpstreamConnection | undefined {
     return this.session.workerOf(scope);
   }
 

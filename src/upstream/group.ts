@@ -15,7 +15,7 @@ import { createRemoteUpstream, type RemoteUpstream } from './remote.js';
 import { SessionWorkers, type WorkerFactory } from './session-workers.js';
 import type { PoolStatus, WorkerSet } from './worker-set.js';
 import { StdioUpstream } from './wires/stdio.js';
-import type { ClientIdentity, Upstream, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
+import type { ClientIdentity, UpstreamConnection, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
 import type { TokenStore } from '../contracts/token-store.js';
 
 /** Where the requests and notifications an upstream sends its client go: the gateway's side of each worker. */
@@ -345,7 +345,7 @@ export class UpstreamGroup {
   #workerFactory(
     u: UpstreamConfig,
     throttle: LogThrottle,
-    modernProbe: (() => Upstream | undefined) | undefined,
+    modernProbe: (() => UpstreamConnection | undefined) | undefined,
   ): { createWorker: WorkerFactory; remote?: RemoteUpstream } {
     const { identity, log, diagnostics } = this.options;
     if (u.transport === 'stdio')

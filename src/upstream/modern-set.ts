@@ -7,7 +7,7 @@ import type {
   CallOptions,
   ClientIdentity,
   McpResult,
-  Upstream,
+  UpstreamConnection,
   UpstreamCall,
   UpstreamPeer,
   UpstreamServerInfo,
@@ -313,7 +313,7 @@ export class ModernSet implements WorkerSet {
  * learned): server/discover stands in for initialize and ping. An upstream that answers but
  * refuses the revision is up all the same (it speaks 2025; EraSet learns that).
  */
-export class ModernProbe implements Upstream {
+export class ModernProbe implements UpstreamConnection {
   readonly label: string;
   readonly inFlight = 0;
   readonly pendingBytes = 0;

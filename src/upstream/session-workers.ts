@@ -10,7 +10,7 @@ import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
 import type {
   CallOptions,
   ClientIdentity,
-  Upstream,
+  UpstreamConnection,
   UpstreamCall,
   UpstreamPeer,
   UpstreamSessionMemory,
@@ -21,7 +21,7 @@ export type WorkerFactory = (
   index: number,
   peer: UpstreamPeer,
   memory?: UpstreamSessionMemory,
-) => Upstream;
+) => UpstreamConnection;
 
 /** Why a worker opened for a user may not start that says nothing of the upstream. */
 const USER_ERRORS: ReadonlySet<string> = new Set([
@@ -109,7 +109,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   /** Pid-like label of a scope's worker, for logs and tests; undefined when it has none. */
-  workerOf(scope: string): Upstream | undefined {
+  workerOf(scope: string): UpstreamConnection | undefined {
     return this.#workers.get(scope)?.upstream;
   }
 
@@ -243,7 +243,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   /**
    * A running spare for `scope`, bound to its client, or a new worker; its requests to the client counted in `asks`.
    */
-  #createFor(scope: string, identity: ClientIdentity, asks: WorkerAsks): Upstream {
+  #createFor(scope: string, identity: ClientIdentity, asks: WorkerAsks): UpstreamConnection {
     // Each new scope tops the spares up (a dead spare is replaced here, not when it dies).
     setImmediate(() => this.#spares.refill());
     const peer = asks.track(this.peerFor(scope));
