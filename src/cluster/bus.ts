@@ -2,7 +2,7 @@
  * Messages between replicas: a channel per replica (calls forwarded to the owner of a
  * session's worker, and what comes back), a channel per SSE stream (what must reach the
  * replica holding that stream), and channels every replica hears (cancellations, session
- * changes); wire.ts names them all and their messages. In memory for one process; Redis
+ * changes); bus-messages.ts names them all and their messages. In memory for one process; Redis
  * pub/sub for many. Delivery is at most once: anything that must survive a lost message
  * (stream events for resumption) goes through the EventStore, not only the bus.
  */

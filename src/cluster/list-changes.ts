@@ -7,9 +7,9 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { Bus } from './bus.js';
-import { LIST_CHANGES_CHANNEL, decodeListChange, encodeListChange, type ListChange } from './wire.js';
+import { LIST_CHANGES_CHANNEL, decodeListChange, encodeListChange, type ListChange } from './bus-messages.js';
 
-export type { ListChange } from './wire.js';
+export type { ListChange } from './bus-messages.js';
 
 /** Fire and forget, as a cancellation. */
 export function announceListChange(bus: Bus, change: Omit<ListChange, 'replica'>): void {

@@ -8,7 +8,7 @@ import {
   replicaChannel,
   type RemoteCallMessage,
   type RemoteCallRequest,
-} from './wire.js';
+} from './bus-messages.js';
 import type { OwnerRegistry } from './owner-registry.js';
 import type { CallOptions, McpResult, PerSessionCallOptions, UpstreamCall } from '../contracts/upstream.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
@@ -84,7 +84,7 @@ export class RemoteCalls {
   }
 
   async start(): Promise<void> {
-    this.#unsubscribe = await this.bus.subscribe(replicaChannel(this.bus.replicaId), (raw) => this.#onWire(raw));
+    this.#unsubscribe = await this.bus.subscribe(replicaChannel(this.bus.replicaId), (raw) => this.#onMessage(raw));
   }
 
   async close(): Promise<void> {
@@ -162,13 +162,13 @@ export class RemoteCalls {
     this.#sessionSinks.delete(scope);
   }
 
-  #send(replicaId: string, wire: RemoteCallMessage): void {
-    this.bus.publish(replicaChannel(replicaId), encodeRemoteCall(wire)).catch((err: unknown) => {
-      this.log.warn({ err: (err as Error).message, to: replicaId, type: wire.type }, 'bus publish failed');
-      if (wire.type === 'call' || wire.type === 'cancel') {
-        const out = this.#outgoing.get(wire.callId);
+  #send(replicaId: string, msg: RemoteCallMessage): void {
+    this.bus.publish(replicaChannel(replicaId), encodeRemoteCall(msg)).catch((err: unknown) => {
+      this.log.warn({ err: (err as Error).message, to: replicaId, type: msg.type }, 'bus publish failed');
+      if (msg.type === 'call' || msg.type === 'cancel') {
+        const out = this.#outgoing.get(msg.callId);
         if (out) {
-          this.#outgoing.delete(wire.callId);
+          this.#outgoing.delete(msg.callId);
           this.#settle(
             out,
             undefined,
@@ -186,29 +186,29 @@ export class RemoteCalls {
     else out.resolve(result ?? {});
   }
 
-  #onWire(raw: string): void {
-    const wire = decodeRemoteCall(raw);
-    if (!wire) {
+  #onMessage(raw: string): void {
+    const msg = decodeRemoteCall(raw);
+    if (!msg) {
       this.log.warn('unreadable bus message');
       return;
     }
-    switch (wire.type) {
+    switch (msg.type) {
       case 'call':
-        this.#runForwarded(wire);
+        this.#runForwarded(msg);
         return;
       case 'cancel':
-        this.#incoming.get(wire.callId)?.cancel(new GatewayError('REQUEST_CANCELLED', wire.reason));
+        this.#incoming.get(msg.callId)?.cancel(new GatewayError('REQUEST_CANCELLED', msg.reason));
         return;
       case 'acknowledged': {
-        const out = this.#outgoing.get(wire.callId);
+        const out = this.#outgoing.get(msg.callId);
         if (!out) return;
         clearTimeout(out.ackTimer);
         // From now on the call runs there: if that replica dies, the call fails (never hangs).
         out.aliveTimer = setInterval(() => {
           this.owners.isAlive(out.owner).then(
             (alive) => {
-              if (alive || this.#outgoing.get(wire.callId) !== out) return;
-              this.#outgoing.delete(wire.callId);
+              if (alive || this.#outgoing.get(msg.callId) !== out) return;
+              this.#outgoing.delete(msg.callId);
               this.#settle(
                 out,
                 undefined,
@@ -221,9 +221,9 @@ export class RemoteCalls {
         return;
       }
       case 'message': {
-        const out = this.#outgoing.get(wire.callId);
+        const out = this.#outgoing.get(msg.callId);
         if (!out) return;
-        const m = wire.message;
+        const m = msg.message;
         if ('method' in m && m.method === 'notifications/progress' && !('id' in m) && out.options?.onNotification) {
           out.options.onNotification(m as JsonRpcNotification);
         } else if (!out.ctx.sink.send(m)) {
@@ -232,60 +232,59 @@ export class RemoteCalls {
         return;
       }
       case 'session-message':
-        this.#sessionSinks.get(wire.scope)?.send(wire.message);
+        this.#sessionSinks.get(msg.scope)?.send(msg.message);
         return;
       case 'done': {
-        const out = this.#outgoing.get(wire.callId);
+        const out = this.#outgoing.get(msg.callId);
         if (!out) return;
-        this.#outgoing.delete(wire.callId);
-        if (wire.error) this.#settle(out, undefined, new UpstreamRpcError(wire.error));
-        else this.#settle(out, wire.result);
+        this.#outgoing.delete(msg.callId);
+        if (msg.error) this.#settle(out, undefined, new UpstreamRpcError(msg.error));
+        else this.#settle(out, msg.result);
         return;
       }
       case 'answer':
-        this.executor.receiveAnswer(wire.scope, wire.response);
+        this.executor.receiveAnswer(msg.scope, msg.response);
         return;
       case 'release':
-        this.executor.releaseLocal(wire.scope);
+        this.executor.releaseLocal(msg.scope);
         return;
     }
   }
 
   /** Owner side: runs a forwarded call on this replica's worker, streaming back what it sends. */
-  #runForwarded(wire: RemoteCallRequest): void {
-    const origin = wire.originReplica;
-    this.#send(origin, { type: 'acknowledged', callId: wire.callId });
+  #runForwarded(msg: RemoteCallRequest): void {
+    const origin = msg.originReplica;
+    this.#send(origin, { type: 'acknowledged', callId: msg.callId });
     const sink: MessageSink = {
       send: (message) => {
-        this.#send(origin, { type: 'message', callId: wire.callId, message });
+        this.#send(origin, { type: 'message', callId: msg.callId, message });
         return true;
       },
     };
     const ctx: RequestContext = {
-      protocolVersion: wire.protocolVersion,
-      clientCapabilities: wire.clientCapabilities,
-      clientInfo: wire.clientInfo,
-      principal: wire.principal,
+      protocolVersion: msg.protocolVersion,
+      clientCapabilities: msg.clientCapabilities,
+      clientInfo: msg.clientInfo,
+      principal: msg.principal,
       stateless: false,
-      scope: wire.scope,
+      scope: msg.scope,
       sink,
       sessionSink: {
         send: (message) => {
-          this.#send(origin, { type: 'session-message', scope: wire.scope, message });
+          this.#send(origin, { type: 'session-message', scope: msg.scope, message });
           return true;
         },
       },
     };
-    const onNotification = wire.wantsProgress ? (n: JsonRpcNotification) => sink.send(n) : undefined;
-    const options =
-      onNotification || wire.continuation ? { onNotification, continuation: wire.continuation } : undefined;
-    const call = this.executor.runLocal(ctx, wire.upstream, wire.method, wire.params, options);
-    this.#incoming.set(wire.callId, call);
+    const onNotification = msg.wantsProgress ? (n: JsonRpcNotification) => sink.send(n) : undefined;
+    const options = onNotification || msg.continuation ? { onNotification, continuation: msg.continuation } : undefined;
+    const call = this.executor.runLocal(ctx, msg.upstream, msg.method, msg.params, options);
+    this.#incoming.set(msg.callId, call);
     call.promise
       .then(
-        (result) => this.#send(origin, { type: 'done', callId: wire.callId, result }),
-        (err: unknown) => this.#send(origin, { type: 'done', callId: wire.callId, error: toErrorObject(err) }),
+        (result) => this.#send(origin, { type: 'done', callId: msg.callId, result }),
+        (err: unknown) => this.#send(origin, { type: 'done', callId: msg.callId, error: toErrorObject(err) }),
       )
-      .finally(() => this.#incoming.delete(wire.callId));
+      .finally(() => this.#incoming.delete(msg.callId));
   }
 }

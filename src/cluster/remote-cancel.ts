@@ -5,9 +5,9 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { Bus } from './bus.js';
-import { CANCEL_CHANNEL, decodeRemoteCancel, encodeRemoteCancel, type RemoteCancel } from './wire.js';
+import { CANCEL_CHANNEL, decodeRemoteCancel, encodeRemoteCancel, type RemoteCancel } from './bus-messages.js';
 
-export type { RemoteCancel } from './wire.js';
+export type { RemoteCancel } from './bus-messages.js';
 
 /** Fire and forget: a lost cancellation leaves the request to its own deadline. */
 export function publishRemoteCancel(bus: Bus, cancel: RemoteCancel): void {

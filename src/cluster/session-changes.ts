@@ -4,7 +4,7 @@
  * copy stale for at most the cache's age limit (session/cached-store.ts).
  */
 import type { Bus } from './bus.js';
-import { SESSION_CHANGES_CHANNEL, decodeSessionChange, encodeSessionChange } from './wire.js';
+import { SESSION_CHANGES_CHANNEL, decodeSessionChange, encodeSessionChange } from './bus-messages.js';
 
 export function announceSessionChange(bus: Bus, sessionId: string): Promise<void> {
   return bus.publish(SESSION_CHANGES_CHANNEL, encodeSessionChange({ sessionId }));

@@ -7,7 +7,7 @@
  */
 import type { Logger } from '../observability/logger.js';
 import type { Bus } from './bus.js';
-import { TASK_ANSWERS_CHANNEL, decodeTaskAnswer, encodeTaskAnswer, type TaskAnswer } from './wire.js';
+import { TASK_ANSWERS_CHANNEL, decodeTaskAnswer, encodeTaskAnswer, type TaskAnswer } from './bus-messages.js';
 
 /** Fire and forget, as a cancellation. */
 export function publishTaskAnswer(bus: Bus, scope: string, id: string): void {

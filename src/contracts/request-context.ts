@@ -6,6 +6,9 @@ export interface MessageSink {
   send(message: JsonRpcMessage): boolean;
 }
 
+/** A sink that delivers nothing: for a request whose related messages have nowhere to go. */
+export const NO_SINK: MessageSink = { send: () => false };
+
 /** A client's share of requests in flight on this replica (limits.maxInFlightPerClient), as its transport counts it. */
 export interface InFlightSlots {
   /** One more place of `client`, past the limit too: only for a request that holds one (a task's call keeps it on). */

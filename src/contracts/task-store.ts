@@ -6,6 +6,22 @@ export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' |
 export const TERMINAL: ReadonlySet<TaskStatus> = new Set(['completed', 'failed', 'cancelled']);
 export const LIVE: readonly TaskStatus[] = ['working', 'input_required'];
 
+/** The revision whose tasks a task speaks: 2025-11-25's experimental tasks or the 2026-07-28 extension. */
+export type TaskEra = '2025-11-25' | '2026-07-28';
+
+/** How records written before the eras were named by their dates spell them; they read as the dates. */
+const OLD_ERA_NAMES: ReadonlyMap<unknown, TaskEra> = new Map<unknown, TaskEra>([
+  ['legacy', '2025-11-25'],
+  ['modern', '2026-07-28'],
+]);
+
+/** A stored task record as this version reads it: an `era` of `legacy` or `modern` reads as its date. */
+export function readTaskRecord(json: string): TaskRecord {
+  const record = JSON.parse(json) as TaskRecord;
+  const era = OLD_ERA_NAMES.get(record.era);
+  return era === undefined ? record : { ...record, era };
+}
+
 /**
  * One task as the gateway keeps it: plain JSON, so any replica can serve it from Redis.
  * `binding` is whose bounds it counts against and, but for an anonymous 2026-07-28 task (read
@@ -15,8 +31,8 @@ export const LIVE: readonly TaskStatus[] = ['working', 'input_required'];
 export interface TaskRecord {
   taskId: string;
   binding: string;
-  /** Which wire form the client speaks: the 2025-11-25 experimental tasks or the 2026-07-28 extension. */
-  era: 'legacy' | 'modern';
+  /** Which task shapes the client speaks (written before their dates named them: `legacy`, `modern`). */
+  era: TaskEra;
   status: TaskStatus;
   statusMessage?: string;
   createdAt: number;

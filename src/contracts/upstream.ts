@@ -11,6 +11,15 @@ export interface UpstreamServerInfo {
 
 export type McpResult = Record<string, unknown>;
 
+/**
+ * The caching hints of a 2026-07-28 result: what an upstream's lists and reads carried, and what
+ * the gateway puts on its own stateless results.
+ */
+export interface CacheHints {
+  ttlMs?: number;
+  cacheScope?: 'public' | 'private';
+}
+
 export interface CallOptions {
   /**
    * Notifications the upstream relates to this call (progress). A progress token in the
@@ -52,7 +61,7 @@ export interface UpstreamCall {
  * One connection to an MCP server: a child process or a remote session. The pool owns many of
  * these; nothing here knows about HTTP clients or gateway sessions.
  */
-export interface Upstream {
+export interface UpstreamConnection {
   readonly label: string;
   readonly inFlight: number;
   /**

@@ -1,4 +1,5 @@
 import { isObject } from '../jsonrpc/messages.js';
+import { LIST_METHOD, type ListKind } from '../jsonrpc/list-methods.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { mirroredParams } from '../modern/mirrored-params.js';
@@ -14,18 +15,18 @@ const MAX_TEMPLATE_WORK = 1 << 24;
 
 /** The four lists an MCP server publishes, and the field that names an entry in each. */
 export const LISTS = {
-  tools: { method: 'tools/list', field: 'tools', key: 'name', capability: 'tools' },
-  prompts: { method: 'prompts/list', field: 'prompts', key: 'name', capability: 'prompts' },
-  resources: { method: 'resources/list', field: 'resources', key: 'uri', capability: 'resources' },
+  tools: { method: LIST_METHOD.tools, field: 'tools', key: 'name', capability: 'tools' },
+  prompts: { method: LIST_METHOD.prompts, field: 'prompts', key: 'name', capability: 'prompts' },
+  resources: { method: LIST_METHOD.resources, field: 'resources', key: 'uri', capability: 'resources' },
   resourceTemplates: {
-    method: 'resources/templates/list',
+    method: LIST_METHOD.resourceTemplates,
     field: 'resourceTemplates',
     key: 'uriTemplate',
     capability: 'resources',
   },
-} as const;
+} as const satisfies Record<ListKind, unknown>;
 
-export type ListKind = keyof typeof LISTS;
+export type { ListKind };
 
 /** Where a client-visible name really lives. */
 export interface Route {

@@ -29,7 +29,8 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import { Forwarder } from './forwarder.js';
 import { TaskEngine, type TaskEngineOptions } from './tasks.js';
 import type { TaskPassThrough } from './task-pass-through.js';
-import { CATALOG_METHODS, LIST_METHODS, completionTarget, requireString, resourceNotFound } from './request-params.js';
+import { LIST_METHODS } from '../jsonrpc/list-methods.js';
+import { CATALOG_METHODS, completionTarget, requireString, resourceNotFound } from './request-params.js';
 import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {

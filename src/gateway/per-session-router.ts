@@ -16,7 +16,7 @@ import type {
   UpstreamPeer,
 } from '../contracts/upstream.js';
 import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
-import { ClientRequests } from './client-requests.js';
+import { ClientAsks } from './client-asks.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import { CLIENT_CAPABILITY, InputChains, chainScopeOf, isChainScope, newChainScope } from '../modern/input-chains.js';
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
@@ -59,21 +59,21 @@ export interface PerSessionRouterOptions {
  */
 export class PerSessionRouter implements LocalExecutor {
   readonly #links = new Map<string, ScopeLink>();
-  readonly #clientRequests: ClientRequests;
+  readonly #clientAsks: ClientAsks;
   readonly #remote: RemoteCalls;
   readonly #chains: InputChains;
   readonly #starts: WorkerStarts;
 
   constructor(private readonly options: PerSessionRouterOptions) {
-    this.#clientRequests = new ClientRequests(options.bus.replicaId);
+    this.#clientAsks = new ClientAsks(options.bus.replicaId);
     this.#starts = new WorkerStarts(options.workerStartsPerMinute ?? 0);
     this.#remote = new RemoteCalls(options.bus, options.owners, this, options.log);
     this.#chains = new InputChains(
       {
         // The client has the whole wait to answer, and then some (its retry has to arrive).
         ask: (scope, deliver, method, params, signal) =>
-          this.#clientRequests.send(scope, deliver, method, params, options.inputWaitMs * 2, signal),
-        answer: (scope, response) => this.#clientRequests.receive(scope, response),
+          this.#clientAsks.send(scope, deliver, method, params, options.inputWaitMs * 2, signal),
+        answer: (scope, response) => this.#clientAsks.receive(scope, response),
         release: (scope) => this.release(scope),
         yielded: (scope, yielded) => {
           for (const entry of options.upstreams.values()) entry.workers.setYielded?.(scope, yielded);
@@ -183,7 +183,7 @@ export class PerSessionRouter implements LocalExecutor {
     link.active.push(ctx);
     // The caller rides along: its token is the freshest this session has (for an upstream that acts for users).
     const withCaller = ctx.caller ? { ...options, caller: ctx.caller } : options;
-    const call = entry.workers.call(method, params, withCaller, ctx.scope, () => identityOf(ctx));
+    const call = entry.workers.call(method, params, withCaller, ctx.scope, () => clientIdentityOf(ctx));
     // Counted once it did start one (not when the pool refused it, full).
     if (starting && entry.workers.workerOf(ctx.scope) !== undefined) this.#starts.spend(client);
     // A call forwarded from a replica that then died has nobody left to time it out.
@@ -225,7 +225,7 @@ export class PerSessionRouter implements LocalExecutor {
     params: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ): Promise<McpResult> {
-    return this.#clientRequests.send(
+    return this.#clientAsks.send(
       ctx.scope,
       (m) => ctx.sink.send(m) || (ctx.sessionSink?.send(m) ?? false),
       method,
@@ -237,16 +237,16 @@ export class PerSessionRouter implements LocalExecutor {
 
   /** A client's answer to a request from a worker, here or on the replica that asked. */
   handleResponse(scope: string, response: JsonRpcResponse): boolean {
-    const asker = typeof response.id === 'string' ? ClientRequests.replicaOf(response.id) : undefined;
+    const asker = typeof response.id === 'string' ? ClientAsks.replicaOf(response.id) : undefined;
     if (asker !== undefined && asker !== this.options.bus.replicaId) {
       this.#remote.forwardAnswer(asker, scope, response);
       return true;
     }
-    return this.#clientRequests.receive(scope, response);
+    return this.#clientAsks.receive(scope, response);
   }
 
   receiveAnswer(scope: string, response: JsonRpcResponse): void {
-    this.#clientRequests.receive(scope, response);
+    this.#clientAsks.receive(scope, response);
   }
 
   /**
@@ -277,7 +277,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 
   releaseLocal(scope: string): void {
-    this.#clientRequests.cancelScope(scope);
+    this.#clientAsks.cancelScope(scope);
     this.#links.delete(scope);
     for (const entry of this.options.upstreams.values()) void entry.workers.release(scope);
   }
@@ -300,7 +300,7 @@ export class PerSessionRouter implements LocalExecutor {
       );
     }
     const timeoutMs = this.options.upstreams.get(upstream)?.maxTimeoutMs ?? 60_000;
-    return this.#clientRequests.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs, signal);
+    return this.#clientAsks.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs, signal);
   }
 
   /** A message for the client: on the newest open reply stream of the scope, else its own stream. */
@@ -335,7 +335,7 @@ export class PerSessionRouter implements LocalExecutor {
   }
 }
 
-function identityOf(ctx: RequestContext): ClientIdentity {
+function clientIdentityOf(ctx: RequestContext): ClientIdentity {
   return {
     clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
     capabilities: ctx.clientCapabilities,

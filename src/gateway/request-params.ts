@@ -3,15 +3,10 @@
 import type { RequestContext } from '../contracts/request-context.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
-import type { Catalog, ListKind } from './catalog.js';
+import { LIST_METHODS } from '../jsonrpc/list-methods.js';
+import type { Catalog } from './catalog.js';
 
-// Maps, not object literals: a method named "constructor" or "__proto__" must find nothing.
-export const LIST_METHODS: ReadonlyMap<string, ListKind> = new Map([
-  ['tools/list', 'tools'],
-  ['prompts/list', 'prompts'],
-  ['resources/list', 'resources'],
-  ['resources/templates/list', 'resourceTemplates'],
-]);
+// Sets, not object literals: a method named "constructor" or "__proto__" must find nothing.
 
 /** The methods that read the catalog (a session's own, with per-session upstreams). */
 export const CATALOG_METHODS: ReadonlySet<string> = new Set([

@@ -9,7 +9,7 @@ import type { MessageSink, RequestContext } from '../contracts/request-context.j
 import type { TaskStatus } from '../contracts/task-store.js';
 import { isObject, type JsonRpcId, type JsonRpcMessage } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
-import { ClientRequests } from './client-requests.js';
+import { ClientAsks } from './client-asks.js';
 
 /** Records a task's status change, if it still is `from`. */
 export type TaskMove = (taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext) => Promise<void>;
@@ -67,7 +67,7 @@ export class TaskAsks {
    */
   response(scope: string, id: JsonRpcId | null): void {
     if (id === null || this.#answered(scope, id)) return;
-    const ours = typeof id === 'string' && ClientRequests.replicaOf(id) !== undefined;
+    const ours = typeof id === 'string' && ClientAsks.replicaOf(id) !== undefined;
     if (this.bus && ours) publishTaskAnswer(this.bus, scope, id);
   }
 

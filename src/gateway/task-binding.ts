@@ -24,7 +24,7 @@ export function sessionBinding(scope: string): string {
 
 /** Whether this request may see the task (unknown and others' ids read alike: not found). */
 export function mayRead(ctx: RequestContext, r: TaskRecord): boolean {
-  if (r.era !== (ctx.stateless ? 'modern' : 'legacy')) return false;
+  if (r.era !== (ctx.stateless ? '2026-07-28' : '2025-11-25')) return false;
   if (ctx.stateless && ctx.principal === undefined) return r.binding.startsWith(BY_ADDRESS);
   return r.binding === bindingOf(ctx);
 }

@@ -9,7 +9,7 @@ import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { LocalTasks } from './local-tasks.js';
 import { bindingOf, mayRead } from './task-binding.js';
 import type { TaskWaits } from './task-waits.js';
-import { admitTaskMethod, getTaskResult, isTerminal, legacyResult, legacyTask, settled } from './task-wire.js';
+import { admitTaskMethod, getTaskResult, isTerminal, taskResult2025, task2025, settled } from './task-shapes.js';
 
 /** What the methods read and call: the engine's options and parts. */
 export interface TaskMethodParts {
@@ -49,7 +49,7 @@ export class TaskMethods {
       case 'tasks/get':
         return getTaskResult(record);
       case 'tasks/result':
-        return legacyResult(await this.#parts.waits.until(record));
+        return taskResult2025(await this.#parts.waits.until(record));
       case 'tasks/cancel':
         return this.#cancel(ctx, record);
       default:
@@ -82,7 +82,7 @@ export class TaskMethods {
   async #cancel(ctx: RequestContext, record: TaskRecord): Promise<McpResult> {
     if (isTerminal(record.status)) {
       // 2026-07-28: an ack whatever the status (idempotent); 2025-11-25: -32602.
-      if (record.era === 'modern') return {};
+      if (record.era === '2026-07-28') return {};
       throw new GatewayError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${record.status}'`);
     }
     const next: TaskRecord = {
@@ -101,7 +101,7 @@ export class TaskMethods {
     this.#parts.calls.cancel(record.scope, record.requestId);
     if (record.requestState !== undefined) this.#parts.calls.releaseChain(record.requestState);
     this.#parts.notify(ctx, next);
-    return record.era === 'legacy' ? legacyTask(next) : {};
+    return record.era === '2025-11-25' ? task2025(next) : {};
   }
 
   /**
@@ -150,9 +150,9 @@ export class TaskMethods {
     if (cursor !== undefined && typeof cursor !== 'string') throw new GatewayError('TASK_CURSOR_INVALID');
     const page = await this.#parts.store.list(bindingOf(ctx), cursor, this.#parts.pageSize);
     if (!page) throw new GatewayError('TASK_CURSOR_INVALID');
-    const tasks = await Promise.all(page.tasks.filter((t) => t.era === 'legacy').map((t) => this.alive(t)));
+    const tasks = await Promise.all(page.tasks.filter((t) => t.era === '2025-11-25').map((t) => this.alive(t)));
     return page.nextCursor === undefined
-      ? { tasks: tasks.map(legacyTask) }
-      : { tasks: tasks.map(legacyTask), nextCursor: page.nextCursor };
+      ? { tasks: tasks.map(task2025) }
+      : { tasks: tasks.map(task2025), nextCursor: page.nextCursor };
   }
 }

@@ -13,7 +13,7 @@ import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
 import { wrappedBinding } from './task-binding.js';
-import { admitTaskMethod, withoutTaskSupport } from './task-wire.js';
+import { admitTaskMethod, withoutTaskSupport } from './task-shapes.js';
 import type { TaskEngine } from './tasks.js';
 import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
@@ -53,9 +53,9 @@ export class TaskPassThrough {
     const entry = this.upstreams.get(upstream);
     const caps = entry && upstreamInfo(entry)?.capabilities;
     if (!entry || !caps) return false;
-    const modernWire = entry.workers.speaksModern === true && (ctx.stateless || entry.workers.dualEra !== true);
-    if (ctx.stateless) return modernWire && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]);
-    if (modernWire || ctx.protocolVersion < '2025-11-25') return false;
+    const modernPath = entry.workers.speaksModern === true && (ctx.stateless || entry.workers.dualEra !== true);
+    if (ctx.stateless) return modernPath && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]);
+    if (modernPath || ctx.protocolVersion < '2025-11-25') return false;
     const tasks = caps.tasks;
     return (
       isObject(tasks) &&
@@ -224,7 +224,10 @@ export class TaskPassThrough {
   }
 }
 
-/** Whose a wrapped id is: the era it was made in and its binding, signed with it. */
+/**
+ * Whose a wrapped id is: the era it was made in and its binding, signed with it. The era keeps
+ * its old words (`modern`, `legacy`) here: they are signed into ids that clients hold.
+ */
 function binding(ctx: RequestContext): string {
   return `${ctx.stateless ? 'modern' : 'legacy'}\u0000${wrappedBinding(ctx)}`;
 }

@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TaskSupport } from '../config/tasks.js';
-import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import { NO_SINK, type MessageSink, type RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStatus, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
@@ -19,20 +19,20 @@ import { TaskMethods } from './task-methods.js';
 import { TaskFollowers } from './task-followers.js';
 import { TaskWaits } from './task-waits.js';
 import {
-  LEGACY_METHODS,
-  MODERN_METHODS,
+  TASK_METHODS_2025,
+  TASK_METHODS_2026,
   callParams,
   createTaskResult,
   declaresTasks,
   isTerminal,
-  legacyTask,
+  task2025,
   requestedTtl,
   settled,
   speaksTasks,
   tasksExtensionRequired,
   tooLarge,
   decorateTools,
-} from './task-wire.js';
+} from './task-shapes.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
@@ -68,7 +68,6 @@ export interface TaskCalls {
   releaseChain(requestState: string): void;
 }
 
-const NO_SINK: MessageSink = { send: () => false };
 /** A 2026 task's questions are gathered this long into one inputRequests (its client polls anyway). */
 const TASK_INPUT_GATHER_MS = 100;
 
@@ -126,7 +125,7 @@ export class TaskEngine {
   }
 
   static handles(method: string): boolean {
-    return LEGACY_METHODS.has(method) || MODERN_METHODS.has(method);
+    return TASK_METHODS_2025.has(method) || TASK_METHODS_2026.has(method);
   }
 
   supportOf(route: Route | undefined): TaskSupport | undefined {
@@ -225,7 +224,7 @@ export class TaskEngine {
     return {
       taskId,
       binding: bindingOf(ctx),
-      era: ctx.stateless ? 'modern' : 'legacy',
+      era: ctx.stateless ? '2026-07-28' : '2025-11-25',
       status: 'working',
       createdAt: now,
       lastUpdatedAt: now,
@@ -240,7 +239,7 @@ export class TaskEngine {
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
     // The request that created the task has been answered: its reply stream is gone.
-    if (record.era === 'modern')
+    if (record.era === '2026-07-28')
       return {
         ...ctx,
         scope: record.scope,
@@ -281,7 +280,7 @@ export class TaskEngine {
     if (!current || isTerminal(current.status)) return;
     let next = settled(current, outcome, Date.now());
     // A 2026-07-28 task's call goes on from input_required, with the answers: what it calls is kept until then.
-    if (next.status === 'input_required' && next.era === 'modern') next.params = call;
+    if (next.status === 'input_required' && next.era === '2026-07-28') next.params = call;
     let applied: boolean;
     try {
       applied = await store.transition(next, LIVE, limits.maxBytesPerPrincipal);
@@ -364,8 +363,8 @@ export class TaskEngine {
 
   /** notifications/tasks/status on the 2025 session (optional in the spec; the poll is what counts). */
   #notify(ctx: RequestContext, r: TaskRecord): void {
-    if (r.era === 'legacy')
-      ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: legacyTask(r) });
+    if (r.era === '2025-11-25')
+      ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task2025(r) });
   }
 }
 

@@ -1,10 +1,9 @@
 // One configured upstream as the virtual server's parts see it, whichever its sharing mode.
 import { isObject } from '../jsonrpc/messages.js';
 import type { UpstreamServerInfo } from '../contracts/upstream.js';
-import type { ConfiguredUpstream } from '../upstream/group.js';
+import type { UpstreamEntry } from '../upstream/group.js';
 
-/** One configured upstream: its workers (a shared pool, or one per client scope) behind one WorkerSet. */
-export type UpstreamEntry = ConfiguredUpstream;
+export type { UpstreamEntry };
 
 /** What the upstream said at initialize; undefined while it is not up. */
 export function upstreamInfo(entry: UpstreamEntry): UpstreamServerInfo | undefined {

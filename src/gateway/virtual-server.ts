@@ -12,7 +12,8 @@ import type { Bus } from '../cluster/bus.js';
 import { announceListChange, subscribeListChanges, type ListChange } from '../cluster/list-changes.js';
 import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler, MirroredParam } from '../contracts/mcp-handler.js';
-import { StatelessResults, type CacheHints } from '../modern/result-shape.js';
+import { StatelessResults } from '../modern/result-shape.js';
+import type { CacheHints } from '../contracts/upstream.js';
 import { UpstreamRounds } from '../modern/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
 import type { Catalog, CatalogReader } from './catalog.js';
@@ -27,7 +28,7 @@ import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from './tasks.js';
 import { TaskPassThrough } from './task-pass-through.js';
-import { declaresTasks, tasksExtensionRequired } from './task-wire.js';
+import { declaresTasks, tasksExtensionRequired } from './task-shapes.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;

@@ -9,6 +9,7 @@
  * dropped the request unanswered, holding a worker slot until the call timed out.
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { LIST_METHODS } from './list-methods.js';
 
 type Schema = Record<string, unknown>;
 
@@ -55,10 +56,7 @@ const SCHEMAS: ReadonlyMap<string, Schema> = new Map<string, Schema>([
   ],
   ['ping', params({})],
   ['server/discover', params({})],
-  ['tools/list', LIST],
-  ['prompts/list', LIST],
-  ['resources/list', LIST],
-  ['resources/templates/list', LIST],
+  ...[...LIST_METHODS.keys()].map((method): [string, Schema] => [method, LIST]),
   ['tools/call', params({ name: STRING, arguments: OBJECT, inputResponses: OBJECT, requestState: STRING }, ['name'])],
   ['prompts/get', params({ name: STRING, arguments: OBJECT, inputResponses: OBJECT, requestState: STRING }, ['name'])],
   ['resources/read', params({ uri: STRING, inputResponses: OBJECT, requestState: STRING }, ['uri'])],

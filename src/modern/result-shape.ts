@@ -1,25 +1,17 @@
 // The 2026-07-28 era's shapes at the gateway's edge: how a result leaves for a stateless client,
 // and how a stateless request's params reach a 2025 upstream.
 import { isObject } from '../jsonrpc/messages.js';
+import { LIST_METHODS } from '../jsonrpc/list-methods.js';
 import { META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
-import type { McpResult } from '../contracts/upstream.js';
+import type { CacheHints, McpResult } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
 
 /** Stateless results that carry cache hints, and which TTL applies to each. */
 const CACHEABLE: ReadonlyMap<string, 'list' | 'read'> = new Map([
   ['server/discover', 'list'],
-  ['tools/list', 'list'],
-  ['prompts/list', 'list'],
-  ['resources/list', 'list'],
-  ['resources/templates/list', 'list'],
+  ...[...LIST_METHODS.keys()].map((method): [string, 'list'] => [method, 'list']),
   ['resources/read', 'read'],
 ]);
-
-/** Caching hints of a 2026-07-28 result. */
-export interface CacheHints {
-  ttlMs?: number;
-  cacheScope?: 'public' | 'private';
-}
 
 export interface StatelessResultOptions {
   serverInfo: { name: string; version: string };

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Caller, HttpOrigin, InFlightSlots, MessageSink, RequestContext } from '../contracts/request-context.js';
 import { ERRORS, GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { LIST_METHODS } from '../jsonrpc/list-methods.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import type { SseWriter } from '../streams/sse-writer.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
@@ -11,13 +12,10 @@ import { checkMirroredParams, readModernMeta, type HeaderLookup, type ModernMeta
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
 const STATELESS_METHODS = new Set([
   'server/discover',
-  'tools/list',
+  ...LIST_METHODS.keys(),
   'tools/call',
-  'prompts/list',
   'prompts/get',
-  'resources/list',
   'resources/read',
-  'resources/templates/list',
   'completion/complete',
   'subscriptions/listen',
   // The tasks extension (SEP-2663); its tasks/result and tasks/list of 2025-11-25 are gone.

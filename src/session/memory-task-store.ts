@@ -1,4 +1,4 @@
-import { END_RESERVE_BYTES, recordBytes, taskLimit } from '../contracts/task-store.js';
+import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit } from '../contracts/task-store.js';
 import type { TaskBounds, TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
 
@@ -50,7 +50,7 @@ export class MemoryTaskStore implements TaskStore {
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
     const held = this.#live(taskId);
-    return held ? (JSON.parse(held.json) as TaskRecord) : undefined;
+    return held ? readTaskRecord(held.json) : undefined;
   }
 
   async transition(next: TaskRecord, from: readonly TaskStatus[], maxBytes = Infinity): Promise<boolean> {
@@ -74,7 +74,7 @@ export class MemoryTaskStore implements TaskStore {
     if (start === undefined) return undefined;
     const ids = [...(this.#bindings.get(binding)?.ids ?? [])];
     const live = ids.map((id) => this.#live(id)).filter((r): r is Held => r !== undefined);
-    const tasks = live.slice(start, start + limit).map((r) => JSON.parse(r.json) as TaskRecord);
+    const tasks = live.slice(start, start + limit).map((r) => readTaskRecord(r.json));
     return start + limit < live.length ? { tasks, nextCursor: encodeCursor(start + limit) } : { tasks };
   }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { END_RESERVE_BYTES, recordBytes, taskLimit } from '../contracts/task-store.js';
+import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit } from '../contracts/task-store.js';
 import type { TaskBounds, TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
 import type { RedisClient } from '../redis/connection.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
@@ -114,7 +114,7 @@ export class RedisTaskStore implements TaskStore {
 
   async get(taskId: string): Promise<TaskRecord | undefined> {
     const doc = await this.redis.hget(this.#key(taskId), 'doc');
-    return doc === null ? undefined : (JSON.parse(doc) as TaskRecord);
+    return doc === null ? undefined : readTaskRecord(doc);
   }
 
   async transition(
@@ -139,7 +139,7 @@ export class RedisTaskStore implements TaskStore {
     const ids = await this.redis.zrangebyscore(set, Date.now(), '+inf', 'LIMIT', start, limit + 1);
     const page = ids.slice(0, limit);
     const docs = await Promise.all(page.map((id) => this.redis.hget(this.#key(id), 'doc')));
-    const tasks = docs.filter((d): d is string => d !== null).map((d) => JSON.parse(d) as TaskRecord);
+    const tasks = docs.filter((d): d is string => d !== null).map(readTaskRecord);
     return ids.length > limit ? { tasks, nextCursor: encodeCursor(start + limit) } : { tasks };
   }
 

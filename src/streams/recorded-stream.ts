@@ -1,5 +1,5 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { streamChannel } from '../cluster/wire.js';
+import { streamChannel } from '../cluster/bus-messages.js';
 import type { StoredEvent } from './event-store.js';
 import { formatEventId } from './event-id.js';
 import type { SseWriter } from './sse-writer.js';

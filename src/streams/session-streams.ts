@@ -1,6 +1,6 @@
 import type { MessageSink } from '../contracts/request-context.js';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { streamChannel } from '../cluster/wire.js';
+import { streamChannel } from '../cluster/bus-messages.js';
 import type { StoredEvent } from './event-store.js';
 import { GET_STREAM, formatEventId, newStreamId } from './event-id.js';
 import { RecordedStream } from './recorded-stream.js';

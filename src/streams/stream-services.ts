@@ -1,10 +1,10 @@
 import type { Logger } from '../observability/logger.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { Bus } from '../cluster/bus.js';
-import { decodeStreamMessage, encodeStreamMessage, type StreamMessage } from '../cluster/wire.js';
+import { decodeStreamMessage, encodeStreamMessage, type StreamMessage } from '../cluster/bus-messages.js';
 import type { EventStore, StoredEvent } from './event-store.js';
 
-/** What travels on a stream's bus channel (cluster/wire.ts): events as this event store records them. */
+/** What travels on a stream's bus channel (cluster/bus-messages.ts): events as this event store records them. */
 export type StreamWire = StreamMessage<StoredEvent>;
 
 export interface StreamServicesOptions {

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { Bus } from '../cluster/bus.js';
-import { decodeLegacySsePost, encodeLegacySsePost, legacySseChannel } from '../cluster/wire.js';
+import { decodeLegacySsePost, encodeLegacySsePost, legacySseChannel } from '../cluster/bus-messages.js';
 import type { LegacySseSettings } from '../config/schema.js';
 import type { McpHandler } from '../contracts/mcp-handler.js';
 import { CONNECTION_ONLY_VERSION } from '../jsonrpc/versions.js';

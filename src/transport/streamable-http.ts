@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Authenticator, Identity } from '../contracts/authenticator.js';
-import type { Caller, MessageSink, RequestContext } from '../contracts/request-context.js';
+import { NO_SINK, type Caller, type RequestContext } from '../contracts/request-context.js';
 import type { McpHandler } from '../contracts/mcp-handler.js';
 import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -69,8 +69,6 @@ export interface StreamableHttpOptions {
 }
 
 type MayCall = ((tool: string) => boolean) | undefined;
-
-const NO_SINK: MessageSink = { send: () => false };
 
 /** A stateless POST's SSE reply: written as it comes, not recorded (nothing resumes in that revision). */
 function unrecorded(sse: SseWriter): ReplyStream {

@@ -1,8 +1,15 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamConnection,
+  UpstreamCall,
+  UpstreamServerInfo,
+} from '../contracts/upstream.js';
 import { failedCall } from '../contracts/deferred-call.js';
-import { hasModernMeta, refusesModern, type CacheHints, type ModernSet } from './modern-set.js';
+import type { CacheHints } from '../contracts/upstream.js';
+import { hasModernMeta, refusesModern, type ModernSet } from './modern-set.js';
 import { MODERN_REVISION } from './wires/modern-http.js';
 import type { PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
@@ -161,7 +168,7 @@ export class EraSet implements WorkerSet {
     return this.session.call(method, params, options, scope, identity);
   }
 
-  workerOf(scope: string): Upstream | undefined {
+  workerOf(scope: string): UpstreamConnection | undefined {
     return this.session.workerOf(scope);
   }
 

@@ -15,7 +15,7 @@ import { createRemoteUpstream, type RemoteUpstream } from './remote.js';
 import { SessionWorkers, type WorkerFactory } from './session-workers.js';
 import type { PoolStatus, WorkerSet } from './worker-set.js';
 import { StdioUpstream } from './wires/stdio.js';
-import type { ClientIdentity, Upstream, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
+import type { ClientIdentity, UpstreamConnection, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
 import type { TokenStore } from '../contracts/token-store.js';
 
 /** Where the requests and notifications an upstream sends its client go: the gateway's side of each worker. */
@@ -42,7 +42,8 @@ export interface UpstreamGroupOptions {
   diagnostics: DataPathEvents;
 }
 
-interface EntryCommon {
+/** One configured upstream as the gateway uses it: its workers serve it whatever its sharing mode. */
+export interface UpstreamEntry {
   /** What its tools, prompts and resources are namespaced with in the catalog. */
   prefix: string;
   /** Each call's idle timeout and hard ceiling (`timeoutMs`, `maxTimeoutMs`). */
@@ -64,9 +65,6 @@ interface EntryCommon {
   opensPerUser?: boolean;
 }
 
-/** One configured upstream as the gateway uses it: its workers serve it whatever its sharing mode. */
-export type ConfiguredUpstream = EntryCommon;
-
 /** A per-session upstream as the per-session router needs it. */
 export interface PerSessionSet {
   workers: WorkerSet;
@@ -80,7 +78,7 @@ export interface PerSessionSet {
  */
 export interface StagedUpstreams {
   /** Per added or changed upstream, the entry it gets: new workers, or the same under a new policy. */
-  readonly entries: ReadonlyMap<string, ConfiguredUpstream>;
+  readonly entries: ReadonlyMap<string, UpstreamEntry>;
   /** Upstreams whose workers are new (what discard() stops, what commit() drains the old of). */
   readonly fresh: ReadonlySet<string>;
   readonly removed: readonly string[];
@@ -106,7 +104,7 @@ const DRAIN_POLL_MS = 100;
  */
 export class UpstreamGroup {
   /** Every configured upstream by name, in config order. */
-  readonly upstreams = new Map<string, ConfiguredUpstream>();
+  readonly upstreams = new Map<string, UpstreamEntry>();
   readonly #remotes = new Map<string, RemoteUpstream>();
   /** Kept current across reloads: the per-session router reads it per call. */
   readonly #perSession = new Map<string, PerSessionSet>();
@@ -143,7 +141,7 @@ export class UpstreamGroup {
    */
   stage(diff: Pick<ConfigDiff, 'added' | 'changed' | 'removed'>, next: readonly UpstreamConfig[]): StagedUpstreams {
     const byName = new Map(next.map((u) => [u.name, u]));
-    const entries = new Map<string, ConfiguredUpstream>();
+    const entries = new Map<string, UpstreamEntry>();
     const fresh = new Set<string>();
     const remotes = new Map<string, RemoteUpstream>();
     const rebuild = [
@@ -249,7 +247,7 @@ export class UpstreamGroup {
   }
 
   /** Lets the calls in flight on `old` end (bounded by its hard ceiling), then stops it. */
-  #retire(old: ConfiguredUpstream, remote: RemoteUpstream | undefined): void {
+  #retire(old: UpstreamEntry, remote: RemoteUpstream | undefined): void {
     const retiring: Retiring = { workers: old.workers, remote };
     this.#retiring.add(retiring);
     const deadline = Date.now() + old.deadline.maxTimeoutMs;
@@ -274,7 +272,7 @@ export class UpstreamGroup {
   }
 
   /** How the gateway uses an upstream's workers: what a reload changes without replacing them. */
-  #policy(u: UpstreamConfig): Omit<ConfiguredUpstream, 'workers'> {
+  #policy(u: UpstreamConfig): Omit<UpstreamEntry, 'workers'> {
     return {
       prefix: u.prefix ?? u.name,
       deadline: { timeoutMs: u.timeoutMs, maxTimeoutMs: u.maxTimeoutMs },
@@ -286,7 +284,7 @@ export class UpstreamGroup {
     };
   }
 
-  #build(u: UpstreamConfig): { entry: ConfiguredUpstream; remote?: RemoteUpstream } {
+  #build(u: UpstreamConfig): { entry: UpstreamEntry; remote?: RemoteUpstream } {
     const { identity, peers, log } = this.options;
     const common = this.#policy(u);
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
@@ -347,7 +345,7 @@ export class UpstreamGroup {
   #workerFactory(
     u: UpstreamConfig,
     throttle: LogThrottle,
-    modernProbe: (() => Upstream | undefined) | undefined,
+    modernProbe: (() => UpstreamConnection | undefined) | undefined,
   ): { createWorker: WorkerFactory; remote?: RemoteUpstream } {
     const { identity, log, diagnostics } = this.options;
     if (u.transport === 'stdio')

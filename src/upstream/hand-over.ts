@@ -5,7 +5,13 @@
  * scope without one gets a worker of the new config. Once the old set holds no scope and no call,
  * it stops, and this set is only the new one.
  */
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamConnection,
+  UpstreamCall,
+  UpstreamServerInfo,
+} from '../contracts/upstream.js';
 import type { PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
 /** How often a hand-over looks whether the old set has emptied (its idle reaper ends scopes too). */
@@ -77,7 +83,7 @@ export class HandOverWorkers implements WorkerSet {
     return this.next.call(method, params, options, scope, identity);
   }
 
-  workerOf(scope: string): Upstream | undefined {
+  workerOf(scope: string): UpstreamConnection | undefined {
     return this.#old?.workerOf(scope) ?? this.next.workerOf(scope);
   }
 

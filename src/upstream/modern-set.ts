@@ -3,15 +3,17 @@ import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type {
+  CacheHints,
   CallOptions,
   ClientIdentity,
   McpResult,
-  Upstream,
+  UpstreamConnection,
   UpstreamCall,
   UpstreamPeer,
   UpstreamServerInfo,
 } from '../contracts/upstream.js';
 import { Backoff } from '../timing/backoff.js';
+import { LIST_METHODS } from '../jsonrpc/list-methods.js';
 import type { HttpEndpoint } from './wires/http-endpoint.js';
 import { MODERN_REVISION, ModernHttpWire } from './wires/modern-http.js';
 import type { PoolState, PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
@@ -21,18 +23,6 @@ const DEFAULT_DISCOVER_TTL_MS = 300_000;
 /** A ttlMs below this is refreshed at this pace: a server asking for 0 must not be asked per request. */
 const MIN_DISCOVER_TTL_MS = 1000;
 
-/** The caching hints a result of the upstream carried (2026-07-28 lists and reads). */
-export interface CacheHints {
-  ttlMs?: number;
-  cacheScope?: 'public' | 'private';
-}
-
-const LIST_METHODS: ReadonlySet<string> = new Set([
-  'tools/list',
-  'prompts/list',
-  'resources/list',
-  'resources/templates/list',
-]);
 /** Resources the listen stream follows for the gateway's subscribers, at most. */
 const MAX_WATCHED = 1000;
 const DONE: UpstreamCall = Object.freeze({ promise: Promise.resolve({}), cancel: () => undefined });
@@ -323,7 +313,7 @@ export class ModernSet implements WorkerSet {
  * learned): server/discover stands in for initialize and ping. An upstream that answers but
  * refuses the revision is up all the same (it speaks 2025; EraSet learns that).
  */
-export class ModernProbe implements Upstream {
+export class ModernProbe implements UpstreamConnection {
   readonly label: string;
   readonly inFlight = 0;
   readonly pendingBytes = 0;

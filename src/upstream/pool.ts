@@ -7,7 +7,13 @@ import { Backoff } from '../timing/backoff.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
 import { FairQueue } from './fair-queue.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamConnection,
+  UpstreamCall,
+  UpstreamServerInfo,
+} from '../contracts/upstream.js';
 
 export type { PoolState, PoolStatus } from './worker-set.js';
 
@@ -42,7 +48,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   constructor(
     name: string,
     config: PoolConfig,
-    private readonly createWorker: (index: number) => Upstream,
+    private readonly createWorker: (index: number) => UpstreamConnection,
     log: Logger,
     diagnostics: DataPathEvents,
     /** An upstream that cannot start is retried forever: its failures are logged at this pace. */
@@ -71,7 +77,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
   }
 
   /** A shared worker belongs to no scope. */
-  workerOf(): Upstream | undefined {
+  workerOf(): UpstreamConnection | undefined {
     return undefined;
   }
 

@@ -7,7 +7,7 @@ import { HttpEndpoint, type EndpointIdentityOptions } from './wires/http-endpoin
 import { HttpUpstream, type HttpUpstreamOptions } from './wires/http.js';
 import { LegacySseUpstream } from './wires/legacy-sse.js';
 import type { WorkerFactory } from './session-workers.js';
-import type { ClientIdentity, Upstream, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
+import type { ClientIdentity, UpstreamConnection, UpstreamPeer, UpstreamServerInfo } from '../contracts/upstream.js';
 
 /** What the group holds per remote upstream, beside its workers: shared by all of them. */
 export interface RemoteUpstream {
@@ -43,10 +43,10 @@ export function createRemoteUpstream(
    * A 2026-07-28 upstream's health probe (server/discover), while it is (or may be) one; undefined: ping over a 2025
    * session.
    */
-  modernProbe?: () => Upstream | undefined,
+  modernProbe?: () => UpstreamConnection | undefined,
 ): RemoteUpstream {
   const endpoint = new HttpEndpoint(config, log, diagnostics, identity);
-  const make = (options: HttpUpstreamOptions): Upstream =>
+  const make = (options: HttpUpstreamOptions): UpstreamConnection =>
     config.transport === 'sse' ? new LegacySseUpstream(options) : new HttpUpstream(options);
   const health = new HealthMonitor({
     name: config.name,

@@ -3,14 +3,14 @@ import type { PoolConfig } from '../config/schema.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { ClientAsks } from './connection/client-asks.js';
+import { WorkerAsks } from './connection/worker-asks.js';
 import { Spares } from './spares.js';
 import { WorkerSetBase, type Member, type UpstreamCaller, type WorkerSet } from './worker-set.js';
 import { DeferredCall, failedCall } from '../contracts/deferred-call.js';
 import type {
   CallOptions,
   ClientIdentity,
-  Upstream,
+  UpstreamConnection,
   UpstreamCall,
   UpstreamPeer,
   UpstreamSessionMemory,
@@ -21,7 +21,7 @@ export type WorkerFactory = (
   index: number,
   peer: UpstreamPeer,
   memory?: UpstreamSessionMemory,
-) => Upstream;
+) => UpstreamConnection;
 
 /** Why a worker opened for a user may not start that says nothing of the upstream. */
 const USER_ERRORS: ReadonlySet<string> = new Set([
@@ -33,7 +33,7 @@ const USER_ERRORS: ReadonlySet<string> = new Set([
 interface Dedicated extends Member {
   waiting: DeferredCall[];
   /** What its upstream asked the client and still waits for. */
-  asks: ClientAsks;
+  asks: WorkerAsks;
   lastUsed: number;
   /** release() stopped it: a start it cuts short is no failure of the upstream. */
   released: boolean;
@@ -109,7 +109,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   /** Pid-like label of a scope's worker, for logs and tests; undefined when it has none. */
-  workerOf(scope: string): Upstream | undefined {
+  workerOf(scope: string): UpstreamConnection | undefined {
     return this.#workers.get(scope)?.upstream;
   }
 
@@ -243,7 +243,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   /**
    * A running spare for `scope`, bound to its client, or a new worker; its requests to the client counted in `asks`.
    */
-  #createFor(scope: string, identity: ClientIdentity, asks: ClientAsks): Upstream {
+  #createFor(scope: string, identity: ClientIdentity, asks: WorkerAsks): UpstreamConnection {
     // Each new scope tops the spares up (a dead spare is replaced here, not when it dies).
     setImmediate(() => this.#spares.refill());
     const peer = asks.track(this.peerFor(scope));
@@ -273,7 +273,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   }
 
   #start(scope: string, identity: ClientIdentity): Dedicated {
-    const asks = new ClientAsks(this.#asks);
+    const asks = new WorkerAsks(this.#asks);
     const upstream = this.#createFor(scope, identity, asks);
     const worker: Dedicated = {
       upstream,
@@ -349,7 +349,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   /**
    * Idle: started, no call in flight or waiting. Only such a worker may be reaped; a busy one is
    * never taken from its client. A request to its client does not keep it busy by itself: one
-   * made for a call is withdrawn when that call ends (ClientAsks), one made for none waits for
+   * made for a call is withdrawn when that call ends (WorkerAsks), one made for none waits for
    * nothing the client asked.
    */
   #idle(w: Dedicated): boolean {

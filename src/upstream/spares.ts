@@ -1,11 +1,11 @@
 // Spare per-session workers: processes started ahead, waiting to learn their client and be
 // initialized as it. SessionWorkers takes one for a new scope, or starts a worker when none runs.
 import { GatewayError } from '../jsonrpc/errors.js';
-import type { ClientIdentity, Upstream, UpstreamPeer } from '../contracts/upstream.js';
+import type { ClientIdentity, UpstreamConnection, UpstreamPeer } from '../contracts/upstream.js';
 
 /** A worker started ahead (its process runs), waiting to learn its client and be initialized. */
 interface Spare {
-  upstream: Upstream;
+  upstream: UpstreamConnection;
   /** Filled in when a scope takes the spare: its client's identity, and where its requests go. */
   binding: { identity: ClientIdentity; peer: UpstreamPeer | undefined };
   exited: boolean;
@@ -18,7 +18,7 @@ export interface SpareParts {
   /** The set is closed: none is started any more. */
   closed: () => boolean;
   /** A new worker of the set, for a client named later. */
-  create: (identity: ClientIdentity, peer: UpstreamPeer) => Upstream;
+  create: (identity: ClientIdentity, peer: UpstreamPeer) => UpstreamConnection;
   /** A spare that died unused: a failed start of the upstream. */
   startFailed: (label: string, reason: string) => void;
 }
@@ -70,7 +70,7 @@ export class Spares {
   }
 
   /** A running spare, bound now to its client (`identity`, `peer`); undefined when none runs. */
-  take(identity: ClientIdentity, peer: UpstreamPeer): Upstream | undefined {
+  take(identity: ClientIdentity, peer: UpstreamPeer): UpstreamConnection | undefined {
     const spare = this.#spares.find((s) => !s.exited);
     if (!spare) return undefined;
     this.#spares = this.#spares.filter((s) => s !== spare);

@@ -3,7 +3,13 @@ import type { PoolConfig } from '../config/schema.js';
 import { suppressedField, type LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { CircuitState } from './connection/circuit-breaker.js';
-import type { CallOptions, ClientIdentity, Upstream, UpstreamCall, UpstreamServerInfo } from '../contracts/upstream.js';
+import type {
+  CallOptions,
+  ClientIdentity,
+  UpstreamConnection,
+  UpstreamCall,
+  UpstreamServerInfo,
+} from '../contracts/upstream.js';
 
 export type PoolState = 'starting' | 'ready' | 'down' | 'closed';
 
@@ -37,7 +43,7 @@ export interface PoolStatus {
 }
 
 /** Something to send calls to, one at a time: a worker, or a whole set. */
-export type UpstreamCaller = Pick<Upstream, 'call'>;
+export type UpstreamCaller = Pick<UpstreamConnection, 'call'>;
 
 /**
  * The workers of one configured upstream, whatever its `mode`: a shared pool (UpstreamPool) or
@@ -74,7 +80,7 @@ export interface WorkerSet {
     identity: () => ClientIdentity,
   ): UpstreamCall;
   /** The scope's own worker on this replica, if it has one (a shared pool's workers are nobody's). */
-  workerOf(scope: string): Upstream | undefined;
+  workerOf(scope: string): UpstreamConnection | undefined;
   /** How many scopes have a worker of their own on this replica. */
   readonly scopes: number;
   /** Stops the scope's own worker, if any: its session ended. */
@@ -99,7 +105,7 @@ export interface WorkerSet {
 
 /** A worker as the shared half sees it: the connection, and whether it answered initialize. */
 export interface Member {
-  upstream: Upstream;
+  upstream: UpstreamConnection;
   ready: boolean;
 }
 

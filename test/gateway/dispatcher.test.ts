@@ -11,7 +11,7 @@ import type { RequestContext } from '../../src/contracts/request-context.js';
 import { MemoryBus } from '../../src/cluster/memory-bus.js';
 import { LocalOwnerRegistry } from '../../src/cluster/owner-registry.js';
 import { publishRemoteCancel } from '../../src/cluster/remote-cancel.js';
-import { CANCEL_CHANNEL, decodeRemoteCancel } from '../../src/cluster/wire.js';
+import { CANCEL_CHANNEL, decodeRemoteCancel } from '../../src/cluster/bus-messages.js';
 import { Capabilities } from '../../src/gateway/capabilities.js';
 import { CatalogManager } from '../../src/gateway/catalog-manager.js';
 import { Dispatcher } from '../../src/gateway/dispatcher.js';

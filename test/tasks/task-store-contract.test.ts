@@ -29,7 +29,7 @@ function record(binding: string, overrides: Partial<TaskRecord> = {}): TaskRecor
   return {
     taskId: `t${n++}-${Math.random().toString(36).slice(2)}`,
     binding,
-    era: 'modern',
+    era: '2026-07-28',
     status: 'working',
     createdAt: now,
     lastUpdatedAt: now,
@@ -87,6 +87,17 @@ describe.each(stores)('%s task store', (_name, make) => {
     await store.create(r, bounds(10));
     expect(await store.get(r.taskId)).toEqual(r);
     expect(await store.get('unknown')).toBeUndefined();
+  });
+
+  it("reads a record written before the eras had dates (era 'legacy', 'modern') with the era's date", async () => {
+    const old = (era: string) => ({ ...record('old-era'), era }) as unknown as TaskRecord;
+    const [legacy, modern] = [old('legacy'), old('modern')];
+    await store.create(legacy, bounds(10));
+    await store.create(modern, bounds(10));
+    expect(await store.get(legacy.taskId)).toEqual({ ...legacy, era: '2025-11-25' });
+    expect(await store.get(modern.taskId)).toEqual({ ...modern, era: '2026-07-28' });
+    const listed = await store.list('old-era', undefined, 10);
+    expect(listed?.tasks.map((t) => t.era).sort()).toEqual(['2025-11-25', '2026-07-28']);
   });
 
   it('bounds each binding separately', async () => {

@@ -5,7 +5,7 @@ import { initialize, type HandshakeWire } from './initialize.js';
 import type {
   CallOptions,
   ClientIdentity,
-  Upstream,
+  UpstreamConnection,
   UpstreamCall,
   UpstreamPeer,
   UpstreamServerInfo,
@@ -17,7 +17,7 @@ import type {
  * watches. A transport only puts messages on its wire (`send`) and feeds what comes back
  * into `connection.receive`.
  */
-export abstract class BaseUpstream implements Upstream {
+export abstract class BaseUpstream implements UpstreamConnection {
   protected readonly connection: JsonRpcConnection;
   protected serverInfo: UpstreamServerInfo | undefined;
   readonly #exitListeners: Array<(reason: string) => void> = [];

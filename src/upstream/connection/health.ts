@@ -3,7 +3,7 @@ import type { HealthConfig } from '../../config/schema.js';
 import { GatewayError, UpstreamRpcError } from '../../jsonrpc/errors.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import type { CircuitBreaker, CircuitState, CircuitStatus } from './circuit-breaker.js';
-import type { Upstream } from '../../contracts/upstream.js';
+import type { UpstreamConnection } from '../../contracts/upstream.js';
 
 /** When a half-open probe could not get through (another exchange held the slot), try again after this. */
 const HALF_OPEN_RETRY_MS = 1000;
@@ -21,7 +21,7 @@ export interface HealthMonitorOptions {
   config: HealthConfig;
   breaker: CircuitBreaker;
   /** A session of the gateway's own, used only for pings (and dropped after a failed one). */
-  createProbe: () => Upstream;
+  createProbe: () => UpstreamConnection;
   log: Logger;
   diagnostics: DataPathEvents;
 }
@@ -33,7 +33,7 @@ export interface HealthMonitorOptions {
  * circuit at once (a ping is already retried as the retry policy allows).
  */
 export class HealthMonitor implements UpstreamHealth {
-  #probe: Upstream | undefined;
+  #probe: UpstreamConnection | undefined;
   #timer: NodeJS.Timeout | undefined;
   #checking = false;
   #closed = false;

@@ -1,4 +1,5 @@
 import type { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { LIST_METHODS } from '../../jsonrpc/list-methods.js';
 
 /**
  * Requests that read and change nothing, so sending one again after a failure of unknown
@@ -8,11 +9,8 @@ import type { ExchangeFailure } from '../../contracts/exchange-failure.js';
  */
 export const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set([
   'ping',
-  'tools/list',
-  'prompts/list',
+  ...LIST_METHODS.keys(),
   'prompts/get',
-  'resources/list',
-  'resources/templates/list',
   'resources/read',
   'completion/complete',
 ]);

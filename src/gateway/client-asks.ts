@@ -14,7 +14,7 @@ interface Pending {
  * Requests an upstream sends to its client (sampling, elicitation, roots), on their way to the
  * client under ids of the gateway's own, until the client's answer comes back in a POST.
  */
-export class ClientRequests {
+export class ClientAsks {
   #next = 1;
   readonly #pending = new Map<string, Pending>();
 

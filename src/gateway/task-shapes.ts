@@ -1,4 +1,4 @@
-// The two wire forms of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
+// The two shapes of a task: the experimental tasks of 2025-11-25 (ttl, pollInterval, a
 // nested `task` on creation, tasks/result) and the 2026-07-28 extension (SEP-2663: ttlMs,
 // pollIntervalMs, a flat CreateTaskResult, the result or error inlined on tasks/get).
 import type { TaskSupport } from '../config/tasks.js';
@@ -10,17 +10,22 @@ import { isObject, type JsonRpcErrorObject, type JsonRpcRequest } from '../jsonr
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import type { Route } from './catalog.js';
 
-export const LEGACY_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
-export const MODERN_METHODS: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+export const TASK_METHODS_2025: ReadonlySet<string> = new Set([
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+]);
+export const TASK_METHODS_2026: ReadonlySet<string> = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
 /** The first revision with (experimental) tasks: older sessions call every tool as before. */
-const FIRST_LEGACY_VERSION = '2025-11-25';
+const FIRST_TASKS_VERSION = '2025-11-25';
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
 /** The Task of 2025-11-25 (tasks/get, tasks/list entries, tasks/cancel, notifications/tasks/status). */
-export function legacyTask(r: TaskRecord): McpResult {
+export function task2025(r: TaskRecord): McpResult {
   const task: McpResult = { taskId: r.taskId, status: r.status };
   if (r.statusMessage !== undefined) task.statusMessage = r.statusMessage;
   return {
@@ -33,7 +38,7 @@ export function legacyTask(r: TaskRecord): McpResult {
 }
 
 /** The Task of the 2026-07-28 extension, without what a status inlines. */
-function modernTask(r: TaskRecord): McpResult {
+function task2026(r: TaskRecord): McpResult {
   const task: McpResult = { taskId: r.taskId, status: r.status };
   if (r.statusMessage !== undefined) task.statusMessage = r.statusMessage;
   return {
@@ -47,13 +52,13 @@ function modernTask(r: TaskRecord): McpResult {
 
 /** What a task-augmented tools/call answers at once. */
 export function createTaskResult(r: TaskRecord): McpResult {
-  return r.era === 'legacy' ? { task: legacyTask(r) } : { resultType: 'task', ...modernTask(r) };
+  return r.era === '2025-11-25' ? { task: task2025(r) } : { resultType: 'task', ...task2026(r) };
 }
 
 /** tasks/get: 2025-11-25 the Task; 2026-07-28 the DetailedTask (result, error or inputRequests inlined). */
 export function getTaskResult(r: TaskRecord): McpResult {
-  if (r.era === 'legacy') return legacyTask(r);
-  const task = modernTask(r);
+  if (r.era === '2025-11-25') return task2025(r);
+  const task = task2026(r);
   if (r.status === 'completed' && r.result) task.result = r.result;
   if (r.status === 'failed') task.error = r.error ?? new GatewayError('INTERNAL_ERROR').toJsonRpc();
   if (r.status === 'input_required') task.inputRequests = r.inputRequests ?? {};
@@ -88,7 +93,7 @@ export function settled(
     if (typeof result.requestState === 'string') waiting.requestState = result.requestState;
     return waiting;
   }
-  const failed = r.era === 'legacy' && result.isError === true;
+  const failed = r.era === '2025-11-25' && result.isError === true;
   return {
     ...next,
     status: failed ? 'failed' : 'completed',
@@ -97,7 +102,7 @@ export function settled(
   };
 }
 
-/** A result as the client gets it inlined: the 2025 task key never travels on the 2026 wire. */
+/** A result as the client gets it inlined: the 2025 task key never travels in a 2026 result. */
 function withoutRelatedTask(result: McpResult): McpResult {
   if (!isObject(result._meta) || !(META.relatedTask in result._meta)) return result;
   const { [META.relatedTask]: _drop, ...meta } = result._meta;
@@ -105,7 +110,7 @@ function withoutRelatedTask(result: McpResult): McpResult {
 }
 
 /** tasks/result (2025-11-25): exactly what the call would have returned, tied to its task. */
-export function legacyResult(r: TaskRecord): McpResult {
+export function taskResult2025(r: TaskRecord): McpResult {
   if (r.status === 'cancelled') throw new GatewayError('REQUEST_CANCELLED', 'The task was cancelled');
   if (r.error) throw new UpstreamRpcError(r.error);
   const result = r.result ?? {};
@@ -162,7 +167,7 @@ export function requestedTtl(task: unknown, limits: { defaultTtlMs: number; maxT
  * tasks, the 2026-07-28 extension declared on the request); throws the error it gets otherwise.
  */
 export function admitTaskMethod(ctx: RequestContext, method: string): void {
-  if (!(ctx.stateless ? MODERN_METHODS : LEGACY_METHODS).has(method) || !speaksTasks(ctx)) {
+  if (!(ctx.stateless ? TASK_METHODS_2026 : TASK_METHODS_2025).has(method) || !speaksTasks(ctx)) {
     throw new GatewayError('METHOD_NOT_FOUND', `Method not found: ${method}`);
   }
   // Before the id is looked up: a client that did not negotiate tasks learns that, not "unknown task".
@@ -171,7 +176,7 @@ export function admitTaskMethod(ctx: RequestContext, method: string): void {
 
 /** Whether this client can see tasks at all (2025 sessions before 2025-11-25 cannot). */
 export function speaksTasks(ctx: RequestContext): boolean {
-  return ctx.stateless || ctx.protocolVersion >= FIRST_LEGACY_VERSION;
+  return ctx.stateless || ctx.protocolVersion >= FIRST_TASKS_VERSION;
 }
 
 /**

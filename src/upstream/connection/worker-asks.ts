@@ -20,7 +20,7 @@ interface OpenAsk {
  * call. When the worker goes, each ends at once with the worker's reason, both here and where
  * it waits for the client (the signal).
  */
-export class ClientAsks {
+export class WorkerAsks {
   readonly #open = new Set<OpenAsk>();
   /** The worker's calls in flight, as the client sent them (see `during`). */
   readonly #calls = new Set<UpstreamCall>();
