@@ -15,6 +15,17 @@ const OLD_ERA_NAMES: ReadonlyMap<unknown, TaskEra> = new Map<unknown, TaskEra>([
   ['modern', '2026-07-28'],
 ]);
 
+/** The names records are written with, for one release: the replicas of the one before read no dates. */
+const STORED_ERA_NAMES: Readonly<Record<TaskEra, string>> = { '2025-11-25': 'legacy', '2026-07-28': 'modern' };
+
+/**
+ * A task record as stored: its era spelled as the previous release reads it, so that replicas of
+ * both can serve the same tasks during a rolling upgrade (readTaskRecord takes either spelling).
+ */
+export function writeTaskRecord(record: TaskRecord): string {
+  return JSON.stringify({ ...record, era: STORED_ERA_NAMES[record.era] ?? record.era });
+}
+
 /** A stored task record as this version reads it: an `era` of `legacy` or `modern` reads as its date. */
 export function readTaskRecord(json: string): TaskRecord {
   const record = JSON.parse(json) as TaskRecord;

@@ -1,4 +1,4 @@
-import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit } from '../contracts/task-store.js';
+import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit, writeTaskRecord } from '../contracts/task-store.js';
 import type { TaskBounds, TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
 
@@ -33,7 +33,7 @@ export class MemoryTaskStore implements TaskStore {
   }
 
   async create(record: TaskRecord, bounds: TaskBounds): Promise<void> {
-    const json = JSON.stringify(record);
+    const json = writeTaskRecord(record);
     const size = recordBytes(json) + END_RESERVE_BYTES;
     const current = this.#bindings.get(record.binding);
     if (current) for (const id of current.ids) if (!this.#live(id)) this.#drop(id);
@@ -56,7 +56,7 @@ export class MemoryTaskStore implements TaskStore {
   async transition(next: TaskRecord, from: readonly TaskStatus[], maxBytes = Infinity): Promise<boolean> {
     const held = this.#live(next.taskId);
     if (!held || !from.includes(held.status)) return false;
-    const json = JSON.stringify(next);
+    const json = writeTaskRecord(next);
     const size = recordBytes(json);
     const binding = this.#bindings.get(held.binding);
     if (binding && size > held.charged) {

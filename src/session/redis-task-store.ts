@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit } from '../contracts/task-store.js';
+import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit, writeTaskRecord } from '../contracts/task-store.js';
 import type { TaskBounds, TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
 import type { RedisClient } from '../redis/connection.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
@@ -98,7 +98,7 @@ export class RedisTaskStore implements TaskStore {
   }
 
   async create(record: TaskRecord, bounds: TaskBounds): Promise<void> {
-    const doc = JSON.stringify(record);
+    const doc = writeTaskRecord(record);
     const expiresAt = record.createdAt + record.ttlMs;
     const [ids, bytes] = this.#bindingKeys(record.binding);
     const { maxPerPrincipal, maxBytesPerPrincipal } = bounds;
@@ -122,7 +122,7 @@ export class RedisTaskStore implements TaskStore {
     from: readonly TaskStatus[],
     maxBytes = Number.MAX_SAFE_INTEGER,
   ): Promise<boolean> {
-    const doc = JSON.stringify(next);
+    const doc = writeTaskRecord(next);
     // Charged first, on the binding's slot, then swapped on the task's: a swap that loses its
     // race leaves the charge high, never low, until the task expires.
     const bytes = this.#bindingKeys(next.binding)[1];
