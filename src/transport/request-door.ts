@@ -84,7 +84,10 @@ export class RequestDoor {
    * CLIENT_TOO_MANY_BYTES past its share. Before the body is parsed: a refused one costs no more.
    */
   chargeBody(request: FastifyRequest, chars: number): void {
-    this.options.bodyRate?.take(this.identityOf(request)?.principal ?? request.ip, chars);
+    const rate = this.options.bodyRate;
+    // Off by default: then no lookup of who sent it, on every body.
+    if (rate === undefined || rate.rate === 0) return;
+    rate.take(this.identityOf(request)?.principal ?? request.ip, chars);
   }
 }
 
