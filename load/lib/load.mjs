@@ -64,6 +64,7 @@ export function abortCurrent() {
  * @param {Record<string, () => number[]>} [o.meters]  named process sets to meter (e.g. gateway, upstream)
  * @param {number} [o.pipelining]
  * @param {boolean} [o.quiet]   wait for a quiet machine first (false: the load beside it is the point)
+ * @param {number} [o.rate]     requests per second over all connections (unset: as fast as they answer)
  * @returns {Promise<Measurement>}
  */
 export async function measure(o) {
@@ -113,16 +114,17 @@ async function measureOnce({
   meters = {},
   pipelining = 1,
   quiet = true,
+  rate,
 }) {
   const quietWaitS = quiet ? await waitForQuiet() : 0;
-  if (warmup > 0) await runOnce(url, connections, warmup, makeLoad(), pipelining);
+  if (warmup > 0) await runOnce(url, connections, warmup, makeLoad(), pipelining, rate);
   const load = makeLoad();
   const running = Object.fromEntries(Object.entries(meters).map(([name, pids]) => [name, meter(pids)]));
   const cpu0 = process.cpuUsage();
   const m0 = machineTicks();
   const start = Date.now();
   const t0 = process.hrtime.bigint();
-  const r = await runOnce(url, connections, duration, load, pipelining);
+  const r = await runOnce(url, connections, duration, load, pipelining, rate);
   const end = Date.now();
   const wall = Number(process.hrtime.bigint() - t0) / 1e9;
   const cpu = process.cpuUsage(cpu0);
@@ -192,12 +194,21 @@ export async function waitForQuiet() {
  * @param {number} seconds
  * @param {Load} load
  * @param {number} pipelining
+ * @param {number} [rate]
  * @returns {Promise<any>}
  */
-function runOnce(url, connections, seconds, load, pipelining) {
+function runOnce(url, connections, seconds, load, pipelining, rate) {
   return new Promise((resolve, reject) => {
     current = autocannon(
-      { url, connections, duration: seconds, pipelining, requests: load.requests, timeout: 10 },
+      {
+        url,
+        connections,
+        duration: seconds,
+        pipelining,
+        requests: load.requests,
+        timeout: 10,
+        ...(rate ? { overallRate: rate } : {}),
+      },
       (/** @type {Error | null} */ err, /** @type {any} */ result) => {
         current = undefined;
         if (err) reject(err);

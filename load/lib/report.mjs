@@ -399,14 +399,17 @@ export function markdown({ rows, meta, failures }) {
           : '.'),
     );
   }
-  const alone = rows.find((r) => r.scenario === 'hostile-mix' && r.variant === 'alone' && !r.skipped);
-  const beside = rows.find((r) => r.scenario === 'hostile-mix' && r.variant !== 'alone' && !r.skipped);
-  if (alone && beside) {
+  for (const pace of new Set(rows.filter((r) => r.scenario === 'hostile-mix').map((r) => r.variant.split(', ')[1]))) {
+    const of = (/** @type {string} */ v) =>
+      rows.find((r) => r.scenario === 'hostile-mix' && r.variant === `${v}, ${pace}` && !r.skipped);
+    const alone = of('alone');
+    const beside = of('beside hostile clients');
+    if (!alone || !beside) continue;
     const tallies = Object.entries(beside.extra.hostile ?? {});
     const untyped = tallies.reduce((n, [, t]) => n + t.untyped, 0);
     out.push('');
     out.push(
-      `**hostile-mix**: legitimate calls p50/p99 ${ms(alone.latencyMs.p50)}/${ms(alone.latencyMs.p99)} ms alone, ` +
+      `**hostile-mix, ${pace}**: legitimate calls p50/p99 ${ms(alone.latencyMs.p50)}/${ms(alone.latencyMs.p99)} ms alone, ` +
         `${ms(beside.latencyMs.p50)}/${ms(beside.latencyMs.p99)} ms beside the hostile clients: p50 ${ratio(beside.latencyMs.p50 / alone.latencyMs.p50)}, ` +
         `p99 ${ratio(beside.latencyMs.p99 / alone.latencyMs.p99)} (aim ≤ 3×); ${beside.bad} bad legitimate replies; hostile replies: ` +
         `${tallies.map(([n, t]) => `${n} ${t.sent} (${t.untyped} untyped)`).join(', ')}; ${untyped} untyped in all; streams cut off: ` +

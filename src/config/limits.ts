@@ -35,8 +35,9 @@ export const limitsSchema = {
       description:
         'Characters of POST bodies (Streamable HTTP and legacy /messages) one client may send per second on a ' +
         'replica, in bursts of up to 4 s of it (at least one body of bodyBytes); past it 429 ' +
-        'CLIENT_TOO_MANY_BYTES with Retry-After, before the body is parsed. A client is its principal with ' +
-        'auth on, else its remote address: off by default, as behind a proxy every client shares one. 0: off.',
+        'CLIENT_TOO_MANY_BYTES with Retry-After, before the body is read (Content-Length) or parsed. A client is ' +
+        'its principal with auth on, else its remote address: off by default, as behind a proxy every client ' +
+        'shares one. 0: off.',
     },
     maxInFlightPerClient: {
       type: 'integer',

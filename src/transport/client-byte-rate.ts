@@ -23,7 +23,7 @@ export class ClientByteRate {
   /** `perSecond` 0: no bound. */
   constructor(
     private perSecond: number,
-    private readonly largestBody: number,
+    readonly largestBody: number,
     private readonly burstSeconds = 4,
   ) {}
 

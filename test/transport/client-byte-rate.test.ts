@@ -5,6 +5,7 @@
  * its address): the one past its share gets a typed 429 before its body is parsed, the other
  * is served, and nothing stays held.
  */
+import { connect } from 'node:net';
 import { Agent, fetch as fetchFrom } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
@@ -119,6 +120,40 @@ describe('a gateway with limits.maxBodyBytesPerSecondPerClient', () => {
     // A small body still fits the refused client's bucket once a little has come back: not a ban.
     const small = await post(gw.url, echo(10, 10), headers);
     expect(small.status).toBe(200);
+    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+  }, 30_000);
+
+  it('refuses a body its Content-Length announces before reading a byte of it, and closes that connection', async () => {
+    // A client of its own (127.0.0.3): two bodies of 60,000 bytes fill its 128 KiB bucket.
+    const { hostname, port } = new URL(gw.url);
+    const raw = (head: string, body: string) =>
+      new Promise<{ reply: string; closed: boolean }>((resolve) => {
+        const socket = connect({ host: hostname, port: Number(port), localAddress: '127.0.0.3' });
+        let reply = '';
+        const timer = setTimeout(() => {
+          socket.destroy();
+          resolve({ reply, closed: false });
+        }, 5000);
+        socket.on('connect', () => socket.write(head + body));
+        socket.on('data', (d) => (reply += d.toString('latin1')));
+        socket.on('close', () => {
+          clearTimeout(timer);
+          resolve({ reply, closed: true });
+        });
+        socket.on('error', () => undefined);
+      });
+    const head = (length: number) =>
+      `POST ${new URL(gw.url).pathname} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` +
+      `content-type: application/json\r\naccept: application/json, text/event-stream\r\n` +
+      `content-length: ${length}\r\nconnection: close\r\n\r\n`;
+    const body = JSON.stringify(echo(1, 60_000 - 100)).padEnd(60_000, ' ');
+    for (let i = 0; i < 2; i++) expect((await raw(head(60_000), body)).reply).not.toMatch(/^HTTP\/1\.1 429/);
+    // The headers only: were the body waited for, no reply would come (the test's 5 s timer would end it).
+    const refused = await raw(head(60_000), '');
+    expect(refused.closed).toBe(true);
+    expect(refused.reply).toMatch(/^HTTP\/1\.1 429/);
+    expect(refused.reply).toMatch(/retry-after: \d+/i);
+    expect(refused.reply).toContain('"CLIENT_TOO_MANY_BYTES"');
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
   }, 30_000);
 });
