@@ -33,9 +33,10 @@ export const limitsSchema = {
       minimum: 0,
       default: 0,
       description:
-        'Characters of POST bodies (Streamable HTTP and legacy /messages) one client may send per second on a ' +
-        'replica, in bursts of up to 4 s of it (at least one body of bodyBytes); past it 429 ' +
-        'CLIENT_TOO_MANY_BYTES with Retry-After, before the body is read (Content-Length) or parsed. A client is ' +
+        'Bytes of POST bodies (Streamable HTTP and legacy /messages) and WebSocket frames one client may send ' +
+        'per second on a replica, in bursts of up to 4 s of it (at least one body of bodyBytes); past it a body ' +
+        'gets 429 CLIENT_TOO_MANY_BYTES with Retry-After, before it is read (Content-Length) or parsed, and a ' +
+        'WebSocket is read no further until the share allows (paced, nothing refused). A client is ' +
         'its principal with auth on, else its remote address: off by default, as behind a proxy every client ' +
         'shares one. 0: off.',
     },

@@ -44,11 +44,8 @@ export class ClientByteRate {
   take(client: string | undefined, chars: number, now = Date.now()): void {
     if (this.perSecond === 0 || client === undefined) return;
     const size = this.#size();
-    const bucket = this.#buckets.get(client) ?? { tokens: size, at: now };
-    bucket.tokens = Math.min(size, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
-    bucket.at = now;
+    const bucket = this.#refilled(client, size, now);
     if (bucket.tokens < chars) {
-      this.#buckets.set(client, bucket);
       const retryAfterMs = Math.ceil(((Math.min(chars, size) - bucket.tokens) / this.perSecond) * 1000);
       throw new GatewayError(
         'CLIENT_TOO_MANY_BYTES',
@@ -58,8 +55,31 @@ export class ClientByteRate {
       );
     }
     bucket.tokens -= chars;
-    this.#buckets.set(client, bucket);
     if (this.#buckets.size > PRUNE_AT) this.#prune(now, size);
+  }
+
+  /**
+   * Charges `bytes` already received to `client` even past its share (the bucket goes into debt,
+   * at most one burst deep) and says in how many ms the debt is paid: 0 when there is none. A
+   * stream reads no more of that client until then, so its share holds by back-pressure on the
+   * socket instead of refusing a message it has already read.
+   */
+  debit(client: string | undefined, bytes: number, now = Date.now()): number {
+    if (this.perSecond === 0 || client === undefined) return 0;
+    const size = this.#size();
+    const bucket = this.#refilled(client, size, now);
+    bucket.tokens = Math.max(-size, bucket.tokens - bytes);
+    if (this.#buckets.size > PRUNE_AT) this.#prune(now, size);
+    return bucket.tokens >= 0 ? 0 : Math.ceil((-bucket.tokens / this.perSecond) * 1000);
+  }
+
+  /** `client`'s bucket (kept), with what it regained since it was last charged. */
+  #refilled(client: string, size: number, now: number): Bucket {
+    let bucket = this.#buckets.get(client);
+    if (!bucket) this.#buckets.set(client, (bucket = { tokens: size, at: now }));
+    bucket.tokens = Math.min(size, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    return bucket;
   }
 
   #size(): number {

@@ -109,6 +109,17 @@ export class RequestDoor {
     if (rate === undefined || rate.rate === 0 || this.#charged.has(request)) return;
     rate.take(this.identityOf(request)?.principal ?? request.ip, chars);
   }
+
+  /**
+   * Charges a frame of `bytes` a stream of `request` already read to who sent it, past its share
+   * too; returns in how many ms that client's debt is paid (0: none), for the stream to read no
+   * more of it until then (paced-frames.ts).
+   */
+  debitFrame(request: FastifyRequest, bytes: number): number {
+    const rate = this.options.bodyRate;
+    if (rate === undefined || rate.rate === 0) return 0;
+    return rate.debit(this.identityOf(request)?.principal ?? request.ip, bytes);
+  }
 }
 
 /**

@@ -13,6 +13,8 @@ import { Rejection, rawErrorReply, replyWithFailure } from './error-reply.js';
 import { InFlightLimit } from './in-flight-limit.js';
 import type { IntakeLimits } from './message-intake.js';
 import type { RequestDoor } from './request-door.js';
+import { PacedFrames } from './paced-frames.js';
+import type { RawData } from 'ws';
 
 export interface WebSocketOptions {
   settings: WebSocketSettings;
@@ -172,20 +174,27 @@ export class WebSocketTransport {
     socket.on('pong', () => {
       alive = true;
     });
-    socket.on('message', (data, isBinary) => {
-      if (isBinary) {
-        o.diagnostics.emit('transport:rejection', { errorType: 'INVALID_REQUEST' });
-        connection.accept({
-          batch: false,
-          messages: [{ kind: 'invalid', id: null, reason: 'binary frame: send one JSON-RPC message per text frame' }],
-        });
-        return;
-      }
-      connection.receive(data.toString());
-    });
+    // Frames count against the client's byte share as POST bodies do, paced instead of refused.
+    const frames = new PacedFrames<{ data: RawData; isBinary: boolean }>(
+      socket,
+      (frame) => o.door.debitFrame(request, frame ? frameBytes(frame.data) : 0),
+      ({ data, isBinary }) => {
+        if (isBinary) {
+          o.diagnostics.emit('transport:rejection', { errorType: 'INVALID_REQUEST' });
+          connection.accept({
+            batch: false,
+            messages: [{ kind: 'invalid', id: null, reason: 'binary frame: send one JSON-RPC message per text frame' }],
+          });
+          return;
+        }
+        connection.receive(data.toString());
+      },
+    );
+    socket.on('message', (data, isBinary) => frames.push({ data, isBinary }));
     socket.on('error', (err) => request.log.warn({ err }, 'websocket error'));
     socket.once('close', (code) => {
       clearInterval(ping);
+      frames.close();
       o.diagnostics.emit('stream:close', { kind: 'websocket' });
       request.log.info({ session: session.id, code }, 'websocket closed');
       o.connections.end(connection);
@@ -201,4 +210,9 @@ export class WebSocketTransport {
     socket.close(code, reason.slice(0, 120));
     setTimeout(() => socket.terminate(), CUT_OFF_MS).unref();
   }
+}
+
+/** A frame's size in bytes, whichever of ws's shapes it came in. */
+function frameBytes(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
 }

@@ -49,6 +49,15 @@ describe('ClientByteRate', () => {
     expect(refusal(() => rate.take('a', 5000, 0)).detail).toMatchObject({ retryAfterMs: 500_000 });
   });
 
+  it('debits past the share (at most one burst deep) and says when the debt is paid', () => {
+    const rate = new ClientByteRate(1000, 2000);
+    expect(rate.debit('a', 3000, 0)).toBe(0);
+    expect(rate.debit('a', 2000, 0)).toBe(1000); // 1,000 in debt
+    expect(rate.debit('a', 10 ** 6, 0)).toBe(4000); // never deeper than one bucket
+    expect(rate.debit('a', 0, 4000)).toBe(0);
+    expect(() => rate.take('a', 1, 4000)).toThrow(GatewayError);
+  });
+
   it('0 bounds nothing, and neither does an unknown client', () => {
     const off = new ClientByteRate(0, 1024);
     off.take('a', 10 ** 9, 0);
