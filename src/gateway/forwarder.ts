@@ -1,6 +1,7 @@
 // One client request to the upstream that serves it: through the in-flight table (ids,
-// deadlines, cancellation), a 2026-07-28 upstream's rounds or a worker's call, each call published
-// (upstream-call events) whatever its era. The dispatcher decides which upstream; this goes there.
+// deadlines, cancellation), a 2026-07-28 upstream's rounds or a worker's call. Every call takes one
+// chain composed once (its events and a URL elicitation, its trace context), the era's call the
+// innermost step: no era's branch can leave before its events. The dispatcher decides which upstream.
 import { orUrlElicitation, sharedCallOptions } from './user-workers.js';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { GatewayError } from '../jsonrpc/errors.js';
@@ -19,6 +20,7 @@ import { withTraceContext, type NotificationEvents, type RequestEvents } from '.
 import type { SessionCatalogs } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { UpstreamEntry } from './upstream-entry.js';
+import { compose, type Wrapper } from './request-chain.js';
 
 /** What forwarding reads: the dispatcher's options and the parts it shares with the dispatcher. */
 export interface ForwarderParts {
@@ -36,14 +38,80 @@ export interface ForwarderParts {
   sessionCatalogs: SessionCatalogs;
 }
 
+/**
+ * One upstream call on its way: where it goes, its params (names as the upstream has them), the
+ * catalog it read, whether it continues an input chain, and its call-start event once published.
+ */
+type CallStep = (
+  ctx: RequestContext,
+  request: JsonRpcRequest,
+  upstream: string,
+  entry: UpstreamEntry,
+  key: RequestKey,
+  params: Record<string, unknown> | undefined,
+  catalog: Catalog,
+  continuation: boolean,
+  callStart: UpstreamCallStart | undefined,
+) => Promise<McpResult>;
+
+/**
+ * upstream:call-start and -end around every call, whatever its era (metrics and tracing see them
+ * all). A user's authorization the upstream needs first is, for a stateless client, a URL
+ * elicitation: the call's outcome as published, not a failure, so it is answered inside this frame.
+ */
+function callEvents(events: RequestEvents): Wrapper<CallStep> {
+  return (next) => async (ctx, request, upstream, entry, key, params, catalog, continuation) => {
+    const callStart = events.callStart(upstream, entry.networkTransport, request);
+    const started = performance.now();
+    let result: McpResult | undefined;
+    let failure: unknown;
+    try {
+      result = await next(ctx, request, upstream, entry, key, params, catalog, continuation, callStart);
+      return result;
+    } catch (err) {
+      failure = err;
+      result = orUrlElicitation(err, ctx, request.method);
+      failure = undefined;
+      return result;
+    } finally {
+      events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
+    }
+  };
+}
+
+/** The span the call-start event's hearer (tracing) named travels in _meta (SEP-414), to every upstream. */
+const traceContext: Wrapper<CallStep> =
+  (next) => (ctx, request, upstream, entry, key, params, catalog, continuation, callStart) =>
+    next(
+      ctx,
+      request,
+      upstream,
+      entry,
+      key,
+      callStart?.traceparent !== undefined
+        ? withTraceContext(params, callStart.traceparent, callStart.tracestate)
+        : params,
+      catalog,
+      continuation,
+      callStart,
+    );
+
+/** A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path). */
+function callsModern(ctx: RequestContext, entry: UpstreamEntry): boolean {
+  return entry.workers.speaksModern === true && (ctx.stateless || !entry.workers.dualEra);
+}
+
 /** Shared by every retry without a progress token: nothing to allocate per call. */
 const CONTINUATION: PerSessionCallOptions = Object.freeze({ continuation: true });
 
 export class Forwarder {
   readonly #parts: ForwarderParts;
+  /** Every upstream call's way, whatever its era: composed once. */
+  readonly #chain: CallStep;
 
   constructor(parts: ForwarderParts) {
     this.#parts = parts;
+    this.#chain = compose(this.#byEra, callEvents(parts.events), traceContext);
   }
 
   async forwardNamed(
@@ -65,7 +133,8 @@ export class Forwarder {
     return this.#parts.uris.result(route.upstream, request.method, result);
   }
 
-  async forward(
+  /** Rejects rather than throws: a caller that fans out (Promise.all) starts every call. */
+  forward(
     ctx: RequestContext,
     request: JsonRpcRequest,
     upstream: string,
@@ -73,23 +142,26 @@ export class Forwarder {
     catalog: Catalog = this.#parts.catalogs.catalog,
   ): Promise<McpResult> {
     const entry = this.#parts.upstreams.get(upstream);
-    if (!entry) throw new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`);
+    if (!entry)
+      return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${upstream} is not configured`));
     // The session's own worker failed to give its lists moments ago (it cannot start, say): its call would fail alike.
     const lost = this.#parts.sessionCatalogs.failure(catalog, upstream);
-    if (lost) throw lost;
+    if (lost) return Promise.reject(lost);
     const key = requestKey(ctx.scope, request.id);
     if (this.#parts.inFlight.has(key))
-      throw new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`);
-    // A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path).
-    const modern = entry.workers.speaksModern && (ctx.stateless || !entry.workers.dualEra);
+      return Promise.reject(
+        new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`),
+      );
     let continuation = false;
-    if (ctx.stateless && !modern) {
+    if (ctx.stateless && !callsModern(ctx, entry)) {
       if (request.params?.requestState !== undefined) {
         // Only a per-session call can be waiting for input; the retry continues it.
         if (!entry.workers.perScope)
-          throw new GatewayError(
-            'INVALID_PARAMS',
-            'requestState is not valid: this request was never answered with input_required',
+          return Promise.reject(
+            new GatewayError(
+              'INVALID_PARAMS',
+              'requestState is not valid: this request was never answered with input_required',
+            ),
           );
         // The params as sent (inputResponses, requestState, progressToken), names as the upstream has them.
         continuation = true;
@@ -97,29 +169,14 @@ export class Forwarder {
         params = upstreamParams(params);
       }
     }
-    const events = this.#parts.events;
-    const callStart = events.callStart(upstream, entry.networkTransport, request);
-    // The subscriber (tracing) named the call's own span: it travels in _meta (SEP-414), to every upstream.
-    if (callStart?.traceparent !== undefined)
-      params = withTraceContext(params, callStart.traceparent, callStart.tracestate);
-    const started = performance.now();
-    let result: McpResult | undefined;
-    let failure: unknown;
-    try {
-      // Both eras' calls are published alike: metrics and tracing see every upstream call.
-      result = modern
-        ? await this.#forwardModern(ctx, request, upstream, entry, key, params, catalog)
-        : await this.#call(ctx, request, entry, upstream, key, params, continuation, callStart);
-      return result;
-    } catch (err) {
-      failure = err;
-      result = orUrlElicitation(err, ctx, request.method);
-      failure = undefined;
-      return result;
-    } finally {
-      events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
-    }
+    return this.#chain(ctx, request, upstream, entry, key, params, catalog, continuation, undefined);
   }
+
+  /** The innermost step, reached only through the wrappers: the call as its upstream's era takes it. */
+  #byEra: CallStep = (ctx, request, upstream, entry, key, params, catalog, continuation, callStart) =>
+    callsModern(ctx, entry)
+      ? this.#forwardModern(ctx, request, upstream, entry, key, params, catalog)
+      : this.#call(ctx, request, entry, upstream, key, params, continuation, callStart);
 
   #forwardModern(
     ctx: RequestContext,

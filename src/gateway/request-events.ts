@@ -20,6 +20,8 @@ type EndContext = Pick<RequestContext, 'stateless' | 'scope' | 'principal' | 'pr
 export class RequestEvents {
   /** Each traced request's request:start while it runs (only when tracing listens). */
   readonly #starts = new WeakMap<JsonRpcRequest, RequestStart>();
+  /** A virtual server's requests as its view rewrote them, until they end. */
+  readonly #routed = new WeakMap<JsonRpcRequest, JsonRpcRequest>();
 
   constructor(
     private readonly diagnostics: DataPathEvents,
@@ -52,9 +54,23 @@ export class RequestEvents {
     return start;
   }
 
-  /** `rewritten` (a virtual server's view of a request) makes its upstream calls under `start`. */
-  follow(rewritten: JsonRpcRequest, start: RequestStart): void {
-    this.#starts.set(rewritten, start);
+  /**
+   * `rewritten`, a virtual server's view of `request`, is what it became: its end is published
+   * under the catalog's names (`routed`) and its upstream calls under `request`'s start.
+   */
+  rewritten(request: JsonRpcRequest, rewritten: JsonRpcRequest): JsonRpcRequest {
+    this.#routed.set(request, rewritten);
+    const start = this.#starts.get(request);
+    if (start) this.#starts.set(rewritten, start);
+    return rewritten;
+  }
+
+  /** What `request` became on its way (a view's rewrite), once: asked when it ends. */
+  routed(request: JsonRpcRequest): JsonRpcRequest {
+    const rewritten = this.#routed.get(request);
+    if (rewritten === undefined) return request;
+    this.#routed.delete(request);
+    return rewritten;
   }
 
   /** `derived`, a request the gateway makes for `request` (one per upstream), calls under `request`'s span. */
