@@ -8,7 +8,13 @@ import type { TaskRecord, TaskStatus } from '../contracts/task-store.js';
 import { ERRORS, GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcErrorObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
-import type { Route } from './catalog.js';
+
+/** A catalog route as tasks read it (gateway/catalog.ts's `Route` is one): the tool on its upstream. */
+export interface Route {
+  upstream: string;
+  /** The name the upstream itself uses. */
+  original: string;
+}
 
 export const TASK_METHODS_2025: ReadonlySet<string> = new Set([
   'tasks/get',

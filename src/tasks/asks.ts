@@ -5,11 +5,11 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../cluster/bus.js';
 import { publishTaskAnswer, subscribeTaskAnswers } from '../cluster/task-answers.js';
+import { replicaOfClientAsk } from '../contracts/client-ask-id.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { TaskStatus } from '../contracts/task-store.js';
 import { isObject, type JsonRpcId, type JsonRpcMessage } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
-import { ClientAsks } from './client-asks.js';
 
 /** Records a task's status change, if it still is `from`. */
 export type TaskMove = (taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext) => Promise<void>;
@@ -67,7 +67,7 @@ export class TaskAsks {
    */
   response(scope: string, id: JsonRpcId | null): void {
     if (id === null || this.#answered(scope, id)) return;
-    const ours = typeof id === 'string' && ClientAsks.replicaOf(id) !== undefined;
+    const ours = typeof id === 'string' && replicaOfClientAsk(id) !== undefined;
     if (this.bus && ours) publishTaskAnswer(this.bus, scope, id);
   }
 

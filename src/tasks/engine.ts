@@ -1,7 +1,7 @@
 // Tasks: a tools/call that returns at once with a task, while the gateway runs the call on its
 // upstream as an ordinary call (the dispatcher's, through the in-flight table) and records how
 // it ends in the task store, where any replica answers tasks/get, tasks/cancel and the rest
-// (task-methods.ts).
+// (methods.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TaskSupport } from '../config/tasks.js';
@@ -11,13 +11,13 @@ import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
 import { type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Bus } from '../cluster/bus.js';
-import type { Route } from './catalog.js';
-import { LocalTasks } from './local-tasks.js';
-import { bindingOf, sessionBinding } from './task-binding.js';
-import { TaskAsks } from './task-asks.js';
-import { TaskMethods } from './task-methods.js';
-import { TaskFollowers } from './task-followers.js';
-import { TaskWaits } from './task-waits.js';
+import type { Route } from './shapes.js';
+import { LocalTasks } from './local.js';
+import { bindingOf, sessionBinding } from './binding.js';
+import { TaskAsks } from './asks.js';
+import { TaskMethods } from './methods.js';
+import { TaskFollowers } from './followers.js';
+import { TaskWaits } from './waits.js';
 import {
   TASK_METHODS_2025,
   TASK_METHODS_2026,
@@ -32,7 +32,7 @@ import {
   tasksExtensionRequired,
   tooLarge,
   decorateTools,
-} from './task-shapes.js';
+} from './shapes.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;

@@ -11,11 +11,11 @@ import { SignedTokens } from '../contracts/signed-token.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
-import type { Route } from './catalog.js';
-import { wrappedBinding } from './task-binding.js';
-import { admitTaskMethod, withoutTaskSupport } from './task-shapes.js';
-import type { TaskEngine } from './tasks.js';
-import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
+import type { Route } from './shapes.js';
+import { wrappedBinding } from './binding.js';
+import { admitTaskMethod, withoutTaskSupport } from './shapes.js';
+import type { TaskEngine } from './engine.js';
+import type { UpstreamEntry } from '../upstream/group.js';
 
 /** A wrapped id starts so; the gateway's own ids are plain base64url (no dot). */
 const PREFIX = 'u.';
@@ -51,7 +51,7 @@ export class TaskPassThrough {
   /** Whether `upstream` runs tools as tasks itself, on the wire this client's calls take to it. */
   runs(ctx: RequestContext, upstream: string): boolean {
     const entry = this.upstreams.get(upstream);
-    const caps = entry && upstreamInfo(entry)?.capabilities;
+    const caps = entry?.workers.info?.capabilities;
     if (!entry || !caps) return false;
     const modernPath = entry.workers.speaksModern === true && (ctx.stateless || entry.workers.dualEra !== true);
     if (ctx.stateless) return modernPath && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]);

@@ -1,15 +1,15 @@
 // The task methods a client sends, answered from the task store on any replica: tasks/get,
 // tasks/result, tasks/list and tasks/cancel (2025-11-25), tasks/get, tasks/update and tasks/cancel
-// (2026-07-28). The engine (tasks.ts) makes the tasks and runs their calls; this reads and moves them.
+// (2026-07-28). The engine (engine.ts) makes the tasks and runs their calls; this reads and moves them.
 import type { RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
-import type { LocalTasks } from './local-tasks.js';
-import { bindingOf, mayRead } from './task-binding.js';
-import type { TaskWaits } from './task-waits.js';
-import { admitTaskMethod, getTaskResult, isTerminal, taskResult2025, task2025, settled } from './task-shapes.js';
+import type { LocalTasks } from './local.js';
+import { bindingOf, mayRead } from './binding.js';
+import type { TaskWaits } from './waits.js';
+import { admitTaskMethod, getTaskResult, isTerminal, taskResult2025, task2025, settled } from './shapes.js';
 
 /** What the methods read and call: the engine's options and parts. */
 export interface TaskMethodParts {

@@ -5,9 +5,9 @@
 // task and replica however many streams follow it, until the task ends, is gone, or nobody follows.
 import type { MessageSink } from '../contracts/request-context.js';
 import type { TaskRecord } from '../contracts/task-store.js';
-import { getTaskResult, isTerminal } from './task-shapes.js';
+import { getTaskResult, isTerminal } from './shapes.js';
 
-/** At most this long between two reads of a followed task, whatever pollIntervalMs says (task-waits.ts's bound). */
+/** At most this long between two reads of a followed task, whatever pollIntervalMs says (waits.ts's bound). */
 const MAX_POLL_MS = 250;
 
 interface Followed {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import { isTerminal, settled } from './task-shapes.js';
+import { isTerminal, settled } from './shapes.js';
 
 const NOTHING_HELD = (): void => undefined;
 
