@@ -12,8 +12,9 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import type { Route } from './shapes.js';
-import { wrappedBinding } from './binding.js';
-import { admitTaskMethod, withoutTaskSupport } from './shapes.js';
+import { principalBinding, sessionBinding } from './binding.js';
+import { admitTaskMethod } from './eras.js';
+import { withoutTaskSupport } from './shapes.js';
 import type { TaskEngine } from './engine.js';
 import type { UpstreamEntry } from '../upstream/group.js';
 
@@ -230,6 +231,12 @@ export class TaskPassThrough {
  */
 function binding(ctx: RequestContext): string {
   return `${ctx.stateless ? 'modern' : 'legacy'}\u0000${wrappedBinding(ctx)}`;
+}
+
+/** Who may use a wrapped id of an upstream's task (no store, nothing to bound): as eras.ts's mayRead sees ours. */
+function wrappedBinding(ctx: RequestContext): string {
+  if (ctx.principal !== undefined) return principalBinding(ctx.principal);
+  return ctx.stateless ? 'anonymous' : sessionBinding(ctx.scope);
 }
 
 function followKey(upstream: string, id: string): string {
