@@ -71,6 +71,20 @@ export const ERA_2025: TaskEraAdapter = {
     // -32602: the task had already ended.
     throw refusal;
   },
+  // A session's calls go to a 2026-07-28 upstream only if it keeps no sessions: its tasks are not this era's.
+  upstreamRuns(ctx, { speaksModern, dualEra, capabilities }) {
+    if ((speaksModern && !dualEra) || !speaksTasks(ctx)) return false;
+    const tasks = capabilities.tasks;
+    return (
+      isObject(tasks) &&
+      isObject(tasks.requests) &&
+      isObject(tasks.requests.tools) &&
+      isObject(tasks.requests.tools.call)
+    );
+  },
+  wrappedWord: 'legacy',
+  wrappedAnonymous: (ctx) => sessionBinding(ctx.scope),
+  relaysStatus: true,
   // Optional in the spec (the poll is what counts).
   notify(ctx, r) {
     ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task2025(r) });

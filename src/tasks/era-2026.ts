@@ -7,6 +7,8 @@ import { NO_SINK } from '../contracts/request-context.js';
 import type { TaskRecord } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError } from '../jsonrpc/errors.js';
+import { isObject } from '../jsonrpc/messages.js';
+import { TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import { addressBinding, BY_ADDRESS } from './binding.js';
 import { taskFields, type CallPlan, type TaskEraAdapter } from './era.js';
 import { TASK_METHODS_2026, declaresTasks, tasksExtensionRequired } from './shapes.js';
@@ -76,4 +78,9 @@ export const ERA_2026: TaskEraAdapter = {
   // An ack whatever the status (idempotent).
   cancelRefused: () => ({}),
   notify: () => undefined,
+  upstreamRuns: (_ctx, { speaksModern, capabilities: caps }) =>
+    speaksModern && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]),
+  wrappedWord: 'modern',
+  wrappedAnonymous: () => 'anonymous',
+  relaysStatus: false,
 };

@@ -59,6 +59,26 @@ export interface TaskEraAdapter {
   cancelRefused(refusal: GatewayError): McpResult;
   /** A status change, on the client's session where its era says so. */
   notify(ctx: RequestContext, r: TaskRecord): void;
+  /** Whether an upstream runs this era's tasks itself, on the wire this client's calls take to it. */
+  upstreamRuns(ctx: RequestContext, upstream: UpstreamTasks): boolean;
+  /**
+   * What a wrapped id of an upstream's task is signed with: the era's word (the old words,
+   * `legacy` and `modern`: they are signed into ids that clients hold) ...
+   */
+  readonly wrappedWord: 'legacy' | 'modern';
+  /** ... and, without a principal, whose it is (no store, nothing to bound). */
+  wrappedAnonymous(ctx: RequestContext): string;
+  /** Whether an upstream's status notifications of its tasks go to the session that created them. */
+  readonly relaysStatus: boolean;
+}
+
+/** What decides whether an upstream runs tasks itself: its era, and what it said at initialize. */
+export interface UpstreamTasks {
+  /** It speaks 2026-07-28 ... */
+  speaksModern: boolean;
+  /** ... and keeps sessions too, for 2025 clients. */
+  dualEra: boolean;
+  capabilities: Record<string, unknown>;
 }
 
 export interface TtlLimits {

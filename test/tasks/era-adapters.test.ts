@@ -251,6 +251,41 @@ describe('the 2026-07-28 era adapter', () => {
   });
 });
 
+describe("an upstream's own tasks, by era", () => {
+  const legacyCaps = { tasks: { requests: { tools: { call: {} } } } };
+  const modernCaps = { extensions: { [TASKS_EXT]: {} } };
+  const upstream = (speaksModern: boolean, dualEra: boolean, capabilities: Record<string, unknown>) => ({
+    speaksModern,
+    dualEra,
+    capabilities,
+  });
+
+  it('2025-11-25: a session upstream (or a dual one) that declares tasks.requests.tools.call', () => {
+    expect(ERA_2025.upstreamRuns(session(), upstream(false, false, legacyCaps))).toBe(true);
+    expect(ERA_2025.upstreamRuns(session(), upstream(true, true, legacyCaps))).toBe(true);
+    expect(ERA_2025.upstreamRuns(session(), upstream(true, false, legacyCaps))).toBe(false);
+    expect(ERA_2025.upstreamRuns(session({ protocolVersion: '2025-06-18' }), upstream(false, false, legacyCaps))).toBe(
+      false,
+    );
+    expect(ERA_2025.upstreamRuns(session(), upstream(false, false, { tasks: { requests: {} } }))).toBe(false);
+    expect(ERA_2025.upstreamRuns(session(), upstream(false, false, modernCaps))).toBe(false);
+  });
+
+  it('2026-07-28: an upstream that speaks 2026-07-28 and declares the extension', () => {
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, false, modernCaps))).toBe(true);
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, true, modernCaps))).toBe(true);
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(false, false, modernCaps))).toBe(false);
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, false, legacyCaps))).toBe(false);
+  });
+
+  it("signs wrapped ids with the era's old word and, without a principal, the session or nobody", () => {
+    expect([ERA_2025.wrappedWord, ERA_2026.wrappedWord]).toEqual(['legacy', 'modern']);
+    expect(ERA_2025.wrappedAnonymous(session())).toBe('s:s1');
+    expect(ERA_2026.wrappedAnonymous(stateless())).toBe('anonymous');
+    expect([ERA_2025.relaysStatus, ERA_2026.relaysStatus]).toEqual([true, false]);
+  });
+});
+
 describe('which era adapter serves', () => {
   it('a request by whether it is stateless, a task by its era', () => {
     expect(eraOf(session())).toBe(ERA_2025);
