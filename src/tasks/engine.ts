@@ -161,8 +161,8 @@ export class TaskEngine {
     // This round's own input fields go with it (a retry continues the round it answers).
     const { task: _hint, ...params } = request.params ?? {};
     const call = this.calls.run(runCtx, { ...request, id: record.requestId, params }).then(
-      (result): Outcome => ({ result }),
-      (err: unknown): Outcome => ({ error: toErrorObject(err) }),
+      (result): CallOutcome => ({ result }),
+      (err: unknown): CallOutcome => ({ error: toErrorObject(err) }),
     );
     let timer: NodeJS.Timeout | undefined;
     const early = await Promise.race([
@@ -217,13 +217,13 @@ export class TaskEngine {
   #start(record: TaskRecord, ctx: RequestContext, params: Params, call: Params, release: () => void): void {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: record.requestId, method: 'tools/call', params };
     const running = this.calls.run(ctx, request).then(
-      (result): Outcome => ({ result }),
-      (err: unknown): Outcome => ({ error: toErrorObject(err) }),
+      (result): CallOutcome => ({ result }),
+      (err: unknown): CallOutcome => ({ error: toErrorObject(err) }),
     );
     this.#follow(record.taskId, running, ctx, call, release);
   }
 
-  #follow(taskId: string, running: Promise<Outcome>, ctx: RequestContext, call: Params, release: () => void): void {
+  #follow(taskId: string, running: Promise<CallOutcome>, ctx: RequestContext, call: Params, release: () => void): void {
     running
       .then((outcome) => {
         release();
@@ -232,7 +232,7 @@ export class TaskEngine {
       .catch((err: unknown) => this.options.log.warn({ err, taskId }, 'task: recording the end of its call failed'));
   }
 
-  async #settle(taskId: string, outcome: Outcome, ctx: RequestContext, call: Params): Promise<void> {
+  async #settle(taskId: string, outcome: CallOutcome, ctx: RequestContext, call: Params): Promise<void> {
     this.#asks.forget(taskId);
     const { store, limits } = this.options;
     const current = await store.get(taskId);
@@ -319,5 +319,4 @@ export class TaskEngine {
   }
 }
 
-type Outcome = CallOutcome;
 type Params = Record<string, unknown>;
