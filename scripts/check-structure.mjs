@@ -23,6 +23,7 @@ const LAYERS = [
   'server',
   'transport',
   'gateway',
+  'tasks',
   'modern',
   'streams',
   'session',

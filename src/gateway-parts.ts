@@ -11,7 +11,7 @@ import { PROBE_CAPABILITIES } from './gateway/capability-catalogs.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
 import { NotificationEvents } from './gateway/request-events.js';
 import { ResourceUris } from './gateway/resource-uris.js';
-import { TaskPassThrough } from './gateway/task-pass-through.js';
+import { TaskPassThrough } from './tasks/pass-through.js';
 import { VirtualServer } from './gateway/virtual-server.js';
 import type { DataPathEvents } from './observability/events.js';
 import type { Logger } from './observability/logger.js';

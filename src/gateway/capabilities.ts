@@ -55,7 +55,7 @@ export class Capabilities {
       if (info.capabilities.logging !== undefined && logsReach) capabilities.logging = {};
     }
     // 2025-11-25 names what may be a task; 2026-07-28 has the extension instead (and never `tasks`).
-    // tasks/list lists the gateway's own tasks only (task-pass-through.ts): without any, none is offered.
+    // tasks/list lists the gateway's own tasks only (tasks/pass-through.ts): without any, none is offered.
     if (stateless) {
       if (this.tasks || this.upstreamTasks(true)) capabilities.extensions = { [TASKS_EXTENSION]: {} };
     } else if (this.tasks) capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };

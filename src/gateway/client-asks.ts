@@ -1,5 +1,6 @@
 import { GatewayError, UpstreamRpcError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcMessage, type JsonRpcResponse } from '../jsonrpc/messages.js';
+import { clientAskId, replicaOfClientAsk } from '../contracts/client-ask-id.js';
 import type { McpResult } from '../contracts/upstream.js';
 
 interface Pending {
@@ -23,8 +24,7 @@ export class ClientAsks {
 
   /** The replica that sent the request with this id, if the id is one of ours. */
   static replicaOf(id: string): string | undefined {
-    const m = /^mcpgw\.([^.]+)\.\d+$/.exec(id);
-    return m?.[1];
+    return replicaOfClientAsk(id);
   }
 
   get size(): number {
@@ -43,7 +43,7 @@ export class ClientAsks {
     timeoutMs: number,
     signal?: AbortSignal,
   ): Promise<McpResult> {
-    const id = `mcpgw.${this.replicaId}.${this.#next++}`;
+    const id = clientAskId(this.replicaId, this.#next++);
     return new Promise<McpResult>((resolve, reject) => {
       if (signal?.aborted) {
         reject(abortReason(signal));

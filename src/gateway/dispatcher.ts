@@ -26,8 +26,8 @@ import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { Forwarder } from './forwarder.js';
-import { TaskEngine, type TaskEngineOptions } from './tasks.js';
-import type { TaskPassThrough } from './task-pass-through.js';
+import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
+import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../modern/input-chains.js';
 
 export interface DispatcherOptions {

@@ -22,9 +22,9 @@ import type { ServerView } from './server-views.js';
 import type { SessionCatalogs } from './session-catalogs.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
-import type { TaskEngine } from './tasks.js';
-import type { TaskPassThrough } from './task-pass-through.js';
-import { TASK_METHODS_2025, TASK_METHODS_2026 } from './task-shapes.js';
+import type { TaskEngine } from '../tasks/engine.js';
+import type { TaskPassThrough } from '../tasks/pass-through.js';
+import { TASK_METHODS_2025, TASK_METHODS_2026 } from '../tasks/shapes.js';
 
 /** A method's handler: a step of the request chain, the last. It may throw rather than reject. */
 export type MethodHandler = ResultStep;

@@ -26,9 +26,9 @@ import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewCatalog, viewProblems, type ServerView } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
-import type { TaskEngineOptions } from './tasks.js';
-import { TaskPassThrough } from './task-pass-through.js';
-import { declaresTasks, tasksExtensionRequired } from './task-shapes.js';
+import type { TaskEngineOptions } from '../tasks/engine.js';
+import { TaskPassThrough } from '../tasks/pass-through.js';
+import { declaresTasks, tasksExtensionRequired } from '../tasks/shapes.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;

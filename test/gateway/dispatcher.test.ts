@@ -19,7 +19,7 @@ import { PerSessionRouter } from '../../src/gateway/per-session-router.js';
 import { NotificationEvents } from '../../src/gateway/request-events.js';
 import { ResourceUris } from '../../src/gateway/resource-uris.js';
 import { Subscriptions } from '../../src/gateway/subscriptions.js';
-import { TaskPassThrough } from '../../src/gateway/task-pass-through.js';
+import { TaskPassThrough } from '../../src/tasks/pass-through.js';
 import { errorObject, type ErrorName } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcResponse } from '../../src/jsonrpc/messages.js';
 import { StatelessResults } from '../../src/modern/result-shape.js';

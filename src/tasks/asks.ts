@@ -5,14 +5,14 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../cluster/bus.js';
 import { publishTaskAnswer, subscribeTaskAnswers } from '../cluster/task-answers.js';
+import { replicaOfClientAsk } from '../contracts/client-ask-id.js';
 import type { MessageSink, RequestContext } from '../contracts/request-context.js';
-import type { TaskStatus } from '../contracts/task-store.js';
 import { isObject, type JsonRpcId, type JsonRpcMessage } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
-import { ClientAsks } from './client-asks.js';
+import type { TaskEvent } from './transitions.js';
 
-/** Records a task's status change, if it still is `from`. */
-export type TaskMove = (taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext) => Promise<void>;
+/** Records a task's status change: its call asked its client, or the client answered (if the task still may). */
+export type TaskMove = (taskId: string, event: TaskEvent, ctx: RequestContext) => Promise<void>;
 
 /** A request a task's call sent its client: the task, and the context its call runs in. */
 interface TaskAsk {
@@ -54,7 +54,7 @@ export class TaskAsks {
           const related = { ...meta, [META.relatedTask]: { taskId } };
           sent = { ...message, params: { ...params, _meta: related } } as JsonRpcMessage;
           this.#asked.set(askKey(ctx.scope, message.id), { taskId, ctx });
-          this.#move(taskId, 'working', 'input_required', ctx);
+          this.#move(taskId, { type: 'input-needed' }, ctx);
         }
         return ctx.sessionSink?.send(sent) ?? false;
       },
@@ -67,7 +67,7 @@ export class TaskAsks {
    */
   response(scope: string, id: JsonRpcId | null): void {
     if (id === null || this.#answered(scope, id)) return;
-    const ours = typeof id === 'string' && ClientAsks.replicaOf(id) !== undefined;
+    const ours = typeof id === 'string' && replicaOfClientAsk(id) !== undefined;
     if (this.bus && ours) publishTaskAnswer(this.bus, scope, id);
   }
 
@@ -81,14 +81,14 @@ export class TaskAsks {
     const ask = this.#asked.get(key);
     if (!ask) return false;
     this.#asked.delete(key);
-    this.#move(ask.taskId, 'input_required', 'working', ask.ctx);
+    this.#move(ask.taskId, { type: 'input-answered' }, ask.ctx);
     return true;
   }
 
-  #move(taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext): void {
+  #move(taskId: string, event: TaskEvent, ctx: RequestContext): void {
     // (A move logs its own failures: one that failed must not stop the next.)
     const before = this.#moving.get(taskId) ?? Promise.resolve();
-    const moved = before.then(() => this.move(taskId, from, to, ctx)).catch(() => undefined);
+    const moved = before.then(() => this.move(taskId, event, ctx)).catch(() => undefined);
     this.#moving.set(taskId, moved);
     void moved.finally(() => {
       if (this.#moving.get(taskId) === moved) this.#moving.delete(taskId);

@@ -3,7 +3,7 @@
 // each waiter awaits the same wait, and the record read is shared, not copied per waiter.
 import type { TaskRecord } from '../contracts/task-store.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import { isTerminal } from './task-shapes.js';
+import { isTerminal } from './transitions.js';
 
 /** At most this long between two reads of a task that is waited for, whatever pollIntervalMs says. */
 const MAX_POLL_MS = 250;

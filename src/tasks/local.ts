@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
 import { GatewayError } from '../jsonrpc/errors.js';
-import { isTerminal, settled } from './task-shapes.js';
+import { transition } from './transitions.js';
 
 const NOTHING_HELD = (): void => undefined;
 
@@ -62,8 +62,9 @@ export class LocalTasks {
       ids.map(async (id) => {
         try {
           const r = await store.get(id);
-          if (!r || isTerminal(r.status) || r.owner !== replicaId) return false;
-          return await store.transition(settled(r, { error: lost }, Date.now()), LIVE);
+          if (!r || r.owner !== replicaId) return false;
+          const failed = transition(r, { type: 'failed', error: lost }, Date.now());
+          return failed.ok && (await store.transition(failed.record, LIVE));
         } catch (err) {
           log.warn({ err, taskId: id }, 'task: failing it at shutdown failed');
           return false;

@@ -10,12 +10,13 @@ import type { McpResult } from '../contracts/upstream.js';
 import { SignedTokens } from '../contracts/signed-token.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
-import { META, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
-import type { Route } from './catalog.js';
-import { wrappedBinding } from './task-binding.js';
-import { admitTaskMethod, withoutTaskSupport } from './task-shapes.js';
-import type { TaskEngine } from './tasks.js';
-import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
+import { META } from '../jsonrpc/meta-keys.js';
+import type { Route } from './shapes.js';
+import { principalBinding } from './binding.js';
+import { admitTaskMethod, eraOf } from './eras.js';
+import { withoutTaskSupport } from './shapes.js';
+import type { TaskEngine } from './engine.js';
+import type { UpstreamEntry } from '../upstream/group.js';
 
 /** A wrapped id starts so; the gateway's own ids are plain base64url (no dot). */
 const PREFIX = 'u.';
@@ -50,19 +51,11 @@ export class TaskPassThrough {
 
   /** Whether `upstream` runs tools as tasks itself, on the wire this client's calls take to it. */
   runs(ctx: RequestContext, upstream: string): boolean {
-    const entry = this.upstreams.get(upstream);
-    const caps = entry && upstreamInfo(entry)?.capabilities;
-    if (!entry || !caps) return false;
-    const modernPath = entry.workers.speaksModern === true && (ctx.stateless || entry.workers.dualEra !== true);
-    if (ctx.stateless) return modernPath && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]);
-    if (modernPath || ctx.protocolVersion < '2025-11-25') return false;
-    const tasks = caps.tasks;
-    return (
-      isObject(tasks) &&
-      isObject(tasks.requests) &&
-      isObject(tasks.requests.tools) &&
-      isObject(tasks.requests.tools.call)
-    );
+    const workers = this.upstreams.get(upstream)?.workers;
+    const capabilities = workers?.info?.capabilities;
+    if (!workers || !capabilities) return false;
+    const speaksModern = workers.speaksModern === true;
+    return eraOf(ctx).upstreamRuns(ctx, { speaksModern, dualEra: workers.dualEra === true, capabilities });
   }
 
   /**
@@ -187,7 +180,7 @@ export class TaskPassThrough {
   }
 
   #follow(ctx: RequestContext, upstream: string, id: string, wrapped: string): void {
-    if (ctx.stateless || !ctx.sessionSink) return;
+    if (!eraOf(ctx).relaysStatus || !ctx.sessionSink) return;
     const now = Date.now();
     if (this.#followed.size >= MAX_FOLLOWED) {
       for (const [k, v] of this.#followed) if (v.until < now) this.#followed.delete(k);
@@ -224,12 +217,14 @@ export class TaskPassThrough {
   }
 }
 
-/**
- * Whose a wrapped id is: the era it was made in and its binding, signed with it. The era keeps
- * its old words (`modern`, `legacy`) here: they are signed into ids that clients hold.
- */
+/** Whose a wrapped id is: the era it was made in (its old word) and its binding, signed with it. */
 function binding(ctx: RequestContext): string {
-  return `${ctx.stateless ? 'modern' : 'legacy'}\u0000${wrappedBinding(ctx)}`;
+  return `${eraOf(ctx).wrappedWord}\u0000${wrappedBinding(ctx)}`;
+}
+
+/** Who may use a wrapped id of an upstream's task (no store, nothing to bound): as eras.ts's mayRead sees ours. */
+function wrappedBinding(ctx: RequestContext): string {
+  return ctx.principal !== undefined ? principalBinding(ctx.principal) : eraOf(ctx).wrappedAnonymous(ctx);
 }
 
 function followKey(upstream: string, id: string): string {

@@ -5,9 +5,10 @@
 // task and replica however many streams follow it, until the task ends, is gone, or nobody follows.
 import type { MessageSink } from '../contracts/request-context.js';
 import type { TaskRecord } from '../contracts/task-store.js';
-import { getTaskResult, isTerminal } from './task-shapes.js';
+import { eraOfRecord } from './eras.js';
+import { isTerminal } from './transitions.js';
 
-/** At most this long between two reads of a followed task, whatever pollIntervalMs says (task-waits.ts's bound). */
+/** At most this long between two reads of a followed task, whatever pollIntervalMs says (waits.ts's bound). */
 const MAX_POLL_MS = 250;
 
 interface Followed {
@@ -28,7 +29,7 @@ export function taskNotification(r: TaskRecord): {
   method: 'notifications/tasks';
   params: Record<string, unknown>;
 } {
-  return { jsonrpc: '2.0', method: 'notifications/tasks', params: getTaskResult(r) };
+  return { jsonrpc: '2.0', method: 'notifications/tasks', params: eraOfRecord(r).got(r) };
 }
 
 export class TaskFollowers {

@@ -9,7 +9,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RequestContext } from '../../src/contracts/request-context.js';
 import type { UpstreamCall } from '../../src/contracts/upstream.js';
-import { TaskEngine, type TaskCalls } from '../../src/gateway/tasks.js';
+import { TaskEngine, type TaskCalls } from '../../src/tasks/engine.js';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcRequest } from '../../src/jsonrpc/messages.js';
 import { MemoryTaskStore } from '../../src/session/memory-task-store.js';

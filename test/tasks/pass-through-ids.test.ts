@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { RequestContext } from '../../src/contracts/request-context.js';
 import { SignedTokens } from '../../src/contracts/signed-token.js';
-import { TaskPassThrough } from '../../src/gateway/task-pass-through.js';
+import { TaskPassThrough } from '../../src/tasks/pass-through.js';
 import type { UpstreamEntry } from '../../src/gateway/upstream-entry.js';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 

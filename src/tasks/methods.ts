@@ -1,15 +1,15 @@
 // The task methods a client sends, answered from the task store on any replica: tasks/get,
 // tasks/result, tasks/list and tasks/cancel (2025-11-25), tasks/get, tasks/update and tasks/cancel
-// (2026-07-28). The engine (tasks.ts) makes the tasks and runs their calls; this reads and moves them.
+// (2026-07-28). The engine (engine.ts) makes the tasks and runs their calls; this reads and moves them.
 import type { RequestContext } from '../contracts/request-context.js';
 import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
-import type { LocalTasks } from './local-tasks.js';
-import { bindingOf, mayRead } from './task-binding.js';
-import type { TaskWaits } from './task-waits.js';
-import { admitTaskMethod, getTaskResult, isTerminal, taskResult2025, task2025, settled } from './task-shapes.js';
+import type { LocalTasks } from './local.js';
+import { admitTaskMethod, bindingOf, eraOf, eraOfRecord, mayRead } from './eras.js';
+import type { TaskWaits } from './waits.js';
+import { answersTo, isTerminal, transition } from './transitions.js';
 
 /** What the methods read and call: the engine's options and parts. */
 export interface TaskMethodParts {
@@ -47,9 +47,9 @@ export class TaskMethods {
     const record = await this.find(ctx, request.params?.taskId);
     switch (method) {
       case 'tasks/get':
-        return getTaskResult(record);
+        return eraOfRecord(record).got(record);
       case 'tasks/result':
-        return taskResult2025(await this.#parts.waits.until(record));
+        return eraOfRecord(record).awaited(await this.#parts.waits.until(record));
       case 'tasks/cancel':
         return this.#cancel(ctx, record);
       default:
@@ -74,34 +74,24 @@ export class TaskMethods {
     )
       return record;
     const lost = new GatewayError('TASK_REPLICA_LOST', undefined, { replica: record.owner }).toJsonRpc();
-    const next = settled(record, { error: lost }, Date.now());
+    const failed = transition(record, { type: 'failed', error: lost }, Date.now());
+    if (!failed.ok) return record;
+    const next = failed.record;
     if (await this.#parts.store.transition(next, [record.status])) return next;
     return (await this.#parts.store.get(record.taskId)) ?? next;
   }
 
   async #cancel(ctx: RequestContext, record: TaskRecord): Promise<McpResult> {
-    if (isTerminal(record.status)) {
-      // 2026-07-28: an ack whatever the status (idempotent); 2025-11-25: -32602.
-      if (record.era === '2026-07-28') return {};
-      throw new GatewayError('TASK_TERMINAL', `Cannot cancel task: already in terminal status '${record.status}'`);
-    }
-    const next: TaskRecord = {
-      ...record,
-      status: 'cancelled',
-      statusMessage: 'The task was cancelled by request.',
-      lastUpdatedAt: Date.now(),
-    };
-    delete next.inputRequests;
-    delete next.inputResponses;
-    delete next.requestState;
-    delete next.params;
+    const cancelled = transition(record, { type: 'cancelled' }, Date.now());
+    if (!cancelled.ok) return eraOfRecord(record).cancelRefused(cancelled.refusal);
+    const next = cancelled.record;
     if (!(await this.#parts.store.transition(next, LIVE)))
       return this.#cancel(ctx, await this.find(ctx, record.taskId));
     this.#parts.here.delete(record.taskId);
     this.#parts.calls.cancel(record.scope, record.requestId);
     if (record.requestState !== undefined) this.#parts.calls.releaseChain(record.requestState);
     this.#parts.notify(ctx, next);
-    return record.era === '2025-11-25' ? task2025(next) : {};
+    return eraOfRecord(next).cancelled(next);
   }
 
   /**
@@ -111,34 +101,14 @@ export class TaskMethods {
    */
   async #update(ctx: RequestContext, record: TaskRecord, responses: unknown): Promise<McpResult> {
     if (!isObject(responses)) throw new GatewayError('INVALID_PARAMS', 'params.inputResponses must be an object');
-    const asked = record.inputRequests;
-    if (record.status !== 'input_required' || !asked) return {};
-    const answered = Object.keys(responses).filter((k) => Object.hasOwn(asked, k));
-    if (answered.length === 0) return {};
-    const remaining = { ...asked };
-    const collected = { ...record.inputResponses };
-    for (const key of answered) {
-      delete remaining[key];
-      collected[key] = responses[key];
-    }
-    const done = Object.keys(remaining).length === 0;
-    const next: TaskRecord = {
-      ...record,
-      lastUpdatedAt: Date.now(),
-      inputRequests: remaining,
-      inputResponses: collected,
-    };
-    if (done) {
-      Object.assign(next, { status: 'working', owner: this.#parts.replicaId });
-      delete next.inputRequests;
-      delete next.inputResponses;
-      delete next.requestState;
-      delete next.statusMessage;
-      delete next.params;
-    }
-    const { store, limits } = this.#parts;
+    const { store, limits, replicaId } = this.#parts;
+    // Not waiting for input, or none of these answers is to a pending request: acknowledged, nothing moves.
+    const answered = transition(record, { type: 'input-answered', responses, owner: replicaId }, Date.now());
+    if (!answered.ok) return {};
+    const next = answered.record;
     if (!(await store.transition(next, ['input_required'], limits.maxBytesPerPrincipal))) return {};
-    if (done) {
+    if (next.status === 'working') {
+      const { collected } = answersTo(record, responses);
       const call = record.params ?? {};
       const state = record.requestState !== undefined ? { requestState: record.requestState } : {};
       this.#parts.resume(next, ctx, { ...call, inputResponses: collected, ...state }, call);
@@ -150,9 +120,9 @@ export class TaskMethods {
     if (cursor !== undefined && typeof cursor !== 'string') throw new GatewayError('TASK_CURSOR_INVALID');
     const page = await this.#parts.store.list(bindingOf(ctx), cursor, this.#parts.pageSize);
     if (!page) throw new GatewayError('TASK_CURSOR_INVALID');
-    const tasks = await Promise.all(page.tasks.filter((t) => t.era === '2025-11-25').map((t) => this.alive(t)));
-    return page.nextCursor === undefined
-      ? { tasks: tasks.map(task2025) }
-      : { tasks: tasks.map(task2025), nextCursor: page.nextCursor };
+    const era = eraOf(ctx);
+    const tasks = await Promise.all(page.tasks.filter((t) => t.era === era.era).map((t) => this.alive(t)));
+    const listed = tasks.map((t) => era.listed(t));
+    return page.nextCursor === undefined ? { tasks: listed } : { tasks: listed, nextCursor: page.nextCursor };
   }
 }

@@ -1,38 +1,26 @@
 // Tasks: a tools/call that returns at once with a task, while the gateway runs the call on its
 // upstream as an ordinary call (the dispatcher's, through the in-flight table) and records how
 // it ends in the task store, where any replica answers tasks/get, tasks/cancel and the rest
-// (task-methods.ts).
+// (methods.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { TaskSupport } from '../config/tasks.js';
-import { NO_SINK, type MessageSink, type RequestContext } from '../contracts/request-context.js';
-import { LIVE, type TaskRecord, type TaskStatus, type TaskStore } from '../contracts/task-store.js';
+import type { MessageSink, RequestContext } from '../contracts/request-context.js';
+import { LIVE, type TaskRecord, type TaskStore } from '../contracts/task-store.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
-import { type JsonRpcErrorObject, type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
+import { type JsonRpcId, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { Bus } from '../cluster/bus.js';
-import type { Route } from './catalog.js';
-import { LocalTasks } from './local-tasks.js';
-import { bindingOf, sessionBinding } from './task-binding.js';
-import { TaskAsks } from './task-asks.js';
-import { TaskMethods } from './task-methods.js';
-import { TaskFollowers } from './task-followers.js';
-import { TaskWaits } from './task-waits.js';
-import {
-  TASK_METHODS_2025,
-  TASK_METHODS_2026,
-  callParams,
-  createTaskResult,
-  declaresTasks,
-  isTerminal,
-  task2025,
-  requestedTtl,
-  settled,
-  speaksTasks,
-  tasksExtensionRequired,
-  tooLarge,
-  decorateTools,
-} from './task-shapes.js';
+import type { Route } from './shapes.js';
+import { LocalTasks } from './local.js';
+import { sessionBinding } from './binding.js';
+import { bindingOf, eraOf, eraOfRecord } from './eras.js';
+import { TaskAsks } from './asks.js';
+import { TaskMethods } from './methods.js';
+import { TaskFollowers } from './followers.js';
+import { TaskWaits } from './waits.js';
+import { isTerminal, transition, type CallOutcome, type TaskEvent } from './transitions.js';
+import { TASK_METHODS_2025, TASK_METHODS_2026, callParams, decorateTools, tooLarge } from './shapes.js';
 
 export interface TaskLimits {
   maxPerPrincipal: number;
@@ -68,9 +56,6 @@ export interface TaskCalls {
   releaseChain(requestState: string): void;
 }
 
-/** A 2026 task's questions are gathered this long into one inputRequests (its client polls anyway). */
-const TASK_INPUT_GATHER_MS = 100;
-
 export class TaskEngine {
   /** Tasks whose call (or its input chain) this replica ran: a shutdown fails those still live here. */
   readonly #here = new LocalTasks();
@@ -84,7 +69,7 @@ export class TaskEngine {
     private readonly options: TaskEngineOptions,
     private readonly calls: TaskCalls,
   ) {
-    this.#asks = new TaskAsks((taskId, from, to, ctx) => this.#move(taskId, from, to, ctx), options.bus);
+    this.#asks = new TaskAsks((taskId, event, ctx) => this.#move(taskId, event, ctx), options.bus);
     const read = async (taskId: string) => {
       const r = await options.store.get(taskId);
       return r && this.#methods.alive(r);
@@ -139,7 +124,8 @@ export class TaskEngine {
     routeOf: (name: string) => Route | undefined,
     keepsOwn: (upstream: string) => boolean,
   ): Array<Record<string, unknown>> {
-    return decorateTools(tools, speaksTasks(ctx) ? (r) => this.supportOf(r) : () => undefined, routeOf, keepsOwn);
+    const supportOf = eraOf(ctx).speaksTasks(ctx) ? (r?: Route) => this.supportOf(r) : () => undefined;
+    return decorateTools(tools, supportOf, routeOf, keepsOwn);
   }
 
   /**
@@ -147,28 +133,10 @@ export class TaskEngine {
    * ordinary call; throws the refusals (a task where none is supported, none where one is required).
    */
   async intercept(ctx: RequestContext, request: JsonRpcRequest, route: Route): Promise<McpResult | undefined> {
-    const support = this.supportOf(route);
-    const params = request.params ?? {};
-    if (ctx.stateless) {
-      // SEP-2663: the server decides; the extension in the request's capabilities is the only opt-in.
-      if (!support) return undefined;
-      if (!declaresTasks(ctx.clientCapabilities)) {
-        if (support === 'required') throw tasksExtensionRequired(`tools/call of ${String(params.name)}`);
-        return undefined;
-      }
-      // A required tool asks for input first (by input_required rounds), as SEP-2663 says a server SHOULD.
-      if (support === 'required') return this.#adopt(ctx, request);
-      return this.#create(ctx, request, this.options.limits.defaultTtlMs);
-    }
-    if (!speaksTasks(ctx)) return undefined;
-    if (params.task === undefined) {
-      if (support === 'required')
-        throw new GatewayError('TASK_REQUIRED', `Task augmentation required for tools/call of ${String(params.name)}`);
-      return undefined;
-    }
-    if (!support)
-      throw new GatewayError('TASK_NOT_SUPPORTED', `Tool ${String(params.name)} does not support task-augmented calls`);
-    return this.#create(ctx, request, requestedTtl(params.task, this.options.limits));
+    const plan = eraOf(ctx).plan(ctx, request.params ?? {}, this.supportOf(route), this.options.limits);
+    if (plan.as === 'call') return undefined;
+    if (plan.as === 'adopted') return this.#adopt(ctx, request);
+    return this.#create(ctx, request, plan.ttlMs);
   }
 
   async #create(ctx: RequestContext, request: JsonRpcRequest, ttlMs: number): Promise<McpResult> {
@@ -178,7 +146,7 @@ export class TaskEngine {
     this.#here.track(record);
     const params = callParams(request);
     this.#start(record, this.#runContext(ctx, record), params, params, this.#here.hold(ctx));
-    return createTaskResult(record);
+    return eraOfRecord(record).created(record);
   }
 
   /**
@@ -193,8 +161,8 @@ export class TaskEngine {
     // This round's own input fields go with it (a retry continues the round it answers).
     const { task: _hint, ...params } = request.params ?? {};
     const call = this.calls.run(runCtx, { ...request, id: record.requestId, params }).then(
-      (result): Outcome => ({ result }),
-      (err: unknown): Outcome => ({ error: toErrorObject(err) }),
+      (result): CallOutcome => ({ result }),
+      (err: unknown): CallOutcome => ({ error: toErrorObject(err) }),
     );
     let timer: NodeJS.Timeout | undefined;
     const early = await Promise.race([
@@ -203,7 +171,8 @@ export class TaskEngine {
     ]);
     clearTimeout(timer);
     if (early && 'result' in early && early.result.resultType === 'input_required') return early.result;
-    const stored = early ? settled(record, early, Date.now()) : record;
+    const ended = early && transition(record, eraOfRecord(record).ended(early), Date.now());
+    const stored = ended && ended.ok ? ended.record : record;
     try {
       await store.create(stored, limits);
     } catch (err) {
@@ -214,41 +183,31 @@ export class TaskEngine {
       this.#here.track(record);
       this.#follow(record.taskId, call, runCtx, callParams(request), this.#here.hold(ctx));
     }
-    return createTaskResult(stored);
+    return eraOfRecord(stored).created(stored);
   }
 
   #record(ctx: RequestContext, ttlMs: number): TaskRecord {
     const { limits, replicaId } = this.options;
+    const era = eraOf(ctx);
     const taskId = randomBytes(24).toString('base64url');
     const now = Date.now();
     return {
       taskId,
       binding: bindingOf(ctx),
-      era: ctx.stateless ? '2026-07-28' : '2025-11-25',
+      era: era.era,
       status: 'working',
       createdAt: now,
       lastUpdatedAt: now,
       ttlMs,
       pollIntervalMs: limits.pollIntervalMs,
       owner: replicaId,
-      // A 2025 call stays in its session (its per-session worker, its answers); a 2026 one has a scope of its own.
-      scope: ctx.stateless ? `task:${taskId}` : ctx.scope,
+      scope: era.scopeOf(ctx, taskId),
       requestId: `task:${taskId}`,
     };
   }
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
-    // The request that created the task has been answered: its reply stream is gone.
-    if (record.era === '2026-07-28')
-      return {
-        ...ctx,
-        scope: record.scope,
-        sink: NO_SINK,
-        sessionSink: undefined,
-        http: undefined,
-        inputGatherMs: TASK_INPUT_GATHER_MS,
-      };
-    return { ...ctx, sink: this.#asks.sink(ctx, record.taskId), http: undefined };
+    return eraOfRecord(record).runContext(ctx, record, (c, taskId) => this.#asks.sink(c, taskId));
   }
 
   /**
@@ -258,13 +217,13 @@ export class TaskEngine {
   #start(record: TaskRecord, ctx: RequestContext, params: Params, call: Params, release: () => void): void {
     const request: JsonRpcRequest = { jsonrpc: '2.0', id: record.requestId, method: 'tools/call', params };
     const running = this.calls.run(ctx, request).then(
-      (result): Outcome => ({ result }),
-      (err: unknown): Outcome => ({ error: toErrorObject(err) }),
+      (result): CallOutcome => ({ result }),
+      (err: unknown): CallOutcome => ({ error: toErrorObject(err) }),
     );
     this.#follow(record.taskId, running, ctx, call, release);
   }
 
-  #follow(taskId: string, running: Promise<Outcome>, ctx: RequestContext, call: Params, release: () => void): void {
+  #follow(taskId: string, running: Promise<CallOutcome>, ctx: RequestContext, call: Params, release: () => void): void {
     running
       .then((outcome) => {
         release();
@@ -273,21 +232,23 @@ export class TaskEngine {
       .catch((err: unknown) => this.options.log.warn({ err, taskId }, 'task: recording the end of its call failed'));
   }
 
-  async #settle(taskId: string, outcome: Outcome, ctx: RequestContext, call: Params): Promise<void> {
+  async #settle(taskId: string, outcome: CallOutcome, ctx: RequestContext, call: Params): Promise<void> {
     this.#asks.forget(taskId);
     const { store, limits } = this.options;
     const current = await store.get(taskId);
-    if (!current || isTerminal(current.status)) return;
-    let next = settled(current, outcome, Date.now());
-    // A 2026-07-28 task's call goes on from input_required, with the answers: what it calls is kept until then.
-    if (next.status === 'input_required' && next.era === '2026-07-28') next.params = call;
+    if (!current) return;
+    const ended = transition(current, eraOfRecord(current).ended(outcome, call), Date.now());
+    if (!ended.ok) return;
+    let next = ended.record;
     let applied: boolean;
     try {
       applied = await store.transition(next, LIVE, limits.maxBytesPerPrincipal);
     } catch (err) {
       if (!(err instanceof GatewayError) || err.type !== 'TASK_LIMIT') throw err;
       // What it ended with does not fit beside the principal's other tasks.
-      next = tooLarge(current, limits.maxBytesPerPrincipal, Date.now());
+      const failed = transition(current, { type: 'failed', error: tooLarge(limits.maxBytesPerPrincipal) }, Date.now());
+      if (!failed.ok) return;
+      next = failed.record;
       applied = await store.transition(next, LIVE);
     }
     if (isTerminal(next.status)) this.#here.delete(taskId);
@@ -328,15 +289,14 @@ export class TaskEngine {
     };
   }
 
-  async #move(taskId: string, from: TaskStatus, to: TaskStatus, ctx: RequestContext): Promise<void> {
+  async #move(taskId: string, event: TaskEvent, ctx: RequestContext): Promise<void> {
     try {
       const r = await this.options.store.get(taskId);
-      if (!r || r.status !== from) return;
-      const next: TaskRecord = { ...r, status: to, lastUpdatedAt: Date.now() };
-      if (to === 'input_required') next.statusMessage = 'Waiting for the client to answer';
-      else delete next.statusMessage;
+      const moved = r && transition(r, event, Date.now());
+      if (!r || !moved || !moved.ok) return;
       const { store, limits } = this.options;
-      if (await store.transition(next, [from], limits.maxBytesPerPrincipal)) this.#notify(ctx, next);
+      if (await store.transition(moved.record, [r.status], limits.maxBytesPerPrincipal))
+        this.#notify(ctx, moved.record);
     } catch (err) {
       this.options.log.warn({ err, taskId }, 'task: recording a status change failed');
     }
@@ -350,23 +310,13 @@ export class TaskEngine {
   /** After tasks/update answered every input request: the call goes on here, with the answers. */
   #resume(record: TaskRecord, ctx: RequestContext, params: Params, call: Params): void {
     this.#here.track(record);
-    const runCtx = {
-      ...ctx,
-      scope: record.scope,
-      sink: NO_SINK,
-      sessionSink: undefined,
-      http: undefined,
-      inputGatherMs: TASK_INPUT_GATHER_MS,
-    };
-    this.#start(record, runCtx, params, call, this.#here.hold(ctx));
+    this.#start(record, this.#runContext(ctx, record), params, call, this.#here.hold(ctx));
   }
 
-  /** notifications/tasks/status on the 2025 session (optional in the spec; the poll is what counts). */
+  /** A status change, told as the task's era tells it (notifications/tasks/status on a 2025 session). */
   #notify(ctx: RequestContext, r: TaskRecord): void {
-    if (r.era === '2025-11-25')
-      ctx.sessionSink?.send({ jsonrpc: '2.0', method: 'notifications/tasks/status', params: task2025(r) });
+    eraOfRecord(r).notify(ctx, r);
   }
 }
 
-type Outcome = { result: McpResult } | { error: JsonRpcErrorObject };
 type Params = Record<string, unknown>;
