@@ -24,7 +24,7 @@ const LAYERS = [
   'transport',
   'gateway',
   'tasks',
-  'modern',
+  'stateless',
   'streams',
   'session',
   'cluster',

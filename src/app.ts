@@ -19,7 +19,7 @@ import type { EventStore } from './streams/event-store.js';
 import { redisTarget, type RedisTarget } from './redis/connection.js';
 import { createReplication } from './cluster/replication.js';
 import type { SessionStore } from './session/session-store.js';
-import { ListenStreams } from './modern/listen-streams.js';
+import { ListenStreams } from './stateless/listen-streams.js';
 import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import type { UpstreamGroup } from './upstream/group.js';

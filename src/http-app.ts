@@ -4,7 +4,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { GatewayConfig, UpstreamConfig } from './config/schema.js';
 import type { ConfigStatus } from './config/reload-state.js';
 import type { VirtualServer } from './gateway/virtual-server.js';
-import type { ListenStreams } from './modern/listen-streams.js';
+import type { ListenStreams } from './stateless/listen-streams.js';
 import type { DataPathEvents } from './observability/events.js';
 import type { Logger } from './observability/logger.js';
 import type { Metrics } from './observability/metrics.js';

@@ -1,7 +1,7 @@
 // Wiring only: which running part answers each of /status's questions.
 import type { ConfigStatus } from './config/reload-state.js';
 import type { GatewayConfig } from './config/schema.js';
-import type { ListenStreams } from './modern/listen-streams.js';
+import type { ListenStreams } from './stateless/listen-streams.js';
 import type { StatusSources } from './server/status/report.js';
 import type { VirtualServer } from './gateway/virtual-server.js';
 import type { SessionStore } from './session/session-store.js';

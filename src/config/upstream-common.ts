@@ -228,7 +228,7 @@ export function commonUpstreamChecks(u: UpstreamCommon, at: string, problems: st
 }
 
 /** Whether an upstream's `protocolVersion` lets the gateway speak 2026-07-28 to it (try it, for `auto`). */
-export function speaksModern(u: { transport: string; protocolVersion?: string }): 'no' | 'try' | 'only' {
+export function speaksStateless(u: { transport: string; protocolVersion?: string }): 'no' | 'try' | 'only' {
   if (u.transport !== 'http') return 'no';
   if (u.protocolVersion === undefined || u.protocolVersion === 'auto') return 'try';
   return u.protocolVersion >= '2026-07-28' ? 'only' : 'no';

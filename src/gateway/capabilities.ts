@@ -2,7 +2,7 @@
 // instructions, and the initialize and server/discover results built from them.
 import { isObject } from '../jsonrpc/messages.js';
 import { TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
-import { MODERN_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
+import { STATELESS_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
 import type { McpResult, UpstreamServerInfo } from '../contracts/upstream.js';
 import { offersSubscriptions, upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
@@ -30,7 +30,7 @@ export class Capabilities {
 
   /** What a 2026-07-28 client learns instead of initializing. */
   discover(): McpResult {
-    return this.#withInstructions({ supportedVersions: [...MODERN_VERSIONS], capabilities: this.merged(true) });
+    return this.#withInstructions({ supportedVersions: [...STATELESS_VERSIONS], capabilities: this.merged(true) });
   }
 
   /** What the virtual server offers; `stateless`: to 2026-07-28 clients. */
@@ -51,7 +51,7 @@ export class Capabilities {
       if (isObject(info.capabilities.resources) && offersSubscriptions(info)) resources.subscribe = true;
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
       // Stateless requests get log messages of 2026-07-28 upstreams only (a 2025 worker's belong to its session).
-      const logsReach = !stateless || this.upstreams.get(name)?.workers.speaksModern === true;
+      const logsReach = !stateless || this.upstreams.get(name)?.workers.speaksStateless === true;
       if (info.capabilities.logging !== undefined && logsReach) capabilities.logging = {};
     }
     // 2025-11-25 names what may be a task; 2026-07-28 has the extension instead (and never `tasks`).

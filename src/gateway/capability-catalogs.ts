@@ -168,7 +168,7 @@ export class CapabilityCatalogs {
     const { upstreams, catalogs } = this.options;
     const names: string[] = [];
     for (const [name, entry] of upstreams)
-      if ((entry.workers.perScope || entry.workers.speaksModern === true) && catalogs.listed(name)) names.push(name);
+      if ((entry.workers.perScope || entry.workers.speaksStateless === true) && catalogs.listed(name)) names.push(name);
     return names;
   }
 

@@ -2,7 +2,7 @@ import { isObject } from '../jsonrpc/messages.js';
 import { LIST_METHOD, type ListKind } from '../jsonrpc/list-methods.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
-import { mirroredParams } from '../modern/mirrored-params.js';
+import { mirroredParams } from '../stateless/mirrored-params.js';
 import { URI_SEPARATOR, prefixedUri } from './resource-uris.js';
 import { LinearPattern, PatternRefused, PatternTooCostly, withinBudget } from './linear-regexp.js';
 

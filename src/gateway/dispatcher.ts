@@ -9,8 +9,8 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { HttpOrigin } from '../contracts/request-context.js';
 import type { Bus } from '../cluster/bus.js';
 import { publishRemoteCancel, subscribeRemoteCancels, type RemoteCancel } from '../cluster/remote-cancel.js';
-import type { StatelessResults } from '../modern/result-shape.js';
-import type { UpstreamRounds } from '../modern/upstream-rounds.js';
+import type { StatelessResults } from '../stateless/result-shape.js';
+import type { UpstreamRounds } from '../stateless/upstream-rounds.js';
 import { requestKey, type RequestContext } from '../contracts/request-context.js';
 import type { Capabilities } from './capabilities.js';
 import type { Catalog } from './catalog.js';
@@ -28,7 +28,7 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import { Forwarder } from './forwarder.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
-import { chainScopeOf } from '../modern/input-chains.js';
+import { chainScopeOf } from '../stateless/input-chains.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;

@@ -8,9 +8,9 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { UpstreamCallStart } from '../observability/events.js';
 import type { McpResult, PerSessionCallOptions } from '../contracts/upstream.js';
-import { upstreamParams } from '../modern/result-shape.js';
-import type { UpstreamRounds } from '../modern/upstream-rounds.js';
-import { forwardModern, type AskClient } from './modern-forward.js';
+import { upstreamParams } from '../stateless/result-shape.js';
+import type { UpstreamRounds } from '../stateless/upstream-rounds.js';
+import { forwardStateless, type AskClient } from './stateless-forward.js';
 import { requestKey, type RequestContext, type RequestKey } from '../contracts/request-context.js';
 import type { Catalog, Route } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -97,8 +97,8 @@ const traceContext: Wrapper<CallStep> =
     );
 
 /** A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path). */
-function callsModern(ctx: RequestContext, entry: UpstreamEntry): boolean {
-  return entry.workers.speaksModern === true && (ctx.stateless || !entry.workers.dualEra);
+function callsStateless(ctx: RequestContext, entry: UpstreamEntry): boolean {
+  return entry.workers.speaksStateless === true && (ctx.stateless || !entry.workers.dualEra);
 }
 
 /** Shared by every retry without a progress token: nothing to allocate per call. */
@@ -153,7 +153,7 @@ export class Forwarder {
         new GatewayError('INVALID_REQUEST', `Request id ${JSON.stringify(request.id)} is already in use`),
       );
     let continuation = false;
-    if (ctx.stateless && !callsModern(ctx, entry)) {
+    if (ctx.stateless && !callsStateless(ctx, entry)) {
       if (request.params?.requestState !== undefined) {
         // Only a per-session call can be waiting for input; the retry continues it.
         if (!entry.workers.perScope)
@@ -174,11 +174,11 @@ export class Forwarder {
 
   /** The innermost step, reached only through the wrappers: the call as its upstream's era takes it. */
   #byEra: CallStep = (ctx, request, upstream, entry, key, params, catalog, continuation, callStart) =>
-    callsModern(ctx, entry)
-      ? this.#forwardModern(ctx, request, upstream, entry, key, params, catalog)
+    callsStateless(ctx, entry)
+      ? this.#forwardStateless(ctx, request, upstream, entry, key, params, catalog)
       : this.#call(ctx, request, entry, upstream, key, params, continuation, callStart);
 
-  #forwardModern(
+  #forwardStateless(
     ctx: RequestContext,
     request: JsonRpcRequest,
     upstream: string,
@@ -190,7 +190,7 @@ export class Forwarder {
     const mirrored = request.method === 'tools/call' ? catalog.tool(String(request.params?.name))?.mirrored : undefined;
     const { rounds, maxInputRounds: maxRounds, perSession } = this.#parts;
     const askClient: AskClient = (c, method, p, signal) => perSession.askClient(c, method, p, signal);
-    return forwardModern({
+    return forwardStateless({
       ctx,
       request,
       upstream,

@@ -15,10 +15,16 @@ import type {
   UpstreamCall,
   UpstreamPeer,
 } from '../contracts/upstream.js';
-import { LATEST_VERSION, isModernEra } from '../jsonrpc/versions.js';
+import { LATEST_VERSION, isStatelessEra } from '../jsonrpc/versions.js';
 import { ClientAsks } from './client-asks.js';
 import type { RequestContext } from '../contracts/request-context.js';
-import { CLIENT_CAPABILITY, InputChains, chainScopeOf, isChainScope, newChainScope } from '../modern/input-chains.js';
+import {
+  CLIENT_CAPABILITY,
+  InputChains,
+  chainScopeOf,
+  isChainScope,
+  newChainScope,
+} from '../stateless/input-chains.js';
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
 import { WorkerStarts } from './worker-starts.js';
 import type { NotificationEvents } from './request-events.js';
@@ -340,7 +346,7 @@ function clientIdentityOf(ctx: RequestContext): ClientIdentity {
     clientInfo: ctx.clientInfo ?? { name: 'unknown-client', version: '0' },
     capabilities: ctx.clientCapabilities,
     // The upstream speaks a 2025 revision: a stateless client's worker offers it the latest one.
-    protocolVersion: isModernEra(ctx.protocolVersion) ? LATEST_VERSION : ctx.protocolVersion,
+    protocolVersion: isStatelessEra(ctx.protocolVersion) ? LATEST_VERSION : ctx.protocolVersion,
     // (A call forwarded from another replica names its principal but carries no token.)
     ...(ctx.principal !== undefined ? { forUser: true } : {}),
     ...(ctx.caller ? { caller: ctx.caller } : {}),

@@ -12,7 +12,7 @@ import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '..
 import type { JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
-import type { StatelessResults } from '../modern/result-shape.js';
+import type { StatelessResults } from '../stateless/result-shape.js';
 import type { Catalog } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
 import { errorCodeLabel, type RequestEvents } from './request-events.js';

@@ -5,7 +5,7 @@
 import { GatewayError, toErrorObject } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcNotification, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { isKnownMethod } from '../jsonrpc/params-schemas.js';
-import { MODERN_VERSIONS, SUPPORTED_VERSIONS } from '../jsonrpc/versions.js';
+import { STATELESS_VERSIONS, SUPPORTED_VERSIONS } from '../jsonrpc/versions.js';
 import type { DataPathEvents, RequestStart, UpstreamCallStart } from '../observability/events.js';
 import type { McpResult } from '../contracts/upstream.js';
 import type { HttpOrigin, RequestContext } from '../contracts/request-context.js';
@@ -13,7 +13,7 @@ import type { CatalogManager } from './catalog-manager.js';
 
 const OTHER_LABEL = '_other';
 
-const KNOWN_VERSIONS: ReadonlySet<string> = new Set([...SUPPORTED_VERSIONS, ...MODERN_VERSIONS]);
+const KNOWN_VERSIONS: ReadonlySet<string> = new Set([...SUPPORTED_VERSIONS, ...STATELESS_VERSIONS]);
 
 type EndContext = Pick<RequestContext, 'stateless' | 'scope' | 'principal' | 'protocolVersion' | 'http'>;
 

@@ -2,7 +2,7 @@ import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
 import type { Caller, RequestContext } from '../contracts/request-context.js';
 import type { CallOptions, McpResult } from '../contracts/upstream.js';
-import { urlElicitationResult } from '../modern/url-elicitation.js';
+import { urlElicitationResult } from '../stateless/url-elicitation.js';
 import type { CatalogManager } from './catalog-manager.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { UpstreamEntry } from './upstream-entry.js';

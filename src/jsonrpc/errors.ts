@@ -27,9 +27,9 @@ export const ERRORS = {
   RESOURCE_NOT_FOUND: { code: -32002, httpStatus: 200, message: 'Resource not found', retryable: false },
 
   // 2026-07-28 (stateless) requests: the spec's own codes and statuses
-  /** Unknown or removed method: 404 on a modern request (in-band 200 for 2025 sessions). */
+  /** Unknown or removed method: 404 on a stateless request (in-band 200 for 2025 sessions). */
   MODERN_METHOD_NOT_FOUND: { code: -32601, httpStatus: 404, message: 'Method not found', retryable: false },
-  /** A modern request without the `_meta` every request must carry. */
+  /** A stateless request without the `_meta` every request must carry. */
   MODERN_META_INVALID: {
     code: -32602,
     httpStatus: 400,
@@ -299,7 +299,7 @@ export const ERRORS = {
   },
   // authorization-code: this user has not granted the gateway a token for the upstream yet. The spec's
   // URLElicitationRequiredError (2025-11-25; data.elicitations names the gateway's /oauth/start link);
-  // a 2026-07-28 client gets the same link as an input_required result instead (modern/url-elicitation.ts).
+  // a 2026-07-28 client gets the same link as an input_required result instead (stateless/url-elicitation.ts).
   URL_ELICITATION_REQUIRED: {
     code: -32042,
     httpStatus: 200,

@@ -30,15 +30,15 @@ export function allowsBatch(v: string): boolean {
  * Stateless revisions (2026-07-28 on): every request names its version in `_meta`, with no
  * initialize and no session. Served beside the 2025 revisions on the same endpoint.
  */
-export const MODERN_VERSIONS = ['2026-07-28'] as const;
+export const STATELESS_VERSIONS = ['2026-07-28'] as const;
 
-const modern: ReadonlySet<string> = new Set(MODERN_VERSIONS);
+const statelessVersions: ReadonlySet<string> = new Set(STATELESS_VERSIONS);
 
-export function isModernVersion(v: unknown): boolean {
-  return typeof v === 'string' && modern.has(v);
+export function isStatelessVersion(v: unknown): boolean {
+  return typeof v === 'string' && statelessVersions.has(v);
 }
 
 /** A version string of the stateless era, supported or not (revisions are dates: they order as strings). */
-export function isModernEra(v: string): boolean {
-  return v >= MODERN_VERSIONS[MODERN_VERSIONS.length - 1]!;
+export function isStatelessEra(v: string): boolean {
+  return v >= STATELESS_VERSIONS[STATELESS_VERSIONS.length - 1]!;
 }

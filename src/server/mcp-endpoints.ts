@@ -7,7 +7,7 @@ import type { GatewayConfig } from '../config/schema.js';
 import type { Authenticator } from '../contracts/authenticator.js';
 import type { McpHandler } from '../contracts/mcp-handler.js';
 import type { VirtualServer } from '../gateway/virtual-server.js';
-import type { ListenStreams } from '../modern/listen-streams.js';
+import type { ListenStreams } from '../stateless/listen-streams.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionStore } from '../session/session-store.js';
 import type { SessionStreams } from '../streams/session-streams.js';

@@ -72,8 +72,8 @@ export const ERA_2025: TaskEraAdapter = {
     throw refusal;
   },
   // A session's calls go to a 2026-07-28 upstream only if it keeps no sessions: its tasks are not this era's.
-  upstreamRuns(ctx, { speaksModern, dualEra, capabilities }) {
-    if ((speaksModern && !dualEra) || !speaksTasks(ctx)) return false;
+  upstreamRuns(ctx, { speaksStateless, dualEra, capabilities }) {
+    if ((speaksStateless && !dualEra) || !speaksTasks(ctx)) return false;
     const tasks = capabilities.tasks;
     return (
       isObject(tasks) &&

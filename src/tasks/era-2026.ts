@@ -78,8 +78,8 @@ export const ERA_2026: TaskEraAdapter = {
   // An ack whatever the status (idempotent).
   cancelRefused: () => ({}),
   notify: () => undefined,
-  upstreamRuns: (_ctx, { speaksModern, capabilities: caps }) =>
-    speaksModern && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]),
+  upstreamRuns: (_ctx, { speaksStateless, capabilities: caps }) =>
+    speaksStateless && isObject(caps.extensions) && isObject(caps.extensions[TASKS_EXTENSION]),
   wrappedWord: 'modern',
   wrappedAnonymous: () => 'anonymous',
   relaysStatus: false,

@@ -75,7 +75,7 @@ export interface TaskEraAdapter {
 /** What decides whether an upstream runs tasks itself: its era, and what it said at initialize. */
 export interface UpstreamTasks {
   /** It speaks 2026-07-28 ... */
-  speaksModern: boolean;
+  speaksStateless: boolean;
   /** ... and keeps sessions too, for 2025 clients. */
   dualEra: boolean;
   capabilities: Record<string, unknown>;

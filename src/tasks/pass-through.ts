@@ -54,8 +54,8 @@ export class TaskPassThrough {
     const workers = this.upstreams.get(upstream)?.workers;
     const capabilities = workers?.info?.capabilities;
     if (!workers || !capabilities) return false;
-    const speaksModern = workers.speaksModern === true;
-    return eraOf(ctx).upstreamRuns(ctx, { speaksModern, dualEra: workers.dualEra === true, capabilities });
+    const speaksStateless = workers.speaksStateless === true;
+    return eraOf(ctx).upstreamRuns(ctx, { speaksStateless, dualEra: workers.dualEra === true, capabilities });
   }
 
   /**

@@ -3,8 +3,8 @@
  * the body's `_meta`) or 2025 (a session). The era is the body's when it claims one; the version
  * header alone only decides what a body without the claim is refused with.
  */
-import { SUPPORTED_VERSIONS, isModernEra, isSupportedVersion } from '../jsonrpc/versions.js';
-import { versionClaim } from '../modern/request-meta.js';
+import { SUPPORTED_VERSIONS, isStatelessEra, isSupportedVersion } from '../jsonrpc/versions.js';
+import { versionClaim } from '../stateless/request-meta.js';
 import { Rejection } from './error-reply.js';
 import type { Intake } from './message-intake.js';
 
@@ -22,7 +22,7 @@ export function routePost({ batch, messages }: Intake, versionHeader: string | u
     if (first.kind === 'invalid') throw new Rejection('INVALID_REQUEST', `Invalid Request: ${first.reason}`, first.id);
     if (first.kind === 'request' && versionClaim(first.message) !== undefined) return 'stateless';
   }
-  if (namesModernEra(versionHeader)) {
+  if (namesStatelessEra(versionHeader)) {
     if (batch) throw new Rejection('INVALID_REQUEST', 'Invalid Request: batches do not exist in this protocol version');
     if (first.kind === 'notification') return 'accepted';
     throw new Rejection(
@@ -44,8 +44,8 @@ export function routePost({ batch, messages }: Intake, versionHeader: string | u
 }
 
 /** The MCP-Protocol-Version header names a stateless revision (whatever the body says). */
-export function namesModernEra(versionHeader: string | undefined): boolean {
-  return versionHeader !== undefined && isModernEra(versionHeader);
+export function namesStatelessEra(versionHeader: string | undefined): boolean {
+  return versionHeader !== undefined && isStatelessEra(versionHeader);
 }
 
 /** A 2025 request's MCP-Protocol-Version, when sent, must be one we speak. */

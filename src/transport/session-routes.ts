@@ -10,7 +10,7 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord } from '../session/session-store.js';
 import { GET_STREAM, parseEventId } from '../streams/event-id.js';
 import type { SessionStreams } from '../streams/session-streams.js';
-import { checkVersionHeader, namesModernEra } from './era-routing.js';
+import { checkVersionHeader, namesStatelessEra } from './era-routing.js';
 import { Rejection } from './error-reply.js';
 import { SESSION_HEADER, VERSION_HEADER, acceptsSse, header, httpOrigin, primesStreams } from './http-headers.js';
 import type { InFlightLimit } from './in-flight-limit.js';
@@ -119,7 +119,7 @@ export class SessionRoutes {
   async get(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     if (this.#parts.isDraining()) throw new Rejection('SHUTTING_DOWN');
     const versionHeader = header(request, VERSION_HEADER);
-    if (namesModernEra(versionHeader))
+    if (namesStatelessEra(versionHeader))
       throw new Rejection(
         'METHOD_NOT_ALLOWED',
         'Method Not Allowed: the stateless revision has no GET stream (use subscriptions/listen)',
@@ -181,7 +181,7 @@ export class SessionRoutes {
   /** DELETE: the session ends (its workers, streams and tasks with it). */
   async delete(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const versionHeader = header(request, VERSION_HEADER);
-    if (namesModernEra(versionHeader))
+    if (namesStatelessEra(versionHeader))
       throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no sessions to delete');
     checkVersionHeader(versionHeader);
     const principal = this.#parts.door.identityOf(request)?.principal;

@@ -6,9 +6,9 @@ import { AuthChallenge, GatewayError, errorObject, errorResponse } from '../json
 import type { JsonRpcId, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import { allowsBatch } from '../jsonrpc/versions.js';
-import type { ListenStreams } from '../modern/listen-streams.js';
-import type { ModernMeta } from '../modern/request-meta.js';
-import { StatelessServing, statelessStatus } from '../modern/stateless-serving.js';
+import type { ListenStreams } from '../stateless/listen-streams.js';
+import type { StatelessMeta } from '../stateless/request-meta.js';
+import { StatelessServing, statelessStatus } from '../stateless/stateless-serving.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { SessionRecord, SessionStore } from '../session/session-store.js';
 import type { SessionStreams } from '../streams/session-streams.js';
@@ -79,7 +79,7 @@ function unrecorded(sse: SseWriter): ReplyStream {
  * The client-facing side of the MCP Streamable HTTP transport (2025-03-26 … 2026-07-28) on one
  * endpoint. It turns HTTP into RequestContexts and JSON-RPC messages for an McpHandler; what the
  * handler does with them is not its business. Sessions are the SessionManager's (what only they
- * have on the endpoint SessionRoutes'), the stateless era's checks and listen streams modern/'s.
+ * have on the endpoint SessionRoutes'), the stateless era's checks and listen streams stateless/'s.
  */
 export class StreamableHttpTransport {
   readonly #options: StreamableHttpOptions;
@@ -295,7 +295,7 @@ export class StreamableHttpTransport {
   }
 
   /**
-   * A 2026-07-28 request (see modern/stateless-serving.ts). Its reply is a JSON body or an SSE
+   * A 2026-07-28 request (see stateless/stateless-serving.ts). Its reply is a JSON body or an SSE
    * stream that is not recorded, and the client closing that stream cancels the request.
    */
   #serveStateless(
@@ -304,7 +304,7 @@ export class StreamableHttpTransport {
     message: JsonRpcRequest,
     identity: Identity | undefined,
   ): void | Promise<void> {
-    let meta: ModernMeta;
+    let meta: StatelessMeta;
     try {
       meta = this.#stateless.admit(message, (name) => header(request, name));
       if (identity) this.#authorizeCall(identity, message);

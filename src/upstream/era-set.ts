@@ -9,8 +9,8 @@ import type {
 } from '../contracts/upstream.js';
 import { failedCall } from '../contracts/deferred-call.js';
 import type { CacheHints } from '../contracts/upstream.js';
-import { hasModernMeta, refusesModern, type ModernSet } from './modern-set.js';
-import { MODERN_REVISION } from './wires/modern-http.js';
+import { hasStatelessMeta, refusesStateless, type StatelessSet } from './stateless-set.js';
+import { STATELESS_REVISION } from './wires/stateless-http.js';
 import type { PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
 type Era = 'unknown' | 'modern' | 'session';
@@ -35,7 +35,7 @@ export type SessionProbe = () => Promise<UpstreamServerInfo>;
  * reaches it. server/discover first (2026-07-28); an upstream that refuses it (an error answer,
  * a 4xx, no version the gateway speaks) is spoken to in 2025, by initialize, and that is
  * logged. One that cannot be reached is asked again later. A dual-era upstream is both: its
- * stateless clients' calls go the modern way, its 2025 clients keep their session path. It is
+ * stateless clients' calls go the stateless way, its 2025 clients keep their session path. It is
  * known as dual when its discover names a 2025 revision, or (many a dual server lists only
  * 2026-07-28 there) when it answers an initialize the gateway sends beside discover: a 2025
  * client's server-to-client requests (sampling, elicitation) work on a session only.
@@ -54,7 +54,7 @@ export class EraSet implements WorkerSet {
 
   constructor(
     private readonly session: WorkerSet,
-    private readonly modern: ModernSet,
+    private readonly stateless: StatelessSet,
     /** How the gateway introduces itself when it starts the 2025 side by itself (a fall-back found late). */
     private readonly identity: ClientIdentity,
     private readonly log: Logger,
@@ -62,7 +62,7 @@ export class EraSet implements WorkerSet {
     private readonly sessionProbe?: SessionProbe,
   ) {
     // Found by a background retry or the health probe, not by #learn (which falls back itself).
-    modern.onRefused((err) => {
+    stateless.onRefused((err) => {
       if (this.#era !== 'unknown' || this.#learning) return;
       this.#fallBack(err);
       this.session
@@ -82,8 +82,8 @@ export class EraSet implements WorkerSet {
       if (this.#era === 'session') for (const l of this.#infoListeners) l(info);
     });
     // Down at start-up, found later: whichever era it then speaks, the catalog hears of it.
-    modern.onInfo((info) => {
-      const learned = this.#era === 'unknown' ? this.#becomeModern() : Promise.resolve();
+    stateless.onInfo((info) => {
+      const learned = this.#era === 'unknown' ? this.#becomeStateless() : Promise.resolve();
       void learned.then(() => {
         if (this.#era === 'modern') for (const l of this.#infoListeners) l(info);
       });
@@ -99,12 +99,12 @@ export class EraSet implements WorkerSet {
     return this.#era;
   }
 
-  get speaksModern(): boolean {
+  get speaksStateless(): boolean {
     return this.#era === 'modern';
   }
 
   get dualEra(): boolean {
-    return this.#era === 'modern' && (this.modern.dualEra || this.#sessionSide !== undefined);
+    return this.#era === 'modern' && (this.stateless.dualEra || this.#sessionSide !== undefined);
   }
 
   /** A 2026-only upstream has no workers per scope; a 2025 one has them as its mode says. */
@@ -113,7 +113,7 @@ export class EraSet implements WorkerSet {
   }
 
   get info(): UpstreamServerInfo | undefined {
-    return this.#era === 'modern' ? this.modern.info : this.#era === 'session' ? this.session.info : undefined;
+    return this.#era === 'modern' ? this.stateless.info : this.#era === 'session' ? this.session.info : undefined;
   }
 
   get scopes(): number {
@@ -125,17 +125,17 @@ export class EraSet implements WorkerSet {
   }
 
   hints(method: string): CacheHints | undefined {
-    return this.#era === 'modern' ? this.modern.hints(method) : undefined;
+    return this.#era === 'modern' ? this.stateless.hints(method) : undefined;
   }
 
   status(): PoolStatus {
     if (this.#era === 'modern' && this.dualEra) return this.#dualStatus();
-    if (this.#era === 'modern') return this.modern.status();
+    if (this.#era === 'modern') return this.stateless.status();
     const status = this.session.status();
     if (this.#era === 'unknown')
       return {
         ...status,
-        state: status.state === 'closed' ? 'closed' : this.modern.status().state === 'down' ? 'down' : 'starting',
+        state: status.state === 'closed' ? 'closed' : this.stateless.status().state === 'down' ? 'down' : 'starting',
         ...this.#lastError(),
       };
     return {
@@ -150,7 +150,7 @@ export class EraSet implements WorkerSet {
     // In the background, at a pace: a probe may serve a request (a stateless client's lists).
     if (this.#askSessionAgain && this.#era === 'modern' && Date.now() >= this.#nextSessionAsk)
       void this.#probeSessionSide();
-    return this.#era === 'modern' ? this.modern.probe(identity, use) : this.session.probe(identity, use);
+    return this.#era === 'modern' ? this.stateless.probe(identity, use) : this.session.probe(identity, use);
   }
 
   call(
@@ -163,8 +163,8 @@ export class EraSet implements WorkerSet {
     if (this.#era === 'unknown')
       return failedCall(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.name} has not answered yet`));
     // A dual-era upstream: a 2025 client's call (no 2026 _meta) keeps its session.
-    if (this.#era === 'modern' && (!this.dualEra || hasModernMeta(params)))
-      return this.modern.call(method, params, options);
+    if (this.#era === 'modern' && (!this.dualEra || hasStatelessMeta(params)))
+      return this.stateless.call(method, params, options);
     return this.session.call(method, params, options, scope, identity);
   }
 
@@ -181,7 +181,7 @@ export class EraSet implements WorkerSet {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.session.close(), this.modern.close()]);
+    await Promise.all([this.session.close(), this.stateless.close()]);
   }
 
   /**
@@ -189,22 +189,22 @@ export class EraSet implements WorkerSet {
    * requests they have open to their clients, and the revision it answered.
    */
   #dualStatus(): PoolStatus {
-    const modern = this.modern.status();
+    const stateless = this.stateless.status();
     const session = this.session.status();
     const sessionVersion = this.session.info?.protocolVersion ?? this.#sessionSide?.protocolVersion;
     return {
       ...session,
-      state: modern.state,
-      inFlight: modern.inFlight + session.inFlight,
+      state: stateless.state,
+      inFlight: stateless.inFlight + session.inFlight,
       era: 'dual',
-      protocolVersion: MODERN_REVISION,
+      protocolVersion: STATELESS_REVISION,
       ...(sessionVersion ? { sessionProtocolVersion: sessionVersion } : {}),
       ...this.#lastError(),
     };
   }
 
   #lastError(): { lastError?: string; lastErrorAt?: string } {
-    const { lastError, lastErrorAt } = this.modern.status();
+    const { lastError, lastErrorAt } = this.stateless.status();
     return lastError ? { lastError, ...(lastErrorAt ? { lastErrorAt } : {}) } : {};
   }
 
@@ -219,12 +219,12 @@ export class EraSet implements WorkerSet {
   /** Learns the era once (at a time); an unreachable upstream leaves it unknown, to learn on the next try. */
   #learn(): Promise<void> {
     if (this.#era !== 'unknown') return Promise.resolve();
-    this.#learning ??= this.modern
+    this.#learning ??= this.stateless
       .discover()
       .then(
-        () => this.#becomeModern(),
+        () => this.#becomeStateless(),
         (err: unknown) => {
-          if (!refusesModern(err)) throw err;
+          if (!refusesStateless(err)) throw err;
           if (this.#era === 'unknown') this.#fallBack(err);
         },
       )
@@ -235,9 +235,9 @@ export class EraSet implements WorkerSet {
   }
 
   /** Discover answered: the era is 2026-07-28, and whether it is dual is known before any call goes by it. */
-  #becomeModern(): Promise<void> {
+  #becomeStateless(): Promise<void> {
     this.#becoming ??= (async () => {
-      if (!this.modern.dualEra && this.#sessionSide === undefined) await this.#waitForSessionSide();
+      if (!this.stateless.dualEra && this.#sessionSide === undefined) await this.#waitForSessionSide();
       if (this.#era !== 'unknown') return;
       this.#era = 'modern';
       if (this.#sessionSide) this.#saySessionSide(this.#sessionSide);
@@ -282,13 +282,13 @@ export class EraSet implements WorkerSet {
     this.#askSessionAgain = false;
     try {
       const info = await this.sessionProbe();
-      if (info.protocolVersion >= MODERN_REVISION) return;
+      if (info.protocolVersion >= STATELESS_REVISION) return;
       this.#sessionSide = info;
       // Found after the era was learned (its initialize was slow): dual from now on.
       if (this.#era === 'modern') this.#saySessionSide(info);
     } catch (err) {
       // Refused (an error answer, a 4xx): 2026-07-28 only. Not reached: asked again later.
-      this.#askSessionAgain = !refusesModern(err);
+      this.#askSessionAgain = !refusesStateless(err);
       this.#nextSessionAsk = Date.now() + SESSION_SIDE_RETRY_MS;
       this.log.debug(
         { upstream: this.name, err: err instanceof Error ? err.message : String(err) },

@@ -3,9 +3,9 @@ import type { ConfigDiff } from '../config/diff.js';
 import type { UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
 import { actsForUsers } from '../config/remote-upstream.js';
-import { speaksModern } from '../config/upstream-common.js';
+import { speaksStateless } from '../config/upstream-common.js';
 import { EraSet } from './era-set.js';
-import { ModernProbe, ModernSet } from './modern-set.js';
+import { StatelessProbe, StatelessSet } from './stateless-set.js';
 import { LogThrottle } from '../observability/log-throttle.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { Deadline } from '../timing/deadline-timer.js';
@@ -290,21 +290,21 @@ export class UpstreamGroup {
     // One per upstream: its repeated failures are logged at this pace, whichever worker has them.
     const throttle = new LogThrottle(this.options.logRepeatMs);
     // 2026-07-28 (pinned, or `auto` over http): stateless calls, and server/discover for health.
-    const era = speaksModern(u);
-    let modern: ModernSet | undefined;
+    const era = speaksStateless(u);
+    let stateless: StatelessSet | undefined;
     let eraSet: EraSet | undefined;
-    const modernProbe =
-      era === 'no' ? undefined : () => (eraSet?.era === 'session' ? undefined : new ModernProbe(modern!));
-    const { createWorker, remote } = this.#workerFactory(u, throttle, modernProbe);
+    const statelessProbe =
+      era === 'no' ? undefined : () => (eraSet?.era === 'session' ? undefined : new StatelessProbe(stateless!));
+    const { createWorker, remote } = this.#workerFactory(u, throttle, statelessProbe);
     // The peer is looked up when the upstream speaks (the virtual server is built after the upstreams).
     const peer: UpstreamPeer = {
       request: (m, p, signal) => peers.shared(u.name).request(m, p, signal),
       notification: (n) => peers.shared(u.name).notification(n),
     };
-    if (era !== 'no') modern = new ModernSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log });
-    if (era === 'only') return { entry: { ...common, workers: modern! }, remote };
+    if (era !== 'no') stateless = new StatelessSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log });
+    if (era === 'only') return { entry: { ...common, workers: stateless! }, remote };
     const session = this.#sessionSet(u, createWorker, throttle);
-    if (era === 'try') eraSet = new EraSet(session, modern!, identity, log, () => remote!.initializeOnce());
+    if (era === 'try') eraSet = new EraSet(session, stateless!, identity, log, () => remote!.initializeOnce());
     return { entry: { ...common, workers: eraSet ?? session }, remote };
   }
 
@@ -345,7 +345,7 @@ export class UpstreamGroup {
   #workerFactory(
     u: UpstreamConfig,
     throttle: LogThrottle,
-    modernProbe: (() => UpstreamConnection | undefined) | undefined,
+    statelessProbe: (() => UpstreamConnection | undefined) | undefined,
   ): { createWorker: WorkerFactory; remote?: RemoteUpstream } {
     const { identity, log, diagnostics } = this.options;
     if (u.transport === 'stdio')
@@ -359,7 +359,7 @@ export class UpstreamGroup {
       log,
       diagnostics,
       this.options.tokens ? { tokens: this.options.tokens } : {},
-      modernProbe,
+      statelessProbe,
     );
     return { createWorker: remote.createWorker, remote };
   }

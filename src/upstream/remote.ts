@@ -43,7 +43,7 @@ export function createRemoteUpstream(
    * A 2026-07-28 upstream's health probe (server/discover), while it is (or may be) one; undefined: ping over a 2025
    * session.
    */
-  modernProbe?: () => UpstreamConnection | undefined,
+  statelessProbe?: () => UpstreamConnection | undefined,
 ): RemoteUpstream {
   const endpoint = new HttpEndpoint(config, log, diagnostics, identity);
   const make = (options: HttpUpstreamOptions): UpstreamConnection =>
@@ -53,7 +53,7 @@ export function createRemoteUpstream(
     config: config.health,
     breaker: endpoint.breaker,
     createProbe: () =>
-      modernProbe?.() ??
+      statelessProbe?.() ??
       make({ endpoint, identity: gatewayIdentity, log, index: 'health', peer: PROBE_PEER, listen: false }),
     log,
     diagnostics,

@@ -32,8 +32,8 @@ export interface PoolStatus {
   lastFailure?: string;
   lastFailureAt?: string;
   /**
-   * The era the gateway speaks to it: `modern` (2026-07-28, stateless), `session` (2025,
-   * initialize) or `dual` (both: stateless clients' calls go the modern way, 2025 sessions keep one upstream).
+   * The era the gateway speaks to it, in /readyz's words: `modern` (2026-07-28, stateless), `session` (2025,
+   * initialize) or `dual` (both: stateless clients' calls go the stateless way, 2025 sessions keep one upstream).
    */
   era?: 'modern' | 'session' | 'dual';
   /** The revision it speaks (what initialize or server/discover said). */
@@ -96,7 +96,7 @@ export interface WorkerSet {
    * Whether the upstream speaks 2026-07-28: its calls then carry a request's full `_meta`
    * (the client's capabilities and identity) instead of a session. Absent: it does not.
    */
-  readonly speaksModern?: boolean;
+  readonly speaksStateless?: boolean;
   /** A 2026-07-28 upstream that speaks a 2025 revision too: 2025 clients keep their session path to it. */
   readonly dualEra?: boolean;
   /** The caching hints (ttlMs, cacheScope) of its last answer to a list method, when it gives them. */

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, resolveConfig } from '../../src/config/load.js';
 import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { connectClient } from '../support/everything.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 
 const ALPHA_KEY = 'alpha-0f6c1e2b9d8a4c7e';
 const BETA_KEY = 'beta-3a9d7c1e5b2f8e4d';
@@ -170,7 +170,7 @@ describe('auth.toolScopes on a virtual server', () => {
       expect(r.text).not.toContain('mcp:slow');
     }
     // 2026-07-28 requests come through the same check.
-    const { body, headers } = modernRequest(8, 'tools/call', { name: 'slow__sleep', arguments: { ms: 1 } });
+    const { body, headers } = statelessRequest(8, 'tools/call', { name: 'slow__sleep', arguments: { ms: 1 } });
     const modern = await post(atS('/mcp/echoes'), body, { ...headers, ...bearer(KEY) });
     expect(modern.status, modern.text).toBe(200);
     expect(modern.json.error).toEqual({

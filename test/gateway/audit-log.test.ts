@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, post, stdioUpstream } from '../support/gateway.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 
 const SECRET = 'do-not-log-me-7f3a';
 const lines: Array<Record<string, unknown>> = [];
@@ -116,7 +116,7 @@ describe('audit log', () => {
 
   it('stateless requests are recorded without a session', async () => {
     lines.length = 0;
-    const { body, headers } = modernRequest(2, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } });
+    const { body, headers } = statelessRequest(2, 'tools/call', { name: 'echo__echo', arguments: { text: 'x' } });
     const r = await post(url, body, { ...as, ...headers });
     expect(r.status).toBe(200);
     expect(audited()).toEqual([

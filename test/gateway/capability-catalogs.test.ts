@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING, everythingUpstream } from '../support/everything.js';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
-import { modernMeta, postModern } from '../support/modern.js';
+import { statelessMeta, postStateless } from '../support/stateless.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'capability-catalogs-'));
@@ -107,14 +107,14 @@ let gw: RunningGateway;
 let id = 0;
 
 const listTools = async (caps: Record<string, unknown>) => {
-  const r = await postModern(gw, ++id, 'tools/list', { _meta: modernMeta(caps) });
+  const r = await postStateless(gw, ++id, 'tools/list', { _meta: statelessMeta(caps) });
   return (r.json.result.tools as Array<{ name: string }>)
     .map((t) => t.name)
     .filter((n) => n.startsWith('caps__'))
     .sort();
 };
 const callTool = (caps: Record<string, unknown>, name: string, args: Record<string, unknown> = {}) =>
-  postModern(gw, ++id, 'tools/call', { name, arguments: args, _meta: modernMeta(caps) });
+  postStateless(gw, ++id, 'tools/call', { name, arguments: args, _meta: statelessMeta(caps) });
 
 beforeAll(async () => {
   const tapped = tappedStdio(EVERYTHING, TAP);
@@ -200,7 +200,7 @@ describe('a stateless client sees the tools its own capabilities get', () => {
 describe('server-everything through the gateway, to stateless clients', () => {
   it('a client declaring elicitation form and url lists trigger-url-elicitation, and its call is an input_required round', async () => {
     const caps = { elicitation: { form: {}, url: {} } };
-    const r = await postModern(gw, ++id, 'tools/list', { _meta: modernMeta(caps) });
+    const r = await postStateless(gw, ++id, 'tools/list', { _meta: statelessMeta(caps) });
     const names = (r.json.result.tools as Array<{ name: string }>).map((t) => t.name);
     expect(names).toContain('everything__trigger-url-elicitation');
     expect(names).not.toContain('everything__trigger-sampling-request');
@@ -213,19 +213,19 @@ describe('server-everything through the gateway, to stateless clients', () => {
     );
     expect(ask).toMatchObject({ method: 'elicitation/create', params: { mode: 'url' } });
     // The round is answered: the call ends (nothing waits on its worker).
-    const retry = await postModern(gw, ++id, 'tools/call', {
+    const retry = await postStateless(gw, ++id, 'tools/call', {
       name: 'everything__trigger-url-elicitation',
       arguments: args,
       inputResponses: { [key!]: { action: 'decline' } },
       requestState: call.json.result.requestState,
-      _meta: modernMeta(caps),
+      _meta: statelessMeta(caps),
     });
     expect(retry.json.result).toMatchObject({ resultType: 'complete' });
   });
 
   it('a client without sampling: trigger-sampling-request is not listed, and its call is -32021 (not the upstream\'s "not found")', async () => {
     const caps = { elicitation: {}, roots: {} };
-    const r = await postModern(gw, ++id, 'tools/list', { _meta: modernMeta(caps) });
+    const r = await postStateless(gw, ++id, 'tools/list', { _meta: statelessMeta(caps) });
     expect((r.json.result.tools as Array<{ name: string }>).map((t) => t.name)).not.toContain(
       'everything__trigger-sampling-request',
     );

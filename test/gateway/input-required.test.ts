@@ -9,7 +9,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, exampleConfig, startGateway, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
-import { MODERN_VERSION, modernMeta, postModern } from '../support/modern.js';
+import { MODERN_VERSION, statelessMeta, postStateless } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
@@ -25,7 +25,7 @@ function callTool(
   extra: Record<string, unknown> = {},
   capabilities: Record<string, unknown> = { elicitation: {}, sampling: {} },
 ) {
-  return postModern(gw, id, 'tools/call', { name, arguments: args, ...extra, _meta: modernMeta(capabilities) });
+  return postStateless(gw, id, 'tools/call', { name, arguments: args, ...extra, _meta: statelessMeta(capabilities) });
 }
 
 const workers = () => internals(gw.gateway.server).perSessionWorkers('fx');

@@ -17,7 +17,7 @@ import type { ServerView } from '../../src/gateway/server-views.js';
 import { SessionCatalogs } from '../../src/gateway/session-catalogs.js';
 import { GatewayError, UpstreamRpcError, errorObject } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../src/jsonrpc/messages.js';
-import { StatelessResults } from '../../src/modern/result-shape.js';
+import { StatelessResults } from '../../src/stateless/result-shape.js';
 import { subscribe } from '../../src/observability/events.js';
 import { GATEWAY_IDENTITY, recordEvents, recordingSink, sessionContext } from '../support/in-process.js';
 

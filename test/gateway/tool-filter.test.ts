@@ -15,7 +15,7 @@ import {
   stdioUpstream,
   type RunningGateway,
 } from '../support/gateway.js';
-import { postModern } from '../support/modern.js';
+import { postStateless } from '../support/stateless.js';
 
 describe('toolFilter', () => {
   it('offers everything without rules', () => {
@@ -85,7 +85,7 @@ describe('through the gateway', () => {
   });
 
   it('stateless requests see the same', async () => {
-    const r = await postModern(gw, 5, 'tools/call', { name: 'echo__add', arguments: { a: 1, b: 2 } });
+    const r = await postStateless(gw, 5, 'tools/call', { name: 'echo__add', arguments: { a: 1, b: 2 } });
     expect(r.json.error).toMatchObject({ code: -32602 });
   });
 });

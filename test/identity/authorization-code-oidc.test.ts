@@ -23,7 +23,7 @@ import { resolveConfig } from '../../src/config/load.js';
 import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { statelessMeta, statelessRequest } from '../support/stateless.js';
 import { connectAsUser, confirm, startGatewayOn } from '../support/oauth-browser.js';
 import {
   consentAtProvider,
@@ -241,8 +241,8 @@ describe('authorization code grant against oidc-provider', () => {
 describe('a 2026-07-28 client with oidc-provider', () => {
   it('gets the link as an input_required URL elicitation on one replica, consents at oidc-provider, and its retry on the other succeeds as its user', async () => {
     const { authorization } = await issuer.bearer('gina');
-    const meta = modernMeta({ elicitation: { url: {} } });
-    const ask = modernRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {}, _meta: meta });
+    const meta = statelessMeta({ elicitation: { url: {} } });
+    const ask = statelessRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {}, _meta: meta });
     const asked = await post(replicas[0]!.url, ask.body, { ...ask.headers, authorization });
     expect(asked.json.result.resultType).toBe('input_required');
     const [[key, request]] = Object.entries(asked.json.result.inputRequests) as [
@@ -253,7 +253,7 @@ describe('a 2026-07-28 client with oidc-provider', () => {
       params: { mode: 'url', url: expect.stringContaining('/oauth/start?state=') },
     });
     expect((await consentAtProvider(request.params.url, 'gina')).status).toBe(200);
-    const retry = modernRequest(2, 'tools/call', {
+    const retry = statelessRequest(2, 'tools/call', {
       name: 'crm__whoami',
       arguments: {},
       inputResponses: { [key]: { action: 'accept' } },

@@ -19,7 +19,7 @@ import { post, toolText, type RunningGateway } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import type { JwtIssuer } from '../support/jwt-issuer.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { statelessMeta, statelessRequest } from '../support/stateless.js';
 import {
   authCodeOAuth,
   confirm,
@@ -284,17 +284,17 @@ describe('bad inputs to /oauth/start and /oauth/callback', () => {
 describe('2026-07-28 clients', () => {
   it('get the link as an input_required URL elicitation, or MISSING_CLIENT_CAPABILITY without elicitation.url; the retry after consent succeeds', async () => {
     const { authorization } = await issuer.bearer('erin');
-    const plain = modernRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {} });
+    const plain = statelessRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {} });
     const refused = await post(gw.url, plain.body, { ...plain.headers, authorization });
     expect(refused.json.error).toMatchObject({
       code: -32021,
       data: { type: 'MISSING_CLIENT_CAPABILITY', requiredCapabilities: { elicitation: { url: {} } } },
     });
 
-    const capable = modernRequest(2, 'tools/call', {
+    const capable = statelessRequest(2, 'tools/call', {
       name: 'crm__whoami',
       arguments: {},
-      _meta: modernMeta({ elicitation: { url: {} } }),
+      _meta: statelessMeta({ elicitation: { url: {} } }),
     });
     const asked = await post(gw.url, capable.body, { ...capable.headers, authorization });
     expect(asked.status).toBe(200);
@@ -306,11 +306,11 @@ describe('2026-07-28 clients', () => {
     });
     expect((await consent(request.params.url, 'erin')).status).toBe(200);
 
-    const retry = modernRequest(3, 'tools/call', {
+    const retry = statelessRequest(3, 'tools/call', {
       name: 'crm__whoami',
       arguments: {},
       inputResponses: { [key]: { action: 'accept' } },
-      _meta: modernMeta({ elicitation: { url: {} } }),
+      _meta: statelessMeta({ elicitation: { url: {} } }),
     });
     const res = await post(gw.url, retry.body, { ...retry.headers, authorization });
     expect(toolText(res.json.result)).toBe('you are erin');

@@ -20,7 +20,7 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { oneToolResult, startJsonRpcServer } from '../support/json-rpc-http.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 
 interface Seen {
   path: string;
@@ -250,7 +250,7 @@ describe('token exchange', () => {
   it('a stateless (2026-07-28) call goes as its user too', async () => {
     const { authorization } = await issuer.bearer('erin', { email: 'erin@example.test' });
     clientTokens.push(authorization.slice('Bearer '.length));
-    const { body, headers } = modernRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {} });
+    const { body, headers } = statelessRequest(1, 'tools/call', { name: 'crm__whoami', arguments: {} });
     const res = await post(gw.url, body, { ...headers, authorization });
     expect(res.status).toBe(200);
     expect(toolText(res.json.result)).toBe('you are erin');

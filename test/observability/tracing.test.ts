@@ -20,7 +20,7 @@ import {
 } from '../support/gateway.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { fileLines } from '../support/file-lines.js';
-import { MODERN_VERSION, postModern } from '../support/modern.js';
+import { MODERN_VERSION, postStateless } from '../support/stateless.js';
 import {
   CLIENT_KIND as CLIENT,
   SERVER_KIND as SERVER,
@@ -87,7 +87,7 @@ describe('tracing over OTLP/HTTP JSON', () => {
     );
     expect(b.json.result.content[0].text).toBe('via http');
     // 2026-07-28: the context is the request's own, in params._meta.
-    const c = await postModern(gw, 3, 'tools/call', {
+    const c = await postStateless(gw, 3, 'tools/call', {
       name: 'remote__echo',
       arguments: { text: 'modern' },
       _meta: { traceparent: `00-${TRACE_C}-${SPAN_C}-01` },

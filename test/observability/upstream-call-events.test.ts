@@ -17,8 +17,8 @@ import {
   startGateway,
   type RunningGateway,
 } from '../support/gateway.js';
-import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
-import { postModern } from '../support/modern.js';
+import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { postStateless } from '../support/stateless.js';
 import {
   CLIENT_KIND as CLIENT,
   SERVER_KIND as SERVER,
@@ -50,7 +50,7 @@ describe('upstream-call events for upstreams of either era', () => {
   beforeAll(async () => {
     [receiver, modern, dual] = await Promise.all([
       startOtlpReceiver(),
-      startModernFixture(),
+      startStatelessFixture(),
       startDualEraUpstream({ dual: true }),
     ]);
     const config = resolveConfig(
@@ -78,7 +78,7 @@ describe('upstream-call events for upstreams of either era', () => {
       expect(session.json?.result?.content, `${tool} from a 2025 session: ${session.text}`).toBeDefined();
       ids.set(`${upstream}/2025`, String(a));
       const b = ++id;
-      const stateless = await postModern(gw, b, 'tools/call', { name: tool, arguments: args });
+      const stateless = await postStateless(gw, b, 'tools/call', { name: tool, arguments: args });
       expect(stateless.json?.result?.content, `${tool} by a 2026 request: ${stateless.text}`).toBeDefined();
       ids.set(`${upstream}/2026`, String(b));
     }

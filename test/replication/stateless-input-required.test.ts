@@ -8,14 +8,14 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, stdioUpstream, toolText, type RunningGateway } from '../support/gateway.js';
-import { MODERN_VERSION, modernMeta, postModern } from '../support/modern.js';
+import { MODERN_VERSION, statelessMeta, postStateless } from '../support/stateless.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
 const FIXTURE = resolve(ROOT, 'examples/conformance/server.mjs');
-const META = modernMeta({ elicitation: {} });
+const META = statelessMeta({ elicitation: {} });
 
 let redis: RedisServer;
 const replicas: RunningGateway[] = [];
@@ -26,7 +26,7 @@ function callTool(
   args: Record<string, unknown>,
   extra: Record<string, unknown> = {},
 ) {
-  return postModern(replica, id, 'tools/call', { name: 'test_elicitation', arguments: args, ...extra, _meta: META });
+  return postStateless(replica, id, 'tools/call', { name: 'test_elicitation', arguments: args, ...extra, _meta: META });
 }
 
 const workers = (r: RunningGateway) => internals(r.gateway.server).perSessionWorkers('fx');

@@ -14,7 +14,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 import { httpUpstream, readRecording, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
@@ -101,7 +101,7 @@ function call(sid: string, id: number, name: string, args?: unknown) {
 
 /** A 2026-07-28 tools/call: the request's own _meta, mirrored headers, no session. */
 function statelessCall(id: number, name: string, args: unknown, extra: Record<string, unknown> = {}) {
-  const { body, headers } = modernRequest(id, 'tools/call', { name, arguments: args, ...extra });
+  const { body, headers } = statelessRequest(id, 'tools/call', { name, arguments: args, ...extra });
   return post(url, body, headers);
 }
 

@@ -17,7 +17,7 @@ import {
 } from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
-import { MODERN_META, modernRequest, postModern } from '../support/modern.js';
+import { MODERN_META, statelessRequest, postStateless } from '../support/stateless.js';
 
 let gw: RunningGateway;
 let echoHttp: HttpServerProcess;
@@ -94,7 +94,7 @@ describe('nesting past limits.maxJsonDepth', () => {
   });
 
   it('stateless (2026-07-28) and anonymous: refused the same way', async () => {
-    const { headers } = modernRequest(1, 'tools/call', { name: 'echo__echo' });
+    const { headers } = statelessRequest(1, 'tools/call', { name: 'echo__echo' });
     const meta = JSON.stringify(MODERN_META);
     const r = await post(gw.url, deepCall('echo__echo', nestedText(10_000), `,"_meta":${meta}`), headers);
     expect(r.status, r.text).toBe(400);
@@ -179,7 +179,7 @@ describe('params and _meta of the wrong shape', () => {
     );
     expect(alone.status).toBe(400);
     expect(alone.json.error).toMatchObject({ code: -32600, data: { type: 'INVALID_REQUEST' } });
-    const modern = await postModern(gw, 9, 'tools/call', { name: 'echo__echo', arguments: 'text' });
+    const modern = await postStateless(gw, 9, 'tools/call', { name: 'echo__echo', arguments: 'text' });
     expect(modern.status, modern.text).toBe(200);
     expect(modern.json).toMatchObject({ id: 9, error: { code: -32602, data: { type: 'INVALID_PARAMS' } } });
     await expectUndisturbed();
@@ -192,7 +192,7 @@ describe("method names that are Object.prototype's", () => {
       const r = await post(gw.url, { jsonrpc: '2.0', id: method, method, params: {} }, headersOf(target));
       expect(r.status, r.text).toBe(200);
       expect(r.json).toMatchObject({ id: method, error: { code: -32601, data: { type: 'METHOD_NOT_FOUND' } } });
-      const modern = await postModern(gw, method, method);
+      const modern = await postStateless(gw, method, method);
       expect(modern.status, modern.text).toBe(404);
       expect(modern.json.error).toMatchObject({ code: -32601 });
     });

@@ -36,7 +36,7 @@ import {
   type Shape,
 } from '../support/fuzz.js';
 import { TASKS_EXT, modern, tasksUpstream } from '../support/tasks.js';
-import { modernMeta } from '../support/modern.js';
+import { statelessMeta } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261202);
@@ -62,7 +62,7 @@ let gw: RunningGateway;
 let taskIds: string[] = [];
 let taskSessions: string[] = [];
 /** A 2026-07-28 client that declares the tasks extension and nothing else. */
-const TASKS_META = modernMeta({ extensions: { [TASKS_EXT]: {} } });
+const TASKS_META = statelessMeta({ extensions: { [TASKS_EXT]: {} } });
 
 beforeAll(async () => {
   gw = await startGateway(
@@ -253,7 +253,7 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
         raw: rawBody,
         session: fc.nat(),
       })
-      .map((parts) => httpCase(parts, taskSessions, { sessionVersion: () => '2025-11-25', modernMeta: TASKS_META }));
+      .map((parts) => httpCase(parts, taskSessions, { sessionVersion: () => '2025-11-25', statelessMeta: TASKS_META }));
     await fc.assert(
       fc.asyncProperty(cases, (c) => postCase(gw.url, c, HANG_MS)),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },

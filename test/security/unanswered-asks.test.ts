@@ -20,7 +20,7 @@ import { CallToolResultSchema, ElicitRequestSchema, McpError } from '@modelconte
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { everythingUpstream } from '../support/everything.js';
-import { modernMeta, postModern } from '../support/modern.js';
+import { statelessMeta, postStateless } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
@@ -140,7 +140,12 @@ describe('2026-07-28 requests that never retry after input_required', () => {
   });
 
   const call = (id: number, extra: Record<string, unknown> = {}) =>
-    postModern(gw, id, 'tools/call', { name: TOOL, arguments: {}, ...extra, _meta: modernMeta({ elicitation: {} }) });
+    postStateless(gw, id, 'tools/call', {
+      name: TOOL,
+      arguments: {},
+      ...extra,
+      _meta: statelessMeta({ elicitation: {} }),
+    });
 
   it('do not pin their workers: another client takes the oldest, whose retry then fails typed; the others still finish', async () => {
     const rounds: Array<{ inputRequests: Record<string, unknown>; requestState: string }> = [];

@@ -9,7 +9,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, openSession, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { READER, connectClient, everythingUpstream } from '../support/everything.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 
 let gw: RunningGateway;
 let reader: Client;
@@ -120,7 +120,7 @@ describe('a curated virtual server', () => {
   it('serves 2026-07-28 stateless requests through the same view', async () => {
     const at = new URL('/mcp/reader', gw.base);
     const modern = (id: number, method: string, params?: Record<string, unknown>) => {
-      const { body, headers } = modernRequest(id, method, params);
+      const { body, headers } = statelessRequest(id, method, params);
       return post(at, body, headers);
     };
     const listed = await modern(1, 'tools/list');

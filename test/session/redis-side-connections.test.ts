@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post } from '../support/gateway.js';
 import { runGatewayToExit, spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
-import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { statelessMeta, statelessRequest } from '../support/stateless.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startRedisProxy, type RedisProxy } from '../support/redis-proxy.js';
 import { until } from '../support/wait.js';
@@ -37,10 +37,10 @@ async function readyz(url: URL): Promise<{ status: number; body: any }> {
 
 /** A 2026-07-28 tools/call of TOOL (`extra`: the retry's answers and state); the reply's status and JSON. */
 async function call(extra: Record<string, unknown> = {}): Promise<{ status: number; json: any }> {
-  const { body, headers } = modernRequest(nextId++, 'tools/call', {
+  const { body, headers } = statelessRequest(nextId++, 'tools/call', {
     name: TOOL,
     arguments: {},
-    _meta: modernMeta({ elicitation: {} }),
+    _meta: statelessMeta({ elicitation: {} }),
     ...extra,
   });
   return post(gw!.url, body, headers);
@@ -56,7 +56,7 @@ async function roundTrip(): Promise<{ status: number; json: any }> {
 beforeAll(async () => {
   redis = await startRedis();
   proxy = await startRedisProxy(redis.port);
-  fixture = await startModernFixture();
+  fixture = await startStatelessFixture();
 }, 30_000);
 
 afterAll(async () => {

@@ -16,7 +16,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilityToolsUpstream } from '../support/capability-tools.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream, startEchoHttp, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import {
+  httpUpstream,
+  startEchoHttp,
+  startStatelessFixture,
+  type HttpServerProcess,
+} from '../support/http-upstream.js';
 import { closedPort, statusWhen, type UpstreamRow } from './support.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -31,7 +36,7 @@ const clients: Client[] = [];
 beforeAll(async () => {
   [echo, modern, dual] = await Promise.all([
     startEchoHttp(),
-    startModernFixture(),
+    startStatelessFixture(),
     startDualEraUpstream({ dual: true }),
   ]);
   const port = await closedPort();

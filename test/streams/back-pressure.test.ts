@@ -18,7 +18,7 @@ import {
 import { heldWork, metricValue } from '../support/health.js';
 import { legacyEcho, LEGACY_INIT, openLegacyStream, postLegacy } from '../support/legacy-sse.js';
 import { httpRequest, rawSocket, type RawSocket } from '../support/raw-socket.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 import { SseReader } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
@@ -86,7 +86,7 @@ describe('limits.maxStreamBufferedBytes', () => {
 
   it('a stateless (2026-07-28) reply stream nobody reads is cut off, and its call released', async () => {
     const before = await cutOffs(gw, 'reply');
-    const { body, headers } = modernRequest(3, 'tools/call', {
+    const { body, headers } = statelessRequest(3, 'tools/call', {
       name: 'slow__sleep',
       arguments: { ms: 60_000, steps: 60_000 },
       _meta: { progressToken: 's'.repeat(16 * 1024) },

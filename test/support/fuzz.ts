@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { expect } from 'vitest';
 import { ERRORS, type ErrorName } from '../../src/jsonrpc/errors.js';
 import { MCP_HEADERS } from './gateway.js';
-import { MODERN_META, MODERN_VERSION } from './modern.js';
+import { MODERN_META, MODERN_VERSION } from './stateless.js';
 import { parseSse } from './sse.js';
 
 /** Every status the table gives, and 200 (in-band errors and results). */
@@ -238,7 +238,7 @@ export interface CaseOptions {
   /** The MCP-Protocol-Version a session's request carries. */
   sessionVersion?: (n: number) => string;
   /** The `_meta` of 2026-07-28 requests: MODERN_META unless a test's client declares more. */
-  modernMeta?: Record<string, unknown>;
+  statelessMeta?: Record<string, unknown>;
 }
 
 /**
@@ -250,7 +250,7 @@ export function httpCase(
   sessions: readonly string[],
   options: CaseOptions = {},
 ): HttpCase {
-  const { sessionVersion = (n: number) => (n % 3 === 0 ? '2025-03-26' : '2025-06-18'), modernMeta = MODERN_META } =
+  const { sessionVersion = (n: number) => (n % 3 === 0 ? '2025-03-26' : '2025-06-18'), statelessMeta = MODERN_META } =
     options;
   const { era: e, shape, messages, raw, session } = parts;
   const headers: Record<string, string> = {};
@@ -259,7 +259,7 @@ export function httpCase(
   if (e.startsWith('session') || e === 'forged-session') headers['mcp-protocol-version'] = sessionVersion(session);
   let items = messages;
   if (e.startsWith('modern')) {
-    items = items.map((m) => modernise(m, modernMeta));
+    items = items.map((m) => modernise(m, statelessMeta));
     const first = items[0]!;
     const params = first.params as Record<string, unknown>;
     headers['mcp-protocol-version'] = MODERN_VERSION;

@@ -137,7 +137,7 @@ export function startConformanceHttp(port = 0): Promise<HttpServerProcess> {
 }
 
 /** examples/modern/server.mjs: the 2026-07-28-only fixture (`--discover-fails` and the like in `extraArgs`). */
-export function startModernFixture(extraArgs: string[] = [], port = 0): Promise<HttpServerProcess> {
+export function startStatelessFixture(extraArgs: string[] = [], port = 0): Promise<HttpServerProcess> {
   return start({
     args: [MODERN_SERVER, '--port', String(port), ...extraArgs],
     ready: (line) => /^modern fixture listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],

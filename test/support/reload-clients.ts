@@ -11,7 +11,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_HEADERS } from './gateway.js';
-import { modernRequest } from './modern.js';
+import { statelessRequest } from './stateless.js';
 import { SseReader } from './sse.js';
 import { until } from './wait.js';
 
@@ -77,7 +77,7 @@ export async function listenStream(
   url: URL,
   notifications: Record<string, unknown> = { toolsListChanged: true },
 ): Promise<{ acknowledged: Record<string, unknown>; changes: string[]; close(): Promise<void> }> {
-  const { body, headers } = modernRequest('listen-reload', 'subscriptions/listen', { notifications });
+  const { body, headers } = statelessRequest('listen-reload', 'subscriptions/listen', { notifications });
   const res = await fetch(url, { method: 'POST', headers: { ...MCP_HEADERS, ...headers }, body: JSON.stringify(body) });
   if (res.status !== 200) throw new Error(`listen: HTTP ${res.status}: ${await res.text()}`);
   const reader = new SseReader(res);

@@ -2,7 +2,7 @@
 import { request } from 'node:http';
 import { resolve } from 'node:path';
 import { exampleConfig, post, stdioUpstream, type RunningGateway } from './gateway.js';
-import { modernMeta, modernRequest } from './modern.js';
+import { statelessMeta, statelessRequest } from './stateless.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
 
 export const TASKS_FIXTURE = resolve(import.meta.dirname, '../../examples/tasks/server.mjs');
@@ -29,7 +29,7 @@ export function tasksConfig(
 }
 
 /** The _meta of a 2026-07-28 request from a client that declares the tasks extension (and elicitation). */
-export const WITH_TASKS = modernMeta({ elicitation: {}, extensions: { [TASKS_EXT]: {} } });
+export const WITH_TASKS = statelessMeta({ elicitation: {}, extensions: { [TASKS_EXT]: {} } });
 
 let nextId = 1;
 
@@ -42,7 +42,7 @@ export async function modern(
 ): Promise<any> {
   const headers: Record<string, string> =
     method.startsWith('tasks/') && typeof params.taskId === 'string' ? { 'mcp-name': params.taskId } : {};
-  const { body, headers: h } = modernRequest(nextId++, method, { ...params, _meta: meta });
+  const { body, headers: h } = statelessRequest(nextId++, method, { ...params, _meta: meta });
   const res = await post(gw.url, body, { ...h, ...headers });
   return res.json;
 }
@@ -95,13 +95,13 @@ export async function legacySession(gw: RunningGateway, extra: Record<string, st
  * A 2026-07-28 request (tasks extension declared) sent from `localAddress` (a loopback address
  * such as 127.0.0.2): another anonymous client, as the gateway sees it. The reply's JSON.
  */
-export function modernFrom(
+export function statelessFrom(
   gw: RunningGateway,
   localAddress: string,
   method: string,
   params: Record<string, unknown> = {},
 ): Promise<any> {
-  const { body, headers } = modernRequest(nextId++, method, { ...params, _meta: WITH_TASKS });
+  const { body, headers } = statelessRequest(nextId++, method, { ...params, _meta: WITH_TASKS });
   if (method.startsWith('tasks/') && typeof params.taskId === 'string') headers['mcp-name'] = params.taskId;
   const text = JSON.stringify(body);
   return new Promise((resolveReply, reject) => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
 import { heldWork } from '../support/health.js';
-import { modernFrom, tasksConfig } from '../support/tasks.js';
+import { statelessFrom, tasksConfig } from '../support/tasks.js';
 import { until } from '../support/wait.js';
 
 const MAX = 3;
@@ -29,29 +29,29 @@ describe('anonymous 2026-07-28 tasks', () => {
     const mine: string[] = [];
     for (let i = 0; i < MAX; i++)
       mine.push(
-        (await modernFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } })).result.taskId,
+        (await statelessFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } })).result.taskId,
       );
-    const over = await modernFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } });
+    const over = await statelessFrom(gw, a, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } });
     expect(over.error).toMatchObject({ code: -32017, data: { type: 'TASK_LIMIT', maxPerPrincipal: MAX } });
 
     // Another client: its own share.
     const theirs = (
-      await modernFrom(gw, b, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'b' } })
+      await statelessFrom(gw, b, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'b' } })
     ).result;
     expect(theirs).toMatchObject({ resultType: 'task', status: 'working' });
     await until(
       "b's task to complete",
-      async () => (await modernFrom(gw, b, 'tasks/get', { taskId: theirs.taskId })).result.status === 'completed',
+      async () => (await statelessFrom(gw, b, 'tasks/get', { taskId: theirs.taskId })).result.status === 'completed',
     );
     expect(
-      (await modernFrom(gw, b, 'tools/call', { name: 'greet', arguments: { name: 'b' } })).result.content[0].text,
+      (await statelessFrom(gw, b, 'tools/call', { name: 'greet', arguments: { name: 'b' } })).result.content[0].text,
     ).toBe('Hello, b!');
 
     // The id is the capability: whoever holds it reads and cancels it, from any address.
-    expect((await modernFrom(gw, b, 'tasks/get', { taskId: mine[0] })).result.status).toBe('working');
+    expect((await statelessFrom(gw, b, 'tasks/get', { taskId: mine[0] })).result.status).toBe('working');
     for (const taskId of mine)
-      expect((await modernFrom(gw, b, 'tasks/cancel', { taskId })).result.resultType).toBe('complete');
-    expect((await modernFrom(gw, a, 'tasks/get', { taskId: mine[0] })).result.status).toBe('cancelled');
+      expect((await statelessFrom(gw, b, 'tasks/cancel', { taskId })).result.resultType).toBe('complete');
+    expect((await statelessFrom(gw, a, 'tasks/get', { taskId: mine[0] })).result.status).toBe('cancelled');
     await until('the cancelled calls to end', async () => (await heldWork(gw)).inFlight === 0);
     expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
     expect(internals(gw.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });

@@ -253,9 +253,9 @@ describe('the 2026-07-28 era adapter', () => {
 
 describe("an upstream's own tasks, by era", () => {
   const legacyCaps = { tasks: { requests: { tools: { call: {} } } } };
-  const modernCaps = { extensions: { [TASKS_EXT]: {} } };
-  const upstream = (speaksModern: boolean, dualEra: boolean, capabilities: Record<string, unknown>) => ({
-    speaksModern,
+  const statelessCaps = { extensions: { [TASKS_EXT]: {} } };
+  const upstream = (speaksStateless: boolean, dualEra: boolean, capabilities: Record<string, unknown>) => ({
+    speaksStateless,
     dualEra,
     capabilities,
   });
@@ -268,13 +268,13 @@ describe("an upstream's own tasks, by era", () => {
       false,
     );
     expect(ERA_2025.upstreamRuns(session(), upstream(false, false, { tasks: { requests: {} } }))).toBe(false);
-    expect(ERA_2025.upstreamRuns(session(), upstream(false, false, modernCaps))).toBe(false);
+    expect(ERA_2025.upstreamRuns(session(), upstream(false, false, statelessCaps))).toBe(false);
   });
 
   it('2026-07-28: an upstream that speaks 2026-07-28 and declares the extension', () => {
-    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, false, modernCaps))).toBe(true);
-    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, true, modernCaps))).toBe(true);
-    expect(ERA_2026.upstreamRuns(stateless(), upstream(false, false, modernCaps))).toBe(false);
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, false, statelessCaps))).toBe(true);
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(true, true, statelessCaps))).toBe(true);
+    expect(ERA_2026.upstreamRuns(stateless(), upstream(false, false, statelessCaps))).toBe(false);
     expect(ERA_2026.upstreamRuns(stateless(), upstream(true, false, legacyCaps))).toBe(false);
   });
 

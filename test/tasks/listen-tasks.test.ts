@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import { MCP_HEADERS, post, type RunningGateway, startGateway } from '../support/gateway.js';
-import { MODERN_META, modernRequest } from '../support/modern.js';
+import { MODERN_META, statelessRequest } from '../support/stateless.js';
 import { SseReader } from '../support/sse.js';
 import { WITH_TASKS, modern, tasksConfig, waitStatus } from '../support/tasks.js';
 import { until } from '../support/wait.js';
@@ -25,7 +25,7 @@ afterAll(async () => {
 });
 
 function listenRequest(id: string, notifications: Record<string, unknown>, meta: Record<string, unknown> = WITH_TASKS) {
-  return modernRequest(id, 'subscriptions/listen', { notifications, _meta: meta });
+  return statelessRequest(id, 'subscriptions/listen', { notifications, _meta: meta });
 }
 
 async function listen(

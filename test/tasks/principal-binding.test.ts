@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolve } from 'node:path';
 import { post, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 import { WITH_TASKS, tasksConfig, tasksUpstream } from '../support/tasks.js';
 
 /** An upstream that runs tasks itself: its task ids are wrapped, bound to the principal too. */
@@ -34,8 +34,8 @@ afterAll(async () => {
 
 let id = 1;
 
-async function modernAs(sub: string, method: string, params: Record<string, unknown>): Promise<any> {
-  const { body, headers } = modernRequest(id++, method, { ...params, _meta: WITH_TASKS });
+async function statelessAs(sub: string, method: string, params: Record<string, unknown>): Promise<any> {
+  const { body, headers } = statelessRequest(id++, method, { ...params, _meta: WITH_TASKS });
   const extra: Record<string, string> = typeof params.taskId === 'string' ? { 'mcp-name': params.taskId } : {};
   return (await post(gw.url, body, { ...headers, ...extra, ...(await issuer.bearer(sub)) })).json;
 }
@@ -67,17 +67,17 @@ async function sessionOf(sub: string): Promise<Rpc> {
 
 describe('tasks are bound to their principal', () => {
   it("2026-07-28: another principal's id is not found, for every method", async () => {
-    const created = (await modernAs('alice', 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }))
+    const created = (await statelessAs('alice', 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } }))
       .result;
-    const unknown = (await modernAs('mallory', 'tasks/get', { taskId: 'no-such-task' })).error;
+    const unknown = (await statelessAs('mallory', 'tasks/get', { taskId: 'no-such-task' })).error;
     for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
-      const error = (await modernAs('mallory', method, { taskId: created.taskId, inputResponses: {} })).error;
+      const error = (await statelessAs('mallory', method, { taskId: created.taskId, inputResponses: {} })).error;
       expect(error).toEqual(unknown);
       expect(error.code).toBe(-32602);
     }
     // Still Alice's, still running: mallory's cancel did nothing.
-    expect((await modernAs('alice', 'tasks/get', { taskId: created.taskId })).result.status).toBe('working');
-    await modernAs('alice', 'tasks/cancel', { taskId: created.taskId });
+    expect((await statelessAs('alice', 'tasks/get', { taskId: created.taskId })).result.status).toBe('working');
+    await statelessAs('alice', 'tasks/cancel', { taskId: created.taskId });
   });
 
   it("2025-11-25: another principal's id is not found and not listed; the same principal's other session sees it", async () => {

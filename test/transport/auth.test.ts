@@ -20,7 +20,7 @@ import {
   toolText,
   type RunningGateway,
 } from '../support/gateway.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { statelessMeta, statelessRequest } from '../support/stateless.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { oneToolHandler } from '../support/one-tool-server.js';
 
@@ -207,7 +207,7 @@ describe('with a valid token', () => {
     const names = list.json.result.tools.map((t: { name: string }) => t.name);
     expect(names).not.toContain('remote__echo');
     expect(names).toContain('fx__test_simple_text');
-    const list2026 = modernRequest(5, 'tools/list');
+    const list2026 = statelessRequest(5, 'tools/list');
     const statelessList = await post(gw.url, list2026.body, {
       ...(await bearer({ scope: 'mcp:tools mcp:echo' })),
       ...list2026.headers,
@@ -221,7 +221,7 @@ describe('with a valid token', () => {
       session,
     );
     expect(other.json.result.content[0].text).toBe('This is a simple text response for testing.');
-    const call2026 = modernRequest(3, 'tools/call', { name: 'remote__echo', arguments: { text: 'x' } });
+    const call2026 = statelessRequest(3, 'tools/call', { name: 'remote__echo', arguments: { text: 'x' } });
     const stateless = await post(gw.url, call2026.body, { ...headers, ...call2026.headers });
     expect(stateless.status).toBe(403);
   });
@@ -243,7 +243,7 @@ describe('with a valid token', () => {
   });
 
   it('stateless (2026-07-28) requests are checked alike', async () => {
-    const { body, headers } = modernRequest(2, 'tools/call', {
+    const { body, headers } = statelessRequest(2, 'tools/call', {
       name: 'remote__echo',
       arguments: { text: 'stateless' },
     });
@@ -255,11 +255,11 @@ describe('with a valid token', () => {
 
   it('an input-required round trip can be continued only by the principal that started it', async () => {
     const call = async (sub: string, id: number, extra: Record<string, unknown> = {}) => {
-      const { body, headers } = modernRequest(id, 'tools/call', {
+      const { body, headers } = statelessRequest(id, 'tools/call', {
         name: 'fx__test_elicitation',
         arguments: { message: 'who?' },
         ...extra,
-        _meta: modernMeta({ elicitation: {} }),
+        _meta: statelessMeta({ elicitation: {} }),
       });
       return post(gw.url, body, { ...headers, ...(await bearer({ sub })) });
     };

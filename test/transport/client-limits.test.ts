@@ -19,7 +19,7 @@ import {
 } from '../support/gateway.js';
 import { heldServer, type HeldServer } from '../support/held-server.js';
 import { poolStatus } from '../support/health.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 
 const LIMIT = 3;
@@ -165,7 +165,7 @@ describe('requests in flight per client', () => {
 
   it('stateless requests are counted per principal: alice at her limit gets 429, bob is served', async () => {
     const stateless = (token: string, id: number, name: string, args: Record<string, unknown>) => {
-      const { body, headers } = modernRequest(id, 'tools/call', { name, arguments: args });
+      const { body, headers } = statelessRequest(id, 'tools/call', { name, arguments: args });
       return post(authed.url, body, { authorization: `Bearer ${token}`, ...headers });
     };
     let done = false;

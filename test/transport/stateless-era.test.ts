@@ -22,7 +22,7 @@ import {
   type RunningGateway,
 } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
-import { MODERN_META, MODERN_VERSION as VERSION, modernRequest } from '../support/modern.js';
+import { MODERN_META, MODERN_VERSION as VERSION, statelessRequest } from '../support/stateless.js';
 import { SseReader, messagesOf } from '../support/sse.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
@@ -35,7 +35,7 @@ async function send(
   params?: Record<string, unknown>,
   extraHeaders: Record<string, string | undefined> = {},
 ) {
-  const { body, headers } = modernRequest(id, method, params);
+  const { body, headers } = statelessRequest(id, method, params);
   const merged: Record<string, string> = { ...headers };
   for (const [k, v] of Object.entries(extraHeaders)) {
     if (v === undefined) delete merged[k];
@@ -147,7 +147,7 @@ describe('stateless requests (2026-07-28)', () => {
   });
 
   it('progress arrives on an SSE reply, then the result', async () => {
-    const { body, headers } = modernRequest(7, 'tools/call', {
+    const { body, headers } = statelessRequest(7, 'tools/call', {
       name: 'slow__sleep',
       arguments: { ms: 200, steps: 4 },
       _meta: { progressToken: 'p7' },
@@ -173,7 +173,7 @@ describe('stateless requests (2026-07-28)', () => {
   });
 
   it('closing the reply stream cancels the call upstream', async () => {
-    const { body, headers } = modernRequest('to-close', 'tools/call', {
+    const { body, headers } = statelessRequest('to-close', 'tools/call', {
       name: 'slow__sleep',
       arguments: { ms: 5000, steps: 50 },
       _meta: { progressToken: 'pc' },
@@ -244,7 +244,8 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
       run: () =>
         post(
           gw.url,
-          modernRequest(20, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body,
+          statelessRequest(20, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } })
+            .body,
           { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
         ),
       status: 400,
@@ -271,10 +272,14 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
     {
       name: 'a bad log level in _meta → 400 -32602',
       run: () =>
-        post(gw.url, modernRequest(22, 'tools/list', { _meta: { 'io.modelcontextprotocol/logLevel': 'loud' } }).body, {
-          'mcp-protocol-version': VERSION,
-          'mcp-method': 'tools/list',
-        }),
+        post(
+          gw.url,
+          statelessRequest(22, 'tools/list', { _meta: { 'io.modelcontextprotocol/logLevel': 'loud' } }).body,
+          {
+            'mcp-protocol-version': VERSION,
+            'mcp-method': 'tools/list',
+          },
+        ),
       status: 400,
       code: -32602,
       type: 'MODERN_META_INVALID',
@@ -364,7 +369,7 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
     },
     {
       name: 'a stateless request inside a batch → 400 -32600',
-      run: () => post(gw.url, [modernRequest(34, 'tools/list').body], { 'mcp-protocol-version': '2025-03-26' }),
+      run: () => post(gw.url, [statelessRequest(34, 'tools/list').body], { 'mcp-protocol-version': '2025-03-26' }),
       status: 400,
       code: -32600,
       type: 'INVALID_REQUEST',
@@ -388,7 +393,7 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
   it('-32022 data lists the stateless versions (as server/discover does) and echoes the one asked for', async () => {
     const r = await post(
       gw.url,
-      modernRequest(40, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body,
+      statelessRequest(40, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2099-01-01' } }).body,
       { 'mcp-protocol-version': '2099-01-01', 'mcp-method': 'tools/list' },
     );
     expect(r.json.error.data).toMatchObject({ supported: [VERSION], requested: '2099-01-01' });
@@ -397,7 +402,7 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
   it('a version header that disagrees with _meta is a mismatch (-32020) even when _meta names an unknown version', async () => {
     const r = await post(
       gw.url,
-      modernRequest(43, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } }).body,
+      statelessRequest(43, 'tools/list', { _meta: { 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } }).body,
       { 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/list' },
     );
     expect(r.status).toBe(400);
@@ -448,7 +453,7 @@ describe('stateless bad inputs: the spec code and status, and nothing else distu
 
 describe('subscriptions/listen', () => {
   it('acknowledges what it honours, then delivers list changes tagged with the listen id', async () => {
-    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', {
+    const { body, headers } = statelessRequest('listen-1', 'subscriptions/listen', {
       notifications: { toolsListChanged: true, resourceSubscriptions: ['echo://x'] },
     });
     const res = await fetch(gw.url, {
@@ -486,7 +491,7 @@ describe('subscriptions/listen', () => {
     id: string,
     params: Record<string, unknown>,
   ): Promise<{ status: number; type: string; json?: any }> {
-    const { body, headers } = modernRequest(id, 'subscriptions/listen', params);
+    const { body, headers } = statelessRequest(id, 'subscriptions/listen', params);
     const res = await fetch(gw.url, {
       method: 'POST',
       headers: { ...MCP_HEADERS, ...headers },
@@ -649,7 +654,7 @@ describe('subscriptions/listen with resource subscriptions', () => {
   it('follows the resources a shared upstream can watch, acknowledges only those, and relays their updates tagged', async () => {
     const discover = (await send(fgw, 1, 'server/discover')).json.result;
     expect(discover.capabilities.resources.subscribe).toBe(true);
-    const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', {
+    const { body, headers } = statelessRequest('listen-r', 'subscriptions/listen', {
       notifications: { resourceSubscriptions: ['test://watched-resource', 'nowhere://unknown'] },
     });
     const res = await fetch(fgw.url, {
@@ -738,7 +743,7 @@ describe('subscriptions/listen with resources of a per-session upstream', () => 
     );
 
   async function listenTo(id: string): Promise<SseReader> {
-    const { body, headers } = modernRequest(id, 'subscriptions/listen', {
+    const { body, headers } = statelessRequest(id, 'subscriptions/listen', {
       notifications: { resourceSubscriptions: ['clock://tick'] },
     });
     const res = await fetch(cgw.url, {

@@ -15,7 +15,7 @@ import type { RequestContext } from '../../src/contracts/request-context.js';
 import type { McpHandler } from '../../src/contracts/mcp-handler.js';
 import { errorObject, type ErrorName } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../../src/jsonrpc/messages.js';
-import { ListenStreams } from '../../src/modern/listen-streams.js';
+import { ListenStreams } from '../../src/stateless/listen-streams.js';
 import { createOriginCheck } from '../../src/server/origin.js';
 import { MemorySessionStore } from '../../src/session/memory-store.js';
 import { MemoryEventStore } from '../../src/streams/memory-event-store.js';
@@ -24,7 +24,7 @@ import { StreamServices } from '../../src/streams/stream-services.js';
 import { registerStreamableHttp } from '../../src/transport/streamable-http.js';
 import { MCP_HEADERS, exampleConfig, post } from '../support/gateway.js';
 import { quietLog, recordEvents, type RecordedEvents } from '../support/in-process.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 
 /** Records what it is handed; `test/hold` requests (and calls of a tool `hold`) answer once released. */
@@ -304,7 +304,7 @@ describe('StreamableHttpTransport door and bounds', () => {
 describe('StreamableHttpTransport stateless requests', () => {
   it('a 2026-07-28 request gets a scope of its own; closing its reply releases that scope', async () => {
     const e = await endpoint();
-    const { body, headers } = modernRequest(1, 'tools/list');
+    const { body, headers } = statelessRequest(1, 'tools/list');
     const res = await post(e.url, body, headers);
     expect(res.status).toBe(200);
     const [{ ctx }] = e.handler.requests;
@@ -312,7 +312,7 @@ describe('StreamableHttpTransport stateless requests', () => {
     expect(res.json.result.scope).toBe(ctx.scope);
     expect(e.handler.released).toEqual([]);
     // A held one whose client goes away: the transport releases its scope, which cancels it.
-    const held = modernRequest(2, 'tools/call', { name: 'hold', arguments: {} });
+    const held = statelessRequest(2, 'tools/call', { name: 'hold', arguments: {} });
     const abort = new AbortController();
     const pending = fetch(e.url, {
       method: 'POST',

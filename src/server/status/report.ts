@@ -6,7 +6,7 @@
  */
 import type { ConfigStatusSnapshot } from '../../config/reload-state.js';
 import type { UpstreamConfig } from '../../config/schema.js';
-import { speaksModern } from '../../config/upstream-common.js';
+import { speaksStateless } from '../../config/upstream-common.js';
 import type { CatalogReader } from '../../gateway/catalog.js';
 import type { PoolStatus } from '../../upstream/pool.js';
 
@@ -150,7 +150,7 @@ function lastFailureOf(s: PoolStatus): { text: string; at?: string | undefined }
 /** As the workers say (`auto` learns it); one that has not answered yet has the era its config leaves it. */
 function eraOf(u: UpstreamConfig, s: PoolStatus): UpstreamReport['era'] {
   if (s.era !== undefined) return s.era;
-  const speaks = speaksModern(u);
+  const speaks = speaksStateless(u);
   return speaks === 'no' ? 'session' : speaks === 'only' ? 'modern' : undefined;
 }
 

@@ -5,13 +5,13 @@
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { wantsLog } from '../jsonrpc/meta-keys.js';
-import { CLIENT_CAPABILITY } from '../modern/input-chains.js';
+import { CLIENT_CAPABILITY } from '../stateless/input-chains.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
-import type { UpstreamRounds } from '../modern/upstream-rounds.js';
+import type { UpstreamRounds } from '../stateless/upstream-rounds.js';
 import type { CallOptions, McpResult } from '../contracts/upstream.js';
 import type { RequestContext, RequestKey } from '../contracts/request-context.js';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
-import { mirroredHeaders } from '../upstream/connection/modern-headers.js';
+import { mirroredHeaders } from '../upstream/connection/stateless-headers.js';
 import type { InFlightTable } from './in-flight.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 
@@ -23,7 +23,7 @@ export type AskClient = (
   signal: AbortSignal,
 ) => Promise<McpResult>;
 
-export interface ModernForward {
+export interface StatelessForward {
   ctx: RequestContext;
   request: JsonRpcRequest;
   upstream: string;
@@ -40,7 +40,7 @@ export interface ModernForward {
   maxRounds: number;
 }
 
-export async function forwardModern(f: ModernForward): Promise<McpResult> {
+export async function forwardStateless(f: StatelessForward): Promise<McpResult> {
   const { ctx, request, upstream, entry, rounds } = f;
   const outgoing = await rounds.outgoing(ctx, upstream, request.method, f.params);
   const tracked = f.inFlight.begin(f.key, entry.deadline);
@@ -90,7 +90,7 @@ export async function forwardModern(f: ModernForward): Promise<McpResult> {
 
 /** One input_required round for a 2025 client: each input request asked on its session, answered together. */
 async function askRound(
-  f: ModernForward,
+  f: StatelessForward,
   result: McpResult,
   track: (call: { promise: Promise<McpResult>; cancel(error: Error): void }) => void,
 ): Promise<Record<string, unknown>> {

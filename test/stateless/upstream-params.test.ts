@@ -4,7 +4,7 @@
  * client's own keys stay, "__proto__" among them as a plain key (JSON.parse makes such keys).
  */
 import { describe, expect, it } from 'vitest';
-import { upstreamParams } from '../../src/modern/result-shape.js';
+import { upstreamParams } from '../../src/stateless/result-shape.js';
 
 describe('upstreamParams', () => {
   it('drops the reserved _meta keys, inputResponses and requestState, and keeps the rest', () => {

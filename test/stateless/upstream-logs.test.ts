@@ -9,9 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import { exampleConfig, openSession, post, startGateway, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { answerOn, LEGACY_INIT, openLegacyStream, postLegacy } from '../support/legacy-sse.js';
-import { postModern } from '../support/modern.js';
+import { postStateless } from '../support/stateless.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { startReplicas } from '../support/replicas.js';
 import { messagesOf, parseSse } from '../support/sse.js';
@@ -65,12 +65,12 @@ async function sessionCall(
   return levels;
 }
 
-async function modernCall(
+async function statelessCall(
   id: number,
   level: string | undefined,
   args: Record<string, unknown> = {},
 ): Promise<string[]> {
-  const r = await postModern(gw, id, 'tools/call', {
+  const r = await postStateless(gw, id, 'tools/call', {
     name: TOOL,
     arguments: args,
     ...(level ? { _meta: { [LOG_LEVEL]: level } } : {}),
@@ -81,7 +81,7 @@ async function modernCall(
 }
 
 beforeAll(async () => {
-  fixture = await startModernFixture();
+  fixture = await startStatelessFixture();
   gw = await startGateway(exampleConfig({ upstreams: [httpUpstream('modern', fixture.url)] }));
 }, 30_000);
 
@@ -112,18 +112,18 @@ describe("a 2026-07-28 upstream's log messages", () => {
       params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
     });
     expect(init.json.result.capabilities.logging).toEqual({});
-    expect((await postModern(gw, 1, 'server/discover')).json.result.capabilities.logging).toEqual({});
+    expect((await postStateless(gw, 1, 'server/discover')).json.result.capabilities.logging).toEqual({});
   });
 
   it('reach a 2026 request at the level its _meta asks for, and none without one', async () => {
-    expect(await modernCall(10, 'debug')).toEqual(['debug', 'info', 'warning']);
-    expect(await modernCall(11, 'info')).toEqual(['info', 'warning']);
-    expect(await modernCall(12, 'warning')).toEqual(['warning']);
-    expect(await modernCall(13, undefined)).toEqual([]);
+    expect(await statelessCall(10, 'debug')).toEqual(['debug', 'info', 'warning']);
+    expect(await statelessCall(11, 'info')).toEqual(['info', 'warning']);
+    expect(await statelessCall(12, 'warning')).toEqual(['warning']);
+    expect(await statelessCall(13, undefined)).toEqual([]);
   });
 
   it('are filtered by the gateway when the upstream sends below the level asked for', async () => {
-    expect(await modernCall(20, 'warning', { unfiltered: true })).toEqual(['warning']);
+    expect(await statelessCall(20, 'warning', { unfiltered: true })).toEqual(['warning']);
     const sid = await openSession(gw.url);
     await setLevel(gw, sid, 'info');
     expect(await sessionCall(gw, sid, 21, { unfiltered: true })).toEqual(['info', 'warning']);
@@ -171,7 +171,10 @@ describe("a 2026-07-28 upstream's log messages", () => {
       ((await (await fetch(`${gw.base}/readyz`)).json()) as { upstreams: Record<string, { inFlight: number }> })
         .upstreams.modern?.inFlight;
     await until('the modern upstream to have nothing in flight', async () => (await upstreamInFlight()) === 0);
-    const other = await postModern(gw, 99, 'tools/call', { name: 'modern__echo', arguments: { text: 'still here' } });
+    const other = await postStateless(gw, 99, 'tools/call', {
+      name: 'modern__echo',
+      arguments: { text: 'still here' },
+    });
     expect(other.json.result.content[0].text).toBe('echo: still here');
   });
 });

@@ -16,7 +16,7 @@ import { startGateway, toolText, type RunningGateway } from '../support/gateway.
 import { heldWork } from '../support/health.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
-import { postModern } from '../support/modern.js';
+import { postStateless } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 
 let dual: DualEraUpstream;
@@ -107,10 +107,10 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
 
   it("a stateless client's calls still go the 2026 way (no session, its _meta)", async () => {
     const before = dual.seen.length;
-    const whoami = await postModern(gw, 1, 'tools/call', { name: 'dual__whoami', arguments: {} });
+    const whoami = await postStateless(gw, 1, 'tools/call', { name: 'dual__whoami', arguments: {} });
     expect(toolText(whoami.json.result)).toMatch(/^2026: /);
     // The upstream's own answer to a classic server-to-client request on a stateless request.
-    const confirm = await postModern(gw, 2, 'tools/call', { name: 'dual__confirm', arguments: {} });
+    const confirm = await postStateless(gw, 2, 'tools/call', { name: 'dual__confirm', arguments: {} });
     expect(confirm.json.error).toMatchObject({ code: -32601 });
     const calls = dual.seen.slice(before).filter((s) => s.method === 'tools/call');
     expect(calls.map((c) => c.era)).toEqual(['2026', '2026']);

@@ -17,8 +17,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { post, toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { statelessMeta, statelessRequest } from '../support/stateless.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
@@ -61,7 +61,7 @@ async function v1Client(capabilities: {
 
 beforeAll(async () => {
   redis = await startRedis();
-  fixture = await startModernFixture();
+  fixture = await startStatelessFixture();
   replicas.push(
     ...(await startReplicas(3, {
       sessions: { redisUrl: redis.url },
@@ -186,10 +186,10 @@ describe('2025 session clients and a 2026-07-28-only upstream', () => {
 
   it('a requestState used on one replica is refused on another (the used-state record is in Redis)', async () => {
     const call = (replica: number, id: number, extra: Record<string, unknown> = {}) => {
-      const { body, headers } = modernRequest(id, 'tools/call', {
+      const { body, headers } = statelessRequest(id, 'tools/call', {
         name: 'test_input_required_result_request_state',
         arguments: {},
-        _meta: modernMeta({ elicitation: {} }),
+        _meta: statelessMeta({ elicitation: {} }),
         ...extra,
       });
       return post(replicas[replica]!.url, body, headers);

@@ -12,21 +12,25 @@ import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
 import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { MCP_NAME_PARAM } from '../../jsonrpc/meta-keys.js';
-import { headerValue } from '../connection/modern-headers.js';
+import { headerValue } from '../connection/stateless-headers.js';
 
 /** The stateless revision this wire speaks. */
-export const MODERN_REVISION = '2026-07-28';
+export const STATELESS_REVISION = '2026-07-28';
 
 /**
  * The standard headers of one 2026-07-28 request: the version, Mcp-Method, and Mcp-Name where
  * the method has one; `extra` (mirrored Mcp-Param-* headers) beside them.
  */
-export function modernHeaders(
+export function statelessHeaders(
   method: string,
   params: Record<string, unknown> | undefined,
   extra?: Readonly<Record<string, string>>,
 ): Record<string, string> {
-  const headers: Record<string, string> = { ...extra, 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': method };
+  const headers: Record<string, string> = {
+    ...extra,
+    'mcp-protocol-version': STATELESS_REVISION,
+    'mcp-method': method,
+  };
   const key = MCP_NAME_PARAM.get(method);
   const name = key === undefined ? undefined : params?.[key];
   if (typeof name === 'string') headers['mcp-name'] = headerValue(name);
@@ -40,7 +44,7 @@ export function modernHeaders(
  * into one JsonRpcConnection, which gives every request an id and progress token unique here.
  * Cancelling a request closes its reply stream, which is how that revision cancels.
  */
-export class ModernHttpWire {
+export class StatelessHttpWire {
   readonly #connection: JsonRpcConnection;
   readonly #aborts = new Map<number, Abort>();
   /** The extra headers of the request being sent (JsonRpcConnection.call sends synchronously). */
@@ -127,7 +131,7 @@ export class ModernHttpWire {
       post: () => {
         const params = { notifications: filter, _meta: meta };
         return {
-          headers: modernHeaders('subscriptions/listen', params),
+          headers: statelessHeaders('subscriptions/listen', params),
           body: JSON.stringify({ jsonrpc: '2.0', id: `listen-${++n}`, method: 'subscriptions/listen', params }),
         };
       },
@@ -151,7 +155,7 @@ export class ModernHttpWire {
   #send(message: JsonRpcMessage): void {
     // The revision has no client notifications worth a POST (cancelling closes the reply) and no answers to give.
     if (!('method' in message) || !('id' in message) || typeof message.id !== 'number') return;
-    const headers = modernHeaders(message.method, message.params, this.#pendingHeaders);
+    const headers = statelessHeaders(message.method, message.params, this.#pendingHeaders);
     if (this.#pendingCaller !== undefined) this.#callers.set(message.id, this.#pendingCaller);
     this.#deliver(message, message.id, message.method, headers).catch((err: unknown) =>
       this.log.error({ upstream: this.endpoint.name, err }, 'unexpected error sending to upstream'),

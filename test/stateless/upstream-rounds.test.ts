@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
-import { UpstreamRounds } from '../../src/modern/upstream-rounds.js';
+import { UpstreamRounds } from '../../src/stateless/upstream-rounds.js';
 import type { RequestContext } from '../../src/contracts/request-context.js';
 
 const ctx = (principal?: string, capabilities: Record<string, unknown> = { elicitation: {} }): RequestContext => ({

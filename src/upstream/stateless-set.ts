@@ -15,7 +15,7 @@ import type {
 import { Backoff } from '../timing/backoff.js';
 import { LIST_METHODS } from '../jsonrpc/list-methods.js';
 import type { HttpEndpoint } from './wires/http-endpoint.js';
-import { MODERN_REVISION, ModernHttpWire } from './wires/modern-http.js';
+import { STATELESS_REVISION, StatelessHttpWire } from './wires/stateless-http.js';
 import type { PoolState, PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
 /** When a server/discover result names no ttlMs: how long what it said is taken as current. */
@@ -30,19 +30,19 @@ const DONE: UpstreamCall = Object.freeze({ promise: Promise.resolve({}), cancel:
 /** The `_meta` a request of the gateway's own carries (discover, lists): who it is, what it declares. */
 export function identityMeta(identity: ClientIdentity): Record<string, unknown> {
   return {
-    [META.protocolVersion]: MODERN_REVISION,
+    [META.protocolVersion]: STATELESS_REVISION,
     [META.clientCapabilities]: identity.capabilities,
     [META.clientInfo]: identity.clientInfo,
   };
 }
 
 /** Whether params already carry a request's 2026-07-28 `_meta` (a client's, built by the gateway). */
-export function hasModernMeta(params: Record<string, unknown> | undefined): boolean {
+export function hasStatelessMeta(params: Record<string, unknown> | undefined): boolean {
   return isObject(params?._meta) && params._meta[META.protocolVersion] !== undefined;
 }
 
 /** Whether an error of server/discover says the upstream does not speak 2026-07-28 (as against: cannot be reached). */
-export function refusesModern(err: unknown): boolean {
+export function refusesStateless(err: unknown): boolean {
   if (err instanceof UpstreamRpcError) return true;
   // (UPSTREAM_IDENTITY_REFUSED: it refuses the gateway's own discovery, as one that serves users only
   // does; its 2025 side is tried, as a 401 always led to.)
@@ -51,7 +51,7 @@ export function refusesModern(err: unknown): boolean {
   );
 }
 
-export interface ModernSetOptions {
+export interface StatelessSetOptions {
   name: string;
   endpoint: HttpEndpoint;
   /** How the gateway introduces itself on requests of its own. */
@@ -68,11 +68,11 @@ export interface ModernSetOptions {
  * `server/discover`, refreshed as its ttlMs says; its list changes come over one
  * `subscriptions/listen` stream. A set with nothing per scope: calls run on any replica.
  */
-export class ModernSet implements WorkerSet {
+export class StatelessSet implements WorkerSet {
   readonly perScope = false;
-  readonly speaksModern = true;
+  readonly speaksStateless = true;
   readonly scopes = 0;
-  readonly #wire: ModernHttpWire;
+  readonly #wire: StatelessHttpWire;
   readonly #infoListeners: Array<(info: UpstreamServerInfo) => void> = [];
   readonly #refusedListeners: Array<(err: unknown) => void> = [];
   readonly #hints = new Map<string, CacheHints>();
@@ -87,8 +87,8 @@ export class ModernSet implements WorkerSet {
   #lastError: { message: string; at: number } | undefined;
   #closed = false;
 
-  constructor(private readonly options: ModernSetOptions) {
-    this.#wire = new ModernHttpWire(options.endpoint, options.log, (n) => options.peer.notification(n));
+  constructor(private readonly options: StatelessSetOptions) {
+    this.#wire = new StatelessHttpWire(options.endpoint, options.log, (n) => options.peer.notification(n));
   }
 
   get name(): string {
@@ -101,7 +101,7 @@ export class ModernSet implements WorkerSet {
 
   /** It speaks a 2025 revision too: its 2025 clients may keep a session with it. */
   get dualEra(): boolean {
-    return this.#versions.some((v) => v < MODERN_REVISION);
+    return this.#versions.some((v) => v < STATELESS_REVISION);
   }
 
   onInfo(listener: (info: UpstreamServerInfo) => void): void {
@@ -128,7 +128,7 @@ export class ModernSet implements WorkerSet {
       inFlight: this.#wire.inFlight,
       queued: 0,
       era: 'modern',
-      protocolVersion: MODERN_REVISION,
+      protocolVersion: STATELESS_REVISION,
       ...(this.#lastError
         ? { lastError: this.#lastError.message, lastErrorAt: new Date(this.#lastError.at).toISOString() }
         : {}),
@@ -163,7 +163,7 @@ export class ModernSet implements WorkerSet {
     // Refreshed in the background: a request never waits for the upstream's discovery.
     if (this.#info && Date.now() >= this.#expiresAt) void this.discover().catch(() => undefined);
     const sent =
-      params && hasModernMeta(params)
+      params && hasStatelessMeta(params)
         ? params
         : {
             ...params,
@@ -228,7 +228,7 @@ export class ModernSet implements WorkerSet {
       result = await this.#wire.call('server/discover', { _meta: identityMeta(identity) }).promise;
     } catch (err) {
       this.#lastError = { message: err instanceof Error ? err.message : String(err), at: Date.now() };
-      if (!refusesModern(err)) {
+      if (!refusesStateless(err)) {
         this.#retryLater();
       } else if (this.#info === undefined) {
         // It answered, only not in this revision: it is up (a half-open circuit may close).
@@ -241,7 +241,7 @@ export class ModernSet implements WorkerSet {
     const versions = Array.isArray(result.supportedVersions)
       ? result.supportedVersions.filter((v): v is string => typeof v === 'string')
       : [];
-    if (!versions.includes(MODERN_REVISION)) {
+    if (!versions.includes(STATELESS_REVISION)) {
       const error = new GatewayError(
         'UPSTREAM_PROTOCOL_ERROR',
         `Upstream ${name}: server/discover names no version the gateway speaks (${versions.join(', ') || 'none'})`,
@@ -256,7 +256,7 @@ export class ModernSet implements WorkerSet {
         ? meta[META.serverInfo]
         : { name, version: 'unknown' };
     this.#info = {
-      protocolVersion: MODERN_REVISION,
+      protocolVersion: STATELESS_REVISION,
       capabilities: isObject(result.capabilities) ? result.capabilities : {},
       serverInfo: serverInfo as UpstreamServerInfo['serverInfo'],
       ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
@@ -313,14 +313,14 @@ export class ModernSet implements WorkerSet {
  * learned): server/discover stands in for initialize and ping. An upstream that answers but
  * refuses the revision is up all the same (it speaks 2025; EraSet learns that).
  */
-export class ModernProbe implements UpstreamConnection {
+export class StatelessProbe implements UpstreamConnection {
   readonly label: string;
   readonly inFlight = 0;
   readonly pendingBytes = 0;
   #info: UpstreamServerInfo | undefined;
   readonly #exitListeners: Array<(reason: string) => void> = [];
 
-  constructor(private readonly set: ModernSet) {
+  constructor(private readonly set: StatelessSet) {
     this.label = `${set.name}#health`;
   }
 
@@ -353,7 +353,7 @@ export class ModernProbe implements UpstreamConnection {
     try {
       return await this.set.discover();
     } catch (err) {
-      if (!refusesModern(err)) throw err;
+      if (!refusesStateless(err)) throw err;
       // It speaks 2025: this check passed, and the monitor's next probe is a 2025 session (ping).
       for (const l of this.#exitListeners.splice(0)) l('speaks 2025');
       return { protocolVersion: 'unknown', capabilities: {}, serverInfo: { name: this.set.name, version: 'unknown' } };

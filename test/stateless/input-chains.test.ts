@@ -17,7 +17,7 @@ import {
   isChainScope,
   newChainScope,
   type ChainHost,
-} from '../../src/modern/input-chains.js';
+} from '../../src/stateless/input-chains.js';
 import { DataPathEvents } from '../../src/observability/events.js';
 import { LogThrottle } from '../../src/observability/log-throttle.js';
 import { StdioUpstream } from '../../src/upstream/wires/stdio.js';

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
-import { MODERN_META, modernMeta } from '../support/modern.js';
+import { MODERN_META, statelessMeta } from '../support/stateless.js';
 import { TASKS_EXT, modern, tasksConfig, waitStatus } from '../support/tasks.js';
 
 let gw: RunningGateway;
@@ -98,7 +98,7 @@ describe('2026-07-28 tasks', () => {
   });
 
   it('a required tool asks for input by input_required rounds first, then becomes a task', async () => {
-    const meta = modernMeta({ elicitation: {}, extensions: { [TASKS_EXT]: {} } });
+    const meta = statelessMeta({ elicitation: {}, extensions: { [TASKS_EXT]: {} } });
     const round = (await modern(gw, 'tools/call', { name: 'test_tool_with_task', arguments: {} }, meta)).result;
     expect(round.resultType).toBe('input_required');
     expect(round).not.toHaveProperty('taskId');
@@ -142,7 +142,7 @@ describe('2026-07-28 tasks', () => {
       .result;
     expect(hinted).toMatchObject({ resultType: 'complete', content: [{ text: 'Hello, h!' }] });
     const created = (await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })).result;
-    const { body, headers } = (await import('../support/modern.js')).modernRequest(900, 'tasks/get', {
+    const { body, headers } = (await import('../support/stateless.js')).statelessRequest(900, 'tasks/get', {
       taskId: created.taskId,
       _meta: { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS_EXT]: {} } } },
     });

@@ -7,15 +7,15 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
-import { modernMeta } from '../support/modern.js';
+import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { statelessMeta } from '../support/stateless.js';
 import { TASKS_EXT, modern, waitStatus } from '../support/tasks.js';
 
 let fixture: HttpServerProcess;
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  fixture = await startModernFixture(['--tasks']);
+  fixture = await startStatelessFixture(['--tasks']);
   gw = await startGateway(exampleConfig({ upstreams: [httpUpstream('modern', fixture.url, { prefix: '' })] }));
 }, 30_000);
 
@@ -44,7 +44,7 @@ describe("pass-through of a 2026-07-28 upstream's own tasks", () => {
     expect(ack.resultType).toBe('complete');
     expect(Object.keys(ack).filter((k) => k !== '_meta')).toEqual(['resultType']);
     expect((await modern(gw, 'tasks/get', { taskId: created.taskId })).result.status).toBe('cancelled');
-    const sync = (await modern(gw, 'tools/call', { name: 'native_task', arguments: { seconds: 0 } }, modernMeta({})))
+    const sync = (await modern(gw, 'tools/call', { name: 'native_task', arguments: { seconds: 0 } }, statelessMeta({})))
       .result;
     expect(sync.content[0].text).toBe('ran 0 s without a task');
     const [, body] = created.taskId.split('.');
@@ -54,6 +54,6 @@ describe("pass-through of a 2026-07-28 upstream's own tasks", () => {
     // No task engine here (no upstreams[].tasks): an id that is not wrapped is unknown, not a missing method.
     expect((await modern(gw, 'tasks/get', { taskId: 'plain-id' })).error.code).toBe(-32602);
     // Without the extension on the request: -32021 before any lookup.
-    expect((await modern(gw, 'tasks/get', { taskId: created.taskId }, modernMeta({}))).error.code).toBe(-32021);
+    expect((await modern(gw, 'tasks/get', { taskId: created.taskId }, statelessMeta({}))).error.code).toBe(-32021);
   });
 });

@@ -16,13 +16,13 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { MCP_HEADERS, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream, startModernFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { modernMeta, modernRequest, postModern } from '../support/modern.js';
+import { statelessMeta, statelessRequest, postStateless } from '../support/stateless.js';
 import { SseReader } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
-const ALL = modernMeta({ elicitation: {}, sampling: {}, roots: {} });
+const ALL = statelessMeta({ elicitation: {}, sampling: {}, roots: {} });
 
 let fixture: HttpServerProcess;
 let gw: RunningGateway;
@@ -47,12 +47,12 @@ function call(
   extra: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ) {
-  const { body, headers: h } = modernRequest(id, 'tools/call', { name, arguments: {}, _meta: ALL, ...extra });
+  const { body, headers: h } = statelessRequest(id, 'tools/call', { name, arguments: {}, _meta: ALL, ...extra });
   return post(g.url, body, { ...h, ...headers });
 }
 
 beforeAll(async () => {
-  fixture = await startModernFixture();
+  fixture = await startStatelessFixture();
   gw = await startGateway(config());
 }, 30_000);
 
@@ -70,7 +70,7 @@ describe('a 2026-07-28 upstream', () => {
   });
 
   it('offers its 2026-only tools in the catalog, with the smaller ttl of the parts', async () => {
-    const list = (await postModern(gw, 1, 'tools/list')).json.result;
+    const list = (await postStateless(gw, 1, 'tools/list')).json.result;
     expect(list.tools.map((t: { name: string }) => t.name)).toContain('test_input_required_result_multi_round');
     // The gateway's own listTtlMs is 60000; the upstream said 30000 of its part.
     expect(list).toMatchObject({ resultType: 'complete', ttlMs: 30000, cacheScope: 'public' });
@@ -204,13 +204,13 @@ describe('a 2026-07-28 upstream', () => {
   });
 
   it('passes the client capabilities on: only what it declared is asked for', async () => {
-    const r = (await call(gw, 1, 'test_input_required_result_capabilities', { _meta: modernMeta({ sampling: {} }) }))
+    const r = (await call(gw, 1, 'test_input_required_result_capabilities', { _meta: statelessMeta({ sampling: {} }) }))
       .json.result;
     expect(Object.values(r.inputRequests).map((q: any) => q.method)).toEqual(['sampling/createMessage']);
   });
 
   it('relays the upstream list change to listen streams and refreshes the catalog', async () => {
-    const { body, headers } = modernRequest('listen-1', 'subscriptions/listen', {
+    const { body, headers } = statelessRequest('listen-1', 'subscriptions/listen', {
       notifications: { toolsListChanged: true },
     });
     const res = await fetch(gw.url, {
@@ -226,7 +226,7 @@ describe('a 2026-07-28 upstream', () => {
     await until(
       'the catalog to list "extra"',
       async () =>
-        (await postModern(gw, 2, 'tools/list')).json.result.tools.some((t: { name: string }) => t.name === 'extra'),
+        (await postStateless(gw, 2, 'tools/list')).json.result.tools.some((t: { name: string }) => t.name === 'extra'),
       5000,
     );
     await call(gw, 3, 'toggle_extra_tool');
@@ -263,7 +263,7 @@ describe('changes of a 2026-07-28 upstream, to clients of both eras', () => {
   });
 
   it('a 2026 listen stream follows the resource too', async () => {
-    const { body, headers } = modernRequest('listen-r', 'subscriptions/listen', {
+    const { body, headers } = statelessRequest('listen-r', 'subscriptions/listen', {
       notifications: { resourceSubscriptions: ['modern://note', 'modern://nothing'] },
     });
     const res = await fetch(gw.url, {

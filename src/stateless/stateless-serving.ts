@@ -7,7 +7,7 @@ import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import type { SseWriter } from '../streams/sse-writer.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
-import { checkMirroredParams, readModernMeta, type HeaderLookup, type ModernMeta } from './request-meta.js';
+import { checkMirroredParams, readStatelessMeta, type HeaderLookup, type StatelessMeta } from './request-meta.js';
 
 /** What a stateless (2026-07-28) request may ask; the rest is 404 -32601, as that revision says. */
 const STATELESS_METHODS = new Set([
@@ -26,7 +26,7 @@ const STATELESS_METHODS = new Set([
 
 /**
  * What serving stateless requests asks of the virtual server (the gateway's McpHandler has it).
- * Declared here, by shape, because modern/ sits below gateway/ and must not import it.
+ * Declared here, by shape, because stateless/ sits below gateway/ and must not import it.
  */
 export interface StatelessHandler {
   capabilities(stateless: boolean): Record<string, unknown>;
@@ -66,10 +66,10 @@ export class StatelessServing {
    * The request's method, `_meta`, params and mirrored headers, checked in that order; throws
    * the GatewayError to answer with. `header` reads the request's headers.
    */
-  admit(message: JsonRpcRequest, header: HeaderLookup): ModernMeta {
+  admit(message: JsonRpcRequest, header: HeaderLookup): StatelessMeta {
     if (!STATELESS_METHODS.has(message.method))
       throw new GatewayError('MODERN_METHOD_NOT_FOUND', `Method not found: ${message.method}`);
-    const meta = readModernMeta(message, header);
+    const meta = readStatelessMeta(message, header);
     const problem = paramsProblem(message.method, message.params);
     if (problem) throw new GatewayError('INVALID_PARAMS', `Invalid params: ${problem}`);
     if (message.method === 'tools/call' && typeof message.params?.name === 'string') {
@@ -85,7 +85,7 @@ export class StatelessServing {
 
   /** The RequestContext of a stateless request: read from its `_meta`, answered on `sink`. */
   context(
-    meta: ModernMeta,
+    meta: StatelessMeta,
     principal: string | undefined,
     mayCall: ((tool: string) => boolean) | undefined,
     scope: string,

@@ -16,10 +16,10 @@ import {
   httpUpstream,
   readRecording,
   startEchoHttp,
-  startModernFixture,
+  startStatelessFixture,
   type HttpServerProcess,
 } from '../support/http-upstream.js';
-import { modernRequest } from '../support/modern.js';
+import { statelessRequest } from '../support/stateless.js';
 import { freePort } from '../support/redis.js';
 import { until } from '../support/wait.js';
 
@@ -89,7 +89,7 @@ describe('protocolVersion: auto', () => {
   });
 
   it('an upstream whose discover fails falls back to 2025 (logged); one that speaks no 2025 either is down, not fatal', async () => {
-    const broken = await startModernFixture(['--discover-fails']);
+    const broken = await startStatelessFixture(['--discover-fails']);
     running.push(broken);
     const g = await start(httpUpstream('broken', broken.url, { prefix: '' }));
     running.unshift(g);
@@ -116,12 +116,12 @@ describe('protocolVersion: auto, an upstream down at start-up', () => {
     );
     running.unshift(g);
     expect((await readyz(g)).late!.state).toBe('down');
-    running.push(await startModernFixture([], port));
+    running.push(await startStatelessFixture([], port));
     await until(
       'its 2026 tools are listed',
       async () =>
         (
-          await post(g.url, modernRequest(1, 'tools/list').body, modernRequest(1, 'tools/list').headers)
+          await post(g.url, statelessRequest(1, 'tools/list').body, statelessRequest(1, 'tools/list').headers)
         ).json.result?.tools?.some((t: { name: string }) => t.name === 'test_input_required_result_elicitation') ===
         true,
       20_000,
@@ -147,7 +147,7 @@ describe('a pinned protocolVersion', () => {
   });
 
   it("a 2026-07-28 pin speaks only that, to 2025 sessions' calls too", async () => {
-    const modern = await startModernFixture();
+    const modern = await startStatelessFixture();
     running.push(modern);
     const g = await start(httpUpstream('modern', modern.url, { prefix: '', protocolVersion: '2026-07-28' }));
     running.unshift(g);

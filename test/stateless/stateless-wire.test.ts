@@ -19,7 +19,7 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { REFUSAL, startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
-import { modernMeta, modernRequest } from '../support/modern.js';
+import { statelessMeta, statelessRequest } from '../support/stateless.js';
 import { until } from '../support/wait.js';
 
 let as: AuthorizationServer;
@@ -76,10 +76,10 @@ async function call2026(
   headers: Record<string, string> = {},
 ) {
   const { authorization } = await issuer.bearer(user, { email: `${user}@example.test` });
-  const { body, headers: h } = modernRequest(1, 'tools/call', {
+  const { body, headers: h } = statelessRequest(1, 'tools/call', {
     name,
     arguments: args,
-    _meta: modernMeta({ elicitation: {} }),
+    _meta: statelessMeta({ elicitation: {} }),
   });
   return post(gw.url, body, { ...h, ...headers, authorization });
 }

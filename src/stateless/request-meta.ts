@@ -3,10 +3,10 @@ import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import { LOG_LEVELS, MCP_NAME_PARAM, META } from '../jsonrpc/meta-keys.js';
-import { MODERN_VERSIONS, isModernVersion } from '../jsonrpc/versions.js';
+import { STATELESS_VERSIONS, isStatelessVersion } from '../jsonrpc/versions.js';
 
 /** What a 2026-07-28 request says about its client, in its own `_meta`. */
-export interface ModernMeta {
+export interface StatelessMeta {
   protocolVersion: string;
   clientCapabilities: Record<string, unknown>;
   clientInfo: ClientInfo | undefined;
@@ -16,26 +16,26 @@ export interface ModernMeta {
 
 export type HeaderLookup = (name: string) => string | undefined;
 
-/** The version a request claims in `_meta`: its presence alone makes the request modern. */
+/** The version a request claims in `_meta`: its presence alone makes the request stateless (2026-07-28). */
 export function versionClaim(request: JsonRpcRequest): unknown {
   const meta = request.params?._meta;
   return isObject(meta) ? meta[META.protocolVersion] : undefined;
 }
 
 /**
- * The per-request protocol fields of a modern request, in the order the official conformance
+ * The per-request protocol fields of a stateless request, in the order the official conformance
  * suite holds servers to: the version header against `_meta` first (-32020: a header that
  * disagrees with the body is a mismatch whatever the version), then the version (-32022 names
  * the stateless versions we speak, as server/discover does), then the envelope (-32602), then
  * the other mirrored headers (-32020). Throws the GatewayError the transport answers with.
  */
-export function readModernMeta(request: JsonRpcRequest, header: HeaderLookup): ModernMeta {
+export function readStatelessMeta(request: JsonRpcRequest, header: HeaderLookup): StatelessMeta {
   const meta = request.params!._meta as Record<string, unknown>;
   const version = meta[META.protocolVersion];
   mirror('MCP-Protocol-Version', header('mcp-protocol-version'), String(version));
-  if (typeof version !== 'string' || !isModernVersion(version)) {
+  if (typeof version !== 'string' || !isStatelessVersion(version)) {
     throw new GatewayError('MODERN_UNSUPPORTED_VERSION', `Unsupported protocol version: ${JSON.stringify(version)}`, {
-      supported: [...MODERN_VERSIONS],
+      supported: [...STATELESS_VERSIONS],
       requested: typeof version === 'string' ? version : String(version),
     });
   }

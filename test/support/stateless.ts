@@ -13,12 +13,12 @@ export const MODERN_META = {
 } as const;
 
 /** MODERN_META from a client with these capabilities (elicitation, sampling…) instead of none. */
-export function modernMeta(clientCapabilities: Record<string, unknown>): Record<string, unknown> {
+export function statelessMeta(clientCapabilities: Record<string, unknown>): Record<string, unknown> {
   return { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': clientCapabilities };
 }
 
 /** A well-formed stateless request (its own `_meta` merged over MODERN_META) and its headers. */
-export function modernRequest(
+export function statelessRequest(
   id: number | string,
   method: string,
   params: Record<string, unknown> = {},
@@ -33,7 +33,12 @@ export function modernRequest(
 }
 
 /** POSTs a stateless request to the gateway. */
-export function postModern(gw: RunningGateway, id: number | string, method: string, params?: Record<string, unknown>) {
-  const { body, headers } = modernRequest(id, method, params);
+export function postStateless(
+  gw: RunningGateway,
+  id: number | string,
+  method: string,
+  params?: Record<string, unknown>,
+) {
+  const { body, headers } = statelessRequest(id, method, params);
   return post(gw.url, body, headers);
 }

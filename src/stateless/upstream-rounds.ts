@@ -9,7 +9,7 @@ import { SignedTokens } from '../contracts/signed-token.js';
 import { MemorySpentStates } from '../session/spent-states.js';
 
 /** The revision the gateway speaks to 2026-07-28 upstreams. */
-const MODERN_REVISION = '2026-07-28';
+const STATELESS_REVISION = '2026-07-28';
 /** Marks a requestState of this module (the per-session chains' states look otherwise). */
 const STATE_PREFIX = 'gw1.';
 /** What these states are signed as: under the shared stateSecret, no other signed token verifies as one. */
@@ -206,7 +206,7 @@ export function requestMeta(ctx: RequestContext, meta: unknown): Record<string, 
   if (isObject(meta)) for (const [k, v] of Object.entries(meta)) if (!k.startsWith(RESERVED_META_PREFIX)) out[k] = v;
   // A 2025 session's level (logging/setLevel) too: without one the upstream sends no log messages.
   if (ctx.logLevel !== undefined && LOG_LEVELS.includes(ctx.logLevel)) out[META.logLevel] = ctx.logLevel;
-  out[META.protocolVersion] = MODERN_REVISION;
+  out[META.protocolVersion] = STATELESS_REVISION;
   out[META.clientCapabilities] = ctx.clientCapabilities;
   if (ctx.clientInfo) out[META.clientInfo] = ctx.clientInfo;
   return { ...out };
