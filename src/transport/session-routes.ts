@@ -128,14 +128,7 @@ export class SessionRoutes {
       throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list text/event-stream');
     checkVersionHeader(versionHeader);
     this.#parts.room.check();
-    const principal = this.#parts.door.identityOf(request)?.principal;
-    this.#parts.diagnostics.emit('http:classified', {
-      request: request.raw,
-      type: 'stream',
-      method: undefined,
-      principal,
-    });
-    const session = await this.#parts.sessions.load(header(request, SESSION_HEADER), principal, request.log);
+    const session = await this.#classifiedSession(request, 'stream');
     const prime = primesStreams(session.protocolVersion);
     const lastEventId = header(request, 'last-event-id');
     if (lastEventId !== undefined) return this.#resume(request, reply, session, lastEventId, prime);
@@ -184,15 +177,15 @@ export class SessionRoutes {
     if (namesStatelessEra(versionHeader))
       throw new Rejection('METHOD_NOT_ALLOWED', 'Method Not Allowed: the stateless revision has no sessions to delete');
     checkVersionHeader(versionHeader);
-    const principal = this.#parts.door.identityOf(request)?.principal;
-    this.#parts.diagnostics.emit('http:classified', {
-      request: request.raw,
-      type: 'delete',
-      method: undefined,
-      principal,
-    });
-    const session = await this.#parts.sessions.load(header(request, SESSION_HEADER), principal, request.log);
+    const session = await this.#classifiedSession(request, 'delete');
     await this.#parts.sessions.delete(session, request.log);
     reply.code(200).send();
+  }
+
+  /** A GET stream's or DELETE's session, once the request is classified (metrics, audit) under its principal. */
+  async #classifiedSession(request: FastifyRequest, type: 'stream' | 'delete'): Promise<SessionRecord> {
+    const principal = this.#parts.door.identityOf(request)?.principal;
+    this.#parts.diagnostics.emit('http:classified', { request: request.raw, type, method: undefined, principal });
+    return this.#parts.sessions.load(header(request, SESSION_HEADER), principal, request.log);
   }
 }
