@@ -27,6 +27,7 @@ const LAYERS = [
   'streams',
   'session',
   'cluster',
+  'rate-limit',
   'redis',
   'upstream',
   'upstream-auth',

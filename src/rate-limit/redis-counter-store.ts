@@ -1,0 +1,55 @@
+/**
+ * Rate-limit counters in Redis: one count across every replica. One Lua script per take, so a
+ * take is atomic whatever the replicas do at once, and Redis's own clock (TIME) decides windows,
+ * so replicas whose clocks drift still agree. The script is counter-store.ts's takeAt.
+ *
+ * A counter is a hash `<keyPrefix>ratelimit:<rule>:<key>` ({t: admissions left, s: its window's
+ * start}) that expires when it is full again: a counter unused for a window costs nothing.
+ * A take touches one key, so a Redis Cluster takes it as it is.
+ */
+import type { RedisClient } from '../redis/connection.js';
+import type { CounterShape, CounterStore } from './counter-store.js';
+
+const TAKE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local capacity = limit + burst
+local v = redis.call('HMGET', KEYS[1], 't', 's')
+local tokens = math.min(capacity, tonumber(v[1]) or capacity)
+local start = tonumber(v[2]) or now
+local windows = math.floor((now - start) / window)
+if windows > 0 then
+  tokens = math.min(capacity, tokens + windows * limit)
+  start = start + windows * window
+end
+local wait = 0
+if tokens >= 1 then tokens = tokens - 1 else wait = math.max(1, start + window - now) end
+redis.call('HSET', KEYS[1], 't', tokens, 's', start)
+local full = start + window * math.max(1, math.ceil((capacity - tokens) / limit))
+redis.call('PEXPIRE', KEYS[1], math.max(1, full - now))
+return wait
+`;
+
+type Take = (key: string, limit: number, windowMs: number, burst: number) => Promise<number>;
+
+export class RedisCounterStore implements CounterStore {
+  readonly #take: Take;
+
+  /** `redis`: a connection of its own, whose command timeout is rateLimits.storeTimeoutMs. */
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keyPrefix: string,
+  ) {
+    redis.defineCommand('mcpgwRateTake', { numberOfKeys: 1, lua: TAKE });
+    this.#take = (redis as unknown as Record<'mcpgwRateTake', Take>).mcpgwRateTake.bind(redis);
+  }
+
+  take(key: string, shape: CounterShape): Promise<number> {
+    return this.#take(`${this.keyPrefix}ratelimit:${key}`, shape.limit, shape.windowMs, shape.burst);
+  }
+
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}
