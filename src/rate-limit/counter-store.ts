@@ -4,7 +4,7 @@
  *
  * A counter is a fixed window that starts at its first request, with carry-over: it holds up to
  * `limit + burst` admissions, each window refills `limit` of them (all at once, at the window's
- * end), and a fresh counter starts full. With burst 0 this is exactly `limit` per window: a count
+ * end), and a fresh counter starts full (nothing used). With burst 0 this is exactly `limit` per window: a count
  * a client can predict (and `retryAfterMs` is exact), which a continuous refill (GCRA, a token
  * bucket dripping) would make fuzzy across a window. Both stores run this same arithmetic.
  */
@@ -25,9 +25,12 @@ export interface CounterStore {
   close(): Promise<void>;
 }
 
-/** A counter's state: admissions left, and when its current window started (ms). */
+/**
+ * A counter's state: admissions used and not yet refilled, and when its current window started
+ * (ms). Used, not left: a reload that changes the rule's limit applies to the count at once.
+ */
 export interface CounterState {
-  tokens: number;
+  used: number;
   start: number;
 }
 
@@ -37,24 +40,24 @@ export interface CounterState {
  */
 export function takeAt(state: CounterState | undefined, shape: CounterShape, now: number): [CounterState, number] {
   const capacity = shape.limit + shape.burst;
-  const s = state ?? { tokens: capacity, start: now };
-  s.tokens = Math.min(capacity, s.tokens); // a reload lowered the rule's limit
+  const s = state ?? { used: 0, start: now };
   const windows = Math.floor((now - s.start) / shape.windowMs);
   if (windows > 0) {
-    s.tokens = Math.min(capacity, s.tokens + windows * shape.limit);
+    s.used = Math.max(0, s.used - windows * shape.limit);
     s.start += windows * shape.windowMs;
   }
-  if (s.tokens >= 1) {
-    s.tokens -= 1;
+  if (s.used < capacity) {
+    s.used += 1;
     return [s, 0];
   }
-  return [s, Math.max(1, s.start + shape.windowMs - now)];
+  // Windows until one admission is free again: more than one when a reload lowered the limit.
+  const until = Math.floor((s.used - capacity) / shape.limit) + 1;
+  return [s, Math.max(1, s.start + until * shape.windowMs - now)];
 }
 
-/** When `state` is full again (and may be forgotten: a fresh counter is the same). */
+/** When `state` is fresh again (nothing used: it may be forgotten). */
 export function fullAt(state: CounterState, shape: CounterShape): number {
-  const missing = shape.limit + shape.burst - state.tokens;
-  return state.start + shape.windowMs * Math.max(1, Math.ceil(missing / shape.limit));
+  return state.start + shape.windowMs * Math.max(1, Math.ceil(state.used / shape.limit));
 }
 
 /** How often full counters are swept out of memory. */

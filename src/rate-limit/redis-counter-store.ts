@@ -3,7 +3,7 @@
  * take is atomic whatever the replicas do at once, and Redis's own clock (TIME) decides windows,
  * so replicas whose clocks drift still agree. The script is counter-store.ts's takeAt.
  *
- * A counter is a hash `<keyPrefix>ratelimit:<rule>:<key>` ({t: admissions left, s: its window's
+ * A counter is a hash `<keyPrefix>ratelimit:<rule>:<key>` ({u: admissions used, s: its window's
  * start}) that expires when it is full again: a counter unused for a window costs nothing.
  * A take touches one key, so a Redis Cluster takes it as it is.
  */
@@ -15,19 +15,22 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local limit, window, burst = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local capacity = limit + burst
-local v = redis.call('HMGET', KEYS[1], 't', 's')
-local tokens = math.min(capacity, tonumber(v[1]) or capacity)
+local v = redis.call('HMGET', KEYS[1], 'u', 's')
+local used = tonumber(v[1]) or 0
 local start = tonumber(v[2]) or now
 local windows = math.floor((now - start) / window)
 if windows > 0 then
-  tokens = math.min(capacity, tokens + windows * limit)
+  used = math.max(0, used - windows * limit)
   start = start + windows * window
 end
 local wait = 0
-if tokens >= 1 then tokens = tokens - 1 else wait = math.max(1, start + window - now) end
-redis.call('HSET', KEYS[1], 't', tokens, 's', start)
-local full = start + window * math.max(1, math.ceil((capacity - tokens) / limit))
-redis.call('PEXPIRE', KEYS[1], math.max(1, full - now))
+if used < capacity then
+  used = used + 1
+else
+  wait = math.max(1, start + (math.floor((used - capacity) / limit) + 1) * window - now)
+end
+redis.call('HSET', KEYS[1], 'u', used, 's', start)
+redis.call('PEXPIRE', KEYS[1], math.max(1, start + window * math.max(1, math.ceil(used / limit)) - now))
 return wait
 `;
 
