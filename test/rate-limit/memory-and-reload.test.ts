@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, stdioUpstream } from '../support/gateway.js';
 import { startFromFile } from '../support/reload.js';
-import { admitted, callsRoundRobin, openAs, refused } from '../support/rate-limits.js';
+import { admitted, callsRoundRobin, openAs, refused, sessionHeaders } from '../support/rate-limits.js';
+import { post } from '../support/gateway.js';
 
 const upstreams = [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('slow', SLOW_SERVER)];
 const perClient = { name: 'per-client', match: { methods: ['tools/call'] }, limit: 100, windowMs: 60000 };
@@ -64,5 +65,28 @@ describe('rate limits in memory (one replica, no Redis)', () => {
     expect((await gw.gateway.reload()).outcome).toBe('ok');
     const sid = await openAs(gw.url);
     expect(admitted(await callsRoundRobin([gw.url], sid, 5))).toBe(5);
+  });
+
+  it('checks each message of a batch on its own: the refused ones in-band, the reply 200', async () => {
+    const rules = [{ name: 'batch', match: { methods: ['tools/call'] }, limit: 2, windowMs: 60000 }];
+    gw.file.write({ upstreams, rateLimits: { rules } });
+    expect((await gw.gateway.reload()).outcome).toBe('ok');
+    const sid = await openAs(gw.url, undefined, '2025-03-26');
+    const call = (id: number) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__echo', arguments: { text: String(id) } },
+    });
+    const res = await post(gw.url, [call(1), call(2), call(3), { jsonrpc: '2.0', id: 4, method: 'tools/list' }], {
+      ...sessionHeaders(sid, '2025-03-26'),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('retry-after')).toBeNull();
+    const byId = new Map((res.json as Array<{ id: number }>).map((m) => [m.id, m as Record<string, any>]));
+    expect(byId.get(1)!.result).toBeDefined();
+    expect(byId.get(2)!.result).toBeDefined();
+    expect(byId.get(3)!.error.data).toMatchObject({ type: 'RATE_LIMITED', rule: 'batch' });
+    expect(byId.get(4)!.result.tools.length).toBeGreaterThan(0);
   });
 });

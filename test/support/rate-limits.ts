@@ -15,23 +15,24 @@ export const keyOf = (principal: string) => `${[...principal].reverse().join('')
 const VERSION = '2025-06-18';
 
 /** A session of `principal` (none: anonymous) opened on `url`; its id. */
-export async function openAs(url: URL, principal?: string): Promise<string> {
+export async function openAs(url: URL, principal?: string, version = VERSION): Promise<string> {
   const auth = principal ? bearer(keyOf(principal)) : {};
   const init = {
     jsonrpc: '2.0',
     id: 0,
     method: 'initialize',
-    params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'rate-test', version: '1' } },
+    params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'rate-test', version: '1' } },
   };
   const res = await post(url, init, auth);
   if (res.status !== 200) throw new Error(`initialize: ${res.status} ${res.text}`);
   const sid = res.headers.get('mcp-session-id')!;
-  await post(url, { jsonrpc: '2.0', method: 'notifications/initialized' }, { ...auth, ...sessionHeaders(sid) });
+  const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+  await post(url, initialized, { ...auth, ...sessionHeaders(sid, version) });
   return sid;
 }
 
-function sessionHeaders(sid: string): Record<string, string> {
-  return { 'mcp-session-id': sid, 'mcp-protocol-version': VERSION };
+export function sessionHeaders(sid: string, version = VERSION): Record<string, string> {
+  return { 'mcp-session-id': sid, 'mcp-protocol-version': version };
 }
 
 export interface CallOutcome {
