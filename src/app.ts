@@ -89,13 +89,12 @@ const GATEWAY_IDENTITY: ClientIdentity = {
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
 async function startParts(
   target: RedisTarget | undefined,
-  { router, server, group, rateLimits }: ReturnType<typeof createVirtualServer>,
+  { router, server, group }: ReturnType<typeof createVirtualServer>,
   store: { start(): Promise<void> },
   side: SideStores,
 ): Promise<void> {
   await Promise.all([
     withinStartDeadline(router.start(), target),
-    rateLimits.ready(),
     withinStartDeadline(sideStoresReady(side), target),
     server.start().then(() => {
       // A remote upstream that goes down leaves the catalog (clients get list_changed) and returns when it recovers.

@@ -8,17 +8,13 @@ import type { Logger } from 'pino';
 import type { RateLimitsConfig, SessionsConfig } from '../config/schema.js';
 import { rateLimitWarnings } from '../config/rate-limits.js';
 import type { DataPathEvents } from '../observability/events.js';
-import { connectRedis, redisTarget, type RedisClient } from '../redis/connection.js';
+import { connectRedis, redisTarget } from '../redis/connection.js';
 import { MemoryCounterStore, type CounterStore } from './counter-store.js';
 import { RateLimiter } from './rate-limiter.js';
 import { RedisCounterStore } from './redis-counter-store.js';
 
-/** How long start-up waits for the counters' Redis connection before it goes on (onStoreError meanwhile). */
-const READY_WAIT_MS = 5000;
-
 export class LiveRateLimits {
   #store: CounterStore | undefined;
-  #redis: RedisClient | undefined;
 
   constructor(
     private readonly sessions: SessionsConfig,
@@ -36,18 +32,6 @@ export class LiveRateLimits {
     this.apply(new RateLimiter(config, this.#store, this.events, this.log));
   }
 
-  /** Resolves once the counters' Redis connection is ready (or after a while: requests meet onStoreError then). */
-  async ready(): Promise<void> {
-    const redis = this.#redis;
-    if (!redis || redis.status === 'ready') return;
-    let timer: NodeJS.Timeout | undefined;
-    await new Promise<void>((done) => {
-      timer = setTimeout(done, READY_WAIT_MS);
-      redis.once('ready', () => done());
-    });
-    clearTimeout(timer);
-  }
-
   async close(): Promise<void> {
     await this.#store?.close();
   }
@@ -56,12 +40,13 @@ export class LiveRateLimits {
     const target = redisTarget(this.sessions);
     if (!target) return new MemoryCounterStore();
     // A connection of its own: its command timeout bounds what a request waits for its count.
-    this.#redis = connectRedis({
+    // Until it is first connected, takes wait for it (up to the timeout): a reload's new rules count at once.
+    const redis = connectRedis({
       target,
       name: 'mcp-gateway-rate-limits',
       log: this.log,
       commandTimeoutMs: storeTimeoutMs,
     });
-    return new RedisCounterStore(this.#redis, this.sessions.keyPrefix);
+    return new RedisCounterStore(redis, this.sessions.keyPrefix, storeTimeoutMs);
   }
 }

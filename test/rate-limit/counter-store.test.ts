@@ -63,8 +63,8 @@ describe('RedisCounterStore', () => {
   beforeAll(async () => {
     redis = await startRedis();
     client = connectRedis({ target: { url: redis.url }, name: 'rate-test' });
-    await new Promise((r) => client.once('ready', r));
-    store = new RedisCounterStore(client, 'test:');
+    // Made before the connection is ready: its first takes wait for it.
+    store = new RedisCounterStore(client, 'test:', 1000);
   });
 
   afterAll(async () => {
