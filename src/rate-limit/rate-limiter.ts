@@ -28,7 +28,7 @@ export interface RoutesOf {
 interface Facts {
   method: string;
   who: string;
-  /** tools/call: the tool named (as clients see it, after a virtual server's renaming). */
+  /** tools/call: the tool named, as the catalog names it (a virtual server's rewrite done), if it has it. */
   tool: string | undefined;
   /** The upstream that serves the request; undefined when none does (lists, ping) or it is unknown. */
   server: string | undefined;
@@ -109,7 +109,7 @@ export class RateLimiter {
 
   /** Resolves (or returns) when `request` may go on; rejects (or throws) RATE_LIMITED. */
   admit(ctx: RequestContext, request: JsonRpcRequest, routes: RoutesOf): void | Promise<void> {
-    const facts = factsOf(ctx, request, this.#needsServer ? routes : undefined);
+    const facts = factsOf(ctx, request, routes, this.#needsServer);
     for (let i = 0; i < this.#rules.length; i++) {
       const rule = this.#rules[i]!;
       const key = rule.counter(facts);
@@ -173,14 +173,20 @@ export class RateLimiter {
   }
 }
 
-function factsOf(ctx: RequestContext, request: JsonRpcRequest, routes: RoutesOf | undefined): Facts {
+/**
+ * A tools/call's tool only when the catalog has it: an unknown name is refused anyway, and counting
+ * it would let a client mint counters (keys in Redis) with names of its own.
+ */
+function factsOf(ctx: RequestContext, request: JsonRpcRequest, routes: RoutesOf, servers: boolean): Facts {
   const params = request.params;
   const name = typeof params?.name === 'string' ? params.name : undefined;
-  const tool = request.method === 'tools/call' ? name : undefined;
+  let tool: string | undefined;
   let server: string | undefined;
-  if (routes) {
-    if (tool !== undefined) server = routes.tool(tool)?.upstream;
-    else if (request.method === 'prompts/get' && name !== undefined) server = routes.prompt(name)?.upstream;
+  if (request.method === 'tools/call' && name !== undefined) {
+    server = routes.tool(name)?.upstream;
+    if (server !== undefined) tool = name;
+  } else if (servers) {
+    if (request.method === 'prompts/get' && name !== undefined) server = routes.prompt(name)?.upstream;
     else if (typeof params?.uri === 'string' && request.method.startsWith('resources/'))
       server = routes.resource(params.uri)?.upstream;
   }
