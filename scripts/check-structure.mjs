@@ -28,6 +28,7 @@ const LAYERS = [
   'streams',
   'session',
   'cluster',
+  'rate-limit',
   'redis',
   'upstream',
   'upstream-auth',

@@ -29,6 +29,7 @@ import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
 import type { Connections } from './transport/connections.js';
+import { LiveRateLimits } from './rate-limit/live-rate-limits.js';
 
 export { GATEWAY_VERSION };
 
@@ -88,9 +89,7 @@ const GATEWAY_IDENTITY: ClientIdentity = {
 /** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
 async function startParts(
   target: RedisTarget | undefined,
-  router: PerSessionRouter,
-  server: VirtualServer,
-  group: UpstreamGroup,
+  { router, server, group }: ReturnType<typeof createVirtualServer>,
   store: { start(): Promise<void> },
   side: SideStores,
 ): Promise<void> {
@@ -174,11 +173,16 @@ function applySections(
   next: GatewayConfig,
   diff: ConfigDiff,
   setServers: (servers: readonly ServerEntryConfig[]) => { warnings: string[]; needsRestart: string[] },
-  tasksReload: { apply(next: GatewayConfig): string[] },
+  live: { tasksReload: { apply(next: GatewayConfig): string[] }; rateLimits: LiveRateLimits },
   log: Logger,
 ): string[] {
   if (diff.servers) reportServers(setServers(next.servers), log);
-  return tasksReload.apply(next);
+  if (diff.rateLimits)
+    live.rateLimits.set(
+      next.rateLimits,
+      next.upstreams.map((u) => u.name),
+    );
+  return live.tasksReload.apply(next);
 }
 
 /** The shutdown steps, in order: drain (up to shutdown.drainMs), then each part, tracing last. */
@@ -190,6 +194,7 @@ function shutdownSteps(
     replication: { close(): unknown };
     store: SessionStore;
     side: SideStores;
+    rateLimits: LiveRateLimits;
     reloader: Reloader;
     transport: { readonly activeReplies: number };
     connections: Connections | undefined;
@@ -211,6 +216,7 @@ function shutdownSteps(
     () => p.replication.close(),
     () => p.app.close(),
     () => p.store.close(),
+    () => p.rateLimits.close(),
     ...closeSideStores(p.side),
     unsubscribe,
     // Last: the spans of the requests that just drained are flushed to the collector.
@@ -236,7 +242,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const { events } = side;
   const storeStatus = created.status && withSideConnections(created.status, side);
   const built = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
-  const { server, router, group, liveTasks: tasksReload } = built;
+  const { server, router, group, liveTasks: tasksReload, rateLimits } = built;
   const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
@@ -278,19 +284,20 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const targets = {
     ...{ group, server, intake, required, announce, setTransportLimits },
     ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined },
-    applySections: (next: GatewayConfig, diff: ConfigDiff) => applySections(next, diff, setServers, tasksReload, log),
+    applySections: (next: GatewayConfig, diff: ConfigDiff) =>
+      applySections(next, diff, setServers, { tasksReload, rateLimits }, log),
   };
   const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
   configStatus.enableReload();
   let starting: Promise<void> | undefined;
   const start = () => {
-    starting ??= startParts(redisTarget(config.sessions), router, server, group, created, side).then(() => {
+    starting ??= startParts(redisTarget(config.sessions), built, created, side).then(() => {
       state.ready = true;
     });
     return starting;
   };
   let closing: Promise<void> | undefined;
-  const parts = { app, server, group, replication, store, side, reloader, transport, connections };
+  const parts = { app, server, group, replication, store, side, rateLimits, reloader, transport, connections };
   const unsubscribeAll = () => [unsubscribe(), unsubscribeHttp()];
   const close = () => {
     closing ??= closeInOrder(shutdownSteps(parts, state, config, unsubscribeAll, stopTracing), log);

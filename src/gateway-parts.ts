@@ -18,6 +18,7 @@ import type { Logger } from './observability/logger.js';
 import type { SessionStore } from './session/session-store.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import type { SideStores } from './stores.js';
+import { LiveRateLimits } from './rate-limit/live-rate-limits.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
@@ -79,7 +80,13 @@ export function createVirtualServer(
     passThrough,
     notifications,
   });
-  return { server, router, group, liveTasks: liveTasks(settings, tasks !== undefined) };
+  // Rules from the first request on: the chain is recomposed before anything is served.
+  const rateLimits = new LiveRateLimits(config.sessions, diagnostics, log, (l) => server!.setRateLimiter(l));
+  rateLimits.set(
+    config.rateLimits,
+    config.upstreams.map((u) => u.name),
+  );
+  return { server, router, group, rateLimits, liveTasks: liveTasks(settings, tasks !== undefined) };
 }
 
 export type Replication = ReturnType<typeof createReplication>;

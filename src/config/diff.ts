@@ -40,7 +40,14 @@ export const LIVE_LIMITS: ReadonlySet<string> = new Set([
  * Top-level sections applied at once besides `upstreams` and the live limits. `servers` (virtual
  * servers) is replaced whole by the reload's apply step.
  */
-export const LIVE_SECTIONS: ReadonlySet<string> = new Set(['upstreams', 'limits', 'logLevel', 'servers', 'tasks']);
+export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
+  'upstreams',
+  'limits',
+  'logLevel',
+  'servers',
+  'tasks',
+  'rateLimits',
+]);
 
 export interface UpstreamChange {
   name: string;
@@ -61,6 +68,8 @@ export interface ConfigDiff {
   logLevel: boolean;
   /** Whether `servers` differs (virtual servers, replaced whole). */
   servers: boolean;
+  /** Whether `rateLimits` differs (its rules replaced whole; the counters of rules kept by name stay). */
+  rateLimits: boolean;
   /** Dotted `tasks.*` keys that differ (applied at once to new tasks; running ones keep theirs). */
   tasks: string[];
   /** Dotted keys that differ but apply only at a restart ("listen.port", "sessions"). */
@@ -72,7 +81,8 @@ export function hasLiveChanges(diff: ConfigDiff): boolean {
   return (
     diff.added.length + diff.removed.length + diff.changed.length + diff.limits.length + diff.tasks.length > 0 ||
     diff.logLevel ||
-    diff.servers
+    diff.servers ||
+    diff.rateLimits
   );
 }
 
@@ -98,6 +108,7 @@ export function diffConfigs(current: GatewayConfig, next: GatewayConfig): Config
     limits,
     logLevel: current.logLevel !== next.logLevel,
     servers: !same(cur.servers, nxt.servers),
+    rateLimits: !same(cur.rateLimits, nxt.rateLimits),
     tasks: differingKeys('tasks', cur.tasks, nxt.tasks),
     restartOnly,
   };

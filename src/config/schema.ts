@@ -12,6 +12,7 @@ import { clusterChecks, clusterSchema } from './cluster.js';
 import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
+import { rateLimitsChecks, rateLimitsSchema } from './rate-limits.js';
 import { reloadSchema } from './reload.js';
 import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
@@ -43,6 +44,7 @@ export type {
   OAuthClientConfig,
   RetryConfig,
 } from './remote-upstream.js';
+export type { RateLimitKey, RateLimitRuleConfig, RateLimitsConfig } from './rate-limits.js';
 export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
@@ -83,6 +85,7 @@ export const configSchema = {
     secrets: secretsSchema,
     reload: reloadSchema,
     tasks: tasksSchema,
+    rateLimits: rateLimitsSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
   },
@@ -113,6 +116,8 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
     statelessChecks(config.stateless, env, problems);
   if (typeof config.secrets === 'object' && config.secrets !== null) secretsChecks(config.secrets, env, problems);
   if (typeof config.tasks === 'object' && config.tasks !== null) tasksChecks(config.tasks, problems);
+  if (typeof config.rateLimits === 'object' && config.rateLimits !== null)
+    rateLimitsChecks(config.rateLimits, problems);
   clusterChecks(
     config.cluster,
     typeof config.sessions === 'object' && config.sessions !== null ? config.sessions.store : undefined,

@@ -69,8 +69,8 @@ export interface RequestContext {
   readonly client?: string | undefined;
   readonly slots?: InFlightSlots | undefined;
   /**
-   * A stateless request's TCP peer (behind a proxy, the proxy's): all that tells one anonymous
-   * client's tasks from another's.
+   * The TCP peer (behind a proxy, the proxy's) of a stateless request or a Streamable HTTP session's POST: all that
+   * tells one anonymous client's tasks (stateless) or rate-limit counters from another's.
    */
   readonly remoteAddress?: string | undefined;
   /** The HTTP request this one came in (its id and trace headers); undefined off HTTP. */

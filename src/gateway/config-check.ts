@@ -16,6 +16,7 @@ import { CatalogCollisionError, LISTS, type ListKind } from './catalog.js';
 import { CatalogManager } from './catalog-manager.js';
 import { PROBE_CAPABILITIES } from './capability-catalogs.js';
 import { ServerView, viewProblems } from './server-views.js';
+import { rateLimitWarnings } from '../config/rate-limits.js';
 
 export interface ConfigCheck {
   /** The config would be refused (at start-up, or by a reload). */
@@ -102,6 +103,9 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     const views = viewProblems(config.servers, catalogs.catalog, missing.length === 0);
     errors.push(...views.errors);
     warnings.push(...views.warnings);
+    // Tools only when every upstream listed its own: else a glob may fit one that did not.
+    const tools = missing.length === 0 ? catalogs.catalog.list('tools').map((t) => String(t.name)) : undefined;
+    warnings.push(...rateLimitWarnings(config.rateLimits, [...group.upstreams.keys()], tools));
     checked = checkedItems(config, catalogs);
   } catch (err) {
     if (!(err instanceof CatalogCollisionError)) throw err;

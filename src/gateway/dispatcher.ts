@@ -19,7 +19,8 @@ import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { RequestEvents, type NotificationEvents } from './request-events.js';
 import { MethodHandlers } from './method-handlers.js';
-import { requestChain, type ReplyStep } from './request-chain.js';
+import { requestChain, type ReplyStep, type ResultStep } from './request-chain.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
@@ -56,6 +57,8 @@ export interface DispatcherOptions {
   /** Tasks of upstreams that run them themselves. */
   passThrough: TaskPassThrough;
   notifications?: NotificationEvents;
+  /** rateLimits at start (a reload sets others: setRateLimiter). */
+  rateLimiter?: RateLimiter | undefined;
 }
 
 export class Dispatcher {
@@ -66,7 +69,8 @@ export class Dispatcher {
   #unsubscribeCancels: (() => Promise<void>) | undefined;
   readonly #tasks: TaskEngine | undefined;
   /** Every request's way: the wrappers around the method table (request-chain.ts). */
-  readonly #chain: ReplyStep;
+  #chain: ReplyStep;
+  readonly #handle: ResultStep;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
@@ -112,11 +116,19 @@ export class Dispatcher {
       sessionCatalogs: this.#sessionCatalogs,
       events: this.#events,
     });
-    // Composed once: a request allocates nothing for its way through the wrappers.
-    this.#chain = requestChain(
-      { ...options, events: this.#events, sessionCatalogs: this.#sessionCatalogs },
-      handlers.handle,
-    );
+    this.#handle = handlers.handle;
+    this.#chain = this.#compose(options.rateLimiter);
+  }
+
+  /** Composed once (and again when the rate limits change): a request allocates nothing for its way. */
+  #compose(rateLimiter: RateLimiter | undefined): ReplyStep {
+    const parts = { ...this.options, events: this.#events, sessionCatalogs: this.#sessionCatalogs, rateLimiter };
+    return requestChain(parts, this.#handle);
+  }
+
+  /** A reload's rate limits: from the next request on (one in flight keeps the chain it took). */
+  setRateLimiter(rateLimiter: RateLimiter | undefined): void {
+    this.#chain = this.#compose(rateLimiter);
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */

@@ -1,7 +1,8 @@
 // The way every client request takes through the dispatcher, whatever its era or transport: the
 // table of method handlers (method-handlers.ts) inside a chain of wrappers, composed once when the
 // dispatcher is built. Outermost first: the reply (a stateless client's shape, errors mapped once),
-// the request events, the catalog, the virtual server's view; then the method's handler. No
+// the request events, the catalog, the virtual server's view, the rate limits (only when rules
+// exist: recomposed by a reload); then the method's handler. No
 // wrapper branches around another: a 2026-07-28 request and a 2025 one pass the same events.
 //
 // The hot path's cost: a wrapper that works only before its next step returns that step's promise
@@ -12,6 +13,7 @@ import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '..
 import type { JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import type { StatelessResults } from '../stateless/result-shape.js';
 import type { Catalog } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -54,11 +56,17 @@ export interface RequestChainParts {
   sessionCatalogs: SessionCatalogs;
   statelessResults: StatelessResults;
   log: Logger;
+  /** rateLimits' rules; none (or no rule): no wrapper at all. */
+  rateLimiter?: RateLimiter | undefined;
 }
 
 /** The dispatcher's whole chain around `handle` (the method table). */
 export function requestChain(parts: RequestChainParts, handle: ResultStep): ReplyStep {
-  const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(compose(handle, viewRewrite(parts.events)));
+  const limiter = parts.rateLimiter && !parts.rateLimiter.empty ? [rateLimited(parts.rateLimiter)] : [];
+  const routed = withCatalog(
+    parts.catalogs,
+    parts.sessionCatalogs,
+  )(compose(handle, viewRewrite(parts.events), ...limiter));
   return replies(parts.log, parts.statelessResults)(compose(routed, requestEvents(parts.events)));
 }
 
@@ -145,4 +153,22 @@ export function viewRewrite(events: RequestEvents): Wrapper<ResultStep> {
     view
       ? next(ctx, events.rewritten(request, view.rewrite(ctx, request, catalog)), view, catalog)
       : next(ctx, request, view, catalog);
+}
+
+/**
+ * Each request message against the rate limits, named as the catalog names it (after a view's
+ * rewrite): refused, it never reaches its handler (a task's tools/call counts as it is created).
+ * A memory store answers at once, and the next step is called at once.
+ */
+export function rateLimited(limiter: RateLimiter): Wrapper<ResultStep> {
+  return (next) => {
+    const later = async (admitted: Promise<void>, ...args: Parameters<ResultStep>): Promise<McpResult> => {
+      await admitted;
+      return next(...args);
+    };
+    return (ctx, request, view, catalog) => {
+      const admitted = limiter.admit(ctx, request, catalog);
+      return admitted ? later(admitted, ctx, request, view, catalog) : next(ctx, request, view, catalog);
+    };
+  };
 }

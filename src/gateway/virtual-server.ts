@@ -29,6 +29,7 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from '../tasks/engine.js';
 import { TaskPassThrough } from '../tasks/pass-through.js';
 import { declaresTasks, tasksExtensionRequired } from '../tasks/shapes.js';
+import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -142,6 +143,11 @@ export class VirtualServer implements McpHandler {
 
   get catalog(): Catalog {
     return this.#catalogs.catalog;
+  }
+
+  /** rateLimits (none: no rule), from the next request on. */
+  setRateLimiter(limiter: RateLimiter | undefined): void {
+    this.#dispatcher.setRateLimiter(limiter);
   }
 
   /** The catalogs 2025 sessions on this replica last listed from their own per-session workers (for /status). */

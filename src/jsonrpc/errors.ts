@@ -157,8 +157,7 @@ export const ERRORS = {
   },
   SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
   SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
-  // The port is bound before the upstreams have started (so health probes answer): until then, MCP requests wait
-  // outside.
+  // The port is bound before the upstreams have started (health probes answer): until then, MCP requests wait.
   NOT_READY: { code: -32019, httpStatus: 503, message: 'Gateway is starting: retry shortly', retryable: true },
   UPSTREAM_CIRCUIT_OPEN: {
     code: -32011,
@@ -180,6 +179,8 @@ export const ERRORS = {
     message: 'This client sent more request bytes than its share; slow down',
     retryable: true,
   },
+  // A rule of rateLimits (data.rule, data.retryAfterMs): in-band, 429 with Retry-After as a POST's only message.
+  RATE_LIMITED: { code: -32015, httpStatus: 429, message: 'Rate limit reached; retry later', retryable: true },
   // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
   SESSION_LIMIT: {
     code: -32016,

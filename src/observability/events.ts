@@ -156,6 +156,10 @@ export interface EventMap {
   'upstream:circuit': { upstream: string; state: (typeof CIRCUIT_STATES)[number] };
   'pool:queue': { upstream: string; depth: number };
   'pool:rejection': { upstream: string; reason: string };
+  /** A rule of rateLimits refused a request message. */
+  'rate:limited': { rule: string };
+  /** The rate-limit counter store failed or was late: the request was admitted or refused (onStoreError). */
+  'rate:store-error': { outcome: 'allowed' | 'denied' };
   /** A config reload ended: `ok` applied (restart-only keys aside), `rejected` changed nothing. */
   'config:reload': { outcome: 'ok' | 'rejected' };
 }

@@ -71,6 +71,20 @@ export class Metrics {
     },
   });
 
+  readonly rateLimited = new Counter({
+    name: 'mcpgw_rate_limited_total',
+    help: 'Request messages refused by a rule of rateLimits (RATE_LIMITED), by rule',
+    labelNames: ['rule'] as const,
+    registers: [this.registry],
+  });
+
+  readonly rateLimitStoreErrors = new Counter({
+    name: 'mcpgw_rate_limit_store_errors_total',
+    help: 'Rate-limit counter store failures or timeouts, by what onStoreError did (allowed, denied)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly transportRejections = new Counter({
     name: 'mcpgw_transport_rejections_total',
     help: 'HTTP requests rejected by the transport before reaching the virtual server',

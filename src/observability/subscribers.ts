@@ -42,6 +42,8 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
         .observe(e.seconds),
     'session:end': (e) => metrics.sessionDuration.observe({ network_transport: 'tcp' }, e.seconds),
     'transport:rejection': (e) => metrics.transportRejections.inc({ error_type: e.errorType }),
+    'rate:limited': (e) => metrics.rateLimited.inc({ rule: e.rule }),
+    'rate:store-error': (e) => metrics.rateLimitStoreErrors.inc({ outcome: e.outcome }),
     'stream:open': (e) => metrics.sseStreamsOpen.inc({ kind: e.kind }),
     'stream:close': (e) => metrics.sseStreamsOpen.dec({ kind: e.kind }),
     'stream:resumption': (e) => metrics.streamResumptions.inc({ outcome: e.outcome }),

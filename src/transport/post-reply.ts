@@ -8,6 +8,7 @@ import type {
   JsonRpcResponse,
 } from '../jsonrpc/messages.js';
 import { SseWriter, type StreamBound } from '../streams/sse-writer.js';
+import { ERRORS } from '../jsonrpc/errors.js';
 
 /** An SSE reply as its events are recorded and written (see RecordedStream). */
 export interface ReplyStream {
@@ -83,6 +84,12 @@ export class PostReply implements MessageSink {
       if (this.#remaining === 0) this.#json(JSON.stringify(this.#collected));
       return;
     }
+    const wait = status === 200 ? rateLimitedWait(response) : undefined;
+    if (wait !== undefined) {
+      // A POST's only message refused by a rate limit: the HTTP reply says so too, as CLIENT_TOO_MANY_* do.
+      this.headers['retry-after'] = String(Math.max(1, Math.ceil(wait / 1000)));
+      status = ERRORS.RATE_LIMITED.httpStatus;
+    }
     this.#json(JSON.stringify(response), status);
   }
 
@@ -107,4 +114,12 @@ export class PostReply implements MessageSink {
     this.raw.writeHead(status, headers);
     this.raw.end(body);
   }
+}
+
+/** A RATE_LIMITED reply's data.retryAfterMs; undefined for any other reply. */
+function rateLimitedWait(response: JsonRpcResponse): number | undefined {
+  if (!('error' in response) || response.error.code !== ERRORS.RATE_LIMITED.code) return undefined;
+  const data = response.error.data as { type?: unknown; retryAfterMs?: unknown } | undefined;
+  if (data?.type !== 'RATE_LIMITED') return undefined;
+  return typeof data.retryAfterMs === 'number' ? data.retryAfterMs : 1000;
 }

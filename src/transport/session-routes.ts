@@ -73,6 +73,8 @@ export class SessionRoutes {
     sessionSink: MessageSink,
     http: HttpOrigin,
     caller?: Caller,
+    /** The POST's TCP peer: who an anonymous session's requests are to rate limits. */
+    remoteAddress?: string,
   ): RequestContext {
     return {
       protocolVersion: session.protocolVersion,
@@ -91,6 +93,7 @@ export class SessionRoutes {
       client: session.id,
       slots: this.#parts.inFlight,
       http,
+      remoteAddress,
     };
   }
   /** The notifications and responses of a session's POST, handed to the virtual server (nothing answers them). */

@@ -274,7 +274,7 @@ export class StreamableHttpTransport {
     this.#activeReplies++;
     // The client may have gone while the session loaded: its close already fired.
     onceClosed(raw, this.#replyClosed);
-    const ctx = this.#routes.context(session, mayCall, post, sessionSink, http, caller);
+    const ctx = this.#routes.context(session, mayCall, post, sessionSink, http, caller, request.ip);
     for (const c of messages) {
       if (c.kind === 'invalid')
         post.respond(

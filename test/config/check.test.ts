@@ -36,6 +36,22 @@ describe('checkConfig', () => {
     expect(childPidsRunning(ECHO_SERVER)).toEqual([]);
   });
 
+  it('warns of rate-limit rules that select nothing: a server, a tool of the listed catalog, a rule never matched', async () => {
+    const rules = [
+      { name: 'a', match: { servers: ['mail*'] }, limit: 1, windowMs: 1000 },
+      { name: 'b', match: { tools: ['echo__echo', 'zzz*'] }, limit: 1, windowMs: 1000 },
+      { name: 'c', key: 'tool', match: { methods: ['prompts/get'] }, limit: 1, windowMs: 1000 },
+    ];
+    const config = exampleConfig({ upstreams: [stdioUpstream('echo', ECHO_SERVER)], rateLimits: { rules } });
+    const { errors, warnings } = await checkConfig(config, { log });
+    expect(errors).toEqual([]);
+    expect(warnings).toEqual([
+      'rateLimits rule "a": servers "mail*" fits no upstream',
+      'rateLimits rule "b": tools "zzz*" fits no tool',
+      'rateLimits rule "c": can never match (tools or key "tool" count tools/call only, methods leave it out)',
+    ]);
+  });
+
   it('names a command that is not on PATH, and a path that is no executable', async () => {
     const config = exampleConfig({
       upstreams: [

@@ -94,6 +94,11 @@ const SCHEMA_DEFAULTS = {
   'tasks.maxTtlMs': 86400000,
   'tasks.pollIntervalMs': 1000,
   'tasks.inputWindowMs': 1000,
+  // Added with rate limits (#31): no default for the section itself (absent: off).
+  'rateLimits.rules[].key': 'principal',
+  'rateLimits.rules[].burst': 0,
+  'rateLimits.onStoreError': 'allow',
+  'rateLimits.storeTimeoutMs': 250,
   status: {},
   'auth.mode': 'none',
   'auth.authorizationServers': [],

@@ -2,11 +2,12 @@
  * The request chain as a module: compose's order, and the dispatcher's wrappers around a method
  * handler written here (in process, no upstream): the reply and its error mapping, the request
  * events on every way out (a handler that throws, one that rejects, a stateless request, a view
- * that fails), the catalog a handler is given, a view's rewrite, and the microtask turns the
- * wrappers add to a handler's own.
+ * that fails), the catalog a handler is given, a view's rewrite, the rate limits (no wrapper without
+ * rules), and the microtask turns the wrappers add to a handler's own.
  */
 import { describe, expect, it } from 'vitest';
 import type { Logger } from 'pino';
+import type { RateLimitsConfig } from '../../src/config/schema.js';
 import type { RequestContext } from '../../src/contracts/request-context.js';
 import type { McpResult } from '../../src/contracts/upstream.js';
 import { CatalogManager } from '../../src/gateway/catalog-manager.js';
@@ -18,7 +19,9 @@ import { SessionCatalogs } from '../../src/gateway/session-catalogs.js';
 import { GatewayError, UpstreamRpcError, errorObject } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcRequest, JsonRpcResponse } from '../../src/jsonrpc/messages.js';
 import { StatelessResults } from '../../src/stateless/result-shape.js';
-import { subscribe } from '../../src/observability/events.js';
+import { DataPathEvents, subscribe } from '../../src/observability/events.js';
+import { MemoryCounterStore } from '../../src/rate-limit/counter-store.js';
+import { RateLimiter } from '../../src/rate-limit/rate-limiter.js';
 import { GATEWAY_IDENTITY, recordEvents, recordingSink, sessionContext } from '../support/in-process.js';
 
 type Step = (trail: string[]) => Promise<string>;
@@ -44,7 +47,11 @@ const request = (method: string, params?: Record<string, unknown>): JsonRpcReque
 });
 
 /** The chain around `handler`, with the parts it reads; `catalogFor` stands in for a session's own lists. */
-function chainOf(handler: ResultStep, catalogFor?: (ctx: RequestContext) => Catalog | Promise<Catalog>) {
+function chainOf(
+  handler: ResultStep,
+  catalogFor?: (ctx: RequestContext) => Catalog | Promise<Catalog>,
+  rateLimiter?: RateLimiter,
+) {
   const events = recordEvents(['request:start', 'request:end']);
   const catalogs = new CatalogManager({ upstreams: new Map(), probeIdentity: GATEWAY_IDENTITY, log: quietLogger() });
   const errors: unknown[] = [];
@@ -68,6 +75,7 @@ function chainOf(handler: ResultStep, catalogFor?: (ctx: RequestContext) => Cata
       sessionCatalogs,
       statelessResults: new StatelessResults({ serverInfo: SERVER_INFO, caching: { listTtlMs: 0, readTtlMs: 0 } }),
       log,
+      rateLimiter,
     },
     handler,
   );
@@ -270,5 +278,29 @@ describe('the request chain', () => {
     );
     expect(await turns(() => chain(sessionContext('t'), request('ping'), undefined, undefined))).toBe(own + 2);
     events.stop();
+  });
+
+  it('rate limits: no wrapper without rules; a memory store adds no turn; a refusal is the typed reply', async () => {
+    const answered = Promise.resolve<McpResult>({ content: [] });
+    const handler: ResultStep = () => answered;
+    const limiter = (rules: Array<Record<string, unknown>>) => {
+      const config = { rules, onStoreError: 'allow', storeTimeoutMs: 250 } as RateLimitsConfig;
+      return new RateLimiter(config, new MemoryCounterStore(), new DataPathEvents('chain-test'), quietLogger());
+    };
+    const admits: string[] = [];
+    const none = limiter([]);
+    none.admit = () => void admits.push('called');
+    const off = chainOf(handler, undefined, none);
+    const own = await turns(() => handler(sessionContext('t'), request('ping'), undefined, {} as Catalog));
+    expect(await turns(() => off.chain(sessionContext('t'), request('ping'), undefined, undefined))).toBe(own + 2);
+    expect(admits).toEqual([]); // composed without it: not even asked
+    const rule = { name: 'two', key: 'global', limit: 2, windowMs: 60000, burst: 0 };
+    const on = chainOf(handler, undefined, limiter([rule]));
+    expect(await turns(() => on.chain(sessionContext('t'), request('ping'), undefined, undefined))).toBe(own + 2);
+    expect(resultOf(await on.chain(sessionContext('t'), request('ping'), undefined, undefined))).toBeDefined();
+    const refused = errorOf(await on.chain(sessionContext('t'), request('ping'), undefined, undefined));
+    expect(refused).toMatchObject({ code: -32015, data: { type: 'RATE_LIMITED', rule: 'two', retryable: true } });
+    off.events.stop();
+    on.events.stop();
   });
 });
