@@ -78,6 +78,7 @@ export function createVirtualServer(
     ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
     passThrough,
     notifications,
+    toolSearch: { config: config.toolSearch, path: config.path },
   });
   return { server, router, group, liveTasks: liveTasks(settings, tasks !== undefined) };
 }

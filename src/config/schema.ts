@@ -31,6 +31,7 @@ import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
 import { tasksChecks, tasksSchema } from './tasks.js';
+import { toolSearchSchema } from './tool-search.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
 export type { AuthConfig } from './auth.js';
@@ -54,6 +55,7 @@ export type { StatusConfig } from './status.js';
 export type { TasksConfig, UpstreamTasksConfig } from './tasks.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
+export type { ToolSearchConfig } from './tool-search.js';
 export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
 export type { UpstreamConfig } from './upstreams.js';
 
@@ -85,6 +87,7 @@ export const configSchema = {
     tasks: tasksSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
+    toolSearch: toolSearchSchema,
   },
   required: ['upstreams'],
 } as const;

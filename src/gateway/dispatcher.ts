@@ -29,6 +29,8 @@ import { Forwarder } from './forwarder.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
+import type { ToolSearchConfig } from '../config/schema.js';
+import { toolSearchStep } from './tool-search-step.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -56,6 +58,8 @@ export interface DispatcherOptions {
   /** Tasks of upstreams that run them themselves. */
   passThrough: TaskPassThrough;
   notifications?: NotificationEvents;
+  /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
+  toolSearch?: { config: ToolSearchConfig | undefined; path: string };
 }
 
 export class Dispatcher {
@@ -114,7 +118,21 @@ export class Dispatcher {
     });
     // Composed once: a request allocates nothing for its way through the wrappers.
     this.#chain = requestChain(
-      { ...options, events: this.#events, sessionCatalogs: this.#sessionCatalogs },
+      {
+        ...options,
+        events: this.#events,
+        sessionCatalogs: this.#sessionCatalogs,
+        inner: (reenter) =>
+          toolSearchStep(
+            {
+              main: options.toolSearch?.config,
+              mainPath: options.toolSearch?.path ?? '/mcp',
+              diagnostics: options.diagnostics,
+              pageSize: options.pageSize,
+            },
+            reenter,
+          ),
+      },
       handlers.handle,
     );
   }

@@ -54,12 +54,21 @@ export interface RequestChainParts {
   sessionCatalogs: SessionCatalogs;
   statelessResults: StatelessResults;
   log: Logger;
+  /**
+   * A wrapper between the catalog and the view (tool search: tool-search-step.ts), given the chain
+   * from its request events on, for the requests it makes of its own.
+   */
+  inner?: (reenter: RoutingStep) => Wrapper<ResultStep>;
 }
 
 /** The dispatcher's whole chain around `handle` (the method table). */
 export function requestChain(parts: RequestChainParts, handle: ResultStep): ReplyStep {
-  const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(compose(handle, viewRewrite(parts.events)));
-  return replies(parts.log, parts.statelessResults)(compose(routed, requestEvents(parts.events)));
+  const reenter: RoutingStep = (ctx, request, view, catalog) => evented(ctx, request, view, catalog);
+  const view = viewRewrite(parts.events);
+  const inside = parts.inner ? compose(handle, parts.inner(reenter), view) : compose(handle, view);
+  const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(inside);
+  const evented = compose(routed, requestEvents(parts.events));
+  return replies(parts.log, parts.statelessResults)(evented);
 }
 
 /**

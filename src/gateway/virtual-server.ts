@@ -2,7 +2,7 @@
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
-import type { ServerEntryConfig } from '../config/schema.js';
+import type { ServerEntryConfig, ToolSearchConfig } from '../config/schema.js';
 import type { Identity } from '../contracts/authenticator.js';
 import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -61,6 +61,8 @@ export interface VirtualServerOptions {
   passThrough?: TaskPassThrough;
   /** Where notifications are published (tracing; shared with the per-session router); default: one of its own. */
   notifications?: NotificationEvents;
+  /** The main path's `toolSearch` and the path (servers[] carry their own): taken at start. */
+  toolSearch?: { config: ToolSearchConfig | undefined; path: string };
 }
 
 /** servers[] that do not fit the catalog: nothing was changed. */
@@ -137,6 +139,7 @@ export class VirtualServer implements McpHandler {
       ...(options.tasks ? { tasks: options.tasks } : {}),
       passThrough,
       notifications: this.#notifications,
+      ...(options.toolSearch ? { toolSearch: options.toolSearch } : {}),
     });
   }
 
