@@ -7,6 +7,7 @@
 // tool's name as a direct call is. Off, a request costs two comparisons here and no turn.
 import type { ToolSearchConfig } from '../config/schema.js';
 import { globPattern } from '../config/servers.js';
+import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { RequestContext } from '../contracts/request-context.js';
@@ -55,7 +56,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wr
     if (method === 'tools/list') return search.list(ctx, request, view, catalog, endpoint);
     const name = request.params?.name;
     if (name === SEARCH_TOOL) return search.search(ctx, request, view, catalog, endpoint);
-    if (name === CALL_TOOL) return search.call(ctx, request, view, endpoint);
+    if (name === CALL_TOOL) return search.call(ctx, request, view, catalog, endpoint);
     return next(ctx, request, view, catalog);
   };
 }
@@ -118,9 +119,19 @@ class ToolSearch {
     return { content: [{ type: 'text', text }], structuredContent: { tools: found } };
   }
 
-  call(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined, { label }: Endpoint) {
+  call(
+    ctx: RequestContext,
+    request: JsonRpcRequest,
+    view: ServerView | undefined,
+    catalog: Catalog,
+    { label }: Endpoint,
+  ): Promise<McpResult> {
     const params = request.params ?? {};
     const target = callArguments(params.arguments);
+    // The transports check a direct call's tool scopes before the dispatcher sees it (a 403 with a
+    // challenge); they saw only call_tool here. A tool this endpoint lacks fails below as unknown.
+    if (ctx.mayCall && !ctx.mayCall(target.name) && offers(view, catalog, target.name))
+      throw new GatewayError('INSUFFICIENT_SCOPE', `Forbidden: calling ${target.name} needs a scope the token lacks`);
     this.parts.diagnostics.emit('tool-search:call', { endpoint: label });
     // Same id, _meta (progress token) and task hint: cancelling or following call_tool's request follows the call.
     const { arguments: _outer, ...rest } = params;
@@ -153,6 +164,11 @@ class ToolSearch {
 /** The endpoint's tools under its names: the view's selection, or the whole catalog. */
 function tools(view: ServerView | undefined, catalog: Catalog): ReadonlyArray<Entry> {
   return view ? view.list(catalog, 'tools') : catalog.list('tools');
+}
+
+function offers(view: ServerView | undefined, catalog: Catalog, name: string): boolean {
+  const exposed = view ? view.exposedTool(name) : name;
+  return exposed !== undefined && catalog.tool(exposed) !== undefined;
 }
 
 function upstreamOf(view: ServerView | undefined, catalog: Catalog, name: string): string {

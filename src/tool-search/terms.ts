@@ -17,7 +17,7 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
  */
 const SYNONYM_GROUPS: ReadonlyArray<readonly string[]> = [
   ['search', 'find', 'lookup', 'look', 'query', 'locate', 'discover', 'seek'],
-  ['create', 'make', 'new', 'add', 'open', 'start', 'insert'],
+  ['create', 'make', 'new', 'add', 'start', 'insert'],
   ['delete', 'remove', 'erase', 'destroy', 'drop', 'discard'],
   ['update', 'edit', 'modify', 'change', 'patch', 'alter'],
   ['read', 'fetch', 'retrieve', 'show', 'view', 'load', 'download', 'obtain'],
@@ -29,7 +29,7 @@ const SYNONYM_GROUPS: ReadonlyArray<readonly string[]> = [
   ['directory', 'folder', 'dir'],
   ['repository', 'repo', 'project'],
   ['issue', 'ticket', 'bug'],
-  ['pr', 'pull', 'merge'],
+  ['pr', 'prs', 'pull', 'merge'],
   ['image', 'picture', 'photo', 'screenshot'],
   ['web', 'internet', 'online', 'website', 'page', 'url', 'browser'],
   ['sql', 'database', 'db', 'table'],
@@ -46,7 +46,7 @@ const SYNONYMS: ReadonlyMap<string, string> = new Map(
 export function tokenize(text: string): string[] {
   return text
     .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu})(\p{Lu}\p{Ll})/gu, '$1 $2')
+    .replace(/(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
     .split(/[^\p{L}\p{N}]+/u)
     .filter((t) => t.length > 0);
 }
