@@ -10,6 +10,8 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { statelessRequest } from '../support/stateless.js';
+import { until } from '../support/wait.js';
+import { internals } from '../../src/gateway/internals.js';
 
 const FULL_KEY = 'full-7c1e9a2b4d6f8e0a';
 const PLAIN_KEY = 'plain-3b5d7f9a1c2e4f6a';
@@ -121,6 +123,18 @@ describe('tool search on the main path (SDK v1)', () => {
     expect(through).toEqual(direct);
     const add = { name: 'echo__add', arguments: { a: 2, b: 3 } };
     expect(await client.callTool({ name: 'call_tool', arguments: add })).toEqual(await client.callTool(add));
+  });
+
+  it('cancelling a call_tool (notifications/cancelled of its id) ends the real call', async () => {
+    const client = await connect(FULL_KEY);
+    const controller = new AbortController();
+    const call = client.callTool({ name: 'call_tool', arguments: { name: 'slow__hang' } }, undefined, {
+      signal: controller.signal,
+    });
+    await until('the call to reach the gateway', () => internals(gw.gateway.server).inFlight === 1, 5000);
+    controller.abort(new Error('stop'));
+    await expect(call).rejects.toThrow();
+    await until('the gateway to drop the call', () => internals(gw.gateway.server).inFlight === 0, 5000);
   });
 
   it('argument validation applies through call_tool as on a direct call', async () => {
