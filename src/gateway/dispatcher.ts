@@ -125,10 +125,11 @@ export class Dispatcher {
         inner: (reenter) =>
           toolSearchStep(
             {
+              ...options,
               main: options.toolSearch?.config,
               mainPath: options.toolSearch?.path ?? '/mcp',
-              diagnostics: options.diagnostics,
-              pageSize: options.pageSize,
+              sessionCatalogs: this.#sessionCatalogs,
+              tasks: this.#tasks,
             },
             reenter,
           ),

@@ -7,6 +7,7 @@
 // tool's name as a direct call is. Off, a request costs two comparisons here and no turn.
 import type { ToolSearchConfig } from '../config/schema.js';
 import { globPattern } from '../config/servers.js';
+import type { Glob } from '../config/tool-filter.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
@@ -15,7 +16,14 @@ import type { McpResult } from '../contracts/upstream.js';
 import { searchable, type SearchableTool } from '../tool-search/ranker.js';
 import { bm25Ranker } from '../tool-search/bm25-ranker.js';
 import { ToolIndexes } from '../tool-search/index-cache.js';
+import type { TaskEngine } from '../tasks/engine.js';
+import type { TaskPassThrough } from '../tasks/pass-through.js';
 import type { Catalog } from './catalog.js';
+import type { CatalogManager } from './catalog-manager.js';
+import type { PerSessionRouter } from './per-session-router.js';
+import type { SessionCatalogs } from './session-catalogs.js';
+import type { UpstreamEntry } from './upstream-entry.js';
+import { openUserWorkers } from './user-workers.js';
 import { paginate } from './pagination.js';
 import type { ResultStep, RoutingStep, Wrapper } from './request-chain.js';
 import type { ServerView } from './server-views.js';
@@ -37,6 +45,13 @@ export interface ToolSearchParts {
   mainPath: string;
   diagnostics: DataPathEvents;
   pageSize: number;
+  /** What a tools/list does besides, as the method table's does: user workers opened, task support shown. */
+  upstreams: ReadonlyMap<string, UpstreamEntry>;
+  perSession: PerSessionRouter;
+  catalogs: CatalogManager;
+  sessionCatalogs: SessionCatalogs;
+  passThrough: TaskPassThrough;
+  tasks: TaskEngine | undefined;
 }
 
 interface Endpoint {
@@ -64,6 +79,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wr
 class ToolSearch {
   readonly #indexes = new ToolIndexes(bm25Ranker);
   // search_tools' description of one list version, per endpoint config: computed once per version.
+  readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
   readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
 
   constructor(
@@ -78,16 +94,19 @@ class ToolSearch {
     catalog: Catalog,
     { config }: Endpoint,
   ): Promise<McpResult> {
+    const parts = this.parts;
+    if (await openUserWorkers(ctx, parts)) catalog = await parts.sessionCatalogs.catalogFor(ctx);
     const all = tools(view, catalog);
     this.#indexes.warm(all, describer(view, catalog));
-    const pins = (config.pinned ?? []).map(globPattern);
+    const pins = this.#pins(config);
     const mayCall = ctx.mayCall;
     const pinned = all.filter((t) => {
       const name = String(t.name);
       return pins.some((p) => p.test(name)) && (!mayCall || mayCall(name));
     });
-    const listed = [...gatewayTools(this.#summary(all, view, catalog, config), config), ...pinned];
-    const { page, nextCursor } = paginate(listed, request.params?.cursor, this.parts.pageSize);
+    const shownPinned = parts.passThrough.decorate(ctx, pinned, (name) => catalog.tool(name), parts.tasks);
+    const listed = [...gatewayTools(this.#summary(all, view, catalog, config), config), ...shownPinned];
+    const { page, nextCursor } = paginate(listed, request.params?.cursor, parts.pageSize);
     return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
   }
 
@@ -144,6 +163,13 @@ class ToolSearch {
       },
     };
     return this.reenter(ctx, call, view, undefined);
+  }
+
+  /** An endpoint config's pinned globs, compiled once per config (a reload makes a new one). */
+  #pins(config: ToolSearchConfig): Glob[] {
+    let pins = this.#compiled.get(config);
+    if (!pins) this.#compiled.set(config, (pins = (config.pinned ?? []).map(globPattern)));
+    return pins;
   }
 
   #summary(all: ReadonlyArray<Entry>, view: ServerView | undefined, catalog: Catalog, config: ToolSearchConfig) {

@@ -6,7 +6,7 @@ import { modern, tasksConfig, waitStatus } from '../support/tasks.js';
 let gw: RunningGateway;
 
 beforeAll(async () => {
-  gw = await startGateway(tasksConfig({ toolSearch: { enabled: true, pinned: ['greet'] } }));
+  gw = await startGateway(tasksConfig({ toolSearch: { enabled: true, pinned: ['greet', 'slow_compute'] } }));
 }, 30_000);
 
 afterAll(async () => {
@@ -15,8 +15,10 @@ afterAll(async () => {
 
 describe('tool search and tasks', () => {
   it('lists greet and the gateway tools; call_tool of slow_compute starts a task that completes', async () => {
-    const listed = (await modern(gw, 'tools/list')).result.tools.map((t: { name: string }) => t.name);
-    expect(listed).toEqual(['search_tools', 'call_tool', 'greet']);
+    const tools = (await modern(gw, 'tools/list')).result.tools;
+    expect(tools.map((t: { name: string }) => t.name)).toEqual(['search_tools', 'call_tool', 'greet', 'slow_compute']);
+    // Pinned tools show task support as the plain list does.
+    expect(tools[3].execution).toEqual({ taskSupport: 'optional' });
     const found = (await modern(gw, 'tools/call', { name: 'search_tools', arguments: { query: 'slow computation' } }))
       .result.structuredContent.tools;
     expect(found[0].name).toBe('slow_compute');
