@@ -23,6 +23,7 @@ const LAYERS = [
   'server',
   'transport',
   'gateway',
+  'tool-search',
   'tasks',
   'stateless',
   'streams',

@@ -65,7 +65,7 @@ export interface Gateway {
   readonly ready: boolean;
   /**
    * Replaces the virtual servers (`servers:`) at once, e.g. on a reload: checked against the
-   * current catalog, and on any error (ServerViewsError) nothing changes. Every session hears
+   * current catalog, and on any error (ServerViewsError, gateway/server-views.ts) nothing changes. Every session hears
    * list_changed. A path that had no route when the gateway was built cannot get one live:
    * it is named in `needsRestart` (its server is kept, and served after a restart).
    */

@@ -79,6 +79,7 @@ export function createVirtualServer(
     ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
     passThrough,
     notifications,
+    toolSearch: { config: config.toolSearch, path: config.path },
   });
   // Rules from the first request on: the chain is recomposed before anything is served.
   const rateLimits = new LiveRateLimits(config.sessions, diagnostics, log, (l) => server!.setRateLimiter(l));

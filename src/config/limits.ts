@@ -124,3 +124,6 @@ export const paginationSchema = {
 } as const;
 
 export type LimitsConfig = FromSchema<typeof limitsSchema>;
+
+/** search_tools' longest query (characters): a query is a few words; more is a mistake or an attack. */
+export const TOOL_SEARCH_MAX_QUERY_CHARS = 1000;

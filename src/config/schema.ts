@@ -32,6 +32,7 @@ import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
 import { tasksChecks, tasksSchema } from './tasks.js';
+import { toolSearchSchema } from './tool-search.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
 export type { AuthConfig } from './auth.js';
@@ -56,6 +57,7 @@ export type { StatusConfig } from './status.js';
 export type { TasksConfig, UpstreamTasksConfig } from './tasks.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
+export type { ToolSearchConfig } from './tool-search.js';
 export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
 export type { UpstreamConfig } from './upstreams.js';
 
@@ -88,6 +90,7 @@ export const configSchema = {
     rateLimits: rateLimitsSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
+    toolSearch: toolSearchSchema,
   },
   required: ['upstreams'],
 } as const;

@@ -19,7 +19,7 @@ import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { RequestEvents, type NotificationEvents } from './request-events.js';
 import { MethodHandlers } from './method-handlers.js';
-import { requestChain, type ReplyStep, type ResultStep } from './request-chain.js';
+import { requestChain, type ReplyStep, type ResultStep, type RoutingStep } from './request-chain.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
@@ -30,6 +30,8 @@ import { Forwarder } from './forwarder.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
+import type { ToolSearchConfig } from '../config/schema.js';
+import { toolSearchStep } from './tool-search-step.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -59,6 +61,8 @@ export interface DispatcherOptions {
   notifications?: NotificationEvents;
   /** rateLimits at start (a reload sets others: setRateLimiter). */
   rateLimiter?: RateLimiter | undefined;
+  /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
+  toolSearch?: { config: ToolSearchConfig | undefined; path: string };
 }
 
 export class Dispatcher {
@@ -122,7 +126,24 @@ export class Dispatcher {
 
   /** Composed once (and again when the rate limits change): a request allocates nothing for its way. */
   #compose(rateLimiter: RateLimiter | undefined): ReplyStep {
-    const parts = { ...this.options, events: this.#events, sessionCatalogs: this.#sessionCatalogs, rateLimiter };
+    const options = this.options;
+    const parts = {
+      ...options,
+      events: this.#events,
+      sessionCatalogs: this.#sessionCatalogs,
+      rateLimiter,
+      inner: (reenter: RoutingStep) =>
+        toolSearchStep(
+          {
+            ...options,
+            main: options.toolSearch?.config,
+            mainPath: options.toolSearch?.path ?? '/mcp',
+            sessionCatalogs: this.#sessionCatalogs,
+            tasks: this.#tasks,
+          },
+          reenter,
+        ),
+    };
     return requestChain(parts, this.#handle);
   }
 

@@ -58,16 +58,24 @@ export interface RequestChainParts {
   log: Logger;
   /** rateLimits' rules; none (or no rule): no wrapper at all. */
   rateLimiter?: RateLimiter | undefined;
+  /**
+   * A wrapper between the catalog and the view (tool search: tool-search-step.ts), given the chain
+   * from its request events on, for the requests it makes of its own.
+   */
+  inner?: (reenter: RoutingStep) => Wrapper<ResultStep>;
 }
 
 /** The dispatcher's whole chain around `handle` (the method table). */
 export function requestChain(parts: RequestChainParts, handle: ResultStep): ReplyStep {
   const limiter = parts.rateLimiter && !parts.rateLimiter.empty ? [rateLimited(parts.rateLimiter)] : [];
-  const routed = withCatalog(
-    parts.catalogs,
-    parts.sessionCatalogs,
-  )(compose(handle, viewRewrite(parts.events), ...limiter));
-  return replies(parts.log, parts.statelessResults)(compose(routed, requestEvents(parts.events)));
+  const reenter: RoutingStep = (ctx, request, view, catalog) => evented(ctx, request, view, catalog);
+  const view = viewRewrite(parts.events);
+  const inside = parts.inner
+    ? compose(handle, parts.inner(reenter), view, ...limiter)
+    : compose(handle, view, ...limiter);
+  const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(inside);
+  const evented = compose(routed, requestEvents(parts.events));
+  return replies(parts.log, parts.statelessResults)(evented);
 }
 
 /**

@@ -334,3 +334,11 @@ export function viewCatalog(view: ServerView | undefined, catalog: Catalog): Cat
     resource: (uri) => (view?.selectsResource(uri) ? catalog.resource(uri) : undefined),
   };
 }
+
+/** servers[] that do not fit the catalog: nothing was changed. */
+export class ServerViewsError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration (servers):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ServerViewsError';
+  }
+}

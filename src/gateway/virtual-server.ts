@@ -2,7 +2,7 @@
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
-import type { ServerEntryConfig } from '../config/schema.js';
+import type { ServerEntryConfig, ToolSearchConfig } from '../config/schema.js';
 import type { Identity } from '../contracts/authenticator.js';
 import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -23,7 +23,7 @@ import { NotificationEvents } from './request-events.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { ResourceUris } from './resource-uris.js';
-import { ServerViews, viewCatalog, viewProblems, type ServerView } from './server-views.js';
+import { ServerViews, viewCatalog, viewProblems, type ServerView, ServerViewsError } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from '../tasks/engine.js';
@@ -62,14 +62,8 @@ export interface VirtualServerOptions {
   passThrough?: TaskPassThrough;
   /** Where notifications are published (tracing; shared with the per-session router); default: one of its own. */
   notifications?: NotificationEvents;
-}
-
-/** servers[] that do not fit the catalog: nothing was changed. */
-export class ServerViewsError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`invalid configuration (servers):\n${problems.map((p) => `  - ${p}`).join('\n')}`);
-    this.name = 'ServerViewsError';
-  }
+  /** The main path's `toolSearch` and the path (servers[] carry their own): taken at start. */
+  toolSearch?: { config: ToolSearchConfig | undefined; path: string };
 }
 
 const NO_MIRRORED: readonly MirroredParam[] = [];
@@ -138,6 +132,7 @@ export class VirtualServer implements McpHandler {
       ...(options.tasks ? { tasks: options.tasks } : {}),
       passThrough,
       notifications: this.#notifications,
+      ...(options.toolSearch ? { toolSearch: options.toolSearch } : {}),
     });
   }
 

@@ -162,6 +162,10 @@ export interface EventMap {
   'rate:store-error': { outcome: 'allowed' | 'denied' };
   /** A config reload ended: `ok` applied (restart-only keys aside), `rejected` changed nothing. */
   'config:reload': { outcome: 'ok' | 'rejected' };
+  /** search_tools answered on an endpoint (its path): `empty` found nothing the caller may call. */
+  'tool-search:search': { endpoint: string; outcome: 'hit' | 'empty' };
+  /** call_tool passed a call on (the call itself ends as a tools/call of the real tool). */
+  'tool-search:call': { endpoint: string };
 }
 
 export type EventName = keyof EventMap;

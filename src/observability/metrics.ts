@@ -192,6 +192,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Endpoints are the configured paths (bounded by the config): the main path and each servers[] path. */
+  readonly toolSearches = new Counter({
+    name: 'mcpgw_tool_searches_total',
+    help: 'search_tools calls by endpoint and outcome: hit (found a tool the caller may call) or empty',
+    labelNames: ['endpoint', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly toolSearchCalls = new Counter({
+    name: 'mcpgw_tool_search_calls_total',
+    help: "Calls through call_tool by endpoint (each also counts as a tools/call under the real tool's name)",
+    labelNames: ['endpoint'] as const,
+    registers: [this.registry],
+  });
+
   readonly upstreamStdoutGarbage = new Counter({
     name: 'mcpgw_upstream_stdout_garbage_total',
     help: 'Lines a stdio upstream wrote to stdout that are not JSON (ignored)',

@@ -185,6 +185,13 @@ const SCHEMA_DEFAULTS = {
   'servers[].principals': [],
   'servers[].requiredScopes': [],
   servers: [],
+  // Added with tool search (issue 30).
+  'toolSearch.enabled': false,
+  'toolSearch.pinned': [],
+  'toolSearch.maxResults': 10,
+  'servers[].toolSearch.enabled': false,
+  'servers[].toolSearch.pinned': [],
+  'servers[].toolSearch.maxResults': 10,
 };
 
 const POOL = {

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.js';
 import { ConfigError } from '../../src/config/load.js';
-import { ServerViewsError } from '../../src/gateway/virtual-server.js';
+import { ServerViewsError } from '../../src/gateway/server-views.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { childPidsRunning } from '../support/child-processes.js';
 import { ECHO_SERVER, exampleConfig, startGateway, type RunningGateway } from '../support/gateway.js';

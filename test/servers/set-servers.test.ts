@@ -6,7 +6,7 @@
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerEntryConfig } from '../../src/config/schema.js';
-import { ServerViewsError } from '../../src/gateway/virtual-server.js';
+import { ServerViewsError } from '../../src/gateway/server-views.js';
 import { connectClient } from '../support/everything.js';
 import { exampleConfig, post, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';

@@ -1,0 +1,138 @@
+// Search quality of the gateway's ranker (tool-search/bm25-ranker.ts) over catalog.json (real
+// public MCP servers' tool lists, captured by capture.mjs) and queries.json (natural-language
+// tasks, each with the tools that answer it): recall@1, recall@5 and MRR, on the real catalog
+// alone and with synthetic distractors mixed in; and the bytes of tools/list with search on
+// against off. `--cost` adds index build time, memory and search p99 at 5,000 and 50,000 tools.
+// Needs `npm run build` first (it imports dist/).
+//
+//   node load/tool-search/quality.mjs [--distractors 5000] [--cost]
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bm25Ranker } from '../../dist/tool-search/bm25-ranker.js';
+import { searchable } from '../../dist/tool-search/ranker.js';
+import { gatewayTools, searchDescription } from '../../dist/gateway/tool-search-tools.js';
+
+const here = import.meta.dirname;
+const args = process.argv.slice(2);
+const distractors = Number(args[args.indexOf('--distractors') + 1] || 5000) || 5000;
+const catalog = JSON.parse(readFileSync(join(here, 'catalog.json'), 'utf8'));
+const { queries } = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8'));
+
+/** The catalog as the gateway exposes it: `<server>__<tool>`, the upstream named. */
+const real = catalog.servers.flatMap((s) =>
+  s.tools.map((t) => ({ entry: { ...t, name: `${s.name}__${t.name}` }, upstream: s.name })),
+);
+
+/** Deterministic distractors in the same vocabulary as the real tools, so they compete. */
+function synthetic(n) {
+  let seed = 42;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const pick = (a) => a[Math.floor(rand() * a.length)];
+  const verbs = ['get', 'list', 'create', 'update', 'delete', 'search', 'send', 'read', 'write', 'sync', 'export'];
+  const nouns = [
+    'file',
+    'issue',
+    'message',
+    'channel',
+    'user',
+    'record',
+    'invoice',
+    'ticket',
+    'repository',
+    'report',
+    'image',
+    'page',
+    'query',
+    'event',
+    'contact',
+    'order',
+    'branch',
+    'comment',
+    'key',
+    'place',
+  ];
+  const areas = ['crm', 'billing', 'hr', 'wiki', 'calendar', 'storage', 'analytics', 'inventory', 'support', 'ads'];
+  return Array.from({ length: n }, (_, i) => {
+    const [v, o, a] = [pick(verbs), pick(nouns), pick(areas)];
+    const upstream = `${a}${i % 97}`;
+    return {
+      entry: {
+        name: `${upstream}__${v}_${o}`,
+        description: `${v[0].toUpperCase()}${v.slice(1)} a ${o} in the ${a} system. Returns the ${o} as JSON.`,
+        inputSchema: { type: 'object', properties: { id: { type: 'string', description: `The ${o} id` } } },
+      },
+      upstream,
+    };
+  });
+}
+
+async function quality(tools) {
+  const ranker = await bm25Ranker(tools.map((t) => searchable(t.entry, t.upstream)));
+  let r1 = 0,
+    r5 = 0,
+    mrr = 0;
+  const misses = [];
+  for (const { query, expected } of queries) {
+    const ranked = await ranker.search(query, 10);
+    const rank = ranked.findIndex((n) => expected.includes(n));
+    if (rank === 0) r1++;
+    if (rank >= 0 && rank < 5) r5++;
+    else misses.push(`${query} -> ${ranked.slice(0, 3).join(', ') || '(nothing)'}`);
+    if (rank >= 0) mrr += 1 / (rank + 1);
+  }
+  const n = queries.length;
+  return { tools: tools.length, recall1: r1 / n, recall5: r5 / n, mrr: mrr / n, misses };
+}
+
+const listBytes = (tools) => Buffer.byteLength(JSON.stringify({ tools: tools.map((t) => t.entry) }));
+function searchOnBytes(tools) {
+  const upstreams = [...new Set(tools.map((t) => t.upstream))].sort();
+  const config = { enabled: true, pinned: [], maxResults: 10 };
+  return Buffer.byteLength(
+    JSON.stringify({ tools: gatewayTools(searchDescription(tools.length, upstreams, config), config) }),
+  );
+}
+
+const mixed = [...real, ...synthetic(distractors)];
+const rows = [await quality(real), await quality(mixed)];
+const f = (x) => x.toFixed(3);
+console.log(`queries: ${queries.length}; real catalog: ${real.length} tools from ${catalog.servers.length} servers`);
+console.log('| catalog | tools | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|');
+for (const [label, r] of [
+  ['real', rows[0]],
+  [`real + ${distractors} distractors`, rows[1]],
+])
+  console.log(`| ${label} | ${r.tools} | ${f(r.recall1)} | ${f(r.recall5)} | ${f(r.mrr)} |`);
+console.log('\n| catalog | tools/list bytes, search off | search on (nothing pinned) |\n|---|---|---|');
+console.log(`| real | ${listBytes(real)} | ${searchOnBytes(real)} |`);
+console.log(
+  `| ${distractors} synthetic | ${listBytes(synthetic(distractors))} | ${searchOnBytes(synthetic(distractors))} |`,
+);
+for (const [label, r] of [
+  ['real', rows[0]],
+  ['mixed', rows[1]],
+])
+  if (r.misses.length) console.log(`\nmissed in top 5 (${label}):\n  ${r.misses.join('\n  ')}`);
+
+if (args.includes('--cost')) {
+  for (const n of [5000, 50000]) {
+    const tools = [...real, ...synthetic(n - real.length)].map((t) => searchable(t.entry, t.upstream));
+    const heap = process.memoryUsage().heapUsed;
+    const t0 = performance.now();
+    const ranker = await bm25Ranker(tools);
+    const build = performance.now() - t0;
+    const mem = process.memoryUsage().heapUsed - heap;
+    const times = [];
+    for (let i = 0; i < 5; i++)
+      for (const { query } of queries) {
+        const s = performance.now();
+        await ranker.search(query, 10);
+        times.push(performance.now() - s);
+      }
+    times.sort((a, b) => a - b);
+    const p99 = times[Math.floor(times.length * 0.99)];
+    console.log(
+      `cost ${n} tools: build ${build.toFixed(0)} ms, heap +${(mem / 2 ** 20).toFixed(1)} MiB, search p99 ${p99.toFixed(2)} ms`,
+    );
+  }
+}

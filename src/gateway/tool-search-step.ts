@@ -1,0 +1,216 @@
+// Tool search on an endpoint (config `toolSearch`): a wrapper of the request chain between the
+// catalog and the virtual server's view, so it sees the endpoint's own names. With search on,
+// tools/list answers the pinned tools and search_tools and call_tool; search_tools is answered
+// here, from the endpoint's index (tool-search/index-cache.ts); call_tool becomes the tools/call
+// it names and enters the chain again from the top (`reenter`), so the call is checked, scoped,
+// rewritten, run (tasks, progress, cancellation: same id and _meta) and counted under the real
+// tool's name as a direct call is. Off, a request costs two comparisons here and no turn.
+import type { ToolSearchConfig } from '../config/schema.js';
+import { globPattern } from '../config/servers.js';
+import type { Glob } from '../config/tool-filter.js';
+import { GatewayError } from '../jsonrpc/errors.js';
+import type { JsonRpcRequest } from '../jsonrpc/messages.js';
+import type { DataPathEvents } from '../observability/events.js';
+import type { RequestContext } from '../contracts/request-context.js';
+import type { McpResult } from '../contracts/upstream.js';
+import { searchable, type SearchableTool } from '../tool-search/ranker.js';
+import { bm25Ranker } from '../tool-search/bm25-ranker.js';
+import { ToolIndexes } from '../tool-search/index-cache.js';
+import type { TaskEngine } from '../tasks/engine.js';
+import type { TaskPassThrough } from '../tasks/pass-through.js';
+import type { Catalog } from './catalog.js';
+import type { CatalogManager } from './catalog-manager.js';
+import type { PerSessionRouter } from './per-session-router.js';
+import type { SessionCatalogs } from './session-catalogs.js';
+import type { UpstreamEntry } from './upstream-entry.js';
+import { openUserWorkers } from './user-workers.js';
+import { paginate } from './pagination.js';
+import type { ResultStep, RoutingStep, Wrapper } from './request-chain.js';
+import type { ServerView } from './server-views.js';
+import {
+  CALL_TOOL,
+  SEARCH_TOOL,
+  callArguments,
+  gatewayTools,
+  searchArguments,
+  searchDescription,
+} from './tool-search-tools.js';
+
+type Entry = Record<string, unknown>;
+
+export interface ToolSearchParts {
+  /** The main path's `toolSearch` (servers[] have their own, in their view's config). */
+  main: ToolSearchConfig | undefined;
+  /** The main path, as the metrics' endpoint label. */
+  mainPath: string;
+  diagnostics: DataPathEvents;
+  pageSize: number;
+  /** What a tools/list does besides, as the method table's does: user workers opened, task support shown. */
+  upstreams: ReadonlyMap<string, UpstreamEntry>;
+  perSession: PerSessionRouter;
+  catalogs: CatalogManager;
+  sessionCatalogs: SessionCatalogs;
+  passThrough: TaskPassThrough;
+  tasks: TaskEngine | undefined;
+}
+
+interface Endpoint {
+  config: ToolSearchConfig;
+  label: string;
+}
+
+/** The chain's tool search wrapper; `reenter` is the chain from its request events on. */
+export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wrapper<ResultStep> {
+  const search = new ToolSearch(parts, reenter);
+  return (next) => (ctx, request, view, catalog) => {
+    const method = request.method;
+    if (method !== 'tools/call' && method !== 'tools/list') return next(ctx, request, view, catalog);
+    const config = view ? view.config.toolSearch : parts.main;
+    if (!config?.enabled) return next(ctx, request, view, catalog);
+    const endpoint = { config, label: view ? view.path : parts.mainPath };
+    if (method === 'tools/list') return search.list(ctx, request, view, catalog, endpoint);
+    const name = request.params?.name;
+    if (name === SEARCH_TOOL) return search.search(ctx, request, view, catalog, endpoint);
+    if (name === CALL_TOOL) return search.call(ctx, request, view, catalog, endpoint);
+    return next(ctx, request, view, catalog);
+  };
+}
+
+class ToolSearch {
+  readonly #indexes = new ToolIndexes(bm25Ranker);
+  // search_tools' description of one list version, per endpoint config: computed once per version.
+  readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
+  readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
+
+  constructor(
+    private readonly parts: ToolSearchParts,
+    private readonly reenter: RoutingStep,
+  ) {}
+
+  async list(
+    ctx: RequestContext,
+    request: JsonRpcRequest,
+    view: ServerView | undefined,
+    catalog: Catalog,
+    { config }: Endpoint,
+  ): Promise<McpResult> {
+    const parts = this.parts;
+    if (await openUserWorkers(ctx, parts)) catalog = await parts.sessionCatalogs.catalogFor(ctx);
+    const all = tools(view, catalog);
+    this.#indexes.warm(all, describer(view, catalog));
+    const pins = this.#pins(config);
+    const mayCall = ctx.mayCall;
+    const pinned = all.filter((t) => {
+      const name = String(t.name);
+      return pins.some((p) => p.test(name)) && (!mayCall || mayCall(name));
+    });
+    const shownPinned = parts.passThrough.decorate(ctx, pinned, (name) => catalog.tool(name), parts.tasks);
+    const listed = [...gatewayTools(this.#summary(all, view, catalog, config), config), ...shownPinned];
+    const { page, nextCursor } = paginate(listed, request.params?.cursor, parts.pageSize);
+    return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
+  }
+
+  async search(
+    ctx: RequestContext,
+    request: JsonRpcRequest,
+    view: ServerView | undefined,
+    catalog: Catalog,
+    { config, label }: Endpoint,
+  ): Promise<McpResult> {
+    const { query, limit } = searchArguments(request.params?.arguments, config);
+    const all = tools(view, catalog);
+    const index = await this.#indexes.index(all, describer(view, catalog));
+    const mayCall = ctx.mayCall;
+    // The caller's scopes filter after ranking: the index is shared, what one caller may call is not.
+    const ranked = await index.ranker.search(query, mayCall ? all.length : limit);
+    const found: Entry[] = [];
+    for (const name of ranked) {
+      if (found.length === limit) break;
+      if (mayCall && !mayCall(name)) continue;
+      const entry = index.byName.get(name);
+      if (entry) found.push(shown(entry));
+    }
+    this.parts.diagnostics.emit('tool-search:search', { endpoint: label, outcome: found.length > 0 ? 'hit' : 'empty' });
+    const text =
+      found.length > 0
+        ? JSON.stringify(found, null, 1)
+        : `No tool matches "${query}". Try other words for the task, or fewer of them.`;
+    return { content: [{ type: 'text', text }], structuredContent: { tools: found } };
+  }
+
+  call(
+    ctx: RequestContext,
+    request: JsonRpcRequest,
+    view: ServerView | undefined,
+    catalog: Catalog,
+    { label }: Endpoint,
+  ): Promise<McpResult> {
+    const params = request.params ?? {};
+    const target = callArguments(params.arguments);
+    // The transports check a direct call's tool scopes before the dispatcher sees it (a 403 with a
+    // challenge); they saw only call_tool here. A tool this endpoint lacks fails below as unknown.
+    if (ctx.mayCall && !ctx.mayCall(target.name) && offers(view, catalog, target.name))
+      throw new GatewayError('INSUFFICIENT_SCOPE', `Forbidden: calling ${target.name} needs a scope the token lacks`);
+    this.parts.diagnostics.emit('tool-search:call', { endpoint: label });
+    // Same id, _meta (progress token) and task hint: cancelling or following call_tool's request follows the call.
+    const { arguments: _outer, ...rest } = params;
+    const call: JsonRpcRequest = {
+      ...request,
+      params: {
+        ...rest,
+        name: target.name,
+        ...(target.arguments === undefined ? {} : { arguments: target.arguments }),
+      },
+    };
+    return this.reenter(ctx, call, view, undefined);
+  }
+
+  /** An endpoint config's pinned globs, compiled once per config (a reload makes a new one). */
+  #pins(config: ToolSearchConfig): Glob[] {
+    let pins = this.#compiled.get(config);
+    if (!pins) this.#compiled.set(config, (pins = (config.pinned ?? []).map(globPattern)));
+    return pins;
+  }
+
+  #summary(all: ReadonlyArray<Entry>, view: ServerView | undefined, catalog: Catalog, config: ToolSearchConfig) {
+    let byConfig = this.#summaries.get(all);
+    if (!byConfig) this.#summaries.set(all, (byConfig = new Map()));
+    let summary = byConfig.get(config);
+    if (summary === undefined) {
+      const upstreams = new Set<string>();
+      for (const t of all) upstreams.add(upstreamOf(view, catalog, String(t.name)));
+      upstreams.delete('');
+      summary = searchDescription(all.length, [...upstreams].sort(), config);
+      byConfig.set(config, summary);
+    }
+    return summary;
+  }
+}
+
+/** The endpoint's tools under its names: the view's selection, or the whole catalog. */
+function tools(view: ServerView | undefined, catalog: Catalog): ReadonlyArray<Entry> {
+  return view ? view.list(catalog, 'tools') : catalog.list('tools');
+}
+
+function offers(view: ServerView | undefined, catalog: Catalog, name: string): boolean {
+  const exposed = view ? view.exposedTool(name) : name;
+  return exposed !== undefined && catalog.tool(exposed) !== undefined;
+}
+
+function upstreamOf(view: ServerView | undefined, catalog: Catalog, name: string): string {
+  const exposed = view ? view.exposedTool(name) : name;
+  return (exposed === undefined ? undefined : catalog.tool(exposed)?.upstream) ?? '';
+}
+
+function describer(view: ServerView | undefined, catalog: Catalog): (entry: Entry) => SearchableTool {
+  return (entry) => searchable(entry, upstreamOf(view, catalog, String(entry.name)));
+}
+
+/** A found tool as search_tools answers it. */
+function shown(entry: Entry): Entry {
+  const out: Entry = { name: entry.name };
+  if (entry.title !== undefined) out.title = entry.title;
+  if (entry.description !== undefined) out.description = entry.description;
+  out.inputSchema = entry.inputSchema;
+  return out;
+}

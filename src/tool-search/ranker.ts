@@ -1,0 +1,44 @@
+// What a tool search ranks and the one interface every ranking backend implements: BM25 here
+// (bm25-ranker.ts); an embeddings backend (an OpenAI-compatible /embeddings URL) would be another
+// RankerFactory, chosen where index-cache.ts is built. Backends see plain tool entries, never the
+// catalog: what an endpoint selects and under which names is decided above them.
+
+/** One tool as a search sees it: under the name the endpoint exposes. */
+export interface SearchableTool {
+  name: string;
+  title: string;
+  description: string;
+  /** The inputSchema's top-level parameters. */
+  params: ReadonlyArray<{ name: string; description: string }>;
+  /** The upstream server it comes from. */
+  upstream: string;
+}
+
+/** One catalog version's tools, ranked. */
+export interface ToolRanker {
+  /** The names of the tools that match `query`, best first, at most `limit`. */
+  search(query: string, limit: number): Promise<readonly string[]>;
+}
+
+/** Builds a ranker over one version of an endpoint's tools (may take its time: it runs off the request path). */
+export type RankerFactory = (tools: readonly SearchableTool[]) => Promise<ToolRanker>;
+
+/** A tool entry (as tools/list has it) as a search sees it. */
+export function searchable(entry: Record<string, unknown>, upstream: string): SearchableTool {
+  const schema = entry.inputSchema;
+  const properties = isRecord(schema) && isRecord(schema.properties) ? schema.properties : {};
+  return {
+    name: String(entry.name),
+    title: typeof entry.title === 'string' ? entry.title : '',
+    description: typeof entry.description === 'string' ? entry.description : '',
+    params: Object.entries(properties).map(([name, p]) => ({
+      name,
+      description: isRecord(p) && typeof p.description === 'string' ? p.description : '',
+    })),
+    upstream,
+  };
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

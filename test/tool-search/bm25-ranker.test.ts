@@ -1,0 +1,96 @@
+/** The BM25 ranker and its terms, as a module: what a query finds in a small catalog of real-looking tools. */
+import { describe, expect, it } from 'vitest';
+import { bm25Ranker } from '../../src/tool-search/bm25-ranker.js';
+import { searchable } from '../../src/tool-search/ranker.js';
+import { term, tokenize } from '../../src/tool-search/terms.js';
+import { ToolIndexes } from '../../src/tool-search/index-cache.js';
+
+const TOOLS = [
+  { name: 'github__create_issue', description: 'Create a new issue in a GitHub repository', up: 'github' },
+  { name: 'github__list_pull_requests', description: 'List pull requests of a repository', up: 'github' },
+  { name: 'slack__postMessage', description: 'Post a message to a Slack channel', up: 'slack' },
+  { name: 'fs__read_file', description: 'Read the complete contents of a file from disk', up: 'filesystem' },
+  {
+    name: 'fs__list_directory',
+    description: 'Get a detailed listing of all files and directories in a path',
+    up: 'filesystem',
+  },
+  { name: 'maps__geocode', description: 'Convert an address into geographic coordinates', up: 'google-maps' },
+  { name: 'pg__query', description: 'Run a read-only SQL query', up: 'postgres' },
+].map((t) =>
+  searchable(
+    {
+      name: t.name,
+      description: t.description,
+      inputSchema: { type: 'object', properties: { target: { type: 'string', description: 'What it acts on' } } },
+    },
+    t.up,
+  ),
+);
+
+describe('terms', () => {
+  it('splits identifiers on _ - . and camelCase', () => {
+    expect(tokenize('github__create_issue')).toEqual(['github', 'create', 'issue']);
+    expect(tokenize('slack.postMessage-v2')).toEqual(['slack', 'post', 'Message', 'v2']);
+    expect(tokenize('parseHTTPResponse')).toEqual(['parse', 'HTTP', 'Response']);
+  });
+
+  it('drops stop words, stems, folds synonyms onto one term', () => {
+    expect(term('the')).toBeNull();
+    expect(term('Issues')).toBe('issue');
+    expect(term('find')).toBe(term('search'));
+    expect(term('folders')).toBe(term('directory'));
+  });
+});
+
+describe('bm25Ranker', () => {
+  const top = async (query: string) => (await (await bm25Ranker(TOOLS)).search(query, 3))[0];
+
+  it('ranks the tool that answers a natural-language task first', async () => {
+    expect(await top('open a ticket on github')).toBe('github__create_issue');
+    expect(await top('send a chat message to my team')).toBe('slack__postMessage');
+    expect(await top('show me what is in this folder')).toBe('fs__list_directory');
+    expect(await top('get the contents of a document')).toBe('fs__read_file');
+    expect(await top('latitude and longitude of an address')).toBe('maps__geocode');
+    expect(await top('database sql select')).toBe('pg__query');
+    expect(await top('which PRs are open')).toBe('github__list_pull_requests');
+  });
+
+  it('finds nothing for words no tool has, and keeps to the limit', async () => {
+    const ranker = await bm25Ranker(TOOLS);
+    expect(await ranker.search('xylophone quartz', 5)).toEqual([]);
+    expect((await ranker.search('repository file message', 2)).length).toBe(2);
+  });
+});
+
+describe('ToolIndexes', () => {
+  it('builds one index per list version, in a later turn, and a new list gets a new one', async () => {
+    let builds = 0;
+    const indexes = new ToolIndexes(async (tools) => {
+      builds++;
+      return bm25Ranker(tools);
+    });
+    const list = [{ name: 'a__echo', description: 'Echo text' }];
+    const describe = (e: Record<string, unknown>) => searchable(e, 'a');
+    const first = indexes.index(list, describe);
+    expect(builds).toBe(0);
+    const again = indexes.index(list, describe);
+    expect(again).toBe(first);
+    expect((await first).byName.has('a__echo')).toBe(true);
+    expect(builds).toBe(1);
+    await indexes.index([...list], describe);
+    expect(builds).toBe(2);
+  });
+
+  it('a failed build is retried on the next ask', async () => {
+    let fail = true;
+    const indexes = new ToolIndexes(async (tools) => {
+      if (fail) throw new Error('boom');
+      return bm25Ranker(tools);
+    });
+    const list = [{ name: 'x' }];
+    await expect(indexes.index(list, (e) => searchable(e, ''))).rejects.toThrow('boom');
+    fail = false;
+    expect((await indexes.index(list, (e) => searchable(e, ''))).byName.size).toBe(1);
+  });
+});
