@@ -409,7 +409,7 @@ export function markdown({ rows, meta, failures }) {
     const untyped = tallies.reduce((n, [, t]) => n + t.untyped, 0);
     out.push('');
     out.push(
-      `**hostile-mix, ${pace}**: legitimate calls p50/p99 ${ms(alone.latencyMs.p50)}/${ms(alone.latencyMs.p99)} ms alone, ` +
+      `**hostile-mix, ${pace}** (hostile clients at nice ${beside.extra.hostileNice ?? 0}): legitimate calls p50/p99 ${ms(alone.latencyMs.p50)}/${ms(alone.latencyMs.p99)} ms alone, ` +
         `${ms(beside.latencyMs.p50)}/${ms(beside.latencyMs.p99)} ms beside the hostile clients: p50 ${ratio(beside.latencyMs.p50 / alone.latencyMs.p50)}, ` +
         `p99 ${ratio(beside.latencyMs.p99 / alone.latencyMs.p99)} (aim ≤ 3×); ${beside.bad} bad legitimate replies; hostile replies: ` +
         `${tallies.map(([n, t]) => `${n} ${t.sent} (${t.untyped} untyped)`).join(', ')}; ${untyped} untyped in all; streams cut off: ` +

@@ -92,7 +92,7 @@ export async function run(ctx) {
         p50: b.latencyMs.p50 / Math.max(a.latencyMs.p50, 0.01),
         p99: b.latencyMs.p99 / Math.max(a.latencyMs.p99, 0.01),
       });
-      const hostileExtra = { hostile: ended.tallies, cutOff: ended.cutOff };
+      const hostileExtra = { hostile: ended.tallies, cutOff: ended.cutOff, hostileNice: hostile.nice };
       const atRate = `${rate}/s`;
       return [
         row('alone', atRate, calmAtRate),
