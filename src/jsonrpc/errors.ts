@@ -358,9 +358,7 @@ export class GatewayError extends Error {
   }
 
   toJsonRpc(): JsonRpcErrorObject {
-    const data = this.entry.retryable
-      ? { type: this.type, retryable: true, ...this.detail }
-      : { type: this.type, ...this.detail };
+    const data = { type: this.type, ...(this.entry.retryable && { retryable: true }), ...this.detail };
     return { code: this.entry.code, message: this.message, data };
   }
 }
