@@ -1,0 +1,342 @@
+/**
+ * The one error table. Every failure that reaches a client is one of these entries: a stable
+ * name (sent as `error.data.type`), a JSON-RPC code and the HTTP status the transport uses when
+ * the error is the whole reply. Add entries here; never build an error object elsewhere.
+ *
+ * Gateway codes live in -32000..-32019, the range MCP leaves to implementations
+ * (2026-07-28 reserves -32020..-32099 for the spec itself, whose codes appear here only as
+ * the spec defines them). -32002 is not ours: MCP 2025 uses it for "resource not found".
+ */
+
+export interface ErrorEntry {
+  readonly code: number;
+  readonly httpStatus: number;
+  readonly message: string;
+  /** A client may retry the same request later (the error carries `data.retryAfterMs`). */
+  readonly retryable: boolean;
+}
+
+export const ERRORS = {
+  // JSON-RPC / MCP spec codes
+  PARSE_ERROR: { code: -32700, httpStatus: 400, message: 'Parse error', retryable: false },
+  INVALID_REQUEST: { code: -32600, httpStatus: 400, message: 'Invalid Request', retryable: false },
+  METHOD_NOT_FOUND: { code: -32601, httpStatus: 200, message: 'Method not found', retryable: false },
+  INVALID_PARAMS: { code: -32602, httpStatus: 200, message: 'Invalid params', retryable: false },
+  INTERNAL_ERROR: { code: -32603, httpStatus: 500, message: 'Internal error', retryable: false },
+  RESOURCE_NOT_FOUND: { code: -32002, httpStatus: 200, message: 'Resource not found', retryable: false },
+
+  // 2026-07-28 (stateless) requests: the spec's own codes and statuses
+  /** Unknown or removed method: 404 on a stateless request (in-band 200 for 2025 sessions). */
+  MODERN_METHOD_NOT_FOUND: { code: -32601, httpStatus: 404, message: 'Method not found', retryable: false },
+  /** A stateless request without the `_meta` every request must carry. */
+  MODERN_META_INVALID: {
+    code: -32602,
+    httpStatus: 400,
+    message: 'Invalid params: request _meta is missing or malformed',
+    retryable: false,
+  },
+  /** Resource not found, as 2026-07-28 spells it (-32002 is retired there). */
+  MODERN_RESOURCE_NOT_FOUND: { code: -32602, httpStatus: 200, message: 'Resource not found', retryable: false },
+  HEADER_MISMATCH: { code: -32020, httpStatus: 400, message: 'Header mismatch', retryable: false },
+  /** The request needs a client capability its _meta does not declare (data.requiredCapabilities). */
+  MISSING_CLIENT_CAPABILITY: {
+    code: -32021,
+    httpStatus: 400,
+    message: 'Missing required client capability',
+    retryable: false,
+  },
+  MODERN_UNSUPPORTED_VERSION: {
+    code: -32022,
+    httpStatus: 400,
+    message: 'Unsupported protocol version',
+    retryable: false,
+  },
+  /**
+   * A requestState the gateway did not issue for this request and principal: tampered, replayed, expired or foreign.
+   */
+  REQUEST_STATE_INVALID: {
+    code: -32602,
+    httpStatus: 200,
+    message: 'Invalid params: requestState is not valid',
+    retryable: false,
+  },
+
+  // Transport-level rejections (the HTTP status is what the spec asks for)
+  BATCH_NOT_SUPPORTED: {
+    code: -32600,
+    httpStatus: 400,
+    message: 'Batch requests are not supported by this protocol version',
+    retryable: false,
+  },
+  SESSION_ID_REQUIRED: {
+    code: -32000,
+    httpStatus: 400,
+    message: 'Mcp-Session-Id header is required',
+    retryable: false,
+  },
+  UNSUPPORTED_PROTOCOL_VERSION: {
+    code: -32000,
+    httpStatus: 400,
+    message: 'Unsupported MCP-Protocol-Version',
+    retryable: false,
+  },
+  NOT_ACCEPTABLE: { code: -32000, httpStatus: 406, message: 'Not Acceptable', retryable: false },
+  UNSUPPORTED_MEDIA_TYPE: {
+    code: -32000,
+    httpStatus: 415,
+    message: 'Unsupported Media Type: Content-Type must be application/json',
+    retryable: false,
+  },
+  PAYLOAD_TOO_LARGE: { code: -32000, httpStatus: 413, message: 'Payload Too Large', retryable: false },
+  METHOD_NOT_ALLOWED: { code: -32000, httpStatus: 405, message: 'Method Not Allowed', retryable: false },
+  // No route for this method and path (not an MCP endpoint, whose unserved methods are 405): its body is never read.
+  ROUTE_NOT_FOUND: {
+    code: -32000,
+    httpStatus: 404,
+    message: 'Not Found: no route for this method and path',
+    retryable: false,
+  },
+  // Answered by the HTTP server before any route (see http/server-limits.ts): the request never got whole.
+  REQUEST_TIMEOUT: {
+    code: -32000,
+    httpStatus: 408,
+    message: 'Request Timeout: the request did not arrive in time',
+    retryable: false,
+  },
+  HEADERS_TOO_LARGE: { code: -32000, httpStatus: 431, message: 'Request Header Fields Too Large', retryable: false },
+  STREAM_CONFLICT: {
+    code: -32000,
+    httpStatus: 409,
+    message: 'A GET stream is already open for this session',
+    retryable: false,
+  },
+  // Not 404: to a client, 404 means its session is gone and must be re-initialized.
+  EVENT_ID_UNKNOWN: {
+    code: -32000,
+    httpStatus: 400,
+    message: 'Last-Event-ID names no event this session can resume from',
+    retryable: false,
+  },
+  // A plain GET on the WebSocket endpoint (no Upgrade: websocket).
+  UPGRADE_REQUIRED: {
+    code: -32000,
+    httpStatus: 426,
+    message: 'Upgrade Required: this endpoint speaks WebSocket (subprotocol mcp)',
+    retryable: false,
+  },
+  SESSION_NOT_FOUND: { code: -32001, httpStatus: 404, message: 'Session not found', retryable: false },
+  ORIGIN_FORBIDDEN: { code: -32003, httpStatus: 403, message: 'Origin not allowed', retryable: false },
+  // A virtual server (servers[]) whose principals or requiredScopes leave this client out.
+  SERVER_FORBIDDEN: {
+    code: -32013,
+    httpStatus: 403,
+    message: 'Forbidden: this client may not use this server',
+    retryable: false,
+  },
+  // A virtual server's path that a reload took out of the config.
+  SERVER_NOT_FOUND: { code: -32601, httpStatus: 404, message: 'No virtual server at this path', retryable: false },
+
+  // Data-path failures (carried in a 200 reply: the transport worked, the call did not)
+  UPSTREAM_UNAVAILABLE: { code: -32004, httpStatus: 200, message: 'Upstream unavailable', retryable: true },
+  UPSTREAM_TIMEOUT: { code: -32005, httpStatus: 200, message: 'Upstream timed out', retryable: false },
+  OVERLOADED: { code: -32006, httpStatus: 200, message: 'Upstream overloaded, retry later', retryable: true },
+  REQUEST_CANCELLED: { code: -32007, httpStatus: 200, message: 'Request cancelled', retryable: false },
+  UPSTREAM_PROTOCOL_ERROR: {
+    code: -32008,
+    httpStatus: 200,
+    message: 'Upstream sent an invalid message',
+    retryable: false,
+  },
+  /** A 2026-07-28 upstream answered input_required more rounds than `stateless.maxInputRounds` allows (it loops). */
+  INPUT_ROUNDS_EXCEEDED: {
+    code: -32008,
+    httpStatus: 200,
+    message: 'Upstream asked for input too many times',
+    retryable: false,
+  },
+  SHUTTING_DOWN: { code: -32009, httpStatus: 503, message: 'Gateway is shutting down', retryable: true },
+  SESSION_STORE_UNAVAILABLE: { code: -32010, httpStatus: 503, message: 'Session store unavailable', retryable: true },
+  // The port is bound before the upstreams have started (health probes answer): until then, MCP requests wait.
+  NOT_READY: { code: -32019, httpStatus: 503, message: 'Gateway is starting: retry shortly', retryable: true },
+  UPSTREAM_CIRCUIT_OPEN: {
+    code: -32011,
+    httpStatus: 200,
+    message: 'Upstream is failing; calls to it fail fast until it recovers',
+    retryable: true,
+  },
+  // One client past limits.maxInFlightPerClient: the others keep their share of the workers.
+  CLIENT_TOO_MANY_IN_FLIGHT: {
+    code: -32015,
+    httpStatus: 429,
+    message: 'Too many requests in flight for this client',
+    retryable: true,
+  },
+  // Past limits.maxBodyBytesPerSecondPerClient: one client's bodies cannot take the event loop every client shares.
+  CLIENT_TOO_MANY_BYTES: {
+    code: -32015,
+    httpStatus: 429,
+    message: 'This client sent more request bytes than its share; slow down',
+    retryable: true,
+  },
+  // A rule of rateLimits (data.rule, data.retryAfterMs): in-band, 429 with Retry-After as a POST's only message.
+  RATE_LIMITED: { code: -32015, httpStatus: 429, message: 'Rate limit reached; retry later', retryable: true },
+  // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
+  SESSION_LIMIT: {
+    code: -32016,
+    httpStatus: 503,
+    message: 'The gateway holds its maximum of sessions; retry later',
+    retryable: true,
+  },
+  // Past limits.maxSessionsPerPrincipal: one principal cannot take every session from the others.
+  PRINCIPAL_SESSION_LIMIT: {
+    code: -32017,
+    httpStatus: 429,
+    message: 'Too many sessions for this principal',
+    retryable: true,
+  },
+  // Past limits.maxStreams: long-lived SSE streams (GET, resumed, listen) on this replica.
+  STREAM_LIMIT: {
+    code: -32018,
+    httpStatus: 503,
+    message: 'Too many open streams on this replica; retry later',
+    retryable: true,
+  },
+
+  // Tasks (2025-11-25 experimental tasks; the 2026-07-28 tasks extension). Unknown, expired and
+  // another principal's task ids are one error, as the spec has it: -32602, nothing told apart.
+  TASK_NOT_FOUND: {
+    code: -32602,
+    httpStatus: 200,
+    message: 'Failed to retrieve task: Task not found',
+    retryable: false,
+  },
+  TASK_TTL_INVALID: {
+    code: -32602,
+    httpStatus: 200,
+    message: 'Invalid params: task.ttl must be a non-negative integer of milliseconds',
+    retryable: false,
+  },
+  TASK_CURSOR_INVALID: {
+    code: -32602,
+    httpStatus: 200,
+    message: 'Invalid params: unknown tasks/list cursor',
+    retryable: false,
+  },
+  /** 2025-11-25: tasks/cancel of a task already completed, failed or cancelled. */
+  TASK_TERMINAL: {
+    code: -32602,
+    httpStatus: 200,
+    message: 'Cannot cancel task: already in a terminal status',
+    retryable: false,
+  },
+  /**
+   * 2025-11-25 tool-level negotiation: a `task` on a tool without task support, or none on a tool that requires one.
+   */
+  TASK_NOT_SUPPORTED: {
+    code: -32601,
+    httpStatus: 200,
+    message: 'This tool does not support task-augmented calls',
+    retryable: false,
+  },
+  TASK_REQUIRED: {
+    code: -32601,
+    httpStatus: 200,
+    message: 'Task augmentation required for this tool',
+    retryable: false,
+  },
+  // Past tasks.maxPerPrincipal live tasks (as PRINCIPAL_SESSION_LIMIT for sessions), or tasks.maxBytesPerPrincipal
+  // bytes of their records: data names the one reached.
+  TASK_LIMIT: {
+    code: -32017,
+    httpStatus: 200,
+    message: 'Too many tasks for this principal; retry when some have expired',
+    retryable: true,
+  },
+  // Past limits.workerStartsPerMinute (per principal, else per session): the client's own churn, not a busy upstream
+  // (OVERLOADED).
+  WORKER_START_LIMIT: {
+    code: -32017,
+    httpStatus: 200,
+    message: 'Too many per-session worker starts for this client; retry later',
+    retryable: true,
+  },
+  /** A task's error when the replica running its call died (its heartbeat stopped). */
+  TASK_REPLICA_LOST: {
+    code: -32004,
+    httpStatus: 200,
+    message: 'The gateway replica running this task stopped',
+    retryable: false,
+  },
+
+  // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
+  UNAUTHORIZED: {
+    code: -32012,
+    httpStatus: 401,
+    message: 'Unauthorized: a valid bearer token is required',
+    retryable: false,
+  },
+  INSUFFICIENT_SCOPE: {
+    code: -32013,
+    httpStatus: 403,
+    message: 'Forbidden: the token lacks a required scope',
+    retryable: false,
+  },
+  // Token introspection failed: not the token's fault, so not a 401.
+  AUTHORIZATION_SERVER_UNAVAILABLE: {
+    code: -32014,
+    httpStatus: 503,
+    message: 'The authorization server cannot check tokens right now',
+    retryable: true,
+  },
+
+  // Identity towards upstreams (calls made as the user): one user's refusal, not the upstream's failure.
+  // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
+  UPSTREAM_IDENTITY_REFUSED: {
+    code: -32013,
+    httpStatus: 403,
+    message: "The upstream's authorization server refused a token for this user",
+    retryable: false,
+  },
+  // authorization-code: this user has not granted the gateway a token for the upstream yet. The spec's
+  // URLElicitationRequiredError (2025-11-25; data.elicitations names the gateway's /oauth/start link);
+  // a 2026-07-28 client gets the same link as an input_required result instead (stateless/url-elicitation.ts).
+  URL_ELICITATION_REQUIRED: {
+    code: -32042,
+    httpStatus: 200,
+    message: 'This upstream needs your authorization first: open the link to grant it',
+    retryable: false,
+  },
+  // /oauth/callback (and /oauth/start) with a state the gateway did not issue, or one that was used or expired.
+  OAUTH_STATE_INVALID: {
+    code: -32602,
+    httpStatus: 400,
+    message: 'This authorization link is unknown, used or expired: call the tool again for a new one',
+    retryable: false,
+  },
+  // /oauth/callback without a code (nor an error), or /oauth/tokens/<name> for an upstream without grant
+  // authorization-code.
+  OAUTH_REQUEST_INVALID: { code: -32602, httpStatus: 400, message: 'Invalid authorization request', retryable: false },
+  // /oauth/start's confirmation posted without the cookie and token of the page that browser was shown, or
+  // /oauth/callback reached by a browser other than the one that confirmed: a link forwarded, or a forged post.
+  OAUTH_CONSENT_INVALID: {
+    code: -32602,
+    httpStatus: 403,
+    message: 'This authorization was not confirmed in this browser: open the link your own client gave you',
+    retryable: false,
+  },
+  OAUTH_UPSTREAM_UNKNOWN: {
+    code: -32602,
+    httpStatus: 404,
+    message: 'No upstream of that name takes authorizations from its users',
+    retryable: false,
+  },
+  // A claim an upstream header is built from (`${claims.x}`) is missing or cannot be sent in a header.
+  CLAIM_HEADER_INVALID: {
+    code: -32602,
+    httpStatus: 400,
+    message: "A claim of the client's token cannot be sent as an upstream header",
+    retryable: false,
+  },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorName = keyof typeof ERRORS;
