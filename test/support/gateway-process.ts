@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { childrenOf } from './child-processes.js';
 import { ROOT } from './gateway.js';
 
 export const MAIN = resolve(ROOT, 'dist/main.js');
@@ -18,6 +19,7 @@ export interface GatewayProcess {
   readonly child: ChildProcess;
   /** SIGTERM and wait for the exit (SIGKILL after 15 s). */
   stop(): Promise<void>;
+  /** SIGKILL, and its upstreams' process groups with it. */
   kill9(): void;
   readonly exited: Promise<number | null>;
   /** What it wrote to stdout so far (its own lines and, as JSON lines, its log). */
@@ -74,7 +76,13 @@ export async function spawnGateway(
     child,
     exited,
     output: () => out,
-    kill9: () => child.kill('SIGKILL'),
+    kill9: () => {
+      // As when a pod dies: its upstreams (each in its own process group) go with it, rather than
+      // living on re-parented to init.
+      const upstreams = childrenOf(child.pid!);
+      child.kill('SIGKILL');
+      for (const pid of upstreams) killGroup(pid);
+    },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill('SIGTERM');
@@ -109,4 +117,12 @@ export async function runGatewayToExit(
   return { code, stdout, stderr };
 }
 
-export { childrenOf } from './child-processes.js';
+function killGroup(pid: number): void {
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* gone already */
+  }
+}
+
+export { childrenOf };
