@@ -19,5 +19,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       censor: '[redacted]',
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  // Asynchronous by default: a line is queued and written while the event loop goes on, instead of
+  // one blocking write(2) per line (the access log writes one per request). pino flushes what is
+  // queued when the process exits.
+  return pino(options, destination ?? pino.destination({ dest: 1, sync: false }));
 }
