@@ -17,11 +17,24 @@ interface Doc {
 
 const BOOST = { name: 3, title: 2, description: 1, params: 0.6, upstream: 1.5 };
 
-export const bm25Ranker: RankerFactory = async (tools) => new Bm25Ranker(tools);
+/**
+ * Documents indexed per event-loop turn. Indexing is synchronous work: 50,000 tools in one go
+ * held the loop for seconds (every session's requests waited); in chunks, no turn holds it for
+ * more than a few milliseconds.
+ */
+const CHUNK = 500;
+
+export const bm25Ranker: RankerFactory = async (tools) => {
+  const ranker = new Bm25Ranker(tools);
+  await ranker.indexed;
+  return ranker;
+};
 
 export class Bm25Ranker implements ToolRanker {
   readonly #names: readonly string[];
   readonly #index: MiniSearch<Doc>;
+  /** Settles once every tool is indexed (a search before then sees only part of them). */
+  readonly indexed: Promise<void>;
 
   constructor(tools: readonly SearchableTool[]) {
     this.#names = tools.map((t) => t.name);
@@ -38,7 +51,10 @@ export class Bm25Ranker implements ToolRanker {
         maxFuzzy: 2,
       },
     });
-    this.#index.addAll(tools.map((t, id) => doc(t, id)));
+    this.indexed = this.#index.addAllAsync(
+      tools.map((t, id) => doc(t, id)),
+      { chunkSize: CHUNK },
+    );
   }
 
   async search(query: string, limit: number): Promise<readonly string[]> {
