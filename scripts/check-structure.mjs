@@ -24,6 +24,7 @@ const LAYERS = [
   'transport',
   'gateway',
   'tool-search',
+  'guardrails',
   'tasks',
   'stateless',
   'streams',

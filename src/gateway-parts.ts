@@ -80,6 +80,7 @@ export function createVirtualServer(
     passThrough,
     notifications,
     toolSearch: { config: config.toolSearch, path: config.path },
+    interceptors: config.interceptors,
   });
   // Rules from the first request on: the chain is recomposed before anything is served.
   const rateLimits = new LiveRateLimits(config.sessions, diagnostics, log, (l) => server!.setRateLimiter(l));

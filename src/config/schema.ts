@@ -32,6 +32,7 @@ import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
 import { tasksChecks, tasksSchema } from './tasks.js';
+import { interceptorsChecks, interceptorsSchema } from './interceptors.js';
 import { toolSearchSchema } from './tool-search.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
@@ -58,6 +59,7 @@ export type { TasksConfig, UpstreamTasksConfig } from './tasks.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
 export type { ToolSearchConfig } from './tool-search.js';
+export type { InterceptorConfig } from './interceptors.js';
 export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
 export type { UpstreamConfig } from './upstreams.js';
 
@@ -91,6 +93,7 @@ export const configSchema = {
     upstreams: upstreamsSchema,
     servers: serversSchema,
     toolSearch: toolSearchSchema,
+    interceptors: interceptorsSchema,
   },
   required: ['upstreams'],
 } as const;
@@ -127,6 +130,9 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
     problems,
   );
   identityChecks(config, problems);
+  interceptorsChecks(config.interceptors, 'interceptors', problems);
+  if (Array.isArray(config.servers))
+    config.servers.forEach((s, i) => interceptorsChecks(s?.interceptors, `servers[${i}].interceptors`, problems));
   serversChecks(
     config.servers,
     config.path,

@@ -19,7 +19,7 @@ import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { RequestEvents, type NotificationEvents } from './request-events.js';
 import { MethodHandlers } from './method-handlers.js';
-import { requestChain, type ReplyStep, type ResultStep, type RoutingStep } from './request-chain.js';
+import { requestChain, type ReplyStep, type ResultStep, type RoutingStep, type Wrapper } from './request-chain.js';
 import type { RateLimiter } from '../rate-limit/rate-limiter.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
@@ -30,8 +30,9 @@ import { Forwarder } from './forwarder.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
-import type { ToolSearchConfig } from '../config/schema.js';
+import type { InterceptorConfig, ToolSearchConfig } from '../config/schema.js';
 import { toolSearchStep } from './tool-search-step.js';
+import { guardrailStep } from './guardrail-step.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -63,6 +64,8 @@ export interface DispatcherOptions {
   rateLimiter?: RateLimiter | undefined;
   /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
+  /** The top-level guardrails; a virtual server's own come after them. */
+  interceptors?: readonly InterceptorConfig[] | undefined;
 }
 
 export class Dispatcher {
@@ -75,9 +78,11 @@ export class Dispatcher {
   /** Every request's way: the wrappers around the method table (request-chain.ts). */
   #chain: ReplyStep;
   readonly #handle: ResultStep;
+  readonly #guardrails: Wrapper<ResultStep>;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
+    this.#guardrails = guardrailStep(options.interceptors, options.diagnostics);
     const { upstreams, catalogs, perSession, log } = options;
     this.#sessionCatalogs = new SessionCatalogs({
       upstreams,
@@ -132,6 +137,7 @@ export class Dispatcher {
       events: this.#events,
       sessionCatalogs: this.#sessionCatalogs,
       rateLimiter,
+      guardrails: this.#guardrails,
       inner: (reenter: RoutingStep) =>
         toolSearchStep(
           {

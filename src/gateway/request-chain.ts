@@ -2,7 +2,7 @@
 // table of method handlers (method-handlers.ts) inside a chain of wrappers, composed once when the
 // dispatcher is built. Outermost first: the reply (a stateless client's shape, errors mapped once),
 // the request events, the catalog, the virtual server's view, the rate limits (only when rules
-// exist: recomposed by a reload); then the method's handler. No
+// exist: recomposed by a reload), the guardrails; then the method's handler. No
 // wrapper branches around another: a 2026-07-28 request and a 2025 one pass the same events.
 //
 // The hot path's cost: a wrapper that works only before its next step returns that step's promise
@@ -63,16 +63,21 @@ export interface RequestChainParts {
    * from its request events on, for the requests it makes of its own.
    */
   inner?: (reenter: RoutingStep) => Wrapper<ResultStep>;
+  /** The guardrails (config interceptors): innermost, next to the handler. */
+  guardrails?: Wrapper<ResultStep>;
 }
 
 /** The dispatcher's whole chain around `handle` (the method table). */
 export function requestChain(parts: RequestChainParts, handle: ResultStep): ReplyStep {
-  const limiter = parts.rateLimiter && !parts.rateLimiter.empty ? [rateLimited(parts.rateLimiter)] : [];
+  const innermost = [
+    ...(parts.rateLimiter && !parts.rateLimiter.empty ? [rateLimited(parts.rateLimiter)] : []),
+    ...(parts.guardrails ? [parts.guardrails] : []),
+  ];
   const reenter: RoutingStep = (ctx, request, view, catalog) => evented(ctx, request, view, catalog);
   const view = viewRewrite(parts.events);
   const inside = parts.inner
-    ? compose(handle, parts.inner(reenter), view, ...limiter)
-    : compose(handle, view, ...limiter);
+    ? compose(handle, parts.inner(reenter), view, ...innermost)
+    : compose(handle, view, ...innermost);
   const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(inside);
   const evented = compose(routed, requestEvents(parts.events));
   return replies(parts.log, parts.statelessResults)(evented);

@@ -2,7 +2,7 @@
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
-import type { ServerEntryConfig, ToolSearchConfig } from '../config/schema.js';
+import type { InterceptorConfig, ServerEntryConfig, ToolSearchConfig } from '../config/schema.js';
 import type { Identity } from '../contracts/authenticator.js';
 import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -64,6 +64,8 @@ export interface VirtualServerOptions {
   notifications?: NotificationEvents;
   /** The main path's `toolSearch` and the path (servers[] carry their own): taken at start. */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
+  /** The top-level guardrails (servers[] carry their own, after these): taken at start. */
+  interceptors?: readonly InterceptorConfig[] | undefined;
 }
 
 const NO_MIRRORED: readonly MirroredParam[] = [];
@@ -133,6 +135,7 @@ export class VirtualServer implements McpHandler {
       passThrough,
       notifications: this.#notifications,
       ...(options.toolSearch ? { toolSearch: options.toolSearch } : {}),
+      interceptors: options.interceptors,
     });
   }
 

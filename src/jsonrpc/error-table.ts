@@ -290,6 +290,14 @@ export const ERRORS = {
   },
 
   // Identity towards upstreams (calls made as the user): one user's refusal, not the upstream's failure.
+  // -32013 as INSUFFICIENT_SCOPE: a guardrail (config interceptors) refused what a call sent or got back;
+  // data.interceptor, data.phase (request | response) and data.kinds say which and what kind, never the text.
+  GUARDRAIL_BLOCKED: {
+    code: -32013,
+    httpStatus: 403,
+    message: 'Refused by a guardrail',
+    retryable: false,
+  },
   // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
   UPSTREAM_IDENTITY_REFUSED: {
     code: -32013,

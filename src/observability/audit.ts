@@ -16,6 +16,15 @@ export interface AuditEntry {
   durationMs: number;
 }
 
+export interface GuardrailEntry {
+  interceptor: string;
+  phase: string;
+  method: string;
+  verdict: string;
+  kinds: readonly string[];
+  principal?: string | undefined;
+}
+
 /**
  * One log line per audited request (`audit.methods`): who asked what, how it ended and how long
  * it took. Never arguments or results: those may carry anything, and an audit trail must be safe
@@ -33,6 +42,14 @@ export class AuditLog {
 
   covers(method: string): boolean {
     return this.#methods.has(method);
+  }
+
+  /** A guardrail's finding: which interceptor, on what, and the kinds found (never the text). */
+  guardrail(entry: GuardrailEntry, requestId?: string): void {
+    this.#log.info(
+      requestId === undefined ? { guardrail: entry } : { reqId: requestId, guardrail: entry },
+      'guardrail',
+    );
   }
 
   /** `requestId`: the HTTP request's, under the key Fastify's own request lines use. */

@@ -166,6 +166,17 @@ export interface EventMap {
   'tool-search:search': { endpoint: string; outcome: 'hit' | 'empty' };
   /** call_tool passed a call on (the call itself ends as a tools/call of the real tool). */
   'tool-search:call': { endpoint: string };
+  /** One interceptor ran on one message (config interceptors); `kinds`: what it found, never the text. */
+  'guardrail:verdict': {
+    interceptor: string;
+    phase: 'request' | 'response';
+    method: string;
+    verdict: string;
+    kinds: readonly string[];
+    seconds: number;
+    requestId: string | undefined;
+    principal: string | undefined;
+  };
 }
 
 export type EventName = keyof EventMap;

@@ -207,6 +207,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Interceptors are the built-ins' names; verdicts a fixed set (guardrails/builtin-interceptors.ts). */
+  readonly interceptorVerdicts = new Counter({
+    name: 'mcpgw_interceptor_verdicts_total',
+    help: 'Guardrail runs by interceptor and verdict (pass, redacted, truncated, blocked, would-*: audit mode)',
+    labelNames: ['interceptor', 'verdict'] as const,
+    registers: [this.registry],
+  });
+
+  readonly interceptorSeconds = new Histogram({
+    name: 'mcpgw_interceptor_duration_seconds',
+    help: "Time one guardrail took over one message (a call's arguments or a result)",
+    labelNames: ['interceptor'] as const,
+    buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1],
+    registers: [this.registry],
+  });
+
   readonly upstreamStdoutGarbage = new Counter({
     name: 'mcpgw_upstream_stdout_garbage_total',
     help: 'Lines a stdio upstream wrote to stdout that are not JSON (ignored)',

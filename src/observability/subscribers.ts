@@ -20,7 +20,18 @@ export function observeGateway(
 ): { diagnostics: DataPathEvents; unsubscribe: () => void } {
   const diagnostics = new DataPathEvents(randomUUID());
   const undo = [subscribeMetrics(diagnostics.gateway, metrics)];
-  if (auditMethods.length > 0) undo.push(subscribeAudit(diagnostics.gateway, new AuditLog(auditMethods, log)));
+  const audit = new AuditLog(auditMethods, log);
+  if (auditMethods.length > 0) undo.push(subscribeAudit(diagnostics.gateway, audit));
+  // Whatever audit.methods says: a guardrail that found something is always on the trail.
+  undo.push(
+    subscribe(diagnostics.gateway, {
+      'guardrail:verdict': (e) => {
+        if (e.verdict === 'pass') return;
+        const { interceptor, phase, method, verdict, kinds, principal } = e;
+        audit.guardrail({ interceptor, phase, method, verdict, kinds, principal }, e.requestId);
+      },
+    }),
+  );
   return {
     diagnostics,
     unsubscribe: () => {
@@ -66,6 +77,10 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     'config:reload': (e) => metrics.configReloads.inc({ outcome: e.outcome }),
     'tool-search:search': (e) => metrics.toolSearches.inc({ endpoint: e.endpoint, outcome: e.outcome }),
     'tool-search:call': (e) => metrics.toolSearchCalls.inc({ endpoint: e.endpoint }),
+    'guardrail:verdict': (e) => {
+      metrics.interceptorVerdicts.inc({ interceptor: e.interceptor, verdict: e.verdict });
+      metrics.interceptorSeconds.observe({ interceptor: e.interceptor }, e.seconds);
+    },
   });
 }
 

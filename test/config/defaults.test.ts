@@ -192,6 +192,15 @@ const SCHEMA_DEFAULTS = {
   'servers[].toolSearch.enabled': false,
   'servers[].toolSearch.pinned': [],
   'servers[].toolSearch.maxResults': 10,
+  // Added with guardrails (issue 33).
+  'interceptors[].action': 'redact',
+  'interceptors[].mode': 'on',
+  'interceptors[].phases': ['request', 'response'],
+  'interceptors[].allowFields': [],
+  'servers[].interceptors[].action': 'redact',
+  'servers[].interceptors[].mode': 'on',
+  'servers[].interceptors[].phases': ['request', 'response'],
+  'servers[].interceptors[].allowFields': [],
 };
 
 const POOL = {

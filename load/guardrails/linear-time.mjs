@@ -1,0 +1,73 @@
+// The guardrails' scanners on 1 MB adversarial inputs (long runs of near-matches for each
+// detector): the time of one scan, against the issue's bound of 50 ms per input. Not a unit
+// test (no timed assertion there): run by hand or from the bench, on a quiet machine.
+//   npm run build && node load/guardrails/linear-time.mjs
+import { builtinInterceptor } from '../../dist/guardrails/builtin-interceptors.js';
+
+const MB = 1 << 20;
+const fill = (unit) => unit.repeat(Math.ceil(MB / unit.length)).slice(0, MB);
+const INPUTS = {
+  secrets: [
+    'AKIA',
+    'AKIAAAAAAAAAAAAAAAA',
+    'ghp_',
+    'glpat-',
+    'xoxb-',
+    'AIza',
+    'eyJ',
+    'eyJa.',
+    'eyJaaaaaaaaaaa.eyJ',
+    '-----BEGIN ',
+    '-----BEGIN RSA PRIVATE KEY-----',
+    '://',
+    'a://b:',
+    'password',
+    'password=',
+    'password: "',
+    'token=a',
+  ],
+  pii: ['@', 'a@', 'a@b.', 'a@b-', '4', '4 ', '4-', '+1 ', '(555) ', '555.', 'GB82', 'GB82 ', 'GB82WEST'],
+  size: ['x', 'é'],
+};
+const BOUND_MS = 50;
+
+/** The machine's pace in the same run: one pass of a character-class test over 1 MiB. */
+function onePass() {
+  const text = fill('4 ');
+  let best = Infinity;
+  for (let r = 0; r < 5; r++) {
+    const t0 = performance.now();
+    let n = 0;
+    for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 52) n++;
+    best = Math.min(best, performance.now() - t0);
+    if (n === 0) throw new Error('unreachable');
+  }
+  return best;
+}
+const pass = onePass();
+let worst = 0;
+console.log(`one plain pass over 1 MiB: ${pass.toFixed(1)} ms (the scale: each row also in passes)\n`);
+console.log('| interceptor | input (1 MiB of) | ms | passes | verdict |\n|---|---|---|---|---|');
+for (const [name, units] of Object.entries(INPUTS)) {
+  const interceptor = builtinInterceptor({ name, action: 'redact', mode: 'on', maxBytes: 4096 });
+  for (const unit of units) {
+    const value = { content: [{ type: 'text', text: fill(unit) }] };
+    interceptor.run(value, 'response'); // warm the JIT
+    const times = [];
+    for (let i = 0; i < 3; i++) {
+      const t0 = performance.now();
+      const out = interceptor.run(value, 'response');
+      times.push(performance.now() - t0);
+      if (i === 0) var verdict = out.verdict;
+    }
+    const ms = Math.max(...times);
+    worst = Math.max(worst, ms);
+    console.log(
+      `| ${name} | \`${JSON.stringify(unit)}\` | ${ms.toFixed(1)} | ${(ms / pass).toFixed(0)} | ${verdict} |`,
+    );
+  }
+}
+console.log(
+  `\nworst ${worst.toFixed(1)} ms: ${worst <= BOUND_MS ? 'pass' : 'FAIL'} (bound ${BOUND_MS} ms per 1 MiB input)`,
+);
+process.exitCode = worst <= BOUND_MS ? 0 : 1;

@@ -1,0 +1,194 @@
+// The `secrets` interceptor's detectors: credentials by their published formats (AWS access keys,
+// GitHub, GitLab, Slack, Stripe and Google API tokens, PEM private keys, JWTs), passwords inside
+// connection strings, and high-entropy values assigned to a secret-sounding key. The kinds follow
+// those gitleaks covers (MIT; its rules were read, not vendored: they are RE2 patterns, and RE2
+// here (re2-wasm) costs ~430 µs per 4 KB per pattern). Each detector finds a fixed prefix with
+// indexOf and then does bounded work, or scans a run once and skips past it: linear in the text,
+// whatever the text is.
+import {
+  ALNUM,
+  SCHEME,
+  TOKEN,
+  UPPER_ALNUM,
+  VALUE,
+  boundaryAfter,
+  boundaryBefore,
+  entropy,
+  inClass,
+  RunMeter,
+  runEnd,
+  type Finding,
+} from './char-classes.js';
+
+/** A token after a fixed prefix: its body's characters and length bounds. */
+interface PrefixedToken {
+  kind: string;
+  prefixes: readonly string[];
+  body: Uint8Array;
+  min: number;
+  max: number;
+}
+
+const PREFIXED: readonly PrefixedToken[] = [
+  { kind: 'aws-access-key', prefixes: ['AKIA', 'ASIA', 'ABIA', 'ACCA'], body: UPPER_ALNUM, min: 16, max: 16 },
+  { kind: 'github-token', prefixes: ['ghp_', 'gho_', 'ghu_', 'ghs_', 'ghr_'], body: ALNUM, min: 36, max: 255 },
+  { kind: 'github-token', prefixes: ['github_pat_'], body: TOKEN, min: 22, max: 255 },
+  { kind: 'gitlab-token', prefixes: ['glpat-', 'gldt-', 'glrt-', 'glptt-'], body: TOKEN, min: 20, max: 255 },
+  {
+    kind: 'slack-token',
+    prefixes: ['xoxb-', 'xoxp-', 'xoxa-', 'xoxr-', 'xoxs-', 'xoxe-', 'xapp-'],
+    body: TOKEN,
+    min: 10,
+    max: 255,
+  },
+  { kind: 'stripe-key', prefixes: ['sk_live_', 'rk_live_', 'sk_test_', 'rk_test_'], body: ALNUM, min: 16, max: 255 },
+  { kind: 'google-api-key', prefixes: ['AIza'], body: TOKEN, min: 35, max: 35 },
+];
+
+/** Key names whose value, if it looks random enough, is taken for a secret (matched lower-cased). */
+const SECRET_KEYS = [
+  'password',
+  'passwd',
+  'secret',
+  'token',
+  'api_key',
+  'apikey',
+  'api-key',
+  'access_key',
+  'private_key',
+  'credential',
+];
+/** Below this (bits per character) a value is a word or a placeholder, not a key. */
+const MIN_ENTROPY = 3.5;
+
+export function findSecrets(text: string): Finding[] {
+  const found: Finding[] = [];
+  for (const rule of PREFIXED) prefixed(text, rule, found);
+  privateKeys(text, found);
+  jwts(text, found);
+  connectionPasswords(text, found);
+  assignedSecrets(text, found);
+  return found;
+}
+
+function prefixed(text: string, rule: PrefixedToken, found: Finding[]): void {
+  for (const prefix of rule.prefixes) {
+    const meter = new RunMeter(rule.body);
+    let covered = -1;
+    for (let at = text.indexOf(prefix); at !== -1; at = text.indexOf(prefix, at + prefix.length)) {
+      // Inside a token already found: nothing new.
+      if (at < covered || !boundaryBefore(text, at)) continue;
+      const bodyStart = at + prefix.length;
+      const end = meter.end(text, bodyStart, rule.max + 1);
+      const length = end - bodyStart;
+      if (length >= rule.min && length <= rule.max && boundaryAfter(text, end)) {
+        found.push({ start: at, end, kind: rule.kind });
+        covered = end;
+      }
+    }
+  }
+}
+
+/** A PEM block: from its BEGIN line to its END line, the whole block. */
+function privateKeys(text: string, found: Finding[]): void {
+  let from = 0;
+  for (;;) {
+    const begin = text.indexOf('-----BEGIN ', from);
+    if (begin === -1) return;
+    const close = text.indexOf('-----', begin + 11);
+    if (close === -1) return;
+    // Bounded before it is sliced: a far `-----` must not make every BEGIN copy the text up to it.
+    if (close - begin - 11 > 40 || !text.slice(begin + 11, close).endsWith('PRIVATE KEY')) {
+      from = begin + 11;
+      continue;
+    }
+    const endMarker = text.indexOf('-----END ', close + 5);
+    // No END after this BEGIN: none after any later one either.
+    if (endMarker === -1) return;
+    const endClose = text.indexOf('-----', endMarker + 9);
+    const end = endClose === -1 ? text.length : endClose + 5;
+    found.push({ start: begin, end, kind: 'private-key' });
+    from = end;
+  }
+}
+
+/** header.payload.signature, both JSON parts starting `{"` (base64url `eyJ`). */
+function jwts(text: string, found: Finding[]): void {
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf('eyJ', from);
+    if (at === -1) return;
+    const headerEnd = runEnd(TOKEN, text, at, Infinity);
+    // A start inside this run shares its tail: if this one fails, so would they.
+    from = headerEnd;
+    if (!boundaryBefore(text, at) || text[headerEnd] !== '.' || !text.startsWith('eyJ', headerEnd + 1)) continue;
+    const payloadEnd = runEnd(TOKEN, text, headerEnd + 1, Infinity);
+    if (text[payloadEnd] !== '.') continue;
+    const end = runEnd(TOKEN, text, payloadEnd + 1, Infinity);
+    if (end - payloadEnd - 1 >= 10 && headerEnd - at >= 10) {
+      found.push({ start: at, end, kind: 'jwt' });
+      from = end;
+    }
+  }
+}
+
+/** `scheme://user:password@host`: the password. */
+function connectionPasswords(text: string, found: Finding[]): void {
+  for (let at = text.indexOf('://'); at !== -1; at = text.indexOf('://', at + 3)) {
+    let s = at;
+    while (s > 0 && at - s < 32 && inClass(SCHEME, text, s - 1)) s--;
+    if (s === at) continue;
+    const limit = Math.min(text.length, at + 3 + 512);
+    let colon = -1;
+    let i = at + 3;
+    for (; i < limit; i++) {
+      const c = text[i]!;
+      if (c === '@' || c === '/' || c === ' ' || c === '\n' || c === '\t' || c === '"' || c === "'") break;
+      if (c === ':' && colon === -1) colon = i;
+    }
+    if (text[i] === '@' && colon !== -1 && i - colon > 1)
+      found.push({ start: colon + 1, end: i, kind: 'connection-password' });
+  }
+}
+
+/** `password = "k8J…"`, `"api_key": "…"`: a random-looking value right after a secret key's name. */
+function assignedSecrets(text: string, found: Finding[]): void {
+  const lower = asciiLower(text);
+  for (const key of SECRET_KEYS) {
+    const values = new RunMeter(VALUE);
+    let covered = -1;
+    for (let at = lower.indexOf(key); at !== -1; at = lower.indexOf(key, at + key.length)) {
+      // The rest of the key's name (`password_hash`, `token"`), then an operator between quotes and spaces.
+      let i = runEnd(TOKEN, text, at + key.length, 24);
+      i = skip(text, i, ' "\'\t', 3);
+      if (text[i] !== ':' && text[i] !== '=') continue;
+      i = skip(text, i + 1, ' "\'\t=>', 4);
+      const end = values.end(text, i, 257);
+      const length = end - i;
+      // One finding per value: further keys inside a value already found add nothing.
+      if (i < covered || length < 10 || length > 256 || entropy(text, i, end) < MIN_ENTROPY) continue;
+      found.push({ start: i, end, kind: 'assigned-secret' });
+      covered = end;
+    }
+  }
+}
+
+function skip(text: string, i: number, chars: string, max: number): number {
+  const stop = Math.min(text.length, i + max);
+  while (i < stop && chars.includes(text[i]!)) i++;
+  return i;
+}
+
+/** Lower-cased with every index kept (toLowerCase may lengthen a string: "İ" becomes two characters). */
+function asciiLower(text: string): string {
+  const lower = text.toLowerCase();
+  if (lower.length === text.length) return lower;
+  const codes = new Uint16Array(text.length);
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    codes[i] = c >= 65 && c <= 90 ? c + 32 : c;
+  }
+  let out = '';
+  for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode(...codes.subarray(i, i + 8192));
+  return out;
+}

@@ -1,0 +1,124 @@
+/**
+ * Guardrails (config `interceptors`, issue 33) through a real gateway on loopback, in front of the
+ * example echo server over stdio, with the official SDK v1 client: secrets in a tool result come
+ * back redacted, a card number in arguments is refused with GUARDRAIL_BLOCKED, audit mode changes
+ * nothing, a virtual server's own interceptors run after the top level's; verdicts are counted and
+ * audited without the matched text.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, type Gateway } from '../../src/app.js';
+import { ERRORS } from '../../src/jsonrpc/errors.js';
+import { ECHO_SERVER, exampleConfig, stdioUpstream, toolText } from '../support/gateway.js';
+import { sample } from '../support/metrics.js';
+
+// Well-formed fakes: AWS's documented example key id, and a PEM block of made-up base64.
+const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
+const PEM = [
+  '-----BEGIN RSA PRIVATE KEY-----',
+  'MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun',
+  'VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK',
+  '-----END RSA PRIVATE KEY-----',
+].join('\n');
+// Luhn-valid (Visa's test number).
+const CARD = '4111 1111 1111 1111';
+
+const lines: Array<Record<string, unknown>> = [];
+let gateway: Gateway;
+let base: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  const config = exampleConfig({
+    logLevel: 'warn',
+    upstreams: [stdioUpstream('echo', ECHO_SERVER)],
+    interceptors: [{ name: 'secrets', action: 'redact', phases: ['response'] }],
+    servers: [
+      { path: '/payments', tools: ['echo__*'], interceptors: [{ name: 'pii', action: 'block', phases: ['request'] }] },
+      { path: '/audited', tools: ['echo__*'], interceptors: [{ name: 'pii', action: 'redact', mode: 'audit' }] },
+      { path: '/capped', tools: ['echo__*'], interceptors: [{ name: 'size', maxBytes: 64 }] },
+    ],
+  });
+  const log = pino(
+    { level: 'warn' },
+    { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
+  );
+  gateway = await buildApp(config, { logger: log, defaultMetrics: false });
+  base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
+});
+
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => undefined);
+  await gateway?.close();
+});
+
+async function connect(path = '/mcp'): Promise<Client> {
+  const client = new Client({ name: 'guardrails-e2e', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(path, base)));
+  clients.push(client);
+  return client;
+}
+
+const echo = (client: Client, text: string) => client.callTool({ name: 'echo__echo', arguments: { text } });
+
+describe('guardrails through the gateway', () => {
+  it('redacts an AWS key and a PEM private key in a tool result, naming each kind', async () => {
+    const client = await connect();
+    const text = toolText(await echo(client, `key ${AWS_KEY} and\n${PEM}\ndone`));
+    expect(text).toBe('key [REDACTED:aws-access-key] and\n[REDACTED:private-key]\ndone');
+    expect(text).not.toContain('AKIA');
+  });
+
+  it('refuses arguments holding a Luhn-valid card number with GUARDRAIL_BLOCKED, and nothing else', async () => {
+    const client = await connect('/payments');
+    const err = await echo(client, `pay with ${CARD} please`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(McpError);
+    expect((err as McpError).code).toBe(ERRORS.GUARDRAIL_BLOCKED.code);
+    const data = (err as McpError).data as Record<string, unknown>;
+    expect(data).toMatchObject({
+      type: 'GUARDRAIL_BLOCKED',
+      interceptor: 'pii',
+      phase: 'request',
+      kinds: ['card-number'],
+    });
+    expect(JSON.stringify(err)).not.toContain('4111');
+    // A number that fails Luhn is not a card: it passes.
+    expect(toolText(await echo(client, 'order 4111 1111 1111 1112'))).toBe('order 4111 1111 1111 1112');
+    // The same session goes on.
+    expect(toolText(await echo(client, 'still here'))).toBe('still here');
+  });
+
+  it("audit mode on a virtual server logs and counts, and changes nothing (the top level's run first)", async () => {
+    const client = await connect('/audited');
+    const text = toolText(await echo(client, 'write to bob@example.com'));
+    expect(text).toBe('write to bob@example.com');
+    // The top level's secrets run here too, before this server's own.
+    expect(toolText(await echo(client, AWS_KEY))).toBe('[REDACTED:aws-access-key]');
+    const metrics = await (await fetch(new URL('/metrics', base))).text();
+    // Once on the arguments, once on the result (echo sends the text back).
+    const wouldRedact = { interceptor: 'pii', verdict: 'would-redact' };
+    expect(sample(metrics, 'mcpgw_interceptor_verdicts_total', wouldRedact)).toBe(2);
+    expect(sample(metrics, 'mcpgw_interceptor_verdicts_total', { interceptor: 'pii', verdict: 'blocked' })).toBe(1);
+    expect(sample(metrics, 'mcpgw_interceptor_verdicts_total', { interceptor: 'secrets', verdict: 'redacted' })).toBe(
+      2,
+    );
+    const audit = lines.filter((l) => l.msg === 'guardrail').map((l) => l.guardrail as Record<string, unknown>);
+    expect(audit).toContainEqual(
+      expect.objectContaining({ interceptor: 'pii', verdict: 'would-redact', kinds: ['email'], method: 'tools/call' }),
+    );
+    expect(JSON.stringify(lines)).not.toContain('bob@example.com');
+    expect(JSON.stringify(lines)).not.toContain(AWS_KEY);
+  });
+
+  it('size cuts a long result with a marker saying how much was left out', async () => {
+    const client = await connect('/capped');
+    const text = toolText(await echo(client, 'x'.repeat(100)));
+    expect(text).toBe(`${'x'.repeat(64)}[TRUNCATED:36 bytes]`);
+  });
+});
