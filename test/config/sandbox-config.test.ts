@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { diffConfigs } from '../../src/config/diff.js';
 import { ConfigError, resolveConfig } from '../../src/config/load.js';
 import type { StdioUpstreamConfig } from '../../src/config/schema.js';
 
@@ -75,5 +76,16 @@ describe('upstreams[].sandbox', () => {
     expect(problems(remote)).toContain(
       'upstreams[0].sandbox: only a stdio upstream runs in a sandbox (this one is http)',
     );
+  });
+});
+
+describe('a reload changing sandbox', () => {
+  it('replaces the workers (a sandbox is part of what they are), and adding one too', () => {
+    const before = resolveConfig({ upstreams: [stdio({})] }, {});
+    const boxed = resolveConfig({ upstreams: [stdio({ sandbox: {} })] }, {});
+    const hosted = resolveConfig({ upstreams: [stdio({ sandbox: { network: 'host' } })] }, {});
+    expect(diffConfigs(before, boxed).changed).toEqual([{ name: 'e', kind: 'workers', keys: ['sandbox'] }]);
+    expect(diffConfigs(boxed, hosted).changed).toEqual([{ name: 'e', kind: 'workers', keys: ['sandbox'] }]);
+    expect(diffConfigs(boxed, boxed).changed).toEqual([]);
   });
 });

@@ -15,6 +15,7 @@ import { childPidsRunning } from '../support/child-processes.js';
 import { connectClient, EVERYTHING, everythingUpstream } from '../support/everything.js';
 import { ROOT, exampleConfig, isAlive, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { until } from '../support/wait.js';
+import { locateBwrap } from '../../src/upstream/sandbox-probe.js';
 
 const FIXTURES = resolve(ROOT, 'test/fixtures');
 const FIXTURE = join(FIXTURES, 'sandbox-server.mjs');
@@ -52,6 +53,7 @@ beforeAll(async () => {
         }),
         stdioUpstream('hosted', FIXTURE, { pool: { min: 1, max: 1 }, sandbox: box('host') }),
         stdioUpstream('plain', FIXTURE, { pool: { min: 1, max: 1 }, env: { [PASSED]: 'plain' } }),
+        stdioUpstream('mine', FIXTURE, { mode: 'per-session', sandbox: box('none') }),
         everythingUpstream('ev', { sandbox: { readOnly: [realpathSync(resolve(ROOT, 'node_modules'))] } }),
       ],
     }),
@@ -140,12 +142,14 @@ describe('an official server with dependencies', () => {
 
 /** The bwrap processes the gateway started for the fixture (its direct children; the server runs inside). */
 const bwraps = () =>
-  childPidsRunning(FIXTURE).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/usr/bin/bwrap'));
+  childPidsRunning(FIXTURE).filter((pid) =>
+    readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith(`${locateBwrap()}\0`),
+  );
 
 describe('a crash inside the sandbox', () => {
   it('fails the call in flight with UPSTREAM_UNAVAILABLE; the pool starts a new sandbox and the next call works', async () => {
     const before = bwraps();
-    expect(before).toHaveLength(3 - 1); // boxed and hosted; plain runs node itself
+    expect(before.length).toBeGreaterThanOrEqual(2); // boxed, hosted (plain runs node itself), mine's spare
     await expect(client.callTool({ name: 'boxed__exit', arguments: { code: 7 } })).rejects.toMatchObject({
       code: -32004,
       message: expect.stringMatching(/exited with code 7/),
@@ -156,10 +160,34 @@ describe('a crash inside the sandbox', () => {
       20_000,
     );
     const after = bwraps();
-    expect(after).toHaveLength(2);
     const gone = before.filter((pid) => !after.includes(pid));
     expect(gone).toHaveLength(1);
+    expect(after.filter((pid) => !before.includes(pid))).toHaveLength(1);
     expect(isAlive(gone[0]!)).toBe(false);
+  });
+});
+
+describe('per-session workers', () => {
+  it("each session's worker is its own sandbox: its own private /tmp", async () => {
+    const other = await connectClient(gw.url);
+    try {
+      await call('mine__write_file', { path: '/tmp/whose.txt', content: 'first' });
+      await other.client.callTool({
+        name: 'mine__write_file',
+        arguments: { path: '/tmp/whose.txt', content: 'second' },
+      });
+      expect(await call('mine__read_file', { path: '/tmp/whose.txt' })).toEqual({ text: 'first', isError: false });
+      const theirs = (await other.client.callTool({
+        name: 'mine__read_file',
+        arguments: { path: '/tmp/whose.txt' },
+      })) as {
+        content: Array<{ text: string }>;
+      };
+      expect(theirs.content[0]!.text).toBe('second');
+      expect(existsSync('/tmp/whose.txt')).toBe(false);
+    } finally {
+      await other.client.close();
+    }
   });
 });
 
