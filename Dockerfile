@@ -49,8 +49,12 @@ FROM node:22-bookworm-slim AS runtime
 # PID 1 would leave as zombies. jemalloc: with glibc's allocator the gateway's RSS stays
 # ~15 % above its baseline after thousands of streams close (fragmentation: the V8 heap is
 # back within 1 MB); with jemalloc it returns to within ~5 % (load/, idle-sessions).
+# bubblewrap: `bwrap`, which runs stdio upstreams that have a `sandbox` (docs/sandbox.md). Not
+# setuid: it needs the host to allow unprivileged user namespaces (and the container's
+# seccomp/AppArmor profile to allow unshare); without that a sandboxed upstream is a start-up error.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tini libjemalloc2 \
+ && apt-get install -y --no-install-recommends tini libjemalloc2 bubblewrap \
+ && bwrap --version \
  && ln -s /usr/lib/*-linux-gnu/libjemalloc.so.2 /usr/local/lib/libjemalloc.so.2 \
  && rm -rf /var/lib/apt/lists/*
 

@@ -16,7 +16,7 @@ import { Metrics } from './observability/metrics.js';
 import type { DataPathEvents } from './observability/events.js';
 import { observeGateway } from './observability/subscribers.js';
 import type { EventStore } from './streams/event-store.js';
-import { redisTarget, type RedisTarget } from './redis/connection.js';
+import { redisTarget } from './redis/connection.js';
 import { createReplication } from './cluster/replication.js';
 import type { SessionStore } from './session/session-store.js';
 import { ListenStreams } from './stateless/listen-streams.js';
@@ -30,6 +30,7 @@ import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
 import type { Connections } from './transport/connections.js';
 import { LiveRateLimits } from './rate-limit/live-rate-limits.js';
+import { sandboxesReady } from './upstream/sandbox-probe.js';
 
 export { GATEWAY_VERSION };
 
@@ -86,13 +87,18 @@ const GATEWAY_IDENTITY: ClientIdentity = {
   protocolVersion: LATEST_VERSION,
 };
 
-/** Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. */
+/**
+ * Side by side: a collision in the catalog is reported at once, not after a slow Redis or upstream. A host
+ * that cannot run the configured sandboxes fails first: their workers could never start.
+ */
 async function startParts(
-  target: RedisTarget | undefined,
+  config: GatewayConfig,
   { router, server, group }: ReturnType<typeof createVirtualServer>,
   store: { start(): Promise<void> },
   side: SideStores,
 ): Promise<void> {
+  await sandboxesReady(config.upstreams);
+  const target = redisTarget(config.sessions);
   await Promise.all([
     withinStartDeadline(router.start(), target),
     withinStartDeadline(sideStoresReady(side), target),
@@ -291,7 +297,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   configStatus.enableReload();
   let starting: Promise<void> | undefined;
   const start = () => {
-    starting ??= startParts(redisTarget(config.sessions), built, created, side).then(() => {
+    starting ??= startParts(config, built, created, side).then(() => {
       state.ready = true;
     });
     return starting;

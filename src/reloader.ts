@@ -17,6 +17,7 @@ import type { DataPathEvents } from './observability/events.js';
 import type { Logger } from './observability/logger.js';
 import type { VirtualServer } from './gateway/virtual-server.js';
 import type { UpstreamGroup } from './upstream/group.js';
+import { sandboxProblems } from './upstream/sandbox-probe.js';
 
 export type ReloadTrigger = 'signal' | 'file' | 'api';
 
@@ -147,6 +148,9 @@ export class Reloader {
       );
       return this.#rejected(trigger, problems.join('; '), { problems });
     }
+    // A sandboxed upstream added on a host that cannot run it would never start: refused, as at start-up.
+    const unsandboxable = await sandboxProblems(next.upstreams);
+    if (unsandboxable.length > 0) return this.#rejected(trigger, unsandboxable.join('; '), { problems: unsandboxable });
     if (diff.restartOnly.length > 0) {
       log.warn(
         { trigger, file, keys: diff.restartOnly },

@@ -1,6 +1,7 @@
 /** An upstream the gateway starts as a child process and speaks to over stdio: schema, type, checks. */
 import type { FromSchema } from 'json-schema-to-ts';
 import { substituteEnv } from './env.js';
+import { sandboxChecks, sandboxSchema } from './sandbox.js';
 import { commonUpstreamProperties, type WithoutNull } from './upstream-common.js';
 
 export const stdioUpstreamSchema = {
@@ -28,14 +29,19 @@ export const stdioUpstreamSchema = {
         'Its environment besides HOME LOGNAME PATH SHELL TERM USER LANG TZ TMPDIR NODE_OPTIONS, the only ones it ' +
         "inherits from the gateway; ${VAR} comes from the gateway's environment (unset is a config error).",
     },
-    cwd: { type: 'string', nullable: true, description: "Its working directory (default: the gateway's)." },
+    cwd: {
+      type: 'string',
+      nullable: true,
+      description: "Its working directory (default: the gateway's; in a sandbox: /tmp).",
+    },
+    sandbox: sandboxSchema,
   },
   required: ['name', 'transport', 'command'],
 } as const;
 
 export type StdioUpstreamConfig = WithoutNull<FromSchema<typeof stdioUpstreamSchema>, 'prefix' | 'cwd'>;
 
-/** `${VAR}` in the command, its arguments and its environment's values. */
+/** `${VAR}` in the command, its arguments and its environment's values; its sandbox's paths. */
 export function stdioUpstreamChecks(
   u: StdioUpstreamConfig,
   at: string,
@@ -49,4 +55,5 @@ export function stdioUpstreamChecks(
     for (const [k, v] of Object.entries(u.env))
       if (typeof v === 'string') u.env[k] = substituteEnv(v, `${at}.env.${k}`, env, problems);
   }
+  if (typeof u.sandbox === 'object' && u.sandbox !== null) sandboxChecks(u.sandbox, u, at, problems);
 }

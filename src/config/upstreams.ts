@@ -39,6 +39,8 @@ export function upstreamsChecks(upstreams: unknown, env: NodeJS.ProcessEnv, prob
     dropNullKeys(u, ['prefix', 'cwd']);
     commonUpstreamChecks(u, at, problems);
     protocolVersionChecks(u, at, problems);
+    if (u.transport !== 'stdio' && 'sandbox' in u)
+      problems.push(`${at}.sandbox: only a stdio upstream runs in a sandbox (this one is ${u.transport})`);
     if (u.transport !== 'stdio') remoteUpstreamChecks(u, at, env, problems);
     else stdioUpstreamChecks(u, at, env, problems);
   });

@@ -12,6 +12,7 @@ import type { UpstreamPeer } from '../contracts/upstream.js';
 import { MemoryTokenStore } from '../session/memory-token-store.js';
 import { TokenCipher } from '../session/token-store.js';
 import { UpstreamGroup } from '../upstream/group.js';
+import { sandboxProblems } from '../upstream/sandbox-probe.js';
 import { CatalogCollisionError, LISTS, type ListKind } from './catalog.js';
 import { CatalogManager } from './catalog-manager.js';
 import { PROBE_CAPABILITIES } from './capability-catalogs.js';
@@ -57,7 +58,7 @@ const NOBODY: UpstreamPeer = {
 /** Every check of a loaded config; the upstreams it starts are stopped before it returns. */
 export async function checkConfig(config: GatewayConfig, options: ConfigCheckOptions): Promise<ConfigCheck> {
   const { log } = options;
-  const errors = missingCommands(config, options.env);
+  const errors = [...missingCommands(config, options.env), ...(await sandboxProblems(config.upstreams))];
   const warnings: string[] = [];
   let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
   // Upstreams that hold users' tokens (grant authorization-code) are built with a store, as the

@@ -138,6 +138,11 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](stdio).protocolVersion': 'auto',
   'upstreams[](stdio).args': [],
   'upstreams[](stdio).env': {},
+  // Only inside a `sandbox` block, which has no default (absent: not sandboxed).
+  'upstreams[](stdio).sandbox.network': 'none',
+  'upstreams[](stdio).sandbox.readOnly': [],
+  'upstreams[](stdio).sandbox.writable': [],
+  'upstreams[](stdio).sandbox.env': [],
   'upstreams[](http|sse).mode': 'shared',
   'upstreams[](http|sse).pool.min': 1,
   'upstreams[](http|sse).pool.spares': 1,

@@ -178,6 +178,13 @@ describe('Dockerfile', () => {
     expect(bad.stderr).toMatch(/WITH_UV must be true or false/);
   });
 
+  it('installs bubblewrap (bwrap, for sandboxed stdio upstreams) in the runtime stage, from Debian', () => {
+    const finalRuns = inFinal('RUN').map((i) => i.getRawArgumentsContent() ?? '');
+    expect(finalRuns.some((r) => /apt-get install[^&]*\bbubblewrap\b/.test(r) && /bwrap --version/.test(r))).toBe(true);
+    const buildRuns = stages.slice(0, -1).flatMap((st) => st.body.filter((i) => i.getKeyword() === 'RUN'));
+    expect(buildRuns.map((i) => i.getRawArgumentsContent() ?? '').join('\n')).not.toContain('bubblewrap');
+  });
+
   it('has a HEALTHCHECK on /healthz that uses node (no curl or wget in slim images)', () => {
     const hcs = inFinal('HEALTHCHECK');
     expect(hcs).toHaveLength(1);

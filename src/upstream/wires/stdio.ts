@@ -6,6 +6,7 @@ import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { suppressedField, type LogThrottle } from '../../observability/log-throttle.js';
 import type { DataPathEvents } from '../../observability/events.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
+import { launchOf } from './stdio-launch.js';
 import type {
   CallOptions,
   ClientIdentity,
@@ -17,21 +18,6 @@ import type {
 /** A line longer than this is a broken upstream, not a message to buffer forever. */
 const MAX_LINE_CHARS = 64 * 1024 * 1024;
 const STOP_GRACE_MS = 2000;
-
-/**
- * Variables a child inherits from the gateway. Everything else must be named in the upstream's
- * `env`, so secrets in the gateway's environment do not leak into every upstream.
- */
-const INHERITED_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'LANG', 'TZ', 'TMPDIR', 'NODE_OPTIONS'];
-
-function childEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const key of INHERITED_ENV) {
-    const v = process.env[key];
-    if (v !== undefined) env[key] = v;
-  }
-  return { ...env, ...extra };
-}
 
 /** What every worker of one upstream shares: its counters, and the throttle of its repeated log lines. */
 export interface WorkerDiagnostics {
@@ -90,9 +76,10 @@ export class StdioUpstream extends BaseUpstream {
   }
 
   #spawn(): ChildProcess {
-    const child = spawn(this.config.command, this.config.args, {
-      cwd: this.config.cwd,
-      env: childEnv(this.config.env),
+    const launch = launchOf(this.config);
+    const child = spawn(launch.command, launch.args, {
+      cwd: launch.cwd,
+      env: launch.env,
       stdio: ['pipe', 'pipe', 'pipe'],
       // Its own process group, so stopping it also stops whatever it spawned.
       detached: true,
