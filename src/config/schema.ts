@@ -58,7 +58,7 @@ export type { TasksConfig, UpstreamTasksConfig } from './tasks.js';
 export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
 export type { ToolSearchConfig } from './tool-search.js';
-export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
+export type { FairnessConfig, PoolConfig, UpstreamCommon } from './upstream-common.js';
 export type { UpstreamConfig } from './upstreams.js';
 
 export const configSchema = {

@@ -175,6 +175,7 @@ export class VirtualServer implements McpHandler {
       get tasks() {
         return dispatcher.taskEngine?.held;
       },
+      fairShares: (upstream) => dispatcher.fairCounts(upstream),
       perSessionWorkers(upstream) {
         const entry = upstreams.get(upstream);
         return entry?.workers.scopes ?? 0;
