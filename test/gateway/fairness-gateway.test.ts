@@ -2,16 +2,17 @@
  * upstreams[].fairness through the real gateway: two API-key principals against a stdio upstream
  * whose calls answer only when the test releases them (so "in flight" holds however slow the
  * machine is). Alice floods; Bob's call gets a place at once and answers while Alice's wait;
- * Alice's overflow gets FAIRNESS_QUEUE_FULL (429, Retry-After). A cancelled waiting call, a
- * session's end, call_tool and a task all count as they should, and nothing leaks.
+ * Alice's overflow gets FAIRNESS_QUEUE_FULL (429, Retry-After). A cancelled waiting call, a client that
+ * disconnects, a session's end, call_tool and a task all count as they should, and nothing leaks.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
-import { post, toolText } from '../support/gateway.js';
+import { MCP_HEADERS, post, toolText } from '../support/gateway.js';
 import { heldServer, type HeldServer } from '../support/held-server.js';
 import { sample } from '../support/metrics.js';
 import { apiKeyAuth, bearer, keyOf, openAs, sessionHeaders } from '../support/rate-limits.js';
 import { startFromFile } from '../support/reload.js';
+import { statelessRequest } from '../support/stateless.js';
 import { legacySession } from '../support/tasks.js';
 import { until } from '../support/wait.js';
 
@@ -133,6 +134,31 @@ describe('fairness through the gateway', () => {
 
     held.release('c1');
     for (const c of [...running, waiting[1]!]) expect(toolText((await c.reply).json.result)).toBe('released c1');
+    await settled({ inFlight: 0, queued: 0 });
+    expect(internals(gw.gateway.server).inFlight).toBe(0);
+  }, 30_000);
+
+  it('a stateless waiting call whose client disconnects leaves the queue (its principal counted with the sessions)', async () => {
+    const alice = await openAs(gw.url, 'alice');
+    const running = [hold('alice', alice, 'f1'), hold('alice', alice, 'f1')];
+    await settled({ inFlight: SHARE, queued: 0 });
+    const { body, headers } = statelessRequest(nextId++, 'tools/call', {
+      name: 'held__hold',
+      arguments: { key: 'f1' },
+    });
+    const abort = new AbortController();
+    const sent = fetch(gw.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, ...headers, ...bearer(keyOf('alice')) },
+      body: JSON.stringify(body),
+      signal: abort.signal,
+    }).catch((err: unknown) => err);
+    await settled({ inFlight: SHARE, queued: 1 });
+    abort.abort();
+    await sent;
+    await settled({ inFlight: SHARE, queued: 0 });
+    held.release('f1');
+    for (const c of running) expect(toolText((await c.reply).json.result)).toBe('released f1');
     await settled({ inFlight: 0, queued: 0 });
     expect(internals(gw.gateway.server).inFlight).toBe(0);
   }, 30_000);
