@@ -164,7 +164,7 @@ export class Dispatcher {
 
   /** upstreams[].fairness: calls in flight and waiting on `upstream` under a principal's share. */
   fairCounts(upstream: string): { inFlight: number; queued: number } {
-    return this.#fairShares.counts(upstream);
+    return this.#fairShares.tally(upstream);
   }
 
   async start(): Promise<void> {

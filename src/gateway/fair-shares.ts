@@ -74,6 +74,11 @@ export class FairShares {
 
   constructor(private readonly diagnostics: DataPathEvents) {}
 
+  /** Whether a call to `upstream` takes a share: it has fairness, or calls of before a reload are still counted. */
+  takesShare(upstream: string, limits: FairnessConfig | undefined): boolean {
+    return limits !== undefined || this.#byUpstream.has(upstream);
+  }
+
   /**
    * A place for `who`'s call to `upstream` now (a slot), or its turn to wait for one (a FairWait).
    * Throws FAIRNESS_QUEUE_FULL when `who` already has `queue` calls waiting there. `undefined`:
@@ -112,7 +117,7 @@ export class FairShares {
   }
 
   /** Calls in flight and waiting on `upstream` (tests read it). */
-  counts(upstream: string): { inFlight: number; queued: number } {
+  tally(upstream: string): { inFlight: number; queued: number } {
     const shares = this.#byUpstream.get(upstream);
     let inFlight = 0;
     for (const n of shares?.inFlight.values() ?? []) inFlight += n;

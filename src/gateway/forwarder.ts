@@ -104,10 +104,13 @@ const traceContext: Wrapper<CallStep> =
  * upstreams[].fairness, the innermost wrapper (the call's events count its wait): a principal past its share of the
  * upstream waits its turn, held in the in-flight table so that a cancellation (notifications/cancelled, its session's
  * end, shutdown) takes it out of the queue; the place it then holds is released once, when the call ends. Who a
- * principal is: as the rate limits say (`requester`). An upstream without fairness costs one lookup.
+ * principal is: as the rate limits say (`requester`). An upstream without fairness costs one map lookup.
  */
 function fairShare(shares: FairShares, inFlight: InFlightTable): Wrapper<CallStep> {
   return (next) => (ctx, request, upstream, entry, key, params, catalog, continuation, callStart) => {
+    // No fairness there: no principal's name is even built.
+    if (!shares.takesShare(upstream, entry.fairness))
+      return next(ctx, request, upstream, entry, key, params, catalog, continuation, callStart);
     let turn: FairSlot | FairWait | undefined;
     try {
       turn = shares.enter(upstream, entry.fairness, requester(ctx));

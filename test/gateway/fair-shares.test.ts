@@ -48,8 +48,15 @@ function order(waits: Record<string, FairWait>): { given: string[]; settle: () =
 describe('FairShares', () => {
   it('an upstream without fairness takes no share and counts nothing', () => {
     const { fair } = shares();
+    expect(fair.takesShare('u', undefined)).toBe(false);
     expect(fair.enter('u', undefined, 'a')).toBeUndefined();
-    expect(fair.counts('u')).toEqual({ inFlight: 0, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 0, queued: 0 });
+    expect(fair.takesShare('u', TWO)).toBe(true);
+    // Counted under fairness, a call still takes a share after a reload removed it, until none is counted.
+    const slot = slotOf(fair.enter('u', TWO, 'a'));
+    expect(fair.takesShare('u', undefined)).toBe(true);
+    slot.release();
+    expect(fair.takesShare('u', undefined)).toBe(false);
   });
 
   it('gives each principal maxInFlightPerPrincipal places, then makes its calls wait; others go at once', () => {
@@ -58,13 +65,13 @@ describe('FairShares', () => {
     slotOf(fair.enter('u', TWO, 'a'));
     waitOf(fair.enter('u', TWO, 'a'));
     const b1 = slotOf(fair.enter('u', TWO, 'b'));
-    expect(fair.counts('u')).toEqual({ inFlight: 3, queued: 1 });
+    expect(fair.tally('u')).toEqual({ inFlight: 3, queued: 1 });
     // Another upstream's share is its own.
     slotOf(fair.enter('v', TWO, 'a'));
-    expect(fair.counts('v')).toEqual({ inFlight: 1, queued: 0 });
+    expect(fair.tally('v')).toEqual({ inFlight: 1, queued: 0 });
     a1.release();
     b1.release();
-    expect(fair.counts('u')).toEqual({ inFlight: 2, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 2, queued: 0 });
   });
 
   it('lets waiting calls go in turns between principals, each one oldest first', async () => {
@@ -106,7 +113,7 @@ describe('FairShares', () => {
     slotOf(fair.enter('u', THREE, 'c'));
     await settle();
     expect(given).toEqual(['a2', 'b2', 'a3', 'b3']);
-    expect(fair.counts('u')).toEqual({ inFlight: 7, queued: 1 });
+    expect(fair.tally('u')).toEqual({ inFlight: 7, queued: 1 });
   });
 
   it('refuses past `queue` waiting calls of one principal with FAIRNESS_QUEUE_FULL; others still wait', () => {
@@ -130,7 +137,7 @@ describe('FairShares', () => {
     expect((refusal as GatewayError).entry.httpStatus).toBe(429);
     slotOf(fair.enter('u', ONE, 'b'));
     waitOf(fair.enter('u', ONE, 'b'));
-    expect(fair.counts('u')).toEqual({ inFlight: 2, queued: 3 });
+    expect(fair.tally('u')).toEqual({ inFlight: 2, queued: 3 });
     expect(events).toEqual(['u:queued', 'u:depth=1', 'u:queued', 'u:depth=2', 'u:refused', 'u:queued', 'u:depth=3']);
   });
 
@@ -153,23 +160,23 @@ describe('FairShares', () => {
     expect(table.cancel('s\u00002', new GatewayError('REQUEST_CANCELLED'))).toBe(true);
     await expect(w2.promise).rejects.toMatchObject({ name: 'GatewayError' });
     table.end('s\u00002', held2);
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 1 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 1 });
     // A second cancel of the same wait changes nothing.
     w2.cancel(new Error('again'));
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 1 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 1 });
     a.release();
     a.release();
     await settle();
     expect(given).toEqual(['w2:failed', 'w3']);
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 0 });
     // The session ends: a wait of its scope is cancelled too.
     const w4 = waitOf(fair.enter('u', ONE, 'a'));
     table.hold('s\u00004', w4);
     expect(table.cancelScope('s', new GatewayError('REQUEST_CANCELLED', 'Session ended'))).toBe(2);
     await expect(w4.promise).rejects.toThrow('Session ended');
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 0 });
     (await w3.promise).release();
-    expect(fair.counts('u')).toEqual({ inFlight: 0, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 0, queued: 0 });
   });
 
   it('a cancel that comes once the place is given marks the wait: the caller gives the place back', async () => {
@@ -181,9 +188,9 @@ describe('FairShares', () => {
     w.cancel(new GatewayError('REQUEST_CANCELLED'));
     const slot = await w.promise;
     expect(w.cancelled).toBeInstanceOf(GatewayError);
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 0 });
     slot.release();
-    expect(fair.counts('u')).toEqual({ inFlight: 0, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 0, queued: 0 });
   });
 
   it('a reload that removes fairness lets every waiting call go; calls in flight release their places', async () => {
@@ -193,9 +200,9 @@ describe('FairShares', () => {
     const w = waitOf(fair.enter('u', ONE, 'a'));
     const next = slotOf(fair.enter('u', undefined, 'a'));
     const given = await w.promise;
-    expect(fair.counts('u')).toEqual({ inFlight: 3, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 3, queued: 0 });
     for (const s of [a, given, next]) s.release();
-    expect(fair.counts('u')).toEqual({ inFlight: 0, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 0, queued: 0 });
     // Nothing counted and no fairness: the upstream is forgotten, calls take no share again.
     expect(fair.enter('u', undefined, 'a')).toBeUndefined();
   });
@@ -208,9 +215,9 @@ describe('FairShares', () => {
     const w = waitOf(fair.enter('u', ONE, 'a'));
     held[0]!.release();
     held[1]!.release();
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 1 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 1 });
     held[2]!.release();
-    expect(fair.counts('u')).toEqual({ inFlight: 1, queued: 0 });
+    expect(fair.tally('u')).toEqual({ inFlight: 1, queued: 0 });
     return w.promise.then((s) => s.release());
   });
 });
