@@ -32,6 +32,7 @@ import * as callWebSocket from './scenarios/call-websocket.mjs';
 import * as clusterScenario from './scenarios/cluster.mjs';
 import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
 import * as hostileMix from './scenarios/hostile-mix.mjs';
+import * as fairness from './scenarios/fairness.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
@@ -66,6 +67,7 @@ const ALL = withBeforeTwins([
   clusterScenario,
   sessionChurn,
   hostileMix,
+  fairness,
   peers,
   idleSessions,
   tasksMemory,

@@ -77,7 +77,7 @@ export function poolLabel(p) {
 /**
  * An upstream of the gateway under test: a stdio example (`script`) or a remote MCP server
  * (`url`, Streamable HTTP).
- * @typedef {{ name: string, script?: string, args?: string[], url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean, timeoutMs?: number, tasks?: { tools?: string[], requiredTools?: string[] } }} BenchUpstream
+ * @typedef {{ name: string, script?: string, args?: string[], url?: string, pool?: Pool, mode?: 'shared' | 'per-session', validateArguments?: boolean, timeoutMs?: number, tasks?: { tools?: string[], requiredTools?: string[] }, fairness?: { maxInFlightPerPrincipal: number, queue?: number } }} BenchUpstream
  */
 
 /** @param {BenchUpstream} u */
@@ -89,6 +89,7 @@ function upstreamConfig(u) {
     ...(u.validateArguments === undefined ? {} : { validateArguments: u.validateArguments }),
     ...(u.tasks === undefined ? {} : { tasks: u.tasks }),
     ...(u.timeoutMs === undefined ? {} : { timeoutMs: u.timeoutMs }),
+    ...(u.fairness === undefined ? {} : { fairness: u.fairness }),
   };
   if (u.url) return { ...common, transport: 'http', url: u.url };
   return { ...common, transport: 'stdio', command: process.execPath, args: [u.script, ...(u.args ?? [])] };

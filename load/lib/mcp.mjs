@@ -70,17 +70,23 @@ export function toolsCallBody(id, name, args, progressToken) {
 /**
  * initialize + notifications/initialized; returns the session id.
  * @param {string} url
- * @param {{ signal?: AbortSignal }} [o]
+ * @param {{ signal?: AbortSignal, headers?: Record<string, string> }} [o]  headers: e.g. an API key's Authorization
  */
 export async function openSession(url, o = {}) {
-  const res = await fetch(url, { method: 'POST', headers: POST_HEADERS, body: initializeBody(0), signal: o.signal });
+  const extra = o.headers ?? {};
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...POST_HEADERS, ...extra },
+    body: initializeBody(0),
+    signal: o.signal,
+  });
   const text = await res.text();
   const sid = res.headers.get('mcp-session-id');
   if (res.status !== 200 || !sid)
     throw new Error(`initialize at ${url} failed: HTTP ${res.status} ${text.slice(0, 300)}`);
   const n = await fetch(url, {
     method: 'POST',
-    headers: sessionHeaders(sid),
+    headers: { ...sessionHeaders(sid), ...extra },
     body: INITIALIZED_BODY,
     signal: o.signal,
   });
@@ -125,9 +131,10 @@ export async function pooled(n, concurrency, fn) {
  * @param {string} url
  * @param {number} n
  * @param {number} [concurrency]
+ * @param {Record<string, string>} [headers]  on every request (e.g. an API key's Authorization)
  */
-export function openSessions(url, n, concurrency = 25) {
-  return pooled(n, concurrency, () => openSession(url));
+export function openSessions(url, n, concurrency = 25, headers = {}) {
+  return pooled(n, concurrency, () => openSession(url, { headers }));
 }
 
 /**

@@ -420,6 +420,22 @@ export function markdown({ rows, meta, failures }) {
         }.`,
     );
   }
+  const fairRows = rows.filter((r) => r.scenario === 'fairness' && !r.skipped);
+  const fairAlone = fairRows.find((r) => r.variant === 'B alone');
+  const fairOn = fairRows.find((r) => r.variant.endsWith('fairness on'));
+  const fairOff = fairRows.find((r) => r.variant.endsWith('fairness off'));
+  if (fairAlone && fairOn && fairOff) {
+    const p = (/** @type {any} */ r) => `${ms(r.latencyMs.p50)}/${ms(r.latencyMs.p99)} ms`;
+    const flood = (/** @type {any} */ r) =>
+      `A's calls ${r.extra.floodA?.ok ?? 0} answered, ${r.extra.floodA?.refused ?? 0} refused, ${r.extra.floodA?.failed ?? 0} failed`;
+    out.push('');
+    out.push(
+      `**fairness** (${fairAlone.workload}): B's p50/p99 ${p(fairAlone)} alone; beside A's flood with fairness on ` +
+        `${p(fairOn)} (p99 ${ratio(fairOn.extra.latencyVsAlone.p99)} of alone, aim ≤ 2×; ${flood(fairOn)}); with fairness off ` +
+        `${p(fairOff)} (p99 ${ratio(fairOff.extra.latencyVsAlone.p99)}; ${flood(fairOff)}); ` +
+        `${fairAlone.bad + fairOn.bad + fairOff.bad} bad replies of B.`,
+    );
+  }
   const sse = rows.find((r) => r.scenario === 'call-sse-progress' && !r.skipped);
   if (sse) {
     out.push('');

@@ -34,9 +34,10 @@ let nextId = 1;
  * @param {Record<string, unknown>} o.args
  * @param {string} o.expectText        the text the tool result should carry (sample-verified)
  * @param {number} [o.expectProgress]  progress notifications each reply must carry (SSE)
+ * @param {Record<string, string>} [o.headers]  on every call in a session (e.g. an API key's Authorization)
  * @returns {import('./load.mjs').Load}
  */
-export function toolCallLoad({ path, sids, tool, args, expectText, expectProgress }) {
+export function toolCallLoad({ path, sids, tool, args, expectText, expectProgress, headers = {} }) {
   const c = counters();
   const extra = { verified: 0, verifyFailed: 0, progressSeen: 0, sseReplies: 0 };
   c.extra = extra;
@@ -55,7 +56,7 @@ export function toolCallLoad({ path, sids, tool, args, expectText, expectProgres
         const sid = /** @type {string} */ (sids[k++ % sids.length]);
         return {
           ...req,
-          headers: sessionHeaders(sid),
+          headers: { ...sessionHeaders(sid), ...headers },
           body: toolsCallBody(id, tool, args, expectProgress ? `p${id}` : undefined),
         };
       },

@@ -6,7 +6,7 @@
  * - upstreams: each one added, removed, or changed. A change of what its workers are (command,
  *   args, env, url, headers, auth, transport, mode, pool...) replaces its workers; a change of
  *   only how the gateway uses them (POLICY_KEYS: prefix, tool filter, timeouts, argument
- *   checks) keeps the workers and applies at once.
+ *   checks, fairness) keeps the workers and applies at once.
  * - LIVE_LIMITS and LIVE_SECTIONS apply at once; so do `tasks:` (limits, ttls, poll interval: read
  *   per call) and `upstreams[].tasks` (a policy key), where the gateway started with a task engine
  *   (some upstream named task tools at start; without one, they are restart-only: app.ts says so).
@@ -25,6 +25,7 @@ export const POLICY_KEYS: ReadonlySet<string> = new Set([
   'validateArguments',
   'required',
   'tasks',
+  'fairness',
 ]);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */

@@ -60,7 +60,7 @@ export type { StdioUpstreamConfig } from './stdio-upstream.js';
 export type { TlsConfig } from './tls.js';
 export type { ToolSearchConfig } from './tool-search.js';
 export type { InterceptorConfig } from './interceptors.js';
-export type { PoolConfig, UpstreamCommon } from './upstream-common.js';
+export type { FairnessConfig, PoolConfig, UpstreamCommon } from './upstream-common.js';
 export type { UpstreamConfig } from './upstreams.js';
 
 export const configSchema = {

@@ -88,6 +88,35 @@ export const poolSchema = {
 
 export type PoolConfig = FromSchema<typeof poolSchema>;
 
+/** `upstreams[].fairness`: each principal's share of the upstream's calls on one replica (gateway/fair-shares.ts). */
+export const fairnessSchema = {
+  type: 'object',
+  additionalProperties: false,
+  description:
+    "Each principal's share of this upstream's calls on one replica (API key name, token subject, else client " +
+    'address: who rate limits count): past maxInFlightPerPrincipal its calls wait, served in turns between ' +
+    'principals, so one principal cannot hold every slot; past `queue` waiting, FAIRNESS_QUEUE_FULL (-32015, 429 ' +
+    "with Retry-After as a POST's only message). Unset: no share, only the pool bounds calls. Per replica. Applies " +
+    'on reload to new calls.',
+  properties: {
+    maxInFlightPerPrincipal: {
+      type: 'integer',
+      minimum: 1,
+      description: "One principal's calls in flight on this upstream (this replica); the next ones wait.",
+    },
+    queue: {
+      type: 'integer',
+      minimum: 0,
+      default: 32,
+      description:
+        'Per principal: its calls that wait for a place of its share; past it FAIRNESS_QUEUE_FULL at once. 0: no wait.',
+    },
+  },
+  required: ['maxInFlightPerPrincipal'],
+} as const;
+
+export type FairnessConfig = FromSchema<typeof fairnessSchema>;
+
 /** Spread into each transport's schema, so each one names every key it accepts. */
 export const commonUpstreamProperties = {
   name: {
@@ -107,6 +136,7 @@ export const commonUpstreamProperties = {
       'one upstream session (its Mcp-Session-Id).',
   },
   pool: { ...poolSchema, default: {} },
+  fairness: fairnessSchema,
   timeoutMs: {
     type: 'integer',
     minimum: 1,

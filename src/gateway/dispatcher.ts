@@ -27,6 +27,7 @@ import type { ServerView } from './server-views.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { Forwarder } from './forwarder.js';
+import { FairShares } from './fair-shares.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
@@ -70,6 +71,8 @@ export interface DispatcherOptions {
 
 export class Dispatcher {
   readonly #inFlight = new InFlightTable();
+  /** upstreams[].fairness: each principal's share of an upstream's calls. */
+  readonly #fairShares: FairShares;
   readonly #events: RequestEvents;
   readonly #sessionCatalogs: SessionCatalogs;
   readonly #forwarder: Forwarder;
@@ -83,6 +86,7 @@ export class Dispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
     this.#guardrails = guardrailStep(options.interceptors, options.diagnostics);
+    this.#fairShares = new FairShares(options.diagnostics);
     const { upstreams, catalogs, perSession, log } = options;
     this.#sessionCatalogs = new SessionCatalogs({
       upstreams,
@@ -97,6 +101,7 @@ export class Dispatcher {
       inFlight: this.#inFlight,
       events: this.#events,
       sessionCatalogs: this.#sessionCatalogs,
+      fairShares: this.#fairShares,
     });
     this.#tasks =
       options.tasks &&
@@ -161,6 +166,11 @@ export class Dispatcher {
   /** Client requests forwarded and not yet answered, on this replica. */
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /** upstreams[].fairness: calls in flight and waiting on `upstream` under a principal's share. */
+  fairCounts(upstream: string): { inFlight: number; queued: number } {
+    return this.#fairShares.tally(upstream);
   }
 
   async start(): Promise<void> {

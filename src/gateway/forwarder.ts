@@ -21,6 +21,8 @@ import type { SessionCatalogs } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { compose, type Wrapper } from './request-chain.js';
+import { FairWait, type FairShares, type FairSlot } from './fair-shares.js';
+import { requester } from '../rate-limit/rate-limiter.js';
 
 /** What forwarding reads: the dispatcher's options and the parts it shares with the dispatcher. */
 export interface ForwarderParts {
@@ -36,6 +38,8 @@ export interface ForwarderParts {
   events: RequestEvents;
   /** A session's own lists, and the worker failures they met. */
   sessionCatalogs: SessionCatalogs;
+  /** upstreams[].fairness: each principal's share of an upstream's calls on this replica. */
+  fairShares: FairShares;
 }
 
 /**
@@ -96,6 +100,49 @@ const traceContext: Wrapper<CallStep> =
       callStart,
     );
 
+/**
+ * upstreams[].fairness, the innermost wrapper (the call's events count its wait): a principal past its share of the
+ * upstream waits its turn, held in the in-flight table so that a cancellation (notifications/cancelled, its session's
+ * end, shutdown) takes it out of the queue; the place it then holds is released once, when the call ends. Who a
+ * principal is: as the rate limits say (`requester`). An upstream without fairness costs one map lookup.
+ */
+function fairShare(shares: FairShares, inFlight: InFlightTable): Wrapper<CallStep> {
+  return (next) => (ctx, request, upstream, entry, key, params, catalog, continuation, callStart) => {
+    // No fairness there: no principal's name is even built.
+    if (!shares.takesShare(upstream, entry.fairness))
+      return next(ctx, request, upstream, entry, key, params, catalog, continuation, callStart);
+    let turn: FairSlot | FairWait | undefined;
+    try {
+      turn = shares.enter(upstream, entry.fairness, requester(ctx));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    if (turn === undefined) return next(ctx, request, upstream, entry, key, params, catalog, continuation, callStart);
+    const taken = turn;
+    return (async () => {
+      let slot: FairSlot;
+      if (taken instanceof FairWait) {
+        const held = inFlight.hold(key, taken);
+        try {
+          slot = await taken.promise;
+        } finally {
+          inFlight.end(key, held);
+        }
+        // Cancelled as its turn came: the place goes back before anything is sent.
+        if (taken.cancelled) {
+          slot.release();
+          throw taken.cancelled;
+        }
+      } else slot = taken;
+      try {
+        return await next(ctx, request, upstream, entry, key, params, catalog, continuation, callStart);
+      } finally {
+        slot.release();
+      }
+    })();
+  };
+}
+
 /** A 2026-07-28 upstream: stateless, with the client's _meta (a dual-era one keeps 2025 sessions on their path). */
 function callsStateless(ctx: RequestContext, entry: UpstreamEntry): boolean {
   return entry.workers.speaksStateless === true && (ctx.stateless || !entry.workers.dualEra);
@@ -111,7 +158,12 @@ export class Forwarder {
 
   constructor(parts: ForwarderParts) {
     this.#parts = parts;
-    this.#chain = compose(this.#byEra, callEvents(parts.events), traceContext);
+    this.#chain = compose(
+      this.#byEra,
+      callEvents(parts.events),
+      traceContext,
+      fairShare(parts.fairShares, parts.inFlight),
+    );
   }
 
   async forwardNamed(

@@ -25,12 +25,25 @@ class Tracked extends DeadlineTimer {
   }
 }
 
+/** What the table cancels: a call on its way (Tracked), or one still waiting for its turn (Held). */
+interface Entry {
+  readonly call: { cancel(error: Error): void } | undefined;
+  clear(): void;
+}
+
+/** A request waiting its turn before any upstream call (upstreams[].fairness): no deadline runs yet. */
+class Held implements Entry {
+  constructor(readonly call: { cancel(error: Error): void }) {}
+
+  clear(): void {}
+}
+
 /**
  * Every client request the gateway has forwarded and not yet answered, by (scope, client id):
  * the one place where timeouts and cancellation happen, whatever the upstream transport.
  */
 export class InFlightTable {
-  readonly #calls = new Map<RequestKey, Tracked>();
+  readonly #calls = new Map<RequestKey, Entry>();
 
   get size(): number {
     return this.#calls.size;
@@ -47,7 +60,17 @@ export class InFlightTable {
     return tracked;
   }
 
-  end(key: RequestKey, tracked: Tracked): void {
+  /**
+   * Reserves `key` for a request that waits its turn: a cancellation (of it, its scope, or all) reaches `waiting`.
+   * `end` it before the call `begin`s.
+   */
+  hold(key: RequestKey, waiting: { cancel(error: Error): void }): Entry {
+    const held = new Held(waiting);
+    this.#calls.set(key, held);
+    return held;
+  }
+
+  end(key: RequestKey, tracked: Entry): void {
     tracked.clear();
     if (this.#calls.get(key) === tracked) this.#calls.delete(key);
   }

@@ -10,6 +10,8 @@ export interface VirtualServerInternals {
   readonly inFlight: number;
   /** How many per-session workers of `upstream` run on this replica. */
   perSessionWorkers(upstream: string): number;
+  /** upstreams[].fairness: calls holding a principal's place on `upstream`, and calls waiting for one. */
+  fairShares(upstream: string): { inFlight: number; queued: number };
   /**
    * Without a task engine none; else its store, and what tasks hold here: the in-flight places
    * their calls keep, the tasks waited for, the tasks listen streams follow.

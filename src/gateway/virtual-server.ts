@@ -2,7 +2,7 @@
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
-import type { InterceptorConfig, ServerEntryConfig, ToolSearchConfig } from '../config/schema.js';
+import type { InterceptorConfig, ServerEntryConfig, StatelessConfig, ToolSearchConfig } from '../config/schema.js';
 import type { Identity } from '../contracts/authenticator.js';
 import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -42,13 +42,8 @@ export interface VirtualServerOptions {
   serverInfo: { name: string; version: string };
   pageSize: number;
   /** Cache hints on stateless (2026-07-28) results, and the rounds with 2026-07-28 upstreams (`stateless` config). */
-  caching: {
-    listTtlMs: number;
-    readTtlMs: number;
-    stateSecret?: string | undefined;
-    stateTtlMs?: number;
-    maxInputRounds?: number;
-  };
+  caching: Pick<StatelessConfig, 'listTtlMs' | 'readTtlMs'> &
+    Partial<Pick<StatelessConfig, 'stateSecret' | 'stateTtlMs' | 'maxInputRounds'>>;
   log: Logger;
   /** Where the data path's events go (metrics and the audit log subscribe). */
   diagnostics: DataPathEvents;
@@ -178,6 +173,7 @@ export class VirtualServer implements McpHandler {
       get tasks() {
         return dispatcher.taskEngine?.held;
       },
+      fairShares: (upstream) => dispatcher.fairCounts(upstream),
       perSessionWorkers(upstream) {
         const entry = upstreams.get(upstream);
         return entry?.workers.scopes ?? 0;

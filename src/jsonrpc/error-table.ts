@@ -180,6 +180,14 @@ export const ERRORS = {
   },
   // A rule of rateLimits (data.rule, data.retryAfterMs): in-band, 429 with Retry-After as a POST's only message.
   RATE_LIMITED: { code: -32015, httpStatus: 429, message: 'Rate limit reached; retry later', retryable: true },
+  // Past upstreams[].fairness: this principal's calls already fill its share and its queue (data.upstream,
+  // data.retryAfterMs); in-band, 429 with Retry-After as a POST's only message, as RATE_LIMITED.
+  FAIRNESS_QUEUE_FULL: {
+    code: -32015,
+    httpStatus: 429,
+    message: "Too many calls waiting for this principal's share of the upstream; retry later",
+    retryable: true,
+  },
   // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
   SESSION_LIMIT: {
     code: -32016,

@@ -156,6 +156,10 @@ export interface EventMap {
   'upstream:circuit': { upstream: string; state: (typeof CIRCUIT_STATES)[number] };
   'pool:queue': { upstream: string; depth: number };
   'pool:rejection': { upstream: string; reason: string };
+  /** upstreams[].fairness: calls waiting for their principal's share of an upstream (all principals together). */
+  'fairness:queue': { upstream: string; depth: number };
+  /** A call past its principal's share: `queued` waits, `refused` met a full queue (FAIRNESS_QUEUE_FULL). */
+  'fairness:wait': { upstream: string; outcome: 'queued' | 'refused' };
   /** A rule of rateLimits refused a request message. */
   'rate:limited': { rule: string };
   /** The rate-limit counter store failed or was late: the request was admitted or refused (onStoreError). */

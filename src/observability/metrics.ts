@@ -244,6 +244,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // No principal label: principals are as many as clients.
+  readonly fairnessQueued = new Gauge({
+    name: 'mcpgw_fairness_queued',
+    help: "Calls waiting for their principal's share of an upstream (upstreams[].fairness), this replica",
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
+  readonly fairnessWaits = new Counter({
+    name: 'mcpgw_fairness_waits_total',
+    help: "Calls past their principal's share of an upstream: queued, or refused (FAIRNESS_QUEUE_FULL)",
+    labelNames: ['upstream', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   /** A state set: 1 for the current state of a remote upstream's circuit breaker, 0 for the others. */
   readonly upstreamCircuitState = new Gauge({
     name: 'mcpgw_upstream_circuit_state',

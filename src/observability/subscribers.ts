@@ -74,6 +74,8 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     },
     'pool:queue': (e) => metrics.poolQueueDepth.set({ upstream: e.upstream }, e.depth),
     'pool:rejection': (e) => metrics.poolRejections.inc({ upstream: e.upstream, reason: e.reason }),
+    'fairness:queue': (e) => metrics.fairnessQueued.set({ upstream: e.upstream }, e.depth),
+    'fairness:wait': (e) => metrics.fairnessWaits.inc({ upstream: e.upstream, outcome: e.outcome }),
     'config:reload': (e) => metrics.configReloads.inc({ outcome: e.outcome }),
     'tool-search:search': (e) => metrics.toolSearches.inc({ endpoint: e.endpoint, outcome: e.outcome }),
     'tool-search:call': (e) => metrics.toolSearchCalls.inc({ endpoint: e.endpoint }),

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ConfigDiff } from '../config/diff.js';
-import type { UpstreamConfig } from '../config/schema.js';
+import type { FairnessConfig, UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
 import { actsForUsers } from '../config/remote-upstream.js';
 import { speaksStateless } from '../config/upstream-common.js';
@@ -63,6 +63,8 @@ export interface UpstreamEntry {
    * mode per-session): when the gateway's own discovery cannot list it, the first user's worker does.
    */
   opensPerUser?: boolean;
+  /** `upstreams[].fairness`: each principal's share of its calls on this replica; undefined: none. */
+  fairness?: FairnessConfig;
 }
 
 /** A per-session upstream as the per-session router needs it. */
@@ -280,6 +282,7 @@ export class UpstreamGroup {
       validateArguments: u.validateArguments,
       prefixUris: u.resources?.uris === 'prefixed',
       networkTransport: u.transport === 'stdio' ? 'pipe' : 'tcp',
+      ...(u.fairness ? { fairness: u.fairness } : {}),
       ...(u.mode === 'per-session' && u.transport !== 'stdio' && actsForUsers(u) ? { opensPerUser: true } : {}),
     };
   }
