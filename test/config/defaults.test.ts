@@ -138,6 +138,9 @@ const SCHEMA_DEFAULTS = {
   'upstreams[](stdio).protocolVersion': 'auto',
   'upstreams[](stdio).args': [],
   'upstreams[](stdio).env': {},
+  // Only inside a `fairness` block, which has no default (absent: no per-principal share).
+  'upstreams[](stdio).fairness.queue': 32,
+  'upstreams[](http|sse).fairness.queue': 32,
   // Only inside a `sandbox` block, which has no default (absent: not sandboxed).
   'upstreams[](stdio).sandbox.network': 'none',
   'upstreams[](stdio).sandbox.readOnly': [],
