@@ -9,6 +9,7 @@
  * gateway/server-views.ts's `viewProblems`, run at start-up after discovery and by --check.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { serverCardSchema } from './server-cards.js';
 import { toolSearchSchema } from './tool-search.js';
 // A selection glob (`*`: any run of characters), matched as tool filters are.
 export { globPattern } from './tool-filter.js';
@@ -112,6 +113,7 @@ export const serverEntrySchema = {
       description: "The key's (or token's) scopes must include these; else 403 SERVER_FORBIDDEN. Needs auth on.",
     },
     toolSearch: toolSearchSchema,
+    card: serverCardSchema,
   },
   required: ['path'],
 } as const;

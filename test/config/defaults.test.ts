@@ -192,6 +192,11 @@ const SCHEMA_DEFAULTS = {
   'servers[].toolSearch.enabled': false,
   'servers[].toolSearch.pinned': [],
   'servers[].toolSearch.maxResults': 10,
+  // Added with server cards (issue 35): off.
+  serverCards: {},
+  'serverCards.enabled': false,
+  'serverCards.public': false,
+  'serverCards.maxAgeSeconds': 300,
 };
 
 const POOL = {
@@ -286,6 +291,7 @@ describe('config defaults', () => {
       cluster: { workers: 1 },
       audit: { methods: [] },
       servers: [],
+      serverCards: { enabled: false, public: false, maxAgeSeconds: 300 },
       reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
     });
   });
