@@ -120,6 +120,7 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
     legacySse: legacySseSettings(config.legacySse)?.ssePath,
     websocket: websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)?.path,
     status: config.status.enabled,
+    serverCards: config.serverCards.enabled,
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);

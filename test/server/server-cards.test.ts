@@ -319,6 +319,9 @@ describe('serverCards off (the default), and on without auth', () => {
       'https://mcp.example.com/mcp/server-card',
       'https://mcp.example.com/mcp/echoes/server-card',
     ]);
+    const pointer = await (await fetch(new URL('/', open.base))).text();
+    expect(pointer).toContain('server cards: <endpoint>/server-card, listed in /.well-known/ai-catalog.json');
+    expect(await (await fetch(new URL('/', off.base))).text()).not.toContain('server card');
     const head = await fetch(new URL('/mcp/server-card', open.base), { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('etag')).toBe(r.headers.get('etag'));
