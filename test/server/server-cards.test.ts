@@ -24,6 +24,7 @@ import {
   stdioUpstream,
   type RunningGateway,
 } from '../support/gateway.js';
+import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { startFromFile } from '../support/reload.js';
 
 const KEY_A = 'card-key-of-team-a-5d1e';
@@ -325,5 +326,30 @@ describe('serverCards off (the default), and on without auth', () => {
     const head = await fetch(new URL('/mcp/server-card', open.base), { method: 'HEAD' });
     expect(head.status).toBe(200);
     expect(head.headers.get('etag')).toBe(r.headers.get('etag'));
+  });
+});
+
+describe('cards with OAuth (jwt) auth', () => {
+  let issuer: JwtIssuer;
+  let jwt: RunningGateway;
+  beforeAll(async () => {
+    issuer = await startJwtIssuer();
+    jwt = await startGateway(exampleConfig({ auth: issuer.authConfig, serverCards: { enabled: true } }));
+  }, 30_000);
+  afterAll(async () => {
+    await jwt?.stop();
+    await issuer?.close();
+  });
+
+  it("answers a card without a token the endpoint's resource_metadata challenge, and a token holder the card", async () => {
+    const endpoint = await post(jwt.url, { jsonrpc: '2.0', id: 1, method: 'ping' });
+    const card = await get(jwt.base, '/mcp/server-card');
+    expect(card.status).toBe(401);
+    expect(card.headers.get('www-authenticate')).toContain('resource_metadata=');
+    expect(card.headers.get('www-authenticate')).toBe(endpoint.headers.get('www-authenticate'));
+    const held = await get(jwt.base, '/mcp/server-card', await issuer.bearer('alice'));
+    expect(held.status).toBe(200);
+    expect(held.json.remotes[0].headers[0].description).toContain('OAuth');
+    expect((await get(jwt.base, '/.well-known/ai-catalog.json')).json.entries).toEqual([]);
   });
 });
