@@ -21,6 +21,7 @@ import { ClientByteRate } from './transport/client-byte-rate.js';
 import { registerOAuthRoutes } from './server/oauth-routes.js';
 import { frameworkErrors, registerRouteErrors } from './server/route-errors.js';
 import { registerRootPointer } from './server/root-pointer.js';
+import { registerCardNotFound, registerServerCards } from './server/server-cards.js';
 import type { TokenStore } from './contracts/token-store.js';
 import { createOriginCheck } from './server/origin.js';
 import { capConnections, serverOptions } from './server/server-limits.js';
@@ -91,6 +92,8 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
   // First: every route's reply carries the request id, and every request gets its access line.
   const unsubscribe = registerAccessLog(app, diagnostics.gateway, log);
   capConnections(app.server, config.server.maxConnections, diagnostics, log);
+  // Ahead of endpoint-methods.ts's hook, which would answer a card path nobody serves with the generic 404.
+  registerCardNotFound(app, config, diagnostics);
   // Before CORS, which would answer a bad preflight in its own terms; the rest of Fastify's own answers too.
   registerEndpointMethods(app, { paths: [config.path, ...parts.server.serverPaths], isAllowedOrigin, diagnostics });
   registerRouteErrors(app, diagnostics, config.limits.bodyBytes);
@@ -100,7 +103,7 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
     // Not listed: the request's own (preflight) header list is allowed, origin permitting, since
     // 2026-07-28 clients send Mcp-Param-* headers whose names come from tool schemas.
     // One string, not a list: @fastify/cors joins a list again on every request.
-    exposedHeaders: 'mcp-session-id, www-authenticate, x-request-id',
+    exposedHeaders: 'mcp-session-id, www-authenticate, x-request-id, etag',
   });
   registerHealth(app, {
     required: parts.required,
@@ -117,6 +120,7 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
     legacySse: legacySseSettings(config.legacySse)?.ssePath,
     websocket: websocketSettings(config.websocket, config.limits.maxStreamBufferedBytes)?.path,
     status: config.status.enabled,
+    serverCards: config.serverCards.enabled,
   });
   registerProtectedResourceMetadata(app, config.auth);
   const authenticator = createAuthenticator(config.auth, log, diagnostics);
@@ -150,6 +154,7 @@ export async function createHttp(parts: HttpParts): Promise<HttpApp> {
     sources: statusSources({ ...parts, version: GATEWAY_VERSION, activeReplies: () => transport.activeReplies }),
     ...(authenticator ? { auth: authenticator } : {}),
   });
+  registerServerCards(app, { ...parts, auth: authenticator, version: GATEWAY_VERSION });
   // Legacy HTTP+SSE and WebSocket (at /sse, /messages, /ws), for the main endpoint only: their
   // sessions know no virtual server (servers[]) and its admission, so none is mounted on a server's path.
   const connections = await registerConnectionTransports(

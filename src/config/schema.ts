@@ -28,6 +28,7 @@ import {
   websocketSchema,
 } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
+import { serverCardsChecks, serverCardsSchema } from './server-cards.js';
 import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
@@ -51,6 +52,7 @@ export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
 export type { LegacySseSettings, ServerConfig, WebSocketSettings } from './server.js';
+export type { ServerCardConfig, ServerCardsConfig } from './server-cards.js';
 export type { ServerEntryConfig, ToolOverrideConfig } from './servers.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
@@ -92,6 +94,7 @@ export const configSchema = {
     rateLimits: rateLimitsSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
+    serverCards: serverCardsSchema,
     toolSearch: toolSearchSchema,
     interceptors: interceptorsSchema,
   },
@@ -139,5 +142,6 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
     typeof config.auth === 'object' && config.auth !== null ? config.auth.mode : undefined,
     problems,
   );
+  serverCardsChecks(config.serverCards, config.path, config.servers, problems);
   return problems;
 }

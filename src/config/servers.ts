@@ -10,6 +10,7 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { interceptorsSchema } from './interceptors.js';
+import { serverCardSchema } from './server-cards.js';
 import { toolSearchSchema } from './tool-search.js';
 // A selection glob (`*`: any run of characters), matched as tool filters are.
 export { globPattern } from './tool-filter.js';
@@ -114,6 +115,7 @@ export const serverEntrySchema = {
     },
     toolSearch: toolSearchSchema,
     interceptors: interceptorsSchema,
+    card: serverCardSchema,
   },
   required: ['path'],
 } as const;

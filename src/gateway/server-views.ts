@@ -322,6 +322,15 @@ export class ServerViews {
   }
 }
 
+/** A virtual server (servers[]) in force: its path, its view, its catalog as its clients see it, and its sessions'. */
+export interface ServerCatalogEntry {
+  path: string;
+  /** Looked up per call: undefined once a reload took the server away. */
+  view: () => ServerView | undefined;
+  catalog: () => CatalogReader;
+  sessions: () => CatalogReader[];
+}
+
 /** A virtual server's catalog as its clients see it: its selection, under the names it gives tools. */
 export function viewCatalog(view: ServerView | undefined, catalog: Catalog): CatalogReader {
   return {

@@ -16,7 +16,7 @@ import { StatelessResults } from '../stateless/result-shape.js';
 import type { CacheHints } from '../contracts/upstream.js';
 import { UpstreamRounds } from '../stateless/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
-import type { Catalog, CatalogReader } from './catalog.js';
+import type { Catalog } from './catalog.js';
 import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
 import { NotificationEvents } from './request-events.js';
@@ -24,6 +24,7 @@ import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewCatalog, viewProblems, type ServerView, ServerViewsError } from './server-views.js';
+import type { ServerCatalogEntry } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from '../tasks/engine.js';
@@ -149,9 +150,10 @@ export class VirtualServer implements McpHandler {
   }
 
   /** Each virtual server (servers[]) with its catalog as its clients see it, and the sessions' own through it. */
-  serverCatalogs(): Array<{ path: string; catalog: () => CatalogReader; sessions: () => CatalogReader[] }> {
+  serverCatalogs(): ServerCatalogEntry[] {
     return this.#views.paths().map((path) => ({
       path,
+      view: () => this.#views.get(path),
       catalog: () => viewCatalog(this.#views.get(path), this.#catalogs.catalog),
       sessions: () => this.sessionCatalogs().map((c) => viewCatalog(this.#views.get(path), c)),
     }));

@@ -133,6 +133,13 @@ export const ERRORS = {
     message: 'Forbidden: this client may not use this server',
     retryable: false,
   },
+  // GET <path>/server-card where <path> is no MCP endpoint (or a server a reload took away): told apart by data.type.
+  SERVER_CARD_NOT_FOUND: {
+    code: -32000,
+    httpStatus: 404,
+    message: 'Not Found: no MCP endpoint at this path, so no server card',
+    retryable: false,
+  },
   // A virtual server's path that a reload took out of the config.
   SERVER_NOT_FOUND: { code: -32601, httpStatus: 404, message: 'No virtual server at this path', retryable: false },
 

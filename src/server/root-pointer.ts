@@ -14,6 +14,8 @@ export interface RootPointerOptions {
   websocket: string | undefined;
   /** Whether the status page is served (`status.enabled`). */
   status: boolean;
+  /** Whether server cards are served (`serverCards.enabled`). */
+  serverCards?: boolean;
 }
 
 /** The pointer's text: one line per thing a newcomer may look for. */
@@ -26,6 +28,7 @@ export function rootPointer(o: RootPointerOptions): string {
   if (o.legacySse) lines.push(`  legacy HTTP+SSE: ${o.legacySse}`);
   if (o.websocket) lines.push(`  WebSocket: ${o.websocket}`);
   if (o.status) lines.push('  status page: /status (and /status.json)');
+  if (o.serverCards) lines.push('  server cards: <endpoint>/server-card, listed in /.well-known/ai-catalog.json');
   lines.push('  health: /healthz, readiness: /readyz, Prometheus metrics: /metrics');
   lines.push('  docs: the README.md shipped with mcp-gateway ("Try it with curl" is a first session)');
   return `${lines.join('\n')}\n`;

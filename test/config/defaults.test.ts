@@ -209,6 +209,11 @@ const SCHEMA_DEFAULTS = {
   'servers[].interceptors[].mode': 'on',
   'servers[].interceptors[].phases': ['request', 'response'],
   'servers[].interceptors[].allowFields': [],
+  // Added with server cards (issue 35): off.
+  serverCards: {},
+  'serverCards.enabled': false,
+  'serverCards.public': false,
+  'serverCards.maxAgeSeconds': 300,
 };
 
 const POOL = {
@@ -303,6 +308,7 @@ describe('config defaults', () => {
       cluster: { workers: 1 },
       audit: { methods: [] },
       servers: [],
+      serverCards: { enabled: false, public: false, maxAgeSeconds: 300 },
       reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
     });
   });

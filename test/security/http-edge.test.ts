@@ -156,7 +156,7 @@ describe('CORS headers on a call', () => {
     });
     expect(r.json.result.content[0].text).toBe('cors');
     expect(r.headers.get('access-control-allow-origin')).toBe('https://app.example.com');
-    expect(r.headers.get('access-control-expose-headers')).toBe('mcp-session-id, www-authenticate, x-request-id');
+    expect(r.headers.get('access-control-expose-headers')).toBe('mcp-session-id, www-authenticate, x-request-id, etag');
     expect(r.headers.get('vary')).toBe('Origin');
   });
 
