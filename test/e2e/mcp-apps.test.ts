@@ -6,6 +6,7 @@
  * tool; the same through a virtual server that renames the tool; and two prefixed copies offer
  * distinct apps, each read from its own upstream.
  */
+import { Client as V2Client, StreamableHTTPClientTransport as V2Transport } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -23,7 +24,7 @@ const COPY_A = markedMapServer('copy map');
 const COPY_B = markedMapServer('copy map-b');
 
 let gw: RunningGateway;
-const clients: Client[] = [];
+const clients: Array<{ close(): Promise<void> }> = [];
 
 async function connect(path = '/mcp'): Promise<Client> {
   const client = new Client({ name: 'mcp-apps-e2e', version: '1.0.0' });
@@ -148,5 +149,25 @@ describe('two copies of one app, URIs prefixed', () => {
     expect(htmlA).toContain('<!-- copy map -->');
     expect(htmlA).not.toContain('<!-- copy map-b -->');
     expect(htmlB).toContain('<!-- copy map-b -->');
+  });
+});
+
+describe('a 2026-07-28 client (the v2 SDK, stateless)', () => {
+  it('finds, reads and calls the prefixed app as a 2025 session does', async () => {
+    const client = new V2Client(
+      { name: 'mcp-apps-e2e', version: '1.0.0' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    );
+    await client.connect(new V2Transport(gw.url));
+    clients.push(client);
+    const tool = (await client.listTools()).tools.find((t) => t.name === 'map-b__show-map');
+    const uri = getToolUiResourceUri(tool!);
+    expect(uri).toBe('ui://map-b+cesium-map/mcp-app.html');
+    expect(tool!._meta?.[RESOURCE_URI_META_KEY]).toBe(uri);
+    const app = (await client.readResource({ uri: uri! })).contents[0]!;
+    expect(app).toMatchObject({ uri, mimeType: RESOURCE_MIME_TYPE });
+    expect('text' in app && app.text).toContain('<!-- copy map-b -->');
+    const called = await client.callTool({ name: 'map-b__show-map', arguments: {} });
+    expect(toolText(called)).toMatch(/^Displaying globe at: W:-0\.5000/);
   });
 });
