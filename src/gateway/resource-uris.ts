@@ -33,6 +33,15 @@ export function unprefixedUri(prefix: string, uri: string): string | undefined {
   return uri.startsWith(plain) ? uri.slice(plain.length) : undefined;
 }
 
+/** The UI resource a tool's `_meta` names as ext-apps' hosts find it (the nested key first), if a `ui://` string. */
+export function uiResourceOf(tool: Record<string, unknown>): string | undefined {
+  const meta = tool._meta;
+  if (!isObject(meta)) return undefined;
+  const uri = isObject(meta[UI_META_KEY]) ? meta[UI_META_KEY].resourceUri : undefined;
+  const named = uri ?? meta[LEGACY_UI_RESOURCE_KEY];
+  return typeof named === 'string' && named.startsWith(UI_SCHEME) ? named : undefined;
+}
+
 /**
  * A listed tool whose `_meta` names its UI resource, with that reference (both keys) as the client
  * knows the resource. A reference that is not a `ui://` string is left as it is: it names no

@@ -3,10 +3,16 @@
  * UI resource; the inverse of each; a tool's `_meta` UI references rewritten alike (both ext-apps
  * keys) and everything else in `_meta` left as it is; and the catalog listing and routing by them.
  */
-import { RESOURCE_URI_META_KEY } from '@modelcontextprotocol/ext-apps/app-bridge';
+import { RESOURCE_URI_META_KEY, getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { describe, expect, it } from 'vitest';
 import { Catalog, type UpstreamLists } from '../../src/gateway/catalog.js';
-import { LEGACY_UI_RESOURCE_KEY, prefixedUri, toolWithUiUris, unprefixedUri } from '../../src/gateway/resource-uris.js';
+import {
+  LEGACY_UI_RESOURCE_KEY,
+  prefixedUri,
+  toolWithUiUris,
+  uiResourceOf,
+  unprefixedUri,
+} from '../../src/gateway/resource-uris.js';
 
 describe('prefixedUri and unprefixedUri', () => {
   it('puts the prefix inside a ui:// URI and in front of any other, and takes it off again', () => {
@@ -86,6 +92,29 @@ describe('toolWithUiUris', () => {
     expect(toolWithUiUris('p', { _meta: { ui: { resourceUri: 42 }, [RESOURCE_URI_META_KEY]: 'ui://a/b' } })).toEqual({
       _meta: { ui: { resourceUri: 42 }, [RESOURCE_URI_META_KEY]: 'ui://p+a/b' },
     });
+  });
+});
+
+describe('uiResourceOf', () => {
+  it('finds the URI ext-apps’ hosts find, and nothing where they refuse or find none', () => {
+    const found: Array<Record<string, unknown>> = [
+      { _meta: { ui: { resourceUri: 'ui://a/b' } } },
+      { _meta: { [RESOURCE_URI_META_KEY]: 'ui://a/c' } },
+      { _meta: { ui: { resourceUri: 'ui://a/b' }, [RESOURCE_URI_META_KEY]: 'ui://a/c' } },
+      { _meta: { ui: { visibility: ['app'] }, [RESOURCE_URI_META_KEY]: 'ui://a/c' } },
+    ];
+    for (const tool of found) expect(uiResourceOf(tool)).toBe(getToolUiResourceUri(tool));
+    for (const tool of [{}, { _meta: {} }, { _meta: { other: 1 } }]) {
+      expect(getToolUiResourceUri(tool)).toBeUndefined();
+      expect(uiResourceOf(tool)).toBeUndefined();
+    }
+    for (const tool of [
+      { _meta: { ui: { resourceUri: 42 } } },
+      { _meta: { [RESOURCE_URI_META_KEY]: 'https://x/app' } },
+    ]) {
+      expect(() => getToolUiResourceUri(tool)).toThrow(/Invalid UI resource URI/);
+      expect(uiResourceOf(tool)).toBeUndefined();
+    }
   });
 });
 
