@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { getToolUiResourceUri, RESOURCE_MIME_TYPE } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../support/gateway.js';
-import { mapUpstream, markedMapServer } from '../support/map-server.js';
+import { mapUpstream, markedMapServer, removeMarkedCopies } from '../support/map-server.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 
@@ -36,6 +36,7 @@ afterAll(async () => {
   await client?.close().catch(() => undefined);
   await Promise.all(replicas.map((r) => r.stop()));
   await redis?.stop();
+  removeMarkedCopies();
 });
 
 /** What `call` gives, and which replica answered it (one request each). */

@@ -17,7 +17,7 @@ import {
 } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { MAP_UI_URI, mapUpstream, markedMapServer } from '../support/map-server.js';
+import { MAP_UI_URI, mapUpstream, markedMapServer, removeMarkedCopies } from '../support/map-server.js';
 
 const PREFIXED = { resources: { uris: 'prefixed' } };
 const COPY_A = markedMapServer('copy map');
@@ -58,6 +58,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
   await gw?.stop();
+  removeMarkedCopies();
 });
 
 /** The tool's UI resource as a host finds it: ext-apps' helper (which refuses anything but ui://), both keys agreeing. */

@@ -4,7 +4,7 @@
  * child process. It makes no network call of its own unless its `geocode` tool is called (the
  * globe's tiles load in a browser host only), so the tests never call that tool.
  */
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -26,12 +26,20 @@ export function mapUpstream(
 
 /**
  * A copy of server-map's dist whose app HTML carries `marker`, so a read shows which copy
- * answered (the server reads its HTML from beside its own script). Returns the copy's entry.
+ * answered (the server reads its HTML from beside its own script). Returns the copy's entry;
+ * removeMarkedCopies() deletes every copy made.
  */
 export function markedMapServer(marker: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'server-map-'));
+  copies.push(dir);
   cpSync(DIST, dir, { recursive: true });
   const html = join(dir, 'mcp-app.html');
   writeFileSync(html, readFileSync(html, 'utf8').replace('<head>', `<head><!-- ${marker} -->`));
   return join(dir, 'index.js');
+}
+
+const copies: string[] = [];
+
+export function removeMarkedCopies(): void {
+  for (const dir of copies.splice(0)) rmSync(dir, { recursive: true, force: true });
 }
