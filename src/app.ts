@@ -11,6 +11,7 @@ import { createHttp } from './http-app.js';
 import { createVirtualServer } from './gateway-parts.js';
 import { startTracing, type TraceEnv } from './observability/tracing.js';
 import { LATEST_VERSION } from './jsonrpc/versions.js';
+import { UI_EXTENSION, UI_EXTENSION_SETTINGS } from './jsonrpc/meta-keys.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { Metrics } from './observability/metrics.js';
 import type { DataPathEvents } from './observability/events.js';
@@ -82,8 +83,8 @@ export interface Gateway {
 /** Who the gateway is to its upstreams when it speaks for no client. */
 const GATEWAY_IDENTITY: ClientIdentity = {
   clientInfo: { name: 'mcp-gateway', version: GATEWAY_VERSION },
-  // A shared worker serves many clients, so it is offered none of their capabilities.
-  capabilities: {},
+  // A shared worker serves many clients, so it is offered none of their capabilities; MCP Apps is the gateway's own.
+  capabilities: { extensions: { [UI_EXTENSION]: UI_EXTENSION_SETTINGS } },
   protocolVersion: LATEST_VERSION,
 };
 

@@ -195,8 +195,9 @@ export const commonUpstreamProperties = {
         enum: ['as-is', 'prefixed'],
         default: 'as-is',
         description:
-          'prefixed: its resource URIs and templates are offered as <prefix>+<uri>, so two copies of one server can ' +
-          'sit side by side (see docs/virtual-servers.md); as-is: unchanged.',
+          'prefixed: its resource URIs and templates are offered as <prefix>+<uri> (a ui:// one, an MCP App, as ' +
+          "ui://<prefix>+<rest>, as its tools' _meta name it), so two copies of one server can sit side by side " +
+          '(see docs/virtual-servers.md); as-is: unchanged.',
       },
     },
     required: [],

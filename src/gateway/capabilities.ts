@@ -46,7 +46,9 @@ export class Capabilities {
       prompts: { listChanged: true },
       resources,
     };
+    const extensions = new Map<string, unknown>();
     for (const [name, info] of this.#upstreamInfos()) {
+      addExtensions(extensions, info.capabilities.extensions);
       // Stateless clients subscribe on a listen stream (see watchResources).
       if (isObject(info.capabilities.resources) && offersSubscriptions(info)) resources.subscribe = true;
       if (info.capabilities.completions !== undefined) capabilities.completions = {};
@@ -57,9 +59,10 @@ export class Capabilities {
     // 2025-11-25 names what may be a task; 2026-07-28 has the extension instead (and never `tasks`).
     // tasks/list lists the gateway's own tasks only (tasks/pass-through.ts): without any, none is offered.
     if (stateless) {
-      if (this.tasks || this.upstreamTasks(true)) capabilities.extensions = { [TASKS_EXTENSION]: {} };
+      if (this.tasks || this.upstreamTasks(true)) extensions.set(TASKS_EXTENSION, {});
     } else if (this.tasks) capabilities.tasks = { list: {}, cancel: {}, requests: { tools: { call: {} } } };
     else if (this.upstreamTasks(false)) capabilities.tasks = { cancel: {}, requests: { tools: { call: {} } } };
+    if (extensions.size > 0) capabilities.extensions = Object.fromEntries(extensions);
     return capabilities;
   }
 
@@ -79,4 +82,16 @@ export class Capabilities {
       if (info) yield [name, info];
     }
   }
+}
+
+/**
+ * An upstream's declared extensions (`capabilities.extensions`, e.g. MCP Apps' `io.modelcontextprotocol/ui`), added
+ * to the virtual server's: what the gateway passes through unchanged is the upstream's to declare. The first upstream
+ * (in config order) to declare one gives its settings. The tasks extension is not: the gateway decides it (above),
+ * since it answers tasks itself or passes them through by its own rules.
+ */
+function addExtensions(into: Map<string, unknown>, declared: unknown): void {
+  if (!isObject(declared)) return;
+  for (const [id, settings] of Object.entries(declared))
+    if (id !== TASKS_EXTENSION && !into.has(id) && isObject(settings)) into.set(id, settings);
 }

@@ -13,6 +13,7 @@
 import type { Logger } from 'pino';
 import { GatewayError } from '../jsonrpc/errors.js';
 import { isObject } from '../jsonrpc/messages.js';
+import { UI_EXTENSION, UI_EXTENSION_SETTINGS } from '../jsonrpc/meta-keys.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { Catalog, Route, UpstreamLists } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -77,9 +78,12 @@ function keyOf(parts: readonly Part[]): string {
 
 /**
  * What the gateway declares when it probes an upstream's lists for the shared catalog: every part, so no tool stays
- * hidden.
+ * hidden, and MCP Apps, as to a shared worker (meta-keys.ts).
  */
-export const PROBE_CAPABILITIES: Record<string, unknown> = declaring(PARTS, { listChanged: true });
+export const PROBE_CAPABILITIES: Record<string, unknown> = {
+  ...declaring(PARTS, { listChanged: true }),
+  extensions: { [UI_EXTENSION]: UI_EXTENSION_SETTINGS },
+};
 
 interface Variant {
   entry: UpstreamEntry;

@@ -3,7 +3,7 @@ import { LIST_METHOD, type ListKind } from '../jsonrpc/list-methods.js';
 import type { ArgumentCheck, ArgumentChecks } from './argument-validator.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { mirroredParams } from '../stateless/mirrored-params.js';
-import { URI_SEPARATOR, prefixedUri } from './resource-uris.js';
+import { prefixedUri, toolWithUiUris, unprefixedUri } from './resource-uris.js';
 import { LinearPattern, PatternRefused, PatternTooCostly, withinBudget } from './linear-regexp.js';
 
 /**
@@ -43,7 +43,10 @@ export interface UpstreamLists {
   name: string;
   /** '' exposes names unchanged. */
   prefix: string;
-  /** Set (`resources: { uris: prefixed }`): its resource URIs and templates are offered as `<uriPrefix>+<uri>`. */
+  /**
+   * Set (`resources: { uris: prefixed }`): its resource URIs and templates are offered as `<uriPrefix>+<uri>`
+   * (`ui://<uriPrefix>+<rest>` for a `ui://` one), and its tools' UI resource references alike.
+   */
   uriPrefix?: string;
   lists: Partial<Record<ListKind, Array<Record<string, unknown>>>>;
 }
@@ -68,8 +71,8 @@ export function exposedName(prefix: string, name: string): string {
 }
 
 interface TemplateRoute extends Route {
-  /** How many characters of a matching URI are the prefix the gateway added (`<prefix>+`). */
-  cut: number;
+  /** The prefix the gateway added to its URIs (`resources: { uris: prefixed }`); none: offered as they are. */
+  uriPrefix: string | undefined;
   /** Matches the URIs the template can produce (RFC 6570 expressions as wildcards); none: too long to match. */
   pattern: LinearPattern | undefined;
   /** Characters outside expressions: the more, the more specific the template. */
@@ -157,7 +160,7 @@ export class Catalog {
         this.#templates.push({
           upstream: u.name,
           original: t,
-          cut: exposeUri ? u.uriPrefix!.length + URI_SEPARATOR.length : 0,
+          uriPrefix: u.uriPrefix,
           ...templatePattern(t),
         });
         if (listed) this.#entries.resourceTemplates.push(exposeUri ? { ...template, uriTemplate: t } : template);
@@ -184,7 +187,10 @@ export class Catalog {
     const listed = this.#resources.get(uri);
     if (listed) return listed;
     const template = this.#template(uri);
-    return template ? { upstream: template.upstream, original: uri.slice(template.cut) } : undefined;
+    if (!template) return undefined;
+    // A matching URI carries the template's literal start, prefix included, so it always comes off.
+    const original = template.uriPrefix === undefined ? uri : unprefixedUri(template.uriPrefix, uri);
+    return original === undefined ? undefined : { upstream: template.upstream, original };
   }
 
   #template(uri: string): TemplateRoute | undefined {
@@ -217,7 +223,10 @@ export class Catalog {
       if (check) route.arguments = check;
     }
     routes.set(name, route);
-    if (listed) this.#entries[kind].push(u.prefix === '' ? entry : { ...entry, name });
+    if (!listed) return;
+    // The tool names its UI resource as the client knows that resource (resource-uris.ts).
+    const shown = kind === 'tools' && u.uriPrefix !== undefined ? toolWithUiUris(u.uriPrefix, entry) : entry;
+    this.#entries[kind].push(u.prefix === '' ? shown : { ...shown, name });
   }
 }
 

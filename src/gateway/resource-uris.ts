@@ -2,18 +2,67 @@
 // The scheme is `<prefix>+<original URI>` (`docs+file:///a.md`, `a+demo://resource/{id}`): a
 // literal in front, so a template stays a template and the original comes back by cutting the
 // prefix off. Two copies of one server, each with its own prefix, then offer distinct URIs.
-// Outward (results, notifications) URIs get the prefix here; inward, the catalog's routes hold
-// the original of each URI a client names.
+// An MCP Apps UI resource (`ui://...`) keeps its scheme, since hosts look for `ui://`: the prefix
+// goes inside it, `ui://<prefix>+<rest>` (`ui://map+cesium-map/mcp-app.html`). A prefix is
+// [A-Za-z0-9_-]* (no `+`, no `:`), so either form has one inverse, and neither can be mistaken
+// for the other. A tool's `_meta` references to its UI resource get the same rewrite, so the tool
+// names the URI the resource is listed and read under.
+// Outward (results, notifications, tool lists) URIs get the prefix here; inward, the catalog's
+// routes hold the original of each URI a client names. All of it is a function of the upstream's
+// prefix alone, so every replica rewrites alike.
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import type { McpResult } from '../contracts/upstream.js';
 
 export const URI_SEPARATOR = '+';
+/** The scheme of an MCP Apps UI resource, spelled as ext-apps' hosts test it (`startsWith('ui://')`). */
+export const UI_SCHEME = 'ui://';
+/** ext-apps' keys of a tool's UI resource: `_meta.ui.resourceUri`, and the older flat `_meta["ui/resourceUri"]`. */
+export const UI_META_KEY = 'ui';
+export const LEGACY_UI_RESOURCE_KEY = 'ui/resourceUri';
 
 export function prefixedUri(prefix: string, uri: string): string {
+  if (uri.startsWith(UI_SCHEME)) return `${UI_SCHEME}${prefix}${URI_SEPARATOR}${uri.slice(UI_SCHEME.length)}`;
   return `${prefix}${URI_SEPARATOR}${uri}`;
 }
 
-/** The prefixes of the upstreams whose URIs are prefixed, by upstream name. */
+/** The inverse of prefixedUri: the upstream's own URI, or undefined when `uri` does not carry `prefix`. */
+export function unprefixedUri(prefix: string, uri: string): string | undefined {
+  const ui = `${UI_SCHEME}${prefix}${URI_SEPARATOR}`;
+  if (uri.startsWith(ui)) return `${UI_SCHEME}${uri.slice(ui.length)}`;
+  const plain = `${prefix}${URI_SEPARATOR}`;
+  return uri.startsWith(plain) ? uri.slice(plain.length) : undefined;
+}
+
+/** The UI resource a tool's `_meta` names as ext-apps' hosts find it (the nested key first), if a `ui://` string. */
+export function uiResourceOf(tool: Record<string, unknown>): string | undefined {
+  const meta = tool._meta;
+  if (!isObject(meta)) return undefined;
+  const uri = isObject(meta[UI_META_KEY]) ? meta[UI_META_KEY].resourceUri : undefined;
+  const named = uri ?? meta[LEGACY_UI_RESOURCE_KEY];
+  return typeof named === 'string' && named.startsWith(UI_SCHEME) ? named : undefined;
+}
+
+/**
+ * A listed tool whose `_meta` names its UI resource, with that reference (both keys) as the client
+ * knows the resource. A reference that is not a `ui://` string is left as it is: it names no
+ * resource the gateway rewrote, and a host refuses it whatever the gateway does.
+ */
+export function toolWithUiUris(prefix: string, tool: Record<string, unknown>): Record<string, unknown> {
+  const meta = tool._meta;
+  if (!isObject(meta)) return tool;
+  const rewrite = (v: unknown) => (typeof v === 'string' && v.startsWith(UI_SCHEME) ? prefixedUri(prefix, v) : v);
+  const ui = meta[UI_META_KEY];
+  const nested = isObject(ui) ? rewrite(ui.resourceUri) : undefined;
+  const legacy = rewrite(meta[LEGACY_UI_RESOURCE_KEY]);
+  const nestedChanged = isObject(ui) && nested !== ui.resourceUri;
+  const legacyChanged = legacy !== meta[LEGACY_UI_RESOURCE_KEY];
+  if (!nestedChanged && !legacyChanged) return tool;
+  const out: Record<string, unknown> = { ...meta };
+  if (nestedChanged) out[UI_META_KEY] = { ...ui, resourceUri: nested };
+  if (legacyChanged) out[LEGACY_UI_RESOURCE_KEY] = legacy;
+  return { ...tool, _meta: out };
+}
+
 export class ResourceUris {
   readonly #prefixes: ReadonlyMap<string, string>;
 

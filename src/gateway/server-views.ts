@@ -12,6 +12,7 @@ import type { Identity } from '../contracts/authenticator.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
 import type { Catalog, CatalogReader, ListKind } from './catalog.js';
+import { uiResourceOf } from './resource-uris.js';
 
 type Entry = Record<string, unknown>;
 
@@ -218,8 +219,9 @@ export interface ViewProblems {
 /**
  * What needs the upstreams' catalogs to check: every override names a selected tool that exists,
  * its fixed arguments are in the tool's inputSchema, no name on a server is offered twice, and
- * (warnings) each glob selects something. `complete`: every upstream's lists are in the catalog;
- * while one is missing, a name that is not found may be that upstream's, so it is only a warning.
+ * (warnings) each glob selects something and each MCP App tool's UI resource is selected beside it.
+ * `complete`: every upstream's lists are in the catalog; while one is missing, a name that is not
+ * found may be that upstream's, so it is only a warning.
  */
 export function viewProblems(servers: readonly ServerEntryConfig[], catalog: Catalog, complete: boolean): ViewProblems {
   const errors: string[] = [];
@@ -265,6 +267,10 @@ export function viewProblems(servers: readonly ServerEntryConfig[], catalog: Cat
           `${at}: two tools are offered as "${name}" (${twin} and ${exposed}): rename one of them in ${at}.overrides`,
         );
       offered.set(name, exposed);
+      // An MCP App's tool without its app: a host finds the tool, then cannot read what it names.
+      const app = uiResourceOf(t);
+      if (app !== undefined && !view.selectsResource(app))
+        warnings.push(`${at}: tool "${exposed}" names its app ${app}, which ${at}.resources does not select`);
     }
     globWarnings(s, at, catalog, warnings);
   });

@@ -13,6 +13,16 @@ export const META = {
 /** The 2026-07-28 tasks extension (SEP-2663), as clients and servers name it in `extensions`. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
+/**
+ * MCP Apps (ext-apps' EXTENSION_ID), and what the gateway declares of it to an upstream when it
+ * speaks for no one client (a shared worker, a probe): that it relays `ui://` HTML apps. An app
+ * server that offers its app tools only to a client declaring this (ext-apps' getUiCapability)
+ * then offers them in the shared catalog; a host that renders no apps ignores a tool's `_meta.ui`
+ * and uses its result as ever. A per-session worker gets its client's own declaration instead.
+ */
+export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+export const UI_EXTENSION_SETTINGS: Readonly<Record<string, unknown>> = { mimeTypes: ['text/html;profile=mcp-app'] };
+
 /** Keys under this prefix describe the client's request to us; an upstream of the 2025 era gets none of them. */
 export const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 

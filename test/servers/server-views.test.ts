@@ -102,4 +102,36 @@ describe('ServerView', () => {
       'servers[0].overrides.a__constructor.arguments.fixed.z: tool "a__constructor" has no argument "z" in its inputSchema',
     ]);
   });
+
+  it('warns of an MCP App tool whose ui:// resource the server does not select, by the URI clients see', () => {
+    const apps = new Catalog([
+      {
+        name: 'map',
+        prefix: 'map',
+        uriPrefix: 'map',
+        lists: {
+          tools: [
+            { name: 'show', _meta: { ui: { resourceUri: 'ui://globe/app.html' } } },
+            { name: 'legacy', _meta: { 'ui/resourceUri': 'ui://globe/old.html' } },
+            { name: 'odd', _meta: { ui: { resourceUri: 42 } } },
+          ],
+          resources: [{ uri: 'ui://globe/app.html' }, { uri: 'ui://globe/old.html' }],
+        },
+      },
+    ]);
+    const servers = (resources: string[]) =>
+      resolveConfig(
+        {
+          upstreams: [{ name: 'x', transport: 'stdio', command: 'x' }],
+          servers: [{ path: '/v', tools: ['map__*'], resources, overrides: { map__show: { name: 'globe' } } }],
+        },
+        {},
+      ).servers;
+    expect(viewProblems(servers([]), apps, true).warnings).toEqual([
+      'servers[0]: tool "map__show" names its app ui://map+globe/app.html, which servers[0].resources does not select',
+      'servers[0]: tool "map__legacy" names its app ui://map+globe/old.html, which servers[0].resources does not select',
+    ]);
+    expect(viewProblems(servers(['ui://map+globe/*']), apps, true).warnings).toEqual([]);
+    expect(viewProblems(servers(['ui://map+globe/*']), apps, true).errors).toEqual([]);
+  });
 });
