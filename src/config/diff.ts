@@ -25,6 +25,7 @@ export const POLICY_KEYS: ReadonlySet<string> = new Set([
   'validateArguments',
   'required',
   'tasks',
+  'pinning',
 ]);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */
@@ -47,6 +48,7 @@ export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
   'servers',
   'tasks',
   'rateLimits',
+  'pinning',
 ]);
 
 export interface UpstreamChange {

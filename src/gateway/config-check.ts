@@ -54,12 +54,11 @@ const NOBODY: UpstreamPeer = {
   notification: () => undefined,
 };
 
-/** Every check of a loaded config; the upstreams it starts are stopped before it returns. */
-export async function checkConfig(config: GatewayConfig, options: ConfigCheckOptions): Promise<ConfigCheck> {
-  const { log } = options;
-  const errors = missingCommands(config, options.env);
-  const warnings: string[] = [];
-  let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
+/**
+ * The upstreams started only to list what they offer (--check, `mcpgw pin`): no client, no session store;
+ * the caller closes `group` and `tokens`.
+ */
+export function listingParts(config: GatewayConfig, log: Logger) {
   // Upstreams that hold users' tokens (grant authorization-code) are built with a store, as the
   // gateway builds them; no user calls during a check, so this one stays empty and goes with it.
   const tokens = new MemoryTokenStore(new TokenCipher([]));
@@ -81,6 +80,16 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     probeIdentity: { ...identity, capabilities: PROBE_CAPABILITIES },
     log,
   });
+  return { group, catalogs, tokens };
+}
+
+/** Every check of a loaded config; the upstreams it starts are stopped before it returns. */
+export async function checkConfig(config: GatewayConfig, options: ConfigCheckOptions): Promise<ConfigCheck> {
+  const { log } = options;
+  const errors = missingCommands(config, options.env);
+  const warnings: string[] = [];
+  let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
+  const { group, catalogs, tokens } = listingParts(config, log);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'late'>((r) => {
     timer = setTimeout(() => r('late'), options.deadlineMs ?? 30_000);

@@ -166,6 +166,14 @@ export interface EventMap {
   'tool-search:search': { endpoint: string; outcome: 'hit' | 'empty' };
   /** call_tool passed a call on (the call itself ends as a tools/call of the real tool). */
   'tool-search:call': { endpoint: string };
+  /** A tool or prompt definition the pin lock does not pin (gateway/pin-policy.ts), once per definition. */
+  'pin:finding': {
+    upstream: string;
+    kind: 'tools' | 'prompts';
+    name: string;
+    verdict: 'TOOL_DEFINITION_CHANGED' | 'TOOL_NOT_PINNED';
+    mode: 'warn' | 'enforce';
+  };
 }
 
 export type EventName = keyof EventMap;

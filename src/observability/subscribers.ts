@@ -66,6 +66,7 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     'config:reload': (e) => metrics.configReloads.inc({ outcome: e.outcome }),
     'tool-search:search': (e) => metrics.toolSearches.inc({ endpoint: e.endpoint, outcome: e.outcome }),
     'tool-search:call': (e) => metrics.toolSearchCalls.inc({ endpoint: e.endpoint }),
+    'pin:finding': (e) => metrics.toolDefinitionChanges.inc({ upstream: e.upstream }),
   });
 }
 
@@ -88,5 +89,8 @@ export function subscribeAudit(gateway: string, audit: AuditLog): () => void {
         e.requestId,
       );
     },
+    // Whatever audit.methods says: a definition that changed under the gateway is the trail's business.
+    'pin:finding': (e) =>
+      audit.recordDefinition({ upstream: e.upstream, kind: e.kind, name: e.name, verdict: e.verdict, mode: e.mode }),
   });
 }
