@@ -99,6 +99,9 @@ const SCHEMA_DEFAULTS = {
   'rateLimits.rules[].burst': 0,
   'rateLimits.onStoreError': 'allow',
   'rateLimits.storeTimeoutMs': 250,
+  // Added with pinned definitions (#32): off unless asked for.
+  pinning: {},
+  'pinning.mode': 'off',
   status: {},
   'auth.mode': 'none',
   'auth.authorizationServers': [],
@@ -287,6 +290,7 @@ describe('config defaults', () => {
       audit: { methods: [] },
       servers: [],
       reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
+      pinning: { mode: 'off' },
     });
   });
 
