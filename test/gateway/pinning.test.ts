@@ -1,9 +1,9 @@
 /**
  * Pinned definitions end to end: a real stdio upstream (test/fixtures/rug-pull-server.mjs) that
  * changes its `weather` tool and `greet` prompt after a few calls, `mcpgw pin` run as a child
- * process to write the lock, and gateways (two replicas on one real Redis for enforce) that
- * withhold or flag what the lock does not pin, and serve it again once the lock pins it and a
- * reload has read it.
+ * process to write the lock, and gateways (two replicas on one real Redis for enforce; a
+ * per-session upstream; a gateway process reloaded by SIGHUP) that withhold or flag what the lock
+ * does not pin, and serve it again once the lock pins it and a reload has read it.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,7 +13,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAIN } from '../support/gateway-process.js';
+import { MAIN, spawnGateway } from '../support/gateway-process.js';
 import { ROOT, toolText } from '../support/gateway.js';
 import { sample } from '../support/metrics.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
@@ -183,6 +183,57 @@ describe('pinning: enforce, on two replicas over one Redis', () => {
     expect(err.data).toEqual({ type: 'TOOL_NOT_PINNED', upstream: 'rug', tool: 'weather' });
     const promptErr = await refusal(client.getPrompt({ name: 'greet', arguments: {} }));
     expect(promptErr.data).toEqual({ type: 'TOOL_NOT_PINNED', upstream: 'rug', prompt: 'greet' });
+  });
+});
+
+describe('pinning: enforce on a per-session upstream', () => {
+  it("a session's own workers' lists are judged as the shared ones are", async () => {
+    const dir = scratch();
+    const lockFile = join(dir, 'pins.json');
+    const config = {
+      pinning: { mode: 'enforce', lockFile },
+      upstreams: [rugUpstream(join(dir, 'changed'), { mode: 'per-session' })],
+    };
+    await pin(dir, config);
+    const gw = await startFromFile(config, cleanups);
+    const client = await connect(gw.url);
+    expect(await toolNames(client)).toEqual(['stable', 'weather']);
+    for (let i = 0; i < CALLS_BEFORE_CHANGE; i++) await client.callTool({ name: 'weather', arguments: {} });
+    await until(
+      "weather to leave the session's list",
+      async () => !(await toolNames(client)).includes('weather'),
+      15_000,
+    );
+    const err = await refusal(client.callTool({ name: 'weather', arguments: {} }));
+    expect(err.data).toEqual({ type: 'TOOL_DEFINITION_CHANGED', upstream: 'rug', tool: 'weather' });
+    // A new session's worker starts changed (the state file): it is refused there too.
+    const other = await connect(gw.url);
+    expect(await toolNames(other)).toEqual(['stable']);
+    const otherErr = await refusal(other.callTool({ name: 'weather', arguments: {} }));
+    expect(otherErr.data).toEqual({ type: 'TOOL_DEFINITION_CHANGED', upstream: 'rug', tool: 'weather' });
+  });
+});
+
+describe('pinning: a gateway process', () => {
+  it('refuses a definition changed before it started; mcpgw pin, then SIGHUP, admits it', async () => {
+    const dir = scratch();
+    const lockFile = join(dir, 'pins.json');
+    const stateFile = join(dir, 'changed');
+    const config = { pinning: { mode: 'enforce', lockFile }, upstreams: [rugUpstream(stateFile)] };
+    await pin(dir, config);
+    // The upstream was upgraded while the gateway was down: it starts with the changed definitions.
+    writeFileSync(stateFile, 'changed\n');
+    const gw = await spawnGateway({ ...config, reload: { watch: false } });
+    cleanups.push(() => gw.stop());
+    const client = await connect(gw.url);
+    expect(await toolNames(client)).toEqual(['stable']);
+    const err = await refusal(client.callTool({ name: 'weather', arguments: {} }));
+    expect(err.data).toEqual({ type: 'TOOL_DEFINITION_CHANGED', upstream: 'rug', tool: 'weather' });
+    expect(await pin(dir, config)).toContain('~ tool weather (changed)');
+    process.kill(gw.pid, 'SIGHUP');
+    await until('SIGHUP to admit weather', async () => (await toolNames(client)).includes('weather'), 15_000);
+    expect(toolText(await client.callTool({ name: 'weather', arguments: {} }))).toMatch(/weather ran/);
+    expect(await promptNames(client)).toEqual(['greet']);
   });
 });
 
