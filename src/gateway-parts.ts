@@ -92,11 +92,10 @@ export function createVirtualServer(
   );
   // A reload reads the lock again (load: a malformed one rejects the reload), then applies it.
   const pinsReload = {
-    load: (next: GatewayConfig) =>
-      (
-        (s) => () =>
-          pins.set(s)
-      )(pinSettings(next)),
+    load: (next: GatewayConfig) => {
+      const read = pinSettings(next);
+      return () => pins.set(read);
+    },
   };
   return { server, router, group, rateLimits, liveTasks: liveTasks(settings, tasks !== undefined), pinsReload };
 }

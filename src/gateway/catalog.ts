@@ -42,8 +42,8 @@ export interface Route {
   refused?: PinVerdict;
 }
 
-/** A definition the pin lock does not pin, as this catalog has it (status shows them). */
-export type PinFlag = Omit<PinFinding, 'name'> & { name: string; served: boolean };
+/** A definition the pin lock does not pin, as this catalog has it (status shows them): `name` as clients see it. */
+export type PinFlag = PinFinding & { served: boolean };
 
 export interface UpstreamLists {
   name: string;
