@@ -290,7 +290,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const setTransportLimits = transport.setLimits.bind(transport);
   const targets = {
     ...{ group, server, intake, required, announce, setTransportLimits },
-    ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined },
+    ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined, pins: built.pinsReload },
     applySections: (next: GatewayConfig, diff: ConfigDiff) =>
       applySections(next, diff, setServers, { tasksReload, rateLimits }, log),
   };

@@ -9,6 +9,7 @@ import type { TaskStore } from './contracts/task-store.js';
 import type { ClientIdentity } from './contracts/upstream.js';
 import { PROBE_CAPABILITIES } from './gateway/capability-catalogs.js';
 import { PerSessionRouter } from './gateway/per-session-router.js';
+import { PinPolicy, pinReporter, pinSettings } from './gateway/pin-policy.js';
 import { NotificationEvents } from './gateway/request-events.js';
 import { ResourceUris } from './gateway/resource-uris.js';
 import { TaskPassThrough } from './tasks/pass-through.js';
@@ -52,6 +53,7 @@ export function createVirtualServer(
   const notifications = new NotificationEvents(diagnostics, (u) => group.upstreams.get(u)?.networkTransport ?? 'pipe');
   const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
   const settings = new LiveTaskSettings(config.tasks, config.upstreams);
+  const pins = new PinPolicy(pinSettings(config), pinReporter(log, diagnostics, config.logRepeatMs));
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
@@ -79,6 +81,7 @@ export function createVirtualServer(
     ...(tasks ? { tasks: taskOptions(settings, tasks, replication, config, log) } : {}),
     passThrough,
     notifications,
+    pins,
     toolSearch: { config: config.toolSearch, path: config.path },
     interceptors: config.interceptors,
   });
@@ -88,7 +91,14 @@ export function createVirtualServer(
     config.rateLimits,
     config.upstreams.map((u) => u.name),
   );
-  return { server, router, group, rateLimits, liveTasks: liveTasks(settings, tasks !== undefined) };
+  // A reload reads the lock again (load: a malformed one rejects the reload), then applies it.
+  const pinsReload = {
+    load: (next: GatewayConfig) => {
+      const read = pinSettings(next);
+      return () => pins.set(read);
+    },
+  };
+  return { server, router, group, rateLimits, liveTasks: liveTasks(settings, tasks !== undefined), pinsReload };
 }
 
 export type Replication = ReturnType<typeof createReplication>;

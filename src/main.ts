@@ -5,12 +5,16 @@ import { GATEWAY_VERSION, createGateway, type Gateway } from './app.js';
 import { workerCount } from './config/cluster.js';
 import { ConfigError, loadConfig } from './config/load.js';
 import { checkConfig, describeChecked } from './gateway/config-check.js';
+import { PinCommandError, pinDefinitions } from './gateway/pin-command.js';
+import { describeChanges } from './config/pin-diff.js';
+import { PinLockError } from './config/pin-lock.js';
 import type { GatewayConfig } from './config/schema.js';
 import { watchConfigFile } from './config/watch.js';
 import { createLogger, type Logger } from './observability/logger.js';
 import { followPrimary, isReplacementWorker, reportListening, runPrimary } from './workers.js';
 
 const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
+       mcp-gateway pin --config FILE
 
   -c, --config FILE   gateway config (YAML or JSON); also MCPGW_CONFIG.
                       Without one: in-memory sessions and the bundled example upstreams.
@@ -19,6 +23,10 @@ const USAGE = `Usage: mcp-gateway [--config FILE] [--check]
                       name and URI collisions, servers' overrides; globs selecting nothing warn)
                       and exit: 0 when the gateway would accept it, 2 naming every problem,
                       1 when the check itself could not run
+  pin                 start the upstreams, list their tools and prompts, write the pin lock
+                      (pinning.lockFile) with their digests and print what changed; exit 0
+                      (2: a config or lock problem, 1: the upstreams could not be listed).
+                      Then reload the gateway (SIGHUP) to serve what was pinned
   -h, --help          show this help
   -v, --version       show the version
 
@@ -28,18 +36,25 @@ Reload: SIGHUP, or a change of the config file (its directory is watched, so a K
 ConfigMap update counts), loads the file again and applies what changed; sessions stay.`;
 
 async function main(): Promise<number> {
-  let args;
+  let parsed;
   try {
-    args = parseArgs({
+    parsed = parseArgs({
       options: {
         config: { type: 'string', short: 'c' },
         check: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
-    }).values;
+      allowPositionals: true,
+    });
   } catch (err) {
     process.stderr.write(`${(err as Error).message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  const args = parsed.values;
+  const [command, ...extra] = parsed.positionals;
+  if ((command !== undefined && command !== 'pin') || extra.length > 0) {
+    process.stderr.write(`unknown command: ${parsed.positionals.join(' ')}\n\n${USAGE}\n`);
     return 2;
   }
   if (args.help) {
@@ -63,6 +78,7 @@ async function main(): Promise<number> {
     throw err;
   }
   if (args.check) return check(config, file);
+  if (command === 'pin') return pin(config, file);
 
   const log = createLogger(config.logLevel);
   const workers = workerCount(config.cluster);
@@ -149,6 +165,28 @@ async function check(config: GatewayConfig, file: string | undefined): Promise<n
   process.stdout.write(
     describeChecked(outcome.checked)
       .map((line) => `  ${line}\n`)
+      .join(''),
+  );
+  return 0;
+}
+
+/** `pin`: the lock written, and what changed printed (gateway/pin-command.ts). */
+async function pin(config: GatewayConfig, file: string | undefined): Promise<number> {
+  const name = file ?? 'default configuration';
+  let outcome;
+  try {
+    outcome = await pinDefinitions(config, { log: createLogger(process.env.MCPGW_LOG_LEVEL ?? 'silent') });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`mcp-gateway: ${name}: pin failed: ${message}\n`);
+    return err instanceof PinCommandError || err instanceof PinLockError ? 2 : 1;
+  }
+  for (const u of outcome.missing)
+    process.stderr.write(`mcp-gateway: ${name}: warning: upstream "${u}" did not come up: its pins were kept\n`);
+  process.stdout.write(`mcp-gateway: ${outcome.file}: written\n`);
+  process.stdout.write(
+    describeChanges(outcome.changes)
+      .map((line) => `${line}\n`)
       .join(''),
   );
   return 0;

@@ -71,6 +71,8 @@ export interface ReloadTargets {
   restartOnly?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
   /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
   announce?: (method: string) => void;
+  /** Reads the pin lock `next` names (a malformed one throws: the reload is rejected); the result applies it. */
+  pins?: { load(next: GatewayConfig): () => readonly string[] };
   /** Whether a token store was made at start: without one, an upstream that holds users' tokens waits for a restart. */
   holdsTokens?: boolean;
 }
@@ -151,6 +153,12 @@ export class Reloader {
     // A sandboxed upstream added on a host that cannot run it would never start: refused, as at start-up.
     const unsandboxable = await sandboxProblems(next.upstreams);
     if (unsandboxable.length > 0) return this.#rejected(trigger, unsandboxable.join('; '), { problems: unsandboxable });
+    let repin: (() => readonly string[]) | undefined;
+    try {
+      repin = this.options.targets.pins?.load(next);
+    } catch (err) {
+      return this.#rejected(trigger, err instanceof Error ? err.message : String(err), {});
+    }
     if (diff.restartOnly.length > 0) {
       log.warn(
         { trigger, file, keys: diff.restartOnly },
@@ -159,7 +167,8 @@ export class Reloader {
     }
     if (!hasLiveChanges(diff)) {
       this.#config = effectiveConfig(this.#config, next);
-      return this.#applied(trigger, diff, []);
+      // The same config may come with a new lock (mcpgw pin, then SIGHUP): the catalog is judged again.
+      return this.#applied(trigger, diff, [...(repin?.() ?? [])]);
     }
     const { group, server } = this.options.targets;
     const staged = group.stage(diff, next.upstreams);
@@ -184,7 +193,8 @@ export class Reloader {
     // From here on nothing fails: the new upstreams serve, the replaced ones drain.
     group.commit(staged);
     catalog.apply();
-    const notified = new Set(catalog.methods);
+    // Sent already by the catalog: recorded so the sections' step does not send them again.
+    const notified = new Set([...catalog.methods, ...(repin?.() ?? [])]);
     this.#applyLive(next, diff, notified);
     this.#config = effectiveConfig(this.#config, next);
     return this.#applied(trigger, diff, [...notified]);

@@ -53,5 +53,6 @@ export function statusSources(parts: StatusParts): StatusSources {
     config: () => parts.configStatus.snapshot(),
     isReady: parts.isReady,
     isDraining: parts.isDraining,
+    pinFlags: () => parts.server.catalog.pinFlags(),
   };
 }

@@ -26,6 +26,7 @@ export const POLICY_KEYS: ReadonlySet<string> = new Set([
   'required',
   'tasks',
   'fairness',
+  'pinning',
 ]);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */
@@ -48,6 +49,7 @@ export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
   'servers',
   'tasks',
   'rateLimits',
+  'pinning',
 ]);
 
 export interface UpstreamChange {

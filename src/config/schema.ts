@@ -11,6 +11,7 @@ import { authChecks, authSchema } from './auth.js';
 import { clusterChecks, clusterSchema } from './cluster.js';
 import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
+import { pinningChecks, pinningSchema } from './pinning.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { rateLimitsChecks, rateLimitsSchema } from './rate-limits.js';
 import { reloadSchema } from './reload.js';
@@ -40,6 +41,7 @@ import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstrea
 export type { AuthConfig } from './auth.js';
 export type { ClusterConfig } from './cluster.js';
 export type { LimitsConfig } from './limits.js';
+export type { PinMode, PinningConfig } from './pinning.js';
 export type {
   BreakerConfig,
   HealthConfig,
@@ -92,6 +94,7 @@ export const configSchema = {
     reload: reloadSchema,
     tasks: tasksSchema,
     rateLimits: rateLimitsSchema,
+    pinning: pinningSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
     serverCards: serverCardsSchema,
@@ -136,6 +139,7 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   interceptorsChecks(config.interceptors, 'interceptors', problems);
   if (Array.isArray(config.servers))
     config.servers.forEach((s, i) => interceptorsChecks(s?.interceptors, `servers[${i}].interceptors`, problems));
+  pinningChecks(config.pinning, config.upstreams, problems);
   serversChecks(
     config.servers,
     config.path,

@@ -1,6 +1,7 @@
 /** What every upstream has, whatever its transport: the keys' schema (the pool's too) and their checks. */
 import type { FromSchema } from 'json-schema-to-ts';
 import { upstreamTasksSchema } from './tasks.js';
+import { upstreamPinningSchema } from './pinning.js';
 
 export const poolSchema = {
   type: 'object',
@@ -223,6 +224,7 @@ export const commonUpstreamProperties = {
     required: [],
   },
   tasks: upstreamTasksSchema,
+  pinning: upstreamPinningSchema,
 } as const;
 
 /**

@@ -5,6 +5,8 @@ import type { Logger } from 'pino';
 import type { ClientIdentity, UpstreamCall } from '../contracts/upstream.js';
 import { ArgumentValidator } from './argument-validator.js';
 import { Catalog, LISTS, entriesOf, type ListKind, type UpstreamLists } from './catalog.js';
+import { changedEntries, changedLists, inConfigOrder } from './catalog-changes.js';
+import type { PinPolicy } from './pin-policy.js';
 import { upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
 
 const MAX_LIST_PAGES = 100;
@@ -34,47 +36,13 @@ export interface StagedCatalog {
   apply(): void;
 }
 
-const LIST_CHANGED: Record<ListKind, string> = {
-  tools: 'notifications/tools/list_changed',
-  prompts: 'notifications/prompts/list_changed',
-  resources: 'notifications/resources/list_changed',
-  resourceTemplates: 'notifications/resources/list_changed',
-};
-
-/** `lists` in the order of `upstreams` (the config's): the catalog lists them so. */
-function inConfigOrder(
-  lists: ReadonlyMap<string, UpstreamLists>,
-  upstreams: ReadonlyMap<string, unknown>,
-): Map<string, UpstreamLists> {
-  const ordered = new Map<string, UpstreamLists>();
-  for (const name of upstreams.keys()) {
-    const l = lists.get(name);
-    if (l) ordered.set(name, l);
-  }
-  return ordered;
-}
-
-/** The list_changed methods for every kind of list that differs between two sets of upstream lists. */
-function changedLists(before: ReadonlyMap<string, UpstreamLists>, after: ReadonlyMap<string, UpstreamLists>): string[] {
-  const methods = new Set<string>();
-  for (const name of new Set([...before.keys(), ...after.keys()])) {
-    const a = before.get(name);
-    const b = after.get(name);
-    for (const kind of Object.keys(LISTS) as ListKind[]) {
-      const was = a ? JSON.stringify([a.prefix, a.lists[kind] ?? []]) : JSON.stringify(['', []]);
-      const now = b ? JSON.stringify([b.prefix, b.lists[kind] ?? []]) : JSON.stringify(['', []]);
-      const empty = (l: UpstreamLists | undefined) => (l?.lists[kind] ?? []).length === 0;
-      if (was !== now && !(empty(a) && empty(b))) methods.add(LIST_CHANGED[kind]);
-    }
-  }
-  return [...methods];
-}
-
 export interface CatalogManagerOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
   /** How the gateway introduces itself to a per-session upstream it probes for its lists. */
   probeIdentity: ClientIdentity;
   log: Logger;
+  /** Tools and prompts held to the pin lock (none: every definition is served). */
+  pins?: PinPolicy;
 }
 
 export class CatalogManager {
@@ -93,6 +61,7 @@ export class CatalogManager {
       log: options.log,
       enabled: (upstream) => options.upstreams.get(upstream)?.validateArguments !== false,
     });
+    options.pins?.onChange(() => this.repin());
   }
 
   /** The current version: a request reads it once and keeps it, a refresh swaps in the next. */
@@ -123,7 +92,7 @@ export class CatalogManager {
           return;
         }
         // A collision ends start-up as soon as the second list is in, not after the slowest upstream.
-        this.#catalog = new Catalog([...this.#lists.values()], this.#down);
+        this.#catalog = new Catalog([...this.#lists.values()], this.#down, undefined, this.options.pins);
       }),
     );
     this.#catalog = this.#buildCatalog(this.#lists);
@@ -194,7 +163,7 @@ export class CatalogManager {
     };
     const checked = staged(this.#lists);
     // A collision throws here, before anything has changed.
-    const checkedCatalog = new Catalog([...checked.values()], this.#down);
+    const checkedCatalog = new Catalog([...checked.values()], this.#down, undefined, this.options.pins);
     const methods = changedLists(this.#lists, checked);
     return {
       methods,
@@ -221,6 +190,18 @@ export class CatalogManager {
         this.#announce(methods);
       },
     };
+  }
+
+  /**
+   * The pin lock or modes changed (a reload): the catalog is built again over the lists it has,
+   * and the list_changed of each kind whose entries differ sent. Returns those methods.
+   */
+  repin(): string[] {
+    const before = this.#catalog;
+    this.#catalog = this.#buildCatalog(this.#lists);
+    const methods = changedEntries(before, this.#catalog);
+    this.#announce(methods);
+    return methods;
   }
 
   /** Called with a list_changed method after the merged catalog changed. */
@@ -311,7 +292,7 @@ export class CatalogManager {
   withLists(own: ReadonlyMap<string, UpstreamLists>): Catalog {
     const lists = new Map(this.#lists);
     for (const [name, l] of own) if (lists.has(name)) lists.set(name, l);
-    return new Catalog([...lists.values()], this.#down, this.#arguments.detached());
+    return new Catalog([...lists.values()], this.#down, this.#arguments.detached(), this.options.pins);
   }
 
   /** `name`'s lists as `call` (one session's worker) gives them, filtered and named as the shared ones are. */
@@ -331,7 +312,7 @@ export class CatalogManager {
   /** A new catalog version; its tools keep the compiled argument checks of unchanged schemas. */
   #buildCatalog(lists: ReadonlyMap<string, UpstreamLists>): Catalog {
     const checks = this.#arguments.nextVersion();
-    const catalog = new Catalog([...lists.values()], this.#down, checks);
+    const catalog = new Catalog([...lists.values()], this.#down, checks, this.options.pins);
     checks.commit();
     return catalog;
   }

@@ -5,6 +5,7 @@ import type { MirroredParam } from '../contracts/mcp-handler.js';
 import { mirroredParams } from '../stateless/mirrored-params.js';
 import { prefixedUri, toolWithUiUris, unprefixedUri } from './resource-uris.js';
 import { LinearPattern, PatternRefused, PatternTooCostly, withinBudget } from './linear-regexp.js';
+import type { PinFinding, PinPolicy, PinVerdict } from './pin-policy.js';
 
 /**
  * What finding the template of one URI may cost, in pattern units x characters. A template's
@@ -37,7 +38,12 @@ export interface Route {
   mirrored?: readonly MirroredParam[];
   /** A tool's check of its arguments against its inputSchema (none: nothing to check). */
   arguments?: ArgumentCheck;
+  /** pinning enforce: a definition the lock does not pin; it is listed nowhere and its calls get this error. */
+  refused?: PinVerdict;
 }
+
+/** A definition the pin lock does not pin, as this catalog has it (status shows them): `name` as clients see it. */
+export type PinFlag = PinFinding & { served: boolean };
 
 export interface UpstreamLists {
   name: string;
@@ -127,15 +133,23 @@ export class Catalog {
   readonly #resources = new Map<string, Route>();
   readonly #templates: TemplateRoute[] = [];
   readonly #checks: ArgumentChecks | undefined;
+  readonly #pins: PinPolicy | undefined;
+  readonly #flags: PinFlag[] = [];
 
   /**
    * `hidden` upstreams keep their routes but are left out of every list: a remote upstream that
    * is down disappears from the lists, while a client that still calls one of its tools gets
    * the upstream's own fail-fast error rather than "unknown tool". `checks` gives each tool
-   * its arguments check.
+   * its arguments check; `pins` judges each tool and prompt against the pin lock.
    */
-  constructor(upstreams: UpstreamLists[], hidden: ReadonlySet<string> = new Set(), checks?: ArgumentChecks) {
+  constructor(
+    upstreams: UpstreamLists[],
+    hidden: ReadonlySet<string> = new Set(),
+    checks?: ArgumentChecks,
+    pins?: PinPolicy,
+  ) {
     this.#checks = checks;
+    this.#pins = pins?.active ? pins : undefined;
     this.#entries = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
     // Sorted by upstream name, then by the upstream's own order: deterministic across replicas.
     const sorted = [...upstreams].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -182,6 +196,11 @@ export class Catalog {
     return this.#prompts.get(name);
   }
 
+  /** The definitions the pin lock does not pin, by the names clients see (served: warn; withheld: enforce). */
+  pinFlags(): readonly PinFlag[] {
+    return this.#flags;
+  }
+
   /** The upstream serving `uri`: one that listed it, else one whose template matches it. */
   resource(uri: string): Route | undefined {
     const listed = this.#resources.get(uri);
@@ -216,6 +235,14 @@ export class Catalog {
     const seen = routes.get(name);
     if (seen) throw new CatalogCollisionError(kind, name, seen.upstream, u.name);
     const route: Route = { upstream: u.name, original };
+    const finding = this.#pins?.judge(u.name, kind, entry);
+    if (finding) this.#flags.push({ upstream: u.name, kind, name, ...finding, served: finding.mode === 'warn' });
+    if (finding?.mode === 'enforce') {
+      // Routed, so a call is told why it is refused rather than "unknown"; listed nowhere, checked never.
+      route.refused = finding.verdict;
+      routes.set(name, route);
+      return;
+    }
     if (kind === 'tools') {
       const mirrored = mirroredParams(entry.inputSchema);
       if (mirrored.length > 0) route.mirrored = mirrored;

@@ -12,8 +12,8 @@ import type { UpstreamPeer } from '../contracts/upstream.js';
 import { MemoryTokenStore } from '../session/memory-token-store.js';
 import { TokenCipher } from '../session/token-store.js';
 import { UpstreamGroup } from '../upstream/group.js';
-import { sandboxProblems } from '../upstream/sandbox-probe.js';
 import { CatalogCollisionError, LISTS, type ListKind } from './catalog.js';
+import { sandboxProblems } from '../upstream/sandbox-probe.js';
 import { CatalogManager } from './catalog-manager.js';
 import { PROBE_CAPABILITIES } from './capability-catalogs.js';
 import { ServerView, viewProblems } from './server-views.js';
@@ -55,12 +55,11 @@ const NOBODY: UpstreamPeer = {
   notification: () => undefined,
 };
 
-/** Every check of a loaded config; the upstreams it starts are stopped before it returns. */
-export async function checkConfig(config: GatewayConfig, options: ConfigCheckOptions): Promise<ConfigCheck> {
-  const { log } = options;
-  const errors = [...missingCommands(config, options.env), ...(await sandboxProblems(config.upstreams))];
-  const warnings: string[] = [];
-  let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
+/**
+ * The upstreams started only to list what they offer (--check, `mcpgw pin`): no client, no session store;
+ * the caller closes `group` and `tokens`.
+ */
+export function listingParts(config: GatewayConfig, log: Logger) {
   // Upstreams that hold users' tokens (grant authorization-code) are built with a store, as the
   // gateway builds them; no user calls during a check, so this one stays empty and goes with it.
   const tokens = new MemoryTokenStore(new TokenCipher([]));
@@ -82,6 +81,16 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     probeIdentity: { ...identity, capabilities: PROBE_CAPABILITIES },
     log,
   });
+  return { group, catalogs, tokens };
+}
+
+/** Every check of a loaded config; the upstreams it starts are stopped before it returns. */
+export async function checkConfig(config: GatewayConfig, options: ConfigCheckOptions): Promise<ConfigCheck> {
+  const { log } = options;
+  const errors = [...missingCommands(config, options.env), ...(await sandboxProblems(config.upstreams))];
+  const warnings: string[] = [];
+  let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
+  const { group, catalogs, tokens } = listingParts(config, log);
   let timer: NodeJS.Timeout | undefined;
   const deadline = new Promise<'late'>((r) => {
     timer = setTimeout(() => r('late'), options.deadlineMs ?? 30_000);

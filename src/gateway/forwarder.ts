@@ -23,6 +23,7 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import { compose, type Wrapper } from './request-chain.js';
 import { FairWait, type FairShares, type FairSlot } from './fair-shares.js';
 import { requester } from '../rate-limit/rate-limiter.js';
+import { pinRefusal } from './pin-policy.js';
 
 /** What forwarding reads: the dispatcher's options and the parts it shares with the dispatcher. */
 export interface ForwarderParts {
@@ -174,6 +175,13 @@ export class Forwarder {
     catalog: Catalog,
   ): Promise<McpResult> {
     if (!route) throw new GatewayError('INVALID_PARAMS', `${unknown}: ${String(request.params?.name)}`);
+    if (route.refused)
+      throw pinRefusal(
+        route.refused,
+        route.upstream,
+        request.method === 'prompts/get' ? 'prompts' : 'tools',
+        String(request.params?.name),
+      );
     const result = await this.forward(
       ctx,
       request,

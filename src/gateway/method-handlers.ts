@@ -111,6 +111,8 @@ export class MethodHandlers {
   #callTool(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
     const params = request.params;
     const route = catalog.tool(requireString(params, 'name'));
+    // A withheld definition is refused before a task is made of its call (forwardNamed says why).
+    if (route?.refused) return this.#forwardCall(ctx, request, route, catalog);
     // Before anything is taken (an id, a slot): an invalid call never reaches the upstream.
     route?.arguments?.check(params?.arguments);
     // An upstream that runs tasks itself gets the client's opt-in, and its task id leaves wrapped.

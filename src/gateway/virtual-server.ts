@@ -21,6 +21,7 @@ import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
 import { Dispatcher } from './dispatcher.js';
 import { NotificationEvents } from './request-events.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
+import type { PinPolicy } from './pin-policy.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewCatalog, viewProblems, type ServerView, ServerViewsError } from './server-views.js';
@@ -52,6 +53,8 @@ export interface VirtualServerOptions {
   servers?: readonly ServerEntryConfig[];
   /** Where used requestStates are recorded (Redis with Redis sessions: a replay is refused on every replica). */
   spentStates?: SpentStates;
+  /** Tools and prompts held to the pin lock (`pinning`). */
+  pins?: PinPolicy;
   /** Tasks, when some upstream runs tools as tasks (`upstreams[].tasks`). */
   tasks?: TaskEngineOptions;
   /** Tasks of upstreams that run them themselves (one per process, shared with the per-session router). */
@@ -96,7 +99,7 @@ export class VirtualServer implements McpHandler {
       options.notifications ??
       new NotificationEvents(options.diagnostics, (u) => upstreams.get(u)?.networkTransport ?? 'pipe');
     this.#views = new ServerViews(options.servers ?? []);
-    this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log });
+    this.#catalogs = new CatalogManager({ upstreams, probeIdentity: options.probeIdentity, log, pins: options.pins });
     const passThrough = options.passThrough ?? new TaskPassThrough(upstreams, options.caching.stateSecret);
     this.#passThrough = passThrough;
     this.#capabilities = new Capabilities(upstreams, options.serverInfo, options.tasks !== undefined, (stateless) =>
@@ -176,10 +179,7 @@ export class VirtualServer implements McpHandler {
         return dispatcher.taskEngine?.held;
       },
       fairShares: (upstream) => dispatcher.fairCounts(upstream),
-      perSessionWorkers(upstream) {
-        const entry = upstreams.get(upstream);
-        return entry?.workers.scopes ?? 0;
-      },
+      perSessionWorkers: (upstream) => upstreams.get(upstream)?.workers.scopes ?? 0,
     };
   }
 

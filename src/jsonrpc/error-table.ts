@@ -283,6 +283,21 @@ export const ERRORS = {
     retryable: false,
   },
 
+  // Pinned definitions (pinning: enforce): -32013 as SERVER_FORBIDDEN, the gateway refuses this call; data.upstream
+  // and data.tool (or data.prompt) name it, never its definition. Until the lock pins it (mcpgw pin, a reload).
+  TOOL_DEFINITION_CHANGED: {
+    code: -32013,
+    httpStatus: 200,
+    message: 'This definition changed since it was pinned; calls are refused until the pin lock is updated',
+    retryable: false,
+  },
+  TOOL_NOT_PINNED: {
+    code: -32013,
+    httpStatus: 200,
+    message: 'This definition is not in the pin lock; calls are refused until it is pinned',
+    retryable: false,
+  },
+
   // Authorization (OAuth 2.1 bearer tokens): the reply carries a WWW-Authenticate challenge
   UNAUTHORIZED: {
     code: -32012,

@@ -25,6 +25,16 @@ export interface GuardrailEntry {
   principal?: string | undefined;
 }
 
+export interface DefinitionAuditEntry {
+  upstream: string;
+  kind: 'tools' | 'prompts';
+  /** The upstream's own name for it. */
+  name: string;
+  verdict: 'TOOL_DEFINITION_CHANGED' | 'TOOL_NOT_PINNED';
+  /** warn: served anyway; enforce: withheld. */
+  mode: 'warn' | 'enforce';
+}
+
 /**
  * One log line per audited request (`audit.methods`): who asked what, how it ended and how long
  * it took. Never arguments or results: those may carry anything, and an audit trail must be safe
@@ -50,6 +60,11 @@ export class AuditLog {
       requestId === undefined ? { guardrail: entry } : { reqId: requestId, guardrail: entry },
       'guardrail',
     );
+  }
+
+  /** A tool or prompt definition the pin lock does not pin (never its text). */
+  recordDefinition(entry: DefinitionAuditEntry): void {
+    this.#log.info({ audit: { event: 'definition-not-pinned', ...entry } }, 'definition not pinned');
   }
 
   /** `requestId`: the HTTP request's, under the key Fastify's own request lines use. */

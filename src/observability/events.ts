@@ -181,6 +181,14 @@ export interface EventMap {
     requestId: string | undefined;
     principal: string | undefined;
   };
+  /** A tool or prompt definition the pin lock does not pin (gateway/pin-policy.ts), once per definition. */
+  'pin:finding': {
+    upstream: string;
+    kind: 'tools' | 'prompts';
+    name: string;
+    verdict: 'TOOL_DEFINITION_CHANGED' | 'TOOL_NOT_PINNED';
+    mode: 'warn' | 'enforce';
+  };
 }
 
 export type EventName = keyof EventMap;

@@ -165,6 +165,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Definitions the pin lock does not pin, each counted once per process (gateway/pin-policy.ts). */
+  readonly toolDefinitionChanges = new Counter({
+    name: 'mcpgw_tool_definition_changes_total',
+    help: 'Tool and prompt definitions seen that the pin lock does not pin (changed or never pinned)',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
   readonly upstreamRestarts = new Counter({
     name: 'mcpgw_upstream_restarts_total',
     help: 'Upstream workers that exited unexpectedly and were restarted',

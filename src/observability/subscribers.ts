@@ -83,6 +83,7 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
       metrics.interceptorVerdicts.inc({ interceptor: e.interceptor, verdict: e.verdict });
       metrics.interceptorSeconds.observe({ interceptor: e.interceptor }, e.seconds);
     },
+    'pin:finding': (e) => metrics.toolDefinitionChanges.inc({ upstream: e.upstream }),
   });
 }
 
@@ -105,5 +106,8 @@ export function subscribeAudit(gateway: string, audit: AuditLog): () => void {
         e.requestId,
       );
     },
+    // Whatever audit.methods says: a definition that changed under the gateway is the trail's business.
+    'pin:finding': (e) =>
+      audit.recordDefinition({ upstream: e.upstream, kind: e.kind, name: e.name, verdict: e.verdict, mode: e.mode }),
   });
 }

@@ -99,6 +99,9 @@ const SCHEMA_DEFAULTS = {
   'rateLimits.rules[].burst': 0,
   'rateLimits.onStoreError': 'allow',
   'rateLimits.storeTimeoutMs': 250,
+  // Added with pinned definitions (#32): off unless asked for.
+  pinning: {},
+  'pinning.mode': 'off',
   status: {},
   'auth.mode': 'none',
   'auth.authorizationServers': [],
@@ -310,6 +313,7 @@ describe('config defaults', () => {
       servers: [],
       serverCards: { enabled: false, public: false, maxAgeSeconds: 300 },
       reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
+      pinning: { mode: 'off' },
     });
   });
 

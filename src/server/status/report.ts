@@ -7,7 +7,7 @@
 import type { ConfigStatusSnapshot } from '../../config/reload-state.js';
 import type { UpstreamConfig } from '../../config/schema.js';
 import { speaksStateless } from '../../config/upstream-common.js';
-import type { CatalogReader } from '../../gateway/catalog.js';
+import type { CatalogReader, PinFlag } from '../../gateway/catalog.js';
 import type { PoolStatus } from '../../upstream/pool.js';
 
 /** One list of names is shown up to this many entries (a count says how many more). */
@@ -45,6 +45,8 @@ export interface StatusSources {
   config: () => ConfigStatusSnapshot;
   isReady: () => boolean;
   isDraining: () => boolean;
+  /** The main catalog's definitions the pin lock does not pin (pinning warn or enforce). */
+  pinFlags?: () => readonly PinFlag[];
 }
 
 export interface UpstreamReport {
@@ -69,6 +71,8 @@ export interface UpstreamReport {
   lastFailure?: string;
   /** When the last failure happened (ISO 8601). */
   lastFailureAt?: string;
+  /** Its tools and prompts the pin lock does not pin: served (warn) or withheld (enforce). Absent: none. */
+  unpinned?: Array<{ kind: string; name: string; verdict: string; served: boolean }>;
 }
 
 export interface NameList {
@@ -177,6 +181,19 @@ function upstreamReport(u: UpstreamConfig, s: PoolStatus | undefined): UpstreamR
     ...(failure !== undefined ? { lastFailure: redact(failure.text) } : {}),
     ...(failure?.at !== undefined ? { lastFailureAt: failure.at } : {}),
   };
+}
+
+/** Flags `report` with its upstream's unpinned definitions (up to MAX_NAMES of them). */
+function withPinFlags(report: UpstreamReport, flags: readonly PinFlag[]): UpstreamReport {
+  const mine = flags.filter((f) => f.upstream === report.name).slice(0, MAX_NAMES);
+  if (mine.length === 0) return report;
+  const unpinned = mine.map((f) => ({
+    kind: f.kind,
+    name: f.name.slice(0, MAX_TEXT_CHARS),
+    verdict: f.verdict,
+    served: f.served,
+  }));
+  return { ...report, unpinned };
 }
 
 function addName(list: NameList, name: string): void {
@@ -294,7 +311,7 @@ export async function gatherStatus(sources: StatusSources): Promise<StatusReport
     sessions: { store: sources.sessionStore, ...(storeState !== undefined ? { storeState } : {}), count },
     streams: sources.streams(),
     inputChains: sources.inputChains(),
-    upstreams: upstreams.map((u) => upstreamReport(u, pools[u.name])),
+    upstreams: upstreams.map((u) => withPinFlags(upstreamReport(u, pools[u.name]), sources.pinFlags?.() ?? [])),
     servers: sources.servers().map((s) => serverReport(s, upstreams, sources.listsPerSession)),
   };
 }

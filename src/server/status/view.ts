@@ -79,9 +79,13 @@ function upstreamRow(u: UpstreamReport): string {
   const asking = u.clientRequests
     ? `<br><span class="muted">${escapeHtml(u.clientRequests)} asking clients</span>`
     : '';
+  const unpinned = u.unpinned
+    ? `<br><span class="warn" title="definitions the pin lock does not pin">${escapeHtml(u.unpinned.length)} ` +
+      `unpinned: ${escapeHtml(u.unpinned.map((f) => f.name).join(', '))}</span>`
+    : '';
   return `<tr data-upstream="${escapeHtml(u.name)}" data-state="${escapeHtml(u.state)}"
  data-era="${escapeHtml(u.era ?? '')}">
-<th scope="row">${escapeHtml(u.name)}</th><td>${badge(u.state)}</td><td>${eraCell(u)}</td>
+<th scope="row">${escapeHtml(u.name)}${unpinned}</th><td>${badge(u.state)}</td><td>${eraCell(u)}</td>
 <td>${escapeHtml(u.transport)} · ${escapeHtml(u.mode)}<br><span class="muted">${escapeHtml(u.target)}</span></td>
 <td class="num">${workersCell(u)}</td>
 <td class="num">${escapeHtml(u.inFlight)}${asking}</td><td class="num">${escapeHtml(u.queued)}</td>
