@@ -29,6 +29,7 @@ const LAYERS = [
   'streams',
   'session',
   'cluster',
+  'quota',
   'rate-limit',
   'redis',
   'upstream',

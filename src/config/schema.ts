@@ -13,6 +13,7 @@ import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { rateLimitsChecks, rateLimitsSchema } from './rate-limits.js';
+import { quotasChecks, quotasSchema } from './quotas.js';
 import { reloadSchema } from './reload.js';
 import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
@@ -46,6 +47,7 @@ export type {
   RetryConfig,
 } from './remote-upstream.js';
 export type { RateLimitKey, RateLimitRuleConfig, RateLimitsConfig } from './rate-limits.js';
+export type { QuotaRuleConfig, QuotasConfig, QuotaWindow } from './quotas.js';
 export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
@@ -88,6 +90,7 @@ export const configSchema = {
     reload: reloadSchema,
     tasks: tasksSchema,
     rateLimits: rateLimitsSchema,
+    quotas: quotasSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
     toolSearch: toolSearchSchema,
@@ -121,6 +124,7 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.tasks === 'object' && config.tasks !== null) tasksChecks(config.tasks, problems);
   if (typeof config.rateLimits === 'object' && config.rateLimits !== null)
     rateLimitsChecks(config.rateLimits, problems);
+  if (typeof config.quotas === 'object' && config.quotas !== null) quotasChecks(config.quotas, problems);
   clusterChecks(
     config.cluster,
     typeof config.sessions === 'object' && config.sessions !== null ? config.sessions.store : undefined,

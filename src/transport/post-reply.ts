@@ -86,7 +86,7 @@ export class PostReply implements MessageSink {
     }
     const wait = status === 200 ? rateLimitedWait(response) : undefined;
     if (wait !== undefined) {
-      // A POST's only message refused by a rate limit: the HTTP reply says so too, as CLIENT_TOO_MANY_* do.
+      // A POST's only message refused by a rate limit or quota: the HTTP reply says so too, as CLIENT_TOO_MANY_* do.
       this.headers['retry-after'] = String(Math.max(1, Math.ceil(wait / 1000)));
       status = ERRORS.RATE_LIMITED.httpStatus;
     }
@@ -116,10 +116,10 @@ export class PostReply implements MessageSink {
   }
 }
 
-/** A RATE_LIMITED reply's data.retryAfterMs; undefined for any other reply. */
+/** A RATE_LIMITED or QUOTA_EXCEEDED reply's data.retryAfterMs; undefined for any other reply. */
 function rateLimitedWait(response: JsonRpcResponse): number | undefined {
   if (!('error' in response) || response.error.code !== ERRORS.RATE_LIMITED.code) return undefined;
   const data = response.error.data as { type?: unknown; retryAfterMs?: unknown } | undefined;
-  if (data?.type !== 'RATE_LIMITED') return undefined;
+  if (data?.type !== 'RATE_LIMITED' && data?.type !== 'QUOTA_EXCEEDED') return undefined;
   return typeof data.retryAfterMs === 'number' ? data.retryAfterMs : 1000;
 }

@@ -99,6 +99,10 @@ const SCHEMA_DEFAULTS = {
   'rateLimits.rules[].burst': 0,
   'rateLimits.onStoreError': 'allow',
   'rateLimits.storeTimeoutMs': 250,
+  // Added with quotas (#31): no default for the section itself (absent: off).
+  'quotas.onStoreError': 'allow',
+  'quotas.storeTimeoutMs': 250,
+  'quotas.topConsumers': 10,
   status: {},
   'auth.mode': 'none',
   'auth.authorizationServers': [],

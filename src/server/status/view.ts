@@ -2,6 +2,7 @@
  * /status as HTML: one self-contained page (inline style, no script, no external asset), built
  * on the server from the same report as /status.json. Every value from the report is escaped.
  */
+import { quotaSection } from './quota-view.js';
 import type { ListedEntries, NameList, ServerReport, StatusReport, UpstreamEntries, UpstreamReport } from './report.js';
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -211,6 +212,7 @@ ${configLines(r)}
 </dl>
 <h2>Catalog</h2>
 ${r.servers.map(serverSection).join('\n')}
+${quotaSection(r.quotas)}
 </body></html>
 `;
 }
