@@ -75,7 +75,7 @@ export class MemoryQuotaStore implements QuotaStore {
     return [...counts.used]
       .map(([who, u]) => ({ who, used: u[measure] }))
       .filter((u) => u.used > 0)
-      .sort((a, b) => b.used - a.used)
+      .sort(byUse)
       .slice(0, n);
   }
 
@@ -103,6 +103,10 @@ export class MemoryQuotaStore implements QuotaStore {
     this.#windows.clear();
   }
 }
+
+/** Most used first; a tie by name, as both stores order it. */
+export const byUse = (a: QuotaUse, b: QuotaUse): number =>
+  b.used - a.used || (a.who < b.who ? -1 : a.who > b.who ? 1 : 0);
 
 /** Quota names hold no newline (the schema's pattern). */
 const windowKey = (quota: string, window: string) => `${quota}\n${window}`;

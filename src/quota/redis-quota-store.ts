@@ -10,7 +10,8 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import { firstReady } from '../rate-limit/first-ready.js';
-import type { QuotaCounter, QuotaLimits, QuotaMeasure, QuotaStore, QuotaUse, QuotaVerdict } from './quota-store.js';
+import { byUse, type QuotaCounter, type QuotaLimits, type QuotaMeasure } from './quota-store.js';
+import type { QuotaStore, QuotaUse, QuotaVerdict } from './quota-store.js';
 
 /** KEYS: calls, seconds, calls' sorted set; ARGV: calls limit (0: none), seconds limit (0: none), who, expire at. */
 const ADMIT = `
@@ -81,7 +82,8 @@ export class RedisQuotaStore implements QuotaStore {
     const flat = await this.redis.zrevrange(set, 0, n - 1, 'WITHSCORES');
     const out: QuotaUse[] = [];
     for (let i = 0; i + 1 < flat.length; i += 2) out.push({ who: flat[i]!, used: Number(flat[i + 1]) });
-    return out;
+    // ZREVRANGE orders a tie by name backwards: the memory store's order instead.
+    return out.sort(byUse);
   }
 
   #base(quota: string, window: string): string {
