@@ -10,7 +10,7 @@ import type { RequestContext } from '../../src/contracts/request-context.js';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 import type { JsonRpcRequest } from '../../src/jsonrpc/messages.js';
 import { DataPathEvents } from '../../src/observability/events.js';
-import { MemoryQuotaStore } from '../../src/quota/quota-store.js';
+import { MemoryQuotaStore, type QuotaStore } from '../../src/quota/quota-store.js';
 import { Quotas } from '../../src/quota/quotas.js';
 import { windowAt } from '../../src/quota/windows.js';
 import type { RoutesOf } from '../../src/rate-limit/request-facts.js';
@@ -194,6 +194,48 @@ describe('upstream seconds', () => {
             { principal: 'alice', used: 2 },
           ],
         },
+      ],
+    });
+  });
+});
+
+describe('a failing store', () => {
+  /** A store whose every command fails, as Redis down or late does. */
+  const failing = (): QuotaStore => ({
+    admit: () => Promise.reject(new Error('store down')),
+    addSeconds: () => Promise.reject(new Error('store down')),
+    top: () => Promise.reject(new Error('store down')),
+    close: async () => undefined,
+  });
+  const quotasOn = (onStoreError: 'allow' | 'deny') => {
+    const config = {
+      rules: [{ name: 'daily', window: 'day', calls: 1, upstreamSeconds: 10 }],
+      onStoreError,
+      storeTimeoutMs: 250,
+      topConsumers: 10,
+    };
+    return new Quotas(config as QuotasConfig, failing(), new DataPathEvents('quota-fail'), log);
+  };
+
+  it('onStoreError allow admits the call; deny refuses it with QUOTA_EXCEEDED and data.storeError', async () => {
+    await expect(quotasOn('allow').admit(as('alice'), call('echo__echo'), routes)).resolves.toBeUndefined();
+    const denied = quotasOn('deny').admit(as('alice'), call('echo__echo'), routes);
+    await expect(denied).rejects.toMatchObject({ type: 'QUOTA_EXCEEDED' });
+    const err = (await (denied as Promise<void>).catch((e: unknown) => e)) as GatewayError;
+    expect(err.toJsonRpc().data).toMatchObject({ quota: 'daily', storeError: true, retryAfterMs: 1000 });
+  });
+
+  it('a failed seconds count is no thrown error, and /status says the store did not answer', async () => {
+    const quotas = quotasOn('allow');
+    expect(() => quotas.spent({ who: 'alice', upstream: 'echo', tool: 'echo__echo', seconds: 1 })).not.toThrow();
+    await new Promise((r) => setImmediate(r)); // its rejection handled, not left unhandled
+    const [report] = await quotas.report();
+    expect(report).toMatchObject({
+      name: 'daily',
+      unavailable: true,
+      measures: [
+        { measure: 'calls', limit: 1, top: [] },
+        { measure: 'upstreamSeconds', limit: 10, top: [] },
       ],
     });
   });
