@@ -3,7 +3,7 @@
  * used / limit. Principals are any text a token or API key names: every value is escaped.
  */
 import type { QuotaReport } from '../../quota/quotas.js';
-import { escapeHtml } from './view.js';
+import { escapeHtml } from './escape.js';
 
 const LABEL = { calls: 'calls', upstreamSeconds: 's upstream' } as const;
 
