@@ -30,6 +30,7 @@ const LAYERS = [
   'streams',
   'session',
   'cluster',
+  'quota',
   'rate-limit',
   'redis',
   'upstream',

@@ -30,8 +30,8 @@ import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
 import type { Connections } from './transport/connections.js';
-import { LiveRateLimits } from './rate-limit/live-rate-limits.js';
 import { sandboxesReady } from './upstream/sandbox-probe.js';
+import type { LiveLimits } from './live-limits.js';
 
 export { GATEWAY_VERSION };
 
@@ -175,20 +175,19 @@ async function drain(active: () => number, ms: number): Promise<void> {
   while (active() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
 }
 
-/** A reload's sections applied live: `servers` (replaced whole; setServers sends its own list_changed), `tasks`. */
+/**
+ * A reload's sections applied live: `servers` (replaced whole; setServers sends its own list_changed), the rate
+ * limits and quotas, `tasks`.
+ */
 function applySections(
   next: GatewayConfig,
   diff: ConfigDiff,
   setServers: (servers: readonly ServerEntryConfig[]) => { warnings: string[]; needsRestart: string[] },
-  live: { tasksReload: { apply(next: GatewayConfig): string[] }; rateLimits: LiveRateLimits },
+  live: { tasksReload: { apply(next: GatewayConfig): string[] }; limits: LiveLimits },
   log: Logger,
 ): string[] {
   if (diff.servers) reportServers(setServers(next.servers), log);
-  if (diff.rateLimits)
-    live.rateLimits.set(
-      next.rateLimits,
-      next.upstreams.map((u) => u.name),
-    );
+  live.limits.apply(next, diff);
   return live.tasksReload.apply(next);
 }
 
@@ -201,7 +200,7 @@ function shutdownSteps(
     replication: { close(): unknown };
     store: SessionStore;
     side: SideStores;
-    rateLimits: LiveRateLimits;
+    limits: LiveLimits;
     reloader: Reloader;
     transport: { readonly activeReplies: number };
     connections: Connections | undefined;
@@ -223,7 +222,7 @@ function shutdownSteps(
     () => p.replication.close(),
     () => p.app.close(),
     () => p.store.close(),
-    () => p.rateLimits.close(),
+    () => p.limits.close(),
     ...closeSideStores(p.side),
     unsubscribe,
     // Last: the spans of the requests that just drained are flushed to the collector.
@@ -246,11 +245,10 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const created = createStore(config, log, replication.bus, diagnostics);
   const { store } = created;
   const side = createSideStores(config, log);
-  const { events } = side;
   const storeStatus = created.status && withSideConnections(created.status, side);
   const built = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
-  const { server, router, group, liveTasks: tasksReload, rateLimits } = built;
-  const streams = createSessionStreams(config, events, replication.bus, diagnostics, log);
+  const { server, router, group, liveTasks: tasksReload, limits } = built;
+  const streams = createSessionStreams(config, side.events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
   const configStatus = new ConfigStatus();
@@ -274,6 +272,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     isDraining: () => state.draining,
     isReady: () => state.ready,
     inputChains: () => router.chains,
+    quotas: () => limits.quotaReport(),
     tokens: side.tokens,
     upstreams: () => reloader.config.upstreams,
   });
@@ -292,7 +291,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     ...{ group, server, intake, required, announce, setTransportLimits },
     ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined, pins: built.pinsReload },
     applySections: (next: GatewayConfig, diff: ConfigDiff) =>
-      applySections(next, diff, setServers, { tasksReload, rateLimits }, log),
+      applySections(next, diff, setServers, { tasksReload, limits }, log),
   };
   const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
   configStatus.enableReload();
@@ -304,7 +303,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     return starting;
   };
   let closing: Promise<void> | undefined;
-  const parts = { app, server, group, replication, store, side, rateLimits, reloader, transport, connections };
+  const parts = { app, server, group, replication, store, side, limits, reloader, transport, connections };
   const unsubscribeAll = () => [unsubscribe(), unsubscribeHttp()];
   const close = () => {
     closing ??= closeInOrder(shutdownSteps(parts, state, config, unsubscribeAll, stopTracing), log);
@@ -320,7 +319,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     app,
     server,
     store,
-    events,
+    events: side.events,
     streams,
     metrics,
     log,

@@ -1,5 +1,6 @@
-// The virtual server over every configured upstream, the per-session router beside it and the
-// task engine's settings, built (nothing started) for createGateway (app.ts).
+// The virtual server over every configured upstream, the per-session router beside it, the
+// rate limits and quotas, and the task engine's settings, built (nothing started) for
+// createGateway (app.ts).
 import { GATEWAY_VERSION } from './version.js';
 import type { GatewayConfig } from './config/schema.js';
 import type { ConfigDiff } from './config/diff.js';
@@ -19,7 +20,7 @@ import type { Logger } from './observability/logger.js';
 import type { SessionStore } from './session/session-store.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import type { SideStores } from './stores.js';
-import { LiveRateLimits } from './rate-limit/live-rate-limits.js';
+import { liveLimits } from './live-limits.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
@@ -85,12 +86,8 @@ export function createVirtualServer(
     toolSearch: { config: config.toolSearch, path: config.path },
     interceptors: config.interceptors,
   });
-  // Rules from the first request on: the chain is recomposed before anything is served.
-  const rateLimits = new LiveRateLimits(config.sessions, diagnostics, log, (l) => server!.setRateLimiter(l));
-  rateLimits.set(
-    config.rateLimits,
-    config.upstreams.map((u) => u.name),
-  );
+  // Rate limits and quotas from the first request on: the chain is recomposed before anything is served.
+  const limits = liveLimits(config, diagnostics, log, (a) => server!.setAdmissions(a));
   // A reload reads the lock again (load: a malformed one rejects the reload), then applies it.
   const pinsReload = {
     load: (next: GatewayConfig) => {
@@ -98,7 +95,7 @@ export function createVirtualServer(
       return () => pins.set(read);
     },
   };
-  return { server, router, group, rateLimits, liveTasks: liveTasks(settings, tasks !== undefined), pinsReload };
+  return { server, router, group, limits, liveTasks: liveTasks(settings, tasks !== undefined), pinsReload };
 }
 
 export type Replication = ReturnType<typeof createReplication>;

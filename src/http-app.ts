@@ -33,6 +33,7 @@ import type { SessionStreams } from './streams/session-streams.js';
 import type { StreamableHttpTransport } from './transport/streamable-http.js';
 import type { PoolStatus } from './upstream/worker-set.js';
 import { statusSources } from './status-sources.js';
+import type { QuotaReport } from './quota/quotas.js';
 import { GATEWAY_VERSION } from './version.js';
 
 export interface HttpParts {
@@ -54,6 +55,8 @@ export interface HttpParts {
   isReady: () => boolean;
   configStatus: ConfigStatus;
   inputChains: () => number;
+  /** Each quota's window and top consumers (/status). */
+  quotas: () => Promise<QuotaReport[]>;
   /** Tokens held for users (grant authorization-code's /oauth/* routes need them). */
   tokens?: TokenStore | undefined;
   /** The upstreams that run now (a reload replaces them); default: the start-up config's. */

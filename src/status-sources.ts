@@ -8,6 +8,7 @@ import type { SessionStore } from './session/session-store.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { SessionStreams } from './streams/session-streams.js';
 import type { PoolStatus } from './upstream/pool.js';
+import type { QuotaReport } from './quota/quotas.js';
 
 export interface StatusParts {
   config: GatewayConfig;
@@ -22,6 +23,7 @@ export interface StatusParts {
   isReady: () => boolean;
   configStatus: ConfigStatus;
   inputChains: () => number;
+  quotas: () => Promise<QuotaReport[]>;
   /** POST replies still being written (the transport's count). */
   activeReplies: () => number;
 }
@@ -50,6 +52,7 @@ export function statusSources(parts: StatusParts): StatusSources {
     ...(parts.storeStatus ? { storeState: parts.storeStatus } : {}),
     streams: () => ({ get: parts.streams.size, listen: parts.listens.size, replies: parts.activeReplies() }),
     inputChains: parts.inputChains,
+    quotas: parts.quotas,
     config: () => parts.configStatus.snapshot(),
     isReady: parts.isReady,
     isDraining: parts.isDraining,

@@ -50,6 +50,7 @@ export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
   'tasks',
   'rateLimits',
   'pinning',
+  'quotas',
 ]);
 
 export interface UpstreamChange {
@@ -73,6 +74,8 @@ export interface ConfigDiff {
   servers: boolean;
   /** Whether `rateLimits` differs (its rules replaced whole; the counters of rules kept by name stay). */
   rateLimits: boolean;
+  /** Whether `quotas` differs (replaced whole; the counts of quotas kept by name and window stay). */
+  quotas: boolean;
   /** Dotted `tasks.*` keys that differ (applied at once to new tasks; running ones keep theirs). */
   tasks: string[];
   /** Dotted keys that differ but apply only at a restart ("listen.port", "sessions"). */
@@ -85,7 +88,8 @@ export function hasLiveChanges(diff: ConfigDiff): boolean {
     diff.added.length + diff.removed.length + diff.changed.length + diff.limits.length + diff.tasks.length > 0 ||
     diff.logLevel ||
     diff.servers ||
-    diff.rateLimits
+    diff.rateLimits ||
+    diff.quotas
   );
 }
 
@@ -112,6 +116,7 @@ export function diffConfigs(current: GatewayConfig, next: GatewayConfig): Config
     logLevel: current.logLevel !== next.logLevel,
     servers: !same(cur.servers, nxt.servers),
     rateLimits: !same(cur.rateLimits, nxt.rateLimits),
+    quotas: !same(cur.quotas, nxt.quotas),
     tasks: differingKeys('tasks', cur.tasks, nxt.tasks),
     restartOnly,
   };

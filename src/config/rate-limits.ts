@@ -9,7 +9,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 export const RATE_LIMIT_KEYS = ['principal', 'principal+tool', 'tool', 'server', 'global'] as const;
 export type RateLimitKey = (typeof RATE_LIMIT_KEYS)[number];
 
-const globList = (what: string) =>
+export const globList = (what: string) =>
   ({
     type: 'array',
     minItems: 1,
@@ -142,18 +142,30 @@ export function rateLimitWarnings(
   const warnings: string[] = [];
   for (const rule of rateLimits?.rules ?? []) {
     const where = `rateLimits rule "${rule.name}"`;
-    const { servers, tools: toolGlobs, methods } = rule.match ?? {};
-    for (const g of servers ?? [])
-      if (!upstreams.some((u) => compileGlob(g).test(u))) warnings.push(`${where}: servers "${g}" fits no upstream`);
-    if (tools)
-      for (const g of toolGlobs ?? [])
-        if (!tools.some((t) => compileGlob(g).test(t))) warnings.push(`${where}: tools "${g}" fits no tool`);
+    const { tools: toolGlobs, methods } = rule.match ?? {};
+    warnings.push(...matchWarnings(where, rule.match, upstreams, tools));
     const callsTools = methods === undefined || methods.some((m) => compileGlob(m).test('tools/call'));
     if (!callsTools && (toolGlobs !== undefined || TOOL_KEYS.has(rule.key)))
       warnings.push(
         `${where}: can never match (tools or key "${rule.key}" count tools/call only, methods leave it out)`,
       );
   }
+  return warnings;
+}
+
+/** A rule's servers and tools globs that fit no upstream or (`tools` given: the whole catalog) no tool. */
+export function matchWarnings(
+  where: string,
+  match: { servers?: string[]; tools?: string[] } | undefined,
+  upstreams: readonly string[],
+  tools: readonly string[] | undefined,
+): string[] {
+  const warnings: string[] = [];
+  for (const g of match?.servers ?? [])
+    if (!upstreams.some((u) => compileGlob(g).test(u))) warnings.push(`${where}: servers "${g}" fits no upstream`);
+  if (tools)
+    for (const g of match?.tools ?? [])
+      if (!tools.some((t) => compileGlob(g).test(t))) warnings.push(`${where}: tools "${g}" fits no tool`);
   return warnings;
 }
 

@@ -14,6 +14,7 @@ import { limitsSchema, paginationSchema } from './limits.js';
 import { pinningChecks, pinningSchema } from './pinning.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { rateLimitsChecks, rateLimitsSchema } from './rate-limits.js';
+import { quotasChecks, quotasSchema } from './quotas.js';
 import { reloadSchema } from './reload.js';
 import { resumabilitySchema } from './resumability.js';
 import { secretsChecks, secretsSchema } from './secrets.js';
@@ -50,6 +51,7 @@ export type {
   RetryConfig,
 } from './remote-upstream.js';
 export type { RateLimitKey, RateLimitRuleConfig, RateLimitsConfig } from './rate-limits.js';
+export type { QuotaRuleConfig, QuotasConfig, QuotaWindow } from './quotas.js';
 export type { ReloadConfig } from './reload.js';
 export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
@@ -95,6 +97,7 @@ export const configSchema = {
     tasks: tasksSchema,
     rateLimits: rateLimitsSchema,
     pinning: pinningSchema,
+    quotas: quotasSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,
     serverCards: serverCardsSchema,
@@ -130,6 +133,7 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   if (typeof config.tasks === 'object' && config.tasks !== null) tasksChecks(config.tasks, problems);
   if (typeof config.rateLimits === 'object' && config.rateLimits !== null)
     rateLimitsChecks(config.rateLimits, problems);
+  if (typeof config.quotas === 'object' && config.quotas !== null) quotasChecks(config.quotas, problems);
   clusterChecks(
     config.cluster,
     typeof config.sessions === 'object' && config.sessions !== null ? config.sessions.store : undefined,

@@ -18,6 +18,7 @@ import { CatalogManager } from './catalog-manager.js';
 import { PROBE_CAPABILITIES } from './capability-catalogs.js';
 import { ServerView, viewProblems } from './server-views.js';
 import { rateLimitWarnings } from '../config/rate-limits.js';
+import { quotaWarnings } from '../config/quotas.js';
 
 export interface ConfigCheck {
   /** The config would be refused (at start-up, or by a reload). */
@@ -116,6 +117,7 @@ export async function checkConfig(config: GatewayConfig, options: ConfigCheckOpt
     // Tools only when every upstream listed its own: else a glob may fit one that did not.
     const tools = missing.length === 0 ? catalogs.catalog.list('tools').map((t) => String(t.name)) : undefined;
     warnings.push(...rateLimitWarnings(config.rateLimits, [...group.upstreams.keys()], tools));
+    warnings.push(...quotaWarnings(config.quotas, [...group.upstreams.keys()], tools));
     checked = checkedItems(config, catalogs);
   } catch (err) {
     if (!(err instanceof CatalogCollisionError)) throw err;

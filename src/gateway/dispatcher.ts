@@ -20,7 +20,7 @@ import type { ResourceUris } from './resource-uris.js';
 import { RequestEvents, type NotificationEvents } from './request-events.js';
 import { MethodHandlers } from './method-handlers.js';
 import { requestChain, type ReplyStep, type ResultStep, type RoutingStep, type Wrapper } from './request-chain.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { Admission } from '../rate-limit/request-facts.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
 import type { ServerView } from './server-views.js';
@@ -61,8 +61,8 @@ export interface DispatcherOptions {
   /** Tasks of upstreams that run them themselves. */
   passThrough: TaskPassThrough;
   notifications?: NotificationEvents;
-  /** rateLimits at start (a reload sets others: setRateLimiter). */
-  rateLimiter?: RateLimiter | undefined;
+  /** The rate limits and quotas at start (a reload sets others: setAdmissions). */
+  admissions?: readonly Admission[] | undefined;
   /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
   /** The top-level guardrails; a virtual server's own come after them. */
@@ -131,17 +131,17 @@ export class Dispatcher {
       events: this.#events,
     });
     this.#handle = handlers.handle;
-    this.#chain = this.#compose(options.rateLimiter);
+    this.#chain = this.#compose(options.admissions);
   }
 
-  /** Composed once (and again when the rate limits change): a request allocates nothing for its way. */
-  #compose(rateLimiter: RateLimiter | undefined): ReplyStep {
+  /** Composed once (and again when the rate limits or quotas change): a request allocates nothing for its way. */
+  #compose(admissions: readonly Admission[] | undefined): ReplyStep {
     const options = this.options;
     const parts = {
       ...options,
       events: this.#events,
       sessionCatalogs: this.#sessionCatalogs,
-      rateLimiter,
+      admissions,
       guardrails: this.#guardrails,
       inner: (reenter: RoutingStep) =>
         toolSearchStep(
@@ -158,9 +158,9 @@ export class Dispatcher {
     return requestChain(parts, this.#handle);
   }
 
-  /** A reload's rate limits: from the next request on (one in flight keeps the chain it took). */
-  setRateLimiter(rateLimiter: RateLimiter | undefined): void {
-    this.#chain = this.#compose(rateLimiter);
+  /** A reload's rate limits and quotas: from the next request on (one in flight keeps the chain it took). */
+  setAdmissions(admissions: readonly Admission[]): void {
+    this.#chain = this.#compose(admissions);
   }
 
   /** Client requests forwarded and not yet answered, on this replica. */

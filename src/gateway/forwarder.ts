@@ -79,7 +79,7 @@ function callEvents(events: RequestEvents): Wrapper<CallStep> {
       failure = undefined;
       return result;
     } finally {
-      events.callEnd(upstream, entry.networkTransport, request, started, callStart, failure, result);
+      events.callEnd(ctx, upstream, entry.networkTransport, request, started, callStart, failure, result);
     }
   };
 }

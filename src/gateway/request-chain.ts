@@ -1,8 +1,8 @@
 // The way every client request takes through the dispatcher, whatever its era or transport: the
 // table of method handlers (method-handlers.ts) inside a chain of wrappers, composed once when the
 // dispatcher is built. Outermost first: the reply (a stateless client's shape, errors mapped once),
-// the request events, the catalog, the virtual server's view, the rate limits (only when rules
-// exist: recomposed by a reload), the guardrails; then the method's handler. No
+// the request events, the catalog, the virtual server's view, the admissions (rate limits, then
+// quotas: only while rules exist, recomposed by a reload), the guardrails; then the method's handler. No
 // wrapper branches around another: a 2026-07-28 request and a 2025 one pass the same events.
 //
 // The hot path's cost: a wrapper that works only before its next step returns that step's promise
@@ -13,7 +13,7 @@ import { GatewayError, UpstreamRpcError, errorResponse, toErrorObject } from '..
 import type { JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { Admission } from '../rate-limit/request-facts.js';
 import type { StatelessResults } from '../stateless/result-shape.js';
 import type { Catalog } from './catalog.js';
 import type { CatalogManager } from './catalog-manager.js';
@@ -56,8 +56,8 @@ export interface RequestChainParts {
   sessionCatalogs: SessionCatalogs;
   statelessResults: StatelessResults;
   log: Logger;
-  /** rateLimits' rules; none (or no rule): no wrapper at all. */
-  rateLimiter?: RateLimiter | undefined;
+  /** The rate limits, then the quotas, each a wrapper; none (no rule of either): no wrapper at all. */
+  admissions?: readonly Admission[] | undefined;
   /**
    * A wrapper between the catalog and the view (tool search: tool-search-step.ts), given the chain
    * from its request events on, for the requests it makes of its own.
@@ -70,7 +70,7 @@ export interface RequestChainParts {
 /** The dispatcher's whole chain around `handle` (the method table). */
 export function requestChain(parts: RequestChainParts, handle: ResultStep): ReplyStep {
   const innermost = [
-    ...(parts.rateLimiter && !parts.rateLimiter.empty ? [rateLimited(parts.rateLimiter)] : []),
+    ...(parts.admissions ?? []).filter((a) => !a.empty).map(admitted),
     ...(parts.guardrails ? [parts.guardrails] : []),
   ];
   const reenter: RoutingStep = (ctx, request, view, catalog) => evented(ctx, request, view, catalog);
@@ -169,11 +169,11 @@ export function viewRewrite(events: RequestEvents): Wrapper<ResultStep> {
 }
 
 /**
- * Each request message against the rate limits, named as the catalog names it (after a view's
- * rewrite): refused, it never reaches its handler (a task's tools/call counts as it is created).
- * A memory store answers at once, and the next step is called at once.
+ * Each request message against an admission (rate limits, quotas), named as the catalog names it
+ * (after a view's rewrite): refused, it never reaches its handler (a task's tools/call counts as
+ * it is created). A memory store answers at once, and the next step is called at once.
  */
-export function rateLimited(limiter: RateLimiter): Wrapper<ResultStep> {
+export function admitted(limiter: Admission): Wrapper<ResultStep> {
   return (next) => {
     const later = async (admitted: Promise<void>, ...args: Parameters<ResultStep>): Promise<McpResult> => {
       await admitted;

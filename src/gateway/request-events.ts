@@ -10,6 +10,7 @@ import type { DataPathEvents, RequestStart, UpstreamCallStart } from '../observa
 import type { McpResult } from '../contracts/upstream.js';
 import type { HttpOrigin, RequestContext } from '../contracts/request-context.js';
 import type { CatalogManager } from './catalog-manager.js';
+import { requester } from '../rate-limit/request-facts.js';
 
 const OTHER_LABEL = '_other';
 
@@ -131,6 +132,7 @@ export class RequestEvents {
   }
 
   callEnd(
+    ctx: RequestContext,
     upstream: string,
     transport: string,
     request: JsonRpcRequest,
@@ -150,6 +152,7 @@ export class RequestEvents {
       transport,
       seconds: (performance.now() - started) / 1000,
       start,
+      who: requester(ctx),
     });
   }
 

@@ -31,7 +31,7 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from '../tasks/engine.js';
 import { TaskPassThrough } from '../tasks/pass-through.js';
 import { declaresTasks, tasksExtensionRequired } from '../tasks/shapes.js';
-import type { RateLimiter } from '../rate-limit/rate-limiter.js';
+import type { Admission } from '../rate-limit/request-facts.js';
 
 export interface VirtualServerOptions {
   upstreams: Map<string, UpstreamEntry>;
@@ -142,9 +142,9 @@ export class VirtualServer implements McpHandler {
     return this.#catalogs.catalog;
   }
 
-  /** rateLimits (none: no rule), from the next request on. */
-  setRateLimiter(limiter: RateLimiter | undefined): void {
-    this.#dispatcher.setRateLimiter(limiter);
+  /** The rate limits, then the quotas (none: no rule of either), from the next request on. */
+  setAdmissions(admissions: readonly Admission[]): void {
+    this.#dispatcher.setAdmissions(admissions);
   }
 
   /** The catalogs 2025 sessions on this replica last listed from their own per-session workers (for /status). */

@@ -195,6 +195,9 @@ export const ERRORS = {
     message: "Too many calls waiting for this principal's share of the upstream; retry later",
     retryable: true,
   },
+  // A quota of `quotas` used up for this window (data.quota, .measure, .limit, .resetAt, .retryAfterMs): in-band,
+  // 429 with Retry-After as a POST's only message, as RATE_LIMITED.
+  QUOTA_EXCEEDED: { code: -32015, httpStatus: 429, message: 'Quota used up; retry later', retryable: true },
   // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
   SESSION_LIMIT: {
     code: -32016,

@@ -60,6 +60,8 @@ export interface UpstreamCallEnd {
   seconds: number;
   /** The call's upstream:call-start message, when anyone heard it. */
   start: UpstreamCallStart | undefined;
+  /** Who the call is for, as rate limits and quotas name it (rate-limit/request-facts.ts's requester). */
+  who: string;
 }
 
 /**
@@ -164,6 +166,10 @@ export interface EventMap {
   'rate:limited': { rule: string };
   /** The rate-limit counter store failed or was late: the request was admitted or refused (onStoreError). */
   'rate:store-error': { outcome: 'allowed' | 'denied' };
+  /** A quota of `quotas` refused a tool call (QUOTA_EXCEEDED). */
+  'quota:exceeded': { quota: string };
+  /** The quota counter store failed or was late: the call was admitted or refused (quotas.onStoreError). */
+  'quota:store-error': { outcome: 'allowed' | 'denied' };
   /** A config reload ended: `ok` applied (restart-only keys aside), `rejected` changed nothing. */
   'config:reload': { outcome: 'ok' | 'rejected' };
   /** search_tools answered on an endpoint (its path): `empty` found nothing the caller may call. */

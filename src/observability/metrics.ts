@@ -85,6 +85,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly quotaExceeded = new Counter({
+    name: 'mcpgw_quota_exceeded_total',
+    help: 'Tool calls refused by a quota of quotas (QUOTA_EXCEEDED), by quota',
+    labelNames: ['quota'] as const,
+    registers: [this.registry],
+  });
+
+  readonly quotaStoreErrors = new Counter({
+    name: 'mcpgw_quota_store_errors_total',
+    help: 'Quota counter store failures or timeouts, by what quotas.onStoreError did (allowed, denied)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly transportRejections = new Counter({
     name: 'mcpgw_transport_rejections_total',
     help: 'HTTP requests rejected by the transport before reaching the virtual server',

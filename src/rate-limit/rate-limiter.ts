@@ -3,68 +3,40 @@
  * message against them: every rule that matches takes one admission of its counter, in order;
  * the first that has none left refuses the message with RATE_LIMITED.
  *
- * Who a request is: its principal (auth on: the API key's or token's), else its client address
- * (the TCP peer, behind a proxy the proxy's: as limits.maxBodyBytesPerSecondPerClient keys
- * clients), else its scope (a 2025 session off HTTP). `principals` globs match that same name.
+ * Who a request is and how `match` fits it: request-facts.ts (shared with the quotas).
  */
 import type { Logger } from 'pino';
 import type { RateLimitKey, RateLimitRuleConfig, RateLimitsConfig } from '../config/schema.js';
-import { compileGlob, type GlobMatcher } from '../config/rate-limits.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
 import { LogThrottle, suppressedField } from '../observability/log-throttle.js';
 import type { CounterShape, CounterStore } from './counter-store.js';
+import { FactsMatch, factsOf, type Admission, type Facts, type RoutesOf } from './request-facts.js';
 
-/** What a rule may ask of the catalog: which upstream serves a name (the gateway's Catalog is one). */
-export interface RoutesOf {
-  tool(name: string): { upstream: string } | undefined;
-  prompt(name: string): { upstream: string } | undefined;
-  resource(uri: string): { upstream: string } | undefined;
-}
-
-/** A request as rules see it. */
-interface Facts {
-  method: string;
-  who: string;
-  /** tools/call: the tool named, as the catalog names it (a virtual server's rewrite done), if it has it. */
-  tool: string | undefined;
-  /** The upstream that serves the request; undefined when none does (lists, ping) or it is unknown. */
-  server: string | undefined;
-}
-
-const anyOf = (globs: readonly string[] | undefined): GlobMatcher[] | undefined => globs?.map(compileGlob);
-const fits = (globs: GlobMatcher[] | undefined, subject: string | undefined): boolean =>
-  globs === undefined || (subject !== undefined && globs.some((g) => g.test(subject)));
+export { requester, type RoutesOf } from './request-facts.js';
 
 class Rule {
   readonly name: string;
   readonly shape: CounterShape;
   readonly #key: RateLimitKey;
-  readonly #servers: GlobMatcher[] | undefined;
-  readonly #tools: GlobMatcher[] | undefined;
-  readonly #methods: GlobMatcher[] | undefined;
-  readonly #principals: GlobMatcher[] | undefined;
+  readonly #match: FactsMatch;
 
   constructor(config: RateLimitRuleConfig) {
     this.name = config.name;
     this.shape = { limit: config.limit, windowMs: config.windowMs, burst: config.burst };
     this.#key = config.key;
-    this.#servers = anyOf(config.match?.servers);
-    this.#tools = anyOf(config.match?.tools);
-    this.#methods = anyOf(config.match?.methods);
-    this.#principals = anyOf(config.match?.principals);
+    this.#match = new FactsMatch(config.match);
   }
 
   get needsServer(): boolean {
-    return this.#servers !== undefined || this.#key === 'server';
+    return this.#match.needsServer || this.#key === 'server';
   }
 
   /** The counter's key for `facts`, or undefined when the rule does not apply. */
   counter(facts: Facts): string | undefined {
-    if (!fits(this.#methods, facts.method) || !fits(this.#principals, facts.who)) return undefined;
-    if (!fits(this.#tools, facts.tool) || !fits(this.#servers, facts.server)) return undefined;
+    if (!this.#match.fits(facts)) return undefined;
     // The name's length first: principals and tools may hold any character, the separator too.
     switch (this.#key) {
       case 'principal':
@@ -81,12 +53,7 @@ class Rule {
   }
 }
 
-/** Who a request is, for rules: its principal, else its client address, else its scope. */
-export function requester(ctx: RequestContext): string {
-  return ctx.principal ?? (ctx.remoteAddress !== undefined ? `address:${ctx.remoteAddress}` : `scope:${ctx.scope}`);
-}
-
-export class RateLimiter {
+export class RateLimiter implements Admission {
   readonly #rules: Rule[];
   readonly #needsServer: boolean;
   readonly #deny: boolean;
@@ -171,24 +138,4 @@ export class RateLimiter {
   close(): Promise<void> {
     return this.store.close();
   }
-}
-
-/**
- * A tools/call's tool only when the catalog has it: an unknown name is refused anyway, and counting
- * it would let a client mint counters (keys in Redis) with names of its own.
- */
-function factsOf(ctx: RequestContext, request: JsonRpcRequest, routes: RoutesOf, servers: boolean): Facts {
-  const params = request.params;
-  const name = typeof params?.name === 'string' ? params.name : undefined;
-  let tool: string | undefined;
-  let server: string | undefined;
-  if (request.method === 'tools/call' && name !== undefined) {
-    server = routes.tool(name)?.upstream;
-    if (server !== undefined) tool = name;
-  } else if (servers) {
-    if (request.method === 'prompts/get' && name !== undefined) server = routes.prompt(name)?.upstream;
-    else if (typeof params?.uri === 'string' && request.method.startsWith('resources/'))
-      server = routes.resource(params.uri)?.upstream;
-  }
-  return { method: request.method, who: requester(ctx), tool, server };
 }

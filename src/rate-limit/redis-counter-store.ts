@@ -9,6 +9,7 @@
  */
 import type { RedisClient } from '../redis/connection.js';
 import type { CounterShape, CounterStore } from './counter-store.js';
+import { firstReady } from './first-ready.js';
 
 const TAKE = `
 local t = redis.call('TIME')
@@ -39,33 +40,22 @@ type Take = (key: string, limit: number, windowMs: number, burst: number) => Pro
 export class RedisCounterStore implements CounterStore {
   readonly #take: Take;
   /** Until the connection is first ready (a reload made the store just now): takes wait for it, a while. */
-  #firstReady: Promise<void> | undefined;
+  readonly #ready: () => Promise<void> | undefined;
 
   /** `redis`: a connection of its own, whose command timeout is `timeoutMs` (rateLimits.storeTimeoutMs). */
   constructor(
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
-    private readonly timeoutMs: number,
+    timeoutMs: number,
   ) {
     redis.defineCommand('mcpgwRateTake', { numberOfKeys: 1, lua: TAKE });
     this.#take = (redis as unknown as Record<'mcpgwRateTake', Take>).mcpgwRateTake.bind(redis);
-    if (redis.status !== 'ready')
-      this.#firstReady = new Promise<void>((done) => redis.once('ready', () => done())).then(() => {
-        this.#firstReady = undefined;
-      });
+    this.#ready = firstReady(redis, timeoutMs);
   }
 
   take(key: string, shape: CounterShape): Promise<number> {
     const take = () => this.#take(`${this.keyPrefix}ratelimit:${key}`, shape.limit, shape.windowMs, shape.burst);
-    return this.#firstReady ? this.#afterFirstReady().then(take) : take();
-  }
-
-  /** Once connected, or after the store's timeout: then the command fails fast (no offline queue), as in an outage. */
-  async #afterFirstReady(): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<void>((done) => (timer = setTimeout(done, this.timeoutMs)));
-    await Promise.race([this.#firstReady, late]);
-    clearTimeout(timer);
+    return this.#ready()?.then(take) ?? take();
   }
 
   async close(): Promise<void> {

@@ -86,8 +86,8 @@ export class PostReply implements MessageSink {
     }
     const wait = status === 200 ? rateLimitedWait(response) : undefined;
     if (wait !== undefined) {
-      // A POST's only message refused by a rate limit or a full fairness queue: the HTTP reply says so too, as
-      // CLIENT_TOO_MANY_* do.
+      // A POST's only message refused by a rate limit, a quota or a full fairness queue: the HTTP reply says so
+      // too, as CLIENT_TOO_MANY_* do.
       this.headers['retry-after'] = String(Math.max(1, Math.ceil(wait / 1000)));
       status = ERRORS.RATE_LIMITED.httpStatus;
     }
@@ -118,9 +118,9 @@ export class PostReply implements MessageSink {
 }
 
 /** The in-band refusals that a POST's only message makes a 429 with Retry-After (one code, -32015). */
-const IN_BAND_429: ReadonlySet<unknown> = new Set(['RATE_LIMITED', 'FAIRNESS_QUEUE_FULL']);
+const IN_BAND_429: ReadonlySet<unknown> = new Set(['RATE_LIMITED', 'QUOTA_EXCEEDED', 'FAIRNESS_QUEUE_FULL']);
 
-/** A RATE_LIMITED (or FAIRNESS_QUEUE_FULL) reply's data.retryAfterMs; undefined for any other reply. */
+/** A RATE_LIMITED (QUOTA_EXCEEDED, FAIRNESS_QUEUE_FULL) reply's data.retryAfterMs; undefined for any other reply. */
 function rateLimitedWait(response: JsonRpcResponse): number | undefined {
   if (!('error' in response) || response.error.code !== ERRORS.RATE_LIMITED.code) return undefined;
   const data = response.error.data as { type?: unknown; retryAfterMs?: unknown } | undefined;

@@ -102,6 +102,10 @@ const SCHEMA_DEFAULTS = {
   // Added with pinned definitions (#32): off unless asked for.
   pinning: {},
   'pinning.mode': 'off',
+  // Added with quotas (#31): no default for the section itself (absent: off).
+  'quotas.onStoreError': 'allow',
+  'quotas.storeTimeoutMs': 250,
+  'quotas.topConsumers': 10,
   status: {},
   'auth.mode': 'none',
   'auth.authorizationServers': [],

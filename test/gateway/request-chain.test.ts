@@ -75,7 +75,7 @@ function chainOf(
       sessionCatalogs,
       statelessResults: new StatelessResults({ serverInfo: SERVER_INFO, caching: { listTtlMs: 0, readTtlMs: 0 } }),
       log,
-      rateLimiter,
+      admissions: rateLimiter ? [rateLimiter] : [],
     },
     handler,
   );

@@ -9,6 +9,7 @@ import type { UpstreamConfig } from '../../config/schema.js';
 import { speaksStateless } from '../../config/upstream-common.js';
 import type { CatalogReader, PinFlag } from '../../gateway/catalog.js';
 import type { PoolStatus } from '../../upstream/pool.js';
+import type { QuotaReport } from '../../quota/quotas.js';
 
 /** One list of names is shown up to this many entries (a count says how many more). */
 const MAX_NAMES = 500;
@@ -42,6 +43,8 @@ export interface StatusSources {
   storeState?: () => { state: string };
   streams: () => { get: number; listen: number; replies: number };
   inputChains: () => number;
+  /** Each quota's window and its top consumers (with Redis: across replicas). */
+  quotas?: () => Promise<QuotaReport[]>;
   config: () => ConfigStatusSnapshot;
   isReady: () => boolean;
   isDraining: () => boolean;
@@ -121,6 +124,7 @@ export interface StatusReport {
   inputChains: number;
   upstreams: UpstreamReport[];
   servers: ServerReport[];
+  quotas: QuotaReport[];
 }
 
 /** Free text as it may be shown: no URL credentials, query strings or fragments, no bearer tokens, bounded. */
@@ -313,5 +317,6 @@ export async function gatherStatus(sources: StatusSources): Promise<StatusReport
     inputChains: sources.inputChains(),
     upstreams: upstreams.map((u) => withPinFlags(upstreamReport(u, pools[u.name]), sources.pinFlags?.() ?? [])),
     servers: sources.servers().map((s) => serverReport(s, upstreams, sources.listsPerSession)),
+    quotas: (await sources.quotas?.()) ?? [],
   };
 }

@@ -2,13 +2,11 @@
  * /status as HTML: one self-contained page (inline style, no script, no external asset), built
  * on the server from the same report as /status.json. Every value from the report is escaped.
  */
+import { escapeHtml } from './escape.js';
+import { quotaSection } from './quota-view.js';
 import type { ListedEntries, NameList, ServerReport, StatusReport, UpstreamEntries, UpstreamReport } from './report.js';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
-}
+export { escapeHtml };
 
 /** The states that get a colour; anything else is shown plain. */
 const STATE_CLASS: Record<string, string> = {
@@ -215,6 +213,7 @@ ${configLines(r)}
 </dl>
 <h2>Catalog</h2>
 ${r.servers.map(serverSection).join('\n')}
+${quotaSection(r.quotas)}
 </body></html>
 `;
 }
