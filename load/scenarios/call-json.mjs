@@ -24,9 +24,13 @@ export async function run(ctx, pool = DEFAULT_POOL, scenario = name) {
  * scenarios (Redis store, HTTP upstream, per-session) change only the gateway.
  * @param {import('../run.mjs').Context} ctx
  * @param {import('../lib/gateway.mjs').RunningGateway} gw
- * @param {{ scenario: string, variant: string, tool: string, meters?: Record<string, () => number[]>, prepare?: (sids: string[]) => Promise<void>, stateless?: boolean }} o
+ * @param {{ scenario: string, variant: string, tool: string, meters?: Record<string, () => number[]>, prepare?: (sids: string[]) => Promise<void>, stateless?: boolean, text?: string }} o  text: echoed (default hello)
  */
-export async function measureEchoCalls(ctx, gw, { scenario, variant, tool, meters, prepare, stateless }) {
+export async function measureEchoCalls(
+  ctx,
+  gw,
+  { scenario, variant, tool, meters, prepare, stateless, text = 'hello' },
+) {
   try {
     const sids = stateless ? undefined : await openSessions(gw.url, ctx.sessions);
     if (sids) await prepare?.(sids);
@@ -35,8 +39,7 @@ export async function measureEchoCalls(ctx, gw, { scenario, variant, tool, meter
       connections: ctx.connections,
       duration: ctx.duration,
       warmup: ctx.warmup,
-      makeLoad: () =>
-        toolCallLoad({ path: new URL(gw.url).pathname, sids, tool, args: { text: 'hello' }, expectText: 'hello' }),
+      makeLoad: () => toolCallLoad({ path: new URL(gw.url).pathname, sids, tool, args: { text }, expectText: text }),
       meters: meters ?? { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
     });
     if (gw.cpuProfDir) {
