@@ -62,9 +62,11 @@ export function bwrapArgs(u: SandboxedCommand, gatewayEnv: NodeJS.ProcessEnv, la
     if (link !== undefined) args.push('--symlink', link, path);
     else args.push('--ro-bind', path, path);
   }
+  // The private /tmp before any bind below it: a node installed under /tmp (a CI checkout's .tools/)
+  // bound first would be hidden by the tmpfs mounted over it.
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   if (layout.runtimeDir !== undefined) args.push('--ro-bind', layout.runtimeDir, layout.runtimeDir);
   for (const file of SANDBOX_ETC) args.push('--ro-bind-try', file, file);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   for (const bind of userBinds(sandbox)) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
   args.push('--chdir', u.cwd ?? '/tmp', '--', u.command, ...u.args);
   return { args, env: sandboxEnv(u, gatewayEnv) };

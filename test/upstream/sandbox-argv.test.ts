@@ -8,7 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { SandboxConfig } from '../../src/config/sandbox.js';
+import { nodeRuntimeDir, type SandboxConfig } from '../../src/config/sandbox.js';
 import { bwrapArgs, type HostLayout } from '../../src/upstream/sandbox-argv.js';
 import { locateBwrap } from '../../src/upstream/sandbox-probe.js';
 import { launchOf } from '../../src/upstream/wires/stdio-launch.js';
@@ -73,6 +73,9 @@ describe('bwrapArgs', () => {
     expect(operands(args, '--dev', 1)).toEqual([['/dev']]);
     expect(operands(args, '--tmpfs', 1)).toEqual([['/tmp']]);
     expect(args).not.toContain('--bind');
+    // A node under /tmp (a CI checkout's .tools/) is bound after the private /tmp, not hidden by it.
+    const underTmp = bwrapArgs(cmd(), {}, { ...MERGED, runtimeDir: '/tmp/ci/.tools/node' }).args;
+    expect(underTmp.indexOf('/tmp/ci/.tools/node')).toBeGreaterThan(underTmp.indexOf('--tmpfs'));
   });
 
   it('binds readOnly and writable after /tmp, outer paths first, whichever list they are in', () => {
@@ -172,9 +175,14 @@ describe('the argv run by the real bwrap', () => {
     const [root, tmp, mine, pids] = r.stdout.split('---\n');
     const top = root!.trim().split('\n');
     expect(top).toEqual(expect.arrayContaining(['usr', 'etc', 'proc', 'dev', 'tmp']));
-    for (const absent of ['root', 'home', 'work', 'var', 'opt', 'srv']) expect(top).not.toContain(absent);
-    // Only the bound directory's parents were created in the tmpfs.
-    expect(tmp!.trim()).toBe(dir.split('/')[2]);
+    // The node running the tests is bound too when it lives outside /usr (CI's Node 22 in .tools/).
+    const runtime = nodeRuntimeDir()?.split('/') ?? [];
+    const runtimeTop = runtime[1] === 'tmp' ? runtime[2] : runtime[1];
+    for (const absent of ['root', 'home', 'work', 'var', 'opt', 'srv'])
+      if (absent !== runtimeTop) expect(top).not.toContain(absent);
+    // Only the bound directories' parents were created in the tmpfs.
+    const inTmp = [dir.split('/')[2], ...(runtime[1] === 'tmp' ? [runtime[2]] : [])];
+    expect(tmp!.trim().split('\n').sort()).toEqual([...new Set(inTmp)].sort());
     expect(mine).toBe('mine\n');
     // bwrap's init, sh, and ls's pipeline: a pid namespace of its own, not the host's hundreds.
     expect(Number(pids)).toBeLessThan(10);
