@@ -6,6 +6,7 @@
  * opened the session (Redis's keyspace event), an eviction by the one that evicted, a DELETE by
  * the one that served it. Real gateways, stdio upstreams, a real redis-server, loopback HTTP.
  */
+import type { RedisSessionStore } from '../../src/session/redis-store.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -163,6 +164,13 @@ describe('with Redis and two replicas, each session is timed once', () => {
 
   it('an expiry by the replica that opened the session, though the other used it too', async () => {
     [a, b] = await Promise.all([replica('exp:', { ttlSeconds: 1 }), replica('exp:', { ttlSeconds: 1 })]);
+    // Only a keyspace notification says when the key expired (the sweep's backstop cannot): on a loaded
+    // machine a replica may still be subscribing when a 1 s session is already gone.
+    for (const r of [a, b])
+      await until(
+        'keyspace notifications',
+        () => (r.gateway.store as RedisSessionStore).status().expiryEvents === 'keyspace',
+      );
     const sid = await openSession(a.url);
     expect(await echoes(b, sid)).toBe(200);
     await until('the session to expire and be timed', async () => (await timed(a)) === 1, 10_000);
