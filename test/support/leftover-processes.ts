@@ -74,14 +74,21 @@ export function setup(): void {
   setupTicks = procInfo(process.pid)?.startTicks ?? 0;
 }
 
-export function teardown(): void {
+/** An upstream orphaned as its worker exited reads EOF and exits by itself: this long, before it counts as left. */
+const GRACE_MS = 3000;
+
+export async function teardown(): Promise<void> {
   const all = allProcesses();
   const below = descendantsOf(process.pid, all);
-  const left = all.filter((p) => isLeftover(p, setupTicks, below));
+  let left = all.filter((p) => isLeftover(p, setupTicks, below));
+  for (const end = Date.now() + GRACE_MS; left.length > 0 && Date.now() < end;) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = left.filter((p) => procInfo(p.pid)?.startTicks === p.startTicks);
+  }
   for (const p of left) {
     process.stderr.write(
-      `leftover process after the run: pid ${p.pid} ppid ${p.ppid} state ${p.state}: ${p.cmdline.slice(0, 200)}; ` +
-        'SIGKILL\n',
+      `leftover process ${GRACE_MS / 1000} s after the run: pid ${p.pid} ppid ${p.ppid} state ${p.state}: ` +
+        `${p.cmdline.slice(0, 200)}; SIGKILL\n`,
     );
     try {
       process.kill(p.pid, 'SIGKILL');
