@@ -25,7 +25,7 @@ import { SessionStreams } from './streams/session-streams.js';
 import { StreamServices } from './streams/stream-services.js';
 import type { UpstreamGroup } from './upstream/group.js';
 import type { ClientIdentity } from './contracts/upstream.js';
-import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTrigger } from './reloader.js';
+import { Reloader, type ReloadResult, type ReloadStatus, type ReloadTargets, type ReloadTrigger } from './reloader.js';
 import type { ConfigDiff } from './config/diff.js';
 import type { RedisStoreStatus } from './session/redis-store.js';
 import type { Bus } from './cluster/bus.js';
@@ -230,6 +230,42 @@ function shutdownSteps(
   ];
 }
 
+/** What createReloader wires a reload to, besides the config and its log. */
+interface ReloadWiring {
+  built: ReturnType<typeof createVirtualServer>;
+  side: SideStores;
+  announce: (method: string) => void;
+  intake: { maxDepth: number; maxBatch: number };
+  required: Set<string>;
+  setTransportLimits: ReloadTargets['setTransportLimits'];
+}
+
+/**
+ * The reloader and what it changes. `setServers` answers which paths need a restart: the virtual
+ * servers' paths that had routes when the gateway was built (Fastify takes no new routes once it listens).
+ */
+function createReloader(
+  config: GatewayConfig,
+  options: BuildOptions,
+  log: Logger,
+  diagnostics: DataPathEvents,
+  { built, side, announce, intake, required, setTransportLimits }: ReloadWiring,
+) {
+  const { server, group, liveTasks: tasksReload, limits } = built;
+  const routed = new Set(server.serverPaths);
+  const setServers = (servers: readonly ServerEntryConfig[]) => {
+    const warnings = server.setServers(servers);
+    return { warnings, needsRestart: server.serverPaths.filter((p) => !routed.has(p)) };
+  };
+  const targets = {
+    ...{ group, server, intake, required, announce, setTransportLimits },
+    ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined, pins: built.pinsReload },
+    applySections: (next: GatewayConfig, diff: ConfigDiff) =>
+      applySections(next, diff, setServers, { tasksReload, limits }, log),
+  };
+  return { reloader: new Reloader({ file: options.configFile, config, log, diagnostics, targets }), setServers };
+}
+
 /**
  * Builds the whole gateway without starting anything: the app can listen at once (health
  * answers, /readyz and MCP requests say "starting") while `start()` brings up the upstreams.
@@ -247,7 +283,7 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
   const side = createSideStores(config, log);
   const storeStatus = created.status && withSideConnections(created.status, side);
   const built = createVirtualServer(config, GATEWAY_IDENTITY, replication, store, log, diagnostics, side);
-  const { server, router, group, liveTasks: tasksReload, limits } = built;
+  const { server, router, group, limits } = built;
   const streams = createSessionStreams(config, side.events, replication.bus, diagnostics, log);
   const listens = new ListenStreams(config.sse.keepAliveMs);
   const state = { draining: false, ready: false };
@@ -277,23 +313,13 @@ export async function createGateway(config: GatewayConfig, options: BuildOptions
     upstreams: () => reloader.config.upstreams,
   });
   const { app, transport, unsubscribe: unsubscribeHttp, connections } = http;
-  // The virtual servers' paths that have routes: Fastify takes no new routes once it listens.
-  const routed = new Set(server.serverPaths);
   gaugeParts(metrics, store, storeStatus, group, router);
   const announce = fanOut(streams, listens, connections);
   server.onListChanged(announce);
-  const setServers = (servers: readonly ServerEntryConfig[]) => {
-    const warnings = server.setServers(servers);
-    return { warnings, needsRestart: server.serverPaths.filter((p) => !routed.has(p)) };
-  };
-  const setTransportLimits = transport.setLimits.bind(transport);
-  const targets = {
-    ...{ group, server, intake, required, announce, setTransportLimits },
-    ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined, pins: built.pinsReload },
-    applySections: (next: GatewayConfig, diff: ConfigDiff) =>
-      applySections(next, diff, setServers, { tasksReload, limits }, log),
-  };
-  const reloader = new Reloader({ file: options.configFile, config, log, diagnostics, targets });
+  const { reloader, setServers } = createReloader(config, options, log, diagnostics, {
+    ...{ built, side, announce, intake, required },
+    setTransportLimits: transport.setLimits.bind(transport),
+  });
   configStatus.enableReload();
   let starting: Promise<void> | undefined;
   const start = () => {
