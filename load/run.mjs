@@ -20,6 +20,7 @@ import * as bareFastify from './baselines/bare-fastify.mjs';
 import * as relayFloor from './baselines/relay-floor.mjs';
 import * as peers from './baselines/peers.mjs';
 import * as upstreamDirect from './baselines/upstream-direct.mjs';
+import * as addedLatency from './scenarios/added-latency.mjs';
 import * as callAdmitted from './scenarios/call-admitted.mjs';
 import * as callHttp from './scenarios/call-http.mjs';
 import * as callJson from './scenarios/call-json.mjs';
@@ -61,6 +62,7 @@ const ALL = withBeforeTwins([
   callHttp,
   callTraced,
   callAdmitted,
+  addedLatency,
   callPerSession,
   poolSweep,
   callSse,
