@@ -36,6 +36,7 @@ import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
 import * as hostileMix from './scenarios/hostile-mix.mjs';
 import * as fairness from './scenarios/fairness.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
+import * as payloads from './scenarios/payloads.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
 import * as tasksMemory from './scenarios/tasks-memory.mjs';
@@ -63,6 +64,7 @@ const ALL = withBeforeTwins([
   callTraced,
   callAdmitted,
   addedLatency,
+  payloads,
   callPerSession,
   poolSweep,
   callSse,

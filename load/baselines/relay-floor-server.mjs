@@ -142,7 +142,8 @@ async function sessionReader(url) {
   };
 }
 
-const app = Fastify({ logger: false });
+// Room for the payloads scenario's 10 MB calls (the gateway there runs with limits.bodyBytes 16 MiB).
+const app = Fastify({ logger: false, bodyLimit: 16 * 1024 * 1024 });
 app.post('/mcp', async (request, reply) => {
   const body = /** @type {{ id?: unknown, method: string, params: { name: string, arguments?: unknown } }} */ (
     request.body

@@ -2,7 +2,7 @@
 // The benchmark report: ratios against the baselines, load/results/<name>.md and .json, and a
 // compact table on stdout.
 
-import { addedLatencyLines } from './latency-report.mjs';
+import { addedLatencyLines, payloadLines } from './scale-report.mjs';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
@@ -437,7 +437,7 @@ export function markdown({ rows, meta, failures }) {
         `${fairAlone.bad + fairOn.bad + fairOff.bad} bad replies of B.`,
     );
   }
-  out.push(...addedLatencyLines(rows));
+  out.push(...addedLatencyLines(rows), ...payloadLines(rows));
   const sse = rows.find((r) => r.scenario === 'call-sse-progress' && !r.skipped);
   if (sse) {
     out.push('');

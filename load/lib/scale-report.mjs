@@ -1,5 +1,6 @@
 // @ts-check
-// The added-latency scenario's summary: per hop, what the gateway adds to one call at c=1.
+// Summaries of the scale scenarios (issue 34): added-latency (what the gateway adds to one call at
+// c=1, per hop) and payloads (MB/s against the floor, RSS per byte in flight).
 
 /** @param {number} ms */
 const us = (ms) => `${Math.round(ms * 1000)} µs`;
@@ -27,4 +28,23 @@ export function addedLatencyLines(rows) {
   return out.length === 0
     ? []
     : ['', '**added-latency** (c=1, one call after another, timed with hrtime):', '', ...out];
+}
+
+/**
+ * Lines for the report: each payload size's gateway row against the floor's.
+ * @param {any[]} rows
+ * @returns {string[]}
+ */
+export function payloadLines(rows) {
+  const out = [];
+  for (const r of rows.filter((x) => x.scenario === 'payloads' && x.target === 'mcp-gateway' && !x.skipped)) {
+    const e = r.extra ?? {};
+    out.push(
+      `- ${r.variant}: ${e.mbPerSec?.toFixed(1)} MB/s of results, ${e.vsFloor?.toFixed(2)}× the floor's; RSS growth ` +
+        `${e.rssGrowthPerByteInFlight?.toFixed(2)}× the bytes in flight (aim ≤ 2×: ${e.memoryAim}); ${r.bad} bad replies.`,
+    );
+  }
+  return out.length === 0
+    ? []
+    : ['', '**payloads** (gateway against the stdio relay floor, same size, same run):', '', ...out];
 }
