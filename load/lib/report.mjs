@@ -492,6 +492,14 @@ export function markdown({ rows, meta, failures }) {
         `gateway counted ${i.activeSessions} sessions and ${i.streamsOpen} open streams.` +
         (idle.notes ? ` Note: ${idle.notes}.` : ''),
     );
+    const f = i.fanOut;
+    if (f)
+      out.push(
+        '',
+        `One list_changed (a live reload) to ${f.streams} open GET streams: ${f.heard} heard it; first ${ms(f.firstMs)} ms, ` +
+          `p50 ${ms(f.p50Ms)}, p99 ${ms(f.p99Ms)}, last ${ms(f.lastMs)} ms after the SIGHUP (aim: all within ` +
+          `${f.aimMs} ms: ${pass(f.pass)}).`,
+      );
   }
 
   const tasksRow = rows.find((r) => r.tasks);

@@ -3,13 +3,16 @@
 // GET streams (one per session), reading the gateway's RSS (/proc/<pid>/status VmRSS) after a
 // short settle at each step; then close everything and see how close RSS comes back to the
 // baseline. Targets: ≤ 4 KB/session, ≤ 20 KB/stream, within 10 % of the baseline after close.
+// With the streams open, one list_changed is sent to all of them (a live reload: lib/fan-out.mjs):
+// the time until the last stream heard it (aim: ≤ 1 s).
 //
-// BENCH_IDLE_SESSIONS (10000), BENCH_IDLE_STREAMS (5000), BENCH_IDLE_SETTLE_MS (settle before a
+// BENCH_IDLE_SESSIONS (10000), BENCH_IDLE_STREAMS (10000), BENCH_IDLE_SETTLE_MS (settle before a
 // reading, 2000), BENCH_IDLE_RETURN_MS (how long to wait for RSS to come back, 15000).
 import { request } from 'node:http';
 import { ECHO_SERVER, metric, metrics, startGateway } from '../lib/gateway.mjs';
 import { PROTOCOL_VERSION, deleteSession, openSession, pooled } from '../lib/mcp.mjs';
 import { openFilesLimit, rssKb, settledRss } from '../lib/processes.mjs';
+import { fanOutListChanged, listChangedRecorder } from '../lib/fan-out.mjs';
 
 export const name = 'idle-sessions';
 export const kind = 'gateway';
@@ -28,9 +31,10 @@ const FORCE_GC = process.env.BENCH_IDLE_GC !== '0';
  * Opens a GET stream and resolves once its 200 headers arrived; the stream stays open.
  * @param {URL} url
  * @param {string} sid
+ * @param {(chunk: Buffer) => void} [onData]
  * @returns {Promise<import('node:http').ClientRequest>}
  */
-function openStream(url, sid) {
+function openStream(url, sid, onData = () => undefined) {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -48,7 +52,7 @@ function openStream(url, sid) {
           reject(new Error(`GET stream: HTTP ${res.statusCode}`));
           return;
         }
-        res.on('data', () => undefined); // keep-alive comments
+        res.on('data', onData); // keep-alive comments, and events
         res.on('error', () => undefined);
         resolve(req);
       },
@@ -61,7 +65,7 @@ function openStream(url, sid) {
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
   let sessions = Number(process.env.BENCH_IDLE_SESSIONS ?? 10_000);
-  let streams = Number(process.env.BENCH_IDLE_STREAMS ?? 5_000);
+  let streams = Number(process.env.BENCH_IDLE_STREAMS ?? 10_000);
   const settleMs = Number(process.env.BENCH_IDLE_SETTLE_MS ?? 2000);
   const returnMs = Number(process.env.BENCH_IDLE_RETURN_MS ?? 15_000);
   /** @type {string[]} */
@@ -121,11 +125,15 @@ export async function run(ctx) {
     const activeSessions = await metric(gw.base, 'mcpgw_sessions_active');
 
     const t1 = Date.now();
-    open.push(...(await pooled(streams, 100, (i) => openStream(url, /** @type {string} */ (sids[i])))));
+    const recorder = listChangedRecorder(streams);
+    open.push(
+      ...(await pooled(streams, 100, (i) => openStream(url, /** @type {string} */ (sids[i]), recorder.onData(i)))),
+    );
     const openStreamsMs = Date.now() - t1;
     const afterStreamsKb = await settledRss(gw.pid, settleMs, FORCE_GC);
     const heap2 = await heap();
     const streamsOpen = await metric(gw.base, 'mcpgw_sse_streams_open');
+    const fanOut = await fanOutListChanged(gw, recorder.heard, streams);
 
     for (const r of open.splice(0)) r.destroy();
     for (let i = 0; i < 50 && ((await metric(gw.base, 'mcpgw_sse_streams_open')) ?? 0) > 0; i++) await sleep(100);
@@ -181,6 +189,7 @@ export async function run(ctx) {
           memory: { baseline: mem[0], afterSessions: mem[1], afterStreams: mem[2], afterClose: mem[3] },
           heapPerSessionBytes: perHeap(heap0, heap1, sessions),
           heapPerStreamBytes: perHeap(heap1, heap2, streams),
+          fanOut,
           targets: TARGETS,
           pass: {
             session: perSessionBytes <= TARGETS.sessionBytes,
