@@ -36,6 +36,9 @@ import * as callLegacySse from './scenarios/call-legacy-sse.mjs';
 import * as hostileMix from './scenarios/hostile-mix.mjs';
 import * as fairness from './scenarios/fairness.mjs';
 import * as idleSessions from './scenarios/idle-sessions.mjs';
+import * as connectionsScenario from './scenarios/connections.mjs';
+import * as manyUpstreams from './scenarios/many-upstreams.mjs';
+import * as sessionsScale from './scenarios/sessions-scale.mjs';
 import * as payloads from './scenarios/payloads.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
@@ -65,6 +68,9 @@ const ALL = withBeforeTwins([
   callAdmitted,
   addedLatency,
   payloads,
+  manyUpstreams,
+  connectionsScenario,
+  sessionsScale,
   callPerSession,
   poolSweep,
   callSse,

@@ -2,13 +2,16 @@
 // The benchmark report: ratios against the baselines, load/results/<name>.md and .json, and a
 // compact table on stdout.
 
-import { addedLatencyLines, payloadLines } from './scale-report.mjs';
+import { addedLatencyLines, manyUpstreamsLines, payloadLines, stepLines } from './scale-report.mjs';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { ALLOCATOR } from './gateway.mjs';
 import { openFilesLimit } from './processes.mjs';
+
+/** Scenarios with their own baseline row beside each gateway row (see scale-report.mjs). */
+const OWN_BASELINE = new Set(['added-latency', 'payloads']);
 
 /** @typedef {Record<string, any>} Row */
 
@@ -66,6 +69,11 @@ export function addRatios(rows) {
     r.syscallsPerReq = p?.syscalls !== undefined && r.completed > 0 ? p.syscalls / r.completed : undefined;
   }
   for (const r of measured) {
+    // These scenarios measure their own baseline beside each row, at their own load: no ratio to the others'.
+    if (OWN_BASELINE.has(r.scenario)) {
+      r.ratios = {};
+      continue;
+    }
     r.ratios = {
       vsBare: bare && r !== bare ? r.reqPerSec / bare.reqPerSec : undefined,
       p99VsBare: bare && r !== bare && bare.latencyMs.p99 > 0 ? r.latencyMs.p99 / bare.latencyMs.p99 : undefined,
@@ -437,7 +445,7 @@ export function markdown({ rows, meta, failures }) {
         `${fairAlone.bad + fairOn.bad + fairOff.bad} bad replies of B.`,
     );
   }
-  out.push(...addedLatencyLines(rows), ...payloadLines(rows));
+  out.push(...addedLatencyLines(rows), ...payloadLines(rows), ...manyUpstreamsLines(rows), ...stepLines(rows));
   const sse = rows.find((r) => r.scenario === 'call-sse-progress' && !r.skipped);
   if (sse) {
     out.push('');

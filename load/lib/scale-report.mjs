@@ -1,6 +1,7 @@
 // @ts-check
 // Summaries of the scale scenarios (issue 34): added-latency (what the gateway adds to one call at
-// c=1, per hop) and payloads (MB/s against the floor, RSS per byte in flight).
+// c=1, per hop), payloads (MB/s against the floor, RSS per byte in flight), many-upstreams,
+// connections and sessions-scale (CPU per call as sessions pile up).
 
 /** @param {number} ms */
 const us = (ms) => `${Math.round(ms * 1000)} µs`;
@@ -47,4 +48,61 @@ export function payloadLines(rows) {
   return out.length === 0
     ? []
     : ['', '**payloads** (gateway against the stdio relay floor, same size, same run):', '', ...out];
+}
+
+/**
+ * Lines for the report: the many-upstreams row's start-up and first list.
+ * @param {any[]} rows
+ * @returns {string[]}
+ */
+export function manyUpstreamsLines(rows) {
+  const r = rows.find((x) => x.scenario === 'many-upstreams' && !x.skipped);
+  if (!r) return [];
+  const e = r.extra;
+  const list = (/** @type {any} */ l) =>
+    `${l.ms.toFixed(1)} ms (${l.tools} of ${e.expectedTools} tools, ${l.pages} pages)`;
+  return [
+    '',
+    `**many-upstreams** (${e.upstreams} stdio upstreams, ${e.slow} answering tools/list after ${e.slowMs} ms): spawn to ready ` +
+      `${(e.spawnToReadyMs / 1000).toFixed(2)} s; a new session's first tools/list ${list(e.firstList)}, the next ` +
+      `${list(e.secondList)}; calls at c=10 ${Math.round(r.reqPerSec)} req/s, p99 ${r.latencyMs.p99} ms, ${r.bad} bad.`,
+  ];
+}
+
+/**
+ * Lines for the report: connections per step, and sessions-scale's CPU per call against its first step per store.
+ * @param {any[]} rows
+ * @returns {string[]}
+ */
+export function stepLines(rows) {
+  const out = [];
+  const conn = rows.filter((r) => r.scenario === 'connections' && !r.skipped);
+  if (conn.length > 0)
+    out.push(
+      '',
+      `**connections**: ${conn
+        .map(
+          (r) => `${r.variant} ${Math.round(r.reqPerSec)} req/s, p99 ${r.latencyMs.p99} ms, ${r.errors + r.bad} errors`,
+        )
+        .join('; ')}.`,
+    );
+  const scale = rows.filter((r) => r.scenario === 'sessions-scale' && !r.skipped);
+  for (const store of new Set(scale.map((r) => r.extra.store))) {
+    const mine = scale.filter((r) => r.extra.store === store);
+    const first = mine[0]?.cpuUsPerReq;
+    const cells = mine.map((r) => {
+      const vs = first ? ` (${((r.cpuUsPerReq / first - 1) * 100).toFixed(0)} %)` : '';
+      const redis =
+        r.extra.redisBytesPerSession === undefined
+          ? ''
+          : `, Redis ${Math.round(r.extra.redisBytesPerSession)} B/session`;
+      return `${r.extra.sessionsOpen} open: ${r.cpuUsPerReq?.toFixed(0)} µs/call${vs}${redis}`;
+    });
+    const worst = Math.max(...mine.map((r) => (first ? Math.abs(r.cpuUsPerReq / first - 1) : 0)));
+    out.push(
+      '',
+      `**sessions-scale, ${store}**: ${cells.join('; ')}; flat within 10 %: ${worst <= 0.1 ? 'pass' : 'fail'}.`,
+    );
+  }
+  return out;
 }
