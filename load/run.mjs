@@ -105,7 +105,7 @@ function usage() {
     ...ALL.map((s) => `  ${s.name.padEnd(18)} ${s.kind.padEnd(9)} ${s.description}`),
     '',
     'Env: BENCH_DURATION=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=50 BENCH_SESSIONS=50 BENCH_ROUNDS=3 BENCH_POOLS=1x64,2x64,3x64,2x16',
-    '     BENCH_PEERS=supergateway,mcp-proxy BENCH_CPU_PROF=<dir> BENCH_IDLE_SESSIONS=10000 BENCH_IDLE_STREAMS=5000',
+    '     BENCH_PEERS=supergateway,mcp-proxy BENCH_CPU_PROF=<dir> BENCH_IDLE_SESSIONS=10000 BENCH_IDLE_STREAMS=10000',
   ].join('\n');
 }
 

@@ -18,7 +18,8 @@ export const name = 'idle-sessions';
 export const kind = 'gateway';
 /** Memory, not throughput: measured once, in the first round. */
 export const once = true;
-export const description = 'RSS per idle session (10k) and per idle GET stream (5k), and RSS after closing them';
+export const description =
+  'RSS per idle session (10k) and per idle GET stream (10k), one list_changed to all streams, RSS after closing';
 
 export const TARGETS = { sessionBytes: 4 * 1024, streamBytes: 20 * 1024, returnPct: 10 };
 
