@@ -75,9 +75,9 @@ export async function registerConnectionTransports(
     // The WebSocket plugin hooks every request of the instance it is registered on (onRequest and
     // onResponse, to mark upgrades): in a scope of its own with the /ws route, the POSTs of the
     // MCP endpoint don't run them.
-    await app.register(async (scope) => {
-      await WebSocketTransport.plugin(scope, config.limits.bodyBytes, diagnostics);
-      socket.register(scope, '', handler);
+    await app.register(async (plugin) => {
+      await WebSocketTransport.plugin(plugin, config.limits.bodyBytes, diagnostics);
+      socket.register(plugin, '', handler);
     });
   }
   // Before the streams close: every connection hangs up, and its session ends with it.

@@ -222,15 +222,15 @@ function registerConfirm(
   pendingOf: PendingOf,
   onward: (reply: FastifyReply, confirmed: PendingAuthorization) => Promise<FastifyReply>,
 ): void {
-  app.register(async (scope) => {
-    scope.addContentTypeParser(
+  app.register(async (plugin) => {
+    plugin.addContentTypeParser(
       'application/x-www-form-urlencoded',
       { parseAs: 'string', bodyLimit: 4096 },
       (_req, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(String(body))));
       },
     );
-    scope.post<{ Body: Form | undefined }>('/oauth/start', async (request, reply) => {
+    plugin.post<{ Body: Form | undefined }>('/oauth/start', async (request, reply) => {
       try {
         const form: Form = request.body && typeof request.body === 'object' ? request.body : {};
         const state = form.state;

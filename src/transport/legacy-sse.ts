@@ -60,13 +60,13 @@ export class LegacySseTransport {
   register(app: FastifyInstance, basePath: string, handler: McpHandler): this {
     const { settings, door } = this.#options;
     const messagesPath = basePath + settings.messagesPath;
-    void app.register(async (scope) => {
-      stringBodies(scope, this.#options.bodyLimit, this.#options.diagnostics, door);
-      scope.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
-      scope.get(basePath + settings.ssePath, { exposeHeadRoute: false }, (request, reply) =>
+    void app.register(async (plugin) => {
+      stringBodies(plugin, this.#options.bodyLimit, this.#options.diagnostics, door);
+      plugin.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
+      plugin.get(basePath + settings.ssePath, { exposeHeadRoute: false }, (request, reply) =>
         this.#guard(this.#open(request, reply, handler, messagesPath), reply),
       );
-      scope.post(messagesPath, (request, reply) => this.#guard(this.#post(request, reply), reply));
+      plugin.post(messagesPath, (request, reply) => this.#guard(this.#post(request, reply), reply));
     });
     return this;
   }

@@ -151,15 +151,15 @@ export class StreamableHttpTransport {
   register(app: FastifyInstance): this {
     this.#log = app.log;
     const options = this.#options;
-    void app.register(async (scope) => {
-      stringBodies(scope, options.bodyLimit, this.#diagnostics, this.#door);
-      scope.addHook('onRequest', (request, reply, done) => this.#door.admit(request, reply, done));
-      scope.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
+    void app.register(async (plugin) => {
+      stringBodies(plugin, options.bodyLimit, this.#diagnostics, this.#door);
+      plugin.addHook('onRequest', (request, reply, done) => this.#door.admit(request, reply, done));
+      plugin.post(options.path, (request, reply) => this.#guard(this.#onPost(request, reply), reply));
       // Not HEAD: a GET here opens a stream. Other methods are refused in server/endpoint-methods.ts.
-      scope.get(options.path, { exposeHeadRoute: false }, (request, reply) =>
+      plugin.get(options.path, { exposeHeadRoute: false }, (request, reply) =>
         this.#guard(this.#routes.get(request, reply), reply),
       );
-      scope.delete(options.path, (request, reply) => this.#guard(this.#routes.delete(request, reply), reply));
+      plugin.delete(options.path, (request, reply) => this.#guard(this.#routes.delete(request, reply), reply));
     });
     return this;
   }

@@ -87,10 +87,10 @@ export class WebSocketTransport {
   /** The endpoint under `basePath` ('' for the root) for the virtual server `handler`; call again per base path. */
   register(app: FastifyInstance, basePath: string, handler: McpHandler): this {
     const { door, diagnostics } = this.#options;
-    void app.register(async (scope) => {
-      scope.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
-      scope.addHook('preHandler', (request, reply) => this.#prepare(request, reply));
-      scope.route({
+    void app.register(async (plugin) => {
+      plugin.addHook('onRequest', (request, reply, done) => door.admit(request, reply, done));
+      plugin.addHook('preHandler', (request, reply) => this.#prepare(request, reply));
+      plugin.route({
         method: 'GET',
         url: basePath + this.#options.settings.path,
         exposeHeadRoute: false,
