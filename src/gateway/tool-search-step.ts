@@ -40,8 +40,11 @@ import {
 type Entry = Record<string, unknown>;
 
 export interface ToolSearchParts {
-  /** The main path's `toolSearch` (servers[] have their own, in their view's config). */
-  main: ToolSearchConfig | undefined;
+  /**
+   * The main path's `toolSearch` (servers[] have their own, in their view's config): read per
+   * request, as a reload replaces it (gateway-parts.ts).
+   */
+  main: { readonly config: ToolSearchConfig | undefined } | undefined;
   /** The main path, as the metrics' endpoint label. */
   mainPath: string;
   diagnostics: DataPathEvents;
@@ -66,7 +69,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wr
   return (next) => (ctx, request, view, catalog) => {
     const method = request.method;
     if (method !== 'tools/call' && method !== 'tools/list') return next(ctx, request, view, catalog);
-    const config = view ? view.config.toolSearch : parts.main;
+    const config = view ? view.config.toolSearch : parts.main?.config;
     if (!config?.enabled) return next(ctx, request, view, catalog);
     const endpoint = { config, label: view ? view.path : parts.mainPath };
     if (method === 'tools/list') return search.list(ctx, request, view, catalog, endpoint);
