@@ -14,6 +14,7 @@ import { startRedis, type RedisServer } from '../support/redis.js';
 import { roundRobinFetch, startReplicas } from '../support/replicas.js';
 import { statelessRequest } from '../support/stateless.js';
 import { until } from '../support/wait.js';
+import { RawClient } from '../support/ws-client.js';
 
 const FULL_KEY = 'full-5e2a7c9b1d3f4a6e';
 const PLAIN_KEY = 'plain-8d4b6f0a2c1e3a5b';
@@ -141,6 +142,26 @@ describe('expose: list_changed on one gateway (SDK v1)', () => {
     expect(found.json.result.structuredContent.tools[0].name).toBe('echo__add');
     const list = await call(2, 'tools/list', {});
     expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['search_tools', 'call_tool', PINNED]);
+  });
+
+  it('a WebSocket session keeps its found tools too (its record held by its connection)', async () => {
+    const ws = await RawClient.open(gw.base, { headers: bearer(FULL_KEY) });
+    try {
+      await ws.initialize();
+      ws.send({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'call_tool', arguments: { name: 'slow__pid' } },
+      });
+      expect((await ws.answerTo(1)).error).toBeUndefined();
+      await until('list_changed on the socket', () => ws.count('notifications/tools/list_changed') === 1, 5000);
+      ws.send({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+      const tools = ((await ws.answerTo(2)).result as { tools: Array<{ name: string }> }).tools;
+      expect(tools.map((t) => t.name)).toEqual(expected(['slow__pid']));
+    } finally {
+      ws.ws.close();
+    }
   });
 
   it('bad exposeMax or expose values are refused by the schema', async () => {
