@@ -177,18 +177,22 @@ async function drain(active: () => number, ms: number): Promise<void> {
 
 /**
  * A reload's sections applied live: `servers` (replaced whole; setServers sends its own list_changed), the rate
- * limits and quotas, `tasks`.
+ * limits and quotas, `tasks`, the main path's `toolSearch`.
  */
 function applySections(
   next: GatewayConfig,
   diff: ConfigDiff,
   setServers: (servers: readonly ServerEntryConfig[]) => { warnings: string[]; needsRestart: string[] },
-  live: { tasksReload: { apply(next: GatewayConfig): string[] }; limits: LiveLimits },
+  live: {
+    tasksReload: { apply(next: GatewayConfig): string[] };
+    limits: LiveLimits;
+    toolSearch: { apply(next: GatewayConfig, diff: ConfigDiff): string[] };
+  },
   log: Logger,
 ): string[] {
   if (diff.servers) reportServers(setServers(next.servers), log);
   live.limits.apply(next, diff);
-  return live.tasksReload.apply(next);
+  return [...live.tasksReload.apply(next), ...live.toolSearch.apply(next, diff)];
 }
 
 /** The shutdown steps, in order: drain (up to shutdown.drainMs), then each part, tracing last. */
@@ -261,7 +265,7 @@ function createReloader(
     ...{ group, server, intake, required, announce, setTransportLimits },
     ...{ restartOnly: tasksReload.restartOnly, holdsTokens: side.tokens !== undefined, pins: built.pinsReload },
     applySections: (next: GatewayConfig, diff: ConfigDiff) =>
-      applySections(next, diff, setServers, { tasksReload, limits }, log),
+      applySections(next, diff, setServers, { tasksReload, limits, toolSearch: built.toolSearchReload }, log),
   };
   return { reloader: new Reloader({ file: options.configFile, config, log, diagnostics, targets }), setServers };
 }

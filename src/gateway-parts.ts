@@ -55,6 +55,7 @@ export function createVirtualServer(
   const passThrough = new TaskPassThrough(group.upstreams, config.stateless.stateSecret);
   const settings = new LiveTaskSettings(config.tasks, config.upstreams);
   const pins = new PinPolicy(pinSettings(config), pinReporter(log, diagnostics, config.logRepeatMs));
+  const toolSearch = liveToolSearch(config);
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
@@ -83,7 +84,7 @@ export function createVirtualServer(
     passThrough,
     notifications,
     pins,
-    toolSearch: { config: config.toolSearch, path: config.path },
+    toolSearch: toolSearch.current,
     interceptors: config.interceptors,
   });
   // Rate limits and quotas from the first request on: the chain is recomposed before anything is served.
@@ -95,7 +96,25 @@ export function createVirtualServer(
       return () => pins.set(read);
     },
   };
-  return { server, router, group, limits, liveTasks: liveTasks(settings, tasks !== undefined), pinsReload };
+  const liveParts = { liveTasks: liveTasks(settings, tasks !== undefined), pinsReload, toolSearchReload: toolSearch };
+  return { server, router, group, limits, ...liveParts };
+}
+
+/**
+ * The main path's `toolSearch`, which the tool search step reads per request: a reload replaces
+ * it (on, off, pinned, maxResults, expose), every session hearing tools/list_changed. The path
+ * itself is restart-only.
+ */
+function liveToolSearch(config: GatewayConfig) {
+  const current = { config: config.toolSearch, path: config.path };
+  return {
+    current,
+    apply: (next: GatewayConfig, diff: ConfigDiff): string[] => {
+      if (!diff.toolSearch) return [];
+      current.config = next.toolSearch;
+      return ['notifications/tools/list_changed'];
+    },
+  };
 }
 
 export type Replication = ReturnType<typeof createReplication>;

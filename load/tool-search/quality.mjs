@@ -1,8 +1,8 @@
 // Search quality of the gateway's ranker (tool-search/bm25-ranker.ts) over catalog.json (real
 // public MCP servers' tool lists, captured by capture.mjs) and queries.json (natural-language
 // tasks, each with the tools that answer it): recall@1, recall@5 and MRR, on the real catalog
-// alone and with synthetic distractors mixed in; and the bytes of tools/list with search on
-// against off. `--cost` adds index build time, memory and search p99 at 5,000 and 50,000 tools.
+// alone and with synthetic distractors mixed in, and the same for heldout.json's queries (never
+// tuned against: reported apart); and the bytes of tools/list with search on against off. `--cost` adds index build time, memory and search p99 at 5,000 and 50,000 tools.
 // Needs `npm run build` first (it imports dist/).
 //
 //   node load/tool-search/quality.mjs [--distractors 5000] [--cost]
@@ -18,6 +18,7 @@ const args = process.argv.slice(2);
 const distractors = Number(args[args.indexOf('--distractors') + 1] || 5000) || 5000;
 const catalog = JSON.parse(readFileSync(join(here, 'catalog.json'), 'utf8'));
 const { queries } = JSON.parse(readFileSync(join(here, 'queries.json'), 'utf8'));
+const { queries: heldOut } = JSON.parse(readFileSync(join(here, 'heldout.json'), 'utf8'));
 
 /** The catalog as the gateway exposes it: `<server>__<tool>`, the upstream named. */
 const real = catalog.servers.flatMap((s) =>
@@ -67,13 +68,13 @@ function synthetic(n) {
   });
 }
 
-async function quality(tools) {
+async function quality(tools, set = queries) {
   const ranker = await bm25Ranker(tools.map((t) => searchable(t.entry, t.upstream)));
   let r1 = 0,
     r5 = 0,
     mrr = 0;
   const misses = [];
-  for (const { query, expected } of queries) {
+  for (const { query, expected } of set) {
     const ranked = await ranker.search(query, 10);
     const rank = ranked.findIndex((n) => expected.includes(n));
     if (rank === 0) r1++;
@@ -81,7 +82,7 @@ async function quality(tools) {
     else misses.push(`${query} -> ${ranked.slice(0, 3).join(', ') || '(nothing)'}`);
     if (rank >= 0) mrr += 1 / (rank + 1);
   }
-  const n = queries.length;
+  const n = set.length;
   return { tools: tools.length, recall1: r1 / n, recall5: r5 / n, mrr: mrr / n, misses };
 }
 
@@ -95,13 +96,17 @@ function searchOnBytes(tools) {
 }
 
 const mixed = [...real, ...synthetic(distractors)];
-const rows = [await quality(real), await quality(mixed)];
+const rows = [await quality(real), await quality(mixed), await quality(real, heldOut), await quality(mixed, heldOut)];
 const f = (x) => x.toFixed(3);
-console.log(`queries: ${queries.length}; real catalog: ${real.length} tools from ${catalog.servers.length} servers`);
-console.log('| catalog | tools | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|');
+console.log(
+  `queries: ${queries.length} (held out: ${heldOut.length}); real catalog: ${real.length} tools from ${catalog.servers.length} servers`,
+);
+console.log('| queries | catalog | tools | recall@1 | recall@5 | MRR |\n|---|---|---|---|---|---|');
 for (const [label, r] of [
-  ['real', rows[0]],
-  [`real + ${distractors} distractors`, rows[1]],
+  ['queries.json | real', rows[0]],
+  [`queries.json | real + ${distractors} distractors`, rows[1]],
+  ['heldout.json | real', rows[2]],
+  [`heldout.json | real + ${distractors} distractors`, rows[3]],
 ])
   console.log(`| ${label} | ${r.tools} | ${f(r.recall1)} | ${f(r.recall5)} | ${f(r.mrr)} |`);
 console.log('\n| catalog | tools/list bytes, search off | search on (nothing pinned) |\n|---|---|---|');
@@ -112,6 +117,8 @@ console.log(
 for (const [label, r] of [
   ['real', rows[0]],
   ['mixed', rows[1]],
+  ['held out, real', rows[2]],
+  ['held out, mixed', rows[3]],
 ])
   if (r.misses.length) console.log(`\nmissed in top 5 (${label}):\n  ${r.misses.join('\n  ')}`);
 

@@ -7,7 +7,8 @@
  *   args, env, url, headers, auth, transport, mode, pool...) replaces its workers; a change of
  *   only how the gateway uses them (POLICY_KEYS: prefix, tool filter, timeouts, argument
  *   checks, fairness) keeps the workers and applies at once.
- * - LIVE_LIMITS and LIVE_SECTIONS apply at once; so do `tasks:` (limits, ttls, poll interval: read
+ * - LIVE_LIMITS and LIVE_SECTIONS apply at once (`toolSearch` to the next request: a search in
+ *   flight ends under the config it began with); so do `tasks:` (limits, ttls, poll interval: read
  *   per call) and `upstreams[].tasks` (a policy key), where the gateway started with a task engine
  *   (some upstream named task tools at start; without one, they are restart-only: app.ts says so).
  * - everything else (listen address and port, server timeouts, path, TLS, sessions and their
@@ -51,6 +52,7 @@ export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
   'rateLimits',
   'pinning',
   'quotas',
+  'toolSearch',
 ]);
 
 export interface UpstreamChange {
@@ -76,6 +78,8 @@ export interface ConfigDiff {
   rateLimits: boolean;
   /** Whether `quotas` differs (replaced whole; the counts of quotas kept by name and window stay). */
   quotas: boolean;
+  /** Whether the main path's `toolSearch` differs (read per request: new requests see the new one). */
+  toolSearch: boolean;
   /** Dotted `tasks.*` keys that differ (applied at once to new tasks; running ones keep theirs). */
   tasks: string[];
   /** Dotted keys that differ but apply only at a restart ("listen.port", "sessions"). */
@@ -89,7 +93,8 @@ export function hasLiveChanges(diff: ConfigDiff): boolean {
     diff.logLevel ||
     diff.servers ||
     diff.rateLimits ||
-    diff.quotas
+    diff.quotas ||
+    diff.toolSearch
   );
 }
 
@@ -117,6 +122,7 @@ export function diffConfigs(current: GatewayConfig, next: GatewayConfig): Config
     servers: !same(cur.servers, nxt.servers),
     rateLimits: !same(cur.rateLimits, nxt.rateLimits),
     quotas: !same(cur.quotas, nxt.quotas),
+    toolSearch: !same(cur.toolSearch, nxt.toolSearch),
     tasks: differingKeys('tasks', cur.tasks, nxt.tasks),
     restartOnly,
   };

@@ -127,3 +127,9 @@ export type LimitsConfig = FromSchema<typeof limitsSchema>;
 
 /** search_tools' longest query (characters): a query is a few words; more is a mistake or an attack. */
 export const TOOL_SEARCH_MAX_QUERY_CHARS = 1000;
+
+/**
+ * The largest `toolSearch.exposeMax`: a session's found tools are kept in its record (in Redis
+ * with a shared store), read by each of its requests; 200 names keep that record small.
+ */
+export const TOOL_SEARCH_MAX_EXPOSED = 200;

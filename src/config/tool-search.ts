@@ -4,6 +4,7 @@
  * `search_tools` and `call_tool`. See docs/tool-search.md.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { TOOL_SEARCH_MAX_EXPOSED } from './limits.js';
 
 export const toolSearchSchema = {
   type: 'object',
@@ -28,6 +29,21 @@ export const toolSearchSchema = {
       maximum: 50,
       default: 10,
       description: "search_tools' most results, and the largest `limit` a caller may ask for (also its default).",
+    },
+    expose: {
+      type: 'string',
+      enum: ['none', 'list_changed'],
+      default: 'none',
+      description:
+        "list_changed: the tools a 2025 session found (search_tools' results, call_tool's tool) join that " +
+        "session's tools/list, the most recent exposeMax, and it hears notifications/tools/list_changed.",
+    },
+    exposeMax: {
+      type: 'integer',
+      minimum: 1,
+      maximum: TOOL_SEARCH_MAX_EXPOSED,
+      default: 20,
+      description: 'With expose list_changed: how many found tools a session keeps listed (the most recent).',
     },
     description: {
       type: 'string',

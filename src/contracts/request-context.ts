@@ -57,6 +57,10 @@ export interface RequestContext {
   readonly logLevel?: string | undefined;
   /** A 2025 session's logging/setLevel: kept in its record, for its next requests on any replica. */
   readonly setLogLevel?: ((level: string) => Promise<void>) | undefined;
+  /** A 2025 session's found tools (tool search's `expose: list_changed`), from its record. */
+  readonly foundTools?: readonly string[] | undefined;
+  /** Replaces the session's found tools: kept in its record, for its next requests on any replica. */
+  readonly setFoundTools?: ((names: readonly string[]) => Promise<void>) | undefined;
   /** The stream of this request's reply. */
   readonly sink: MessageSink;
   /** The client's stream for messages unrelated to any request (a 2025 session's GET stream). */

@@ -147,7 +147,7 @@ export class Dispatcher {
         toolSearchStep(
           {
             ...options,
-            main: options.toolSearch?.config,
+            main: options.toolSearch,
             mainPath: options.toolSearch?.path ?? '/mcp',
             sessionCatalogs: this.#sessionCatalogs,
             tasks: this.#tasks,

@@ -16,6 +16,7 @@ import type { McpResult } from '../contracts/upstream.js';
 import { searchable, type SearchableTool } from '../tool-search/ranker.js';
 import { bm25Ranker } from '../tool-search/bm25-ranker.js';
 import { ToolIndexes } from '../tool-search/index-cache.js';
+import { remember } from '../tool-search/found-tools.js';
 import type { TaskEngine } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
 import type { Catalog } from './catalog.js';
@@ -39,8 +40,11 @@ import {
 type Entry = Record<string, unknown>;
 
 export interface ToolSearchParts {
-  /** The main path's `toolSearch` (servers[] have their own, in their view's config). */
-  main: ToolSearchConfig | undefined;
+  /**
+   * The main path's `toolSearch` (servers[] have their own, in their view's config): read per
+   * request, as a reload replaces it (gateway-parts.ts).
+   */
+  main: { readonly config: ToolSearchConfig | undefined } | undefined;
   /** The main path, as the metrics' endpoint label. */
   mainPath: string;
   diagnostics: DataPathEvents;
@@ -65,7 +69,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wr
   return (next) => (ctx, request, view, catalog) => {
     const method = request.method;
     if (method !== 'tools/call' && method !== 'tools/list') return next(ctx, request, view, catalog);
-    const config = view ? view.config.toolSearch : parts.main;
+    const config = view ? view.config.toolSearch : parts.main?.config;
     if (!config?.enabled) return next(ctx, request, view, catalog);
     const endpoint = { config, label: view ? view.path : parts.mainPath };
     if (method === 'tools/list') return search.list(ctx, request, view, catalog, endpoint);
@@ -81,6 +85,7 @@ class ToolSearch {
   // search_tools' description of one list version, per endpoint config: computed once per version.
   readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
   readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
+  readonly #byName = new WeakMap<ReadonlyArray<Entry>, Map<string, Entry>>();
 
   constructor(
     private readonly parts: ToolSearchParts,
@@ -100,12 +105,17 @@ class ToolSearch {
     this.#indexes.warm(all, describer(view, catalog));
     const pins = this.#pins(config);
     const mayCall = ctx.mayCall;
+    const isPinned = (name: string) => pins.some((p) => p.test(name));
     const pinned = all.filter((t) => {
       const name = String(t.name);
-      return pins.some((p) => p.test(name)) && (!mayCall || mayCall(name));
+      return isPinned(name) && (!mayCall || mayCall(name));
     });
-    const shownPinned = parts.passThrough.decorate(ctx, pinned, (name) => catalog.tool(name), parts.tasks);
-    const listed = [...gatewayTools(this.#summary(all, view, catalog, config), config), ...shownPinned];
+    // A session's found tools follow its pinned ones; a reload may have taken some away, new scopes others.
+    const found = exposes(config)
+      ? this.#found(ctx, all, (name) => !isPinned(name) && (!mayCall || mayCall(name)))
+      : [];
+    const shown = parts.passThrough.decorate(ctx, [...pinned, ...found], (name) => catalog.tool(name), parts.tasks);
+    const listed = [...gatewayTools(this.#summary(all, view, catalog, config), config), ...shown];
     const { page, nextCursor } = paginate(listed, request.params?.cursor, parts.pageSize);
     return nextCursor === undefined ? { tools: page } : { tools: page, nextCursor };
   }
@@ -131,6 +141,10 @@ class ToolSearch {
       if (entry) found.push(shown(entry));
     }
     this.parts.diagnostics.emit('tool-search:search', { endpoint: label, outcome: found.length > 0 ? 'hit' : 'empty' });
+    // A pinned tool is listed anyway: it takes no place of the bound.
+    const pins = this.#pins(config);
+    const names = found.map((t) => String(t.name)).filter((n) => !pins.some((p) => p.test(n)));
+    await expose(ctx, config, names);
     const text =
       found.length > 0
         ? JSON.stringify(found, null, 1)
@@ -138,12 +152,12 @@ class ToolSearch {
     return { content: [{ type: 'text', text }], structuredContent: { tools: found } };
   }
 
-  call(
+  async call(
     ctx: RequestContext,
     request: JsonRpcRequest,
     view: ServerView | undefined,
     catalog: Catalog,
-    { label }: Endpoint,
+    { config, label }: Endpoint,
   ): Promise<McpResult> {
     const params = request.params ?? {};
     const target = callArguments(params.arguments);
@@ -162,7 +176,26 @@ class ToolSearch {
         ...(target.arguments === undefined ? {} : { arguments: target.arguments }),
       },
     };
-    return this.reenter(ctx, call, view, undefined);
+    const skip = this.#pins(config).some((p) => p.test(target.name)) || !offers(view, catalog, target.name);
+    const exposed = skip ? undefined : expose(ctx, config, [target.name]);
+    if (!exposed) return this.reenter(ctx, call, view, undefined);
+    // The call does not wait for the session's record; its answer waits for both.
+    const [result] = await Promise.all([this.reenter(ctx, call, view, undefined), exposed]);
+    return result;
+  }
+
+  /** The session's found tools that `all` still holds and `shows` lets through, in the order found. */
+  #found(ctx: RequestContext, all: ReadonlyArray<Entry>, shows: (name: string) => boolean): Entry[] {
+    const names = ctx.foundTools;
+    if (!names || names.length === 0) return [];
+    let byName = this.#byName.get(all);
+    if (!byName) this.#byName.set(all, (byName = new Map(all.map((t) => [String(t.name), t]))));
+    const out: Entry[] = [];
+    for (const name of names) {
+      const entry = byName.get(name);
+      if (entry && shows(name)) out.push(entry);
+    }
+    return out;
   }
 
   /** An endpoint config's pinned globs, compiled once per config (a reload makes a new one). */
@@ -185,6 +218,30 @@ class ToolSearch {
     }
     return summary;
   }
+}
+
+function exposes(config: ToolSearchConfig): boolean {
+  return config.expose === 'list_changed';
+}
+
+const TOOLS_CHANGED = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' } as const;
+
+/**
+ * With `expose: list_changed`, `names` join a 2025 session's found tools (its record, so any
+ * replica lists them) and, when its list changed, it hears list_changed on its GET stream (else
+ * on this request's). A stateless request has no session: nothing is kept. The search's or
+ * call's answer stands if the store fails: the list is a convenience, the tools stay callable.
+ */
+async function expose(ctx: RequestContext, config: ToolSearchConfig, names: readonly string[]): Promise<void> {
+  if (!exposes(config) || ctx.stateless || !ctx.setFoundTools || names.length === 0) return;
+  const next = remember(ctx.foundTools, names, config.exposeMax ?? 20);
+  if (!next) return;
+  const kept = await ctx.setFoundTools(next.names).then(
+    () => true,
+    () => false,
+  );
+  if (!kept || !next.changed) return;
+  if (!ctx.sessionSink?.send(TOOLS_CHANGED)) ctx.sink.send(TOOLS_CHANGED);
 }
 
 /** The endpoint's tools under its names: the view's selection, or the whole catalog. */

@@ -16,6 +16,11 @@ export interface SessionRecord {
   /** Opened on a virtual server (servers[]): its path; usable there only. None: the main endpoint. */
   server?: string;
   logLevel?: string;
+  /**
+   * Tool search with `expose: list_changed`: the tools the session found (exposed names, the
+   * most recent last, at most `toolSearch.exposeMax`), listed to it besides the pinned ones.
+   */
+  foundTools?: string[];
   createdAt: number;
   /**
    * The client transport whose connection carries the session, when it is not Streamable HTTP:

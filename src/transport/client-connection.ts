@@ -223,6 +223,8 @@ export class ClientConnection {
       mayCall: this.#mayCall,
       logLevel: s.logLevel,
       setLogLevel: (level) => this.#setLogLevel(level),
+      foundTools: s.foundTools,
+      setFoundTools: (names) => this.#setFoundTools(names),
       stateless: false,
       scope: s.id,
       // One stream carries everything: replies and the session's own messages alike.
@@ -236,6 +238,12 @@ export class ClientConnection {
   #setLogLevel(level: string): Promise<void> {
     const kept = this.#options.sessions.setLogLevel(this.session, level, this.#options.log);
     // The connection's next requests carry the new level.
+    this.#ctx = this.#context();
+    return kept;
+  }
+
+  #setFoundTools(names: readonly string[]): Promise<void> {
+    const kept = this.#options.sessions.setFoundTools(this.session, names, this.#options.log);
     this.#ctx = this.#context();
     return kept;
   }

@@ -133,6 +133,17 @@ export class SessionManager {
     }
   }
 
+  /** The session's found tools (tool search), kept as its log level is: in its record before the answer. */
+  async setFoundTools(session: SessionRecord, names: readonly string[], log: FastifyBaseLogger | undefined) {
+    session.foundTools = [...names];
+    try {
+      await this.#store.update(session.id, { foundTools: [...names] });
+    } catch (err) {
+      log?.error({ err }, 'session store failure');
+      throw new GatewayError('SESSION_STORE_UNAVAILABLE');
+    }
+  }
+
   /** DELETE of a loaded session: gone from the store, then ended here. */
   async delete(session: SessionRecord, log: FastifyBaseLogger): Promise<void> {
     let deleted: boolean;

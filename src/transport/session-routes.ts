@@ -86,6 +86,8 @@ export class SessionRoutes {
       mayCall,
       logLevel: session.logLevel,
       setLogLevel: (level) => this.#parts.sessions.setLogLevel(session, level, this.#parts.log()),
+      foundTools: session.foundTools,
+      setFoundTools: (names) => this.#parts.sessions.setFoundTools(session, names, this.#parts.log()),
       stateless: false,
       scope: session.id,
       sink,

@@ -204,9 +204,13 @@ const SCHEMA_DEFAULTS = {
   'toolSearch.enabled': false,
   'toolSearch.pinned': [],
   'toolSearch.maxResults': 10,
+  'toolSearch.expose': 'none',
+  'toolSearch.exposeMax': 20,
   'servers[].toolSearch.enabled': false,
   'servers[].toolSearch.pinned': [],
   'servers[].toolSearch.maxResults': 10,
+  'servers[].toolSearch.expose': 'none',
+  'servers[].toolSearch.exposeMax': 20,
   // Added with guardrails (issue 33).
   'interceptors[].action': 'redact',
   'interceptors[].mode': 'on',

@@ -1,11 +1,16 @@
 /**
  * Tool search under a live reload: an added upstream's tools are found by the next search (a new
- * catalog version, a new index), and a virtual server's toolSearch follows the reload at once.
+ * catalog version, a new index), and a virtual server's toolSearch and the main path's follow
+ * the reload at once.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ECHO_SERVER, SLOW_SERVER, stdioUpstream } from '../support/gateway.js';
 import { startFromFile } from '../support/reload.js';
 import { postStateless } from '../support/stateless.js';
+import { until } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -40,5 +45,50 @@ describe('tool search under a reload', () => {
     expect((await names('/mcp', 'sleep milliseconds with progress'))[0]).toBe('slow__sleep');
     expect(await listed('/mcp/echoes')).toEqual(['search_tools', 'call_tool']);
     expect((await names('/mcp/echoes', 'sleep milliseconds with progress'))[0]).toBe('slow__sleep');
+  }, 30_000);
+});
+
+describe("the main path's toolSearch under a reload", () => {
+  it('turns on, changes pinned and maxResults, and turns off for the next requests; sessions hear list_changed', async () => {
+    const upstreams = [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('slow', SLOW_SERVER)];
+    const gw = await startFromFile({ upstreams }, cleanups);
+    const client = new Client({ name: 'tool-search-reload', version: '1.0.0' });
+    let changes = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++;
+    });
+    await client.connect(new StreamableHTTPClientTransport(gw.url));
+    cleanups.push(() => client.close());
+    const listed = async () => (await client.listTools()).tools.map((t) => t.name);
+    const everything = await listed();
+    expect(everything).toHaveLength(8);
+    const reload = async (toolSearch: Record<string, unknown> | undefined) => {
+      const before = changes;
+      gw.file.write({ logLevel: 'silent', upstreams, ...(toolSearch ? { toolSearch } : {}) });
+      expect(await gw.gateway.reload()).toMatchObject({
+        outcome: 'ok',
+        notified: ['notifications/tools/list_changed'],
+      });
+      await until('list_changed after the reload', () => changes > before, 5000);
+    };
+    const searchLimit = async (limit: number) =>
+      client.callTool({ name: 'search_tools', arguments: { query: 'add numbers', limit } }).then(
+        (r) => (r.structuredContent as { tools: unknown[] }).tools.length,
+        (e: unknown) => (e as McpError).code,
+      );
+
+    await reload({ enabled: true, pinned: ['echo__echo'] });
+    expect(await listed()).toEqual(['search_tools', 'call_tool', 'echo__echo']);
+    expect(await searchLimit(10)).toBeGreaterThan(0);
+
+    await reload({ enabled: true, pinned: ['slow__pid'], maxResults: 2 });
+    expect(await listed()).toEqual(['search_tools', 'call_tool', 'slow__pid']);
+    expect(await searchLimit(3)).toBe(-32602);
+    expect(await searchLimit(2)).toBeLessThanOrEqual(2);
+
+    await reload(undefined);
+    expect(await listed()).toEqual(everything);
+    const off = await client.callTool({ name: 'search_tools', arguments: { query: 'x' } }).catch((e: unknown) => e);
+    expect((off as McpError).code).toBe(-32602);
   }, 30_000);
 });

@@ -1,6 +1,7 @@
 /**
  * Tool search with the official v2 SDK client pinned to 2026-07-28: list, search, call_tool with
- * progress, and an aborted call_tool ending the real call in the gateway.
+ * progress, and an aborted call_tool ending the real call in the gateway. `expose: list_changed` is
+ * on and changes nothing here: a stateless request has no session to keep found tools in.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +13,9 @@ let gw: RunningGateway;
 let client: Client;
 
 beforeAll(async () => {
-  gw = await startGateway(exampleConfig({ toolSearch: { enabled: true, pinned: ['slow__p*'] } }));
+  gw = await startGateway(
+    exampleConfig({ toolSearch: { enabled: true, pinned: ['slow__p*'], expose: 'list_changed' } }),
+  );
   client = new Client(
     { name: 'v2-tool-search', version: '1.0.0' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -38,6 +41,7 @@ describe('tool search, SDK v2 at 2026-07-28', () => {
     );
     expect(toolText(result)).toBe('slept 100ms');
     expect(progress).toEqual([1, 2, 3]);
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['search_tools', 'call_tool', 'slow__pid']);
   });
 
   it('aborting a call_tool ends the real call in the gateway', async () => {

@@ -60,4 +60,19 @@ describe('config diff', () => {
     expect(diff.restartOnly).toEqual(['path']);
     expect(hasLiveChanges(diff)).toBe(false);
   });
+
+  it("the main path's toolSearch applies live", () => {
+    const on = load({ toolSearch: { enabled: true, pinned: ['a__*'] } });
+    for (const [from, to] of [
+      [load({}), on],
+      [on, load({ toolSearch: { enabled: true, pinned: ['a__*'], maxResults: 3 } })],
+      [on, load({})],
+    ] as const) {
+      const diff = diffConfigs(from, to);
+      expect(diff.toolSearch).toBe(true);
+      expect(diff.restartOnly).toEqual([]);
+      expect(hasLiveChanges(diff)).toBe(true);
+    }
+    expect(diffConfigs(on, load({ toolSearch: { enabled: true, pinned: ['a__*'] } })).toolSearch).toBe(false);
+  });
 });
