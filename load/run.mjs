@@ -21,6 +21,7 @@ import * as relayFloor from './baselines/relay-floor.mjs';
 import * as peers from './baselines/peers.mjs';
 import * as upstreamDirect from './baselines/upstream-direct.mjs';
 import * as callAdmitted from './scenarios/call-admitted.mjs';
+import * as cacheScenario from './scenarios/cache.mjs';
 import * as callHttp from './scenarios/call-http.mjs';
 import * as callJson from './scenarios/call-json.mjs';
 import * as callJsonUnchecked from './scenarios/call-json-unchecked.mjs';
@@ -61,6 +62,7 @@ const ALL = withBeforeTwins([
   callHttp,
   callTraced,
   callAdmitted,
+  cacheScenario,
   callPerSession,
   poolSweep,
   callSse,

@@ -3,7 +3,8 @@
  * (SEP-2549's `ttlMs`, `cacheScope`) a test sets per method, and which counts every request it
  * gets: what the result cache lets through is what it counts. Its resources/read answers with its
  * read count, so a result served to the wrong caller shows. `notify` sends a notification on its
- * listen streams (list_changed, resources/updated).
+ * listen streams (list_changed, resources/updated). With `session` it is a 2025 server whose
+ * results carry the same hints (which 2025 does not have: the gateway must not act on them).
  */
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -30,7 +31,8 @@ export interface HintedUpstream {
 /** What it lists, as hint://<name>. */
 export const RESOURCES = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'noscope', 'bad-0', 'bad-1', 'bad-2', 'bad-3'];
 
-export async function startHintedUpstream(): Promise<HintedUpstream> {
+/** `session`: it speaks 2025-06-18 instead (initialize, a session id), its results still carrying the hints. */
+export async function startHintedUpstream(options: { session?: boolean } = {}): Promise<HintedUpstream> {
   const counts = new Map<string, number>();
   const listeners = new Set<ServerResponse>();
   let opened: () => void = () => undefined;
@@ -82,6 +84,16 @@ export async function startHintedUpstream(): Promise<HintedUpstream> {
       const msg = JSON.parse(body) as { id?: string | number; method: string; params?: Record<string, unknown> };
       counts.set(msg.method, (counts.get(msg.method) ?? 0) + 1);
       if (msg.id === undefined) return void res.writeHead(202).end();
+      if (options.session && msg.method === 'initialize') {
+        const result = {
+          protocolVersion: '2025-06-18',
+          capabilities: { tools: {}, resources: {} },
+          serverInfo: { name: 'hinted-2025', version: '1' },
+        };
+        return void res
+          .writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'hinted-session' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result }));
+      }
       if (msg.method === 'subscriptions/listen') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
         const ack = {
@@ -97,7 +109,13 @@ export async function startHintedUpstream(): Promise<HintedUpstream> {
       }
       const answer = results[msg.method];
       const payload = answer
-        ? { result: { resultType: 'complete', ...answer(msg.params ?? {}), ...upstream.hints[msg.method] } }
+        ? {
+            result: {
+              ...(options.session ? {} : { resultType: 'complete' }),
+              ...answer(msg.params ?? {}),
+              ...upstream.hints[msg.method],
+            },
+          }
         : { error: { code: -32601, message: `Method not found: ${msg.method}` } };
       res
         .writeHead(200, { 'content-type': 'application/json' })

@@ -145,7 +145,8 @@ describe('the result cache', () => {
     }
   });
 
-  it('lists tools to many clients with one upstream tools/list per capability set, not one per client', async () => {
+  // The catalog's doing, with or without the cache: clients' lists are not asked of the upstream one by one.
+  it('lists tools to many clients with at most one upstream tools/list per capability set', async () => {
     const lists = upstream.count('tools/list');
     for (const key of [KEY_A, KEY_B, KEY_A, KEY_B])
       for (const caps of [{}, { sampling: {} }]) {
@@ -156,5 +157,32 @@ describe('the result cache', () => {
         expect(res.json.result.tools.map((t: { name: string }) => t.name)).toEqual(['hinted_tool']);
       }
     expect(upstream.count('tools/list') - lists).toBeLessThanOrEqual(2);
+  });
+});
+
+describe('a 2025 upstream', () => {
+  it('has nothing cached, whatever its results carry', async () => {
+    const old = await startHintedUpstream({ session: true });
+    old.hints['resources/read'] = { ttlMs: 60_000, cacheScope: 'public' };
+    const g = await startGateway(
+      resolveConfig(
+        {
+          listen: { host: '127.0.0.1', port: 0 },
+          logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
+          upstreams: [httpUpstream('old', old.url, { prefix: '', protocolVersion: '2025-06-18' })],
+        },
+        {},
+      ),
+    );
+    try {
+      for (let i = 0; i < 3; i++) {
+        const { body, headers } = statelessRequest(i, 'resources/read', { uri: 'hint://a' });
+        expect((await post(g.url, body, headers)).json.result.contents[0].uri).toBe('hint://a');
+      }
+      expect(old.count('resources/read')).toBe(3);
+    } finally {
+      await g.stop();
+      await old.close();
+    }
   });
 });
