@@ -29,7 +29,7 @@ export interface ResultCacheOptions {
 }
 
 interface Entry {
-  upstream: string;
+  owner: string;
   method: string;
   uri: string | undefined;
   /** The result as JSON: each hit parses a copy of its own (callers may change it); its length is its size. */
@@ -59,10 +59,21 @@ function requestKey(method: string, params: Record<string, unknown> | undefined)
   return `${method}\n${JSON.stringify(rest)}\n${JSON.stringify(capabilities ?? null)}`;
 }
 
+/** The upstream's name in an owner id (see ResultCache.owner), for the metrics' label. */
+function nameOf(owner: string): string {
+  const at = owner.lastIndexOf('#');
+  return at === -1 ? owner : owner.slice(0, at);
+}
+
+/**
+ * Every method takes an `owner`: one set of an upstream's (ResultCache.owner), not its name, so a
+ * reload that replaces the upstream (another URL, say) starts with nothing of the old one's.
+ */
 export class ResultCache {
   /** In use order: the first is the least recently used. */
   readonly #entries = new Map<string, Entry>();
   #bytes = 0;
+  #owners = 0;
 
   constructor(private readonly options: ResultCacheOptions) {}
 
@@ -75,18 +86,24 @@ export class ResultCache {
     return this.#entries.size;
   }
 
+  /** A new owner id for a set of `upstream`'s. */
+  owner(upstream: string): string {
+    return `${upstream}#${++this.#owners}`;
+  }
+
   /** The kept result of this request for `principal` (a public one first), or undefined (a miss, counted). */
   get(
-    upstream: string,
+    owner: string,
     method: string,
     params: Record<string, unknown> | undefined,
     principal: string | undefined,
   ): McpResult | undefined {
     const key = requestKey(method, params);
     const found =
-      this.#live(`${upstream}\npublic\n${key}`) ??
-      (principal === undefined ? undefined : this.#live(`${upstream}\nprivate:${principal}\n${key}`));
-    this.options.diagnostics?.emit('cache:lookup', { upstream, method, outcome: found ? 'hit' : 'miss' });
+      this.#live(`${owner}\npublic\n${key}`) ??
+      (principal === undefined ? undefined : this.#live(`${owner}\nprivate:${principal}\n${key}`));
+    const outcome = found ? 'hit' : 'miss';
+    this.options.diagnostics?.emit('cache:lookup', { upstream: nameOf(owner), method, outcome });
     if (!found) return undefined;
     // What is left of its ttl: the gateway's own answer merges it (and a client may keep it as long).
     return { ...(JSON.parse(found.json) as McpResult), ttlMs: Math.max(1, found.expires - Date.now()) };
@@ -94,7 +111,7 @@ export class ResultCache {
 
   /** Keeps `result` as its hints allow (nothing when they do not, or it is larger than the whole cache). */
   set(
-    upstream: string,
+    owner: string,
     method: string,
     params: Record<string, unknown> | undefined,
     principal: string | undefined,
@@ -107,31 +124,31 @@ export class ResultCache {
     if (!shared && principal === undefined) return;
     const json = JSON.stringify(result);
     if (json.length > this.options.maxBytes) return;
-    const key = `${upstream}\n${shared ? 'public' : `private:${principal}`}\n${requestKey(method, params)}`;
+    const key = `${owner}\n${shared ? 'public' : `private:${principal}`}\n${requestKey(method, params)}`;
     this.#delete(key);
     const uri = typeof params?.uri === 'string' ? params.uri : undefined;
-    this.#entries.set(key, { upstream, method, uri, json, expires: Date.now() + ttl });
+    this.#entries.set(key, { owner, method, uri, json, expires: Date.now() + ttl });
     this.#bytes += json.length;
-    for (const [oldest] of this.#entries) {
+    for (const [oldest, e] of this.#entries) {
       if (this.#bytes <= this.options.maxBytes) break;
       this.#delete(oldest);
-      this.options.diagnostics?.emit('cache:eviction', { upstream });
+      this.options.diagnostics?.emit('cache:eviction', { upstream: nameOf(e.owner) });
     }
   }
 
-  /** An upstream's notification: a list change drops its entries of that list, an update those of that URI. */
-  notified(upstream: string, notification: JsonRpcNotification): void {
+  /** Its upstream's notification: a list change drops its entries of that list, an update those of that URI. */
+  notified(owner: string, notification: JsonRpcNotification): void {
     const uri = notification.params?.uri;
     for (const [key, e] of this.#entries) {
-      if (e.upstream !== upstream || DROPPED_BY.get(e.method) !== notification.method) continue;
+      if (e.owner !== owner || DROPPED_BY.get(e.method) !== notification.method) continue;
       if (notification.method === 'notifications/resources/updated' && e.uri !== uri) continue;
       this.#delete(key);
     }
   }
 
-  /** Every entry of `upstream` (it was reloaded, or closed). */
-  dropUpstream(upstream: string): void {
-    for (const [key, e] of this.#entries) if (e.upstream === upstream) this.#delete(key);
+  /** Every entry of `owner` (its set closed: a reload replaced it, or the gateway stops). */
+  drop(owner: string): void {
+    for (const [key, e] of this.#entries) if (e.owner === owner) this.#delete(key);
   }
 
   #live(key: string): Entry | undefined {

@@ -89,11 +89,14 @@ export class StatelessSet implements WorkerSet {
   #retryTimer: NodeJS.Timeout | undefined;
   #lastError: { message: string; at: number } | undefined;
   #closed = false;
+  /** Its entries in the result cache: this set's, not its upstream name's (a reload's new set has none of them). */
+  readonly #cacheOwner: string;
 
   constructor(private readonly options: StatelessSetOptions) {
+    this.#cacheOwner = options.cache?.owner(options.name) ?? options.name;
     // The cache hears a list change before the catalog does: the refresh it starts must not be answered from it.
     this.#wire = new StatelessHttpWire(options.endpoint, options.log, (n) => {
-      options.cache?.notified(options.name, n);
+      options.cache?.notified(this.#cacheOwner, n);
       options.peer.notification(n);
     });
   }
@@ -187,7 +190,7 @@ export class StatelessSet implements WorkerSet {
 
   async close(): Promise<void> {
     this.#closed = true;
-    this.options.cache?.dropUpstream(this.name);
+    this.options.cache?.drop(this.#cacheOwner);
     clearTimeout(this.#retryTimer);
     this.#wire.close();
   }
@@ -217,12 +220,12 @@ export class StatelessSet implements WorkerSet {
 
   #call(method: string, params: Record<string, unknown>, options?: CallOptions): UpstreamCall {
     const cache = isCacheable(method) ? this.options.cache : undefined;
-    const kept = cache?.get(this.name, method, params, options?.principal);
+    const kept = cache?.get(this.#cacheOwner, method, params, options?.principal);
     if (kept) return { promise: Promise.resolve(this.#noteHints(method, kept)), cancel: () => undefined };
     const call = this.#wire.call(method, params, options);
     if (!cache && !LIST_METHODS.has(method)) return call;
     const promise = call.promise.then((result) => {
-      cache?.set(this.name, method, params, options?.principal, result);
+      cache?.set(this.#cacheOwner, method, params, options?.principal, result);
       return this.#noteHints(method, result);
     });
     return { promise, cancel: (e) => call.cancel(e) };

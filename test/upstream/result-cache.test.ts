@@ -4,6 +4,7 @@
  * an input_required result never kept, list changes and resource updates dropping what they name.
  */
 import { describe, expect, it } from 'vitest';
+import { DataPathEvents, subscribe } from '../../src/observability/events.js';
 import { ResultCache, keepFor, resultCacheOf } from '../../src/upstream/result-cache.js';
 
 const list = (n: number, extra: Record<string, unknown> = {}) => ({
@@ -87,6 +88,39 @@ describe('ResultCache', () => {
     expect(cache.get('u', 'resources/read', { uri: 'a://2' }, undefined)).toBeDefined();
     expect(cache.get('v', 'tools/list', undefined, undefined)).toBeDefined();
     expect(cache.get('v', 'resources/read', { uri: 'a://1' }, undefined)).toBeDefined();
+  });
+
+  it('keeps each owner (one set of an upstream) apart, and labels its metrics by the upstream', () => {
+    const cache = new ResultCache({ maxBytes: 1 << 20, maxTtlMs: 60_000 });
+    const old = cache.owner('u');
+    const next = cache.owner('u');
+    cache.set(old, 'tools/list', undefined, undefined, list(1));
+    expect(cache.get(next, 'tools/list', undefined, undefined)).toBeUndefined();
+    cache.set(next, 'tools/list', undefined, undefined, list(2));
+    cache.drop(old);
+    expect(cache.get(next, 'tools/list', undefined, undefined)).toMatchObject({ tools: [{ name: 't2' }] });
+  });
+
+  it('tells the data path of each lookup and eviction, by upstream name', () => {
+    const diagnostics = new DataPathEvents('result-cache-test');
+    const seen: string[] = [];
+    const undo = subscribe(diagnostics.gateway, {
+      'cache:lookup': (e) => seen.push(`${e.outcome} ${e.upstream} ${e.method}`),
+      'cache:eviction': (e) => seen.push(`evicted ${e.upstream}`),
+    });
+    try {
+      const one = JSON.stringify(list(1)).length;
+      const cache = new ResultCache({ maxBytes: one, maxTtlMs: 60_000, diagnostics });
+      const u = cache.owner('u');
+      const v = cache.owner('v');
+      cache.get(u, 'tools/list', undefined, undefined);
+      cache.set(u, 'tools/list', undefined, undefined, list(1));
+      cache.get(u, 'tools/list', undefined, undefined);
+      cache.set(v, 'tools/list', undefined, undefined, list(2));
+      expect(seen).toEqual(['miss u tools/list', 'hit u tools/list', 'evicted u']);
+    } finally {
+      undo();
+    }
   });
 
   it('is off when cache.enabled is false or it has no room', () => {
