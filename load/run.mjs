@@ -22,6 +22,7 @@ import * as peers from './baselines/peers.mjs';
 import * as upstreamDirect from './baselines/upstream-direct.mjs';
 import * as addedLatency from './scenarios/added-latency.mjs';
 import * as callAdmitted from './scenarios/call-admitted.mjs';
+import * as cacheScenario from './scenarios/cache.mjs';
 import * as callHttp from './scenarios/call-http.mjs';
 import * as callJson from './scenarios/call-json.mjs';
 import * as callJsonUnchecked from './scenarios/call-json-unchecked.mjs';
@@ -71,6 +72,7 @@ const ALL = withBeforeTwins([
   manyUpstreams,
   connectionsScenario,
   sessionsScale,
+  cacheScenario,
   callPerSession,
   poolSweep,
   callSse,

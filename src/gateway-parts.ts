@@ -22,6 +22,7 @@ import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import type { SideStores } from './stores.js';
 import { liveLimits } from './live-limits.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
+import { resultCacheOf } from './upstream/result-cache.js';
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
 export function createVirtualServer(
@@ -49,6 +50,7 @@ export function createVirtualServer(
     logRepeatMs: config.logRepeatMs,
     log,
     diagnostics,
+    resultCache: resultCacheOf(config, diagnostics),
   });
   const uris = new ResourceUris(group.upstreams);
   const notifications = new NotificationEvents(diagnostics, (u) => group.upstreams.get(u)?.networkTransport ?? 'pipe');

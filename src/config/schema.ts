@@ -31,6 +31,7 @@ import {
 } from './server.js';
 import { redisChecks, sessionsSchema, type SessionsConfig } from './sessions.js';
 import { serverCardsChecks, serverCardsSchema } from './server-cards.js';
+import { cacheSchema } from './cache.js';
 import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
@@ -57,6 +58,7 @@ export type { ResumabilityConfig } from './resumability.js';
 export type { SecretKey, SecretsConfig } from './secrets.js';
 export type { LegacySseSettings, ServerConfig, WebSocketSettings } from './server.js';
 export type { ServerCardConfig, ServerCardsConfig } from './server-cards.js';
+export type { CacheConfig } from './cache.js';
 export type { ServerEntryConfig, ToolOverrideConfig } from './servers.js';
 export type { RedisClusterConfig, RedisSentinelConfig, RedisTopologyConfig, SessionsConfig } from './sessions.js';
 export type { StatelessConfig } from './stateless.js';
@@ -101,6 +103,7 @@ export const configSchema = {
     upstreams: upstreamsSchema,
     servers: serversSchema,
     serverCards: serverCardsSchema,
+    cache: cacheSchema,
     toolSearch: toolSearchSchema,
     interceptors: interceptorsSchema,
   },

@@ -39,6 +39,11 @@ export interface CallOptions {
    * between clients, so one client's backlog does not hold up the others' calls.
    */
   client?: string | undefined;
+  /**
+   * Whose a result the upstream marks `cacheScope: private` is (RequestContext.principal): the
+   * result cache keeps it for them alone, and without one not at all.
+   */
+  principal?: string | undefined;
 }
 
 /** A call on a per-session worker, wherever it runs (it may cross to the replica that owns the worker). */

@@ -53,6 +53,8 @@ export async function forwardStateless(f: StatelessForward): Promise<McpResult> 
     ...(f.mirrored ? { headers: mirroredHeaders(f.mirrored, f.params?.arguments) } : {}),
     // With auth on: an upstream that acts for users (token exchange, claim headers) is called as this one.
     ...(ctx.caller ? { caller: ctx.caller } : {}),
+    // Whose a private result the cache keeps is.
+    principal: ctx.principal,
   };
   try {
     let params = outgoing.params;

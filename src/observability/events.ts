@@ -187,6 +187,10 @@ export interface EventMap {
     requestId: string | undefined;
     principal: string | undefined;
   };
+  /** The result cache (`cache:`) was asked for a kept upstream result: `hit` answered it, `miss` went upstream. */
+  'cache:lookup': { upstream: string; method: string; outcome: 'hit' | 'miss' };
+  /** The result cache dropped its least recently used entry to stay within cache.maxBytes. */
+  'cache:eviction': { upstream: string };
   /** A tool or prompt definition the pin lock does not pin (gateway/pin-policy.ts), once per definition. */
   'pin:finding': {
     upstream: string;

@@ -274,6 +274,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly cacheLookups = new Counter({
+    name: 'mcpgw_cache_lookups_total',
+    help: "Lookups of the result cache: a hit answered from a 2026-07-28 upstream's kept result, a miss asked it",
+    labelNames: ['upstream', 'method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly cacheEvictions = new Counter({
+    name: 'mcpgw_cache_evictions_total',
+    help: 'Entries the result cache dropped, least recently used first, to stay within cache.maxBytes',
+    labelNames: ['upstream'] as const,
+    registers: [this.registry],
+  });
+
   readonly fairnessWaits = new Counter({
     name: 'mcpgw_fairness_waits_total',
     help: "Calls past their principal's share of an upstream: queued, or refused (FAIRNESS_QUEUE_FULL)",

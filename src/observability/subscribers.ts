@@ -86,6 +86,8 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
       metrics.interceptorSeconds.observe({ interceptor: e.interceptor }, e.seconds);
     },
     'pin:finding': (e) => metrics.toolDefinitionChanges.inc({ upstream: e.upstream }),
+    'cache:lookup': (e) => metrics.cacheLookups.inc({ upstream: e.upstream, method: e.method, outcome: e.outcome }),
+    'cache:eviction': (e) => metrics.cacheEvictions.inc({ upstream: e.upstream }),
   });
 }
 

@@ -17,6 +17,7 @@ import type { PoolStatus, WorkerSet } from './worker-set.js';
 import { StdioUpstream } from './wires/stdio.js';
 import type { ClientIdentity, UpstreamConnection, UpstreamPeer, UpstreamSessionMemory } from '../contracts/upstream.js';
 import type { TokenStore } from '../contracts/token-store.js';
+import type { ResultCache } from './result-cache.js';
 
 /** Where the requests and notifications an upstream sends its client go: the gateway's side of each worker. */
 export interface UpstreamPeers {
@@ -40,6 +41,8 @@ export interface UpstreamGroupOptions {
   logRepeatMs: number;
   log: Logger;
   diagnostics: DataPathEvents;
+  /** Where 2026-07-28 upstreams keep what they mark cacheable (config `cache`); none: nothing is kept. */
+  resultCache?: ResultCache | undefined;
 }
 
 /** One configured upstream as the gateway uses it: its workers serve it whatever its sharing mode. */
@@ -304,7 +307,9 @@ export class UpstreamGroup {
       request: (m, p, signal) => peers.shared(u.name).request(m, p, signal),
       notification: (n) => peers.shared(u.name).notification(n),
     };
-    if (era !== 'no') stateless = new StatelessSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log });
+    const cache = this.options.resultCache;
+    if (era !== 'no')
+      stateless = new StatelessSet({ name: u.name, endpoint: remote!.endpoint, identity, peer, log, cache });
     if (era === 'only') return { entry: { ...common, workers: stateless! }, remote };
     const session = this.#sessionSet(u, createWorker, throttle);
     if (era === 'try') eraSet = new EraSet(session, stateless!, identity, log, () => remote!.initializeOnce());

@@ -15,6 +15,7 @@ import type {
 import { Backoff } from '../timing/backoff.js';
 import { LIST_METHODS } from '../jsonrpc/list-methods.js';
 import type { HttpEndpoint } from './wires/http-endpoint.js';
+import { isCacheable, type ResultCache } from './result-cache.js';
 import { STATELESS_REVISION, StatelessHttpWire } from './wires/stateless-http.js';
 import type { PoolState, PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
@@ -59,6 +60,8 @@ export interface StatelessSetOptions {
   /** Where the upstream's list changes and resource updates go (its listen stream). */
   peer: UpstreamPeer;
   log: Logger;
+  /** Where its cacheable results are kept as their hints allow (none: every call goes upstream). */
+  cache?: ResultCache | undefined;
 }
 
 /**
@@ -86,9 +89,16 @@ export class StatelessSet implements WorkerSet {
   #retryTimer: NodeJS.Timeout | undefined;
   #lastError: { message: string; at: number } | undefined;
   #closed = false;
+  /** Its entries in the result cache: this set's, not its upstream name's (a reload's new set has none of them). */
+  readonly #cacheOwner: string;
 
   constructor(private readonly options: StatelessSetOptions) {
-    this.#wire = new StatelessHttpWire(options.endpoint, options.log, (n) => options.peer.notification(n));
+    this.#cacheOwner = options.cache?.owner(options.name) ?? options.name;
+    // The cache hears a list change before the catalog does: the refresh it starts must not be answered from it.
+    this.#wire = new StatelessHttpWire(options.endpoint, options.log, (n) => {
+      options.cache?.notified(this.#cacheOwner, n);
+      options.peer.notification(n);
+    });
   }
 
   get name(): string {
@@ -180,6 +190,7 @@ export class StatelessSet implements WorkerSet {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.options.cache?.drop(this.#cacheOwner);
     clearTimeout(this.#retryTimer);
     this.#wire.close();
   }
@@ -208,12 +219,20 @@ export class StatelessSet implements WorkerSet {
   }
 
   #call(method: string, params: Record<string, unknown>, options?: CallOptions): UpstreamCall {
+    const cache = isCacheable(method) ? this.options.cache : undefined;
+    const kept = cache?.get(this.#cacheOwner, method, params, options?.principal);
+    if (kept) return { promise: Promise.resolve(this.#noteHints(method, kept)), cancel: () => undefined };
     const call = this.#wire.call(method, params, options);
-    if (!LIST_METHODS.has(method)) return call;
-    return { promise: call.promise.then((result) => this.#noteHints(method, result)), cancel: (e) => call.cancel(e) };
+    if (!cache && !LIST_METHODS.has(method)) return call;
+    const promise = call.promise.then((result) => {
+      cache?.set(this.#cacheOwner, method, params, options?.principal, result);
+      return this.#noteHints(method, result);
+    });
+    return { promise, cancel: (e) => call.cancel(e) };
   }
 
   #noteHints(method: string, result: McpResult): McpResult {
+    if (!LIST_METHODS.has(method)) return result;
     const hints: CacheHints = {};
     if (typeof result.ttlMs === 'number' && result.ttlMs >= 0) hints.ttlMs = result.ttlMs;
     if (result.cacheScope === 'public' || result.cacheScope === 'private') hints.cacheScope = result.cacheScope;

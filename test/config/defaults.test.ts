@@ -225,6 +225,11 @@ const SCHEMA_DEFAULTS = {
   'serverCards.enabled': false,
   'serverCards.public': false,
   'serverCards.maxAgeSeconds': 300,
+  // Added with the result cache (issue 35): on, 64 MiB, 5 min at most.
+  cache: {},
+  'cache.enabled': true,
+  'cache.maxBytes': 67108864,
+  'cache.maxTtlMs': 300000,
 };
 
 const POOL = {
@@ -320,6 +325,7 @@ describe('config defaults', () => {
       audit: { methods: [] },
       servers: [],
       serverCards: { enabled: false, public: false, maxAgeSeconds: 300 },
+      cache: { enabled: true, maxBytes: 67108864, maxTtlMs: 300000 },
       reload: { watch: true, debounceMs: 300, pollSeconds: 10 },
       pinning: { mode: 'off' },
     });
