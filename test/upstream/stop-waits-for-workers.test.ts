@@ -17,9 +17,12 @@ import { until } from '../support/wait.js';
 
 const STUBBORN = `${rawStdioServer(
   `if (m.method === 'initialize') return { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'stubborn', version: '1' } };
-  if (m.method === 'tools/list') return { tools: [{ name: 'hello', inputSchema: { type: 'object' } }] };
-  if (m.method === 'tools/call') return { content: [{ type: 'text', text: 'hello ' + process.pid }] };
+  if (m.method === 'tools/list') return { tools: [{ name: 'hello', inputSchema: { type: 'object' } }, { name: 'changed', inputSchema: { type: 'object' } }] };
+  if (m.method === 'tools/call') return { content: [{ type: 'text', text: m.params.name + ' ' + process.pid }] };
   return {};`,
+  '',
+  // A call to `changed` first says its tools changed: the gateway probes the upstream again.
+  `if (m.method === 'tools/call' && m.params.name === 'changed') send({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' });`,
 )}
 // EOF does not end it: a timer keeps it alive until a signal does.
 process.stdin.removeAllListeners('end');
@@ -49,12 +52,12 @@ function alive(pid: number): boolean {
   }
 }
 
-async function sessionWithWorker(url: URL): Promise<{ sid: string; pid: number }> {
+async function sessionWithWorker(url: URL, tool = 'hello'): Promise<{ sid: string; pid: number }> {
   const sid = await openSession(url);
   const headers = { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
-  const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'stub__hello', arguments: {} } };
+  const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: `stub__${tool}`, arguments: {} } };
   const res = await post(url, body, headers);
-  const pid = Number(/hello (\d+)/.exec(res.text)?.[1]);
+  const pid = Number(/(?:hello|changed) (\d+)/.exec(res.text)?.[1]);
   expect(alive(pid), res.text).toBe(true);
   return { sid, pid };
 }
@@ -82,5 +85,18 @@ describe('stop waits for every per-session worker process', () => {
     await gw.stop();
     expect(alive(pid)).toBe(false);
     await until('no stub process left', () => childPidsRunning(script).length === 0);
+  }, 30_000);
+
+  it("a probe running at stop (a catalog refresh after a worker's list_changed) is gone when stop returns", async () => {
+    const gw = await startGateway(
+      exampleConfig({ upstreams: [stdioUpstream('stub', script, { mode: 'per-session', pool: { spares: 0 } })] }),
+    );
+    await until('the start-up probe gone', () => childPidsRunning(script).length === 0);
+    const { pid } = await sessionWithWorker(gw.url, 'changed');
+    await until('the refresh probe running beside the worker', () => childPidsRunning(script).length === 2);
+    const probe = childPidsRunning(script).find((p) => p !== pid)!;
+    await gw.stop();
+    expect(alive(probe)).toBe(false);
+    expect(alive(pid)).toBe(false);
   }, 30_000);
 });
