@@ -1,10 +1,10 @@
 /**
  * A gateway's stop returns once its per-session workers' processes are gone, those already
- * stopping included (a session that ended just before). The upstream here does not exit on stdin
- * EOF, as server-everything does not while a request of its own waits for its client (roots/list,
- * an elicitation): its worker is stopped by signal after the grace. A stop that returned sooner
- * left such processes running past the test file, re-parented to init. Real gateway, real child
- * processes, loopback.
+ * stopping included (a session that ended just before), and its probes' (a catalog refresh's).
+ * The upstream here does not exit on stdin EOF, as server-everything does not while a request of
+ * its own waits for its client (roots/list, an elicitation): its worker is stopped by signal
+ * after the grace. A stop that returned sooner left such processes running past the test file,
+ * re-parented to init. Real gateway, real child processes, loopback.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
