@@ -14,6 +14,8 @@ export interface ErrorEntry {
   readonly message: string;
   /** A client may retry the same request later (the error carries `data.retryAfterMs`). */
   readonly retryable: boolean;
+  /** In-band as a POST's only message, the reply is still `httpStatus`, with Retry-After (transport/post-reply.ts). */
+  readonly statusWhenAlone?: true;
 }
 
 export const ERRORS = {
@@ -186,18 +188,29 @@ export const ERRORS = {
     retryable: true,
   },
   // A rule of rateLimits (data.rule, data.retryAfterMs): in-band, 429 with Retry-After as a POST's only message.
-  RATE_LIMITED: { code: -32015, httpStatus: 429, message: 'Rate limit reached; retry later', retryable: true },
-  // Past upstreams[].fairness: this principal's calls already fill its share and its queue (data.upstream,
-  // data.retryAfterMs); in-band, 429 with Retry-After as a POST's only message, as RATE_LIMITED.
+  RATE_LIMITED: {
+    code: -32015,
+    httpStatus: 429,
+    message: 'Rate limit reached; retry later',
+    retryable: true,
+    statusWhenAlone: true,
+  },
+  // Past upstreams[].fairness: this principal's calls fill its share and its queue (data.upstream, .retryAfterMs).
   FAIRNESS_QUEUE_FULL: {
     code: -32015,
     httpStatus: 429,
     message: "Too many calls waiting for this principal's share of the upstream; retry later",
     retryable: true,
+    statusWhenAlone: true,
   },
-  // A quota of `quotas` used up for this window (data.quota, .measure, .limit, .resetAt, .retryAfterMs): in-band,
-  // 429 with Retry-After as a POST's only message, as RATE_LIMITED.
-  QUOTA_EXCEEDED: { code: -32015, httpStatus: 429, message: 'Quota used up; retry later', retryable: true },
+  // A quota of `quotas` used up for this window (data.quota, .measure, .limit, .resetAt, .retryAfterMs).
+  QUOTA_EXCEEDED: {
+    code: -32015,
+    httpStatus: 429,
+    message: 'Quota used up; retry later',
+    retryable: true,
+    statusWhenAlone: true,
+  },
   // Past limits.maxSessions every session is in use: a new one waits until one is idle long enough to make room.
   SESSION_LIMIT: {
     code: -32016,

@@ -8,7 +8,7 @@ import type {
   JsonRpcResponse,
 } from '../jsonrpc/messages.js';
 import { SseWriter, type StreamBound } from '../streams/sse-writer.js';
-import { ERRORS } from '../jsonrpc/errors.js';
+import { ERRORS, type ErrorEntry, type ErrorName } from '../jsonrpc/errors.js';
 
 /** An SSE reply as its events are recorded and written (see RecordedStream). */
 export interface ReplyStream {
@@ -84,12 +84,12 @@ export class PostReply implements MessageSink {
       if (this.#remaining === 0) this.#json(JSON.stringify(this.#collected));
       return;
     }
-    const wait = status === 200 ? rateLimitedWait(response) : undefined;
-    if (wait !== undefined) {
+    const alone = status === 200 ? aloneStatus(response) : undefined;
+    if (alone !== undefined) {
       // A POST's only message refused by a rate limit, a quota or a full fairness queue: the HTTP reply says so
       // too, as CLIENT_TOO_MANY_* do.
-      this.headers['retry-after'] = String(Math.max(1, Math.ceil(wait / 1000)));
-      status = ERRORS.RATE_LIMITED.httpStatus;
+      this.headers['retry-after'] = String(Math.max(1, Math.ceil(alone.waitMs / 1000)));
+      status = alone.status;
     }
     this.#json(JSON.stringify(response), status);
   }
@@ -117,13 +117,16 @@ export class PostReply implements MessageSink {
   }
 }
 
-/** The in-band refusals that a POST's only message makes a 429 with Retry-After (one code, -32015). */
-const IN_BAND_429: ReadonlySet<unknown> = new Set(['RATE_LIMITED', 'QUOTA_EXCEEDED', 'FAIRNESS_QUEUE_FULL']);
-
-/** A RATE_LIMITED (QUOTA_EXCEEDED, FAIRNESS_QUEUE_FULL) reply's data.retryAfterMs; undefined for any other reply. */
-function rateLimitedWait(response: JsonRpcResponse): number | undefined {
-  if (!('error' in response) || response.error.code !== ERRORS.RATE_LIMITED.code) return undefined;
+/**
+ * The HTTP status and wait of an in-band error whose entry (named by data.type, with its code) has
+ * statusWhenAlone: RATE_LIMITED, QUOTA_EXCEEDED, FAIRNESS_QUEUE_FULL. Undefined for any other reply.
+ */
+function aloneStatus(response: JsonRpcResponse): { status: number; waitMs: number } | undefined {
+  if (!('error' in response)) return undefined;
   const data = response.error.data as { type?: unknown; retryAfterMs?: unknown } | undefined;
-  if (data === undefined || !IN_BAND_429.has(data.type)) return undefined;
-  return typeof data.retryAfterMs === 'number' ? data.retryAfterMs : 1000;
+  const type = data?.type;
+  if (typeof type !== 'string' || !Object.hasOwn(ERRORS, type)) return undefined;
+  const entry: ErrorEntry = ERRORS[type as ErrorName];
+  if (entry.statusWhenAlone !== true || entry.code !== response.error.code) return undefined;
+  return { status: entry.httpStatus, waitMs: typeof data?.retryAfterMs === 'number' ? data.retryAfterMs : 1000 };
 }

@@ -54,6 +54,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   readonly #workers = new Map<string, Dedicated>();
   /** Scopes whose worker this replica is stopping (its upstream session is being ended). */
   readonly #stopping = new Map<string, Promise<void>>();
+  readonly #probes = new Set<UpstreamConnection>(); // running (a catalog refresh's too): close() stops them as well
   /** Requests to clients still open, of every worker this upstream started (stopped ones too, until they end). */
   readonly #asks = { open: 0 };
   readonly #spares: Spares;
@@ -126,7 +127,9 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
       },
       notification: () => undefined,
     };
+    if (this.closed) throw new GatewayError('SHUTTING_DOWN');
     const probe = this.createWorker(identity, this.spawned++, refuse);
+    this.#probes.add(probe);
     try {
       try {
         // Not announced: whoever probes has the info in hand.
@@ -146,7 +149,7 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
       this.lastError = err instanceof Error ? err.message : String(err);
       throw err;
     } finally {
-      await probe.close();
+      await probe.close().finally(() => this.#probes.delete(probe));
     }
   }
 
@@ -237,7 +240,9 @@ export class SessionWorkers extends WorkerSetBase implements WorkerSet {
   async close(): Promise<void> {
     this.markClosed();
     await this.#spares.close();
-    await Promise.all([...this.#workers.keys()].map((scope) => this.release(scope)));
+    for (const scope of [...this.#workers.keys()]) void this.release(scope);
+    // And those already stopping, and the probes: a process still in its stop's grace would outlive the gateway.
+    await Promise.all([...this.#stopping.values(), ...[...this.#probes].map((probe) => probe.close())]);
   }
 
   /**

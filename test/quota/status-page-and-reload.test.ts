@@ -4,16 +4,14 @@
  * name shown as text whatever it holds; a reload changes the quotas from the next call on, a
  * quota kept by name keeps its count, a renamed one starts fresh, none left counts nothing.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StatusReport } from '../../src/server/status/report.js';
 import { renderStatusPage } from '../../src/server/status/view.js';
 import { ECHO_SERVER, stdioUpstream } from '../support/gateway.js';
 import { admitted, apiKeyAuth, bearer, callsRoundRobin, keyOf, openAs } from '../support/rate-limits.js';
 import { startFromFile } from '../support/reload.js';
+import { statusBrowser, WITH_CHROMIUM } from '../support/status-browser.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const EVIL = '<img src=x onerror="window.__xss=1">';
 const base = {
   upstreams: [stdioUpstream('echo', ECHO_SERVER)],
@@ -54,22 +52,11 @@ describe('quotas in memory', () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status top consumers in headless Chromium', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+describe.skipIf(!WITH_CHROMIUM)('/status top consumers in headless Chromium', () => {
+  const browser = statusBrowser();
 
   it('shows a Top consumers table per quota: principal, measure, used / limit', async () => {
-    const page = await browser.newPage();
-    await page.setExtraHTTPHeaders(bearer(keyOf('alice')));
-    await page.goto(`${gw.base}/status`, { waitUntil: 'load' });
+    const page = await browser.open(`${gw.base}/status`, { headers: bearer(keyOf('alice')) });
     const section = page.locator('section[data-quota="daily"]');
     expect(await section.locator('caption').textContent()).toBe('Top consumers');
     expect(await section.locator('h3').textContent()).toContain('per day (UTC), resets');

@@ -8,10 +8,8 @@
  * as the gateway's probe (which offers every capability) lists it. The page is read in headless
  * Chromium (Debian's, driven by playwright-core).
  */
-import { existsSync } from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { capabilityToolsUpstream } from '../support/capability-tools.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
@@ -22,9 +20,8 @@ import {
   startStatelessFixture,
   type HttpServerProcess,
 } from '../support/http-upstream.js';
+import { statusBrowser, WITH_CHROMIUM } from '../support/status-browser.js';
 import { closedPort, statusWhen, type UpstreamRow } from './support.js';
-
-const CHROMIUM = '/usr/bin/chromium';
 
 let gw: RunningGateway;
 let echo: HttpServerProcess;
@@ -183,24 +180,14 @@ describe('/status.json by era', () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status by era in headless Chromium', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+describe.skipIf(!WITH_CHROMIUM)('/status by era in headless Chromium', () => {
+  const browser = statusBrowser();
 
   it('shows each era, no "1/0", no failure for the fall-back, a failure with its time, the sessions\' lists', async () => {
     await report();
     // A session of its own that has listed (the tests above may not have run).
     await (await connect({ sampling: {} })).listTools();
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    await page.goto(`${gw.base}/status`, { waitUntil: 'load' });
+    const page = await browser.open(`${gw.base}/status`, { viewport: { width: 1280, height: 900 } });
     const headers = await page.$$eval('table:first-of-type thead th', (ths) => ths.map((th) => th.textContent ?? ''));
     expect(headers).toContain('era');
     const rows = await page.$$eval('tr[data-upstream]', (trs) =>

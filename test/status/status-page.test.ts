@@ -4,10 +4,9 @@
  * in headless Chromium (Debian's, driven by playwright-core): the rendered DOM names each
  * upstream with its state, and a screenshot is written to the test's temp dir.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ECHO_SERVER,
@@ -19,9 +18,9 @@ import {
 } from '../support/gateway.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
+import { statusBrowser, WITH_CHROMIUM } from '../support/status-browser.js';
 import { closedPort, statusWhen, type UpstreamRow } from './support.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const SECRETS = ['query-token', 'header-token', 'env-secret', 'arg-secret'];
 // A tool whose name is markup: the page must show it as text.
 const EVIL_TOOL = '<img src=x onerror=alert(1)>';
@@ -152,31 +151,25 @@ describe('/status', () => {
   });
 });
 
-describe.skipIf(!existsSync(CHROMIUM) && !process.env.CI)('/status in headless Chromium', () => {
-  let browser: Browser;
-  beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
+describe.skipIf(!WITH_CHROMIUM)('/status in headless Chromium', () => {
+  const browser = statusBrowser();
 
   it('renders each upstream with its state, the down ones as down, and a screenshot', async () => {
     await statusWhen(gw.base, settled);
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const dialogs: string[] = [];
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
-      void d.dismiss();
-    });
     const external: string[] = [];
-    page.on('request', (r) => {
-      if (!r.url().startsWith(gw.base)) external.push(r.url());
+    const page = await browser.open(`${gw.base}/status`, {
+      viewport: { width: 1280, height: 900 },
+      watch: (p) => {
+        p.on('dialog', (d) => {
+          dialogs.push(d.message());
+          void d.dismiss();
+        });
+        p.on('request', (r) => {
+          if (!r.url().startsWith(gw.base)) external.push(r.url());
+        });
+      },
     });
-    await page.goto(`${gw.base}/status`, { waitUntil: 'load' });
     // Runs in the page (the test's tsconfig has no DOM library, hence the cast).
     const rows = await page.$$eval('tr[data-upstream]', (trs) => {
       const style = (globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } })
