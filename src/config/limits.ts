@@ -127,3 +127,6 @@ export type LimitsConfig = FromSchema<typeof limitsSchema>;
 
 /** search_tools' longest query (characters): a query is a few words; more is a mistake or an attack. */
 export const TOOL_SEARCH_MAX_QUERY_CHARS = 1000;
+
+/** Pages of one upstream's skills/list the gateway walks for a merged list (SEP-2640 hosts bound theirs alike). */
+export const SKILL_LIST_MAX_PAGES = 100;

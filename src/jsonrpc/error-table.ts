@@ -294,6 +294,13 @@ export const ERRORS = {
     message: 'This definition changed since it was pinned; calls are refused until the pin lock is updated',
     retryable: false,
   },
+  // SEP-2640: a skill file whose bytes are not what its upstream's skills/list says (data.upstream, data.uri).
+  SKILL_DIGEST_MISMATCH: {
+    code: -32013,
+    httpStatus: 200,
+    message: "This skill file's content does not match the digest its upstream lists; the gateway refuses it",
+    retryable: false,
+  },
   TOOL_NOT_PINNED: {
     code: -32013,
     httpStatus: 200,
