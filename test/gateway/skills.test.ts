@@ -43,6 +43,8 @@ beforeAll(async () => {
         skillsUpstream('beta', { SKILLS_SET: 'beta' }),
       ],
       servers: [{ path: '/mcp/pdf', skills: ['skill://alpha/pdf-forms/*'] }],
+      // Four skills: two pages of the gateway's own, over each upstream's pages of one.
+      pagination: { pageSize: 3 },
     }),
   );
 }, 30_000);
@@ -78,6 +80,20 @@ describe.each(ERAS)('skills through the gateway, %s', (_label, mode) => {
       expect(listing.cacheScope).toBe('public');
       expect(listing.ttlMs).toBeGreaterThanOrEqual(0);
     }
+  });
+
+  it('pages the merged list with its own cursors, one continuing where the last page ended', async () => {
+    const client = await connect(gw.url, mode);
+    const first = (await rawRequest(client, 'skills/list', {})) as {
+      skills: Array<{ uri: string }>;
+      nextCursor: string;
+    };
+    expect(first.skills).toHaveLength(3);
+    const second = (await rawRequest(client, 'skills/list', { cursor: first.nextCursor })) as typeof first;
+    expect(second.skills).toHaveLength(1);
+    expect(second.nextCursor).toBeUndefined();
+    expect(new Set([...first.skills, ...second.skills].map((s) => s.uri)).size).toBe(4);
+    await expect(rawRequest(client, 'skills/list', { cursor: 'not-ours' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('gets one skill and reads its files, digests checked by the SDK', async () => {
