@@ -138,6 +138,11 @@ describe('a virtual server that selects one skill', () => {
     await expect(
       rawRequest(client, 'resources/read', { uri: 'skill://beta/release-notes/templates/notes.md' }),
     ).rejects.toThrow(/not found/i);
+    // Its skill's directory is there; the upstream's whole tree above it is not.
+    expect((await skills.readDirectory('skill://alpha/pdf-forms/references/')).resources).toHaveLength(1);
+    await expect(rawRequest(client, 'resources/directory/read', { uri: 'skill://alpha/' })).rejects.toThrow(
+      /not found/i,
+    );
   });
 });
 
@@ -182,6 +187,10 @@ describe('bad input', () => {
       data: { type: 'MODERN_RESOURCE_NOT_FOUND' },
     });
     await expect(rawRequest(legacy, 'skills/get', { uri: 42 })).rejects.toMatchObject({ code: -32602 });
+    // Not a skill URI at all: no upstream is asked.
+    await expect(rawRequest(legacy, 'skills/get', { uri: 'https://example.com/SKILL.md' })).rejects.toMatchObject({
+      data: { uri: 'https://example.com/SKILL.md' },
+    });
   });
 
   it('names the upstream of a skill URI whose upstream is down (UPSTREAM_UNAVAILABLE)', async () => {
