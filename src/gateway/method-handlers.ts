@@ -165,8 +165,8 @@ export class MethodHandlers {
     const params = request.params;
     const uri = requireString(params, 'uri');
     if (isSkillUri(uri)) {
-      if (this.#skills.offered()) return this.#skills.read(ctx, request, view);
-      // No upstream offers skills: a skill:// resource is an ordinary one, selected as resources are.
+      if (this.#skills.serves(catalog.resource(uri)?.upstream)) return this.#skills.read(ctx, request, view);
+      // Not a skills upstream's: a skill:// resource is an ordinary one, selected as resources are.
       if (view && !view.selectsResource(uri)) throw resourceNotFound(ctx, uri);
     }
     const route = catalog.resource(uri);

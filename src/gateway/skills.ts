@@ -115,9 +115,13 @@ export class SkillMethods {
     return named(ctx, uri, this.parts.forwarder.forward(ctx, request, upstream, { ...request.params, uri: original }));
   }
 
-  /** Whether some upstream declares the extension now: then `skill://` reads are the skills' to route. */
-  offered(): boolean {
-    return this.#offering().length > 0;
+  /**
+   * Whether a `skill://` read is the skills' to route: some upstream declares the extension, and the catalog lists
+   * the URI (`listedBy`) of none that does not (a server that lists such resources without the extension).
+   */
+  serves(listedBy: string | undefined): boolean {
+    const offering = this.#offering();
+    return offering.length > 0 && (listedBy === undefined || offering.some(([name]) => name === listedBy));
   }
 
   /** Upstreams that are up and declare the extension, in config order, with its settings. */

@@ -12,11 +12,29 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { SKILLS_EXTENSION_ID, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
+import { rawStdioServer } from '../support/raw-stdio-server.js';
 
 const SKILLS_SERVER = resolve(import.meta.dirname, '../fixtures/skills-server.mjs');
 
 const skillsUpstream = (name: string, env: Record<string, string>, extra: Record<string, unknown> = {}) =>
   stdioUpstream(name, SKILLS_SERVER, { env, resources: { uris: 'prefixed' }, ...extra });
+
+/** Lists and serves one skill:// resource, declaring no skills extension. */
+const PLAIN_SERVER = rawStdioServer(`
+  switch (m.method) {
+    case 'initialize':
+      return {
+        protocolVersion: m.params.protocolVersion,
+        capabilities: { resources: {} },
+        serverInfo: { name: 'plain', version: '1' },
+      };
+    case 'resources/list':
+      return { resources: [{ uri: 'skill://notes/SKILL.md', name: 'notes' }] };
+    case 'resources/read':
+      return { contents: [{ uri: m.params.uri, text: 'plain notes' }] };
+    default:
+      return {};
+  }`);
 
 let gw: RunningGateway;
 const clients: Client[] = [];
@@ -157,6 +175,14 @@ describe('bad input', () => {
           stdioUpstream('gone', resolve(import.meta.dirname, '../fixtures/no-such-server.mjs'), {
             resources: { uris: 'prefixed' },
           }),
+          // skill:// resources without the extension: ordinary resources, read as the catalog routes them.
+          {
+            name: 'plain',
+            transport: 'stdio',
+            command: process.execPath,
+            args: ['-e', PLAIN_SERVER],
+            resources: { uris: 'prefixed' },
+          },
         ],
       }),
     );
@@ -204,6 +230,14 @@ describe('bad input', () => {
     ).rejects.toMatchObject({ code: -32004 });
     // The list goes on without it.
     expect((await new SkillsClient(client).list()).skills).toHaveLength(2);
+  });
+
+  it('reads a skill:// resource of an upstream without the extension as an ordinary resource', async () => {
+    const client = await connect(bad.url, 'legacy');
+    const { resources } = await client.listResources();
+    expect(resources.map((r) => r.uri)).toContain('skill://plain/notes/SKILL.md');
+    const read = await client.readResource({ uri: 'skill://plain/notes/SKILL.md' });
+    expect(read.contents[0]).toMatchObject({ uri: 'skill://plain/notes/SKILL.md', text: 'plain notes' });
   });
 
   it('refuses resources/directory/read for an upstream that does not declare directoryRead', async () => {
