@@ -133,3 +133,6 @@ export const TOOL_SEARCH_MAX_QUERY_CHARS = 1000;
  * with a shared store), read by each of its requests; 200 names keep that record small.
  */
 export const TOOL_SEARCH_MAX_EXPOSED = 200;
+
+/** Pages of one upstream's skills/list the gateway walks for a merged list (SEP-2640 hosts bound theirs alike). */
+export const SKILL_LIST_MAX_PAGES = 100;

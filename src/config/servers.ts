@@ -91,6 +91,12 @@ export const serverEntrySchema = {
       default: [],
       description: 'Globs over resource URIs and template URIs as clients see them (e.g. "docs-eu+*").',
     },
+    skills: {
+      ...globs,
+      description:
+        'Globs over the skills\' SKILL.md URIs as clients see them (e.g. "skill://docs/pdf-*"); a selected skill\'s ' +
+        'files and directories come with it. None: no skills. Overrides do not apply to skills.',
+    },
     overrides: {
       type: 'object',
       additionalProperties: toolOverrideSchema,

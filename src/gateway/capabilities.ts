@@ -1,7 +1,7 @@
 // What the virtual server says about itself: the capabilities merged from its upstreams, their
 // instructions, and the initialize and server/discover results built from them.
 import { isObject } from '../jsonrpc/messages.js';
-import { TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
+import { SKILLS_EXTENSION, TASKS_EXTENSION } from '../jsonrpc/meta-keys.js';
 import { STATELESS_VERSIONS, negotiateVersion } from '../jsonrpc/versions.js';
 import type { McpResult, UpstreamServerInfo } from '../contracts/upstream.js';
 import { offersSubscriptions, upstreamInfo, type UpstreamEntry } from './upstream-entry.js';
@@ -92,6 +92,11 @@ export class Capabilities {
  */
 function addExtensions(into: Map<string, unknown>, declared: unknown): void {
   if (!isObject(declared)) return;
-  for (const [id, settings] of Object.entries(declared))
-    if (id !== TASKS_EXTENSION && !into.has(id) && isObject(settings)) into.set(id, settings);
+  for (const [id, settings] of Object.entries(declared)) {
+    // Skills: directoryRead when any upstream serves it (gateway/skills.ts refuses it for the others).
+    const kept = into.get(id);
+    if (id === SKILLS_EXTENSION && isObject(kept) && isObject(settings) && settings.directoryRead === true)
+      into.set(id, { ...kept, directoryRead: true });
+    if (id !== TASKS_EXTENSION && kept === undefined && isObject(settings)) into.set(id, settings);
+  }
 }

@@ -17,9 +17,10 @@ import type { PerSessionRouter } from './per-session-router.js';
 import type { RequestEvents } from './request-events.js';
 import type { ResultStep } from './request-chain.js';
 import { completionTarget, requireString, resourceNotFound } from './request-params.js';
-import type { ResourceUris } from './resource-uris.js';
+import { isSkillUri, type ResourceUris } from './resource-uris.js';
 import type { ServerView } from './server-views.js';
 import type { SessionCatalogs } from './session-catalogs.js';
+import { SkillMethods } from './skills.js';
 import type { Subscriptions } from './subscriptions.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngine } from '../tasks/engine.js';
@@ -48,6 +49,7 @@ export class MethodHandlers {
   // A Map, not an object literal: a method named "constructor" or "__proto__" must find nothing.
   readonly #table = new Map<string, MethodHandler>();
   readonly #parts: MethodHandlerParts;
+  readonly #skills: SkillMethods;
   /** The table's one lookup: the handler of the request's method, or not found. */
   readonly handle: MethodHandler;
 
@@ -71,7 +73,9 @@ export class MethodHandlers {
         catalog,
       ),
     );
-    table.set('resources/read', (ctx, request, _view, catalog) => this.#read(ctx, request, catalog));
+    this.#skills = new SkillMethods(parts);
+    for (const [method, handler] of this.#skills.handlers()) table.set(method, handler);
+    table.set('resources/read', (ctx, request, view, catalog) => this.#read(ctx, request, view, catalog));
     const subscription: MethodHandler = (ctx, request, _view, catalog) => this.#subscription(ctx, request, catalog);
     table.set('resources/subscribe', subscription);
     table.set('resources/unsubscribe', subscription);
@@ -157,9 +161,14 @@ export class MethodHandlers {
     return this.#parts.forwarder.forwardNamed(ctx, request, route, 'Unknown tool', catalog);
   }
 
-  async #read(ctx: RequestContext, request: JsonRpcRequest, catalog: Catalog): Promise<McpResult> {
+  async #read(ctx: RequestContext, request: JsonRpcRequest, view: ServerView | undefined, catalog: Catalog) {
     const params = request.params;
     const uri = requireString(params, 'uri');
+    if (isSkillUri(uri)) {
+      if (this.#skills.serves(catalog.resource(uri)?.upstream)) return this.#skills.read(ctx, request, view);
+      // Not a skills upstream's: a skill:// resource is an ordinary one, selected as resources are.
+      if (view && !view.selectsResource(uri)) throw resourceNotFound(ctx, uri);
+    }
     const route = catalog.resource(uri);
     if (!route) throw resourceNotFound(ctx, uri);
     const result = await this.#parts.forwarder.forward(

@@ -5,7 +5,9 @@
 // An MCP Apps UI resource (`ui://...`) keeps its scheme, since hosts look for `ui://`: the prefix
 // goes inside it, `ui://<prefix>+<rest>` (`ui://map+cesium-map/mcp-app.html`). A prefix is
 // [A-Za-z0-9_-]* (no `+`, no `:`), so either form has one inverse, and neither can be mistaken
-// for the other. A tool's `_meta` references to its UI resource get the same rewrite, so the tool
+// for the other. A skill's files (`skill://...`, SEP-2640) keep theirs too, the prefix a first path
+// segment: `skill://<prefix>/<path>` (`skill://docs/pdf-forms/SKILL.md`).
+// A tool's `_meta` references to its UI resource get the same rewrite, so the tool
 // names the URI the resource is listed and read under.
 // Outward (results, notifications, tool lists) URIs get the prefix here; inward, the catalog's
 // routes hold the original of each URI a client names. All of it is a function of the upstream's
@@ -20,15 +22,33 @@ export const UI_SCHEME = 'ui://';
 export const UI_META_KEY = 'ui';
 export const LEGACY_UI_RESOURCE_KEY = 'ui/resourceUri';
 
+/** The scheme of a SEP-2640 skill's files (`skill://<path>/SKILL.md`), which hosts look for as they do `ui://`. */
+export const SKILL_SCHEME = 'skill://';
+export function isSkillUri(uri: string): boolean {
+  return uri.startsWith(SKILL_SCHEME);
+}
+/**
+ * Where the prefix goes in a URI of each scheme that keeps its place: a skill's gets a path segment of its own
+ * (`skill://<prefix>/<path>`), since SEP-2640 has a skill's name be its directory's last segment, which
+ * `<prefix>+` would change; a UI resource's, `ui://<prefix>+<rest>`.
+ */
+const KEPT_SCHEMES = [
+  [UI_SCHEME, URI_SEPARATOR],
+  [SKILL_SCHEME, '/'],
+] as const;
+
 export function prefixedUri(prefix: string, uri: string): string {
-  if (uri.startsWith(UI_SCHEME)) return `${UI_SCHEME}${prefix}${URI_SEPARATOR}${uri.slice(UI_SCHEME.length)}`;
+  for (const [scheme, separator] of KEPT_SCHEMES)
+    if (uri.startsWith(scheme)) return `${scheme}${prefix}${separator}${uri.slice(scheme.length)}`;
   return `${prefix}${URI_SEPARATOR}${uri}`;
 }
 
 /** The inverse of prefixedUri: the upstream's own URI, or undefined when `uri` does not carry `prefix`. */
 export function unprefixedUri(prefix: string, uri: string): string | undefined {
-  const ui = `${UI_SCHEME}${prefix}${URI_SEPARATOR}`;
-  if (uri.startsWith(ui)) return `${UI_SCHEME}${uri.slice(ui.length)}`;
+  for (const [scheme, separator] of KEPT_SCHEMES) {
+    const kept = `${scheme}${prefix}${separator}`;
+    if (uri.startsWith(kept)) return `${scheme}${uri.slice(kept.length)}`;
+  }
   const plain = `${prefix}${URI_SEPARATOR}`;
   return uri.startsWith(plain) ? uri.slice(plain.length) : undefined;
 }

@@ -12,7 +12,7 @@ import type { Identity } from '../contracts/authenticator.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { MirroredParam } from '../contracts/mcp-handler.js';
 import type { Catalog, CatalogReader, ListKind } from './catalog.js';
-import { uiResourceOf } from './resource-uris.js';
+import { isSkillUri, uiResourceOf } from './resource-uris.js';
 
 type Entry = Record<string, unknown>;
 
@@ -150,7 +150,9 @@ export class ServerView {
       case 'resources/read':
       case 'resources/subscribe':
       case 'resources/unsubscribe':
-        if (typeof params?.uri === 'string' && !this.selectsResource(params.uri)) throw notFound(ctx, params.uri);
+        // A skill's files are selected by `skills` (gateway/skills.ts checks them).
+        if (typeof params?.uri === 'string' && !this.selectsResource(params.uri) && !isSkillUri(params.uri))
+          throw notFound(ctx, params.uri);
         return request;
       case 'completion/complete': {
         const ref = params?.ref;

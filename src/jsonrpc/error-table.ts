@@ -307,6 +307,13 @@ export const ERRORS = {
     message: 'This definition changed since it was pinned; calls are refused until the pin lock is updated',
     retryable: false,
   },
+  // SEP-2640: a skill file whose bytes are not what its upstream's skills/list says (data.upstream, data.uri).
+  SKILL_DIGEST_MISMATCH: {
+    code: -32013,
+    httpStatus: 200,
+    message: "This skill file's content does not match the digest its upstream lists; the gateway refuses it",
+    retryable: false,
+  },
   TOOL_NOT_PINNED: {
     code: -32013,
     httpStatus: 200,
@@ -338,12 +345,7 @@ export const ERRORS = {
   // Identity towards upstreams (calls made as the user): one user's refusal, not the upstream's failure.
   // -32013 as INSUFFICIENT_SCOPE: a guardrail (config interceptors) refused what a call sent or got back;
   // data.interceptor, data.phase (request | response) and data.kinds say which and what kind, never the text.
-  GUARDRAIL_BLOCKED: {
-    code: -32013,
-    httpStatus: 403,
-    message: 'Refused by a guardrail',
-    retryable: false,
-  },
+  GUARDRAIL_BLOCKED: { code: -32013, httpStatus: 403, message: 'Refused by a guardrail', retryable: false },
   // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
   UPSTREAM_IDENTITY_REFUSED: {
     code: -32013,

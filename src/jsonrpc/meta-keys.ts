@@ -21,6 +21,12 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
  * and uses its result as ever. A per-session worker gets its client's own declaration instead.
  */
 export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
+/** SEP-2640's skills extension: `skills/list`, `skills/get`, and `resources/directory/read` with `directoryRead`. */
+export const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills';
+/** Its methods beside resources/read: the skills, and a skill directory's children. */
+export const SKILLS_LIST = 'skills/list';
+export const SKILLS_GET = 'skills/get';
+export const DIRECTORY_READ = 'resources/directory/read';
 export const UI_EXTENSION_SETTINGS: Readonly<Record<string, unknown>> = { mimeTypes: ['text/html;profile=mcp-app'] };
 
 /** Keys under this prefix describe the client's request to us; an upstream of the 2025 era gets none of them. */

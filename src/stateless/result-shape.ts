@@ -2,7 +2,7 @@
 // and how a stateless request's params reach a 2025 upstream.
 import { isObject } from '../jsonrpc/messages.js';
 import { LIST_METHODS } from '../jsonrpc/list-methods.js';
-import { META, RESERVED_META_PREFIX } from '../jsonrpc/meta-keys.js';
+import { DIRECTORY_READ, META, RESERVED_META_PREFIX, SKILLS_GET, SKILLS_LIST } from '../jsonrpc/meta-keys.js';
 import type { CacheHints, McpResult } from '../contracts/upstream.js';
 import type { RequestContext } from '../contracts/request-context.js';
 
@@ -11,6 +11,10 @@ const CACHEABLE: ReadonlyMap<string, 'list' | 'read'> = new Map([
   ['server/discover', 'list'],
   ...[...LIST_METHODS.keys()].map((method): [string, 'list'] => [method, 'list']),
   ['resources/read', 'read'],
+  // SEP-2640's: as lists, the upstreams' own hints (gateway/skills.ts merges them into the result) bounded here.
+  [SKILLS_LIST, 'list'],
+  [SKILLS_GET, 'list'],
+  [DIRECTORY_READ, 'list'],
 ]);
 
 export interface StatelessResultOptions {
@@ -40,7 +44,7 @@ export class StatelessResults {
     const cacheable = result.resultType === 'input_required' ? undefined : CACHEABLE.get(method);
     if (cacheable === 'list') {
       // The smallest ttl of the parts wins, and one private part makes the whole private.
-      const parts = this.options.upstreamHints?.(method);
+      const parts = ownHints(result) ?? this.options.upstreamHints?.(method);
       const ttlMs = parts?.ttlMs !== undefined ? Math.min(caching.listTtlMs, parts.ttlMs) : caching.listTtlMs;
       Object.assign(shaped, {
         ttlMs,
@@ -55,6 +59,14 @@ export class StatelessResults {
     }
     return shaped;
   }
+}
+
+/** Hints a result carries itself (the skills methods'); the four lists' come from the upstreams' workers. */
+function ownHints(result: McpResult): CacheHints | undefined {
+  const ttlMs = typeof result.ttlMs === 'number' && result.ttlMs >= 0 ? result.ttlMs : undefined;
+  const cacheScope = result.cacheScope === 'private' || result.cacheScope === 'public' ? result.cacheScope : undefined;
+  if (ttlMs === undefined && cacheScope === undefined) return undefined;
+  return { ...(ttlMs === undefined ? {} : { ttlMs }), ...(cacheScope === undefined ? {} : { cacheScope }) };
 }
 
 /**

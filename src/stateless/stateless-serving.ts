@@ -3,6 +3,7 @@ import type { Caller, HttpOrigin, InFlightSlots, MessageSink, RequestContext } f
 import { ERRORS, GatewayError } from '../jsonrpc/errors.js';
 import { isObject, type JsonRpcRequest, type JsonRpcResponse } from '../jsonrpc/messages.js';
 import { LIST_METHODS } from '../jsonrpc/list-methods.js';
+import { DIRECTORY_READ, SKILLS_GET, SKILLS_LIST } from '../jsonrpc/meta-keys.js';
 import { paramsProblem } from '../jsonrpc/params-schemas.js';
 import type { SseWriter } from '../streams/sse-writer.js';
 import { honouredListChanges, type ListenStreams } from './listen-streams.js';
@@ -22,6 +23,10 @@ const STATELESS_METHODS = new Set([
   'tasks/get',
   'tasks/update',
   'tasks/cancel',
+  // The skills extension (SEP-2640).
+  SKILLS_LIST,
+  SKILLS_GET,
+  DIRECTORY_READ,
 ]);
 
 /**

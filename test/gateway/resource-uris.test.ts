@@ -1,6 +1,6 @@
 /**
- * Prefixed resource URIs as units: `<prefix>+<uri>`, and `ui://<prefix>+<rest>` for an MCP Apps
- * UI resource; the inverse of each; a tool's `_meta` UI references rewritten alike (both ext-apps
+ * Prefixed resource URIs as units: `<prefix>+<uri>`, `ui://<prefix>+<rest>` for an MCP Apps
+ * UI resource and `skill://<prefix>/<path>` for a skill's file; the inverse of each; a tool's `_meta` UI references rewritten alike (both ext-apps
  * keys) and everything else in `_meta` left as it is; and the catalog listing and routing by them.
  */
 import { RESOURCE_URI_META_KEY, getToolUiResourceUri } from '@modelcontextprotocol/ext-apps/app-bridge';
@@ -30,6 +30,21 @@ describe('prefixedUri and unprefixedUri', () => {
       expect(prefixedUri('map', original)).toBe(exposed);
       expect(unprefixedUri('map', exposed)).toBe(original);
     }
+  });
+
+  it('gives a skill:// URI the prefix as a first path segment, so the skill keeps its last segment', () => {
+    const cases: Array<[string, string]> = [
+      ['skill://pdf-forms/SKILL.md', 'skill://docs/pdf-forms/SKILL.md'],
+      ['skill://acme/billing/refunds/SKILL.md', 'skill://docs/acme/billing/refunds/SKILL.md'],
+      ['skill://pdf-forms/references/FORMS.md', 'skill://docs/pdf-forms/references/FORMS.md'],
+      ['skill://pdf-forms/', 'skill://docs/pdf-forms/'],
+    ];
+    for (const [original, exposed] of cases) {
+      expect(prefixedUri('docs', original)).toBe(exposed);
+      expect(unprefixedUri('docs', exposed)).toBe(original);
+    }
+    expect(unprefixedUri('docs', 'skill://docs-b/pdf-forms/SKILL.md')).toBeUndefined();
+    expect(unprefixedUri('docs', 'skill://docs+pdf-forms/SKILL.md')).toBeUndefined();
   });
 
   it('finds no original in a URI another prefix made, or none made', () => {

@@ -143,3 +143,12 @@ export function startStatelessFixture(extraArgs: string[] = [], port = 0): Promi
     ready: (line) => /^modern fixture listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],
   });
 }
+
+/** test/fixtures/skills-server.mjs as a 2026-07-28 server over HTTP (SEP-2640 skills), its set as `env` says. */
+export function startSkillsHttp(env: Record<string, string>): Promise<HttpServerProcess> {
+  return start({
+    args: [resolve(ROOT, 'test/fixtures/skills-server.mjs')],
+    env: { ...env, SKILLS_HTTP: '1' },
+    ready: (line) => /^skills fixture listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],
+  });
+}
