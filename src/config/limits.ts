@@ -127,3 +127,11 @@ export type LimitsConfig = FromSchema<typeof limitsSchema>;
 
 /** search_tools' longest query (characters): a query is a few words; more is a mistake or an attack. */
 export const TOOL_SEARCH_MAX_QUERY_CHARS = 1000;
+
+/**
+ * The most bytes (as JSON) an interceptor server's reply may have, interceptors/list's or one
+ * interceptor/invoke's: past it the reply is a failure, which follows the entry's onError.
+ */
+export const INTERCEPTOR_MAX_REPLY_BYTES = 4 * 1024 * 1024;
+/** After an interceptor server failed to start, calls fail at once for this long before it is started again. */
+export const INTERCEPTOR_RESTART_BACKOFF_MS = 1000;

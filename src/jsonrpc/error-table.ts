@@ -331,6 +331,15 @@ export const ERRORS = {
     message: 'Refused by a guardrail',
     retryable: false,
   },
+  // -32013 as GUARDRAIL_BLOCKED: an interceptor server with onError deny timed out, crashed or answered
+  // garbage, so what it guards is refused; data.interceptor, data.phase and data.reason (timeout | unavailable |
+  // protocol | too-large) say which and why.
+  INTERCEPTOR_FAILED: {
+    code: -32013,
+    httpStatus: 403,
+    message: 'Refused: an interceptor server failed',
+    retryable: true,
+  },
   // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
   UPSTREAM_IDENTITY_REFUSED: {
     code: -32013,
