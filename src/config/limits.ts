@@ -135,3 +135,5 @@ export const TOOL_SEARCH_MAX_QUERY_CHARS = 1000;
 export const INTERCEPTOR_MAX_REPLY_BYTES = 4 * 1024 * 1024;
 /** After an interceptor server failed to start, calls fail at once for this long before it is started again. */
 export const INTERCEPTOR_RESTART_BACKOFF_MS = 1000;
+/** How long an interceptor server may take to start and list its interceptors; past it, it is started again. */
+export const INTERCEPTOR_CONNECT_TIMEOUT_MS = 10_000;

@@ -128,8 +128,10 @@ export function guardrailStep(topLevel: readonly InterceptorConfig[] | undefined
       if (interceptor.events && !interceptor.events.has(req.method)) continue;
       if (interceptor.takes === 'params') {
         const out = await runOne(interceptor, 'request', req.method, ctx, params);
-        // A mutator's payload replaces the params, as long as it is still an object.
-        if (out !== params && typeof out === 'object' && out !== null) params = out as Record<string, unknown>;
+        // Only a mutator's arguments are taken: a new tool name or URI would step around the view's routing.
+        const args = (out as { arguments?: unknown } | null)?.arguments;
+        if (out !== params && hasArguments && typeof args === 'object' && args !== null)
+          params = { ...params, arguments: args };
       } else if (hasArguments && params.arguments !== undefined) {
         const out = await runOne(interceptor, 'request', req.method, ctx, params.arguments);
         if (out !== params.arguments) params = { ...params, arguments: out };

@@ -6,7 +6,11 @@
 import type { Logger } from 'pino';
 import { interceptorUpstream } from '../config/interceptor-servers.js';
 import type { ServerInterceptorConfig } from '../config/interceptors.js';
-import { INTERCEPTOR_MAX_REPLY_BYTES, INTERCEPTOR_RESTART_BACKOFF_MS } from '../config/limits.js';
+import {
+  INTERCEPTOR_CONNECT_TIMEOUT_MS,
+  INTERCEPTOR_MAX_REPLY_BYTES,
+  INTERCEPTOR_RESTART_BACKOFF_MS,
+} from '../config/limits.js';
 import type { ClientIdentity, McpResult } from '../contracts/upstream.js';
 import { GatewayError } from '../jsonrpc/errors.js';
 import type { DataPathEvents } from '../observability/events.js';
@@ -143,9 +147,12 @@ export class InterceptorServer implements Interceptor {
       this.#reset();
     });
     try {
-      await conn.connection.start();
-      const listed = conn.connection.call('interceptors/list', {});
-      return parseDescriptors(bounded(await listed.promise));
+      // Bounded on its own: a server that never answers initialize is started again, not waited for.
+      const listing = (async () => {
+        await conn.connection.start();
+        return parseDescriptors(bounded(await conn.connection.call('interceptors/list', {}).promise));
+      })();
+      return await this.#within(listing, Date.now() + INTERCEPTOR_CONNECT_TIMEOUT_MS, 'connecting');
     } catch (err) {
       throw err instanceof InterceptorFailure || err instanceof WireError
         ? err
@@ -165,7 +172,7 @@ export class InterceptorServer implements Interceptor {
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new InterceptorFailure('timeout', `${what} took over ${this.entry.timeoutMs} ms`)),
+        () => reject(new InterceptorFailure('timeout', `${what} took too long`)),
         Math.max(0, deadline - Date.now()),
       );
     });

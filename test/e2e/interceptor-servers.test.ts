@@ -5,17 +5,20 @@
  * validating (a denied word refused with GUARDRAIL_BLOCKED naming the entry) and mutating (request
  * arguments and results rewritten); a slow one past its timeoutMs and a crashing one follow onError
  * (allow passes, counted as verdict error; deny refuses with INTERCEPTOR_FAILED) within bounded
- * time; one answering garbage is a protocol failure; no interceptor process outlives the gateway.
+ * time; one answering garbage is a protocol failure; no interceptor process outlives the gateway,
+ * in-process or as its own OS process (node dist/main.js: `npm run build` first).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { readFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { childPidsRunning } from '../support/child-processes.js';
-import { ECHO_SERVER, exampleConfig, stdioUpstream, toolText } from '../support/gateway.js';
+import { ECHO_SERVER, exampleConfig, isAlive, stdioUpstream, toolText } from '../support/gateway.js';
+import { childrenOf, spawnGateway } from '../support/gateway-process.js';
 import { startWordFilterHttp, WORD_FILTER, type HttpServerProcess } from '../support/http-upstream.js';
 import { sample } from '../support/metrics.js';
 import { until } from '../support/wait.js';
@@ -166,4 +169,31 @@ describe('shutdown', () => {
     gateway = undefined;
     await until('the interceptor servers to exit', () => children().length === 0, 5000);
   });
+});
+
+describe('a gateway process (node dist/main.js) with an interceptor server over stdio', () => {
+  it('validates and mutates through the SDK client, and ends the server on SIGTERM', async () => {
+    const proc = await spawnGateway({
+      logLevel: 'warn',
+      upstreams: [stdioUpstream('echo', ECHO_SERVER)],
+      interceptors: [entry('words', stdio())],
+    });
+    const client = new Client({ name: 'interceptor-servers-process', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(proc.url));
+      expect(toolText(await echo(client, 'darn it'))).toBe('d**n it');
+      const err = await refusal(echo(client, 'forbidden'));
+      expect(err!.data).toMatchObject({ type: 'GUARDRAIL_BLOCKED', interceptor: 'words' });
+      const filters = () =>
+        childrenOf(proc.pid).filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('word-filter'));
+      const running = filters();
+      expect(running).toHaveLength(1);
+      await client.close();
+      await proc.stop();
+      expect(running.filter((pid) => isAlive(pid))).toEqual([]);
+    } finally {
+      await client.close().catch(() => undefined);
+      await proc.stop();
+    }
+  }, 30_000);
 });
