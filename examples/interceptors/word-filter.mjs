@@ -3,7 +3,7 @@
 // official SDK v1's low-level Server, over stdio or Streamable HTTP, for docs/guardrails.md and tests.
 //
 //   node examples/interceptors/word-filter.mjs [--http] [--port N] [--deny WORD,...] [--replace FROM=TO,...]
-//                                             [--delay-ms N] [--crash] [--garbage]
+//                                             [--delay-ms N] [--crash] [--garbage] [--list-garbage] [--huge]
 //
 // Interceptors:
 //   word-filter/deny     validation, request phase of tools/call and prompts/get: refuses a payload
@@ -12,7 +12,8 @@
 //                        --replace word (default: darn=d**n) becomes its replacement in every string
 //                        of the payload except protocol fields (name, uri, type, mimeType, _meta).
 // Misbehaviour for tests: --delay-ms waits before each answer to interceptor/invoke, --crash exits
-// on the first one, --garbage answers it with something that is not an interceptor result.
+// on the first one, --garbage answers it with something that is not an interceptor result,
+// --list-garbage answers interceptors/list so, --huge answers each mutation with a 5 MB payload.
 // With --http it listens on 127.0.0.1 only (port 0 = a free one) and prints one line to stdout:
 //   listening on http://127.0.0.1:PORT/mcp
 
@@ -33,6 +34,8 @@ const { values: opts } = parseArgs({
     'delay-ms': { type: 'string', default: '0' },
     crash: { type: 'boolean', default: false },
     garbage: { type: 'boolean', default: false },
+    'list-garbage': { type: 'boolean', default: false },
+    huge: { type: 'boolean', default: false },
   },
 });
 
@@ -119,11 +122,16 @@ function newServer() {
     method: z.literal('interceptor/invoke'),
     params: z.object({ name: z.string(), event: z.string(), phase: z.string(), payload: z.unknown() }).passthrough(),
   });
-  server.setRequestHandler(list, async () => ({ interceptors: INTERCEPTORS }));
+  server.setRequestHandler(list, async () =>
+    opts['list-garbage'] ? { interceptors: [{ name: 7, hooks: 'all' }] } : { interceptors: INTERCEPTORS },
+  );
   server.setRequestHandler(call, async (request) => {
     if (opts.crash) process.exit(3);
     if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
     if (opts.garbage) return { type: 'verdict', says: 'maybe' };
+    const p = request.params;
+    if (opts.huge && p.name === 'word-filter/replace')
+      return { type: 'mutation', phase: p.phase, modified: true, payload: { arguments: { text: 'x'.repeat(5e6) } } };
     return invoke(request.params);
   });
   return server;

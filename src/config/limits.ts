@@ -137,3 +137,5 @@ export const INTERCEPTOR_MAX_REPLY_BYTES = 4 * 1024 * 1024;
 export const INTERCEPTOR_RESTART_BACKOFF_MS = 1000;
 /** How long an interceptor server may take to start and list its interceptors; past it, it is started again. */
 export const INTERCEPTOR_CONNECT_TIMEOUT_MS = 10_000;
+/** An interceptor server unused this long is stopped; the next message that needs it starts it again. */
+export const INTERCEPTOR_IDLE_CLOSE_MS = 5 * 60_000;

@@ -48,13 +48,15 @@ export type GuardrailStep = Wrapper<ResultStep> & { close(): Promise<void> };
 /** Compiles lists of entries into chains; one connection per server entry, however many chains it is in. */
 function chainCompiler(deps: GuardrailDeps) {
   const { diagnostics, log } = deps;
-  // A reload's new entry is a new object: a new connection (the old one ends with its dispatcher).
-  const servers = new Map<InterceptorConfig, InterceptorServer>();
+  // Keyed by what the entry says: a reload that keeps an entry keeps its connection. One a reload
+  // dropped stays in the map, its connection closed once idle (InterceptorServer), until shutdown.
+  const servers = new Map<string, InterceptorServer>();
   const interceptorOf = (c: InterceptorConfig): Interceptor => {
     if (!isServerEntry(c)) return builtinInterceptor(c);
-    let server = servers.get(c);
+    const key = JSON.stringify(c);
+    let server = servers.get(key);
     if (!server)
-      servers.set(c, (server = new InterceptorServer(c, { diagnostics, log, identity: INTERCEPTOR_CLIENT })));
+      servers.set(key, (server = new InterceptorServer(c, { diagnostics, log, identity: INTERCEPTOR_CLIENT })));
     return server;
   };
   const compile = (configs: readonly InterceptorConfig[] | undefined): Compiled => {

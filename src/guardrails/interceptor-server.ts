@@ -8,6 +8,7 @@ import { interceptorUpstream } from '../config/interceptor-servers.js';
 import type { ServerInterceptorConfig } from '../config/interceptors.js';
 import {
   INTERCEPTOR_CONNECT_TIMEOUT_MS,
+  INTERCEPTOR_IDLE_CLOSE_MS,
   INTERCEPTOR_MAX_REPLY_BYTES,
   INTERCEPTOR_RESTART_BACKOFF_MS,
 } from '../config/limits.js';
@@ -45,6 +46,8 @@ export class InterceptorServer implements Interceptor {
   #ready: Promise<readonly Descriptor[]> | undefined;
   #failedAt = 0;
   #closed = false;
+  #usedAt = 0;
+  #idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly entry: ServerInterceptorConfig,
@@ -55,6 +58,7 @@ export class InterceptorServer implements Interceptor {
   }
 
   async run(value: unknown, phase: Phase, facts: RunFacts): Promise<Outcome> {
+    this.#usedAt = Date.now();
     const deadline = Date.now() + (this.entry.timeoutMs ?? 2000);
     try {
       const descriptors = await this.#within(this.#descriptors(), deadline, 'connecting');
@@ -141,6 +145,7 @@ export class InterceptorServer implements Interceptor {
     if (problems.length > 0) throw new InterceptorFailure('unavailable', problems.join('; '));
     const conn = singleConnection(config, identity, log, diagnostics);
     this.#conn = conn;
+    this.#watchIdle();
     conn.connection.onExit((reason) => {
       if (this.#conn !== conn) return;
       log.warn({ interceptor: this.name, reason }, 'interceptor server ended; started again on a later call');
@@ -158,6 +163,18 @@ export class InterceptorServer implements Interceptor {
         ? err
         : new InterceptorFailure('unavailable', String(err));
     }
+  }
+
+  /** Unused for INTERCEPTOR_IDLE_CLOSE_MS, it is stopped (so an entry a reload dropped ends); started again on use. */
+  #watchIdle(): void {
+    clearInterval(this.#idleTimer);
+    this.#idleTimer = setInterval(() => {
+      if (Date.now() - this.#usedAt < INTERCEPTOR_IDLE_CLOSE_MS || !this.#conn) return;
+      clearInterval(this.#idleTimer);
+      this.#reset();
+      this.#failedAt = 0; // (idle is no failure: no back-off)
+    }, INTERCEPTOR_IDLE_CLOSE_MS / 4);
+    this.#idleTimer.unref();
   }
 
   #reset(): void {
@@ -194,6 +211,7 @@ export class InterceptorServer implements Interceptor {
 
   async close(): Promise<void> {
     this.#closed = true;
+    clearInterval(this.#idleTimer);
     const conn = this.#conn;
     this.#conn = undefined;
     await conn?.close().catch(() => undefined);

@@ -55,6 +55,8 @@ beforeAll(async () => {
       view('/crash-allow', entry('crashy', stdio(['--crash']), { onError: 'allow' })),
       view('/crash-deny', entry('crashy', stdio(['--crash']))),
       view('/garbage', entry('garbled', stdio(['--garbage']))),
+      view('/list-garbage', entry('garbled-list', stdio(['--list-garbage']))),
+      view('/huge', entry('huge', stdio(['--huge']), { timeoutMs: 5000 })),
       view('/audit', entry('words-audit', stdio(), { mode: 'audit' })),
     ],
   });
@@ -148,6 +150,18 @@ describe('an interceptor server that fails follows onError, within bounded time'
     const client = await connect('/garbage');
     const err = await refusal(echo(client, 'hello'));
     expect(err!.data).toMatchObject({ type: 'INTERCEPTOR_FAILED', interceptor: 'garbled', reason: 'protocol' });
+  });
+
+  it('a list that is not interceptor descriptors is a protocol failure (deny)', async () => {
+    const client = await connect('/list-garbage');
+    const err = await refusal(echo(client, 'hello'));
+    expect(err!.data).toMatchObject({ type: 'INTERCEPTOR_FAILED', interceptor: 'garbled-list', reason: 'protocol' });
+  });
+
+  it('a reply over 4 MiB is refused as too-large (deny), not passed on', async () => {
+    const client = await connect('/huge');
+    const err = await refusal(echo(client, 'hello'));
+    expect(err!.data).toMatchObject({ type: 'INTERCEPTOR_FAILED', interceptor: 'huge', reason: 'too-large' });
   });
 
   it('audit mode: a refusal and a mutation are counted, nothing is changed', async () => {
