@@ -136,3 +136,15 @@ export const TOOL_SEARCH_MAX_EXPOSED = 200;
 
 /** Pages of one upstream's skills/list the gateway walks for a merged list (SEP-2640 hosts bound theirs alike). */
 export const SKILL_LIST_MAX_PAGES = 100;
+
+/**
+ * The most bytes (as JSON) an interceptor server's reply may have, interceptors/list's or one
+ * interceptor/invoke's: past it the reply is a failure, which follows the entry's onError.
+ */
+export const INTERCEPTOR_MAX_REPLY_BYTES = 4 * 1024 * 1024;
+/** After an interceptor server failed to start, calls fail at once for this long before it is started again. */
+export const INTERCEPTOR_RESTART_BACKOFF_MS = 1000;
+/** How long an interceptor server may take to start and list its interceptors; past it, it is started again. */
+export const INTERCEPTOR_CONNECT_TIMEOUT_MS = 10_000;
+/** An interceptor server unused this long is stopped; the next message that needs it starts it again. */
+export const INTERCEPTOR_IDLE_CLOSE_MS = 5 * 60_000;

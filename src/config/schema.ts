@@ -143,9 +143,9 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
     problems,
   );
   identityChecks(config, problems);
-  interceptorsChecks(config.interceptors, 'interceptors', problems);
+  interceptorsChecks(config.interceptors, 'interceptors', problems, env);
   if (Array.isArray(config.servers))
-    config.servers.forEach((s, i) => interceptorsChecks(s?.interceptors, `servers[${i}].interceptors`, problems));
+    config.servers.forEach((s, i) => interceptorsChecks(s?.interceptors, `servers[${i}].interceptors`, problems, env));
   pinningChecks(config.pinning, config.upstreams, problems);
   serversChecks(
     config.servers,

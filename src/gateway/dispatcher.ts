@@ -19,7 +19,7 @@ import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { RequestEvents, type NotificationEvents } from './request-events.js';
 import { MethodHandlers } from './method-handlers.js';
-import { requestChain, type ReplyStep, type ResultStep, type RoutingStep, type Wrapper } from './request-chain.js';
+import { requestChain, type ReplyStep, type ResultStep, type RoutingStep } from './request-chain.js';
 import type { Admission } from '../rate-limit/request-facts.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
@@ -33,7 +33,7 @@ import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
 import type { InterceptorConfig, ToolSearchConfig } from '../config/schema.js';
 import { toolSearchStep } from './tool-search-step.js';
-import { guardrailStep } from './guardrail-step.js';
+import { guardrailStep, type GuardrailStep } from './guardrail-step.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -81,11 +81,11 @@ export class Dispatcher {
   /** Every request's way: the wrappers around the method table (request-chain.ts). */
   #chain: ReplyStep;
   readonly #handle: ResultStep;
-  readonly #guardrails: Wrapper<ResultStep>;
+  readonly #guardrails: GuardrailStep;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
-    this.#guardrails = guardrailStep(options.interceptors, options.diagnostics);
+    this.#guardrails = guardrailStep(options.interceptors, options);
     this.#fairShares = new FairShares(options.diagnostics);
     const { upstreams, catalogs, perSession, log } = options;
     this.#sessionCatalogs = new SessionCatalogs({
@@ -186,6 +186,7 @@ export class Dispatcher {
     const failed = await this.#tasks?.shutdown();
     if (failed) this.options.log.info({ tasks: failed }, 'shutdown: tasks running here failed');
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
+    await this.#guardrails.close();
   }
 
   /** The catalogs 2025 sessions on this replica last listed from their own per-session workers. */

@@ -8,8 +8,21 @@ import { findSecrets } from './secrets-scanner.js';
 
 export type Phase = 'request' | 'response';
 
-/** How an interceptor's run ended; `would-*`: in audit mode, what `on` would have done. */
-export type Verdict = 'pass' | 'redacted' | 'truncated' | 'blocked' | 'would-redact' | 'would-truncate' | 'would-block';
+/**
+ * How an interceptor's run ended; `would-*`: in audit mode, what `on` would have done; `mutated`: an
+ * interceptor server's mutator replaced the message; `error`: a server failed and its onError was allow.
+ */
+export type Verdict =
+  | 'pass'
+  | 'redacted'
+  | 'truncated'
+  | 'blocked'
+  | 'mutated'
+  | 'error'
+  | 'would-redact'
+  | 'would-truncate'
+  | 'would-block'
+  | 'would-mutate';
 
 export interface Outcome {
   verdict: Verdict;
@@ -19,9 +32,23 @@ export interface Outcome {
   kinds: string[];
 }
 
+/** The request a run is part of, for interceptors that see more than one message's strings. */
+export interface RunFacts {
+  method: string;
+  principal?: string | undefined;
+  requestId?: string | undefined;
+}
+
 export interface Interceptor {
   readonly name: string;
-  run(value: unknown, phase: Phase): Outcome;
+  /**
+   * What it is given in the request phase: a call's `arguments` (the built-ins) or its whole `params`
+   * (an interceptor server: the draft's payload is the request's params).
+   */
+  readonly takes?: 'arguments' | 'params';
+  /** The methods it runs on; absent: every guarded one. */
+  readonly events?: ReadonlySet<string>;
+  run(value: unknown, phase: Phase, facts: RunFacts): Outcome | Promise<Outcome>;
 }
 
 /** Deeper than this, a result is not walked: it is redacted whole (a guard cannot skip what it cannot read). */

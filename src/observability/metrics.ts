@@ -229,10 +229,12 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  /** Interceptors are the built-ins' names; verdicts a fixed set (guardrails/builtin-interceptors.ts). */
+  /** Interceptors are the built-ins' and the configured servers' names; verdicts a fixed set (`Verdict`). */
   readonly interceptorVerdicts = new Counter({
     name: 'mcpgw_interceptor_verdicts_total',
-    help: 'Guardrail runs by interceptor and verdict (pass, redacted, truncated, blocked, would-*: audit mode)',
+    help:
+      'Guardrail runs by interceptor and verdict (pass, redacted, truncated, blocked, mutated, error: a failed ' +
+      'interceptor server let through; would-*: audit mode)',
     labelNames: ['interceptor', 'verdict'] as const,
     registers: [this.registry],
   });

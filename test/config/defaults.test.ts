@@ -15,7 +15,7 @@ function defaultsOf(node: unknown, path = '', out: Record<string, unknown> = {})
     else if (key === 'properties')
       for (const [name, sub] of Object.entries(value as object)) defaultsOf(sub, path ? `${path}.${name}` : name, out);
     else if (key === 'items') defaultsOf(value, `${path}[]`, out);
-    else if (key === 'oneOf')
+    else if (key === 'oneOf' && path.endsWith('upstreams[]'))
       for (const branch of value as Array<{ properties: { transport: { const?: string; enum?: string[] } } }>)
         defaultsOf(
           branch,
@@ -212,14 +212,19 @@ const SCHEMA_DEFAULTS = {
   'servers[].toolSearch.expose': 'none',
   'servers[].toolSearch.exposeMax': 20,
   // Added with guardrails (issue 33).
-  'interceptors[].action': 'redact',
+  // A built-in's defaults sit in the `else` branch, an interceptor server's in `then` (ajv applies both).
   'interceptors[].mode': 'on',
-  'interceptors[].phases': ['request', 'response'],
-  'interceptors[].allowFields': [],
-  'servers[].interceptors[].action': 'redact',
+  'interceptors[]/else.action': 'redact',
+  'interceptors[]/else.phases': ['request', 'response'],
+  'interceptors[]/else.allowFields': [],
+  'interceptors[]/then.onError': 'deny',
+  'interceptors[]/then.timeoutMs': 2000,
   'servers[].interceptors[].mode': 'on',
-  'servers[].interceptors[].phases': ['request', 'response'],
-  'servers[].interceptors[].allowFields': [],
+  'servers[].interceptors[]/else.action': 'redact',
+  'servers[].interceptors[]/else.phases': ['request', 'response'],
+  'servers[].interceptors[]/else.allowFields': [],
+  'servers[].interceptors[]/then.onError': 'deny',
+  'servers[].interceptors[]/then.timeoutMs': 2000,
   // Added with server cards (issue 35): off.
   serverCards: {},
   'serverCards.enabled': false,

@@ -41,3 +41,29 @@ describe('interceptors: refused at load', () => {
     ]);
   });
 });
+
+describe('interceptor servers (server:): refused at load', () => {
+  const stdio = { command: 'node', args: ['examples/interceptors/word-filter.mjs'] };
+  it.each([
+    ['both server kinds', [{ name: 'w', server: { ...stdio, url: 'http://127.0.0.1:1/mcp' }, events: ['tools/call'] }]],
+    ['neither server kind', [{ name: 'w', server: {}, events: ['tools/call'] }]],
+    ['an unknown event', [{ name: 'w', server: stdio, events: ['sampling/createMessage'] }]],
+    ['no events', [{ name: 'w', server: stdio }]],
+    ["a built-in's key on a server", [{ name: 'w', server: stdio, events: ['tools/call'], action: 'block' }]],
+    ["a server's key on a built-in", [{ name: 'pii', onError: 'allow' }]],
+    ['an unknown onError', [{ name: 'w', server: stdio, events: ['tools/call'], onError: 'maybe' }]],
+    ['a timeout past 60 s', [{ name: 'w', server: stdio, events: ['tools/call'], timeoutMs: 600000 }]],
+    ['a URL that is not http', [{ name: 'w', server: { url: 'ftp://127.0.0.1/mcp' }, events: ['tools/call'] }]],
+    ['an unset ${VAR}', [{ name: 'w', server: { command: '${NO_SUCH_VAR}' }, events: ['tools/call'] }]],
+  ])('%s', (_, interceptors) => {
+    const found = problems({ interceptors });
+    expect(found.length).toBeGreaterThan(0);
+    expect(found.join('\n')).toContain('interceptors[0]');
+  });
+
+  it('takes the defaults: deny, 2000 ms, on; no built-in keys added', () => {
+    const entry = { name: 'w', server: { url: 'http://127.0.0.1:9/mcp' }, events: ['tools/call'] };
+    const config = resolveConfig({ upstreams, interceptors: [entry] }, {});
+    expect(config.interceptors).toEqual([{ ...entry, onError: 'deny', timeoutMs: 2000, mode: 'on' }]);
+  });
+});

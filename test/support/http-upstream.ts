@@ -93,6 +93,16 @@ export function readRecording(file: string): any[] {
   return fileLines(file).flatMap((line) => JSON.parse(line) as unknown);
 }
 
+export const WORD_FILTER = resolve(ROOT, 'examples/interceptors/word-filter.mjs');
+
+/** examples/interceptors/word-filter over Streamable HTTP on a free port. */
+export function startWordFilterHttp(extraArgs: string[] = []): Promise<HttpServerProcess> {
+  return start({
+    args: [WORD_FILTER, '--http', ...extraArgs],
+    ready: (line) => /^listening on (http:\/\/127\.0\.0\.1:\d+\/mcp)$/.exec(line.trim())?.[1],
+  });
+}
+
 /** examples/echo-http on `port` (0: a free one). */
 export function startEchoHttp(port = 0, extraArgs: string[] = []): Promise<HttpServerProcess> {
   return start({
