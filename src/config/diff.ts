@@ -51,6 +51,7 @@ export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
   'rateLimits',
   'pinning',
   'quotas',
+  'authorization',
 ]);
 
 export interface UpstreamChange {
