@@ -24,6 +24,7 @@ import {
 } from './policy-facts.js';
 import type { ResultStep, Wrapper } from './request-chain.js';
 import type { ServerView } from './server-views.js';
+import { SEARCH_TOOL } from './tool-search-tools.js';
 
 const ACTION_OF: ReadonlyMap<string, PolicyAction> = new Map<string, PolicyAction>([
   ['tools/call', 'callTool'],
@@ -88,8 +89,12 @@ export function policyStep(live: LivePolicy, diagnostics: DataPathEvents): Wrapp
     }
     const name = String((action === 'readResource' ? request.params?.uri : request.params?.name) ?? '');
     const resource = resourceFor(action, name, view, catalog);
-    // A name no upstream serves (or the gateway's own tools): the handler answers it as it would.
-    if (!resource) return next(ctx, request, view, catalog);
+    // A name no upstream serves (or the gateway's own tools): the handler answers it as it would;
+    // search_tools finds only what the policy could allow, as a list would show it.
+    if (!resource)
+      return action === 'callTool' && name === SEARCH_TOOL
+        ? next(withMayCall(set, facts, ctx, view, catalog), request, view, catalog)
+        : next(ctx, request, view, catalog);
     decide(set, ctx, { ...facts, action, resource, arguments: argumentsOf(request.params?.arguments) }, name);
     return next(ctx, request, view, catalog);
   };
@@ -99,6 +104,27 @@ function resourceFor(action: PolicyAction, name: string, view: ServerView | unde
   if (action === 'callTool') return toolResource(name, view, catalog);
   if (action === 'getPrompt') return promptResource(name, view, catalog);
   return resourceOf(name, view, catalog);
+}
+
+/** Whether the policy could allow some request of `action` on `name` (an unknown name: the handler's to answer). */
+function mayFor(set: PolicySet, facts: Facts, view: ServerView | undefined, catalog: Catalog) {
+  return (action: PolicyAction, name: string): boolean => {
+    const resource = resourceFor(action, name, view, catalog);
+    return !resource || set.mayAllow({ ...facts, action, resource, arguments: undefined });
+  };
+}
+
+/** The context with `mayCall` also asking the policy: the seam tools/list and tool search filter by. */
+function withMayCall(
+  set: PolicySet,
+  facts: Facts,
+  ctx: RequestContext,
+  view: ServerView | undefined,
+  catalog: Catalog,
+): RequestContext {
+  const may = mayFor(set, facts, view, catalog);
+  const scoped = ctx.mayCall;
+  return { ...ctx, mayCall: (tool) => (!scoped || scoped(tool)) && may('callTool', tool) };
 }
 
 /** A list as the policy could allow it: tools by mayCall, prompts and resources taken off the page. */
@@ -111,15 +137,8 @@ async function listed(
   catalog: Catalog,
   next: ResultStep,
 ): Promise<McpResult> {
-  const may = (action: PolicyAction, name: string): boolean => {
-    const resource = resourceFor(action, name, view, catalog);
-    return !resource || set.mayAllow({ ...facts, action, resource, arguments: undefined });
-  };
-  if (request.method === 'tools/list') {
-    const scoped = ctx.mayCall;
-    const mayCall = (tool: string) => (!scoped || scoped(tool)) && may('callTool', tool);
-    return next({ ...ctx, mayCall }, request, view, catalog);
-  }
+  const may = mayFor(set, facts, view, catalog);
+  if (request.method === 'tools/list') return next(withMayCall(set, facts, ctx, view, catalog), request, view, catalog);
   const result = await next(ctx, request, view, catalog);
   const [field, action, key] =
     request.method === 'prompts/list'

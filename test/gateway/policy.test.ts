@@ -213,3 +213,51 @@ describe('a policy file that breaks', () => {
     expect(checked.errors).toContainEqual(expect.stringMatching(/^authorization\.policyFile: .*broken\.cedar:2:\d+/));
   });
 });
+
+describe('anonymous clients, and tool search', () => {
+  const ANONYMOUS = [
+    '@id("loopback-reads")',
+    'permit (principal is Gw::Anonymous, action == Gw::Action::"callTool", resource)',
+    '  when { principal.address == "127.0.0.1" && resource.readOnlyHint && resource.upstream == "ops" };',
+    '@id("lists")',
+    'permit (principal, action == Gw::Action::"list", resource);',
+  ].join('\n');
+  let open: Gateway;
+  let openBase: string;
+
+  beforeAll(async () => {
+    const file = join(dir, 'anonymous.cedar');
+    writeFileSync(file, ANONYMOUS);
+    const configPath = join(dir, 'anonymous.json');
+    const { auth: _auth, ...rest } = config({ authorization: { policyFile: file } });
+    writeFileSync(configPath, JSON.stringify({ ...rest, toolSearch: { enabled: true, pinned: ['ops__search'] } }));
+    open = await buildApp(loadConfig(configPath, {}), { logger: createLogger('silent'), defaultMetrics: false });
+    openBase = await open.app.listen({ host: '127.0.0.1', port: 0 });
+  });
+
+  afterAll(async () => {
+    await open?.close();
+  });
+
+  it('one principal type told apart by address; call_tool is decided as the call it makes', async () => {
+    const client = new Client({ name: 'policy-anonymous', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL('/mcp', openBase)));
+    closers.push(() => client.close());
+    // Tool search lists its own tools and the pinned ones the policy could allow.
+    expect(names(await client.listTools())).toEqual(['call_tool', 'ops__search', 'search_tools']);
+    const found = await client.callTool({ name: 'search_tools', arguments: { query: 'writes deploys reads logs' } });
+    const listed = JSON.stringify(found);
+    expect(listed).toContain('ops__read_logs');
+    expect(listed).not.toContain('ops__write_note');
+    expect(toolText(await client.callTool({ name: 'ops__read_logs', arguments: {} }))).toBe('read_logs ran {}');
+    const viaSearch = await client.callTool({
+      name: 'call_tool',
+      arguments: { name: 'ops__read_logs', arguments: {} },
+    });
+    expect(toolText(viaSearch)).toBe('read_logs ran {}');
+    const denied = await refusal(
+      client.callTool({ name: 'call_tool', arguments: { name: 'ops__write_note', arguments: {} } }),
+    );
+    expect(denied.data).toMatchObject({ type: 'POLICY_DENIED', resource: 'ops__write_note', policies: [] });
+  });
+});
