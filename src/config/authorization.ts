@@ -18,7 +18,8 @@ export const authorizationSchema = {
       description:
         "The Cedar policy file, validated against the gateway's schema at load: one that does not parse or " +
         'validate is refused (start-up, --check) with its line and column, and a reload keeps the running policy. ' +
-        'A reload (SIGHUP, a config change) reads it again. Nothing permitted is denied.',
+        'Every reload (SIGHUP, a change of the config file or, with reload.watch, of this file) reads it again. ' +
+        'What no policy permits is denied.',
     },
   },
   required: [],
