@@ -25,6 +25,7 @@ const LAYERS = [
   'gateway',
   'tool-search',
   'guardrails',
+  'policy',
   'tasks',
   'stateless',
   'streams',

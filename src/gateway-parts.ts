@@ -21,6 +21,7 @@ import type { SessionStore } from './session/session-store.js';
 import { upstreamSessionMemory } from './session/upstream-session-memory.js';
 import type { SideStores } from './stores.js';
 import { liveLimits } from './live-limits.js';
+import { LivePolicy } from './policy/live-policy.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
 import { resultCacheOf } from './upstream/result-cache.js';
 
@@ -35,6 +36,8 @@ export function createVirtualServer(
   side: SideStores,
 ) {
   const { spentStates, tokens, tasks } = side;
+  // First: a policy file that does not parse or validate stops the start before any upstream is made.
+  const policy = new LivePolicy(config);
   // The upstreams' peers call back into the server and router, which need the upstreams first.
   let server: VirtualServer | undefined;
   let router: PerSessionRouter | undefined;
@@ -88,14 +91,19 @@ export function createVirtualServer(
     pins,
     toolSearch: toolSearch.current,
     interceptors: config.interceptors,
+    policy,
   });
   // Rate limits and quotas from the first request on: the chain is recomposed before anything is served.
   const limits = liveLimits(config, diagnostics, log, (a) => server!.setAdmissions(a));
-  // A reload reads the lock again (load: a malformed one rejects the reload), then applies it.
+  // A reload reads the lock and the policy file again (load: a malformed one rejects the reload), then applies them.
   const pinsReload = {
     load: (next: GatewayConfig) => {
       const read = pinSettings(next);
-      return () => pins.set(read);
+      const apply = policy.read(next);
+      return () => {
+        apply();
+        return pins.set(read);
+      };
     },
   };
   const liveParts = { liveTasks: liveTasks(settings, tasks !== undefined), pinsReload, toolSearchReload: toolSearch };

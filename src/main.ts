@@ -217,12 +217,14 @@ function watchForReloads(
   process.on('SIGHUP', () => reload('signal'));
   const { watch, debounceMs, pollSeconds } = config.reload;
   if (!file || !watch) return () => reload('signal');
-  watchConfigFile(file, () => reload('file'), {
-    debounceMs,
-    pollMs: pollSeconds * 1000,
-    onError: (err) =>
-      log.warn({ file, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
-  });
+  // The policy file as the config at start names it: its edit reloads as the config's does.
+  for (const watched of [file, config.authorization?.policyFile].filter((f) => f !== undefined))
+    watchConfigFile(watched, () => reload('file'), {
+      debounceMs,
+      pollMs: pollSeconds * 1000,
+      onError: (err) =>
+        log.warn({ file: watched, err: err.message }, 'config file watch failed; SIGHUP and the poll still reload'),
+    });
   return () => reload('signal');
 }
 

@@ -71,7 +71,10 @@ export interface ReloadTargets {
   restartOnly?: (next: GatewayConfig, diff: ConfigDiff) => readonly string[];
   /** Sends a list_changed to every session's stream on this replica (the catalog's own fan-out). */
   announce?: (method: string) => void;
-  /** Reads the pin lock `next` names (a malformed one throws: the reload is rejected); the result applies it. */
+  /**
+   * Reads the pin lock and the policy file `next` names (a malformed one throws: the reload is rejected, the running
+   * ones stay); the result applies them.
+   */
   pins?: { load(next: GatewayConfig): () => readonly string[] };
   /** Whether a token store was made at start: without one, an upstream that holds users' tokens waits for a restart. */
   holdsTokens?: boolean;

@@ -53,6 +53,7 @@ export const LIVE_SECTIONS: ReadonlySet<string> = new Set([
   'pinning',
   'quotas',
   'toolSearch',
+  'authorization',
 ]);
 
 export interface UpstreamChange {

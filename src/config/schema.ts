@@ -12,6 +12,7 @@ import { clusterChecks, clusterSchema } from './cluster.js';
 import { identityChecks } from './identity.js';
 import { limitsSchema, paginationSchema } from './limits.js';
 import { pinningChecks, pinningSchema } from './pinning.js';
+import { authorizationSchema } from './authorization.js';
 import { auditSchema, logLevelSchema, logRepeatMsSchema } from './logging.js';
 import { rateLimitsChecks, rateLimitsSchema } from './rate-limits.js';
 import { quotasChecks, quotasSchema } from './quotas.js';
@@ -44,6 +45,7 @@ export type { AuthConfig } from './auth.js';
 export type { ClusterConfig } from './cluster.js';
 export type { LimitsConfig } from './limits.js';
 export type { PinMode, PinningConfig } from './pinning.js';
+export type { AuthorizationConfig } from './authorization.js';
 export type {
   BreakerConfig,
   HealthConfig,
@@ -99,6 +101,7 @@ export const configSchema = {
     tasks: tasksSchema,
     rateLimits: rateLimitsSchema,
     pinning: pinningSchema,
+    authorization: authorizationSchema,
     quotas: quotasSchema,
     upstreams: upstreamsSchema,
     servers: serversSchema,

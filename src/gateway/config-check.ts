@@ -19,6 +19,7 @@ import { PROBE_CAPABILITIES } from './capability-catalogs.js';
 import { ServerView, viewProblems } from './server-views.js';
 import { rateLimitWarnings } from '../config/rate-limits.js';
 import { quotaWarnings } from '../config/quotas.js';
+import { policyProblems } from '../policy/policy-set.js';
 
 export interface ConfigCheck {
   /** The config would be refused (at start-up, or by a reload). */
@@ -88,7 +89,11 @@ export function listingParts(config: GatewayConfig, log: Logger) {
 /** Every check of a loaded config; the upstreams it starts are stopped before it returns. */
 export async function checkConfig(config: GatewayConfig, options: ConfigCheckOptions): Promise<ConfigCheck> {
   const { log } = options;
-  const errors = [...missingCommands(config, options.env), ...(await sandboxProblems(config.upstreams))];
+  const errors = [
+    ...missingCommands(config, options.env),
+    ...(await sandboxProblems(config.upstreams)),
+    ...policyProblems(config.authorization?.policyFile),
+  ];
   const warnings: string[] = [];
   let checked: CheckedItems = { upstreams: [], servers: [], catalog: countsOf(() => 0) };
   const { group, catalogs, tokens } = listingParts(config, log);

@@ -34,6 +34,8 @@ import { chainScopeOf } from '../stateless/input-chains.js';
 import type { InterceptorConfig, ToolSearchConfig } from '../config/schema.js';
 import { toolSearchStep } from './tool-search-step.js';
 import { guardrailStep, type GuardrailStep } from './guardrail-step.js';
+import { policyStep } from './policy-step.js';
+import type { LivePolicy } from '../policy/live-policy.js';
 
 export interface DispatcherOptions {
   upstreams: ReadonlyMap<string, UpstreamEntry>;
@@ -67,6 +69,8 @@ export interface DispatcherOptions {
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
   /** The top-level guardrails; a virtual server's own come after them. */
   interceptors?: readonly InterceptorConfig[] | undefined;
+  /** The authorization policy in force (authorization.policyFile); a reload swaps its set. */
+  policy?: LivePolicy | undefined;
 }
 
 export class Dispatcher {
@@ -143,6 +147,7 @@ export class Dispatcher {
       sessionCatalogs: this.#sessionCatalogs,
       admissions,
       guardrails: this.#guardrails,
+      ...(options.policy ? { authorization: policyStep(options.policy, options.diagnostics) } : {}),
       inner: (reenter: RoutingStep) =>
         toolSearchStep(
           {

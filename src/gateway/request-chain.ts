@@ -1,9 +1,10 @@
 // The way every client request takes through the dispatcher, whatever its era or transport: the
 // table of method handlers (method-handlers.ts) inside a chain of wrappers, composed once when the
 // dispatcher is built. Outermost first: the reply (a stateless client's shape, errors mapped once),
-// the request events, the catalog, the virtual server's view, the admissions (rate limits, then
-// quotas: only while rules exist, recomposed by a reload), the guardrails; then the method's handler. No
-// wrapper branches around another: a 2026-07-28 request and a 2025 one pass the same events.
+// the request events, the catalog, the authorization policy, tool search, the virtual server's
+// view, the admissions (rate limits, then quotas: only while rules exist, recomposed by a
+// reload), the guardrails; then the method's handler. No wrapper branches around another: a
+// 2026-07-28 request and a 2025 one pass the same events.
 //
 // The hot path's cost: a wrapper that works only before its next step returns that step's promise
 // (no microtask); one that works after it awaits once. A step may throw instead of rejecting: the
@@ -65,6 +66,8 @@ export interface RequestChainParts {
   inner?: (reenter: RoutingStep) => Wrapper<ResultStep>;
   /** The guardrails (config interceptors): innermost, next to the handler. */
   guardrails?: Wrapper<ResultStep>;
+  /** The authorization policy (policy-step.ts): first inside the catalog, before tool search and the view. */
+  authorization?: Wrapper<ResultStep>;
 }
 
 /** The dispatcher's whole chain around `handle` (the method table). */
@@ -75,9 +78,8 @@ export function requestChain(parts: RequestChainParts, handle: ResultStep): Repl
   ];
   const reenter: RoutingStep = (ctx, request, view, catalog) => evented(ctx, request, view, catalog);
   const view = viewRewrite(parts.events);
-  const inside = parts.inner
-    ? compose(handle, parts.inner(reenter), view, ...innermost)
-    : compose(handle, view, ...innermost);
+  const outer = [...(parts.authorization ? [parts.authorization] : []), ...(parts.inner ? [parts.inner(reenter)] : [])];
+  const inside = compose(handle, ...outer, view, ...innermost);
   const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(inside);
   const evented = compose(routed, requestEvents(parts.events));
   return replies(parts.log, parts.statelessResults)(evented);

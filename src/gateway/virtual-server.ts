@@ -18,7 +18,7 @@ import { UpstreamRounds } from '../stateless/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
 import type { Catalog } from './catalog.js';
 import { CatalogManager, type StagedCatalog } from './catalog-manager.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, type DispatcherOptions } from './dispatcher.js';
 import { NotificationEvents } from './request-events.js';
 import { INTERNALS, type VirtualServerInternals } from './internals.js';
 import type { PinPolicy } from './pin-policy.js';
@@ -65,6 +65,7 @@ export interface VirtualServerOptions {
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
   /** The top-level guardrails (servers[] carry their own, after these): taken at start. */
   interceptors?: readonly InterceptorConfig[] | undefined;
+  policy?: DispatcherOptions['policy']; // authorization.policyFile: every request decided before routing
 }
 
 const NO_MIRRORED: readonly MirroredParam[] = [];
@@ -135,6 +136,7 @@ export class VirtualServer implements McpHandler {
       notifications: this.#notifications,
       ...(options.toolSearch ? { toolSearch: options.toolSearch } : {}),
       interceptors: options.interceptors,
+      policy: options.policy,
     });
   }
 

@@ -249,6 +249,9 @@ export const ERRORS = {
     message: 'Refused: an interceptor server failed',
     retryable: true,
   },
+  // -32013 as INSUFFICIENT_SCOPE: the authorization policy (authorization.policyFile, Cedar) denied this request;
+  // data.action, data.resource and data.policies (the ids of the forbids that decided; none: no permit matched).
+  POLICY_DENIED: { code: -32013, httpStatus: 403, message: 'Denied by the authorization policy' },
   // -32013 as INSUFFICIENT_SCOPE: the caller may not do this; data.upstream and data.reason say where and why.
   UPSTREAM_IDENTITY_REFUSED: {
     code: -32013,

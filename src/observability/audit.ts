@@ -25,6 +25,14 @@ export interface GuardrailEntry {
   principal?: string | undefined;
 }
 
+export interface PolicyAuditEntry {
+  action: string;
+  method: string;
+  target: string;
+  policies: readonly string[];
+  principal?: string | undefined;
+}
+
 export interface DefinitionAuditEntry {
   upstream: string;
   kind: 'tools' | 'prompts';
@@ -60,6 +68,11 @@ export class AuditLog {
       requestId === undefined ? { guardrail: entry } : { reqId: requestId, guardrail: entry },
       'guardrail',
     );
+  }
+
+  /** A request the authorization policy denied, with the ids of the policies that decided (never arguments). */
+  policyDenied(entry: PolicyAuditEntry, requestId?: string): void {
+    this.#log.info(requestId === undefined ? { policy: entry } : { reqId: requestId, policy: entry }, 'policy denied');
   }
 
   /** A tool or prompt definition the pin lock does not pin (never its text). */

@@ -191,6 +191,18 @@ export interface EventMap {
   'cache:lookup': { upstream: string; method: string; outcome: 'hit' | 'miss' };
   /** The result cache dropped its least recently used entry to stay within cache.maxBytes. */
   'cache:eviction': { upstream: string };
+  /** The authorization policy decided one request (gateway/policy-step.ts); `policies`: the ids that decided. */
+  'policy:decision': {
+    action: string;
+    method: string;
+    /** The tool or prompt name, or the resource URI, as the endpoint names it; '' for a list or task operation. */
+    target: string;
+    allowed: boolean;
+    policies: readonly string[];
+    seconds: number;
+    requestId: string | undefined;
+    principal: string | undefined;
+  };
   /** A tool or prompt definition the pin lock does not pin (gateway/pin-policy.ts), once per definition. */
   'pin:finding': {
     upstream: string;

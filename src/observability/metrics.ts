@@ -247,6 +247,21 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Actions are the policy's few (policy/cedar-schema.ts); decisions allow or deny. */
+  readonly policyDecisions = new Counter({
+    name: 'mcpgw_policy_decisions_total',
+    help: 'Requests the authorization policy decided (authorization.policyFile), by action and decision',
+    labelNames: ['action', 'decision'] as const,
+    registers: [this.registry],
+  });
+
+  readonly policySeconds = new Histogram({
+    name: 'mcpgw_policy_decision_duration_seconds',
+    help: 'Time the authorization policy took to decide one request',
+    buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01],
+    registers: [this.registry],
+  });
+
   readonly upstreamStdoutGarbage = new Counter({
     name: 'mcpgw_upstream_stdout_garbage_total',
     help: 'Lines a stdio upstream wrote to stdout that are not JSON (ignored)',

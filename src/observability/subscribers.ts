@@ -30,6 +30,12 @@ export function observeGateway(
         const { interceptor, phase, method, verdict, kinds, principal } = e;
         audit.guardrail({ interceptor, phase, method, verdict, kinds, principal }, e.requestId);
       },
+      // Every deny is on the trail, with the policies that decided it.
+      'policy:decision': (e) => {
+        if (e.allowed) return;
+        const { action, method, target, policies, principal } = e;
+        audit.policyDenied({ action, method, target, policies, principal }, e.requestId);
+      },
     }),
   );
   return {
@@ -88,6 +94,10 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     'pin:finding': (e) => metrics.toolDefinitionChanges.inc({ upstream: e.upstream }),
     'cache:lookup': (e) => metrics.cacheLookups.inc({ upstream: e.upstream, method: e.method, outcome: e.outcome }),
     'cache:eviction': (e) => metrics.cacheEvictions.inc({ upstream: e.upstream }),
+    'policy:decision': (e) => {
+      metrics.policyDecisions.inc({ action: e.action, decision: e.allowed ? 'allow' : 'deny' });
+      metrics.policySeconds.observe(e.seconds);
+    },
   });
 }
 
