@@ -2,7 +2,7 @@
 // autocannon request plans. Each call of a factory returns fresh counters, so the warm-up and
 // the measured run are tallied apart.
 
-import { counters } from './load.mjs';
+import { counters, measure } from './load.mjs';
 import {
   INITIALIZED_BODY,
   POST_HEADERS,
@@ -164,4 +164,28 @@ export function sessionChurnLoad({ path }) {
     },
   ];
   return { requests, counters: c, finish: () => (badSamples.length > 0 ? { badSamples } : {}) };
+}
+
+/**
+ * One measurement of the echo call load against `url`: `tool` (echo__echo) with `text` (hello),
+ * over `sids` (none: 2026-07-28 stateless), at `connections` (the context's).
+ * @param {import('../run.mjs').Context} ctx @param {string} url @param {string[] | undefined} sids
+ * @param {Record<string, () => number[]>} meters
+ * @param {{ connections?: number, tool?: string, text?: string }} [o]
+ */
+export function measureEcho(
+  ctx,
+  url,
+  sids,
+  meters,
+  { connections = ctx.connections, tool = 'echo__echo', text = 'hello' } = {},
+) {
+  return measure({
+    url,
+    connections,
+    duration: ctx.duration,
+    warmup: ctx.warmup,
+    makeLoad: () => toolCallLoad({ path: new URL(url).pathname, sids, tool, args: { text }, expectText: text }),
+    meters,
+  });
 }

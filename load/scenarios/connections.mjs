@@ -5,10 +5,9 @@
 // Both the bench and the gateway hold one descriptor per connection: steps past `ulimit -n`
 // minus a headroom are scaled down and said so (raise it as an operator would: ulimit -n 20000).
 import { ECHO_SERVER, startGateway } from '../lib/gateway.mjs';
-import { measure } from '../lib/load.mjs';
 import { openSessions } from '../lib/mcp.mjs';
 import { openFilesLimit } from '../lib/processes.mjs';
-import { toolCallLoad } from '../lib/workloads.mjs';
+import { measureEcho } from '../lib/workloads.mjs';
 
 export const name = 'connections';
 export const kind = 'gateway';
@@ -28,21 +27,13 @@ export async function run(ctx) {
     const rows = [];
     for (const asked of STEPS) {
       const connections = Math.min(asked, limit);
-      const m = await measure({
-        url: gw.url,
-        connections,
-        duration: ctx.duration,
-        warmup: ctx.warmup,
-        makeLoad: () =>
-          toolCallLoad({
-            path: new URL(gw.url).pathname,
-            sids,
-            tool: 'echo__echo',
-            args: { text: 'hello' },
-            expectText: 'hello',
-          }),
-        meters: { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
-      });
+      const m = await measureEcho(
+        ctx,
+        gw.url,
+        sids,
+        { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
+        { connections },
+      );
       rows.push({
         scenario: name,
         target: 'mcp-gateway',

@@ -7,9 +7,8 @@
 // that many upstreams behind the gateway.
 import { join } from 'node:path';
 import { ROOT, startGateway } from '../lib/gateway.mjs';
-import { measure } from '../lib/load.mjs';
 import { openSession, openSessions, sessionHeaders } from '../lib/mcp.mjs';
-import { toolCallLoad } from '../lib/workloads.mjs';
+import { measureEcho } from '../lib/workloads.mjs';
 
 export const name = 'many-upstreams';
 export const kind = 'gateway';
@@ -61,15 +60,8 @@ export async function run(ctx) {
     const second = await listAll(gw.url, sid);
     const sids = await openSessions(gw.url, 10);
     const tool = `u${COUNT - 1}__tool_0`;
-    const m = await measure({
-      url: gw.url,
-      connections: 10,
-      duration: ctx.duration,
-      warmup: ctx.warmup,
-      makeLoad: () =>
-        toolCallLoad({ path: new URL(gw.url).pathname, sids, tool, args: { text: 'hello' }, expectText: 'hello' }),
-      meters: { gateway: gw.gatewayPids, upstream: gw.upstreamPids },
-    });
+    const meters = { gateway: gw.gatewayPids, upstream: gw.upstreamPids };
+    const m = await measureEcho(ctx, gw.url, sids, meters, { connections: 10, tool });
     return [
       {
         scenario: name,

@@ -9,10 +9,9 @@
 // raised to 16 MiB so the 10 MB step fits, as an operator who serves such results would.
 import { startBaselineServer } from '../lib/baseline.mjs';
 import { ECHO_SERVER, startGateway } from '../lib/gateway.mjs';
-import { measure } from '../lib/load.mjs';
 import { openSessions } from '../lib/mcp.mjs';
 import { descendants, rssKb } from '../lib/processes.mjs';
-import { toolCallLoad } from '../lib/workloads.mjs';
+import { measureEcho } from '../lib/workloads.mjs';
 
 export const name = 'payloads';
 export const kind = 'gateway';
@@ -28,23 +27,6 @@ const BODY_BYTES = 16 * 1024 * 1024;
 /** @param {number} n */
 const sizeLabel = (n) => (n >= 1024 * 1024 ? `${n / 1024 / 1024} MB` : `${n / 1024} KB`);
 
-/**
- * @param {import('../run.mjs').Context} ctx @param {string} url @param {string[]} sids @param {number} size
- * @param {Record<string, () => number[]>} meters
- */
-function measureSize(ctx, url, sids, size, meters) {
-  const text = 'x'.repeat(size);
-  return measure({
-    url,
-    connections: CONNECTIONS,
-    duration: ctx.duration,
-    warmup: ctx.warmup,
-    makeLoad: () =>
-      toolCallLoad({ path: new URL(url).pathname, sids, tool: 'echo__echo', args: { text }, expectText: text }),
-    meters,
-  });
-}
-
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
   const rows = [];
@@ -53,18 +35,28 @@ export async function run(ctx) {
     (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
   );
   for (const size of SIZES) {
+    const text = 'x'.repeat(size);
     const workload = `tools/call echo, ${sizeLabel(size)} each way, c=${CONNECTIONS}`;
     const mbPerSec = (/** @type {{ reqPerSec: number }} */ m) => (m.reqPerSec * size) / 1e6;
     const { proc, url } = await startBaselineServer('relay-floor', 'relay-floor-server.mjs', ['stdio', ECHO_SERVER]);
-    let floor;
+    let floorMbPerSec = 0;
     try {
-      const m = await measureSize(ctx, url, fakeSids, size, {
-        server: () => [proc.pid],
-        upstream: () => descendants(proc.pid),
+      const m = await measureEcho(
+        ctx,
+        url,
+        fakeSids,
+        {
+          server: () => [proc.pid],
+          upstream: () => descendants(proc.pid),
+        },
+        { connections: CONNECTIONS, text },
+      );
+      floorMbPerSec = mbPerSec(m);
+      rows.push({
+        ...{ scenario: name, target: 'fastify + one hop', variant: `stdio, ${sizeLabel(size)}`, workload },
+        ...m,
+        extra: { ...m.extra, size, mbPerSec: floorMbPerSec },
       });
-      floor = { scenario: name, target: 'fastify + one hop', variant: `stdio, ${sizeLabel(size)}`, workload, ...m };
-      floor.extra = { ...floor.extra, size, mbPerSec: mbPerSec(m) };
-      rows.push(floor);
     } finally {
       await proc.stop();
     }
@@ -75,7 +67,8 @@ export async function run(ctx) {
     try {
       const sids = await openSessions(gw.url, CONNECTIONS);
       const idleKb = rssKb(gw.pid);
-      const m = await measureSize(ctx, gw.url, sids, size, { gateway: gw.gatewayPids, upstream: gw.upstreamPids });
+      const meters = { gateway: gw.gatewayPids, upstream: gw.upstreamPids };
+      const m = await measureEcho(ctx, gw.url, sids, meters, { connections: CONNECTIONS, text });
       // A GC during the run can leave the peak under the idle RSS: no growth then.
       const growth = Math.max(0, (m.procs.gateway?.peakRssKb ?? idleKb) - idleKb) * 1024;
       const perByte = growth / (CONNECTIONS * size);
@@ -89,7 +82,7 @@ export async function run(ctx) {
           ...m.extra,
           size,
           mbPerSec: mbPerSec(m),
-          vsFloor: mbPerSec(m) / Math.max(floor.extra.mbPerSec, 1e-9),
+          vsFloor: mbPerSec(m) / Math.max(floorMbPerSec, 1e-9),
           idleRssKb: idleKb,
           rssGrowthPerByteInFlight: perByte,
           memoryAim: perByte <= 2 ? 'pass' : 'fail',

@@ -5,10 +5,9 @@
 // (used_memory over the sessions added). Sessions are opened cumulatively on one gateway per
 // store, 50 at a time; opening 100,000 takes a minute or two.
 import { ECHO_SERVER, startGateway } from '../lib/gateway.mjs';
-import { measure } from '../lib/load.mjs';
 import { openSessions } from '../lib/mcp.mjs';
 import { startRedisServer } from '../lib/processes.mjs';
-import { toolCallLoad } from '../lib/workloads.mjs';
+import { measureEcho } from '../lib/workloads.mjs';
 
 export const name = 'sessions-scale';
 export const kind = 'gateway';
@@ -60,20 +59,9 @@ async function steps(ctx, store, sessions, extraPids, redisUrl) {
       memoryBefore = memory;
       openedBefore = open.length;
       const sids = open.slice(-50);
-      const m = await measure({
-        url: gw.url,
-        connections: ctx.connections,
-        duration: ctx.duration,
-        warmup: ctx.warmup,
-        makeLoad: () =>
-          toolCallLoad({
-            path: new URL(gw.url).pathname,
-            sids,
-            tool: 'echo__echo',
-            args: { text: 'hello' },
-            expectText: 'hello',
-          }),
-        meters: { gateway: gw.gatewayPids, upstream: () => [...gw.upstreamPids(), ...extraPids()] },
+      const m = await measureEcho(ctx, gw.url, sids, {
+        gateway: gw.gatewayPids,
+        upstream: () => [...gw.upstreamPids(), ...extraPids()],
       });
       rows.push({
         scenario: name,
