@@ -114,7 +114,7 @@ async function waitForPing(port: number, child: ChildProcess, output: () => stri
 export async function startRedis(
   options: { port?: number; args?: string[]; configFile?: string } = {},
 ): Promise<RedisServer> {
-  const p = options.port ?? (await freePort());
+  let p = options.port ?? (await freePort());
   const extra = options.args ?? [];
   let child: ChildProcess | undefined;
 
@@ -159,7 +159,18 @@ export async function startRedis(
     clearTimeout(killer);
   };
 
-  await start();
+  // A free port can be taken between freePort() and redis-server's bind (CI once lost one to another
+  // test's process): with no port asked for, such a start is tried again on a fresh one.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await start();
+      break;
+    } catch (err) {
+      const taken = err instanceof Error && err.message.includes('Address already in use');
+      if (!taken || options.port !== undefined || attempt === 3) throw err;
+      p = await freePort();
+    }
+  }
   return {
     port: p,
     url: `redis://127.0.0.1:${p}`,
