@@ -87,6 +87,9 @@ export async function run(ctx) {
   const gw = await startGateway({
     upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: { min: 1, max: 1, maxInFlight: 64 } }],
     gcOnSignal: FORCE_GC,
+    // 10,000 streams and the connections that open their sessions: past the defaults (10,000 each), as an
+    // operator serving that many streams would raise them (the gateway caps maxConnections at ulimit -n less a reserve).
+    extra: { server: { maxConnections: 15_000 }, limits: { maxStreams: 15_000 } },
   });
   if (FORCE_GC)
     notes.push('a full GC (node --expose-gc, SIGUSR2 → gc() via load/lib/gc-on-signal.cjs) runs before each reading');
