@@ -15,7 +15,7 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { searchable, type SearchableTool } from '../tool-search/ranker.js';
-import { bm25Ranker } from '../tool-search/bm25-ranker.js';
+import { toolRanker } from '../tool-search/search-thread.js';
 import { ToolIndexes } from '../tool-search/index-cache.js';
 import { remember } from '../tool-search/found-tools.js';
 import type { TaskEngine } from '../tasks/engine.js';
@@ -82,7 +82,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: Reenter): Wrappe
 }
 
 class ToolSearch {
-  readonly #indexes = new ToolIndexes(bm25Ranker);
+  readonly #indexes = new ToolIndexes(toolRanker);
   // search_tools' description of one list version, per endpoint config: computed once per version.
   readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
   readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
@@ -135,7 +135,11 @@ class ToolSearch {
     const index = await this.#indexes.index(all, describer(view, catalog));
     const mayCall = ctx.mayCall;
     // The caller's scopes filter after ranking: the index is shared, what one caller may call is not.
-    const ranked = await index.ranker.search(query, mayCall ? all.length : limit);
+    const ranked = await index.ranker.search(query, mayCall ? all.length : limit).catch((err: unknown) => {
+      // A ranker that failed (its thread lost) is built again by the next search.
+      this.#indexes.forget(all);
+      throw err;
+    });
     const found: Entry[] = [];
     for (const name of ranked) {
       if (found.length === limit) break;
