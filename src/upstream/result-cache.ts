@@ -3,8 +3,9 @@
 // `maxBytes` is reached. (server/discover is not kept here: the gateway answers clients' itself,
 // and its own is the StatelessSet's, refreshed once per ttlMs, bounded by the same maxTtlMs.) A
 // result says for how long (bounded by `maxTtlMs`) and for whom: `public` is shared by every
-// caller, `private` (or no scope said) is kept per principal and only with one (auth on). A list change or resource update of the upstream drops its entries at
-// once, before the catalog asks again. A 2025 upstream gives no hints: its set has no cache.
+// caller, `private` (or no scope said) is kept per principal and only with one (auth on). A list
+// change or resource update of the upstream drops its entries at once, before the catalog asks
+// again. A 2025 upstream gives no hints: its set has no cache.
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { McpResult } from '../contracts/upstream.js';
