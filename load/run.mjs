@@ -44,6 +44,7 @@ import * as payloads from './scenarios/payloads.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
 import * as tasksMemory from './scenarios/tasks-memory.mjs';
+import * as toolSearch from './scenarios/tool-search.mjs';
 import { withBeforeTwins } from './scenarios/before.mjs';
 
 /**
@@ -73,6 +74,7 @@ const ALL = withBeforeTwins([
   connectionsScenario,
   sessionsScale,
   cacheScenario,
+  toolSearch,
   callPerSession,
   poolSweep,
   callSse,
