@@ -226,11 +226,12 @@ describe('what the key holds', () => {
     const { cached, plain } = pair(readFileSync(resolve(ROOT, 'examples/policy/example.cedar'), 'utf8'));
     const ci = client('ci', [], { team: '\udc00' });
     const deploy = tool('ops__deploy_app', false);
-    for (const args of [
+    const argSets: Array<Record<string, string>> = [
       { env: 'staging', note: '\ud800' },
       { env: 'staging\ud800' },
       { '\ud800': 'x', env: 'staging' },
-    ]) {
+    ];
+    for (const args of argSets) {
       expect(decided(plain.decide(call(ci, deploy, args)))).toEqual(decided(cached.decide(call(ci, deploy, args))));
       expect(plain.decide(call(ci, deploy, args)).allowed).toBe(args.env === 'staging');
     }
@@ -277,8 +278,13 @@ describe('a reload and many principals', () => {
     cached.decide(request(999));
     cached.decide(request(936));
     expect(cached.cacheStats.calls).toMatchObject({ entries: 64, hits: 2 });
+    // 935 comes back in place of 937, the least recently used (936 was used after it).
     cached.decide(request(935));
     expect(cached.cacheStats.calls).toMatchObject({ entries: 64, hits: 2, misses: 1001 });
+    cached.decide(request(936));
+    expect(cached.cacheStats.calls).toMatchObject({ hits: 3, misses: 1001 });
+    cached.decide(request(937));
+    expect(cached.cacheStats.calls).toMatchObject({ entries: 64, hits: 3, misses: 1002 });
   });
 
   it('the default bound: a few thousand entries, whatever the number of principals', () => {
