@@ -9,7 +9,7 @@ import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
 
 /** Names read anywhere in the policies; 'all': some read could not be pinned to a name. */
 export interface PolicyReads {
-  /** Attribute names read with `.` or `has`, on any entity or record. */
+  /** Attribute names read with `.` or `has` on any entity or record but the context itself. */
   readonly attrs: ReadonlySet<string>;
   /** Tag keys read with hasTag/getTag (claims and arguments alike); 'all' when a key is computed. */
   readonly tags: ReadonlySet<string> | 'all';
@@ -44,10 +44,10 @@ function walk(expr: unknown, found: Found): void {
   }
   for (const [op, body] of Object.entries(expr)) {
     if ((op === '.' || op === 'has') && isNode(body) && typeof body.attr === 'string') {
-      found.attrs.add(body.attr);
-      if (isContext(body.left)) {
-        if (found.context !== 'all') found.context.add(body.attr);
-      } else walk(body.left, found);
+      if (!isContext(body.left)) {
+        found.attrs.add(body.attr);
+        walk(body.left, found);
+      } else if (found.context !== 'all') found.context.add(body.attr);
     } else if ((op === 'hasTag' || op === 'getTag') && isNode(body)) {
       const key = isNode(body.right) ? body.right.Value : undefined;
       if (typeof key === 'string' && found.tags !== 'all') found.tags.add(key);

@@ -267,24 +267,32 @@ describe('a reload and many principals', () => {
     expect(live.set!.decide(request)).toEqual({ allowed: false, policies: ['none'] });
   });
 
-  it('stays bounded under many distinct principals, the least recently used out first', () => {
+  it('stays bounded under many distinct principals; what was used lately stays, what was not goes first', () => {
     const { cached } = pair(
       'permit (principal is Gw::Client, action, resource) when { principal.name like "u*" };',
       64,
     );
     const request = (i: number) => call(client(`u${i}`), tool('a__b', true), {});
-    for (let i = 0; i < 1000; i++) expect(cached.decide(request(i)).allowed).toBe(true);
-    expect(cached.cacheStats.calls).toEqual({ entries: 64, hits: 0, misses: 1000 });
-    cached.decide(request(999));
-    cached.decide(request(936));
-    expect(cached.cacheStats.calls).toMatchObject({ entries: 64, hits: 2 });
-    // 935 comes back in place of 937, the least recently used (936 was used after it).
-    cached.decide(request(935));
-    expect(cached.cacheStats.calls).toMatchObject({ entries: 64, hits: 2, misses: 1001 });
-    cached.decide(request(936));
-    expect(cached.cacheStats.calls).toMatchObject({ hits: 3, misses: 1001 });
-    cached.decide(request(937));
-    expect(cached.cacheStats.calls).toMatchObject({ entries: 64, hits: 3, misses: 1002 });
+    const stats = () => cached.cacheStats.calls!;
+    for (let i = 0; i < 1000; i++) {
+      expect(cached.decide(request(i)).allowed).toBe(true);
+      expect(stats().entries).toBeLessThanOrEqual(64);
+    }
+    expect(stats()).toMatchObject({ hits: 0, misses: 1000 });
+    // The last half of the capacity is kept whatever came before.
+    for (let i = 968; i < 1000; i++) cached.decide(request(i));
+    expect(stats()).toMatchObject({ hits: 32, misses: 1000 });
+    // u0..u31 fill a generation; u0 is used again, u1..u31 are not; 31 more newcomers fill the next:
+    // u0 stays, u1 is gone.
+    const fresh = pair('permit (principal is Gw::Client, action, resource) when { principal.name like "u*" };', 64);
+    for (let i = 0; i < 32; i++) fresh.cached.decide(request(i));
+    fresh.cached.decide(request(0));
+    for (let i = 32; i < 63; i++) fresh.cached.decide(request(i));
+    expect(fresh.cached.cacheStats.calls).toMatchObject({ hits: 1, misses: 63 });
+    fresh.cached.decide(request(0));
+    expect(fresh.cached.cacheStats.calls).toMatchObject({ hits: 2, misses: 63 });
+    fresh.cached.decide(request(1));
+    expect(fresh.cached.cacheStats.calls).toMatchObject({ hits: 2, misses: 64 });
   });
 
   it('the default bound: a few thousand entries, whatever the number of principals', () => {
@@ -293,6 +301,7 @@ describe('a reload and many principals', () => {
       'x',
     );
     for (let i = 0; i < 5000; i++) set.decide(call(client(`u${i}`, [], { big: LONG }), tool('a__b', true), {}));
-    expect(set.cacheStats.calls!.entries).toBe(4096);
+    expect(set.cacheStats.calls!.entries).toBeGreaterThanOrEqual(2048);
+    expect(set.cacheStats.calls!.entries).toBeLessThanOrEqual(4096);
   });
 });
