@@ -1,10 +1,14 @@
 // A Cedar policy file, compiled once at load: parsed, validated (strict) against the generated
 // schema (cedar-schema.ts), each policy known by its @id annotation (else Cedar's policyN). A file
 // that does not parse or validate is a PolicyFileError naming the file, line and column, and
-// nothing of it runs. Decisions use the preparsed set (no re-parse per request).
+// nothing of it runs. Decisions use the preparsed set (no re-parse per request), and each set
+// keeps the decisions it made (decision-cache.ts), so a reload, which compiles a new set, starts
+// with none.
 import { readFileSync } from 'node:fs';
 import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+import { DecisionCache, type CacheStats } from './decision-cache.js';
 import { listingPolicy } from './listing.js';
+import { readsOf } from './policy-reads.js';
 import { cedarSchema, NAMESPACE, type PolicyAction, type ResourceType } from './cedar-schema.js';
 
 export class PolicyFileError extends Error {}
@@ -37,6 +41,14 @@ export interface Decision {
   policies: readonly string[];
 }
 
+export interface CompileOptions {
+  /** Decisions kept per set, for calls and for lists each (0: none, every decision is evaluated). */
+  cacheEntries?: number;
+}
+
+/** A few thousand principal x tool pairs; an entry is a key of at most MAX_KEY_CHARS and a decision. */
+const CACHE_ENTRIES = 4096;
+
 const SCHEMA = cedarSchema();
 const SCHEMA_NAME = 'mcpgw';
 let schemaReady = false;
@@ -62,6 +74,8 @@ function described(file: string, text: string, errors: ReadonlyArray<cedar.Detai
 
 export class PolicySet {
   readonly #setId: string;
+  #calls: DecisionCache | undefined;
+  #lists: DecisionCache | undefined;
 
   private constructor(
     readonly file: string,
@@ -72,7 +86,7 @@ export class PolicySet {
   }
 
   /** Parses and validates `text`; throws PolicyFileError naming `file`, line and column. */
-  static compile(text: string, file: string): PolicySet {
+  static compile(text: string, file: string, options: CompileOptions = {}): PolicySet {
     if (!schemaReady) {
       const schema = cedar.preparseSchema(SCHEMA_NAME, SCHEMA);
       if (schema.type !== 'success')
@@ -110,6 +124,9 @@ export class PolicySet {
     const listing = Object.fromEntries(Object.entries(byId).map(([id, policy]) => [id, listingPolicy(policy)]));
     const listed = cedar.preparsePolicySet(`${set.#setId}-list`, { staticPolicies: listing });
     if (listed.type !== 'success') throw new PolicyFileError(described(file, text, listed.errors));
+    const entries = options.cacheEntries ?? CACHE_ENTRIES;
+    set.#calls = DecisionCache.for(readsOf(Object.values(byId)), entries);
+    set.#lists = DecisionCache.for(readsOf(Object.values(listing)), entries);
     return set;
   }
 
@@ -126,7 +143,7 @@ export class PolicySet {
 
   /** The decision for one request with its arguments known. */
   decide(request: PolicyRequest): Decision {
-    return this.#decide(this.#setId, request, request.arguments ?? {});
+    return this.#decide(this.#setId, this.#calls, request, request.arguments ?? {});
   }
 
   /**
@@ -134,10 +151,23 @@ export class PolicySet {
    * when no policy reads the arguments.
    */
   mayAllow(request: PolicyRequest): boolean {
-    return this.#decide(`${this.#setId}-list`, request, {}).allowed;
+    return this.#decide(`${this.#setId}-list`, this.#lists, request, {}).allowed;
   }
 
-  #decide(setId: string, request: PolicyRequest, args: Readonly<Record<string, string>>): Decision {
+  /** The decision caches' counts (undefined: that one keeps nothing, e.g. a policy reads context.epoch). */
+  get cacheStats(): { calls: CacheStats | undefined; lists: CacheStats | undefined } {
+    return { calls: this.#calls?.stats, lists: this.#lists?.stats };
+  }
+
+  #decide(
+    setId: string,
+    cache: DecisionCache | undefined,
+    request: PolicyRequest,
+    args: Readonly<Record<string, string>>,
+  ): Decision {
+    const key = cache?.key(request, args);
+    const kept = key === undefined ? undefined : cache!.get(key);
+    if (kept) return kept;
     const answer = cedar.statefulIsAuthorized({
       ...call(request, args),
       preparsedPolicySetId: setId,
@@ -147,7 +177,9 @@ export class PolicySet {
     // An evaluation error (none should pass strict validation) denies: the safe side.
     if (answer.type !== 'success') return { allowed: false, policies: [] };
     const { decision, diagnostics } = answer.response;
-    return { allowed: decision === 'allow', policies: diagnostics.reason };
+    const decided = { allowed: decision === 'allow', policies: diagnostics.reason };
+    if (key !== undefined) cache!.set(key, decided);
+    return decided;
   }
 }
 
@@ -157,21 +189,47 @@ function uid(type: string, id: string): { type: string; id: string } {
   return { type: `${NAMESPACE}::${type}`, id };
 }
 
+// Cedar reads its input as JSON text and refuses a lone surrogate (JSON.stringify writes one as
+// "\ud800", which its parser rejects: the call throws). A JS string may hold one (a client's
+// arguments, "\ud800" in JSON-RPC), so each string goes in well-formed: a lone surrogate becomes
+// U+FFFD, and a tag whose key holds one is left out, since no policy can name such a key.
+// Each is a function of the raw value, so a decision stays a function of the request.
+const wellFormed = (text: string): string =>
+  (text as unknown as { isWellFormed(): boolean }).isWellFormed()
+    ? text
+    : (text as unknown as { toWellFormed(): string }).toWellFormed();
+
+function wellFormedTags(tags: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(tags)) if (wellFormed(key) === key) out[key] = wellFormed(value);
+  return out;
+}
+
+function wellFormedAttrs(attrs: Readonly<Record<string, Value>>): Record<string, Json> {
+  const out: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(attrs)) {
+    if (typeof value === 'string') out[key] = wellFormed(value);
+    else if (typeof value === 'boolean' || typeof value === 'number') out[key] = value;
+    else out[key] = value.map(wellFormed);
+  }
+  return out;
+}
+
 /** The Cedar request and its entities: principal, resource, the arguments as an entity of tags. */
 function call(request: PolicyRequest, args: Readonly<Record<string, string>>) {
   const p = request.principal;
   const principal: cedar.EntityJson & { uid: { type: string; id: string } } =
     p.kind === 'client'
       ? {
-          uid: uid('Client', p.id),
-          attrs: { name: p.name, scopes: [...p.scopes], address: p.address },
+          uid: uid('Client', wellFormed(p.id)),
+          attrs: wellFormedAttrs({ name: p.name, scopes: p.scopes, address: p.address }),
           parents: [],
-          tags: { ...p.claims },
+          tags: wellFormedTags(p.claims),
         }
-      : { uid: uid('Anonymous', p.address), attrs: { address: p.address }, parents: [] };
+      : { uid: uid('Anonymous', wellFormed(p.address)), attrs: { address: wellFormed(p.address) }, parents: [] };
   const resource = {
-    uid: uid(request.resource.type, request.resource.id),
-    attrs: request.resource.attrs as Record<string, Json>,
+    uid: uid(request.resource.type, wellFormed(request.resource.id)),
+    attrs: wellFormedAttrs(request.resource.attrs),
     parents: [],
   };
   const argumentsUid = uid('Arguments', 'call');
@@ -180,7 +238,7 @@ function call(request: PolicyRequest, args: Readonly<Record<string, string>>) {
     action: { type: `${NAMESPACE}::Action`, id: request.action },
     resource: resource.uid,
     context: { ...request.context, arguments: { __entity: argumentsUid } },
-    entities: [principal, resource, { uid: argumentsUid, attrs: {}, parents: [], tags: { ...args } }],
+    entities: [principal, resource, { uid: argumentsUid, attrs: {}, parents: [], tags: wellFormedTags(args) }],
   };
 }
 

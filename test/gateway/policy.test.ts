@@ -139,6 +139,14 @@ describe('each rule kind, SDK v1 and v2', () => {
     expect(other.data.type).toBe('POLICY_DENIED');
   });
 
+  it('an argument holding a lone surrogate (valid JSON-RPC, refused by Cedar as JSON) is decided, not an error', async () => {
+    const ci = await v1(KEYS.ci);
+    const denied = await refusal(ci.callTool({ name: 'ops__deploy_app', arguments: { env: 'staging\ud800' } }));
+    expect(denied.data).toMatchObject({ type: 'POLICY_DENIED', policies: [] });
+    const ran = await ci.callTool({ name: 'ops__deploy_app', arguments: { env: 'staging', note: '\ud800' } });
+    expect(toolText(ran)).toMatch(/^deploy_app ran /);
+  });
+
   it('read-only tools (readOnlyHint) for contractors (v2, stateless 2026-07-28)', async () => {
     const contractor = await v2(KEYS.contractor);
     expect(names(await contractor.listTools())).toEqual(['ops__read_logs', 'ops__search']);

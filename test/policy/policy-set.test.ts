@@ -2,66 +2,20 @@
  * The policy module in process (policy/policy-set.ts): the example policy of docs/policy.md
  * decides each of the issue's rule kinds, a file that does not parse or validate is refused with
  * its line and column, and a list's question (could any arguments be allowed?) agrees with the
- * calls' decisions over random principals, tools and arguments.
+ * calls' decisions over random principals, tools and arguments, cached or not.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cedarSchema } from '../../src/policy/cedar-schema.js';
-import { PolicyFileError, PolicySet, policyProblems, type PolicyRequest } from '../../src/policy/policy-set.js';
+import { PolicyFileError, PolicySet, policyProblems } from '../../src/policy/policy-set.js';
 import { ROOT } from '../support/gateway.js';
+import { anonymous, call, client, decided, NIGHT, OFFICE, random, tool } from '../support/policy-requests.js';
 
 const EXAMPLE = resolve(ROOT, 'examples/policy/example.cedar');
 const dir = mkdtempSync(join(tmpdir(), 'mcpgw-policy-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-type Principal = PolicyRequest['principal'];
-const client = (id: string, scopes: string[] = [], claims: Record<string, string> = {}): Principal => ({
-  kind: 'client',
-  id,
-  name: id,
-  scopes,
-  claims,
-  address: '127.0.0.1',
-});
-const anonymous: Principal = { kind: 'anonymous', address: '127.0.0.1' };
-
-// Tuesday 10:00 UTC, and Saturday 22:00 UTC.
-const OFFICE = { hour: 10, weekday: 2 };
-const NIGHT = { hour: 22, weekday: 6 };
-
-function tool(name: string, readOnlyHint: boolean): PolicyRequest['resource'] {
-  return {
-    type: 'Tool',
-    id: name,
-    attrs: {
-      name,
-      upstream: name.split('__')[0]!,
-      original: name.split('__')[1]!,
-      server: 'main',
-      readOnlyHint,
-      destructiveHint: !readOnlyHint,
-      idempotentHint: false,
-      openWorldHint: true,
-    },
-  };
-}
-
-function call(
-  principal: Principal,
-  resource: PolicyRequest['resource'],
-  args: Record<string, string> | undefined,
-  time = OFFICE,
-): PolicyRequest {
-  return {
-    principal,
-    action: 'callTool',
-    resource,
-    context: { method: 'tools/call', era: '2025', transport: 'streamable-http', epoch: 1_700_000_000, ...time },
-    arguments: args,
-  };
-}
 
 describe('the example policy (docs/policy.md)', () => {
   const set = PolicySet.load(EXAMPLE);
@@ -178,19 +132,11 @@ describe('a file that does not parse or validate', () => {
   });
 });
 
-/** A small deterministic generator (mulberry32): the property's cases repeat run to run. */
-function random(seed: number): () => number {
-  return () => {
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('lists agree with calls (property over random principals x tools)', () => {
-  it('a tool is listed exactly when some call of it is allowed', () => {
+  it('a tool is listed exactly when some call of it is allowed, with the decision cache as without it', () => {
     const set = PolicySet.load(EXAMPLE);
+    const uncached = PolicySet.compile(readFileSync(EXAMPLE, 'utf8'), EXAMPLE, { cacheEntries: 0 });
+    expect(uncached.cacheStats).toEqual({ calls: undefined, lists: undefined });
     const next = random(32);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
     const names = ['ops__deploy_app', 'ops__deploy_db', 'ops__read_logs', 'ops__write_note', 'docs__search'];
@@ -211,6 +157,13 @@ describe('lists agree with calls (property over random principals x tools)', () 
       const listed = set.mayAllow(call(principal, resource, undefined, time));
       const someCall = argSets.some((args) => set.decide(call(principal, resource, args, time)).allowed);
       expect(listed, JSON.stringify({ principal, resource: resource.id, time })).toBe(someCall);
+      // What the decision cache answered is what the evaluator answers (decision-cache.test.ts has more).
+      expect(listed).toBe(uncached.mayAllow(call(principal, resource, undefined, time)));
+      for (const args of argSets)
+        expect(decided(set.decide(call(principal, resource, args, time)))).toEqual(
+          decided(uncached.decide(call(principal, resource, args, time))),
+        );
     }
+    expect(set.cacheStats.calls!.hits).toBeGreaterThan(0);
   });
 });
