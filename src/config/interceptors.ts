@@ -6,8 +6,14 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { interceptorUpstream } from './interceptor-servers.js';
 
-/** The events an interceptor server may take: those the gateway intercepts today. */
-export const INTERCEPTED_EVENTS = ['tools/call', 'prompts/get', 'resources/read'] as const;
+/** The events an interceptor server may take: those the gateway intercepts today (the last two: an upstream's asks). */
+export const INTERCEPTED_EVENTS = [
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'sampling/createMessage',
+  'elicitation/create',
+] as const;
 
 const phasesSchema = {
   type: 'array',
@@ -15,8 +21,10 @@ const phasesSchema = {
   uniqueItems: true,
   minItems: 1,
   description:
-    "request: a tools/call's or prompts/get's arguments before they go upstream; response: the result of " +
-    'tools/call, prompts/get and resources/read before the client sees it. Built-ins only; default both.',
+    "request: a tools/call's or prompts/get's arguments before they go upstream, and an upstream's " +
+    'sampling/createMessage or elicitation/create before the client sees it; response: the result of tools/call, ' +
+    "prompts/get and resources/read before the client sees it, and the client's answer to an upstream's ask before " +
+    'the upstream does. Built-ins only; default both.',
 } as const;
 
 const stdioServerSchema = {
@@ -149,7 +157,9 @@ export const interceptorsSchema = {
   type: 'array',
   items: interceptorSchema,
   maxItems: 32,
-  description: 'Guardrails run on each tools/call, prompts/get and resources/read, in order. See docs/guardrails.md.',
+  description:
+    'Guardrails run on each tools/call, prompts/get and resources/read, and on the sampling and elicitation ' +
+    'requests upstreams send clients, in order. See docs/guardrails.md.',
 } as const;
 
 /** An entry as loaded: a branch's defaults are there, its refused keys absent. */

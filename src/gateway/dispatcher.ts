@@ -31,9 +31,10 @@ import { FairShares } from './fair-shares.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
 import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
-import type { InterceptorConfig, ToolSearchConfig } from '../config/schema.js';
+import type { ToolSearchConfig } from '../config/schema.js';
+import type { Guardrails } from '../guardrails/chains.js';
 import { toolSearchStep } from './tool-search-step.js';
-import { guardrailStep, type GuardrailStep } from './guardrail-step.js';
+import { guardrailStep } from './guardrail-step.js';
 import { policyStep } from './policy-step.js';
 import type { LivePolicy } from '../policy/live-policy.js';
 
@@ -67,8 +68,8 @@ export interface DispatcherOptions {
   admissions?: readonly Admission[] | undefined;
   /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
-  /** The top-level guardrails; a virtual server's own come after them. */
-  interceptors?: readonly InterceptorConfig[] | undefined;
+  /** The guardrails (config `interceptors`: top level, servers[] and upstreams[]); none: no wrapper. */
+  guardrails?: Guardrails | undefined;
   /** The authorization policy in force (authorization.policyFile); a reload swaps its set. */
   policy?: LivePolicy | undefined;
 }
@@ -85,11 +86,9 @@ export class Dispatcher {
   /** Every request's way: the wrappers around the method table (request-chain.ts). */
   #chain: ReplyStep;
   readonly #handle: ResultStep;
-  readonly #guardrails: GuardrailStep;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
-    this.#guardrails = guardrailStep(options.interceptors, options);
     this.#fairShares = new FairShares(options.diagnostics);
     const { upstreams, catalogs, perSession, log } = options;
     this.#sessionCatalogs = new SessionCatalogs({
@@ -146,7 +145,7 @@ export class Dispatcher {
       events: this.#events,
       sessionCatalogs: this.#sessionCatalogs,
       admissions,
-      guardrails: this.#guardrails,
+      guardrails: options.guardrails ? guardrailStep(options.guardrails) : undefined,
       ...(options.policy ? { authorization: policyStep(options.policy, options.diagnostics) } : {}),
       inner: (reenter: RoutingStep) =>
         toolSearchStep(
@@ -191,7 +190,6 @@ export class Dispatcher {
     const failed = await this.#tasks?.shutdown();
     if (failed) this.options.log.info({ tasks: failed }, 'shutdown: tasks running here failed');
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
-    await this.#guardrails.close();
   }
 
   /** The catalogs 2025 sessions on this replica last listed from their own per-session workers. */
