@@ -63,7 +63,11 @@ export function createVirtualServer(
   const pins = new PinPolicy(pinSettings(config), pinReporter(log, diagnostics, config.logRepeatMs));
   const toolSearch = liveToolSearch(config);
   // One set of chains for calls (the virtual server's) and asks (the router's), one connection per interceptor server.
-  const guardrails = new Guardrails(config.interceptors, { diagnostics, log });
+  const guardrails = new Guardrails(config.interceptors, {
+    diagnostics,
+    log,
+    upstreamList: (upstream) => group.upstreams.get(upstream)?.interceptors,
+  });
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,

@@ -1,10 +1,11 @@
 /**
- * `interceptors`: guardrails on what passes through (top level for every endpoint, and in each
- * `servers[]` entry for that endpoint, run after the top level's, order kept). An entry is a
- * built-in (`name: secrets | pii | size`) or an interceptor server (`server:`, SEP-2624). See docs/guardrails.md.
+ * `interceptors`: guardrails on what passes through (top level for every endpoint, in each
+ * `servers[]` entry for that endpoint, in each `upstreams[]` entry for that upstream; the order of
+ * the three: guardrails/chains.ts). An entry is a built-in (`name: secrets | pii | size`) or an
+ * interceptor server (`server:`, SEP-2624). See docs/guardrails.md. The checks the schema cannot
+ * make are interceptor-servers.ts's (they build an upstream entry, which imports the upstream schema).
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { interceptorUpstream } from './interceptor-servers.js';
 
 /** The events an interceptor server may take: those the gateway intercepts today (the last two: an upstream's asks). */
 export const INTERCEPTED_EVENTS = [
@@ -173,26 +174,4 @@ export type ServerInterceptorConfig = InterceptorConfig & {
 
 export function isServerEntry(c: InterceptorConfig): c is ServerInterceptorConfig {
   return 'server' in c && c.server !== undefined;
-}
-
-/** What the schema cannot say. */
-export function interceptorsChecks(
-  list: unknown,
-  where: string,
-  problems: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): void {
-  if (!Array.isArray(list)) return;
-  list.forEach((entry: unknown, i) => {
-    if (typeof entry !== 'object' || entry === null) return;
-    const e = entry as Record<string, unknown>;
-    if (typeof e.server === 'object' && e.server !== null && Array.isArray(e.events)) {
-      // The connection the gateway will open, checked as an upstream's is (`${VAR}`, the URL).
-      interceptorUpstream(entry as ServerInterceptorConfig, env, problems, `${where}[${i}]`);
-      return;
-    }
-    if (e.server !== undefined) return;
-    if (e.name === 'size' && e.maxBytes === undefined) problems.push(`${where}[${i}]: size needs maxBytes`);
-    if (e.name !== 'size' && e.maxBytes !== undefined) problems.push(`${where}[${i}]: maxBytes is for size only`);
-  });
 }

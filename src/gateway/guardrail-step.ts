@@ -2,12 +2,13 @@
 // guardrails/chains.ts): the innermost wrapper, so it sees what the upstream will get (after a
 // view's fixed arguments and renames) and what it answered. A call's arguments are checked before
 // they go upstream; a result before the client sees it. Blocked: GUARDRAIL_BLOCKED naming the
-// interceptor and the kinds found, never the text. Without interceptors, a request costs one
-// comparison here.
+// interceptor and the kinds found, never the text. Without interceptors, a guarded request costs
+// its route's lookup and two map reads here; any other request, one.
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { NO_CHAIN, whoOf, type Chain, type Guardrails } from '../guardrails/chains.js';
+import type { Catalog } from './catalog.js';
 import type { ResultStep, Wrapper } from './request-chain.js';
 
 /** The methods guarded, and whether their arguments are (resources/read has only a URI). */
@@ -23,6 +24,16 @@ const GUARDED: ReadonlyMap<string, boolean> = new Map([
  */
 export function isInterim(result: McpResult): boolean {
   return result.resultType === 'input_required' || result.resultType === 'task' || isObject(result.task);
+}
+
+/** The upstream a guarded request goes to, as the catalog routes it (after a view's renames). */
+function upstreamOf(req: JsonRpcRequest, catalog: Catalog): string | undefined {
+  const params = req.params;
+  if (req.method === 'resources/read')
+    return typeof params?.uri === 'string' ? catalog.resource(params.uri)?.upstream : undefined;
+  const name = params?.name;
+  if (typeof name !== 'string') return undefined;
+  return (req.method === 'tools/call' ? catalog.tool(name) : catalog.prompt(name))?.upstream;
 }
 
 export function guardrailStep(guardrails: Guardrails): Wrapper<ResultStep> {
@@ -54,7 +65,9 @@ export function guardrailStep(guardrails: Guardrails): Wrapper<ResultStep> {
       return (await guardrails.run(chain.response, 'response', req.method, whoOf(ctx), result)) as McpResult;
     };
     return (ctx, req, view, catalog) => {
-      const chain = GUARDED.has(req.method) ? guardrails.callChain(view?.config.interceptors, undefined) : NO_CHAIN;
+      const chain = GUARDED.has(req.method)
+        ? guardrails.callChain(view?.config.interceptors, upstreamOf(req, catalog))
+        : NO_CHAIN;
       return chain === NO_CHAIN ? next(ctx, req, view, catalog) : guarded(chain, ctx, req, view, catalog);
     };
   };

@@ -30,8 +30,10 @@ const upstreams = () => [askingUpstream('ask'), httpUpstream('modern', fixture.u
 
 beforeAll(async () => {
   fixture = await startStatelessFixture();
+  // `strict` blocks secrets in its own asks (upstreams[].interceptors), before the top level redacts them.
+  const strict = askingUpstream('strict', { interceptors: [{ name: 'secrets', action: 'block' }] });
   redacting = await startGateway(
-    exampleConfig({ upstreams: upstreams(), interceptors: [{ name: 'secrets' }, { name: 'pii' }] }),
+    exampleConfig({ upstreams: [...upstreams(), strict], interceptors: [{ name: 'secrets' }, { name: 'pii' }] }),
   );
   blocking = await startGateway(
     exampleConfig({ upstreams: upstreams(), interceptors: [{ name: 'secrets', action: 'block' }] }),
@@ -149,6 +151,23 @@ describe.each(CLIENTS)('asks to %s', (_who, connect) => {
         await client.close();
       }
     });
+  });
+});
+
+describe("an upstream's own list", () => {
+  it("sees its asks before the top level's (toward the client): its block wins over the top level's redaction", async () => {
+    const asked: Asked = [];
+    const client = await sessionClient(redacting, asked);
+    try {
+      const result = await client.callTool({ name: 'strict__ask_secret', arguments: { method: 'elicitation/create' } });
+      expect(toolText(result)).toBe(`error ${ERRORS.GUARDRAIL_BLOCKED.code} GUARDRAIL_BLOCKED`);
+      expect(asked).toEqual([]);
+      // Another upstream's asks are not its business.
+      await client.callTool({ name: 'ask__ask_secret', arguments: { method: 'elicitation/create' } });
+      expect(asked).toEqual(['Deploy with [REDACTED:aws-access-key]?']);
+    } finally {
+      await client.close();
+    }
   });
 });
 
