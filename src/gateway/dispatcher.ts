@@ -29,12 +29,12 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import { Forwarder } from './forwarder.js';
 import { FairShares } from './fair-shares.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
-import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
 import type { ToolSearchConfig } from '../config/schema.js';
 import type { Guardrails } from '../guardrails/chains.js';
 import { toolSearchStep } from './tool-search-step.js';
-import { guardrailStep } from './guardrail-step.js';
+import { guardedTaskResult, guardrailStep } from './guardrail-step.js';
+import { TaskPassThrough } from '../tasks/pass-through.js';
 import { policyStep } from './policy-step.js';
 import type { LivePolicy } from '../policy/live-policy.js';
 
@@ -112,13 +112,9 @@ export class Dispatcher {
         run: async (ctx, request) => {
           // What the call names, as for a plain call: a task of a shared upstream's tool starts no per-session worker.
           const catalog = await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, undefined));
-          return this.#forwarder.forwardNamed(
-            ctx,
-            request,
-            catalog.tool(String(request.params?.name)),
-            'Unknown tool',
-            catalog,
-          );
+          const route = catalog.tool(String(request.params?.name));
+          const result = await this.#forwarder.forwardNamed(ctx, request, route, 'Unknown tool', catalog);
+          return guardedTaskResult(options.guardrails, ctx, route?.upstream, result);
         },
         cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
         releaseChain: (state) => {
@@ -145,7 +141,9 @@ export class Dispatcher {
       events: this.#events,
       sessionCatalogs: this.#sessionCatalogs,
       admissions,
-      guardrails: options.guardrails ? guardrailStep(options.guardrails) : undefined,
+      guardrails: options.guardrails
+        ? guardrailStep(options.guardrails, { passedThrough: (ctx, id) => this.#passedThrough(ctx, id) })
+        : undefined,
       ...(options.policy ? { authorization: policyStep(options.policy, options.diagnostics) } : {}),
       inner: (reenter: RoutingStep) =>
         toolSearchStep(
@@ -160,6 +158,16 @@ export class Dispatcher {
         ),
     };
     return requestChain(parts, this.#handle);
+  }
+
+  /** The upstream of a wrapped task id (an upstream's own task); undefined for the gateway's own, or a bad one. */
+  #passedThrough(ctx: RequestContext, taskId: unknown): string | undefined {
+    if (!TaskPassThrough.isWrapped(taskId)) return undefined;
+    try {
+      return this.options.passThrough.unwrap(ctx, taskId).upstream;
+    } catch {
+      return undefined; // (its read is refused as its handler refuses it)
+    }
   }
 
   /** A reload's rate limits and quotas: from the next request on (one in flight keeps the chain it took). */

@@ -7,7 +7,7 @@
 import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
-import { NO_CHAIN, whoOf, type Chain, type Guardrails } from '../guardrails/chains.js';
+import { GUARDED_ASKS, NO_CHAIN, whoOf, type Chain, type Guardrails } from '../guardrails/chains.js';
 import type { Catalog } from './catalog.js';
 import type { ResultStep, Wrapper } from './request-chain.js';
 
@@ -36,7 +36,66 @@ function upstreamOf(req: JsonRpcRequest, catalog: Catalog): string | undefined {
   return (req.method === 'tools/call' ? catalog.tool(name) : catalog.prompt(name))?.upstream;
 }
 
-export function guardrailStep(guardrails: Guardrails): Wrapper<ResultStep> {
+/** The task methods that hand a client a task's result (2025-11-25's tasks/result, 2026-07-28's tasks/get). */
+const TASK_READS: ReadonlySet<string> = new Set(['tasks/result', 'tasks/get']);
+
+/**
+ * A task's call ended (the gateway's own task): its result through the response phase of the top
+ * level's and its upstream's lists, as a tools/call result, before it is stored; so every read of
+ * it (tasks/result, tasks/get, notifications/tasks, on any replica) gets what passed. A block fails
+ * the task with GUARDRAIL_BLOCKED.
+ */
+export async function guardedTaskResult(
+  guardrails: Guardrails | undefined,
+  ctx: RequestContext,
+  upstream: string | undefined,
+  result: McpResult,
+): Promise<McpResult> {
+  if (!guardrails || isInterim(result)) return result;
+  const chain = guardrails.callChain(undefined, upstream);
+  if (chain.response.length === 0) return result;
+  return (await guardrails.run(chain.response, 'response', 'tools/call', whoOf(ctx), result)) as McpResult;
+}
+
+/**
+ * What an upstream's own task (passed through) answered a read with: tasks/result's is the
+ * tools/call result itself; tasks/get's (2026-07-28) inlines it as `result`, and the upstream's
+ * asks as `inputRequests`, each checked as an ask.
+ */
+async function guardedTaskRead(
+  guardrails: Guardrails,
+  chain: Chain,
+  upstream: string,
+  ctx: RequestContext,
+  method: string,
+  read: McpResult,
+): Promise<McpResult> {
+  const who = whoOf(ctx);
+  const response = (value: unknown) => guardrails.run(chain.response, 'response', 'tools/call', who, value);
+  if (method === 'tasks/result') return (await response(read)) as McpResult;
+  const out: McpResult = { ...read };
+  if (isObject(read.result)) out.result = await response(read.result);
+  if (isObject(read.inputRequests)) {
+    const asks = guardrails.askChain(upstream);
+    const inputRequests: Record<string, unknown> = {};
+    for (const [key, req] of Object.entries(read.inputRequests)) {
+      const ask = isObject(req) && typeof req.method === 'string' && GUARDED_ASKS.has(req.method) ? req : undefined;
+      inputRequests[key] =
+        ask && isObject(ask.params)
+          ? { ...ask, params: await guardrails.askRequest(asks, who, String(ask.method), ask.params) }
+          : req;
+    }
+    out.inputRequests = inputRequests;
+  }
+  return out;
+}
+
+export interface GuardrailStepParts {
+  /** The upstream of an upstream's own task (a wrapped id); undefined for the gateway's own (checked as they end). */
+  passedThrough?: (ctx: RequestContext, taskId: unknown) => string | undefined;
+}
+
+export function guardrailStep(guardrails: Guardrails, parts: GuardrailStepParts = {}): Wrapper<ResultStep> {
   /** The request phase: a built-in gets the arguments, an interceptor server the whole params. */
   const request = async (chain: Chain, ctx: RequestContext, req: JsonRpcRequest): Promise<JsonRpcRequest> => {
     let params = req.params ?? {};
@@ -64,7 +123,16 @@ export function guardrailStep(guardrails: Guardrails): Wrapper<ResultStep> {
       if (chain.response.length === 0 || isInterim(result)) return result;
       return (await guardrails.run(chain.response, 'response', req.method, whoOf(ctx), result)) as McpResult;
     };
+    const taskRead = async (upstream: string, ...[ctx, req, view, catalog]: Parameters<ResultStep>) => {
+      const read = await next(ctx, req, view, catalog);
+      const chain = guardrails.callChain(view?.config.interceptors, upstream);
+      return chain === NO_CHAIN ? read : guardedTaskRead(guardrails, chain, upstream, ctx, req.method, read);
+    };
     return (ctx, req, view, catalog) => {
+      if (TASK_READS.has(req.method)) {
+        const upstream = parts.passedThrough?.(ctx, req.params?.taskId);
+        return upstream === undefined ? next(ctx, req, view, catalog) : taskRead(upstream, ctx, req, view, catalog);
+      }
       const chain = GUARDED.has(req.method)
         ? guardrails.callChain(view?.config.interceptors, upstreamOf(req, catalog))
         : NO_CHAIN;
