@@ -8,7 +8,8 @@ export interface Finding {
   kind: string;
 }
 
-function table(chars: string): Uint8Array {
+/** A lookup table of ASCII characters: 1 for each of `chars`. */
+export function table(chars: string): Uint8Array {
   const t = new Uint8Array(128);
   for (const c of chars) t[c.charCodeAt(0)] = 1;
   return t;
@@ -60,6 +61,12 @@ export function boundaryBefore(text: string, i: number): boolean {
 
 export function boundaryAfter(text: string, i: number): boolean {
   return i >= text.length || !inClass(WORD, text, i);
+}
+
+/** The first index from `i` on that holds no word character (the end of the word `i` is in). */
+export function wordEnd(text: string, i: number): number {
+  while (i < text.length && inClass(WORD, text, i)) i++;
+  return i;
 }
 
 const counts = new Uint32Array(128);

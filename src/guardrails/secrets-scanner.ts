@@ -17,6 +17,8 @@ import {
   inClass,
   RunMeter,
   runEnd,
+  table,
+  wordEnd,
   type Finding,
 } from './char-classes.js';
 
@@ -75,9 +77,17 @@ function prefixed(text: string, rule: PrefixedToken, found: Finding[]): void {
   for (const prefix of rule.prefixes) {
     const meter = new RunMeter(rule.body);
     let covered = -1;
-    for (let at = text.indexOf(prefix); at !== -1; at = text.indexOf(prefix, at + prefix.length)) {
+    let next = 0;
+    for (let at = text.indexOf(prefix); at !== -1; at = text.indexOf(prefix, next)) {
+      next = at + prefix.length;
       // Inside a token already found: nothing new.
-      if (at < covered || !boundaryBefore(text, at)) continue;
+      if (at < covered) continue;
+      if (!boundaryBefore(text, at)) {
+        // Every later one inside the same word is no token's start either: search on past its end
+        // (prefixes such as `AKIA` repeated in one long word are then read once, not found one by one).
+        next = Math.max(next, wordEnd(text, at) + 1);
+        continue;
+      }
       const bodyStart = at + prefix.length;
       const end = meter.end(text, bodyStart, rule.max + 1);
       const length = end - bodyStart;
@@ -160,9 +170,9 @@ function assignedSecrets(text: string, found: Finding[]): void {
     for (let at = lower.indexOf(key); at !== -1; at = lower.indexOf(key, at + key.length)) {
       // The rest of the key's name (`password_hash`, `token"`), then an operator between quotes and spaces.
       let i = runEnd(TOKEN, text, at + key.length, 24);
-      i = skip(text, i, ' "\'\t', 3);
+      i = skip(text, i, QUOTE_SPACE, 3);
       if (text[i] !== ':' && text[i] !== '=') continue;
-      i = skip(text, i + 1, ' "\'\t=>', 4);
+      i = skip(text, i + 1, OPERATOR_TAIL, 4);
       const end = values.end(text, i, 257);
       const length = end - i;
       // One finding per value: further keys inside a value already found add nothing.
@@ -173,9 +183,13 @@ function assignedSecrets(text: string, found: Finding[]): void {
   }
 }
 
-function skip(text: string, i: number, chars: string, max: number): number {
+/** Between a key's name and its operator; after the operator (`=>`, `==` and quotes). */
+const QUOTE_SPACE = table(' "\'\t');
+const OPERATOR_TAIL = table(' "\'\t=>');
+
+function skip(text: string, i: number, chars: Uint8Array, max: number): number {
   const stop = Math.min(text.length, i + max);
-  while (i < stop && chars.includes(text[i]!)) i++;
+  while (i < stop && inClass(chars, text, i)) i++;
   return i;
 }
 
