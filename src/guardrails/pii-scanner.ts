@@ -173,7 +173,7 @@ function isIbanStart(text: string, i: number): boolean {
   return isUpper(text, i) && isUpper(text, i + 1) && isDigit(text, i + 2) && isDigit(text, i + 3);
 }
 
-/** The IBAN check over its `n` letters and digits in [start, end): the first four moved to the end, letters as 10..35, modulo 97. */
+/** The IBAN check of its `n` letters and digits in [start, end): the first four moved last, letters 10..35, mod 97. */
 function mod97(text: string, start: number, end: number, n: number): number {
   let m = 0;
   for (let j = start; j < end; j++) if (text.charCodeAt(j) !== 32) positions[m++] = j;
