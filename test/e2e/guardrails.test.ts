@@ -3,7 +3,8 @@
  * example echo server over stdio, with the official SDK v1 client: secrets in a tool result come
  * back redacted, a card number in arguments is refused with GUARDRAIL_BLOCKED, audit mode changes
  * nothing, a virtual server's own interceptors run after the top level's; verdicts are counted and
- * audited without the matched text; a call's progress notifications pass while its result is checked.
+ * audited without the matched text, and each run timed in the duration histogram; allowFields leaves an
+ * argument unscanned; a call's progress notifications pass while its result is checked.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -40,6 +41,12 @@ beforeAll(async () => {
       { path: '/payments', tools: ['echo__*'], interceptors: [{ name: 'pii', action: 'block', phases: ['request'] }] },
       { path: '/audited', tools: ['echo__*'], interceptors: [{ name: 'pii', action: 'redact', mode: 'audit' }] },
       { path: '/capped', tools: ['echo__*'], interceptors: [{ name: 'size', maxBytes: 64 }] },
+      // pii blocks arguments, but not the ones named `text` (echo's own).
+      {
+        path: '/allowed',
+        tools: ['echo__*'],
+        interceptors: [{ name: 'pii', action: 'block', phases: ['request'], allowFields: ['text'] }],
+      },
       // Both phases on a call that reports progress.
       { path: '/progress', tools: ['slow__*'], interceptors: [{ name: 'pii' }] },
     ],
@@ -144,5 +151,34 @@ describe('guardrails through the gateway', () => {
     ]);
     // The arguments and the result went through pii: two more passes.
     expect(await passes()).toBe(before + 2);
+  });
+
+  it('allowFields through the gateway: an allowed argument is not scanned, so not refused', async () => {
+    const client = await connect('/allowed');
+    expect(toolText(await echo(client, `pay with ${CARD}`))).toBe(`pay with ${CARD}`);
+    // The same argument where pii has no allowFields (/payments) is refused.
+    const refused = await echo(await connect('/payments'), `pay with ${CARD}`).then(
+      () => undefined,
+      (e: unknown) => e as McpError,
+    );
+    expect(refused?.code).toBe(ERRORS.GUARDRAIL_BLOCKED.code);
+  });
+
+  it('times every run in mcpgw_interceptor_duration_seconds: one observation per verdict, per interceptor', async () => {
+    const client = await connect();
+    await echo(client, 'one more for the record');
+    const metrics = await (await fetch(new URL('/metrics', base))).text();
+    for (const interceptor of ['secrets', 'pii', 'size']) {
+      const verdicts = metrics
+        .split('\n')
+        .filter((l) => l.startsWith(`mcpgw_interceptor_verdicts_total{interceptor="${interceptor}",`))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      expect(verdicts).toBeGreaterThan(0);
+      const histogram = (suffix: string, labels: Record<string, string> = {}) =>
+        sample(metrics, `mcpgw_interceptor_duration_seconds_${suffix}`, { ...labels, interceptor });
+      expect(histogram('count')).toBe(verdicts);
+      expect(histogram('bucket', { le: '+Inf' })).toBe(verdicts);
+      expect(histogram('sum')).toBeGreaterThan(0);
+    }
   });
 });
