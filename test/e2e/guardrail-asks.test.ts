@@ -7,6 +7,8 @@
  *   - a 2026-07-28 client (SDK v2, pinned) and the same upstream: an input_required round the gateway makes;
  *   - a 2026-07-28 client and a 2026-07-28 upstream (examples/modern): the upstream's own round;
  *   - a 2025 session and that 2026-07-28 upstream: its round asked on the session.
+ * An interceptor server whose events name elicitation/create (examples/interceptors/word-filter)
+ * mutates elicitations and not sampling requests.
  */
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,12 +18,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { ANSWER_CARD, LEAKED_KEY, askingUpstream } from '../support/asking-server.js';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
+import { WORD_FILTER, httpUpstream, startStatelessFixture, type HttpServerProcess } from '../support/http-upstream.js';
 import { sample } from '../support/metrics.js';
 import { MODERN_VERSION } from '../support/stateless.js';
 
 let fixture: HttpServerProcess;
-/** Top level: secrets and pii, redacting. */
+/** Top level: secrets and pii, redacting, and an interceptor server rewriting elicitations. */
 let redacting: RunningGateway;
 /** Top level: secrets, blocking. */
 let blocking: RunningGateway;
@@ -32,8 +34,17 @@ beforeAll(async () => {
   fixture = await startStatelessFixture();
   // `strict` blocks secrets in its own asks (upstreams[].interceptors), before the top level redacts them.
   const strict = askingUpstream('strict', { interceptors: [{ name: 'secrets', action: 'block' }] });
+  // An interceptor server on elicitations only (word-filter's mutator: "Deploy" becomes "Ship").
+  const words = {
+    name: 'words',
+    server: { command: process.execPath, args: [WORD_FILTER, '--replace', 'Deploy=Ship'] },
+    events: ['elicitation/create'],
+  };
   redacting = await startGateway(
-    exampleConfig({ upstreams: [...upstreams(), strict], interceptors: [{ name: 'secrets' }, { name: 'pii' }] }),
+    exampleConfig({
+      upstreams: [...upstreams(), strict],
+      interceptors: [{ name: 'secrets' }, { name: 'pii' }, words],
+    }),
   );
   blocking = await startGateway(
     exampleConfig({ upstreams: upstreams(), interceptors: [{ name: 'secrets', action: 'block' }] }),
@@ -104,19 +115,19 @@ const UPSTREAMS: Array<[string, string]> = [
 
 describe.each(CLIENTS)('asks to %s', (_who, connect) => {
   describe.each(UPSTREAMS)('from %s', (_from, tool) => {
-    it('elicitation/create: the secret in its message is redacted before the client sees it, the card in the answer before the upstream does', async () => {
+    it('elicitation/create: the secret in its message is redacted before the client sees it (and the interceptor server rewrites it), the card in the answer before the upstream does', async () => {
       const asked: Asked = [];
       const client = await connect(redacting, asked);
       try {
         const result = await client.callTool({ name: tool, arguments: { method: 'elicitation/create' } });
-        expect(asked).toEqual(['Deploy with [REDACTED:aws-access-key]?']);
+        expect(asked).toEqual(['Ship with [REDACTED:aws-access-key]?']);
         expect(toolText(result)).toBe('answer held the card: no');
       } finally {
         await client.close();
       }
     });
 
-    it('sampling/createMessage: the same both ways', async () => {
+    it('sampling/createMessage: the same both ways (not an event of the interceptor server)', async () => {
       const asked: Asked = [];
       const client = await connect(redacting, asked);
       try {
@@ -164,7 +175,7 @@ describe("an upstream's own list", () => {
       expect(asked).toEqual([]);
       // Another upstream's asks are not its business.
       await client.callTool({ name: 'ask__ask_secret', arguments: { method: 'elicitation/create' } });
-      expect(asked).toEqual(['Deploy with [REDACTED:aws-access-key]?']);
+      expect(asked).toEqual(['Ship with [REDACTED:aws-access-key]?']);
     } finally {
       await client.close();
     }
