@@ -44,6 +44,7 @@ import * as payloads from './scenarios/payloads.mjs';
 import * as poolSweep from './scenarios/pool-sweep.mjs';
 import * as sessionChurn from './scenarios/session-churn.mjs';
 import * as tasksMemory from './scenarios/tasks-memory.mjs';
+import * as toolSearch from './scenarios/tool-search.mjs';
 import { withBeforeTwins } from './scenarios/before.mjs';
 
 /**
@@ -73,6 +74,7 @@ const ALL = withBeforeTwins([
   connectionsScenario,
   sessionsScale,
   cacheScenario,
+  toolSearch,
   callPerSession,
   poolSweep,
   callSse,
@@ -86,6 +88,35 @@ const ALL = withBeforeTwins([
   idleSessions,
   tasksMemory,
 ]);
+
+/**
+ * Names that stand for several scenarios. `scale`: issue 34's tables in one results file, each
+ * gateway row beside the floor of its hop (bare Fastify, the relay floors, the peers), warn and
+ * info (call-traced's logLevel-info row is the default configuration's access log).
+ */
+const GROUPS = {
+  scale: [
+    'bare-fastify',
+    'relay-floor',
+    'call-json',
+    'call-stateless',
+    'call-redis',
+    'call-http',
+    'call-traced',
+    'added-latency',
+    'payloads',
+    'many-upstreams',
+    'connections',
+    'sessions-scale',
+    'idle-sessions',
+    'peers',
+  ],
+};
+
+/** @param {string[]} args scenario and group names @returns {string[]} scenario names */
+function expandGroups(args) {
+  return args.flatMap((a) => (Object.hasOwn(GROUPS, a) ? GROUPS[/** @type {keyof typeof GROUPS} */ (a)] : [a]));
+}
 
 /** @param {string} name @param {number} fallback */
 function envNumber(name, fallback) {
@@ -105,6 +136,7 @@ function usage() {
     '       node load/run.mjs --render load/results/<name>.json   (re-render a report from its JSON)',
     '',
     ...ALL.map((s) => `  ${s.name.padEnd(18)} ${s.kind.padEnd(9)} ${s.description}`),
+    ...Object.entries(GROUPS).map(([g, names]) => `  ${g.padEnd(18)} ${'group'.padEnd(9)} ${names.join(' ')}`),
     '',
     'Env: BENCH_DURATION=10 BENCH_WARMUP=2 BENCH_CONNECTIONS=50 BENCH_SESSIONS=50 BENCH_ROUNDS=3 BENCH_POOLS=1x64,2x64,3x64,2x16',
     '     BENCH_PEERS=supergateway,mcp-proxy BENCH_CPU_PROF=<dir> BENCH_IDLE_SESSIONS=10000 BENCH_IDLE_STREAMS=10000',
@@ -150,14 +182,17 @@ async function main() {
     process.stdout.write(`${textTable(rows)}\n\nreport: ${out.md}\n        ${out.json}\n`);
     return 0;
   }
-  const unknown = args.filter((a) => !ALL.some((s) => s.name === a));
+  const names = expandGroups(args);
+  const unknown = names.filter((a) => !ALL.some((s) => s.name === a));
   if (unknown.length > 0) {
     process.stderr.write(`bench: unknown scenario ${unknown.join(', ')}\n\n${usage()}\n`);
     return 2;
   }
   // A `@before` twin comes with the scenario it repeats.
   const selected =
-    args.length === 0 ? ALL : ALL.filter((s) => args.includes(s.name) || args.includes(s.name.replace(/@before$/, '')));
+    names.length === 0
+      ? ALL
+      : ALL.filter((s) => names.includes(s.name) || names.includes(s.name.replace(/@before$/, '')));
 
   /** @type {Context} */
   const ctx = {
@@ -246,7 +281,9 @@ async function main() {
   rows.splice(0, rows.length, ...medianRows(rows));
   addRatios(rows);
   addPairedRatios(rows);
-  const partial = args.length > 0 ? `-${selected.map((s) => s.name).join('+')}` : '';
+  // Named by a group when one was asked for (`scale`), else by every scenario run.
+  const named = args.some((a) => Object.hasOwn(GROUPS, a)) ? args : selected.map((s) => s.name);
+  const partial = args.length > 0 ? `-${named.join('+')}` : '';
   const profiled = process.env.BENCH_CPU_PROF ? '-profiled' : '';
   const dir = join(ROOT, 'load/results');
   const { md, json } = writeReport(dir, unusedName(dir, `${meta.date}${partial}${profiled}`), { rows, meta, failures });

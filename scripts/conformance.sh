@@ -44,6 +44,10 @@
 #                        redis-server (free port, no persistence; `sessions.store: redis`), behind
 #                        scripts/rr-proxy.mjs, which sends each request to the next replica in turn:
 #                        the suite talks to the proxy, so consecutive requests alternate replicas
+#   CONFORMANCE_PINNING  warn: the gateway runs with `pinning: { mode: warn, lockFile }`, the lock
+#                        written by `mcpgw pin` on the same config just before (its output in
+#                        pin.log); a definition the lock does not pin is served and logged, and the
+#                        count (mcpgw_tool_definition_changes_total) is printed after the suite
 #   CONFORMANCE_GUARDRAILS 1: the gateway runs with both built-in guardrails on, redacting
 #                        (`interceptors: [secrets, pii]`): a check the suite fails then is a false
 #                        positive of theirs on its payloads (docs/guardrails.md)
@@ -78,6 +82,8 @@ case "$UPSTREAM" in stdio | http | dual) ;; *) echo "conformance: CONFORMANCE_UP
 DIRECT="${CONFORMANCE_DIRECT:-}"
 [ "$DIRECT" != 1 ] || [ "$UPSTREAM" != stdio ] || { echo "conformance: CONFORMANCE_DIRECT=1 needs CONFORMANCE_UPSTREAM http or dual" >&2; exit 2; }
 case "$MODE" in shared | per-session | auto) ;; *) echo "conformance: CONFORMANCE_MODE must be shared, per-session or auto" >&2; exit 2 ;; esac
+PINNING="${CONFORMANCE_PINNING:-}"
+case "$PINNING" in "" | warn) ;; *) echo "conformance: CONFORMANCE_PINNING must be warn (or unset)" >&2; exit 2 ;; esac
 
 # --- tools -------------------------------------------------------------------------
 eval "$(timeout 600 "$ROOT/scripts/install-conformance.sh" | grep -E '^(NODE22|CONFORMANCE)=')"
@@ -88,6 +94,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT"
 WORK="$(mktemp -d)"
 GW_PIDS=()   # the gateway replicas (one unless CONFORMANCE_REPLICAS)
+GW_BASES=()  # their base URLs (http://127.0.0.1:PORT)
 PROXY_PID="" # scripts/rr-proxy.mjs in front of them (CONFORMANCE_REPLICAS > 1)
 REDIS_PID="" # their redis-server (CONFORMANCE_REPLICAS > 1)
 
@@ -106,6 +113,7 @@ stop_gateway() {
   local pid
   for pid in "${GW_PIDS[@]}"; do stop_pid "$pid" 100; done
   GW_PIDS=()
+  GW_BASES=()
 }
 stop_redis() {
   if [ -n "$REDIS_PID" ]; then stop_pid "$REDIS_PID" 50; REDIS_PID=""; fi
@@ -194,6 +202,10 @@ if [ "$REPLICAS" -gt 1 ]; then
   SESSIONS_JSON="\"sessions\": { \"store\": \"redis\", \"redisUrl\": \"redis://127.0.0.1:$REDIS_PORT\" },"
 fi
 
+# With CONFORMANCE_PINNING=warn: the lock `mcpgw pin` writes before the gateway starts.
+PINNING_JSON=""
+[ "$PINNING" = warn ] && PINNING_JSON="\"pinning\": { \"mode\": \"warn\", \"lockFile\": \"$WORK/pins.json\" },"
+
 # Starts one gateway process with config $1, logging to $2; appends its pid to GW_PIDS and
 # sets GW_URL. Returns 2 when the gateway rejects the config, 1 on any other start-up failure.
 start_one() {
@@ -223,7 +235,8 @@ start_one() {
   # Wait until the upstream has a ready worker (its catalog is loaded).
   local base="${GW_URL%/mcp}"
   for _ in $(seq 1 100); do
-    node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$base/readyz" && return 0
+    node -e "fetch(process.argv[1]).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))" "$base/readyz" &&
+      GW_BASES+=("$base") && return 0
     sleep 0.1
   done
   echo "conformance: gateway not ready within 10 s" >&2
@@ -249,6 +262,7 @@ start_gateway() {
   "path": "/mcp",
   "logLevel": "${CONFORMANCE_LOG_LEVEL:-warn}",
   $SESSIONS_JSON
+  $PINNING_JSON
   $GUARDRAILS_JSON
   "upstreams": [
     {
@@ -262,6 +276,14 @@ start_gateway() {
   ]
 }
 EOF
+  if [ "$PINNING" = warn ]; then
+    # The same upstreams, started once more by `mcpgw pin` (nothing served), to write the lock.
+    if ! timeout 120 node dist/main.js pin --config "$cfg" >"$OUT/pin.log" 2>&1; then
+      echo "conformance: mcpgw pin failed:" >&2
+      cat "$OUT/pin.log" >&2
+      return 1
+    fi
+  fi
   if [ "$REPLICAS" = 1 ]; then
     start_one "$cfg" "$OUT/gateway-$mode.log" || rc=$?
     [ "$rc" = 0 ] || { stop_gateway; return "$rc"; }
@@ -366,6 +388,20 @@ ran=()
 for v in $VERSIONS; do
   run_version "$v" "$URL" "$OUT/$v" && ran+=("$v")
 done
+
+# With CONFORMANCE_PINNING=warn: what the gateways served that the lock did not pin (information,
+# not a failure: the fixture's toggled tools and prompts appear after the lock was written).
+if [ "$PINNING" = warn ]; then
+  for base in "${GW_BASES[@]}"; do
+    node -e '
+      fetch(process.argv[1] + "/metrics").then((r) => r.text()).then((text) => {
+        const lines = text.split("\n").filter((l) => l.startsWith("mcpgw_tool_definition_changes_total{"));
+        const total = lines.reduce((n, l) => n + Number(l.split(" ").pop()), 0);
+        console.log(`conformance: pinning warn at ${process.argv[1]}: ${total} definition(s) served unpinned` +
+          (lines.length ? ` (${lines.join(", ")})` : ""));
+      }, (e) => console.log(`conformance: pinning warn: /metrics unreadable: ${e.message}`));' "$base" || true
+  done
+fi
 
 stop_gateway
 

@@ -1,10 +1,9 @@
 // @ts-check
-// A small stdio MCP server for the many-upstreams scenario, by hand (no SDK: fifty of them start
-// at once on 2 cores): 10 tools named tool_0…, each echoing its `text`, and every tools/list
+// A small stdio MCP server for the many-upstreams and payloads scenarios, by hand (no SDK: fifty of
+// them start at once on 2 cores, and the SDK's stdio reader refuses lines over 10 MiB): 10 tools named tool_0…, each echoing its `text`, and every tools/list
 // answered after the delay its first argument gives in ms (0): an upstream slow to list.
 //
 //   node load/baselines/list-server.mjs 2000
-import { createInterface } from 'node:readline';
 
 const delayMs = Number(process.argv[2] ?? 0);
 const tools = Array.from({ length: 10 }, (_, i) => ({
@@ -34,7 +33,8 @@ function answer(req) {
   }
 }
 
-createInterface({ input: process.stdin }).on('line', (line) => {
+/** @param {string} line */
+function onLine(line) {
   if (!line.trim()) return;
   const req = JSON.parse(line);
   if (req.id === undefined) return;
@@ -48,5 +48,20 @@ createInterface({ input: process.stdin }).on('line', (line) => {
       ? { jsonrpc: '2.0', id: req.id, error: { code: -32601, message: `Method not found: ${req.method}` } }
       : { jsonrpc: '2.0', id: req.id, result },
   );
+}
+
+// Lines split by hand: node:readline takes seconds over one 10 MB line (the payloads scenario's),
+// so a line's chunks are kept as they come and joined once its newline arrives.
+/** @type {Buffer[]} */
+let pending = [];
+process.stdin.on('data', (/** @type {Buffer} */ chunk) => {
+  let start = 0;
+  for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, start)) {
+    pending.push(chunk.subarray(start, nl));
+    onLine(Buffer.concat(pending).toString('utf8'));
+    pending = [];
+    start = nl + 1;
+  }
+  if (start < chunk.length) pending.push(chunk.subarray(start));
 });
 process.stdin.on('end', () => process.exit(0));

@@ -4,9 +4,10 @@
 
 // @ts-ignore autocannon ships no type declarations
 import autocannon from 'autocannon';
+import { runPaced } from './paced.mjs';
 import { CLK_TCK, machineBusyPct, machineTicks, meter } from './processes.mjs';
 
-/** The autocannon instance running now, so Ctrl-C can stop it. */
+/** The load running now (autocannon, or a paced one), so Ctrl-C can stop it. */
 /** @type {any} */
 let current;
 
@@ -198,6 +199,12 @@ export async function waitForQuiet() {
  * @returns {Promise<any>}
  */
 function runOnce(url, connections, seconds, load, pipelining, rate) {
+  // At a fixed rate, paced evenly (paced.mjs: why not autocannon's overallRate), unless asked.
+  if (rate && process.env.BENCH_RATE_DRIVER !== 'autocannon') {
+    const aborted = new AbortController();
+    current = { stop: () => aborted.abort() };
+    return runPaced(url, connections, seconds, load, rate, aborted.signal).finally(() => (current = undefined));
+  }
   return new Promise((resolve, reject) => {
     current = autocannon(
       {

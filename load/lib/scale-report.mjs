@@ -5,6 +5,8 @@
 
 /** @param {number} ms */
 const us = (ms) => `${Math.round(ms * 1000)} µs`;
+/** A difference with its sign: +12 µs, -3 µs. @param {number} ms */
+const delta = (ms) => `${ms < 0 ? '-' : '+'}${us(Math.abs(ms))}`;
 
 /**
  * Lines for the report: each gateway row of added-latency against the direct row of its hop.
@@ -14,16 +16,25 @@ const us = (ms) => `${Math.round(ms * 1000)} µs`;
 export function addedLatencyLines(rows) {
   const mine = rows.filter((r) => r.scenario === 'added-latency' && !r.skipped);
   const direct = new Map(mine.filter((r) => r.variant === 'direct').map((r) => [r.extra?.path, r]));
+  const floors = new Map(mine.filter((r) => r.target === 'fastify + one hop').map((r) => [r.extra?.path, r]));
   const out = [];
   for (const r of mine) {
     const base = direct.get(r.extra?.path);
     if (r.variant === 'direct' || !base) continue;
     const p50 = r.latencyMs.p50 - base.latencyMs.p50;
     const p99 = r.latencyMs.p99 - base.latencyMs.p99;
-    const aim = r.extra?.path === 'stdio' ? ` (aim ≤ 100 µs: ${p50 <= 0.1 ? 'met' : 'not met'})` : '';
+    const isFloor = r.target === 'fastify + one hop';
+    const aim = r.extra?.path === 'stdio' && !isFloor ? ` (aim ≤ 100 µs: ${p50 <= 0.1 ? 'met' : 'not met'})` : '';
+    // The gateway's own part: its row over the floor of the same hop (any relay in Node pays the floor's).
+    const floor = isFloor ? undefined : floors.get(r.extra?.path);
+    const overFloor = floor
+      ? `; over the relay floor (${delta(floor.latencyMs.p50 - base.latencyMs.p50)} p50): ` +
+        `**${delta(r.latencyMs.p50 - floor.latencyMs.p50)}** p50, ${delta(r.latencyMs.p99 - floor.latencyMs.p99)} p99`
+      : '';
     out.push(
       `- ${r.variant}: p50 ${us(r.latencyMs.p50)} vs ${us(base.latencyMs.p50)} direct, **+${us(p50)}**${aim}; ` +
-        `p99 ${us(r.latencyMs.p99)} vs ${us(base.latencyMs.p99)}, +${us(p99)}; ${r.bad + base.bad} bad replies.`,
+        `p99 ${us(r.latencyMs.p99)} vs ${us(base.latencyMs.p99)}, +${us(p99)}${overFloor}; ` +
+        `${r.bad + base.bad} bad replies.`,
     );
   }
   return out.length === 0

@@ -6,7 +6,11 @@
 // gateway's 2025 session and 2026-07-28 stateless paths to it) and Streamable HTTP
 // (baselines/echo-http-fast.mjs over one keep-alive connection, against the gateway in front of
 // it). The report gives p50 and p99 of each and the difference (aim: ≤ 100 µs p50 on stdio).
+// Beside them, the relay floor of each hop at c=1 (baselines/relay-floor-server.mjs: bare Fastify
+// plus the hop and nothing else): what any relay in Node adds, so the gateway's own part is the
+// gateway row minus the floor row.
 import { Client } from 'undici';
+import { startBaselineServer } from '../lib/baseline.mjs';
 import { ECHO_SERVER, ROOT, startGateway, startHttpEcho } from '../lib/gateway.mjs';
 import { retryWhileBusy, waitForQuiet } from '../lib/load.mjs';
 import {
@@ -85,7 +89,10 @@ async function sequential(ctx, call, o) {
       non2xx: 0,
       bad,
       rpcErrors: 0,
-      procs: { [o.target === 'mcp-gateway' ? 'gateway' : 'upstream']: procs },
+      // The process under test: the gateway, the relay floor (as the baselines: "server"), or the upstream.
+      procs: {
+        [o.target === 'mcp-gateway' ? 'gateway' : o.target === 'fastify + one hop' ? 'server' : 'upstream']: procs,
+      },
       loadgenCpuPct,
       machineCpuPct,
       otherCpuPct: Math.max(0, machineCpuPct - loadgenCpuPct - procs.cpuPct),
@@ -168,6 +175,32 @@ async function stdioCaller() {
   };
 }
 
+/**
+ * The relay floor of one hop (`hop`: relay-floor-server.mjs's arguments) at c=1.
+ * @param {import('../run.mjs').Context} ctx @param {string[]} hop @param {'stdio' | 'http'} path
+ * @param {Record<string, unknown>} args
+ */
+async function floorRow(ctx, hop, path, args) {
+  const { proc, url } = await startBaselineServer('relay-floor', 'relay-floor-server.mjs', hop);
+  const relay = httpCaller(
+    url,
+    () => POST_HEADERS,
+    (id) => toolsCallBody(id, 'echo', args),
+  );
+  try {
+    return await sequential(ctx, relay.call, {
+      target: 'fastify + one hop',
+      variant: `relay floor (${path === 'stdio' ? 'stdio' : 'HTTP upstream'})`,
+      workload: `tools/call echo, c=1 (${path === 'stdio' ? 'stdio' : 'HTTP'} upstream)`,
+      path,
+      pids: () => [proc.pid],
+    });
+  } finally {
+    await relay.close();
+    await proc.stop();
+  }
+}
+
 /** @param {import('../run.mjs').Context} ctx */
 export async function run(ctx) {
   const args = { text: 'hello' };
@@ -183,6 +216,7 @@ export async function run(ctx) {
   } finally {
     await direct.close();
   }
+  rows.push(await floorRow(ctx, ['stdio', ECHO_SERVER], 'stdio', args));
   const gw = await startGateway({ upstreams: [{ name: 'echo', script: ECHO_SERVER }] });
   try {
     const sid = await openSession(gw.url);
@@ -225,6 +259,7 @@ export async function run(ctx) {
     } finally {
       await http.close();
     }
+    rows.push(await floorRow(ctx, ['http', url], 'http', args));
     const gwHttp = await startGateway({ upstreams: [{ name: 'echo', url }] });
     try {
       const gsid = await openSession(gwHttp.url);

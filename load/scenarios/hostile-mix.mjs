@@ -6,7 +6,8 @@
 // elicitations, session churn, 3.5 MB calls). What the legitimate clients feel is the ratio of
 // the two rows' p50 and p99 (aim: p99 within 3×); the hostile clients' replies are tallied too.
 // Two pairs: at a fixed rate (BENCH_HOSTILE_RATE calls/s, 200 by default: what legitimate agents
-// send, well under what the gateway serves alone), which shows the waiting the hostile share adds;
+// send, well under what the gateway serves alone, paced evenly: lib/paced.mjs), which shows the
+// waiting the hostile share adds;
 // and saturating (as fast as the gateway answers), where the legitimate load competes with the
 // hostile one for the 2 cores, so its latency rises by the CPU share it loses as well.
 // The hostile clients run in a process of their own (lib/hostile-process.mjs: why), metered as "hostile".

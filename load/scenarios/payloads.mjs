@@ -7,8 +7,12 @@
 // (peak during the run minus idle before it) per byte in flight (calls in flight × size): the aim
 // is ≤ 2× (a call's arguments and its result held once each, no third copy). limits.bodyBytes is
 // raised to 16 MiB so the 10 MB step fits, as an operator who serves such results would.
+// The upstream is baselines/list-server.mjs (its tool_0 echoes `text`), written by hand: servers
+// built on the MCP SDK refuse a stdio message over 10 MiB (its ReadBuffer), so examples/echo never
+// answers the 10 MB step. The floor and the gateway front the same server.
+import { join } from 'node:path';
 import { startBaselineServer } from '../lib/baseline.mjs';
-import { ECHO_SERVER, startGateway } from '../lib/gateway.mjs';
+import { ROOT, startGateway } from '../lib/gateway.mjs';
 import { openSessions } from '../lib/mcp.mjs';
 import { descendants, rssKb } from '../lib/processes.mjs';
 import { measureEcho } from '../lib/workloads.mjs';
@@ -23,6 +27,8 @@ export const once = true;
 const SIZES = (process.env.BENCH_PAYLOAD_SIZES ?? '1024,102400,1048576,10485760').split(',').map(Number);
 const CONNECTIONS = Number(process.env.BENCH_PAYLOAD_CONNECTIONS ?? 4);
 const BODY_BYTES = 16 * 1024 * 1024;
+const ECHO_LINES = join(ROOT, 'load/baselines/list-server.mjs');
+const TOOL = 'echo__tool_0';
 
 /** @param {number} n */
 const sizeLabel = (n) => (n >= 1024 * 1024 ? `${n / 1024 / 1024} MB` : `${n / 1024} KB`);
@@ -38,7 +44,7 @@ export async function run(ctx) {
     const text = 'x'.repeat(size);
     const workload = `tools/call echo, ${sizeLabel(size)} each way, c=${CONNECTIONS}`;
     const mbPerSec = (/** @type {{ reqPerSec: number }} */ m) => (m.reqPerSec * size) / 1e6;
-    const { proc, url } = await startBaselineServer('relay-floor', 'relay-floor-server.mjs', ['stdio', ECHO_SERVER]);
+    const { proc, url } = await startBaselineServer('relay-floor', 'relay-floor-server.mjs', ['stdio', ECHO_LINES]);
     let floorMbPerSec = 0;
     try {
       const m = await measureEcho(
@@ -49,7 +55,7 @@ export async function run(ctx) {
           server: () => [proc.pid],
           upstream: () => descendants(proc.pid),
         },
-        { connections: CONNECTIONS, text },
+        { connections: CONNECTIONS, text, tool: TOOL },
       );
       floorMbPerSec = mbPerSec(m);
       rows.push({
@@ -61,14 +67,14 @@ export async function run(ctx) {
       await proc.stop();
     }
     const gw = await startGateway({
-      upstreams: [{ name: 'echo', script: ECHO_SERVER }],
+      upstreams: [{ name: 'echo', script: ECHO_LINES }],
       extra: { limits: { bodyBytes: BODY_BYTES } },
     });
     try {
       const sids = await openSessions(gw.url, CONNECTIONS);
       const idleKb = rssKb(gw.pid);
       const meters = { gateway: gw.gatewayPids, upstream: gw.upstreamPids };
-      const m = await measureEcho(ctx, gw.url, sids, meters, { connections: CONNECTIONS, text });
+      const m = await measureEcho(ctx, gw.url, sids, meters, { connections: CONNECTIONS, text, tool: TOOL });
       // A GC during the run can leave the peak under the idle RSS: no growth then.
       const growth = Math.max(0, (m.procs.gateway?.peakRssKb ?? idleKb) - idleKb) * 1024;
       const perByte = growth / (CONNECTIONS * size);

@@ -1,7 +1,6 @@
 /**
- * The `cache` section: the result cache of what 2026-07-28 upstreams say may be kept (their lists,
- * resources/read, server/discover, by `ttlMs` and `cacheScope`), in each replica's memory. See
- * docs/cache.md.
+ * The `cache` section: the result cache of what 2026-07-28 upstreams say may be kept (their lists
+ * and resources/read, by `ttlMs` and `cacheScope`), in each replica's memory. See docs/cache.md.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 
@@ -33,7 +32,9 @@ export const cacheSchema = {
       default: 300000,
       description:
         'The longest a result is kept, whatever its ttlMs says (a ttlMs of hours is cut to this); a negative or ' +
-        'zero ttlMs, or none, is not kept at all. A list change or resource update drops it sooner.',
+        'zero ttlMs, or none, is not kept at all. A list change or resource update drops it sooner. With the ' +
+        "cache on, also the longest a 2026-07-28 upstream's server/discover result stands before it is asked " +
+        'again (at least 1 s; cache off: 5 minutes).',
     },
   },
   required: [],

@@ -6,7 +6,7 @@
  * nothing a model acts on, and some servers stamp them per run. Pure: every replica that reads
  * the same file decides alike.
  *
- * Format (version 1; docs/threat-model.md):
+ * Format (version 1; docs/pinning.md):
  *   { "version": 1, "upstreams": { "<upstream>": {
  *       "tools": { "<name>": { "sha256": "<64 hex>", "definition": { <the pinned fields> } } },
  *       "prompts": { ... } } } }

@@ -19,7 +19,7 @@ const modeSchema = {
 export const pinningSchema = {
   type: 'object',
   additionalProperties: false,
-  description: 'Tool and prompt definitions pinned by digest (see docs/threat-model.md).',
+  description: 'Tool and prompt definitions pinned by digest (see docs/pinning.md).',
   properties: {
     mode: { ...modeSchema, default: 'off' },
     lockFile: {

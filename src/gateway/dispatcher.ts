@@ -19,7 +19,7 @@ import { InFlightTable } from './in-flight.js';
 import type { ResourceUris } from './resource-uris.js';
 import { RequestEvents, type NotificationEvents } from './request-events.js';
 import { MethodHandlers } from './method-handlers.js';
-import { requestChain, type ReplyStep, type ResultStep, type RoutingStep } from './request-chain.js';
+import { requestChain, type ReplyStep, type ResultStep, type Reenter } from './request-chain.js';
 import type { Admission } from '../rate-limit/request-facts.js';
 import { SessionCatalogs, targetOf } from './session-catalogs.js';
 import type { PerSessionRouter } from './per-session-router.js';
@@ -145,7 +145,7 @@ export class Dispatcher {
         ? guardrailStep(options.guardrails, { passedThrough: (ctx, id) => this.#passedThrough(ctx, id) })
         : undefined,
       ...(options.policy ? { authorization: policyStep(options.policy, options.diagnostics) } : {}),
-      inner: (reenter: RoutingStep) =>
+      inner: (reenter: Reenter) =>
         toolSearchStep(
           {
             ...options,

@@ -41,6 +41,18 @@ export type RoutingStep = RequestStep<McpResult, undefined>;
 /** The whole chain: every way out is a reply. */
 export type ReplyStep = RequestStep<JsonRpcResponse, undefined>;
 
+/**
+ * `request` becomes `call`: the chain runs `call` again from the catalog on (policy, view,
+ * admissions, guardrails, handler), and `request`'s one request:end names `call` (the audit line,
+ * the metrics): a client's request is counted once, under what it became.
+ */
+export type Reenter = (
+  ctx: RequestContext,
+  request: JsonRpcRequest,
+  call: JsonRpcRequest,
+  view: ServerView | undefined,
+) => Promise<McpResult>;
+
 /** Takes the next step, returns its own (which calls that one, or answers instead). */
 export type Wrapper<S> = (next: S) => S;
 
@@ -61,9 +73,9 @@ export interface RequestChainParts {
   admissions?: readonly Admission[] | undefined;
   /**
    * A wrapper between the catalog and the view (tool search: tool-search-step.ts), given the chain
-   * from its request events on, for the requests it makes of its own.
+   * from the catalog on, for the request a client's becomes (call_tool's tools/call).
    */
-  inner?: (reenter: RoutingStep) => Wrapper<ResultStep>;
+  inner?: (reenter: Reenter) => Wrapper<ResultStep>;
   /** The guardrails (config interceptors): innermost, next to the handler. */
   guardrails?: Wrapper<ResultStep>;
   /** The authorization policy (policy-step.ts): first inside the catalog, before tool search and the view. */
@@ -76,11 +88,12 @@ export function requestChain(parts: RequestChainParts, handle: ResultStep): Repl
     ...(parts.admissions ?? []).filter((a) => !a.empty).map(admitted),
     ...(parts.guardrails ? [parts.guardrails] : []),
   ];
-  const reenter: RoutingStep = (ctx, request, view, catalog) => evented(ctx, request, view, catalog);
+  const reenter: Reenter = (ctx, request, call, view) =>
+    routed(ctx, parts.events.rewritten(request, call), view, undefined);
   const view = viewRewrite(parts.events);
   const outer = [...(parts.authorization ? [parts.authorization] : []), ...(parts.inner ? [parts.inner(reenter)] : [])];
   const inside = compose(handle, ...outer, view, ...innermost);
-  const routed = withCatalog(parts.catalogs, parts.sessionCatalogs)(inside);
+  const routed: RoutingStep = withCatalog(parts.catalogs, parts.sessionCatalogs)(inside);
   const evented = compose(routed, requestEvents(parts.events));
   return replies(parts.log, parts.statelessResults)(evented);
 }
@@ -110,7 +123,7 @@ export function replies(log: Logger, results: StatelessResults): (next: RoutingS
 
 /**
  * request:start first, request:end on every way out (a throw, a stateless request, a view's
- * failure), naming the request as a view rewrote it: metrics see the catalog's names.
+ * failure), naming the request as it was rewritten (a view, call_tool): metrics see the catalog's names.
  */
 export function requestEvents(events: RequestEvents): Wrapper<RoutingStep> {
   return (next) => async (ctx, request, view, catalog) => {
@@ -132,7 +145,7 @@ export function requestEvents(events: RequestEvents): Wrapper<RoutingStep> {
       }
       throw err;
     } finally {
-      const routed = view ? events.routed(request) : request;
+      const routed = events.routed(request);
       if (start) events.done(routed);
       events.end(ctx, routed, started, start, errorType, errorCode, result);
     }

@@ -56,8 +56,9 @@ export class RequestEvents {
   }
 
   /**
-   * `rewritten`, a virtual server's view of `request`, is what it became: its end is published
-   * under the catalog's names (`routed`) and its upstream calls under `request`'s start.
+   * `rewritten` is what `request` became (a virtual server's view of it, call_tool's tools/call):
+   * its end is published under the catalog's names (`routed`) and its upstream calls under
+   * `request`'s start.
    */
   rewritten(request: JsonRpcRequest, rewritten: JsonRpcRequest): JsonRpcRequest {
     this.#routed.set(request, rewritten);
@@ -66,12 +67,14 @@ export class RequestEvents {
     return rewritten;
   }
 
-  /** What `request` became on its way (a view's rewrite), once: asked when it ends. */
+  /** What `request` became on its way (call_tool's call, then a view's rewrite of it), once: asked when it ends. */
   routed(request: JsonRpcRequest): JsonRpcRequest {
-    const rewritten = this.#routed.get(request);
-    if (rewritten === undefined) return request;
-    this.#routed.delete(request);
-    return rewritten;
+    let last = request;
+    for (let next = this.#routed.get(last); next !== undefined; next = this.#routed.get(last)) {
+      this.#routed.delete(last);
+      last = next;
+    }
+    return last;
   }
 
   /** `derived`, a request the gateway makes for `request` (one per upstream), calls under `request`'s span. */

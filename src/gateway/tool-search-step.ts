@@ -2,9 +2,10 @@
 // catalog and the virtual server's view, so it sees the endpoint's own names. With search on,
 // tools/list answers the pinned tools and search_tools and call_tool; search_tools is answered
 // here, from the endpoint's index (tool-search/index-cache.ts); call_tool becomes the tools/call
-// it names and enters the chain again from the top (`reenter`), so the call is checked, scoped,
-// rewritten, run (tasks, progress, cancellation: same id and _meta) and counted under the real
-// tool's name as a direct call is. Off, a request costs two comparisons here and no turn.
+// it names and enters the chain again from the catalog on (`reenter`), so the call is checked,
+// scoped, rewritten, run (tasks, progress, cancellation: same id and _meta) and counted, audited
+// and traced once, under the real tool's name, as a direct call is. Off, a request costs two
+// comparisons here and no turn.
 import type { ToolSearchConfig } from '../config/schema.js';
 import { globPattern } from '../config/servers.js';
 import type { Glob } from '../config/tool-filter.js';
@@ -14,7 +15,7 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { searchable, type SearchableTool } from '../tool-search/ranker.js';
-import { bm25Ranker } from '../tool-search/bm25-ranker.js';
+import { toolRanker } from '../tool-search/search-thread.js';
 import { ToolIndexes } from '../tool-search/index-cache.js';
 import { remember } from '../tool-search/found-tools.js';
 import type { TaskEngine } from '../tasks/engine.js';
@@ -26,7 +27,7 @@ import type { SessionCatalogs } from './session-catalogs.js';
 import type { UpstreamEntry } from './upstream-entry.js';
 import { openUserWorkers } from './user-workers.js';
 import { paginate } from './pagination.js';
-import type { ResultStep, RoutingStep, Wrapper } from './request-chain.js';
+import type { Reenter, ResultStep, Wrapper } from './request-chain.js';
 import type { ServerView } from './server-views.js';
 import {
   CALL_TOOL,
@@ -63,8 +64,8 @@ interface Endpoint {
   label: string;
 }
 
-/** The chain's tool search wrapper; `reenter` is the chain from its request events on. */
-export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wrapper<ResultStep> {
+/** The chain's tool search wrapper; `reenter` runs what a request becomes from the catalog on. */
+export function toolSearchStep(parts: ToolSearchParts, reenter: Reenter): Wrapper<ResultStep> {
   const search = new ToolSearch(parts, reenter);
   return (next) => (ctx, request, view, catalog) => {
     const method = request.method;
@@ -81,7 +82,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: RoutingStep): Wr
 }
 
 class ToolSearch {
-  readonly #indexes = new ToolIndexes(bm25Ranker);
+  readonly #indexes = new ToolIndexes(toolRanker);
   // search_tools' description of one list version, per endpoint config: computed once per version.
   readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
   readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
@@ -89,7 +90,7 @@ class ToolSearch {
 
   constructor(
     private readonly parts: ToolSearchParts,
-    private readonly reenter: RoutingStep,
+    private readonly reenter: Reenter,
   ) {}
 
   async list(
@@ -128,11 +129,17 @@ class ToolSearch {
     { config, label }: Endpoint,
   ): Promise<McpResult> {
     const { query, limit } = searchArguments(request.params?.arguments, config);
+    // A search stands in for the list: an upstream that lists only per user is opened as there.
+    if (await openUserWorkers(ctx, this.parts)) catalog = await this.parts.sessionCatalogs.catalogFor(ctx);
     const all = tools(view, catalog);
     const index = await this.#indexes.index(all, describer(view, catalog));
     const mayCall = ctx.mayCall;
     // The caller's scopes filter after ranking: the index is shared, what one caller may call is not.
-    const ranked = await index.ranker.search(query, mayCall ? all.length : limit);
+    const ranked = await index.ranker.search(query, mayCall ? all.length : limit).catch((err: unknown) => {
+      // A ranker that failed (its thread lost) is built again by the next search.
+      this.#indexes.forget(all);
+      throw err;
+    });
     const found: Entry[] = [];
     for (const name of ranked) {
       if (found.length === limit) break;
@@ -178,9 +185,9 @@ class ToolSearch {
     };
     const skip = this.#pins(config).some((p) => p.test(target.name)) || !offers(view, catalog, target.name);
     const exposed = skip ? undefined : expose(ctx, config, [target.name]);
-    if (!exposed) return this.reenter(ctx, call, view, undefined);
+    if (!exposed) return this.reenter(ctx, request, call, view);
     // The call does not wait for the session's record; its answer waits for both.
-    const [result] = await Promise.all([this.reenter(ctx, call, view, undefined), exposed]);
+    const [result] = await Promise.all([this.reenter(ctx, request, call, view), exposed]);
     return result;
   }
 

@@ -94,6 +94,12 @@ export async function traceGateway(
       if (!span) return;
       // initialize learns its version only as it answers.
       if (e.start?.protocolVersion) span.setAttribute('mcp.protocol.version', e.start.protocolVersion);
+      // A request that became another tool's call (call_tool's, a view's rename) is named by the tool it ran.
+      if (e.tool && e.start && e.tool !== e.start.target) {
+        const named: Attributes = {};
+        targetAttributes(named, e.method, e.tool);
+        span.updateName(spanName(e.method, e.tool)).setAttributes(named);
+      }
       const errorType = e.toolError ? 'tool_error' : e.errorCode;
       if (errorType) {
         span.setAttribute('error.type', errorType);

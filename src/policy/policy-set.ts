@@ -93,6 +93,10 @@ export class PolicySet {
       );
     const parts = cedar.policySetTextToParts(text);
     if (parts.type !== 'success') throw new PolicyFileError(described(file, text, parts.errors));
+    // Valid Cedar, but it denies everything: far more often a file caught half-written by a
+    // reload (truncated, then written) or emptied by mistake than a wish; an explicit forbid says it.
+    if (parts.policies.length === 0)
+      throw new PolicyFileError(`${file}: holds no policy (to deny every request, write one forbid)`);
     const byId: Record<string, string> = {};
     parts.policies.forEach((policy, i) => {
       const json = cedar.policyToJson(policy);

@@ -2,11 +2,12 @@
 // upstream, fields boosted by how much they say about what the tool does; prefix matching for
 // partial words and a little fuzziness for typos, only on longer terms (short ones would match
 // everything).
-import MiniSearch from 'minisearch';
+import MiniSearch, { type SearchOptions } from 'minisearch';
 import type { RankerFactory, SearchableTool, ToolRanker } from './ranker.js';
 import { term, tokenize } from './terms.js';
 
-interface Doc {
+/** A tool as the index holds it: one string per field, its id its place in the list. */
+export interface Doc {
   id: number;
   name: string;
   title: string;
@@ -15,14 +16,41 @@ interface Doc {
   upstream: string;
 }
 
-const BOOST = { name: 3, title: 2, description: 1, params: 0.6, upstream: 1.5 };
+export const FIELDS = ['name', 'title', 'description', 'params', 'upstream'] as const;
+
+/** The ranking's numbers, as data: the search thread (search-thread.ts) ranks by the same. */
+export const RANK_SETTINGS = {
+  boost: { name: 3, title: 2, description: 1, params: 0.6, upstream: 1.5 },
+  /** Prefix matching on terms this long or longer. */
+  prefixFrom: 4,
+  /** A little fuzziness (this share of a term's letters, at most maxFuzzy) on terms this long or longer. */
+  fuzzyFrom: 6,
+  fuzziness: 0.2,
+  maxFuzzy: 2,
+};
+
+export type RankSettings = typeof RANK_SETTINGS;
+
+/**
+ * minisearch's search options from the settings. Self-contained (it uses nothing but its
+ * argument): the search thread runs it from its source text.
+ */
+export function searchOptions(s: RankSettings): SearchOptions {
+  return {
+    boost: s.boost,
+    combineWith: 'OR',
+    prefix: (t: string) => t.length >= s.prefixFrom,
+    fuzzy: (t: string) => (t.length >= s.fuzzyFrom ? s.fuzziness : false),
+    maxFuzzy: s.maxFuzzy,
+  };
+}
 
 /**
  * Documents indexed per event-loop turn. Indexing is synchronous work: 50,000 tools in one go
  * held the loop for seconds (every session's requests waited); in chunks, no turn holds it for
  * more than a few milliseconds.
  */
-const CHUNK = 500;
+export const CHUNK = 500;
 
 export const bm25Ranker: RankerFactory = async (tools) => {
   const ranker = new Bm25Ranker(tools);
@@ -39,17 +67,11 @@ export class Bm25Ranker implements ToolRanker {
   constructor(tools: readonly SearchableTool[]) {
     this.#names = tools.map((t) => t.name);
     this.#index = new MiniSearch<Doc>({
-      fields: ['name', 'title', 'description', 'params', 'upstream'],
+      fields: [...FIELDS],
       storeFields: [],
       tokenize,
       processTerm: term,
-      searchOptions: {
-        boost: BOOST,
-        combineWith: 'OR',
-        prefix: (t) => t.length >= 4,
-        fuzzy: (t) => (t.length >= 6 ? 0.2 : false),
-        maxFuzzy: 2,
-      },
+      searchOptions: searchOptions(RANK_SETTINGS),
     });
     this.indexed = this.#index.addAllAsync(
       tools.map((t, id) => doc(t, id)),
@@ -65,7 +87,7 @@ export class Bm25Ranker implements ToolRanker {
   }
 }
 
-function doc(t: SearchableTool, id: number): Doc {
+export function doc(t: SearchableTool, id: number): Doc {
   return {
     id,
     name: t.name,

@@ -30,6 +30,11 @@ export class ToolIndexes {
     return index;
   }
 
+  /** Drops `list`'s index: the next ask builds it again. */
+  forget(list: ReadonlyArray<Entry>): void {
+    this.#built.delete(list);
+  }
+
   /** Starts the build of `list`'s index, if not yet started, without waiting for it. */
   warm(list: ReadonlyArray<Entry>, describe: (entry: Entry) => SearchableTool): void {
     this.index(list, describe).catch(() => undefined);

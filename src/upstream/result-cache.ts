@@ -1,9 +1,11 @@
-// What 2026-07-28 upstreams said may be kept (SEP-2549's `ttlMs` and `cacheScope`): their lists,
-// resources/read and server/discover results, in this replica's memory, least recently used out
-// first once `maxBytes` is reached. A result says for how long (bounded by `maxTtlMs`) and for whom:
-// `public` is shared by every caller, `private` (or no scope said) is kept per principal and
-// only with one (auth on). A list change or resource update of the upstream drops its entries at
-// once, before the catalog asks again. A 2025 upstream gives no hints: its set has no cache.
+// What 2026-07-28 upstreams said may be kept (SEP-2549's `ttlMs` and `cacheScope`): their lists
+// and resources/read results, in this replica's memory, least recently used out first once
+// `maxBytes` is reached. (server/discover is not kept here: the gateway answers clients' itself,
+// and its own is the StatelessSet's, refreshed once per ttlMs, bounded by the same maxTtlMs.) A
+// result says for how long (bounded by `maxTtlMs`) and for whom: `public` is shared by every
+// caller, `private` (or no scope said) is kept per principal and only with one (auth on). A list
+// change or resource update of the upstream drops its entries at once, before the catalog asks
+// again. A 2025 upstream gives no hints: its set has no cache.
 import { isObject, type JsonRpcNotification } from '../jsonrpc/messages.js';
 import { META } from '../jsonrpc/meta-keys.js';
 import type { McpResult } from '../contracts/upstream.js';
@@ -11,13 +13,12 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { CacheConfig } from '../config/cache.js';
 
 /** The methods whose results may be kept, by what drops them. */
-const DROPPED_BY: ReadonlyMap<string, string | undefined> = new Map([
+const DROPPED_BY: ReadonlyMap<string, string> = new Map([
   ['tools/list', 'notifications/tools/list_changed'],
   ['prompts/list', 'notifications/prompts/list_changed'],
   ['resources/list', 'notifications/resources/list_changed'],
   ['resources/templates/list', 'notifications/resources/list_changed'],
   ['resources/read', 'notifications/resources/updated'],
-  ['server/discover', undefined],
 ]);
 
 export interface ResultCacheOptions {
@@ -76,6 +77,11 @@ export class ResultCache {
   #owners = 0;
 
   constructor(private readonly options: ResultCacheOptions) {}
+
+  /** The longest a result is kept (`cache.maxTtlMs`). */
+  get maxTtlMs(): number {
+    return this.options.maxTtlMs;
+  }
 
   /** Bytes held now (all entries). */
   get bytes(): number {

@@ -19,10 +19,24 @@ import { isCacheable, type ResultCache } from './result-cache.js';
 import { STATELESS_REVISION, StatelessHttpWire } from './wires/stateless-http.js';
 import type { PoolState, PoolStatus, UpstreamCaller, WorkerSet } from './worker-set.js';
 
-/** When a server/discover result names no ttlMs: how long what it said is taken as current. */
+/**
+ * When a server/discover result names no usable ttlMs (none, negative, not a finite number): how
+ * long what it said is taken as current; also the longest when the result cache is off.
+ */
 const DEFAULT_DISCOVER_TTL_MS = 300_000;
 /** A ttlMs below this is refreshed at this pace: a server asking for 0 must not be asked per request. */
 const MIN_DISCOVER_TTL_MS = 1000;
+
+/**
+ * How long a server/discover result stands before the next request starts a refresh: its ttlMs,
+ * at most `maxMs` (a ttlMs of hours would hide a changed server that long), at least
+ * MIN_DISCOVER_TTL_MS. However many clients ask meanwhile, the upstream is asked once per ttl.
+ */
+export function discoverTtl(result: McpResult, maxMs: number): number {
+  const said = result.ttlMs;
+  const ttl = typeof said === 'number' && Number.isFinite(said) && said >= 0 ? said : DEFAULT_DISCOVER_TTL_MS;
+  return Math.max(MIN_DISCOVER_TTL_MS, Math.min(ttl, maxMs));
+}
 
 /** Resources the listen stream follows for the gateway's subscribers, at most. */
 const MAX_WATCHED = 1000;
@@ -60,7 +74,10 @@ export interface StatelessSetOptions {
   /** Where the upstream's list changes and resource updates go (its listen stream). */
   peer: UpstreamPeer;
   log: Logger;
-  /** Where its cacheable results are kept as their hints allow (none: every call goes upstream). */
+  /**
+   * Where its cacheable results are kept as their hints allow (none: every call goes upstream);
+   * its maxTtlMs bounds server/discover's refresh too.
+   */
   cache?: ResultCache | undefined;
 }
 
@@ -281,10 +298,8 @@ export class StatelessSet implements WorkerSet {
       ...(typeof result.instructions === 'string' ? { instructions: result.instructions } : {}),
     };
     this.#versions = versions;
-    const ttl =
-      typeof result.ttlMs === 'number' && result.ttlMs >= 0
-        ? Math.max(MIN_DISCOVER_TTL_MS, result.ttlMs)
-        : DEFAULT_DISCOVER_TTL_MS;
+    // Bounded as the result cache bounds what it keeps (the set's own refresh, not a cache entry).
+    const ttl = discoverTtl(result, this.options.cache?.maxTtlMs ?? DEFAULT_DISCOVER_TTL_MS);
     this.#expiresAt = Date.now() + ttl;
     this.#lastError = undefined;
     this.#retry.reset();

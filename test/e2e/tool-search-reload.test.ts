@@ -1,13 +1,15 @@
 /**
  * Tool search under a live reload: an added upstream's tools are found by the next search (a new
- * catalog version, a new index), and a virtual server's toolSearch and the main path's follow
- * the reload at once.
+ * catalog version, a new index), raw and through the SDK v1 and v2 clients, also on a virtual
+ * server that selected them before they came; and a virtual server's toolSearch and the main path's follow the reload
+ * at once.
  */
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ECHO_SERVER, SLOW_SERVER, stdioUpstream } from '../support/gateway.js';
+import { ECHO_SERVER, SLOW_SERVER, stdioUpstream, toolText } from '../support/gateway.js';
 import { startFromFile } from '../support/reload.js';
 import { postStateless } from '../support/stateless.js';
 import { until } from '../support/wait.js';
@@ -45,6 +47,55 @@ describe('tool search under a reload', () => {
     expect((await names('/mcp', 'sleep milliseconds with progress'))[0]).toBe('slow__sleep');
     expect(await listed('/mcp/echoes')).toEqual(['search_tools', 'call_tool']);
     expect((await names('/mcp/echoes', 'sleep milliseconds with progress'))[0]).toBe('slow__sleep');
+  }, 30_000);
+});
+
+describe('tool search under a reload, through the SDK clients', () => {
+  it('SDK v1 (a session, told list_changed) and v2 (2026-07-28) find and call what a reload added, on a virtual server too', async () => {
+    const echo = stdioUpstream('echo', ECHO_SERVER);
+    // A path a reload adds is served after a restart only (docs/configuration.md): this one is there from the start.
+    const servers = [{ path: '/mcp/slow', tools: ['slow__*'], toolSearch: { enabled: true } }];
+    const gw = await startFromFile({ upstreams: [echo], toolSearch: { enabled: true }, servers }, cleanups);
+    const v1 = new Client({ name: 'tool-search-reload-v1', version: '1.0.0' });
+    let changes = 0;
+    v1.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changes++;
+    });
+    await v1.connect(new StreamableHTTPClientTransport(gw.url));
+    cleanups.push(() => v1.close());
+    const v2 = async (path: string) => {
+      const client = new ClientV2(
+        { name: 'tool-search-reload-v2', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await client.connect(new TransportV2(new URL(path, gw.base)));
+      cleanups.push(() => client.close());
+      return client;
+    };
+    const onMain = await v2('/mcp');
+    const onServer = await v2('/mcp/slow');
+    const found = async (client: Pick<Client, 'callTool'>) =>
+      (
+        (await client.callTool({ name: 'search_tools', arguments: { query: 'sleep milliseconds with progress' } }))
+          .structuredContent as { tools: Array<{ name: string }> }
+      ).tools.map((t) => t.name);
+    expect(await found(v1)).not.toContain('slow__sleep');
+    expect(await found(onMain as unknown as Client)).not.toContain('slow__sleep');
+    expect(await found(onServer as unknown as Client)).toEqual([]);
+
+    gw.file.write({
+      logLevel: 'silent',
+      upstreams: [echo, stdioUpstream('slow', SLOW_SERVER)],
+      toolSearch: { enabled: true },
+      servers,
+    });
+    expect(await gw.gateway.reload()).toMatchObject({ outcome: 'ok' });
+    await until('list_changed after the reload', () => changes > 0, 5000);
+    const sleep = { name: 'call_tool', arguments: { name: 'slow__sleep', arguments: { ms: 1 } } };
+    for (const client of [v1, onMain, onServer] as Client[]) {
+      expect((await found(client))[0]).toBe('slow__sleep');
+      expect(toolText(await client.callTool(sleep))).toBe('slept 1ms');
+    }
   }, 30_000);
 });
 

@@ -1,9 +1,11 @@
 /**
  * Pinned definitions end to end: a real stdio upstream (test/fixtures/rug-pull-server.mjs) that
- * changes its `weather` tool and `greet` prompt after a few calls, `mcpgw pin` run as a child
+ * changes its `weather` tool and `greet` prompt after 10 calls, `mcpgw pin` run as a child
  * process to write the lock, and gateways (two replicas on one real Redis for enforce; a
  * per-session upstream; a gateway process reloaded by SIGHUP) that withhold or flag what the lock
- * does not pin, and serve it again once the lock pins it and a reload has read it.
+ * does not pin, and serve it again once the lock pins it and a reload has read it. The enforce
+ * test prints, per replica, how long after the rug pull its client heard list_changed and its first
+ * call was refused (a record, not an assertion: speed is the benchmarks' job).
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAIN, spawnGateway } from '../support/gateway-process.js';
 import { ROOT, toolText } from '../support/gateway.js';
@@ -22,7 +24,8 @@ import { startFromFile } from '../support/reload.js';
 import { until } from '../support/wait.js';
 
 const FIXTURE = resolve(ROOT, 'test/fixtures/rug-pull-server.mjs');
-const CALLS_BEFORE_CHANGE = 3;
+/** As issue 32 says: the upstream changes after 10 calls. */
+const CALLS_BEFORE_CHANGE = 10;
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -84,6 +87,17 @@ async function connect(url: URL): Promise<Client> {
 const toolNames = async (c: Client) => (await c.listTools()).tools.map((t) => t.name).sort();
 const promptNames = async (c: Client) => (await c.listPrompts()).prompts.map((p) => p.name).sort();
 
+/** Whether `call` was refused as a changed definition (false: it was served; any other error is thrown). */
+async function refusedCall(call: Promise<unknown>): Promise<boolean> {
+  try {
+    await call;
+    return false;
+  } catch (err) {
+    if (err instanceof McpError && err.code === -32013) return true;
+    throw err;
+  }
+}
+
 async function refusal(call: Promise<unknown>): Promise<McpError> {
   const err = await call.then(
     () => undefined,
@@ -116,13 +130,39 @@ describe('pinning: enforce, on two replicas over one Redis', () => {
       startFromFile(c, cleanups),
     );
     const clients = await Promise.all(replicas.map((r) => connect(r.url)));
+    const heard: Array<number | undefined> = clients.map(() => undefined);
+    clients.forEach((c, i) =>
+      c.setNotificationHandler(ToolListChangedNotificationSchema, () => void (heard[i] ??= performance.now())),
+    );
     for (const c of clients) {
       expect(await toolNames(c)).toEqual(['stable', 'weather']);
       expect(await promptNames(c)).toEqual(['greet']);
     }
-    // The rug pull: after its calls the upstream changes both definitions and says list_changed.
+    // The rug pull: right after answering its 10th call the upstream changes both definitions and
+    // says list_changed (replica 0's child; replica 1's sees the shared state file within its poll).
     for (let i = 0; i < CALLS_BEFORE_CHANGE; i++)
       expect(toolText(await clients[0]!.callTool({ name: 'weather', arguments: { city: 'Oslo' } }))).toMatch(/ran/);
+    const pulled = performance.now();
+    // Each replica's client calls weather until it is refused, both at once.
+    const refusedAfter = await Promise.all(
+      clients.map((c, i) =>
+        until(
+          `replica ${i} to refuse weather`,
+          () => refusedCall(c.callTool({ name: 'weather', arguments: {} })),
+          15_000,
+          5,
+        ),
+      ),
+    );
+    clients.forEach((_, i) => {
+      const told =
+        heard[i] === undefined ? 'no list_changed heard' : `list_changed heard +${Math.round(heard[i] - pulled)} ms`;
+      console.log(
+        `pinning enforce, replica ${i}: after the rug pull, ${told}, first call refused +${refusedAfter[i]} ms`,
+      );
+    });
+    // Every client is told, too (whenever that came: before or after its first refusal).
+    await until('each client to hear list_changed', () => heard.every((t) => t !== undefined), 15_000);
     for (const c of clients) {
       await until('weather to leave tools/list', async () => !(await toolNames(c)).includes('weather'), 15_000);
       await until('greet to leave prompts/list', async () => (await promptNames(c)).length === 0, 15_000);

@@ -1,9 +1,10 @@
 /**
  * The policy file reloads live in a gateway process (`node dist/main.js`): an edit of the file
- * alone (the config file untouched) is picked up by the watch, and a broken edit is refused with
- * its line and column in the log while the running policy stays.
+ * alone (the config file untouched) is picked up by the watch, a file left empty by a slow writer
+ * is refused until its text arrives, and a broken edit is refused with its line and column in the
+ * log while the running policy stays.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -33,7 +34,7 @@ async function listed(): Promise<string[]> {
   return (await client!.listTools()).tools.map((t) => t.name);
 }
 
-it('an edit of the policy file alone is put in force; a broken one is refused and logged', async () => {
+it('an edit of the policy file alone is put in force; an empty or broken one is refused and logged', async () => {
   writeFileSync(policyFile, allowing('read_logs'));
   gw = await spawnGateway({
     logLevel: 'info',
@@ -48,7 +49,20 @@ it('an edit of the policy file alone is put in force; a broken one is refused an
   writeFileSync(policyFile, allowing('search'));
   await until('the edited policy is in force', async () => (await listed()).join() === 'ops__search', 15_000);
 
+  // A slow writer: truncated, the file sits empty past the debounce before its text arrives. The
+  // empty file is refused, not put in force (it would deny every request, the list included).
+  const fd = openSync(policyFile, 'w');
+  await until(
+    'the empty file is refused in the log',
+    () => /policy\.cedar: holds no policy/.test(gw!.output()),
+    15_000,
+  );
+  expect(await listed()).toEqual(['ops__search']);
+  writeSync(fd, allowing('read_logs'));
+  closeSync(fd);
+  await until('the slow edit is in force', async () => (await listed()).join() === 'ops__read_logs', 15_000);
+
   writeFileSync(policyFile, 'permit (principal, action, resource) when { principal.nope };\n');
   await until('the broken edit is refused in the log', () => /policy\.cedar:1:\d+: /.test(gw!.output()), 15_000);
-  expect(await listed()).toEqual(['ops__search']);
+  expect(await listed()).toEqual(['ops__read_logs']);
 });

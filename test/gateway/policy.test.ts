@@ -3,7 +3,8 @@
  * in front of a stdio upstream (test/fixtures/policy-server.mjs), with the official SDK v1 and v2
  * clients on API keys: each rule kind of docs/policy.md's example, lists that show what calls
  * allow, denies audited and counted with the deciding policy's id, a reload that breaks the file
- * keeping the running policy, and a broken file refused at start-up and by --check.
+ * keeping the running policy, and a broken file refused at start-up and by --check. And for every
+ * key, in both eras, in and out of office hours: what each list shows is exactly what calls allow.
  */
 import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,7 +26,13 @@ import { sample } from '../support/metrics.js';
 const FIXTURE = resolve(ROOT, 'test/fixtures/policy-server.mjs');
 const EXAMPLE = readFileSync(resolve(ROOT, 'examples/policy/example.cedar'), 'utf8');
 const OFFICE = '(context.weekday >= 1 && context.weekday <= 5 && context.hour >= 9 && context.hour < 17)';
-const KEYS = { ci: 'ci-5e1f0a9d3c7b', contractor: 'contractor-8a2d4f6b1e3c', alice: 'alice-0b9c8d7e6f5a' };
+const KEYS = {
+  ci: 'ci-5e1f0a9d3c7b',
+  contractor: 'contractor-8a2d4f6b1e3c',
+  alice: 'alice-0b9c8d7e6f5a',
+  bob: 'bob-4c3b2a1f0e9d',
+  dana: 'dana-7f6e5d4c3b2a',
+};
 const sha256 = (key: string) => createHash('sha256').update(key).digest('hex');
 
 // "Office hours" as the test needs them, around the real UTC hour the gateway reads (this hour and the next).
@@ -52,6 +59,8 @@ function config(extra: Record<string, unknown> = {}): Record<string, unknown> {
         { name: 'ci', sha256: sha256(KEYS.ci) },
         { name: 'contractor', sha256: sha256(KEYS.contractor), scopes: ['contractor'] },
         { name: 'alice', sha256: sha256(KEYS.alice), scopes: ['staff'] },
+        { name: 'bob', sha256: sha256(KEYS.bob) },
+        { name: 'dana', sha256: sha256(KEYS.dana), scopes: ['contractor', 'staff'] },
       ],
     },
     authorization: { policyFile },
@@ -260,4 +269,83 @@ describe('anonymous clients, and tool search', () => {
     );
     expect(denied.data).toMatchObject({ type: 'POLICY_DENIED', resource: 'ops__write_note', policies: [] });
   });
+});
+
+describe('lists agree with calls, through the gateway', () => {
+  // Every argument value a rule of the example tells apart: a tool is callable when one of them is allowed.
+  const ARGUMENTS: Array<Record<string, string>> = [{}, { env: 'staging' }, { env: 'production' }];
+  type Lister = Pick<Client, 'listTools' | 'listPrompts' | 'listResources'>;
+  type Caller = {
+    callTool(p: { name: string; arguments: Record<string, string> }): Promise<unknown>;
+    getPrompt(p: { name: string }): Promise<unknown>;
+    readResource(p: { uri: string }): Promise<unknown>;
+  };
+
+  /** Whether `request` was served (false: POLICY_DENIED; any other error fails the test). */
+  async function allowed(request: Promise<unknown>): Promise<boolean> {
+    try {
+      await request;
+      return true;
+    } catch (err) {
+      if ((err as McpError).data && ((err as McpError).data as { type?: string }).type === 'POLICY_DENIED')
+        return false;
+      throw err;
+    }
+  }
+
+  /** What `client` is listed, and what of the whole catalog (as staff sees it) it may use. */
+  async function listedAndAllowed(client: Lister & Caller, all: Lister) {
+    const tools = (await all.listTools()).tools.map((t) => t.name);
+    const prompts = (await all.listPrompts()).prompts.map((p) => p.name);
+    const uris = (await all.listResources()).resources.map((r) => r.uri);
+    const callable: string[] = [];
+    for (const name of tools) {
+      for (const args of ARGUMENTS) {
+        if (await allowed(client.callTool({ name, arguments: args }))) {
+          callable.push(name);
+          break;
+        }
+      }
+    }
+    const gettable: string[] = [];
+    for (const name of prompts) if (await allowed(client.getPrompt({ name }))) gettable.push(name);
+    const readable: string[] = [];
+    for (const uri of uris) if (await allowed(client.readResource({ uri }))) readable.push(uri);
+    return {
+      listed: {
+        tools: (await client.listTools()).tools.map((t) => t.name).sort(),
+        prompts: (await client.listPrompts()).prompts.map((p) => p.name).sort(),
+        resources: (await client.listResources()).resources.map((r) => r.uri).sort(),
+      },
+      allowed: { tools: callable.sort(), prompts: gettable.sort(), resources: readable.sort() },
+    };
+  }
+
+  for (const [hours, policy] of [
+    ['in office hours', policyOpen],
+    ['out of office hours', policyClosed],
+  ] as const) {
+    it(`every key, SDK v1 and v2, ${hours}: each list is exactly what its calls allow`, async () => {
+      // The whole catalog, listed by the unchanged policy's staff (everything in office hours).
+      writeFileSync(policyFile, policyOpen());
+      expect((await gateway.reload('api')).outcome).toBe('ok');
+      const everything = await v1(KEYS.alice);
+      await everything.listTools();
+      writeFileSync(policyFile, policy());
+      expect((await gateway.reload('api')).outcome).toBe('ok');
+      const seen: Record<string, number> = {};
+      for (const [name, key] of Object.entries(KEYS)) {
+        for (const [era, client] of [
+          ['v1', await v1(key)],
+          ['v2', await v2(key)],
+        ] as const) {
+          const { listed, allowed: may } = await listedAndAllowed(client as unknown as Lister & Caller, everything);
+          expect(listed, `${name} (${era}, ${hours})`).toEqual(may);
+          seen[`${name} ${era}`] = listed.tools.length;
+        }
+      }
+      // Not trivially equal: the keys see different lists.
+      expect(new Set(Object.values(seen)).size).toBeGreaterThan(1);
+    });
+  }
 });

@@ -5,12 +5,15 @@
  * 2.4) lists both sets across their pages, gets one, reads its files and checks their digests, in a
  * 2025 session and as a 2026-07-28 client; a virtual server that selects one skill shows only it.
  * Bad input: an unknown skill, a file whose bytes do not match its digest (refused), a skill URI of an
- * upstream that is down, resources/directory/read of an upstream that does not serve it.
+ * upstream that is down, resources/directory/read of an upstream that does not serve it, an override
+ * keyed by a skill URI (refused by the config check: overrides are tools only).
  */
 import { resolve } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { SKILLS_EXTENSION_ID, SkillsClient } from '@modelcontextprotocol/client/ext/skills';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkConfig } from '../../src/gateway/config-check.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { exampleConfig, startGateway, stdioUpstream, type RunningGateway } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 
@@ -238,6 +241,18 @@ describe('bad input', () => {
     expect(resources.map((r) => r.uri)).toContain('skill://plain/notes/SKILL.md');
     const read = await client.readResource({ uri: 'skill://plain/notes/SKILL.md' });
     expect(read.contents[0]).toMatchObject({ uri: 'skill://plain/notes/SKILL.md', text: 'plain notes' });
+  });
+
+  it('refuses an override keyed by a skill URI (overrides are tools only) at the config check', async () => {
+    const skill = 'skill://alpha/pdf-forms/SKILL.md';
+    const config = exampleConfig({
+      upstreams: [skillsUpstream('alpha', { SKILLS_SET: 'alpha' })],
+      servers: [{ path: '/mcp/pdf', skills: [skill], overrides: { [skill]: { name: 'forms' } } }],
+    });
+    const { errors } = await checkConfig(config, { log: createLogger('silent') });
+    expect(errors).toEqual([
+      expect.stringContaining(`servers[0].overrides.${skill}: no tool "${skill}" in the catalog`),
+    ]);
   });
 
   it('refuses resources/directory/read for an upstream that does not declare directoryRead', async () => {

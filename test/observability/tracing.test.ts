@@ -36,6 +36,8 @@ const TRACE_B = '0af7651916cd43dd8448eb211c80319c';
 const SPAN_B = 'b7ad6b7169203331';
 const TRACE_C = '5b8efff798038103d269b633813fc60c';
 const SPAN_C = 'eee19b7ec3c1b174';
+const TRACE_D = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+const SPAN_D = '1122334455667788';
 
 describe('tracing over OTLP/HTTP JSON', () => {
   let dir: string;
@@ -59,6 +61,8 @@ describe('tracing over OTLP/HTTP JSON', () => {
           stdioUpstream('echo', ECHO_SERVER, tappedStdio(ECHO_SERVER, stdioTap)),
           httpUpstream('remote', remote.url),
         ],
+        // Direct calls are as before; call_tool's is traced as the call it became.
+        toolSearch: { enabled: true },
       }),
       { env: { ...receiver.env, OTEL_SERVICE_NAME: 'gw-under-test' } },
     );
@@ -109,6 +113,17 @@ describe('tracing over OTLP/HTTP JSON', () => {
       headers(TRACE_A, SPAN_A),
     );
     expect(read.json.result.contents).toHaveLength(1);
+    const e = await post(
+      gw.url,
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'call_tool', arguments: { name: 'echo__add', arguments: { a: 1, b: 2 } } },
+      },
+      headers(TRACE_D, SPAN_D),
+    );
+    expect(e.json.result.content[0].text).toBe('3');
     // Closing flushes the batch to the receiver.
     await gw.stop();
     spans = receiver.spans;
@@ -192,6 +207,13 @@ describe('tracing over OTLP/HTTP JSON', () => {
     expect(posts.find((p) => p.body?.params?.arguments?.text === 'modern')?.traceparent).toBe(
       `00-${TRACE_C}-${client.spanId}-01`,
     );
+  });
+
+  it("names call_tool's span by the tool it ran: one SERVER span, the CLIENT span under it", () => {
+    const server = serverSpan(TRACE_D, 'tools/call echo__add');
+    expect(server.attributes).toMatchObject({ 'gen_ai.tool.name': 'echo__add', 'jsonrpc.request.id': '7' });
+    expect(spans.filter((s) => s.traceId === TRACE_D && s.kind === SERVER)).toHaveLength(1);
+    expect(clientSpanUnder(server).name).toBe('tools/call echo__add');
   });
 
   it('records a failed request with error.type = its JSON-RPC code and an error status', () => {

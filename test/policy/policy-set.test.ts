@@ -155,12 +155,15 @@ describe('a file that does not parse or validate', () => {
     expect(() => PolicySet.load(action)).toThrow(/action\.cedar:1:\d+: .*deleteAll/);
   });
 
-  it('two policies with one @id, and a missing file, are refused too', () => {
+  it('two policies with one @id, a file without a policy, and a missing file, are refused too', () => {
     const twice = policyFile(
       'twice.cedar',
       '@id("a")\npermit (principal, action, resource);\n@id("a")\nforbid (principal, action, resource);',
     );
     expect(() => PolicySet.load(twice)).toThrow('two policies have the @id "a"');
+    // Empty, or comments only: what a reload reads between a writer's truncate and its write.
+    for (const text of ['', '\n  \n', '// nothing yet\n'])
+      expect(() => PolicySet.load(policyFile('empty.cedar', text))).toThrow(/empty\.cedar: holds no policy/);
     expect(policyProblems(join(dir, 'missing.cedar'))).toEqual([
       expect.stringMatching(/^authorization\.policyFile: .*missing\.cedar: ENOENT/),
     ]);

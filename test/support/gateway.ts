@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { resolveConfig } from '../../src/config/load.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
-import { createLogger } from '../../src/observability/logger.js';
+import { createLogger, type Logger } from '../../src/observability/logger.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const ECHO_SERVER = resolve(ROOT, 'examples/echo/server.mjs');
@@ -41,13 +41,13 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-/** `env`: where the gateway reads OTEL_* (tracing) instead of process.env. */
+/** `env`: where the gateway reads OTEL_* (tracing) instead of process.env; `logger`: one the test reads. */
 export async function startGateway(
   config: GatewayConfig = exampleConfig(),
-  options: { env?: Record<string, string> } = {},
+  options: { env?: Record<string, string>; logger?: Logger } = {},
 ): Promise<RunningGateway> {
   const gateway = await buildApp(config, {
-    logger: createLogger(config.logLevel),
+    logger: options.logger ?? createLogger(config.logLevel),
     defaultMetrics: false,
     ...(options.env ? { env: options.env } : {}),
   });

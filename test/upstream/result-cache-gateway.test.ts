@@ -3,7 +3,9 @@
  * counts its requests and sets its hints per method: a ttl's worth of resources/read and tools/list
  * asked once whoever asks, a private result kept per principal (two API keys) and never served to
  * the other, a list change or resource update dropping what it names at once, a ttlMs of hours cut
- * to cache.maxTtlMs and a negative one not kept, hits and misses in /metrics.
+ * to cache.maxTtlMs and a negative one not kept, hits and misses in /metrics. And server/discover
+ * (not a cache entry: the upstream's set refreshes it) asked once per ttlMs whatever the clients
+ * do, its ttlMs bounded alike.
  */
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -23,12 +25,12 @@ const MAX_TTL_MS = 1500;
 let upstream: HintedUpstream;
 let gw: RunningGateway;
 
-function config(cache: Record<string, unknown> = {}) {
+function config(cache: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
   return resolveConfig(
     {
       listen: { host: '127.0.0.1', port: 0 },
       logLevel: process.env.TEST_LOG_LEVEL ?? 'silent',
-      upstreams: [httpUpstream('hinted', upstream.url, { prefix: '', protocolVersion: '2026-07-28' })],
+      upstreams: [httpUpstream('hinted', upstream.url, { prefix: '', protocolVersion: '2026-07-28', ...extra })],
       auth: {
         mode: 'api-key',
         apiKeys: [
@@ -158,6 +160,76 @@ describe('the result cache', () => {
       }
     expect(upstream.count('tools/list') - lists).toBeLessThanOrEqual(2);
   });
+});
+
+describe("a 2026-07-28 upstream's server/discover", () => {
+  // What clients ask: the gateway answers server/discover itself; the others go through the upstream's set.
+  const CLIENT_REQUESTS: Array<[string, Record<string, unknown>]> = [
+    ['server/discover', {}],
+    ['tools/list', {}],
+    ['resources/read', { uri: 'hint://f' }],
+  ];
+
+  /** Stateless requests from two principals, `concurrency` at a time, for `ms`: how many were answered. */
+  async function clients(ms: number, concurrency = 4): Promise<number> {
+    const until = Date.now() + ms;
+    let answered = 0;
+    await Promise.all(
+      Array.from({ length: concurrency }, async (_, i) => {
+        for (let n = 0; Date.now() < until; n++) {
+          const key = (i + n) % 2 === 0 ? KEY_A : KEY_B;
+          const [method, params] = CLIENT_REQUESTS[n % CLIENT_REQUESTS.length]!;
+          const { body, headers } = statelessRequest(n, method, params);
+          const res = await post(gw.url, body, { ...headers, authorization: `Bearer ${key}` });
+          expect(res.json.error).toBeUndefined();
+          answered++;
+        }
+      }),
+    );
+    return answered;
+  }
+
+  beforeAll(async () => {
+    // Its own gateway: no health checks (each asks server/discover as its probe), so what asks is the clients' traffic.
+    await gw.stop();
+    upstream.hints['server/discover'] = { ttlMs: 1000, cacheScope: 'public' };
+    gw = await startGateway(config({}, { health: { intervalMs: 0 } }));
+  });
+
+  /** server/discover requests the upstream got while clients asked for `ms`, and how many requests they made. */
+  async function discoversDuring(ms: number): Promise<{ discovers: number; requests: number }> {
+    const before = upstream.count('server/discover');
+    const requests = await clients(ms);
+    return { discovers: upstream.count('server/discover') - before, requests };
+  }
+
+  it('is asked once per ttlMs, however many clients ask the gateway meanwhile', async () => {
+    const started = Date.now();
+    const { discovers, requests } = await discoversDuring(3200);
+    const elapsed = Date.now() - started;
+    expect(requests).toBeGreaterThan(30);
+    // One refresh per second at most (the ttl), and at least one: the result did expire.
+    expect(discovers).toBeGreaterThanOrEqual(1);
+    expect(discovers).toBeLessThanOrEqual(Math.ceil(elapsed / 1000) + 1);
+  });
+
+  it('a ttlMs of hours stands cache.maxTtlMs at most, a negative or non-numeric one as long: asked again, never per request', async () => {
+    for (const ttlMs of [5 * 3600_000, -5000, 'soon']) {
+      upstream.hints['server/discover'] = { ttlMs, cacheScope: 'public' };
+      // The current result (ttl 1 s, or the previous case's maxTtlMs) runs out, and the next refresh takes the new ttlMs.
+      const taken = upstream.count('server/discover');
+      await until(`server/discover with ttlMs ${ttlMs}`, async () => {
+        await clients(100, 1);
+        return upstream.count('server/discover') > taken;
+      });
+      const started = Date.now();
+      const { discovers, requests } = await discoversDuring(MAX_TTL_MS * 2);
+      const elapsed = Date.now() - started;
+      expect(requests, String(ttlMs)).toBeGreaterThan(30);
+      expect(discovers, String(ttlMs)).toBeGreaterThanOrEqual(1);
+      expect(discovers, String(ttlMs)).toBeLessThanOrEqual(Math.ceil(elapsed / MAX_TTL_MS) + 1);
+    }
+  }, 45_000);
 });
 
 describe('a 2025 upstream', () => {
