@@ -63,12 +63,6 @@ export function boundaryAfter(text: string, i: number): boolean {
   return i >= text.length || !inClass(WORD, text, i);
 }
 
-/** The first index from `i` on that holds no word character (the end of the word `i` is in). */
-export function wordEnd(text: string, i: number): number {
-  while (i < text.length && inClass(WORD, text, i)) i++;
-  return i;
-}
-
 const counts = new Uint32Array(128);
 
 /** Shannon entropy in bits per character (of the ASCII characters; the values it is asked about are ASCII). */

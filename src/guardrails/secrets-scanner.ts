@@ -18,7 +18,7 @@ import {
   RunMeter,
   runEnd,
   table,
-  wordEnd,
+  WORD,
   type Finding,
 } from './char-classes.js';
 
@@ -65,7 +65,7 @@ const MIN_ENTROPY = 3.5;
 
 export function findSecrets(text: string): Finding[] {
   const found: Finding[] = [];
-  for (const rule of PREFIXED) prefixed(text, rule, found);
+  prefixed(text, found);
   privateKeys(text, found);
   jwts(text, found);
   connectionPasswords(text, found);
@@ -73,30 +73,58 @@ export function findSecrets(text: string): Finding[] {
   return found;
 }
 
-function prefixed(text: string, rule: PrefixedToken, found: Finding[]): void {
-  for (const prefix of rule.prefixes) {
-    const meter = new RunMeter(rule.body);
-    let covered = -1;
-    let next = 0;
-    for (let at = text.indexOf(prefix); at !== -1; at = text.indexOf(prefix, next)) {
-      next = at + prefix.length;
-      // Inside a token already found: nothing new.
-      if (at < covered) continue;
-      if (!boundaryBefore(text, at)) {
-        // Every later one inside the same word is no token's start either: search on past its end
-        // (prefixes such as `AKIA` repeated in one long word are then read once, not found one by one).
-        next = Math.max(next, wordEnd(text, at) + 1);
-        continue;
-      }
-      const bodyStart = at + prefix.length;
-      const end = meter.end(text, bodyStart, rule.max + 1);
-      const length = end - bodyStart;
-      if (length >= rule.min && length <= rule.max && boundaryAfter(text, end)) {
-        found.push({ start: at, end, kind: rule.kind });
-        covered = end;
+/** Each prefix under its first two characters (all of them word characters). */
+const BY_START: ReadonlyMap<number, ReadonlyArray<{ prefix: string; rule: number }>> = (() => {
+  const map = new Map<number, Array<{ prefix: string; rule: number }>>();
+  PREFIXED.forEach((r, rule) => {
+    for (const prefix of r.prefixes) {
+      const key = prefix.charCodeAt(0) * 128 + prefix.charCodeAt(1);
+      map.set(key, [...(map.get(key) ?? []), { prefix, rule }]);
+    }
+  });
+  return map;
+})();
+
+/**
+ * The tokens of PREFIXED in one pass: a token starts a word (a boundary before it), so only word
+ * starts are tried, each against the prefixes of its first two characters. (An indexOf per prefix
+ * read the text 26 times, and a text dense in a prefix's first letter made each of those slow.) A
+ * token's body is measured once however many prefixes fall inside it (one RunMeter per rule).
+ */
+function prefixed(text: string, found: Finding[]): void {
+  const meters = PREFIXED.map((r) => new RunMeter(r.body));
+  const covered = PREFIXED.map(() => -1);
+  const n = text.length;
+  let i = 0;
+  for (;;) {
+    while (i < n && !inClass(WORD, text, i)) i++;
+    if (i >= n) return;
+    const candidates = BY_START.get(text.charCodeAt(i) * 128 + text.charCodeAt(i + 1));
+    if (candidates) {
+      for (let k = 0; k < candidates.length; k++) {
+        const { prefix, rule } = candidates[k]!;
+        // Inside a token of this rule already found: nothing new.
+        if (i < covered[rule]! || !startsAt(text, i, prefix)) continue;
+        const r = PREFIXED[rule]!;
+        const bodyStart = i + prefix.length;
+        const end = meters[rule]!.end(text, bodyStart, r.max + 1);
+        const length = end - bodyStart;
+        if (length >= r.min && length <= r.max && boundaryAfter(text, end)) {
+          found.push({ start: i, end, kind: r.kind });
+          covered[rule] = end;
+        }
       }
     }
+    // No other word start before this word ends.
+    i++;
+    while (i < n && inClass(WORD, text, i)) i++;
   }
+}
+
+/** Whether `prefix` is at `i` (its first two characters already matched: BY_START). */
+function startsAt(text: string, i: number, prefix: string): boolean {
+  for (let k = 2; k < prefix.length; k++) if (text.charCodeAt(i + k) !== prefix.charCodeAt(k)) return false;
+  return true;
 }
 
 /** A PEM block: from its BEGIN line to its END line, the whole block. */
