@@ -28,8 +28,12 @@ const INPUTS = {
     'password=',
     'password: "',
     'token=a',
+    // Dense in the first letters of prefixes and key names: a search per prefix would crawl.
+    'A',
+    'Ag ',
+    'pa',
   ],
-  pii: ['@', 'a@', 'a@b.', 'a@b-', '4', '4 ', '4-', '+1 ', '(555) ', '555.', 'GB82', 'GB82 ', 'GB82WEST'],
+  pii: ['@', 'a@', 'a@b.', 'a@b-', '4', '4 ', '4-', '+1 ', '(555) ', '555.', 'GB82', 'GB82 ', 'GB82WEST', 'G '],
   size: ['x', 'é'],
 };
 const BOUND_MS = 50;
