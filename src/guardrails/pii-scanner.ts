@@ -117,7 +117,7 @@ function luhn(n: number): boolean {
 
 /**
  * Two letters, two check digits, 11 to 30 letters or digits in all (groups of four may be spaced).
- * Taken a chain at a time: capitals and digits in tokens joined by single spaces, every token but
+ * Taken a chain at a time: capitals and digits in tokens joined by spaces, every token but
  * the last a multiple of four long. Where the walk from a token ends does not depend on which token
  * of the chain it started at, so the chain is walked once, and only its last few tokens (those
  * within 34 characters of its end) can start an IBAN: "GB82 GB82 …" costs one pass, not one walk
@@ -146,7 +146,10 @@ function ibans(text: string, found: Finding[]): void {
       const from = j;
       while (j < text.length && isUpperOrDigit(text, j)) j++;
       count += j - from;
-      if (text.charCodeAt(j) === 32 && (j - from) % 4 === 0 && isUpperOrDigit(text, j + 1)) j++;
+      // Spaces after a group of four (or eight…) go on to the next group.
+      let next = j;
+      while (text.charCodeAt(next) === 32) next++;
+      if (next > j && (j - from) % 4 === 0 && isUpperOrDigit(text, next)) j = next;
       else break;
     }
     if (boundaryAfter(text, j)) {

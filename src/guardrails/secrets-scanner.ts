@@ -189,26 +189,63 @@ function connectionPasswords(text: string, found: Finding[]): void {
   }
 }
 
-/** `password = "k8J…"`, `"api_key": "…"`: a random-looking value right after a secret key's name. */
+/**
+ * `password = "k8J…"`, `"api_key": "…"`: a random-looking value right after a secret key's name.
+ * Found from the operators (`:`, `=`), each looking back a bounded distance for a key's name: one
+ * read of the text for each operator character, no lower-cased copy of it, and no search per key
+ * name (which a text dense in a name's first letter made slow).
+ */
 function assignedSecrets(text: string, found: Finding[]): void {
-  const lower = asciiLower(text);
-  for (const key of SECRET_KEYS) {
-    const values = new RunMeter(VALUE);
-    let covered = -1;
-    for (let at = lower.indexOf(key); at !== -1; at = lower.indexOf(key, at + key.length)) {
-      // The rest of the key's name (`password_hash`, `token"`), then an operator between quotes and spaces.
-      let i = runEnd(TOKEN, text, at + key.length, 24);
-      i = skip(text, i, QUOTE_SPACE, 3);
-      if (text[i] !== ':' && text[i] !== '=') continue;
-      i = skip(text, i + 1, OPERATOR_TAIL, 4);
-      const end = values.end(text, i, 257);
-      const length = end - i;
-      // One finding per value: further keys inside a value already found add nothing.
-      if (i < covered || length < 10 || length > 256 || entropy(text, i, end) < MIN_ENTROPY) continue;
-      found.push({ start: i, end, kind: 'assigned-secret' });
-      covered = end;
+  const values = new RunMeter(VALUE);
+  let covered = -1;
+  let colon = text.indexOf(':');
+  let equals = text.indexOf('=');
+  while (colon !== -1 || equals !== -1) {
+    let op: number;
+    if (equals === -1 || (colon !== -1 && colon < equals)) {
+      op = colon;
+      colon = text.indexOf(':', op + 1);
+    } else {
+      op = equals;
+      equals = text.indexOf('=', op + 1);
     }
+    if (!keyBefore(text, op)) continue;
+    const i = skip(text, op + 1, OPERATOR_TAIL, 4);
+    const end = values.end(text, i, 257);
+    const length = end - i;
+    // One finding per value: further keys inside a value already found add nothing.
+    if (i < covered || length < 10 || length > 256 || entropy(text, i, end) < MIN_ENTROPY) continue;
+    found.push({ start: i, end, kind: 'assigned-secret' });
+    covered = end;
   }
+}
+
+/** What may follow a key's name before its operator: the rest of the name (`password_hash`), at most this long. */
+const NAME_REST = 24;
+const LONGEST_KEY = Math.max(...SECRET_KEYS.map((k) => k.length));
+
+/**
+ * Whether a secret key's name (any case) ends at most NAME_REST name characters before the
+ * operator at `op`, with at most three quotes or spaces between them (`"api_key": `, `password =`).
+ */
+function keyBefore(text: string, op: number): boolean {
+  let end = op;
+  while (end > 0 && op - end < 3 && inClass(QUOTE_SPACE, text, end - 1)) end--;
+  let start = end;
+  while (start > 0 && end - start < NAME_REST + LONGEST_KEY && inClass(TOKEN, text, start - 1)) start--;
+  for (const key of SECRET_KEYS)
+    for (let at = Math.max(start, end - NAME_REST - key.length); at + key.length <= end; at++)
+      if (nameAt(text, at, key)) return true;
+  return false;
+}
+
+/** Whether `key` (lower case) is at `at`, ASCII letters compared in any case. */
+function nameAt(text: string, at: number, key: string): boolean {
+  for (let k = 0; k < key.length; k++) {
+    const c = text.charCodeAt(at + k);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== key.charCodeAt(k)) return false;
+  }
+  return true;
 }
 
 /** Between a key's name and its operator; after the operator (`=>`, `==` and quotes). */
@@ -219,18 +256,4 @@ function skip(text: string, i: number, chars: Uint8Array, max: number): number {
   const stop = Math.min(text.length, i + max);
   while (i < stop && inClass(chars, text, i)) i++;
   return i;
-}
-
-/** Lower-cased with every index kept (toLowerCase may lengthen a string: "İ" becomes two characters). */
-function asciiLower(text: string): string {
-  const lower = text.toLowerCase();
-  if (lower.length === text.length) return lower;
-  const codes = new Uint16Array(text.length);
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    codes[i] = c >= 65 && c <= 90 ? c + 32 : c;
-  }
-  let out = '';
-  for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode(...codes.subarray(i, i + 8192));
-  return out;
 }

@@ -98,6 +98,8 @@ describe('pii', () => {
     ['after groups that are not one', 'ref ABCD EFGH GB82 WEST 1234 5698 7654 32.', 'GB82 WEST 1234 5698 7654 32'],
     ['after a false start in the same groups', 'GB82 GB82 WEST 1234 5698 7654 32', 'GB82 WEST 1234 5698 7654 32'],
     ['after a group of three', 'AB1 GB82 WEST 1234 5698 7654 32', 'GB82 WEST 1234 5698 7654 32'],
+    ['of 15 characters, the shortest (Norway), ending the text', 'pay to NO9386011117947', 'NO9386011117947'],
+    ['with two spaces between groups', 'IBAN GB82  WEST 1234 5698 7654 32', 'GB82  WEST 1234 5698 7654 32'],
   ])('finds an IBAN %s, and only its own characters', (_, text, iban) => {
     expect(findPii(text).map((f) => text.slice(f.start, f.end))).toEqual([iban]);
   });
