@@ -2,9 +2,9 @@
 // GitHub, GitLab, Slack, Stripe and Google API tokens, PEM private keys, JWTs), passwords inside
 // connection strings, and high-entropy values assigned to a secret-sounding key. The kinds follow
 // those gitleaks covers (MIT; its rules were read, not vendored: they are RE2 patterns, and RE2
-// here (re2-wasm) costs ~430 µs per 4 KB per pattern). Each detector finds a fixed prefix with
-// indexOf and then does bounded work, or scans a run once and skips past it: linear in the text,
-// whatever the text is.
+// here (re2-wasm) costs ~430 µs per 4 KB per pattern). Each detector finds an anchor (a word
+// start, a fixed marker with indexOf, an operator) and then does bounded work, or scans a run once
+// and skips past it: linear in the text, whatever the text is.
 import {
   ALNUM,
   SCHEME,
