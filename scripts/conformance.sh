@@ -48,6 +48,9 @@
 #                        written by `mcpgw pin` on the same config just before (its output in
 #                        pin.log); a definition the lock does not pin is served and logged, and the
 #                        count (mcpgw_tool_definition_changes_total) is printed after the suite
+#   CONFORMANCE_GUARDRAILS 1: the gateway runs with both built-in guardrails on, redacting
+#                        (`interceptors: [secrets, pii]`): a check the suite fails then is a false
+#                        positive of theirs on its payloads (docs/guardrails.md)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -61,6 +64,12 @@ RUN_TIMEOUT="${CONFORMANCE_TIMEOUT:-300}"
 UPSTREAM="${CONFORMANCE_UPSTREAM:-stdio}"
 TASKS="${CONFORMANCE_TASKS:-}"
 REPLICAS="${CONFORMANCE_REPLICAS:-1}"
+GUARDRAILS_JSON=""
+case "${CONFORMANCE_GUARDRAILS:-}" in
+  "") ;;
+  1) GUARDRAILS_JSON='"interceptors": [{ "name": "secrets", "action": "redact" }, { "name": "pii", "action": "redact" }],' ;;
+  *) echo "conformance: CONFORMANCE_GUARDRAILS must be 1 or unset" >&2; exit 2 ;;
+esac
 case "$REPLICAS" in [1-9]) ;; *) echo "conformance: CONFORMANCE_REPLICAS must be 1..9" >&2; exit 2 ;; esac
 if [ "$TASKS" = 1 ]; then
   [ "$UPSTREAM" = stdio ] || { echo "conformance: CONFORMANCE_TASKS=1 fronts the tasks fixture over stdio only" >&2; exit 2; }
@@ -254,6 +263,7 @@ start_gateway() {
   "logLevel": "${CONFORMANCE_LOG_LEVEL:-warn}",
   $SESSIONS_JSON
   $PINNING_JSON
+  $GUARDRAILS_JSON
   "upstreams": [
     {
       "name": "conformance",
@@ -325,7 +335,7 @@ else
   fi
   [ "$rc" = 0 ] || exit 1
 fi
-echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM${MODERN_PID:+, with the modern fixture}${TASKS:+, the tasks fixture}), suite '$SUITE'"
+echo "conformance: gateway at $URL (upstream mode $used_mode, over $UPSTREAM${MODERN_PID:+, with the modern fixture}${TASKS:+, the tasks fixture}${GUARDRAILS_JSON:+, guardrails secrets and pii on}), suite '$SUITE'"
 
 # --- the suite, once per spec version ------------------------------------------------
 # One version's runs against $2 (the gateway, or the fixture directly), results in $3.

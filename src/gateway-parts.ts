@@ -23,6 +23,7 @@ import type { SideStores } from './stores.js';
 import { liveLimits } from './live-limits.js';
 import { LivePolicy } from './policy/live-policy.js';
 import { UpstreamGroup, type UpstreamPeers } from './upstream/group.js';
+import { Guardrails } from './guardrails/chains.js';
 import { resultCacheOf } from './upstream/result-cache.js';
 
 /** The virtual server over every configured upstream, and the per-session router beside it (nothing started). */
@@ -61,6 +62,12 @@ export function createVirtualServer(
   const settings = new LiveTaskSettings(config.tasks, config.upstreams);
   const pins = new PinPolicy(pinSettings(config), pinReporter(log, diagnostics, config.logRepeatMs));
   const toolSearch = liveToolSearch(config);
+  // One set of chains for calls (the virtual server's) and asks (the router's), one connection per interceptor server.
+  const guardrails = new Guardrails(config.interceptors, {
+    diagnostics,
+    log,
+    upstreamList: (upstream) => group.upstreams.get(upstream)?.interceptors,
+  });
   router = new PerSessionRouter({
     upstreams: group.perSession(),
     bus: replication.bus,
@@ -71,6 +78,7 @@ export function createVirtualServer(
     notifications,
     inputWaitMs: config.stateless.inputTimeoutMs,
     workerStartsPerMinute: config.limits.workerStartsPerMinute,
+    guardrails,
   });
   server = new VirtualServer({
     upstreams: group.upstreams,
@@ -90,7 +98,7 @@ export function createVirtualServer(
     notifications,
     pins,
     toolSearch: toolSearch.current,
-    interceptors: config.interceptors,
+    guardrails,
     policy,
   });
   // Rate limits and quotas from the first request on: the chain is recomposed before anything is served.

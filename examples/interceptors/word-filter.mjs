@@ -8,7 +8,8 @@
 // Interceptors:
 //   word-filter/deny     validation, request phase of tools/call and prompts/get: refuses a payload
 //                        holding a --deny word (default: forbidden), case-insensitive.
-//   word-filter/replace  mutation, both phases of tools/call, prompts/get and resources/read: each
+//   word-filter/replace  mutation, both phases of tools/call, prompts/get and resources/read, and of
+//                        an upstream's elicitation/create and sampling/createMessage: each
 //                        --replace word (default: darn=d**n) becomes its replacement in every string
 //                        of the payload except protocol fields (name, uri, type, mimeType, _meta).
 // Misbehaviour for tests: --delay-ms waits before each answer to interceptor/invoke, --crash exits
@@ -51,14 +52,15 @@ const replacements = opts.replace
 const delayMs = Number(opts['delay-ms']);
 
 const EVENTS = ['tools/call', 'prompts/get'];
+const MUTATED = [...EVENTS, 'resources/read', 'elicitation/create', 'sampling/createMessage'];
 const INTERCEPTORS = [
   { name: 'word-filter/deny', type: 'validation', hooks: [{ events: EVENTS, phase: 'request' }] },
   {
     name: 'word-filter/replace',
     type: 'mutation',
     hooks: [
-      { events: [...EVENTS, 'resources/read'], phase: 'request' },
-      { events: [...EVENTS, 'resources/read'], phase: 'response' },
+      { events: MUTATED, phase: 'request' },
+      { events: MUTATED, phase: 'response' },
     ],
   },
 ];

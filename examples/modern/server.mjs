@@ -266,6 +266,20 @@ const TOOLS = {
       return inputRequired({ a: ask.name('A?') }, sign({ tool: 'inspect_inputs', round: 1 }));
     },
   },
+  // For the gateway's guardrails on asks: its question quotes AWS's documented example key id, and
+  // it says whether the answer it got held the test card number (Visa's 4111...), as it saw it.
+  ask_secret: {
+    description: 'Asks a question quoting a (made-up) access key, then says whether the answer held a card number',
+    inputSchema: { type: 'object', properties: { method: { type: 'string' } } },
+    call: (a, p, r) => {
+      const sampling = a.method === 'sampling/createMessage';
+      const got = answer(r, 'q', sampling ? isSample : isElicit);
+      if (got)
+        return text(`answer held the card: ${JSON.stringify(got).includes('4111 1111 1111 1111') ? 'yes' : 'no'}`);
+      const question = 'Deploy with AKIAIOSFODNN7EXAMPLE?';
+      return inputRequired({ q: sampling ? ask.sample(question, 50) : ask.name(question) });
+    },
+  },
   // Adds (or removes) the tool "extra": its list changes, and listen streams hear it.
   toggle_extra_tool: {
     description: 'Adds or removes the tool "extra" (tools/list_changed on listen streams)',

@@ -6,7 +6,7 @@
  * - upstreams: each one added, removed, or changed. A change of what its workers are (command,
  *   args, env, url, headers, auth, transport, mode, pool...) replaces its workers; a change of
  *   only how the gateway uses them (POLICY_KEYS: prefix, tool filter, timeouts, argument
- *   checks, fairness) keeps the workers and applies at once.
+ *   checks, fairness, interceptors) keeps the workers and applies at once.
  * - LIVE_LIMITS and LIVE_SECTIONS apply at once (`toolSearch` to the next request: a search in
  *   flight ends under the config it began with); so do `tasks:` (limits, ttls, poll interval: read
  *   per call) and `upstreams[].tasks` (a policy key), where the gateway started with a task engine
@@ -28,6 +28,7 @@ export const POLICY_KEYS: ReadonlySet<string> = new Set([
   'tasks',
   'fairness',
   'pinning',
+  'interceptors',
 ]);
 
 /** Keys of `limits` that requests read as they come (the rest size what was built at start). */

@@ -49,3 +49,25 @@ export function interceptorUpstream(
   else remoteUpstreamChecks(u, `${at}.server`, env, problems);
   return u;
 }
+
+/** What the schema cannot say. */
+export function interceptorsChecks(
+  list: unknown,
+  where: string,
+  problems: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  if (!Array.isArray(list)) return;
+  list.forEach((entry: unknown, i) => {
+    if (typeof entry !== 'object' || entry === null) return;
+    const e = entry as Record<string, unknown>;
+    if (typeof e.server === 'object' && e.server !== null && Array.isArray(e.events)) {
+      // The connection the gateway will open, checked as an upstream's is (`${VAR}`, the URL).
+      interceptorUpstream(entry as ServerInterceptorConfig, env, problems, `${where}[${i}]`);
+      return;
+    }
+    if (e.server !== undefined) return;
+    if (e.name === 'size' && e.maxBytes === undefined) problems.push(`${where}[${i}]: size needs maxBytes`);
+    if (e.name !== 'size' && e.maxBytes !== undefined) problems.push(`${where}[${i}]: maxBytes is for size only`);
+  });
+}

@@ -1,13 +1,20 @@
 /**
- * `interceptors`: guardrails on what passes through (top level for every endpoint, and in each
- * `servers[]` entry for that endpoint, run after the top level's, order kept). An entry is a
- * built-in (`name: secrets | pii | size`) or an interceptor server (`server:`, SEP-2624). See docs/guardrails.md.
+ * `interceptors`: guardrails on what passes through (top level for every endpoint, in each
+ * `servers[]` entry for that endpoint, in each `upstreams[]` entry for that upstream; the order of
+ * the three: guardrails/chains.ts). An entry is a built-in (`name: secrets | pii | size`) or an
+ * interceptor server (`server:`, SEP-2624). See docs/guardrails.md. The checks the schema cannot
+ * make are interceptor-servers.ts's (they build an upstream entry, which imports the upstream schema).
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { interceptorUpstream } from './interceptor-servers.js';
 
-/** The events an interceptor server may take: those the gateway intercepts today. */
-export const INTERCEPTED_EVENTS = ['tools/call', 'prompts/get', 'resources/read'] as const;
+/** The events an interceptor server may take: those the gateway intercepts today (the last two: an upstream's asks). */
+export const INTERCEPTED_EVENTS = [
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'sampling/createMessage',
+  'elicitation/create',
+] as const;
 
 const phasesSchema = {
   type: 'array',
@@ -15,8 +22,10 @@ const phasesSchema = {
   uniqueItems: true,
   minItems: 1,
   description:
-    "request: a tools/call's or prompts/get's arguments before they go upstream; response: the result of " +
-    'tools/call, prompts/get and resources/read before the client sees it. Built-ins only; default both.',
+    "request: a tools/call's or prompts/get's arguments before they go upstream, and an upstream's " +
+    'sampling/createMessage or elicitation/create before the client sees it; response: the result of tools/call, ' +
+    "prompts/get and resources/read before the client sees it, and the client's answer to an upstream's ask before " +
+    'the upstream does. Built-ins only; default both.',
 } as const;
 
 const stdioServerSchema = {
@@ -149,7 +158,9 @@ export const interceptorsSchema = {
   type: 'array',
   items: interceptorSchema,
   maxItems: 32,
-  description: 'Guardrails run on each tools/call, prompts/get and resources/read, in order. See docs/guardrails.md.',
+  description:
+    'Guardrails run on each tools/call, prompts/get and resources/read, and on the sampling and elicitation ' +
+    'requests upstreams send clients, in order. See docs/guardrails.md.',
 } as const;
 
 /** An entry as loaded: a branch's defaults are there, its refused keys absent. */
@@ -163,26 +174,4 @@ export type ServerInterceptorConfig = InterceptorConfig & {
 
 export function isServerEntry(c: InterceptorConfig): c is ServerInterceptorConfig {
   return 'server' in c && c.server !== undefined;
-}
-
-/** What the schema cannot say. */
-export function interceptorsChecks(
-  list: unknown,
-  where: string,
-  problems: string[],
-  env: NodeJS.ProcessEnv = process.env,
-): void {
-  if (!Array.isArray(list)) return;
-  list.forEach((entry: unknown, i) => {
-    if (typeof entry !== 'object' || entry === null) return;
-    const e = entry as Record<string, unknown>;
-    if (typeof e.server === 'object' && e.server !== null && Array.isArray(e.events)) {
-      // The connection the gateway will open, checked as an upstream's is (`${VAR}`, the URL).
-      interceptorUpstream(entry as ServerInterceptorConfig, env, problems, `${where}[${i}]`);
-      return;
-    }
-    if (e.server !== undefined) return;
-    if (e.name === 'size' && e.maxBytes === undefined) problems.push(`${where}[${i}]: size needs maxBytes`);
-    if (e.name !== 'size' && e.maxBytes !== undefined) problems.push(`${where}[${i}]: maxBytes is for size only`);
-  });
 }

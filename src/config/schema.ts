@@ -37,7 +37,8 @@ import { serversChecks, serversSchema } from './servers.js';
 import { statelessChecks, statelessSchema } from './stateless.js';
 import { statusSchema } from './status.js';
 import { tasksChecks, tasksSchema } from './tasks.js';
-import { interceptorsChecks, interceptorsSchema } from './interceptors.js';
+import { interceptorsSchema } from './interceptors.js';
+import { interceptorsChecks } from './interceptor-servers.js';
 import { toolSearchSchema } from './tool-search.js';
 import { upstreamsChecks, upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
@@ -149,6 +150,10 @@ export function configChecks(config: GatewayConfig, env: NodeJS.ProcessEnv): str
   interceptorsChecks(config.interceptors, 'interceptors', problems, env);
   if (Array.isArray(config.servers))
     config.servers.forEach((s, i) => interceptorsChecks(s?.interceptors, `servers[${i}].interceptors`, problems, env));
+  if (Array.isArray(config.upstreams))
+    config.upstreams.forEach((u, i) =>
+      interceptorsChecks(u?.interceptors, `upstreams[${i}].interceptors`, problems, env),
+    );
   pinningChecks(config.pinning, config.upstreams, problems);
   serversChecks(
     config.servers,

@@ -2,6 +2,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { upstreamTasksSchema } from './tasks.js';
 import { upstreamPinningSchema } from './pinning.js';
+import { interceptorsSchema } from './interceptors.js';
 
 export const poolSchema = {
   type: 'object',
@@ -138,6 +139,12 @@ export const commonUpstreamProperties = {
   },
   pool: { ...poolSchema, default: {} },
   fairness: fairnessSchema,
+  interceptors: {
+    ...interceptorsSchema,
+    description:
+      "Guardrails for this upstream's calls and asks only: on the way to it after the top level's and the " +
+      "endpoint's, on the way back before them (docs/guardrails.md). A change applies at once, workers kept.",
+  },
   timeoutMs: {
     type: 'integer',
     minimum: 1,

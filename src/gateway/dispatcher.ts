@@ -29,11 +29,12 @@ import type { UpstreamEntry } from './upstream-entry.js';
 import { Forwarder } from './forwarder.js';
 import { FairShares } from './fair-shares.js';
 import { TaskEngine, type TaskEngineOptions } from '../tasks/engine.js';
-import type { TaskPassThrough } from '../tasks/pass-through.js';
 import { chainScopeOf } from '../stateless/input-chains.js';
-import type { InterceptorConfig, ToolSearchConfig } from '../config/schema.js';
+import type { ToolSearchConfig } from '../config/schema.js';
+import type { Guardrails } from '../guardrails/chains.js';
 import { toolSearchStep } from './tool-search-step.js';
-import { guardrailStep, type GuardrailStep } from './guardrail-step.js';
+import { guardedTaskResult, guardrailStep } from './guardrail-step.js';
+import { TaskPassThrough } from '../tasks/pass-through.js';
 import { policyStep } from './policy-step.js';
 import type { LivePolicy } from '../policy/live-policy.js';
 
@@ -67,8 +68,8 @@ export interface DispatcherOptions {
   admissions?: readonly Admission[] | undefined;
   /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
-  /** The top-level guardrails; a virtual server's own come after them. */
-  interceptors?: readonly InterceptorConfig[] | undefined;
+  /** The guardrails (config `interceptors`: top level, servers[] and upstreams[]); none: no wrapper. */
+  guardrails?: Guardrails | undefined;
   /** The authorization policy in force (authorization.policyFile); a reload swaps its set. */
   policy?: LivePolicy | undefined;
 }
@@ -85,11 +86,9 @@ export class Dispatcher {
   /** Every request's way: the wrappers around the method table (request-chain.ts). */
   #chain: ReplyStep;
   readonly #handle: ResultStep;
-  readonly #guardrails: GuardrailStep;
 
   constructor(private readonly options: DispatcherOptions) {
     this.#events = new RequestEvents(options.diagnostics, options.catalogs);
-    this.#guardrails = guardrailStep(options.interceptors, options);
     this.#fairShares = new FairShares(options.diagnostics);
     const { upstreams, catalogs, perSession, log } = options;
     this.#sessionCatalogs = new SessionCatalogs({
@@ -113,13 +112,9 @@ export class Dispatcher {
         run: async (ctx, request) => {
           // What the call names, as for a plain call: a task of a shared upstream's tool starts no per-session worker.
           const catalog = await this.#sessionCatalogs.catalogFor(ctx, targetOf(request, undefined));
-          return this.#forwarder.forwardNamed(
-            ctx,
-            request,
-            catalog.tool(String(request.params?.name)),
-            'Unknown tool',
-            catalog,
-          );
+          const route = catalog.tool(String(request.params?.name));
+          const result = await this.#forwarder.forwardNamed(ctx, request, route, 'Unknown tool', catalog);
+          return guardedTaskResult(options.guardrails, ctx, route?.upstream, result);
         },
         cancel: (scope, requestId) => this.#cancel(scope, requestId, 'Request cancelled: the task was cancelled'),
         releaseChain: (state) => {
@@ -146,7 +141,9 @@ export class Dispatcher {
       events: this.#events,
       sessionCatalogs: this.#sessionCatalogs,
       admissions,
-      guardrails: this.#guardrails,
+      guardrails: options.guardrails
+        ? guardrailStep(options.guardrails, { passedThrough: (ctx, id) => this.#passedThrough(ctx, id) })
+        : undefined,
       ...(options.policy ? { authorization: policyStep(options.policy, options.diagnostics) } : {}),
       inner: (reenter: Reenter) =>
         toolSearchStep(
@@ -161,6 +158,16 @@ export class Dispatcher {
         ),
     };
     return requestChain(parts, this.#handle);
+  }
+
+  /** The upstream of a wrapped task id (an upstream's own task); undefined for the gateway's own, or a bad one. */
+  #passedThrough(ctx: RequestContext, taskId: unknown): string | undefined {
+    if (!TaskPassThrough.isWrapped(taskId)) return undefined;
+    try {
+      return this.options.passThrough.unwrap(ctx, taskId).upstream;
+    } catch {
+      return undefined; // (its read is refused as its handler refuses it)
+    }
   }
 
   /** A reload's rate limits and quotas: from the next request on (one in flight keeps the chain it took). */
@@ -191,7 +198,6 @@ export class Dispatcher {
     const failed = await this.#tasks?.shutdown();
     if (failed) this.options.log.info({ tasks: failed }, 'shutdown: tasks running here failed');
     this.#inFlight.cancelAll(new GatewayError('SHUTTING_DOWN'));
-    await this.#guardrails.close();
   }
 
   /** The catalogs 2025 sessions on this replica last listed from their own per-session workers. */

@@ -24,6 +24,7 @@ import { compose, type Wrapper } from './request-chain.js';
 import { FairWait, type FairShares, type FairSlot } from './fair-shares.js';
 import { requester } from '../rate-limit/rate-limiter.js';
 import { pinRefusal } from './pin-policy.js';
+import type { Guardrails } from '../guardrails/chains.js';
 
 /** What forwarding reads: the dispatcher's options and the parts it shares with the dispatcher. */
 export interface ForwarderParts {
@@ -41,6 +42,8 @@ export interface ForwarderParts {
   sessionCatalogs: SessionCatalogs;
   /** upstreams[].fairness: each principal's share of an upstream's calls on this replica. */
   fairShares: FairShares;
+  /** What checks a stateless client's input_required rounds with a 2026-07-28 upstream. */
+  guardrails?: Guardrails | undefined;
 }
 
 /**
@@ -249,7 +252,7 @@ export class Forwarder {
   ): Promise<McpResult> {
     const mirrored = request.method === 'tools/call' ? catalog.tool(String(request.params?.name))?.mirrored : undefined;
     const { rounds, maxInputRounds: maxRounds, perSession } = this.#parts;
-    const askClient: AskClient = (c, method, p, signal) => perSession.askClient(c, method, p, signal);
+    const askClient: AskClient = (c, u, method, p, signal) => perSession.askClient(c, u, method, p, signal);
     return forwardStateless({
       ctx,
       request,
@@ -262,6 +265,7 @@ export class Forwarder {
       key,
       askClient,
       maxRounds,
+      guardrails: this.#parts.guardrails,
     });
   }
 

@@ -1,20 +1,15 @@
-// Guardrails on the request chain (config `interceptors`, top level then the virtual server's):
-// the innermost wrapper, so it sees what the upstream will get (after a view's fixed arguments
-// and renames) and what it answered. A call's arguments are checked before they go upstream; a
-// result before the client sees it. Blocked: GUARDRAIL_BLOCKED naming the interceptor and the
-// kinds found, never the text. Without interceptors, a request costs one comparison here.
-import type { Logger } from 'pino';
-import { isServerEntry, type InterceptorConfig } from '../config/interceptors.js';
+// Guardrails on the request chain (config `interceptors`; the chains and their order:
+// guardrails/chains.ts): the innermost wrapper, so it sees what the upstream will get (after a
+// view's fixed arguments and renames) and what it answered. A call's arguments are checked before
+// they go upstream; a result before the client sees it. Blocked: GUARDRAIL_BLOCKED naming the
+// interceptor and the kinds found, never the text. Without interceptors, a guarded request costs
+// its route's lookup and two map reads here; any other request, one.
+import { isObject, type JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { RequestContext } from '../contracts/request-context.js';
-import type { ClientIdentity, McpResult } from '../contracts/upstream.js';
-import { GatewayError } from '../jsonrpc/errors.js';
-import type { JsonRpcRequest } from '../jsonrpc/messages.js';
-import { LATEST_VERSION } from '../jsonrpc/versions.js';
-import type { DataPathEvents } from '../observability/events.js';
-import { builtinInterceptor, type Interceptor, type Phase } from '../guardrails/builtin-interceptors.js';
-import { InterceptorServer } from '../guardrails/interceptor-server.js';
+import type { McpResult } from '../contracts/upstream.js';
+import { GUARDED_ASKS, NO_CHAIN, whoOf, type Chain, type Guardrails } from '../guardrails/chains.js';
+import type { Catalog } from './catalog.js';
 import type { ResultStep, Wrapper } from './request-chain.js';
-import type { ServerView } from './server-views.js';
 
 /** The methods guarded, and whether their arguments are (resources/read has only a URI). */
 const GUARDED: ReadonlyMap<string, boolean> = new Map([
@@ -23,143 +18,125 @@ const GUARDED: ReadonlyMap<string, boolean> = new Map([
   ['resources/read', false],
 ]);
 
-interface Compiled {
-  request: readonly Interceptor[];
-  response: readonly Interceptor[];
+/**
+ * A result that is not the call's answer: a task made of it (its result is checked as its call
+ * ends) or an input_required round (its asks were checked as the upstream made them).
+ */
+export function isInterim(result: McpResult): boolean {
+  return result.resultType === 'input_required' || result.resultType === 'task' || isObject(result.task);
 }
 
-const NONE: Compiled = { request: [], response: [] };
-
-export interface GuardrailDeps {
-  diagnostics: DataPathEvents;
-  log: Logger;
+/** The upstream a guarded request goes to, as the catalog routes it (after a view's renames). */
+function upstreamOf(req: JsonRpcRequest, catalog: Catalog): string | undefined {
+  const params = req.params;
+  if (req.method === 'resources/read')
+    return typeof params?.uri === 'string' ? catalog.resource(params.uri)?.upstream : undefined;
+  const name = params?.name;
+  if (typeof name !== 'string') return undefined;
+  return (req.method === 'tools/call' ? catalog.tool(name) : catalog.prompt(name))?.upstream;
 }
 
-/** Who the gateway is to an interceptor server: a client that offers it nothing to ask. */
-const INTERCEPTOR_CLIENT: ClientIdentity = {
-  clientInfo: { name: 'mcp-gateway-interceptors', version: '1' },
-  capabilities: {},
-  protocolVersion: LATEST_VERSION,
-};
+/** The task methods that hand a client a task's result (2025-11-25's tasks/result, 2026-07-28's tasks/get). */
+const TASK_READS: ReadonlySet<string> = new Set(['tasks/result', 'tasks/get']);
 
-/** The guardrails' wrapper, and the end of the interceptor servers it connected to. */
-export type GuardrailStep = Wrapper<ResultStep> & { close(): Promise<void> };
-
-/** Compiles lists of entries into chains; one connection per server entry, however many chains it is in. */
-function chainCompiler(deps: GuardrailDeps) {
-  const { diagnostics, log } = deps;
-  // Keyed by what the entry says: a reload that keeps an entry keeps its connection. One a reload
-  // dropped stays in the map, its connection closed once idle (InterceptorServer), until shutdown.
-  const servers = new Map<string, InterceptorServer>();
-  const interceptorOf = (c: InterceptorConfig): Interceptor => {
-    if (!isServerEntry(c)) return builtinInterceptor(c);
-    const key = JSON.stringify(c);
-    let server = servers.get(key);
-    if (!server)
-      servers.set(key, (server = new InterceptorServer(c, { diagnostics, log, identity: INTERCEPTOR_CLIENT })));
-    return server;
-  };
-  const compile = (configs: readonly InterceptorConfig[] | undefined): Compiled => {
-    const on = (configs ?? []).filter((c) => c.mode !== 'off');
-    const phase = (p: Phase) =>
-      on
-        .filter(
-          (c) =>
-            isServerEntry(c) ||
-            ((c.phases ?? ['request', 'response']).includes(p) && (p === 'response' || c.name !== 'size')),
-        )
-        .map(interceptorOf);
-    return on.length === 0 ? NONE : { request: phase('request'), response: phase('response') };
-  };
-  const close = async () => {
-    await Promise.all([...servers.values()].map((s) => s.close()));
-  };
-  return { compile, close };
+/**
+ * A task's call ended (the gateway's own task): its result through the response phase of the top
+ * level's and its upstream's lists, as a tools/call result, before it is stored; so every read of
+ * it (tasks/result, tasks/get, notifications/tasks, on any replica) gets what passed. A block fails
+ * the task with GUARDRAIL_BLOCKED.
+ */
+export async function guardedTaskResult(
+  guardrails: Guardrails | undefined,
+  ctx: RequestContext,
+  upstream: string | undefined,
+  result: McpResult,
+): Promise<McpResult> {
+  if (!guardrails || isInterim(result)) return result;
+  const chain = guardrails.callChain(undefined, upstream);
+  if (chain.response.length === 0) return result;
+  return (await guardrails.run(chain.response, 'response', 'tools/call', whoOf(ctx), result)) as McpResult;
 }
 
-export function guardrailStep(topLevel: readonly InterceptorConfig[] | undefined, deps: GuardrailDeps): GuardrailStep {
-  const { diagnostics } = deps;
-  const { compile, close } = chainCompiler(deps);
-  const main = compile(topLevel);
-  // A virtual server's list, compiled once per config (a reload makes a new one).
-  const byView = new WeakMap<object, Compiled>();
-  const chainFor = (view: ServerView | undefined): Compiled => {
-    const own = view?.config.interceptors;
-    if (!own || own.length === 0) return main;
-    let compiled = byView.get(own);
-    if (!compiled) {
-      const mine = compile(own);
-      compiled = { request: [...main.request, ...mine.request], response: [...main.response, ...mine.response] };
-      byView.set(own, compiled);
+/**
+ * What an upstream's own task (passed through) answered a read with: tasks/result's is the
+ * tools/call result itself; tasks/get's (2026-07-28) inlines it as `result`, and the upstream's
+ * asks as `inputRequests`, each checked as an ask.
+ */
+async function guardedTaskRead(
+  guardrails: Guardrails,
+  chain: Chain,
+  upstream: string,
+  ctx: RequestContext,
+  method: string,
+  read: McpResult,
+): Promise<McpResult> {
+  const who = whoOf(ctx);
+  const response = (value: unknown) => guardrails.run(chain.response, 'response', 'tools/call', who, value);
+  if (method === 'tasks/result') return (await response(read)) as McpResult;
+  const out: McpResult = { ...read };
+  if (isObject(read.result)) out.result = await response(read.result);
+  if (isObject(read.inputRequests)) {
+    const asks = guardrails.askChain(upstream);
+    const inputRequests: Record<string, unknown> = {};
+    for (const [key, req] of Object.entries(read.inputRequests)) {
+      const ask = isObject(req) && typeof req.method === 'string' && GUARDED_ASKS.has(req.method) ? req : undefined;
+      inputRequests[key] =
+        ask && isObject(ask.params)
+          ? { ...ask, params: await guardrails.askRequest(asks, who, String(ask.method), ask.params) }
+          : req;
     }
-    return compiled;
-  };
-  const runOne = async (
-    interceptor: Interceptor,
-    phase: Phase,
-    method: string,
-    ctx: RequestContext,
-    value: unknown,
-  ) => {
-    const started = performance.now();
-    const facts = { method, principal: ctx.principal, requestId: ctx.http?.requestId };
-    const outcome = await interceptor.run(value, phase, facts);
-    diagnostics.emit('guardrail:verdict', {
-      interceptor: interceptor.name,
-      phase,
-      method,
-      verdict: outcome.verdict,
-      kinds: outcome.kinds,
-      seconds: (performance.now() - started) / 1000,
-      requestId: ctx.http?.requestId,
-      principal: ctx.principal,
-    });
-    if (outcome.verdict === 'blocked')
-      throw new GatewayError('GUARDRAIL_BLOCKED', `Refused by the ${interceptor.name} guardrail (${phase})`, {
-        interceptor: interceptor.name,
-        phase,
-        kinds: outcome.kinds,
-      });
-    return outcome.value;
-  };
+    out.inputRequests = inputRequests;
+  }
+  return out;
+}
+
+export interface GuardrailStepParts {
+  /** The upstream of an upstream's own task (a wrapped id); undefined for the gateway's own (checked as they end). */
+  passedThrough?: (ctx: RequestContext, taskId: unknown) => string | undefined;
+}
+
+export function guardrailStep(guardrails: Guardrails, parts: GuardrailStepParts = {}): Wrapper<ResultStep> {
   /** The request phase: a built-in gets the arguments, an interceptor server the whole params. */
-  const request = async (chain: Compiled, ctx: RequestContext, req: JsonRpcRequest): Promise<JsonRpcRequest> => {
+  const request = async (chain: Chain, ctx: RequestContext, req: JsonRpcRequest): Promise<JsonRpcRequest> => {
     let params = req.params ?? {};
     const hasArguments = GUARDED.get(req.method) === true;
+    const who = whoOf(ctx);
     for (const interceptor of chain.request) {
       if (interceptor.events && !interceptor.events.has(req.method)) continue;
       if (interceptor.takes === 'params') {
-        const out = await runOne(interceptor, 'request', req.method, ctx, params);
+        const out = await guardrails.runOne(interceptor, 'request', req.method, who, params);
         // Only a mutator's arguments are taken: a new tool name or URI would step around the view's routing.
         const args = (out as { arguments?: unknown } | null)?.arguments;
         if (out !== params && hasArguments && typeof args === 'object' && args !== null)
           params = { ...params, arguments: args };
       } else if (hasArguments && params.arguments !== undefined) {
-        const out = await runOne(interceptor, 'request', req.method, ctx, params.arguments);
+        const out = await guardrails.runOne(interceptor, 'request', req.method, who, params.arguments);
         if (out !== params.arguments) params = { ...params, arguments: out };
       }
     }
     return params === (req.params ?? {}) ? req : { ...req, params };
   };
-  const response = async (chain: Compiled, ctx: RequestContext, method: string, result: McpResult) => {
-    let value: unknown = result;
-    for (const interceptor of chain.response) {
-      if (interceptor.events && !interceptor.events.has(method)) continue;
-      const out = await runOne(interceptor, 'response', method, ctx, value);
-      if (typeof out === 'object' && out !== null) value = out;
-    }
-    return value as McpResult;
-  };
-  const wrapper: Wrapper<ResultStep> = (next) => {
-    const guarded = async (chain: Compiled, ...[ctx, req, view, catalog]: Parameters<ResultStep>) => {
+  return (next) => {
+    const guarded = async (chain: Chain, ...[ctx, req, view, catalog]: Parameters<ResultStep>) => {
       const sent = chain.request.length > 0 ? await request(chain, ctx, req) : req;
       const result = await next(ctx, sent, view, catalog);
-      return chain.response.length === 0 ? result : response(chain, ctx, req.method, result);
+      if (chain.response.length === 0 || isInterim(result)) return result;
+      return (await guardrails.run(chain.response, 'response', req.method, whoOf(ctx), result)) as McpResult;
+    };
+    const taskRead = async (upstream: string, ...[ctx, req, view, catalog]: Parameters<ResultStep>) => {
+      const read = await next(ctx, req, view, catalog);
+      const chain = guardrails.callChain(view?.config.interceptors, upstream);
+      return chain === NO_CHAIN ? read : guardedTaskRead(guardrails, chain, upstream, ctx, req.method, read);
     };
     return (ctx, req, view, catalog) => {
-      const chain = GUARDED.has(req.method) ? chainFor(view) : NONE;
-      return chain === NONE ? next(ctx, req, view, catalog) : guarded(chain, ctx, req, view, catalog);
+      if (TASK_READS.has(req.method)) {
+        const upstream = parts.passedThrough?.(ctx, req.params?.taskId);
+        return upstream === undefined ? next(ctx, req, view, catalog) : taskRead(upstream, ctx, req, view, catalog);
+      }
+      const chain = GUARDED.has(req.method)
+        ? guardrails.callChain(view?.config.interceptors, upstreamOf(req, catalog))
+        : NO_CHAIN;
+      return chain === NO_CHAIN ? next(ctx, req, view, catalog) : guarded(chain, ctx, req, view, catalog);
     };
   };
-  return Object.assign(wrapper, { close });
 }

@@ -28,6 +28,7 @@ import {
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
 import { WorkerStarts } from './worker-starts.js';
 import type { NotificationEvents } from './request-events.js';
+import { whoOf, type Guardrails } from '../guardrails/chains.js';
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {
@@ -56,6 +57,8 @@ export interface PerSessionRouterOptions {
   inputWaitMs: number;
   /** limits.workerStartsPerMinute (0: no limit). */
   workerStartsPerMinute?: number;
+  /** What checks a worker's asks (sampling, elicitation) on their way to the client and the answers back. */
+  guardrails?: Guardrails | undefined;
 }
 
 /**
@@ -227,18 +230,34 @@ export class PerSessionRouter implements LocalExecutor {
    */
   askClient(
     ctx: RequestContext,
+    upstream: string,
     method: string,
     params: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ): Promise<McpResult> {
-    return this.#clientAsks.send(
-      ctx.scope,
-      (m) => ctx.sink.send(m) || (ctx.sessionSink?.send(m) ?? false),
-      method,
-      params,
-      this.options.inputWaitMs,
-      signal,
+    return this.#guarded(upstream, ctx, method, params, (sent) =>
+      this.#clientAsks.send(
+        ctx.scope,
+        (m) => ctx.sink.send(m) || (ctx.sessionSink?.send(m) ?? false),
+        method,
+        sent,
+        this.options.inputWaitMs,
+        signal,
+      ),
     );
+  }
+
+  /** An ask through the guardrails (none configured: `send` at once). */
+  #guarded(
+    upstream: string,
+    ctx: RequestContext | undefined,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    send: (params: Record<string, unknown> | undefined) => Promise<McpResult>,
+  ): Promise<McpResult> {
+    const guardrails = this.options.guardrails;
+    if (!guardrails) return send(params);
+    return guardrails.ask(upstream, ctx ? whoOf(ctx) : {}, method, params, send);
   }
 
   /** A client's answer to a request from a worker, here or on the replica that asked. */
@@ -295,8 +314,11 @@ export class PerSessionRouter implements LocalExecutor {
     params: Record<string, unknown> | undefined,
     signal?: AbortSignal,
   ): Promise<McpResult> {
-    if (isChainScope(scope)) return this.#chains.ask(scope, method, params, signal);
     const link = this.#links.get(scope);
+    if (isChainScope(scope))
+      return this.#guarded(upstream, link?.last, method, params, (sent) =>
+        this.#chains.ask(scope, method, sent, signal),
+      );
     if (!link)
       return Promise.reject(new GatewayError('UPSTREAM_UNAVAILABLE', 'The client of this session is not connected'));
     const capability = CLIENT_CAPABILITY.get(method);
@@ -306,7 +328,9 @@ export class PerSessionRouter implements LocalExecutor {
       );
     }
     const timeoutMs = this.options.upstreams.get(upstream)?.maxTimeoutMs ?? 60_000;
-    return this.#clientAsks.send(scope, (m) => this.#deliver(link, m), method, params, timeoutMs, signal);
+    return this.#guarded(upstream, link.last, method, params, (sent) =>
+      this.#clientAsks.send(scope, (m) => this.#deliver(link, m), method, sent, timeoutMs, signal),
+    );
   }
 
   /** A message for the client: on the newest open reply stream of the scope, else its own stream. */

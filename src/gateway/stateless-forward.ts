@@ -10,6 +10,7 @@ import type { MirroredParam } from '../contracts/mcp-handler.js';
 import type { UpstreamRounds } from '../stateless/upstream-rounds.js';
 import type { CallOptions, McpResult } from '../contracts/upstream.js';
 import type { RequestContext, RequestKey } from '../contracts/request-context.js';
+import { GUARDED_ASKS, whoOf, type Guardrails } from '../guardrails/chains.js';
 import { NO_IDENTITY } from '../upstream/worker-set.js';
 import { mirroredHeaders } from '../upstream/connection/stateless-headers.js';
 import type { InFlightTable } from './in-flight.js';
@@ -18,6 +19,7 @@ import type { UpstreamEntry } from './upstream-entry.js';
 /** Asks a 2025 session's client something (sampling, elicitation, roots) on its session, from any replica. */
 export type AskClient = (
   ctx: RequestContext,
+  upstream: string,
   method: string,
   params: Record<string, unknown> | undefined,
   signal: AbortSignal,
@@ -38,11 +40,15 @@ export interface StatelessForward {
   /** Absent: 2025 clients cannot be bridged (their input_required rounds fail). */
   askClient?: AskClient | undefined;
   maxRounds: number;
+  /** A stateless client's rounds: the upstream's asks checked before it sees them, its answers before the upstream. */
+  guardrails?: Guardrails | undefined;
 }
 
 export async function forwardStateless(f: StatelessForward): Promise<McpResult> {
   const { ctx, request, upstream, entry, rounds } = f;
   const outgoing = await rounds.outgoing(ctx, upstream, request.method, f.params);
+  if (f.guardrails && outgoing.asked)
+    outgoing.params = await guardAnswers(f.guardrails, f, outgoing.asked, outgoing.params);
   const tracked = f.inFlight.begin(f.key, entry.deadline);
   const options: CallOptions = {
     onNotification: (n) => {
@@ -61,7 +67,10 @@ export async function forwardStateless(f: StatelessForward): Promise<McpResult> 
     for (let round = outgoing.round; ; round++) {
       tracked.call = entry.workers.call(request.method, params, options, ctx.scope, NO_IDENTITY);
       const result = await tracked.call.promise;
-      if (ctx.stateless) return rounds.incoming(ctx, upstream, request.method, f.params, result, outgoing.round);
+      if (ctx.stateless) {
+        const shaped = rounds.incoming(ctx, upstream, request.method, f.params, result, outgoing.round);
+        return f.guardrails ? await guardInputRequests(f.guardrails, f, shaped) : shaped;
+      }
       if (result.resultType !== 'input_required') {
         const { resultType: _type, ...rest } = result;
         return rest;
@@ -131,14 +140,55 @@ async function askRound(
   const all = Promise.all(
     requests.map(async ([key, req]) => {
       const { method, params } = req as { method: string; params?: unknown };
-      return [key, await ask(ctx, method, isObject(params) ? params : undefined, controller.signal)] as const;
+      return [key, await ask(ctx, upstream, method, isObject(params) ? params : undefined, controller.signal)] as const;
     }),
   );
-  track({ promise: all.then(() => ({})), cancel: (error) => controller.abort(error) });
+  const asked = all.then(() => ({}));
+  // Only a handle for cancellation: its failure is this function's, thrown below.
+  asked.catch(() => undefined);
+  track({ promise: asked, cancel: (error) => controller.abort(error) });
   try {
     return Object.fromEntries(await all);
   } catch (err) {
     controller.abort(err);
     throw err;
   }
+}
+
+/**
+ * An input_required result for a stateless client: each ask in it (sampling, elicitation) through the
+ * upstream's ask chain, toward the client. A block fails the request: the client sees none of it.
+ */
+async function guardInputRequests(guardrails: Guardrails, f: StatelessForward, result: McpResult): Promise<McpResult> {
+  if (result.resultType !== 'input_required' || !isObject(result.inputRequests)) return result;
+  const chain = guardrails.askChain(f.upstream);
+  if (chain.request.length === 0) return result;
+  const who = whoOf(f.ctx);
+  const inputRequests: Record<string, unknown> = {};
+  for (const [key, req] of Object.entries(result.inputRequests)) {
+    const method = isObject(req) && typeof req.method === 'string' ? req.method : '';
+    inputRequests[key] =
+      isObject(req) && GUARDED_ASKS.has(method) && isObject(req.params)
+        ? { ...req, params: await guardrails.askRequest(chain, who, method, req.params) }
+        : req;
+  }
+  return { ...result, inputRequests };
+}
+
+/** A stateless client's retry: each answer to an ask through the ask chain's response phase, toward the upstream. */
+async function guardAnswers(
+  guardrails: Guardrails,
+  f: StatelessForward,
+  asked: ReadonlyMap<string, string>,
+  params: Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  const chain = guardrails.askChain(f.upstream);
+  if (chain.response.length === 0 || !isObject(params.inputResponses)) return params;
+  const who = whoOf(f.ctx);
+  const answers: Record<string, unknown> = { ...params.inputResponses };
+  for (const [key, answer] of Object.entries(answers)) {
+    const method = asked.get(key) ?? '';
+    if (GUARDED_ASKS.has(method)) answers[key] = await guardrails.run(chain.response, 'response', method, who, answer);
+  }
+  return { ...params, inputResponses: answers };
 }

@@ -2,7 +2,8 @@
 // and joins its parts, the dispatcher, catalog manager, subscriptions and capabilities.
 import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
-import type { InterceptorConfig, ServerEntryConfig, StatelessConfig, ToolSearchConfig } from '../config/schema.js';
+import type { ServerEntryConfig, StatelessConfig, ToolSearchConfig } from '../config/schema.js';
+import type { Guardrails } from '../guardrails/chains.js';
 import type { Identity } from '../contracts/authenticator.js';
 import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
 import type { JsonRpcId, JsonRpcNotification, JsonRpcRequest, JsonRpcResponse } from '../jsonrpc/messages.js';
@@ -63,8 +64,8 @@ export interface VirtualServerOptions {
   notifications?: NotificationEvents;
   /** The main path's `toolSearch` and the path (servers[] carry their own): taken at start. */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
-  /** The top-level guardrails (servers[] carry their own, after these): taken at start. */
-  interceptors?: readonly InterceptorConfig[] | undefined;
+  /** The guardrails (shared with the per-session router, whose asks they check); closed with the server. */
+  guardrails?: Guardrails | undefined;
   policy?: DispatcherOptions['policy']; // authorization.policyFile: every request decided before routing
 }
 
@@ -135,7 +136,7 @@ export class VirtualServer implements McpHandler {
       passThrough,
       notifications: this.#notifications,
       ...(options.toolSearch ? { toolSearch: options.toolSearch } : {}),
-      interceptors: options.interceptors,
+      guardrails: options.guardrails,
       policy: options.policy,
     });
   }
@@ -331,6 +332,7 @@ export class VirtualServer implements McpHandler {
     await this.#dispatcher.close();
     await this.options.perSession.close();
     await Promise.all([...this.options.upstreams.values()].map((u) => u.workers.close()));
+    await this.options.guardrails?.close(); // last: workers' asks pass them until the workers are gone
   }
 
   /** The client side of a shared worker: nobody to ask, but its list changes still count. */

@@ -8,7 +8,8 @@ export interface Finding {
   kind: string;
 }
 
-function table(chars: string): Uint8Array {
+/** A lookup table of ASCII characters: 1 for each of `chars`. */
+export function table(chars: string): Uint8Array {
   const t = new Uint8Array(128);
   for (const c of chars) t[c.charCodeAt(0)] = 1;
   return t;

@@ -35,7 +35,7 @@ function emails(text: string, found: Finding[]): void {
     while (end > at + 1 && (text[end - 1] === '.' || text[end - 1] === '-')) end--;
     if (lastDot === -1 || lastDot >= end - 2 || lastDot === at + 1) continue;
     let tld = true;
-    for (let i = lastDot + 1; i < end; i++) if (!/[A-Za-z]/.test(text[i]!)) tld = false;
+    for (let i = lastDot + 1; i < end && tld; i++) tld = isLetter(text.charCodeAt(i));
     if (tld) found.push({ start, end, kind: 'email' });
   }
 }
@@ -47,22 +47,24 @@ function emails(text: string, found: Finding[]): void {
 function digitRuns(text: string, found: Finding[]): void {
   let i = 0;
   while (i < text.length) {
-    const lead = text[i] === '+' || text[i] === '(';
-    if (!(isDigit(text, i) || (lead && isDigit(text, i + 1))) || !boundaryBefore(text, i)) {
+    const c = text.charCodeAt(i);
+    const lead = c === 43 || c === 40; // + (
+    if (!((c >= 48 && c <= 57) || (lead && isDigit(text, i + 1))) || !boundaryBefore(text, i)) {
       i++;
       continue;
     }
     const start = i;
-    const digits: number[] = [];
+    let n = 0;
     let j = lead ? i + 1 : i;
     let end = j;
-    while (j < text.length && digits.length <= 20) {
-      if (isDigit(text, j)) {
-        digits.push(text.charCodeAt(j) - 48);
+    while (j < text.length && n <= 20) {
+      const d = text.charCodeAt(j);
+      if (d >= 48 && d <= 57) {
+        digits[n++] = d - 48;
         end = ++j;
-      } else if (isSeparator(text.charCodeAt(j))) {
+      } else if (isSeparator(d)) {
         // `) ` is one separator: (555) 123-4567.
-        const step = text.charCodeAt(j) === 41 && text.charCodeAt(j + 1) === 32 ? 2 : 1;
+        const step = d === 41 && text.charCodeAt(j + 1) === 32 ? 2 : 1;
         if (!isDigit(text, j + step)) break;
         j += step;
       } else break;
@@ -70,11 +72,18 @@ function digitRuns(text: string, found: Finding[]): void {
     // A run longer than any card or phone: skip all of it, not digit by digit.
     while (end < text.length && isDigit(text, end)) end++;
     if (boundaryAfter(text, end)) {
-      const kind = classify(text, start, end, digits);
+      const kind = classify(text, start, end, n);
       if (kind) found.push({ start, end, kind });
     }
     i = Math.max(end, i + 1);
   }
+}
+
+/** The digits of the run digitRuns is reading (at most 21 are read). */
+const digits = new Uint8Array(21);
+
+function isLetter(c: number): boolean {
+  return (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 }
 
 /** Space, `-`, `.` or `)`. */
@@ -82,21 +91,21 @@ function isSeparator(c: number): boolean {
   return c === 32 || c === 45 || c === 46 || c === 41;
 }
 
-function classify(text: string, start: number, end: number, digits: number[]): string | undefined {
-  const n = digits.length;
+function classify(text: string, start: number, end: number, n: number): string | undefined {
   const separated = end - start > n;
-  if (text[start] !== '+' && text[start] !== '(' && n >= 13 && n <= 19 && digits[0]! >= 2 && digits[0]! <= 6)
-    if (luhn(digits)) return 'card-number';
-  if (text[start] === '+' && n >= 8 && n <= 15) return 'phone';
+  const first = text.charCodeAt(start);
+  if (first !== 43 && first !== 40 && n >= 13 && n <= 19 && digits[0]! >= 2 && digits[0]! <= 6)
+    if (luhn(n)) return 'card-number';
+  if (first === 43 && n >= 8 && n <= 15) return 'phone';
   // North American: 3-3-4 digits with separators ((555) 123-4567, 555-123-4567, 555.123.4567).
   if (n === 10 && separated && /^\(?\d{3}\)?[ .-]?\d{3}[ .-]\d{4}$/.test(text.slice(start, end))) return 'phone';
   return undefined;
 }
 
-function luhn(digits: readonly number[]): boolean {
+function luhn(n: number): boolean {
   let sum = 0;
-  for (let k = 0; k < digits.length; k++) {
-    let d = digits[digits.length - 1 - k]!;
+  for (let k = 0; k < n; k++) {
+    let d = digits[n - 1 - k]!;
     if (k % 2 === 1) {
       d *= 2;
       if (d > 9) d -= 9;
@@ -106,40 +115,71 @@ function luhn(digits: readonly number[]): boolean {
   return sum % 10 === 0;
 }
 
-/** Two letters, two check digits, 11 to 30 letters or digits (groups of four may be spaced). */
+/**
+ * Two letters, two check digits, 11 to 30 letters or digits in all (groups of four may be spaced).
+ * Taken a chain at a time: capitals and digits in tokens joined by spaces, every token but
+ * the last a multiple of four long. Where the walk from a token ends does not depend on which token
+ * of the chain it started at, so the chain is walked once, and only its last few tokens (those
+ * within 34 characters of its end) can start an IBAN: "GB82 GB82 …" costs one pass, not one walk
+ * of up to 34 characters per token.
+ */
+const TAIL = 16; // more tokens than fit in 34 characters when all but the last are at least 4 long
+const tokenStarts = new Int32Array(TAIL);
+const tokenBefore = new Int32Array(TAIL);
 const positions = new Int32Array(35);
 
 function ibans(text: string, found: Finding[]): void {
   let i = 0;
-  while (i < text.length - 15) {
-    if (!(isUpper(text, i) && isUpper(text, i + 1) && isDigit(text, i + 2) && isDigit(text, i + 3))) {
+  while (i < text.length) {
+    if (!isUpperOrDigit(text, i) || !boundaryBefore(text, i)) {
       i++;
       continue;
     }
-    if (!boundaryBefore(text, i)) {
-      i++;
-      continue;
-    }
-    // The positions of its letters and digits (spaces between groups of four skipped).
-    let n = 0;
+    // The chain from i: each token's start and how many characters came before it.
+    let tokens = 0;
+    let count = 0;
     let j = i;
-    let end = i;
-    while (j < text.length && n <= 34) {
-      if (isUpper(text, j) || isDigit(text, j)) {
-        positions[n++] = j;
-        end = ++j;
-      } else if (text[j] === ' ' && n >= 4 && n % 4 === 0) j++;
+    for (;;) {
+      tokenStarts[tokens % TAIL] = j;
+      tokenBefore[tokens % TAIL] = count;
+      tokens++;
+      const from = j;
+      while (j < text.length && isUpperOrDigit(text, j)) j++;
+      count += j - from;
+      // Spaces after a group of four (or eight…) go on to the next group.
+      let next = j;
+      while (text.charCodeAt(next) === 32) next++;
+      if (next > j && (j - from) % 4 === 0 && isUpperOrDigit(text, next)) j = next;
       else break;
     }
-    if (n >= 15 && n <= 34 && boundaryAfter(text, end) && mod97(text, positions, n) === 1) {
-      found.push({ start: i, end, kind: 'iban' });
-      i = end;
-    } else i++;
+    if (boundaryAfter(text, j)) {
+      for (let k = Math.max(0, tokens - TAIL); k < tokens; k++) {
+        const start = tokenStarts[k % TAIL]!;
+        const n = count - tokenBefore[k % TAIL]!;
+        if (n > 34) continue;
+        if (n < 15) break;
+        if (isIbanStart(text, start) && mod97(text, start, j, n) === 1) {
+          found.push({ start, end: j, kind: 'iban' });
+          break;
+        }
+      }
+    }
+    i = j + 1;
   }
 }
 
-/** The IBAN check: the first four characters moved to the end, letters as 10..35, modulo 97. */
-function mod97(text: string, positions: Int32Array, n: number): number {
+function isUpperOrDigit(text: string, i: number): boolean {
+  return isUpper(text, i) || isDigit(text, i);
+}
+
+function isIbanStart(text: string, i: number): boolean {
+  return isUpper(text, i) && isUpper(text, i + 1) && isDigit(text, i + 2) && isDigit(text, i + 3);
+}
+
+/** The IBAN check of its `n` letters and digits in [start, end): the first four moved last, letters 10..35, mod 97. */
+function mod97(text: string, start: number, end: number, n: number): number {
+  let m = 0;
+  for (let j = start; j < end; j++) if (text.charCodeAt(j) !== 32) positions[m++] = j;
   let rest = 0;
   for (let k = 0; k < n; k++) {
     const c = text.charCodeAt(positions[(k + 4) % n]!);

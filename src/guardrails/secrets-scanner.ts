@@ -2,9 +2,9 @@
 // GitHub, GitLab, Slack, Stripe and Google API tokens, PEM private keys, JWTs), passwords inside
 // connection strings, and high-entropy values assigned to a secret-sounding key. The kinds follow
 // those gitleaks covers (MIT; its rules were read, not vendored: they are RE2 patterns, and RE2
-// here (re2-wasm) costs ~430 µs per 4 KB per pattern). Each detector finds a fixed prefix with
-// indexOf and then does bounded work, or scans a run once and skips past it: linear in the text,
-// whatever the text is.
+// here (re2-wasm) costs ~430 µs per 4 KB per pattern). Each detector finds an anchor (a word
+// start, a fixed marker with indexOf, an operator) and then does bounded work, or scans a run once
+// and skips past it: linear in the text, whatever the text is.
 import {
   ALNUM,
   SCHEME,
@@ -17,6 +17,8 @@ import {
   inClass,
   RunMeter,
   runEnd,
+  table,
+  WORD,
   type Finding,
 } from './char-classes.js';
 
@@ -63,7 +65,7 @@ const MIN_ENTROPY = 3.5;
 
 export function findSecrets(text: string): Finding[] {
   const found: Finding[] = [];
-  for (const rule of PREFIXED) prefixed(text, rule, found);
+  prefixed(text, found);
   privateKeys(text, found);
   jwts(text, found);
   connectionPasswords(text, found);
@@ -71,22 +73,58 @@ export function findSecrets(text: string): Finding[] {
   return found;
 }
 
-function prefixed(text: string, rule: PrefixedToken, found: Finding[]): void {
-  for (const prefix of rule.prefixes) {
-    const meter = new RunMeter(rule.body);
-    let covered = -1;
-    for (let at = text.indexOf(prefix); at !== -1; at = text.indexOf(prefix, at + prefix.length)) {
-      // Inside a token already found: nothing new.
-      if (at < covered || !boundaryBefore(text, at)) continue;
-      const bodyStart = at + prefix.length;
-      const end = meter.end(text, bodyStart, rule.max + 1);
-      const length = end - bodyStart;
-      if (length >= rule.min && length <= rule.max && boundaryAfter(text, end)) {
-        found.push({ start: at, end, kind: rule.kind });
-        covered = end;
+/** Each prefix under its first two characters (all of them word characters). */
+const BY_START: ReadonlyMap<number, ReadonlyArray<{ prefix: string; rule: number }>> = (() => {
+  const map = new Map<number, Array<{ prefix: string; rule: number }>>();
+  PREFIXED.forEach((r, rule) => {
+    for (const prefix of r.prefixes) {
+      const key = prefix.charCodeAt(0) * 128 + prefix.charCodeAt(1);
+      map.set(key, [...(map.get(key) ?? []), { prefix, rule }]);
+    }
+  });
+  return map;
+})();
+
+/**
+ * The tokens of PREFIXED in one pass: a token starts a word (a boundary before it), so only word
+ * starts are tried, each against the prefixes of its first two characters. (An indexOf per prefix
+ * read the text 26 times, and a text dense in a prefix's first letter made each of those slow.) A
+ * token's body is measured once however many prefixes fall inside it (one RunMeter per rule).
+ */
+function prefixed(text: string, found: Finding[]): void {
+  const meters = PREFIXED.map((r) => new RunMeter(r.body));
+  const covered = PREFIXED.map(() => -1);
+  const n = text.length;
+  let i = 0;
+  for (;;) {
+    while (i < n && !inClass(WORD, text, i)) i++;
+    if (i >= n) return;
+    const candidates = BY_START.get(text.charCodeAt(i) * 128 + text.charCodeAt(i + 1));
+    if (candidates) {
+      for (let k = 0; k < candidates.length; k++) {
+        const { prefix, rule } = candidates[k]!;
+        // Inside a token of this rule already found: nothing new.
+        if (i < covered[rule]! || !startsAt(text, i, prefix)) continue;
+        const r = PREFIXED[rule]!;
+        const bodyStart = i + prefix.length;
+        const end = meters[rule]!.end(text, bodyStart, r.max + 1);
+        const length = end - bodyStart;
+        if (length >= r.min && length <= r.max && boundaryAfter(text, end)) {
+          found.push({ start: i, end, kind: r.kind });
+          covered[rule] = end;
+        }
       }
     }
+    // No other word start before this word ends.
+    i++;
+    while (i < n && inClass(WORD, text, i)) i++;
   }
+}
+
+/** Whether `prefix` is at `i` (its first two characters already matched: BY_START). */
+function startsAt(text: string, i: number, prefix: string): boolean {
+  for (let k = 2; k < prefix.length; k++) if (text.charCodeAt(i + k) !== prefix.charCodeAt(k)) return false;
+  return true;
 }
 
 /** A PEM block: from its BEGIN line to its END line, the whole block. */
@@ -151,44 +189,71 @@ function connectionPasswords(text: string, found: Finding[]): void {
   }
 }
 
-/** `password = "k8J…"`, `"api_key": "…"`: a random-looking value right after a secret key's name. */
+/**
+ * `password = "k8J…"`, `"api_key": "…"`: a random-looking value right after a secret key's name.
+ * Found from the operators (`:`, `=`), each looking back a bounded distance for a key's name: one
+ * read of the text for each operator character, no lower-cased copy of it, and no search per key
+ * name (which a text dense in a name's first letter made slow).
+ */
 function assignedSecrets(text: string, found: Finding[]): void {
-  const lower = asciiLower(text);
-  for (const key of SECRET_KEYS) {
-    const values = new RunMeter(VALUE);
-    let covered = -1;
-    for (let at = lower.indexOf(key); at !== -1; at = lower.indexOf(key, at + key.length)) {
-      // The rest of the key's name (`password_hash`, `token"`), then an operator between quotes and spaces.
-      let i = runEnd(TOKEN, text, at + key.length, 24);
-      i = skip(text, i, ' "\'\t', 3);
-      if (text[i] !== ':' && text[i] !== '=') continue;
-      i = skip(text, i + 1, ' "\'\t=>', 4);
-      const end = values.end(text, i, 257);
-      const length = end - i;
-      // One finding per value: further keys inside a value already found add nothing.
-      if (i < covered || length < 10 || length > 256 || entropy(text, i, end) < MIN_ENTROPY) continue;
-      found.push({ start: i, end, kind: 'assigned-secret' });
-      covered = end;
+  const values = new RunMeter(VALUE);
+  let covered = -1;
+  let colon = text.indexOf(':');
+  let equals = text.indexOf('=');
+  while (colon !== -1 || equals !== -1) {
+    let op: number;
+    if (equals === -1 || (colon !== -1 && colon < equals)) {
+      op = colon;
+      colon = text.indexOf(':', op + 1);
+    } else {
+      op = equals;
+      equals = text.indexOf('=', op + 1);
     }
+    if (!keyBefore(text, op)) continue;
+    const i = skip(text, op + 1, OPERATOR_TAIL, 4);
+    const end = values.end(text, i, 257);
+    const length = end - i;
+    // One finding per value: further keys inside a value already found add nothing.
+    if (i < covered || length < 10 || length > 256 || entropy(text, i, end) < MIN_ENTROPY) continue;
+    found.push({ start: i, end, kind: 'assigned-secret' });
+    covered = end;
   }
 }
 
-function skip(text: string, i: number, chars: string, max: number): number {
+/** What may follow a key's name before its operator: the rest of the name (`password_hash`), at most this long. */
+const NAME_REST = 24;
+const LONGEST_KEY = Math.max(...SECRET_KEYS.map((k) => k.length));
+
+/**
+ * Whether a secret key's name (any case) ends at most NAME_REST name characters before the
+ * operator at `op`, with at most three quotes or spaces between them (`"api_key": `, `password =`).
+ */
+function keyBefore(text: string, op: number): boolean {
+  let end = op;
+  while (end > 0 && op - end < 3 && inClass(QUOTE_SPACE, text, end - 1)) end--;
+  let start = end;
+  while (start > 0 && end - start < NAME_REST + LONGEST_KEY && inClass(TOKEN, text, start - 1)) start--;
+  for (const key of SECRET_KEYS)
+    for (let at = Math.max(start, end - NAME_REST - key.length); at + key.length <= end; at++)
+      if (nameAt(text, at, key)) return true;
+  return false;
+}
+
+/** Whether `key` (lower case) is at `at`, ASCII letters compared in any case. */
+function nameAt(text: string, at: number, key: string): boolean {
+  for (let k = 0; k < key.length; k++) {
+    const c = text.charCodeAt(at + k);
+    if ((c >= 65 && c <= 90 ? c + 32 : c) !== key.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
+/** Between a key's name and its operator; after the operator (`=>`, `==` and quotes). */
+const QUOTE_SPACE = table(' "\'\t');
+const OPERATOR_TAIL = table(' "\'\t=>');
+
+function skip(text: string, i: number, chars: Uint8Array, max: number): number {
   const stop = Math.min(text.length, i + max);
-  while (i < stop && chars.includes(text[i]!)) i++;
+  while (i < stop && inClass(chars, text, i)) i++;
   return i;
-}
-
-/** Lower-cased with every index kept (toLowerCase may lengthen a string: "İ" becomes two characters). */
-function asciiLower(text: string): string {
-  const lower = text.toLowerCase();
-  if (lower.length === text.length) return lower;
-  const codes = new Uint16Array(text.length);
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    codes[i] = c >= 65 && c <= 90 ? c + 32 : c;
-  }
-  let out = '';
-  for (let i = 0; i < codes.length; i += 8192) out += String.fromCharCode(...codes.subarray(i, i + 8192));
-  return out;
 }

@@ -241,7 +241,7 @@ export class Metrics {
 
   readonly interceptorSeconds = new Histogram({
     name: 'mcpgw_interceptor_duration_seconds',
-    help: "Time one guardrail took over one message (a call's arguments or a result)",
+    help: "Time one guardrail took over one message (a call's arguments or result, an upstream's ask or its answer)",
     labelNames: ['interceptor'] as const,
     buckets: [0.00001, 0.00005, 0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1],
     registers: [this.registry],

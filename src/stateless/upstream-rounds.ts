@@ -39,6 +39,8 @@ interface StatePayload {
   n: number;
   /** The input keys asked for: answers to any other key never reach the upstream. */
   k: string[];
+  /** The method each of `k` was asked by (absent in states made before it was kept). */
+  m?: string[];
   /** A nonce that makes each state single-use (the token carries the expiry). */
   j: string;
 }
@@ -47,6 +49,8 @@ interface StatePayload {
 export interface Outgoing {
   params: Record<string, unknown>;
   round: number;
+  /** Of a retry: the method each answered key was asked by (the guardrails check answers by it). */
+  asked?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -85,9 +89,12 @@ export class UpstreamRounds {
     const { _meta: meta, requestState, inputResponses, ...rest } = params ?? {};
     const out: Record<string, unknown> = { ...rest, _meta: requestMeta(ctx, meta) };
     let round = 0;
+    let asked: Map<string, string> | undefined;
     if (requestState !== undefined) {
       const state = await this.#open(requestState, digest(ctx, upstream, method, params));
       round = state.n;
+      const methods = state.m;
+      if (Array.isArray(methods)) asked = new Map(state.k.map((k, i) => [k, String(methods[i])]));
       if (state.x !== undefined) out.requestState = state.x;
       // Answers to keys never asked are dropped: the upstream hears only what it asked for.
       if (isObject(inputResponses)) out.inputResponses = pick(inputResponses, state.k);
@@ -96,7 +103,7 @@ export class UpstreamRounds {
       // Answers without a state (a client answering ahead): the upstream judges them.
       out.inputResponses = inputResponses;
     }
-    return { params: out, round };
+    return asked ? { params: out, round, asked } : { params: out, round };
   }
 
   /** The upstream's result as the client gets it: an input_required one with the gateway's state. */
@@ -143,6 +150,10 @@ export class UpstreamRounds {
       d: digest(ctx, upstream, method, params),
       n: next,
       k: keys,
+      m: keys.map((k) => {
+        const r = requests[k];
+        return isObject(r) && typeof r.method === 'string' ? r.method : '';
+      }),
       j: randomBytes(12).toString('base64url'),
     };
     const expiresAt = Date.now() + this.options.ttlMs;

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { ConfigDiff } from '../config/diff.js';
-import type { FairnessConfig, UpstreamConfig } from '../config/schema.js';
+import type { FairnessConfig, InterceptorConfig, UpstreamConfig } from '../config/schema.js';
 import { toolFilter } from '../config/tool-filter.js';
 import { actsForUsers } from '../config/remote-upstream.js';
 import { speaksStateless } from '../config/upstream-common.js';
@@ -68,6 +68,8 @@ export interface UpstreamEntry {
   opensPerUser?: boolean;
   /** `upstreams[].fairness`: each principal's share of its calls on this replica; undefined: none. */
   fairness?: FairnessConfig;
+  /** `upstreams[].interceptors`: guardrails for its calls and asks only (guardrails/chains.ts). */
+  interceptors?: readonly InterceptorConfig[];
 }
 
 /** A per-session upstream as the per-session router needs it. */
@@ -286,6 +288,7 @@ export class UpstreamGroup {
       prefixUris: u.resources?.uris === 'prefixed',
       networkTransport: u.transport === 'stdio' ? 'pipe' : 'tcp',
       ...(u.fairness ? { fairness: u.fairness } : {}),
+      ...(u.interceptors && u.interceptors.length > 0 ? { interceptors: u.interceptors } : {}),
       ...(u.mode === 'per-session' && u.transport !== 'stdio' && actsForUsers(u) ? { opensPerUser: true } : {}),
     };
   }

@@ -47,7 +47,7 @@ describe('interceptor servers (server:): refused at load', () => {
   it.each([
     ['both server kinds', [{ name: 'w', server: { ...stdio, url: 'http://127.0.0.1:1/mcp' }, events: ['tools/call'] }]],
     ['neither server kind', [{ name: 'w', server: {}, events: ['tools/call'] }]],
-    ['an unknown event', [{ name: 'w', server: stdio, events: ['sampling/createMessage'] }]],
+    ['an unknown event', [{ name: 'w', server: stdio, events: ['roots/list'] }]],
     ['no events', [{ name: 'w', server: stdio }]],
     ["a built-in's key on a server", [{ name: 'w', server: stdio, events: ['tools/call'], action: 'block' }]],
     ["a server's key on a built-in", [{ name: 'pii', onError: 'allow' }]],

@@ -3,7 +3,8 @@
  * example echo server over stdio, with the official SDK v1 client: secrets in a tool result come
  * back redacted, a card number in arguments is refused with GUARDRAIL_BLOCKED, audit mode changes
  * nothing, a virtual server's own interceptors run after the top level's; verdicts are counted and
- * audited without the matched text.
+ * audited without the matched text, and each run timed in the duration histogram; allowFields leaves an
+ * argument unscanned; a call's progress notifications pass while its result is checked.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -12,7 +13,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
-import { ECHO_SERVER, exampleConfig, stdioUpstream, toolText } from '../support/gateway.js';
+import { ECHO_SERVER, SLOW_SERVER, exampleConfig, stdioUpstream, toolText } from '../support/gateway.js';
 import { sample } from '../support/metrics.js';
 
 // Well-formed fakes: AWS's documented example key id, and a PEM block of made-up base64.
@@ -34,12 +35,20 @@ const clients: Client[] = [];
 beforeAll(async () => {
   const config = exampleConfig({
     logLevel: 'warn',
-    upstreams: [stdioUpstream('echo', ECHO_SERVER)],
+    upstreams: [stdioUpstream('echo', ECHO_SERVER), stdioUpstream('slow', SLOW_SERVER)],
     interceptors: [{ name: 'secrets', action: 'redact', phases: ['response'] }],
     servers: [
       { path: '/payments', tools: ['echo__*'], interceptors: [{ name: 'pii', action: 'block', phases: ['request'] }] },
       { path: '/audited', tools: ['echo__*'], interceptors: [{ name: 'pii', action: 'redact', mode: 'audit' }] },
       { path: '/capped', tools: ['echo__*'], interceptors: [{ name: 'size', maxBytes: 64 }] },
+      // pii blocks arguments, but not the ones named `text` (echo's own).
+      {
+        path: '/allowed',
+        tools: ['echo__*'],
+        interceptors: [{ name: 'pii', action: 'block', phases: ['request'], allowFields: ['text'] }],
+      },
+      // Both phases on a call that reports progress.
+      { path: '/progress', tools: ['slow__*'], interceptors: [{ name: 'pii' }] },
     ],
   });
   const log = pino(
@@ -120,5 +129,56 @@ describe('guardrails through the gateway', () => {
     const client = await connect('/capped');
     const text = toolText(await echo(client, 'x'.repeat(100)));
     expect(text).toBe(`${'x'.repeat(64)}[TRUNCATED:36 bytes]`);
+  });
+
+  it("a call's progress notifications reach the client while its result passes the guardrail", async () => {
+    const client = await connect('/progress');
+    const passes = async () =>
+      sample(await (await fetch(new URL('/metrics', base))).text(), 'mcpgw_interceptor_verdicts_total', {
+        interceptor: 'pii',
+        verdict: 'pass',
+      });
+    const before = await passes();
+    const progress: Array<{ progress: number; message?: string }> = [];
+    const result = await client.callTool({ name: 'slow__sleep', arguments: { ms: 150, steps: 3 } }, undefined, {
+      onprogress: (p) => progress.push({ progress: p.progress, ...(p.message ? { message: p.message } : {}) }),
+    });
+    expect(toolText(result)).toBe('slept 150ms');
+    expect(progress).toEqual([
+      { progress: 1, message: 'step 1 of 3' },
+      { progress: 2, message: 'step 2 of 3' },
+      { progress: 3, message: 'step 3 of 3' },
+    ]);
+    // The arguments and the result went through pii: two more passes.
+    expect(await passes()).toBe(before + 2);
+  });
+
+  it('allowFields through the gateway: an allowed argument is not scanned, so not refused', async () => {
+    const client = await connect('/allowed');
+    expect(toolText(await echo(client, `pay with ${CARD}`))).toBe(`pay with ${CARD}`);
+    // The same argument where pii has no allowFields (/payments) is refused.
+    const refused = await echo(await connect('/payments'), `pay with ${CARD}`).then(
+      () => undefined,
+      (e: unknown) => e as McpError,
+    );
+    expect(refused?.code).toBe(ERRORS.GUARDRAIL_BLOCKED.code);
+  });
+
+  it('times every run in mcpgw_interceptor_duration_seconds: one observation per verdict, per interceptor', async () => {
+    const client = await connect();
+    await echo(client, 'one more for the record');
+    const metrics = await (await fetch(new URL('/metrics', base))).text();
+    for (const interceptor of ['secrets', 'pii', 'size']) {
+      const verdicts = metrics
+        .split('\n')
+        .filter((l) => l.startsWith(`mcpgw_interceptor_verdicts_total{interceptor="${interceptor}",`))
+        .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+      expect(verdicts).toBeGreaterThan(0);
+      const histogram = (suffix: string, labels: Record<string, string> = {}) =>
+        sample(metrics, `mcpgw_interceptor_duration_seconds_${suffix}`, { ...labels, interceptor });
+      expect(histogram('count')).toBe(verdicts);
+      expect(histogram('bucket', { le: '+Inf' })).toBe(verdicts);
+      expect(histogram('sum')).toBeGreaterThan(0);
+    }
   });
 });

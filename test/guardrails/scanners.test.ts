@@ -37,6 +37,14 @@ describe('secrets', () => {
   });
 
   it.each([
+    ['xAKIAIOSFODNN7EXAMPLE AKIAIOSFODNN7EXAMPLE', ['AKIAIOSFODNN7EXAMPLE']],
+    ['xglpat-glpat-abcdefghij0123456789', ['glpat-abcdefghij0123456789']],
+    ['AKIAAKIAIOSFODNN7EXAMPLE (AKIAIOSFODNN7EXAMPLE)', ['AKIAIOSFODNN7EXAMPLE']],
+  ])('after a prefix inside a word, finds the next one at a word start: %j', (text, tokens) => {
+    expect(matched(text, findSecrets(text))).toEqual(tokens);
+  });
+
+  it.each([
     'commit 9fceb02d0ae598e95dc970b74767f19372d61af8',
     'sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
     'https://example.com/path?x=1',
@@ -85,6 +93,23 @@ describe('pii', () => {
   ])('leaves %j alone', (text) => {
     expect(findPii(text)).toEqual([]);
   });
+
+  it.each([
+    ['after groups that are not one', 'ref ABCD EFGH GB82 WEST 1234 5698 7654 32.', 'GB82 WEST 1234 5698 7654 32'],
+    ['after a false start in the same groups', 'GB82 GB82 WEST 1234 5698 7654 32', 'GB82 WEST 1234 5698 7654 32'],
+    ['after a group of three', 'AB1 GB82 WEST 1234 5698 7654 32', 'GB82 WEST 1234 5698 7654 32'],
+    ['of 15 characters, the shortest (Norway), ending the text', 'pay to NO9386011117947', 'NO9386011117947'],
+    ['with two spaces between groups', 'IBAN GB82  WEST 1234 5698 7654 32', 'GB82  WEST 1234 5698 7654 32'],
+  ])('finds an IBAN %s, and only its own characters', (_, text, iban) => {
+    expect(findPii(text).map((f) => text.slice(f.start, f.end))).toEqual([iban]);
+  });
+
+  it.each(['GB82 WEST 1234 5698 7654 32x', 'GB82 WEST 1234 5698 7654 3 2', 'GB82 WEST 12345 698 7654 32'])(
+    'finds no IBAN in %j (not ended at a word boundary, or grouped off the fours)',
+    (text) => {
+      expect(findPii(text).filter((f) => f.kind === 'iban')).toEqual([]);
+    },
+  );
 
   it('answers 1 MiB of repeated near-matches', () => {
     const mb = (unit: string) => unit.repeat(Math.ceil(2 ** 20 / unit.length));
