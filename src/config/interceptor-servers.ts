@@ -3,20 +3,13 @@
  * (a stdio child or a Streamable HTTP session), with the upstream schema's defaults: one worker,
  * no retries (an interceptor that failed follows onError instead), `${VAR}` expanded as for upstreams.
  */
-import { Ajv } from 'ajv';
+import { configAjv } from './config-ajv.js';
 import type { ServerInterceptorConfig } from './interceptors.js';
 import { remoteUpstreamChecks } from './remote-upstream.js';
 import { stdioUpstreamChecks } from './stdio-upstream.js';
 import { upstreamsSchema, type UpstreamConfig } from './upstreams.js';
 
-const ajv = new Ajv({
-  allErrors: true,
-  useDefaults: true,
-  strict: true,
-  discriminator: true,
-  code: { optimize: false },
-});
-let validate: ReturnType<typeof ajv.compile> | undefined;
+let validate: ReturnType<typeof configAjv.compile> | undefined;
 
 /** The upstream name an interceptor server's connection reports under (logs, upstream metrics). */
 export function interceptorUpstreamName(entry: { name: string }): string {
@@ -41,7 +34,7 @@ export function interceptorUpstream(
       ? { name, transport: 'stdio', command: s.command, args: s.args ?? [], env: s.env ?? {} }
       : { name, transport: 'http', url: s.url, headers: s.headers ?? {} };
   source.pool = { min: 1, max: 1 };
-  validate ??= ajv.compile(upstreamsSchema.items);
+  validate ??= configAjv.compile(upstreamsSchema.items);
   if (!validate(source))
     problems.push(...(validate.errors ?? []).map((e) => `${at}.server${e.instancePath}: ${e.message ?? 'invalid'}`));
   const u = source as unknown as UpstreamConfig;

@@ -5,8 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Ajv, type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import { parse as parseYaml } from 'yaml';
+import { configAjv } from './config-ajv.js';
 import { applyEnvOverrides } from './env.js';
 import { configChecks, configSchema, type GatewayConfig } from './schema.js';
 
@@ -18,16 +19,7 @@ export class ConfigError extends Error {
   }
 }
 
-// `discriminator`: an upstream is checked against the schema of its `transport` only.
-// `optimize: false`: see NO_NAME_POLLUTION in jsonrpc/params-schemas.ts (the optimiser fills V8's empty-object map).
-const ajv = new Ajv({
-  allErrors: true,
-  useDefaults: true,
-  strict: true,
-  discriminator: true,
-  code: { optimize: false },
-});
-const validate = ajv.compile<GatewayConfig>(configSchema);
+const validate = configAjv.compile<GatewayConfig>(configSchema);
 
 const packageRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
