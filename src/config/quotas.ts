@@ -5,6 +5,7 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { globList, matchWarnings } from './rate-limits.js';
+import { storeErrorProperties } from './store-error-schema.js';
 
 /** The calendar windows a quota counts in (UTC). */
 export const QUOTA_WINDOWS = ['day', 'month'] as const;
@@ -74,20 +75,12 @@ export const quotasSchema = {
       items: quotaRuleSchema,
       description: 'Every quota that matches a call applies; a call refused by one is not counted by those after it.',
     },
-    onStoreError: {
-      enum: ['allow', 'deny'],
-      default: 'allow',
-      description:
-        'When the counter store fails or takes longer than storeTimeoutMs: admit the call, or refuse it with ' +
-        'QUOTA_EXCEEDED (data.storeError). Logged at most once a minute.',
-    },
-    storeTimeoutMs: {
-      type: 'integer',
-      minimum: 10,
-      maximum: 10000,
-      default: 250,
-      description: 'How long a call waits for its Redis counters before onStoreError applies (restart to change).',
-    },
+    ...storeErrorProperties({
+      unit: 'call',
+      counters: 'counters',
+      refusal: 'QUOTA_EXCEEDED',
+      logged: 'Logged at most once a minute.',
+    }),
     topConsumers: {
       type: 'integer',
       minimum: 1,

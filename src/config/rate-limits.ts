@@ -4,6 +4,7 @@
  * See docs/limits-and-errors.md ("Rate limits").
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import { storeErrorProperties } from './store-error-schema.js';
 
 /** What a rule counts by: one counter per value of it. */
 export const RATE_LIMIT_KEYS = ['principal', 'principal+tool', 'tool', 'server', 'global'] as const;
@@ -94,21 +95,12 @@ export const rateLimitsSchema = {
       items: rateLimitRuleSchema,
       description: 'Checked in order; a request refused by one is not counted by those after it.',
     },
-    onStoreError: {
-      enum: ['allow', 'deny'],
-      default: 'allow',
-      description:
-        'When the counter store fails or takes longer than storeTimeoutMs: admit the request, or refuse it with ' +
-        'RATE_LIMITED (data.storeError). Logged (at most once a minute) and counted ' +
-        '(mcpgw_rate_limit_store_errors_total).',
-    },
-    storeTimeoutMs: {
-      type: 'integer',
-      minimum: 10,
-      maximum: 10000,
-      default: 250,
-      description: 'How long a request waits for its Redis counter before onStoreError applies (restart to change).',
-    },
+    ...storeErrorProperties({
+      unit: 'request',
+      counters: 'counter',
+      refusal: 'RATE_LIMITED',
+      logged: 'Logged (at most once a minute) and counted (mcpgw_rate_limit_store_errors_total).',
+    }),
   },
   required: ['rules'],
 } as const;
