@@ -67,6 +67,8 @@ export function createVirtualServer(
     diagnostics,
     log,
     upstreamList: (upstream) => group.upstreams.get(upstream)?.interceptors,
+    // Read per message, as an ask runs (the virtual server is built below).
+    endpointList: (path) => server?.endpointInterceptors(path),
   });
   router = new PerSessionRouter({
     upstreams: group.perSession(),

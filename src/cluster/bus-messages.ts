@@ -61,6 +61,8 @@ export interface RemoteCallRequest {
   clientCapabilities: Record<string, unknown>;
   clientInfo: ClientInfo | undefined;
   principal?: string;
+  /** The virtual server's path the client came to (its interceptors check the worker's asks); none: the main one. */
+  endpoint?: string;
   method: string;
   params: Record<string, unknown> | undefined;
   /** The origin listens for progress notifications of this call. */

@@ -129,6 +129,7 @@ export class RemoteCalls {
         clientCapabilities: { ...ctx.clientCapabilities },
         clientInfo: ctx.clientInfo,
         ...(ctx.principal !== undefined ? { principal: ctx.principal } : {}),
+        ...(ctx.endpoint !== undefined ? { endpoint: ctx.endpoint } : {}),
         method,
         params,
         wantsProgress: options?.onNotification !== undefined,
@@ -268,6 +269,7 @@ export class RemoteCalls {
       principal: msg.principal,
       stateless: false,
       scope: msg.scope,
+      endpoint: msg.endpoint,
       sink,
       sessionSink: {
         send: (message) => {

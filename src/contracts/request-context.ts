@@ -61,6 +61,12 @@ export interface RequestContext {
   readonly foundTools?: readonly string[] | undefined;
   /** Replaces the session's found tools: kept in its record, for its next requests on any replica. */
   readonly setFoundTools?: ((names: readonly string[]) => Promise<void>) | undefined;
+  /**
+   * The virtual server (servers[]) the request came to, by its path: a 2025 session's (it is
+   * usable there only) or a stateless request's. Undefined: the main endpoint. What an upstream's
+   * asks during the request, and a task it makes, take that server's interceptors by.
+   */
+  readonly endpoint?: string | undefined;
   /** The stream of this request's reply. */
   readonly sink: MessageSink;
   /** The client's stream for messages unrelated to any request (a 2025 session's GET stream). */

@@ -59,6 +59,11 @@ export interface TaskRecord {
    * input_required, the one state its call goes on from (with the answers, on any replica).
    */
   params?: Record<string, unknown>;
+  /**
+   * The virtual server's path the task was made through (servers[]); absent: the main endpoint. Its
+   * call, every round of it whichever endpoint the answers came by, runs with that server's interceptors.
+   */
+  endpoint?: string;
   /** The client as the call needs it again after input (2026-07-28: no session holds it). */
   client?: { protocolVersion: string; capabilities: Record<string, unknown>; info?: Record<string, unknown> };
   result?: Record<string, unknown>;

@@ -41,7 +41,8 @@ const TASK_READS: ReadonlySet<string> = new Set(['tasks/result', 'tasks/get']);
 
 /**
  * A task's call ended (the gateway's own task): its result through the response phase of the top
- * level's and its upstream's lists, as a tools/call result, before it is stored; so every read of
+ * level's, its endpoint's (the virtual server it was made through: `ctx.endpoint`, kept in its
+ * record) and its upstream's lists, as a tools/call result, before it is stored; so every read of
  * it (tasks/result, tasks/get, notifications/tasks, on any replica) gets what passed. A block fails
  * the task with GUARDRAIL_BLOCKED.
  */
@@ -52,7 +53,7 @@ export async function guardedTaskResult(
   result: McpResult,
 ): Promise<McpResult> {
   if (!guardrails || isInterim(result)) return result;
-  const chain = guardrails.callChain(undefined, upstream);
+  const chain = guardrails.callChain(guardrails.endpointList(ctx.endpoint), upstream);
   if (chain.response.length === 0) return result;
   return (await guardrails.run(chain.response, 'response', 'tools/call', whoOf(ctx), result)) as McpResult;
 }
@@ -65,7 +66,7 @@ export async function guardedTaskResult(
 async function guardedTaskRead(
   guardrails: Guardrails,
   chain: Chain,
-  upstream: string,
+  asks: () => Chain,
   ctx: RequestContext,
   method: string,
   read: McpResult,
@@ -76,13 +77,13 @@ async function guardedTaskRead(
   const out: McpResult = { ...read };
   if (isObject(read.result)) out.result = await response(read.result);
   if (isObject(read.inputRequests)) {
-    const asks = guardrails.askChain(upstream);
+    const askChain = asks();
     const inputRequests: Record<string, unknown> = {};
     for (const [key, req] of Object.entries(read.inputRequests)) {
       const ask = isObject(req) && typeof req.method === 'string' && GUARDED_ASKS.has(req.method) ? req : undefined;
       inputRequests[key] =
         ask && isObject(ask.params)
-          ? { ...ask, params: await guardrails.askRequest(asks, who, String(ask.method), ask.params) }
+          ? { ...ask, params: await guardrails.askRequest(askChain, who, String(ask.method), ask.params) }
           : req;
     }
     out.inputRequests = inputRequests;
@@ -125,8 +126,10 @@ export function guardrailStep(guardrails: Guardrails, parts: GuardrailStepParts 
     };
     const taskRead = async (upstream: string, ...[ctx, req, view, catalog]: Parameters<ResultStep>) => {
       const read = await next(ctx, req, view, catalog);
-      const chain = guardrails.callChain(view?.config.interceptors, upstream);
-      return chain === NO_CHAIN ? read : guardedTaskRead(guardrails, chain, upstream, ctx, req.method, read);
+      const endpoint = view?.config.interceptors;
+      const chain = guardrails.callChain(endpoint, upstream);
+      const asks = () => guardrails.askChain(endpoint, upstream);
+      return chain === NO_CHAIN ? read : guardedTaskRead(guardrails, chain, asks, ctx, req.method, read);
     };
     return (ctx, req, view, catalog) => {
       if (TASK_READS.has(req.method)) {

@@ -28,7 +28,7 @@ import {
 import { OwnerUnreachable, RemoteCalls, type LocalExecutor } from '../cluster/remote-calls.js';
 import { WorkerStarts } from './worker-starts.js';
 import type { NotificationEvents } from './request-events.js';
-import { whoOf, type Guardrails } from '../guardrails/chains.js';
+import type { Guardrails } from '../guardrails/chains.js';
 
 /** The requests of one client scope in flight on this replica's per-session workers. */
 interface ScopeLink {
@@ -257,7 +257,7 @@ export class PerSessionRouter implements LocalExecutor {
   ): Promise<McpResult> {
     const guardrails = this.options.guardrails;
     if (!guardrails) return send(params);
-    return guardrails.ask(upstream, ctx ? whoOf(ctx) : {}, method, params, send);
+    return guardrails.ask(upstream, ctx, method, params, send);
   }
 
   /** A client's answer to a request from a worker, here or on the replica that asked. */

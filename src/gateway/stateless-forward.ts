@@ -157,11 +157,12 @@ async function askRound(
 
 /**
  * An input_required result for a stateless client: each ask in it (sampling, elicitation) through the
- * upstream's ask chain, toward the client. A block fails the request: the client sees none of it.
+ * ask chain of the upstream and the endpoint the client came to, toward the client. A block fails the
+ * request: the client sees none of it.
  */
 async function guardInputRequests(guardrails: Guardrails, f: StatelessForward, result: McpResult): Promise<McpResult> {
   if (result.resultType !== 'input_required' || !isObject(result.inputRequests)) return result;
-  const chain = guardrails.askChain(f.upstream);
+  const chain = guardrails.askChain(guardrails.endpointList(f.ctx.endpoint), f.upstream);
   if (chain.request.length === 0) return result;
   const who = whoOf(f.ctx);
   const inputRequests: Record<string, unknown> = {};
@@ -182,7 +183,7 @@ async function guardAnswers(
   asked: ReadonlyMap<string, string>,
   params: Record<string, unknown>,
 ): Promise<Record<string, unknown>> {
-  const chain = guardrails.askChain(f.upstream);
+  const chain = guardrails.askChain(guardrails.endpointList(f.ctx.endpoint), f.upstream);
   if (chain.response.length === 0 || !isObject(params.inputResponses)) return params;
   const who = whoOf(f.ctx);
   const answers: Record<string, unknown> = { ...params.inputResponses };

@@ -14,7 +14,6 @@ import { announceListChange, subscribeListChanges, type ListChange } from '../cl
 import type { HttpOrigin, MessageSink, RequestContext } from '../contracts/request-context.js';
 import type { McpHandler, MirroredParam } from '../contracts/mcp-handler.js';
 import { StatelessResults } from '../stateless/result-shape.js';
-import type { CacheHints } from '../contracts/upstream.js';
 import { UpstreamRounds } from '../stateless/upstream-rounds.js';
 import { Capabilities } from './capabilities.js';
 import type { Catalog } from './catalog.js';
@@ -28,7 +27,7 @@ import { ResourceUris } from './resource-uris.js';
 import { ServerViews, viewCatalog, viewProblems, type ServerView, ServerViewsError } from './server-views.js';
 import type { ServerCatalogEntry } from './server-views.js';
 import { Subscriptions } from './subscriptions.js';
-import type { UpstreamEntry } from './upstream-entry.js';
+import { mergedHints, type UpstreamEntry } from './upstream-entry.js';
 import type { TaskEngineOptions } from '../tasks/engine.js';
 import { TaskPassThrough } from '../tasks/pass-through.js';
 import { declaresTasks, tasksExtensionRequired } from '../tasks/shapes.js';
@@ -70,19 +69,6 @@ export interface VirtualServerOptions {
 }
 
 const NO_MIRRORED: readonly MirroredParam[] = [];
-
-/** The caching hints of the upstreams' answers to a list method, merged: the smallest ttl, private if any is. */
-function mergedHints(upstreams: ReadonlyMap<string, UpstreamEntry>, method: string): CacheHints | undefined {
-  let merged: CacheHints | undefined;
-  for (const entry of upstreams.values()) {
-    const h = entry.workers.hints?.(method);
-    if (!h) continue;
-    merged ??= {};
-    if (h.ttlMs !== undefined) merged.ttlMs = Math.min(merged.ttlMs ?? h.ttlMs, h.ttlMs);
-    if (h.cacheScope === 'private') merged.cacheScope = 'private';
-  }
-  return merged;
-}
 
 /** The one MCP server clients see, built from every upstream's catalog. */
 export class VirtualServer implements McpHandler {
@@ -203,6 +189,11 @@ export class VirtualServer implements McpHandler {
   /** The paths of the virtual servers in force. */
   get serverPaths(): string[] {
     return this.#views.paths();
+  }
+
+  /** The own interceptor list (`servers[].interceptors`) of the virtual server at `path`, as in force now. */
+  endpointInterceptors(path: string): ServerEntryConfig['interceptors'] {
+    return this.#views.get(path)?.config.interceptors;
   }
 
   /**

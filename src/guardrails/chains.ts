@@ -7,7 +7,7 @@
 // upstream's ask) passes the top level's list, then the endpoint's, then the upstream's; one on its
 // way to a client (a result, an upstream's ask) the reverse, so the top level has the last word on
 // what a client sees. Within one list, its written order either way (`[secrets, size]` redacts
-// before it cuts).
+// before it cuts). An ask's endpoint is the one its client came to (RequestContext.endpoint).
 import type { Logger } from 'pino';
 import { isServerEntry, type InterceptorConfig } from '../config/interceptors.js';
 import type { RequestContext } from '../contracts/request-context.js';
@@ -44,6 +44,8 @@ export interface GuardrailsDeps {
   log: Logger;
   /** An upstream's own list (`upstreams[].interceptors`), read per message: a reload's new entry applies at once. */
   upstreamList?: (upstream: string) => readonly InterceptorConfig[] | undefined;
+  /** A virtual server's own list (`servers[].interceptors`) by its path, read per message as the upstream's is. */
+  endpointList?: (path: string) => readonly InterceptorConfig[] | undefined;
 }
 
 /** Who the gateway is to an interceptor server: a client that offers it nothing to ask. */
@@ -60,6 +62,8 @@ interface Compiled {
 }
 
 const NONE: Compiled = { call: NO_CHAIN, ask: NO_CHAIN };
+/** Chains by endpoint list, then upstream list. */
+type ByLists = WeakMap<readonly InterceptorConfig[], WeakMap<readonly InterceptorConfig[], Chain>>;
 /** The key of "no list" in the caches (a WeakMap takes objects only). */
 const ABSENT: readonly InterceptorConfig[] = [];
 
@@ -67,9 +71,8 @@ export class Guardrails {
   /** Keyed by what the entry says: a reload that keeps an entry keeps its connection. */
   readonly #servers = new Map<string, InterceptorServer>();
   readonly #compiled = new WeakMap<readonly InterceptorConfig[], Compiled>();
-  /** Call chains by endpoint list, then upstream list (each compiled once per config: a reload makes new ones). */
-  readonly #calls = new WeakMap<readonly InterceptorConfig[], WeakMap<readonly InterceptorConfig[], Chain>>();
-  readonly #asks = new WeakMap<readonly InterceptorConfig[], Chain>();
+  /** Call and ask chains by endpoint list, then upstream list (compiled once per config: a reload makes new ones). */
+  readonly #layered: Record<keyof Compiled, ByLists> = { call: new WeakMap(), ask: new WeakMap() };
   readonly #top: Compiled;
 
   constructor(
@@ -84,34 +87,21 @@ export class Guardrails {
    * virtual server's) and goes to `upstream`: NO_CHAIN when no list has an interceptor on.
    */
   callChain(endpoint: readonly InterceptorConfig[] | undefined, upstream: string | undefined): Chain {
-    const own = this.#upstreamList(upstream);
-    const ep = endpoint && endpoint.length > 0 ? endpoint : ABSENT;
-    if (ep === ABSENT && own === ABSENT) return this.#top.call;
-    let byUpstream = this.#calls.get(ep);
-    if (!byUpstream) this.#calls.set(ep, (byUpstream = new WeakMap()));
-    let chain = byUpstream.get(own);
-    if (!chain) {
-      const [top, mid, inner] = [this.#top.call, this.#compile(ep).call, this.#compile(own).call];
-      chain = layered(
-        [...top.request, ...mid.request, ...inner.request],
-        [...inner.response, ...mid.response, ...top.response],
-      );
-      byUpstream.set(own, chain);
-    }
-    return chain;
+    return this.#chain('call', endpoint, upstream);
   }
 
-  /** The chain of an upstream's ask (sampling, elicitation): its request goes to the client, its answer back. */
-  askChain(upstream: string): Chain {
-    const own = this.#upstreamList(upstream);
-    if (own === ABSENT) return this.#top.ask;
-    let chain = this.#asks.get(own);
-    if (!chain) {
-      const [top, inner] = [this.#top.ask, this.#compile(own).ask];
-      chain = layered([...inner.request, ...top.request], [...top.response, ...inner.response]);
-      this.#asks.set(own, chain);
-    }
-    return chain;
+  /**
+   * The chain of `upstream`'s ask (sampling, elicitation) of a client that came to an endpoint with `endpoint`'s
+   * list: its request goes to the client, its answer back; so the upstream's list runs first on the request and last
+   * on the answer (the reverse of a call's).
+   */
+  askChain(endpoint: readonly InterceptorConfig[] | undefined, upstream: string): Chain {
+    return this.#chain('ask', endpoint, upstream);
+  }
+
+  /** The list of the virtual server at `path` (a request context's `endpoint`), as configured now. */
+  endpointList(path: string | undefined): readonly InterceptorConfig[] | undefined {
+    return path === undefined ? undefined : this.deps.endpointList?.(path);
   }
 
   /** `value` through `interceptors` in turn (those whose events leave `method` out skipped): what goes on. */
@@ -160,13 +150,14 @@ export class Guardrails {
    */
   async ask(
     upstream: string,
-    who: Who,
+    ctx: RequestContext | undefined,
     method: string,
     params: Record<string, unknown> | undefined,
     send: (params: Record<string, unknown> | undefined) => Promise<McpResult>,
   ): Promise<McpResult> {
-    const chain = GUARDED_ASKS.has(method) ? this.askChain(upstream) : NO_CHAIN;
+    const chain = GUARDED_ASKS.has(method) ? this.askChain(this.endpointList(ctx?.endpoint), upstream) : NO_CHAIN;
     if (chain === NO_CHAIN) return send(params);
+    const who = ctx ? whoOf(ctx) : {};
     const sent = chain.request.length > 0 ? await this.askRequest(chain, who, method, params) : params;
     const answer = await send(sent);
     return chain.response.length > 0
@@ -187,6 +178,35 @@ export class Guardrails {
 
   async close(): Promise<void> {
     await Promise.all([...this.#servers.values()].map((s) => s.close()));
+  }
+
+  /**
+   * The three lists layered for `kind`: toward the upstream (a call's request, an ask's answer) the top level's, the
+   * endpoint's, the upstream's; toward the client (a call's result, an ask's request) the reverse.
+   */
+  #chain(
+    kind: keyof Compiled,
+    endpoint: readonly InterceptorConfig[] | undefined,
+    upstream: string | undefined,
+  ): Chain {
+    const own = this.#upstreamList(upstream);
+    const ep = endpoint && endpoint.length > 0 ? endpoint : ABSENT;
+    if (ep === ABSENT && own === ABSENT) return this.#top[kind];
+    const cache = this.#layered[kind];
+    let byUpstream = cache.get(ep);
+    if (!byUpstream) cache.set(ep, (byUpstream = new WeakMap()));
+    let chain = byUpstream.get(own);
+    if (!chain) {
+      const [top, mid, inner] = [this.#top[kind], this.#compile(ep)[kind], this.#compile(own)[kind]];
+      const toUpstream = (p: Phase) => [...top[p], ...mid[p], ...inner[p]];
+      const toClient = (p: Phase) => [...inner[p], ...mid[p], ...top[p]];
+      chain =
+        kind === 'call'
+          ? layered(toUpstream('request'), toClient('response'))
+          : layered(toClient('request'), toUpstream('response'));
+      byUpstream.set(own, chain);
+    }
+    return chain;
   }
 
   #upstreamList(upstream: string | undefined): readonly InterceptorConfig[] {

@@ -65,6 +65,8 @@ export class StatelessServing {
     private readonly listens: ListenStreams,
     /** The in-flight share a principal's requests count against (a task's call keeps a place). */
     private readonly slots?: InFlightSlots,
+    /** A virtual server's path (servers[]): the endpoint its requests came to; none, the main one. */
+    private readonly endpoint?: string,
   ) {}
 
   /**
@@ -110,6 +112,7 @@ export class StatelessServing {
       logLevel: meta.logLevel,
       stateless: true,
       scope,
+      endpoint: this.endpoint,
       sink,
       sessionSink: undefined,
       // Without a principal a stateless request counts against no share (the pool's bounds apply).

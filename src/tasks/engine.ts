@@ -203,11 +203,14 @@ export class TaskEngine {
       owner: replicaId,
       scope: era.scopeOf(ctx, taskId),
       requestId: `task:${taskId}`,
+      ...(ctx.endpoint !== undefined ? { endpoint: ctx.endpoint } : {}),
     };
   }
 
   #runContext(ctx: RequestContext, record: TaskRecord): RequestContext {
-    return eraOfRecord(record).runContext(ctx, record, (c, taskId) => this.#asks.sink(c, taskId));
+    const run = eraOfRecord(record).runContext(ctx, record, (c, taskId) => this.#asks.sink(c, taskId));
+    // A round the answers of another endpoint resumed keeps the interceptors of the one that made the task.
+    return run.endpoint === record.endpoint ? run : { ...run, endpoint: record.endpoint };
   }
 
   /**

@@ -227,6 +227,7 @@ export class ClientConnection {
       setFoundTools: (names) => this.#setFoundTools(names),
       stateless: false,
       scope: s.id,
+      endpoint: s.server,
       // One stream carries everything: replies and the session's own messages alike.
       sink: this.#wire,
       sessionSink: this.#wire,

@@ -90,6 +90,7 @@ export class SessionRoutes {
       setFoundTools: (names) => this.#parts.sessions.setFoundTools(session, names, this.#parts.log()),
       stateless: false,
       scope: session.id,
+      endpoint: session.server,
       sink,
       sessionSink,
       client: session.id,

@@ -109,7 +109,7 @@ export class StreamableHttpTransport {
     this.#door = new RequestDoor(options);
     const { maxStreams, maxStreamBufferedBytes, diagnostics } = options;
     this.#room = options.bounds?.room ?? new StreamRoom(maxStreams, diagnostics, maxStreamBufferedBytes);
-    this.#stateless = new StatelessServing(options.handler, options.listens, this.#inFlight);
+    this.#stateless = new StatelessServing(options.handler, options.listens, this.#inFlight, options.server?.path);
     this.#sessions = new SessionManager(
       options.store,
       (id) => {

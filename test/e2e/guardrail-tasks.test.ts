@@ -4,7 +4,8 @@
  * their call ends, so tasks/result (2025-11-25, the SDK v1 experimental client) and tasks/get
  * (2026-07-28) hand out only what passed, and a block fails the task with GUARDRAIL_BLOCKED; an
  * upstream's own tasks (examples/tasks-native, examples/modern --tasks) get theirs checked as they
- * are read through the gateway.
+ * are read through the gateway. A task made through a virtual server passes that server's own list
+ * too (its result as the call ends, its asks as they are made), whichever endpoint its answers come by.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,6 +21,8 @@ const NATIVE = resolve(import.meta.dirname, '../../examples/tasks-native/server.
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
 /** Each upstream's own tasks are cut to this many bytes (size): what shows their reads were checked. */
 const CUT = { name: 'size', maxBytes: 5 };
+/** The virtual server whose own list (secrets on asks too, and a cut at 7 bytes) the gateway's own tasks made through it pass. */
+const CHECKED = '/checked';
 
 let fixture: HttpServerProcess;
 let gw: RunningGateway;
@@ -36,6 +39,13 @@ beforeAll(async () => {
         stdioUpstream('native', NATIVE, { prefix: 'n', interceptors: [CUT] }),
         httpUpstream('modern', fixture.url, { prefix: 'm', interceptors: [CUT] }),
       ],
+      servers: [
+        {
+          path: CHECKED,
+          tools: ['slow_compute', 'confirm_delete'],
+          interceptors: [{ name: 'secrets' }, { name: 'size', maxBytes: 7 }],
+        },
+      ],
     }),
   );
 }, 30_000);
@@ -46,9 +56,9 @@ afterAll(async () => {
   await fixture?.stop();
 });
 
-async function connect(): Promise<Client> {
+async function connect(url: URL = gw.url): Promise<Client> {
   const client = new Client({ name: 'guardrail-tasks', version: '1' }, { capabilities: { elicitation: {} } });
-  await client.connect(new StreamableHTTPClientTransport(gw.url));
+  await client.connect(new StreamableHTTPClientTransport(url));
   clients.push(client);
   return client;
 }
@@ -93,6 +103,56 @@ describe("the gateway's own tasks", () => {
     const done = await waitStatus(gw, created.taskId);
     expect(done.status).toBe('completed');
     expect(toolText(done.result)).toBe('[REDACTED:aws-access-key]: computed for 0 s');
+    expect(JSON.stringify(done)).not.toContain(AWS_KEY);
+  });
+});
+
+describe("the gateway's own tasks made through a virtual server", () => {
+  /** The gateway as a client of /checked sees it (the stateless helpers post to `url`). */
+  const checked = (): RunningGateway => ({ ...gw, url: new URL(CHECKED, gw.base) });
+
+  it("2025-11-25: the result passes the endpoint's list as the call ends", async () => {
+    const client = await connect(checked().url);
+    const { taskId, last } = await runTask(client, 'slow_compute', { seconds: 0, label: 'plain' });
+    expect(toolText(last.result)).toBe('plain: [TRUNCATED:16 bytes]');
+    const read = await client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema);
+    expect(toolText(read)).toBe('plain: [TRUNCATED:16 bytes]');
+  });
+
+  it("2026-07-28: tasks/get inlines the result as the endpoint's list left it", async () => {
+    const created = (
+      await modern(checked(), 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'plain' } })
+    ).result;
+    expect(created).toMatchObject({ resultType: 'task' });
+    const done = await waitStatus(checked(), created.taskId);
+    expect(done.status).toBe('completed');
+    expect(toolText(done.result)).toBe('plain: [TRUNCATED:16 bytes]');
+  });
+
+  it("on the main path the same task is not cut (the list is the endpoint's alone)", async () => {
+    const created = (
+      await modern(gw, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'plain' } })
+    ).result;
+    const done = await waitStatus(gw, created.taskId);
+    expect(toolText(done.result)).toBe('plain: computed for 0 s');
+  });
+
+  it("2026-07-28: its ask passes the endpoint's list, and so does its result when answered by the main path", async () => {
+    const created = (
+      await modern(checked(), 'tools/call', { name: 'confirm_delete', arguments: { filename: AWS_KEY } })
+    ).result;
+    const task = await waitStatus(checked(), created.taskId, ['input_required']);
+    expect(task.status).toBe('input_required');
+    const [key] = Object.keys(task.inputRequests);
+    expect(task.inputRequests[key!].params.message).toBe('Delete [REDACTED:aws-access-key]?');
+    // The answer comes by the main path: the call goes on with the list of the endpoint that made the task.
+    await modern(gw, 'tasks/update', {
+      taskId: created.taskId,
+      inputResponses: { [key!]: { action: 'accept', content: { confirm: true } } },
+    });
+    const done = await waitStatus(gw, created.taskId);
+    expect(done.status).toBe('completed');
+    expect(toolText(done.result)).toMatch(/^deleted\[TRUNCATED:\d+ bytes\]$/);
     expect(JSON.stringify(done)).not.toContain(AWS_KEY);
   });
 });
