@@ -93,13 +93,14 @@ type Asked = string[];
 const ELICITED = { action: 'accept' as const, content: { name: ANSWER_CARD } };
 /** An answer whose text only the word-filters change (their mutator leaves `name` fields alone). */
 const ELICITED_A0 = { action: 'accept' as const, content: { who: 'A0' } };
+type Elicited = typeof ELICITED | typeof ELICITED_A0;
 const SAMPLED = {
   role: 'assistant' as const,
   content: { type: 'text' as const, text: `pay with ${ANSWER_CARD}` },
   model: 'm',
 };
 
-async function sessionClient(url: URL, asked: Asked, elicited = ELICITED): Promise<Client> {
+async function sessionClient(url: URL, asked: Asked, elicited: Elicited = ELICITED): Promise<Client> {
   const client = new Client({ name: 'asks-v1', version: '1' }, { capabilities: { elicitation: {}, sampling: {} } });
   client.setRequestHandler(ElicitRequestSchema, async (req) => {
     asked.push(String(req.params.message));
@@ -113,7 +114,7 @@ async function sessionClient(url: URL, asked: Asked, elicited = ELICITED): Promi
   return client;
 }
 
-async function statelessClient(url: URL, asked: Asked, elicited = ELICITED): Promise<ClientV2> {
+async function statelessClient(url: URL, asked: Asked, elicited: Elicited = ELICITED): Promise<ClientV2> {
   const client = new ClientV2(
     { name: 'asks-v2', version: '1' },
     { versionNegotiation: { mode: { pin: MODERN_VERSION } }, capabilities: { elicitation: {}, sampling: {} } },
@@ -135,7 +136,7 @@ interface Caller {
   close(): Promise<void>;
 }
 
-type Connect = (url: URL, asked: Asked, elicited?: typeof ELICITED | typeof ELICITED_A0) => Promise<Caller>;
+type Connect = (url: URL, asked: Asked, elicited?: Elicited) => Promise<Caller>;
 
 const CLIENTS: Array<[string, Connect]> = [
   ['a 2025 session (SDK v1)', sessionClient],

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING, everythingUpstream } from '../support/everything.js';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { statelessMeta, postStateless } from '../support/stateless.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 
@@ -251,6 +251,6 @@ describe('server-everything through the gateway, to stateless clients', () => {
 
   it('afterwards a 2026 client is served and nothing is left held', async () => {
     expect(toolText((await callTool({}, 'everything__echo', { message: 'hi' })).json.result)).toContain('hi');
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
   });
 });

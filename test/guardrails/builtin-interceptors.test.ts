@@ -5,13 +5,16 @@
  * audit mode changes nothing whatever it finds.
  */
 import { describe, expect, it } from 'vitest';
-import { builtinInterceptor } from '../../src/guardrails/builtin-interceptors.js';
+import { builtinInterceptor, type Outcome } from '../../src/guardrails/builtin-interceptors.js';
 import type { InterceptorConfig } from '../../src/config/interceptors.js';
 
 const pii = (extra: Partial<InterceptorConfig> = {}) =>
   builtinInterceptor({ name: 'pii', action: 'redact', mode: 'on', ...extra } as InterceptorConfig);
-const run = (config: Partial<InterceptorConfig>, value: unknown) =>
-  pii(config).run(value, 'response', { method: 'tools/call' });
+function run(config: Partial<InterceptorConfig>, value: unknown): Outcome {
+  const out = pii(config).run(value, 'response', { method: 'tools/call' });
+  if (out instanceof Promise) throw new Error('a built-in interceptor answers at once, not with a promise');
+  return out;
+}
 
 const MAIL = 'bob@example.com';
 

@@ -15,7 +15,7 @@ import {
   stdioUpstream,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import { MODERN_META, statelessRequest, postStateless } from '../support/stateless.js';
 
@@ -48,7 +48,7 @@ async function expectUndisturbed(): Promise<void> {
     expect(r.status, r.text).toBe(200);
     expect(r.json.result.content[0].text).toBe('still here');
   }
-  expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+  await untilNothingHeld(gw);
 }
 
 beforeAll(async () => {

@@ -22,7 +22,7 @@ import {
   stdioUpstream,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { SseReader } from '../support/sse.js';
 import {
   TASK_METHODS,
@@ -80,17 +80,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await gw?.stop();
 });
-
-async function nothingHeld(): Promise<void> {
-  await until(
-    'nothing held',
-    async () => {
-      const held = await heldWork(gw);
-      return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
-    },
-    20_000,
-  );
-}
 
 async function anotherClientCalls(): Promise<void> {
   const sid = await openSession(gw.url);
@@ -159,7 +148,7 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     socket.ws.close();
-    await nothingHeld();
+    await untilNothingHeld(gw, 20_000);
     await anotherClientCalls();
   }, 120_000);
 
@@ -215,7 +204,7 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
     controller.abort();
-    await nothingHeld();
+    await untilNothingHeld(gw, 20_000);
     await anotherClientCalls();
   }, 120_000);
 
@@ -258,7 +247,7 @@ describe(`fuzzing the other doors (seed ${SEED}, ${RUNS} inputs each)`, () => {
       fc.asyncProperty(cases, (c) => postCase(gw.url, c, HANG_MS)),
       { seed: SEED, numRuns: RUNS, endOnFailure: true },
     );
-    await nothingHeld();
+    await untilNothingHeld(gw, 20_000);
     await anotherClientCalls();
   }, 180_000);
 });

@@ -22,7 +22,7 @@ import {
   stdioUpstream,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { httpUpstream, startEchoHttp, type HttpServerProcess } from '../support/http-upstream.js';
 import {
   METHODS,
@@ -34,7 +34,6 @@ import {
   type HttpCase,
   type Shape,
 } from '../support/fuzz.js';
-import { until } from '../support/wait.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261201);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
@@ -111,14 +110,7 @@ describe(`fuzzing the endpoint (seed ${SEED}, ${RUNS} inputs)`, () => {
     const rssBefore = process.memoryUsage().rss;
     await fc.assert(fc.asyncProperty(fuzzCase, send), { seed: SEED, numRuns: RUNS, endOnFailure: true });
     // Calls still in flight are bounded by their timeouts; then every slot is free again.
-    await until(
-      'nothing held',
-      async () => {
-        const held = await heldWork(gw);
-        return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
-      },
-      15_000,
-    );
+    await untilNothingHeld(gw, 15_000);
     // The gateway runs in this process: its growth over 2,000 hostile requests stays small.
     const grownMb = (process.memoryUsage().rss - rssBefore) / 1024 / 1024;
     expect(grownMb).toBeLessThan(300);

@@ -13,7 +13,7 @@ import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextpr
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startDualEraUpstream, type DualEraUpstream } from '../support/dual-era-upstream.js';
 import { postStateless } from '../support/stateless.js';
@@ -143,16 +143,9 @@ describe('a dual-era upstream whose discover names only 2026-07-28', () => {
     } finally {
       await client.close();
     }
-    // An earlier test's calls may still be settling on a loaded machine: nothing held once they have.
-    await until(
-      'nothing held',
-      async () => {
-        const h = await heldWork(gw);
-        return h.inFlight === 0 && h.queued === 0 && h.tracked === 0;
-      },
-      10_000,
-    ).catch(() => undefined);
-    const held = await heldWork(gw);
-    expect({ held, upstreams: await readyz() }).toMatchObject({ held: { inFlight: 0, queued: 0, tracked: 0 } });
+    // Nothing held, once an earlier test's calls have settled. Polled, not read once after: the health
+    // check of each upstream (a server/discover every health.intervalMs, on the same wire) counts as in
+    // flight for a moment; seen on a loaded machine: the three upstreams 1 each in one read, 0 in the next.
+    await untilNothingHeld(gw, 15_000);
   });
 });

@@ -19,7 +19,7 @@ import {
   startGateway,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork, metricValue } from '../support/health.js';
+import { metricValue, untilNothingHeld } from '../support/health.js';
 import { legacyEcho, openLegacyStream } from '../support/legacy-sse.js';
 import { httpRequest, rawSocket } from '../support/raw-socket.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
@@ -172,10 +172,7 @@ describe('a client that resets while the store answers', () => {
     );
     expect(r.json?.result?.content?.[0]?.text).toBe('here');
     // The shutdown drain waits for replies being written: none is, once the calls are done.
-    await until('no call held', async () => {
-      const held = await heldWork(gw);
-      return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
-    });
+    await untilNothingHeld(gw);
     await until('no reply counted', async () => (await statusStreams()).replies === 0);
     for (const sid of sessions) await fetch(gw.url, { method: 'DELETE', headers: { ...MCP_HEADERS, ...HEADERS(sid) } });
   });

@@ -15,7 +15,7 @@ import {
   startGateway,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork, metricValue } from '../support/health.js';
+import { metricValue, untilNothingHeld } from '../support/health.js';
 import { legacyEcho, LEGACY_INIT, openLegacyStream, postLegacy } from '../support/legacy-sse.js';
 import { httpRequest, rawSocket, type RawSocket } from '../support/raw-socket.js';
 import { statelessRequest } from '../support/stateless.js';
@@ -33,14 +33,6 @@ async function echo(gw: RunningGateway, sid: string, text: string): Promise<stri
     HEADERS(sid),
   );
   return r.json?.result?.content?.[0]?.text as string;
-}
-
-/** Nothing held: no call in flight or queued on a worker, none tracked by the virtual server. */
-async function nothingHeld(gw: RunningGateway): Promise<void> {
-  await until('no call held', async () => {
-    const held = await heldWork(gw);
-    return held.inFlight === 0 && held.queued === 0 && held.tracked === 0;
-  });
 }
 
 let gw: RunningGateway;
@@ -75,7 +67,7 @@ describe('limits.maxStreamBufferedBytes', () => {
 
     await until('the reply stream to be cut off', async () => (await cutOffs(gw, 'reply')) === 1, 20_000, 100);
     // The call behind it is cancelled (its worker slot given back), not left to run its minute.
-    await nothingHeld(gw);
+    await untilNothingHeld(gw);
     reader.socket.resume();
     await until('the client to see its stream end', () => reader.closed());
     expect(reader.received()).toMatch(/^HTTP\/1\.1 200 /);
@@ -98,7 +90,7 @@ describe('limits.maxStreamBufferedBytes', () => {
     sockets.push(reader);
     reader.socket.pause();
     await until('the reply stream to be cut off', async () => (await cutOffs(gw, 'reply')) === before + 1, 20_000, 100);
-    await nothingHeld(gw);
+    await untilNothingHeld(gw);
     const sid = await openSession(gw.url);
     expect(await echo(gw, sid, 'after the stateless cut')).toBe('after the stateless cut');
   });
@@ -135,7 +127,7 @@ describe('limits.maxStreamBufferedBytes', () => {
     expect(again.status).toBe(200);
     expect(await echo(gw, sid, 'still here')).toBe('still here');
     controller.abort();
-    await nothingHeld(gw);
+    await untilNothingHeld(gw);
   });
 
   it('a legacy /sse stream whose client POSTs big calls and never reads is cut off; its session ends', async () => {
@@ -164,7 +156,7 @@ describe('limits.maxStreamBufferedBytes', () => {
     // Its session ends (graceMs after the stream), and with it whatever it had in flight.
     await until('the session to end', async () => (await gw.gateway.store.size()) === sessionsBefore);
     expect(await openStreams(gw, 'legacy-sse')).toBe(0);
-    await nothingHeld(gw);
+    await untilNothingHeld(gw);
     reader.socket.resume();
     await until('the client to see its stream end', () => reader.closed());
     // It got what the kernel's buffers held; the rest of its answers were dropped with the stream, not kept.

@@ -1,5 +1,6 @@
 /** What a gateway holds for its clients right now, read from its own /readyz and in-flight table. */
 import type { RunningGateway } from './gateway.js';
+import { until } from './wait.js';
 import { internals } from '../../src/gateway/internals.js';
 
 export interface HeldWork {
@@ -34,6 +35,28 @@ export async function heldWork(gw: RunningGateway): Promise<HeldWork> {
     queued += u.queued;
   }
   return { inFlight, queued, tracked: internals(gw.gateway.server).inFlight };
+}
+
+/**
+ * Waits until nothing is held: no call in flight or queued on a worker, none tracked by the virtual
+ * server; fails with the last reading after `timeoutMs`. Polled, never read once: the gateway's own
+ * work (a health check of a remote upstream every `health.intervalMs`, a spare starting) is in flight
+ * for a moment, while a leaked slot stays held for good.
+ */
+export async function untilNothingHeld(gw: RunningGateway, timeoutMs = 10_000): Promise<void> {
+  let last: HeldWork | undefined;
+  try {
+    await until(
+      'nothing held',
+      async () => {
+        last = await heldWork(gw);
+        return last.inFlight === 0 && last.queued === 0 && last.tracked === 0;
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last read: ${JSON.stringify(last)}`);
+  }
 }
 
 /**

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { statelessFrom, tasksConfig } from '../support/tasks.js';
 import { until } from '../support/wait.js';
 
@@ -52,8 +52,7 @@ describe('anonymous 2026-07-28 tasks', () => {
     for (const taskId of mine)
       expect((await statelessFrom(gw, b, 'tasks/cancel', { taskId })).result.resultType).toBe('complete');
     expect((await statelessFrom(gw, a, 'tasks/get', { taskId: mine[0] })).result.status).toBe('cancelled');
-    await until('the cancelled calls to end', async () => (await heldWork(gw)).inFlight === 0);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
     expect(internals(gw.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });
   });
 });

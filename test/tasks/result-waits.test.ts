@@ -9,10 +9,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { commandCalls, startRedis, type RedisServer } from '../support/redis.js';
 import { legacySession, tasksConfig } from '../support/tasks.js';
-import { until } from '../support/wait.js';
 
 const SHARE = 8;
 const WATCH_MS = 1500;
@@ -69,8 +68,7 @@ describe.each(stores)('tasks/result waiters (%s store)', (name, storeConfig) => 
     expect(toolText((await other('tools/call', { name: 'greet', arguments: { name: 'other' } })).result)).toBe(
       'Hello, other!',
     );
-    await until('the cancelled call to end', async () => (await heldWork(gw)).inFlight === 0);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
     expect(internals(gw.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });
     const again = await Promise.all(
       Array.from({ length: SHARE }, (_, i) =>

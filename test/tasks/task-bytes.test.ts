@@ -18,7 +18,7 @@ import {
   toolText,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 import { legacySession } from '../support/tasks.js';
 import { until } from '../support/wait.js';
@@ -130,7 +130,7 @@ describe.each(stores)('task records in bytes (%s store)', (_name, storeConfig, h
       5000,
     );
     expect(await held.has(task.taskId)).toBe(true);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
     await other.end();
     await until("the other session's task record to go with it", async () => !(await held.has(task.taskId)), 5000);
   });

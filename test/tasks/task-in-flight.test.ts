@@ -9,9 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { internals } from '../../src/gateway/internals.js';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 import { legacySession, tasksConfig } from '../support/tasks.js';
-import { until } from '../support/wait.js';
 
 const SHARE = 4;
 let gw: RunningGateway;
@@ -53,8 +52,7 @@ describe('tasks and the in-flight share', () => {
     for (const taskId of tasks)
       expect(await flooder('tasks/cancel', { taskId })).toMatchObject({ result: { status: 'cancelled' } });
 
-    await until('the cancelled calls to end', async () => (await heldWork(gw)).inFlight === 0);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
     expect(internals(gw.gateway.server).tasks).toMatchObject({ places: 0, waits: 0 });
     // Its whole share serves again: that many calls at once, none refused.
     const again = await Promise.all(

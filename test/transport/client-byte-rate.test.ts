@@ -19,7 +19,7 @@ import {
   toolText,
   type RunningGateway,
 } from '../support/gateway.js';
-import { heldWork } from '../support/health.js';
+import { untilNothingHeld } from '../support/health.js';
 
 function refusal(fn: () => void): GatewayError {
   try {
@@ -129,7 +129,7 @@ describe('a gateway with limits.maxBodyBytesPerSecondPerClient', () => {
     // A small body still fits the refused client's bucket once a little has come back: not a ban.
     const small = await post(gw.url, echo(10, 10), headers);
     expect(small.status).toBe(200);
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
   }, 30_000);
 
   it('refuses a body its Content-Length announces before reading a byte of it, and closes that connection', async () => {
@@ -163,6 +163,6 @@ describe('a gateway with limits.maxBodyBytesPerSecondPerClient', () => {
     expect(refused.reply).toMatch(/^HTTP\/1\.1 429/);
     expect(refused.reply).toMatch(/retry-after: \d+/i);
     expect(refused.reply).toContain('"CLIENT_TOO_MANY_BYTES"');
-    expect(await heldWork(gw)).toEqual({ inFlight: 0, queued: 0, tracked: 0 });
+    await untilNothingHeld(gw);
   }, 30_000);
 });
