@@ -8,13 +8,13 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { ECHO_SERVER, exampleConfig, stdioUpstream, toolText } from '../support/gateway.js';
 import { WORD_FILTER } from '../support/http-upstream.js';
 import { startFromFile } from '../support/reload.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
 /** Something for each interceptor to find: a word-filter word, an e-mail address, a key, and length. */
@@ -42,10 +42,7 @@ beforeAll(async () => {
     ],
     servers: [{ path: '/layered', tools: ['echo__*', 'plain__*'], interceptors: [{ name: 'secrets', mode: 'audit' }] }],
   });
-  const log = pino(
-    { level: 'warn' },
-    { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
-  );
+  const log = capturingLogger('warn', lines);
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
 });

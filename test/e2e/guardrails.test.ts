@@ -9,12 +9,12 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ERRORS } from '../../src/jsonrpc/errors.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, stdioUpstream, toolText } from '../support/gateway.js';
 import { sample } from '../support/metrics.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 // Well-formed fakes: AWS's documented example key id, and a PEM block of made-up base64.
 const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
@@ -51,10 +51,7 @@ beforeAll(async () => {
       { path: '/progress', tools: ['slow__*'], interceptors: [{ name: 'pii' }] },
     ],
   });
-  const log = pino(
-    { level: 'warn' },
-    { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
-  );
+  const log = capturingLogger('warn', lines);
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
 });

@@ -12,7 +12,6 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { everythingUpstream } from '../support/everything.js';
@@ -20,6 +19,7 @@ import { httpUpstream } from '../support/http-upstream.js';
 import { startPerUserUpstream } from '../support/per-user-upstream.js';
 import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, TEST_ISSUER, type JwtIssuer } from '../support/jwt-issuer.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 const ELICITING = 'ev__trigger-elicitation-request';
 
@@ -53,7 +53,7 @@ beforeAll(async () => {
     ],
     toolSearch: { enabled: true },
   });
-  const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  const log = capturingLogger('warn', lines);
   gw = await startGateway(config, { logger: log });
 }, 30_000);
 

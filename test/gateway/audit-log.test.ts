@@ -6,11 +6,11 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, post, stdioUpstream } from '../support/gateway.js';
 import { statelessRequest } from '../support/stateless.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 const SECRET = 'do-not-log-me-7f3a';
 const lines: Array<Record<string, unknown>> = [];
@@ -47,10 +47,7 @@ beforeAll(async () => {
       },
     },
   });
-  const log = pino(
-    { level: 'warn' },
-    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-  );
+  const log = capturingLogger('warn', lines);
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   url = new URL(config.path, await gateway.app.listen({ host: '127.0.0.1', port: 0 }));
 });

@@ -13,6 +13,7 @@ import { DataPathEvents } from '../../src/observability/events.js';
 import { Metrics } from '../../src/observability/metrics.js';
 import { observeGateway } from '../../src/observability/subscribers.js';
 import { sample } from '../support/metrics.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 const weather = { name: 'weather', description: 'Tells the weather', inputSchema: { type: 'object' } };
 const stable = { name: 'stable', inputSchema: { type: 'object' } };
@@ -108,10 +109,7 @@ describe('PinPolicy in the catalog', () => {
 describe('pin findings reported', () => {
   it('as an audit line, a metric and a log line throttled per upstream', async () => {
     const lines: Array<Record<string, unknown>> = [];
-    const log = pino(
-      { level: 'warn' },
-      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-    );
+    const log = capturingLogger('warn', lines);
     const metrics = new Metrics({ defaultMetrics: false });
     const { diagnostics, unsubscribe } = observeGateway(metrics, ['tools/call'], log);
     try {

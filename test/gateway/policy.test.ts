@@ -22,6 +22,7 @@ import { checkConfig } from '../../src/gateway/config-check.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { ROOT, toolText } from '../support/gateway.js';
 import { sample } from '../support/metrics.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 const FIXTURE = resolve(ROOT, 'test/fixtures/policy-server.mjs');
 const EXAMPLE = readFileSync(resolve(ROOT, 'examples/policy/example.cedar'), 'utf8');
@@ -72,10 +73,7 @@ function config(extra: Record<string, unknown> = {}): Record<string, unknown> {
 beforeAll(async () => {
   writeFileSync(policyFile, policyOpen());
   writeFileSync(configFile, JSON.stringify(config()));
-  const log = pino(
-    { level: 'info' },
-    { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) },
-  );
+  const log = capturingLogger('info', lines);
   gateway = await buildApp(loadConfig(configFile, {}), { logger: log, defaultMetrics: false, configFile });
   base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
 });

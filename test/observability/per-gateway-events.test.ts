@@ -6,12 +6,12 @@
  * real stdio upstreams, loopback.
  */
 import diagnosticsChannel from 'node:diagnostics_channel';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { DataPathEvents } from '../../src/observability/events.js';
 import { ECHO_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
 import { sample } from '../support/metrics.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 interface AuditedGateway {
   gateway: Gateway;
@@ -29,10 +29,7 @@ async function startAudited(): Promise<AuditedGateway> {
     audit: { methods: ['tools/call'] },
     upstreams: [stdioUpstream('echo', ECHO_SERVER)],
   });
-  const log = pino(
-    { level: 'warn' },
-    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-  );
+  const log = capturingLogger('warn', lines);
   const gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   const base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   return {

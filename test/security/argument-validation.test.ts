@@ -10,7 +10,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, SLOW_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
@@ -20,6 +19,7 @@ import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { readTap, tappedStdio } from '../support/stdio-tap.js';
 import { until } from '../support/wait.js';
 import { internals } from '../../src/gateway/internals.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 /** Tools whose schemas ajv cannot use (a dangling $ref; over the size cap) beside two it can. */
 const RAW_SERVER = rawStdioServer(
@@ -73,10 +73,7 @@ beforeAll(async () => {
       httpUpstream('remote', remote.url),
     ],
   });
-  const log = pino(
-    { level: 'info' },
-    { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
-  );
+  const log = capturingLogger('info', lines);
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   base = await gateway.app.listen({ host: '127.0.0.1', port: 0 });
   url = new URL(config.path, base);

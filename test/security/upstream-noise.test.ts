@@ -12,12 +12,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildApp, type Gateway } from '../../src/app.js';
 import { ECHO_SERVER, exampleConfig, openSession, post, stdioUpstream } from '../support/gateway.js';
 import { rawStdioServer } from '../support/raw-stdio-server.js';
 import { until } from '../support/wait.js';
+import { capturingLogger } from '../support/log-lines.js';
 
 type Line = Record<string, unknown> & { msg?: string; upstream?: string; suppressed?: number };
 
@@ -29,7 +29,7 @@ let scratch: string | undefined;
 async function start(overrides: Record<string, unknown>): Promise<void> {
   lines = [];
   const config = exampleConfig({ logLevel: 'info', ...overrides });
-  const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as Line) });
+  const log = capturingLogger('info', lines);
   gateway = await buildApp(config, { logger: log, defaultMetrics: false });
   url = new URL(config.path, await gateway.app.listen({ host: '127.0.0.1', port: 0 }));
 }
