@@ -5,6 +5,7 @@ import type { DataPathEvents } from '../observability/events.js';
 import { frameworkRefusal, replyWithError, replyWithFailure, type FrameworkError } from './error-reply.js';
 import type { ClientByteRate } from './client-byte-rate.js';
 import { header } from './http-headers.js';
+import { LARGE_TEXT_CHARS, nextTurn } from '../timing/loop-turns.js';
 
 /** What every client transport checks before a request (or a WebSocket upgrade) is served. */
 export interface DoorOptions {
@@ -144,7 +145,9 @@ export function stringBodies(
       done(err as Error);
       return;
     }
-    done(null, body);
+    // Reading a large body and parsing it are two holds of the event loop, not one (timing/loop-turns.ts).
+    if (body.length > LARGE_TEXT_CHARS) nextTurn(() => done(null, body));
+    else done(null, body);
   };
   // application/json by name too: Fastify caches the parser it finds for a content type, but not
   // its catch-all, which it looks for again (parsing the header anew) on every request.

@@ -32,6 +32,7 @@ import { RequestDoor, stringBodies, type DoorOptions } from './request-door.js';
 import { SessionManager } from './session-manager.js';
 import { SessionRoutes } from './session-routes.js';
 import { StreamRoom } from './stream-room.js';
+import { LARGE_TEXT_CHARS, afterTurn } from '../timing/loop-turns.js';
 
 export interface StreamableHttpOptions {
   path: string;
@@ -179,6 +180,7 @@ export class StreamableHttpTransport {
       throw new Rejection('NOT_ACCEPTABLE', 'Not Acceptable: Accept must list application/json and text/event-stream');
     if (!isJsonContentType(header(request, 'content-type'))) throw new Rejection('UNSUPPORTED_MEDIA_TYPE');
     const intake = readMessages(request.body as string, this.#options.intake);
+    if ((request.body as string).length > LARGE_TEXT_CHARS) await afterTurn(); // parse, forward: two holds, not one
     const versionHeader = header(request, VERSION_HEADER);
     const identity = this.#door.identityOf(request);
     if (this.#diagnostics.has('http:classified'))

@@ -7,6 +7,7 @@ import { suppressedField, type LogThrottle } from '../../observability/log-throt
 import type { DataPathEvents } from '../../observability/events.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
 import { launchOf } from './stdio-launch.js';
+import { LARGE_TEXT_CHARS, nextTurn, writeAcrossTurns } from '../../timing/loop-turns.js';
 import type {
   CallOptions,
   ClientIdentity,
@@ -30,6 +31,10 @@ export class StdioUpstream extends BaseUpstream {
   #child: ChildProcess | undefined;
   #outbox: string[] = [];
   #flushScheduled = false;
+  /** A large line is being written a slice per turn: what is sent meanwhile waits in the outbox, in order. */
+  #writing = false;
+  /** Messages read after a large one, delivered in order in the turn after its parse. */
+  #deferred: unknown[] | undefined;
   #buffer = '';
   #closing = false;
   #exited = false;
@@ -149,6 +154,8 @@ export class StdioUpstream extends BaseUpstream {
   #onExit(reason: string, stderrTail = ''): void {
     if (this.#exited) return;
     this.#exited = true;
+    // What the process answered before it went is delivered before its calls are failed.
+    this.#deliverDeferred();
     // A call in flight on a dead process gets its error now, never a hang.
     this.connection.close(new GatewayError('UPSTREAM_UNAVAILABLE', `Upstream ${this.label} ${reason}`));
     // Whatever the process left behind in its group goes with it.
@@ -214,7 +221,30 @@ export class StdioUpstream extends BaseUpstream {
         );
       return;
     }
-    this.connection.receive(value);
+    this.#deliver(value, line.length > LARGE_TEXT_CHARS);
+  }
+
+  /**
+   * A large message is handed on in the turn after its parse, so parsing it and writing whatever
+   * it answers are two holds of the event loop, not one; the messages after it wait for it.
+   */
+  #deliver(value: unknown, large: boolean): void {
+    if (this.#deferred) {
+      this.#deferred.push(value);
+      return;
+    }
+    if (!large) {
+      this.connection.receive(value);
+      return;
+    }
+    this.#deferred = [value];
+    nextTurn(() => this.#deliverDeferred());
+  }
+
+  #deliverDeferred(): void {
+    const values = this.#deferred;
+    this.#deferred = undefined;
+    for (const v of values ?? []) this.connection.receive(v);
   }
 
   #protocolFailure(reason: string): void {
@@ -237,10 +267,16 @@ export class StdioUpstream extends BaseUpstream {
 
   #flush(): void {
     this.#flushScheduled = false;
-    if (this.#outbox.length === 0) return;
+    if (this.#outbox.length === 0 || this.#writing) return;
     const data = this.#outbox.length === 1 ? this.#outbox[0]! : this.#outbox.join('');
     this.#outbox = [];
     const stdin = this.#child?.stdin;
-    if (stdin && !stdin.destroyed && !this.#exited) stdin.write(data);
+    if (!stdin || stdin.destroyed || this.#exited) return;
+    this.#writing = true;
+    const stopped = () => stdin.destroyed || this.#exited;
+    writeAcrossTurns(data, { write: (s) => stdin.write(s), last: (s) => stdin.write(s), stopped }, () => {
+      this.#writing = false;
+      this.#flush();
+    });
   }
 }
