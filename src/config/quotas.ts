@@ -6,6 +6,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { globList, matchWarnings } from './rate-limits.js';
 import { storeErrorProperties } from './store-error-schema.js';
+import { checkUniqueNames } from './unique-names.js';
 
 /** The calendar windows a quota counts in (UTC). */
 export const QUOTA_WINDOWS = ['day', 'month'] as const;
@@ -98,11 +99,9 @@ export type QuotaRuleConfig = QuotasConfig['rules'][number];
 /** What the schema cannot say: unique names, and something to count. */
 export function quotasChecks(quotas: QuotasConfig, problems: string[]): void {
   if (!Array.isArray(quotas.rules)) return;
-  const seen = new Set<string>();
+  checkUniqueNames('quotas.rules', quotas.rules, problems);
   for (const rule of quotas.rules) {
     if (typeof rule?.name !== 'string') continue;
-    if (seen.has(rule.name)) problems.push(`quotas.rules: the name "${rule.name}" is used twice`);
-    seen.add(rule.name);
     if (rule.calls === undefined && rule.upstreamSeconds === undefined)
       problems.push(`quotas.rules: "${rule.name}" counts nothing: give calls, upstreamSeconds or both`);
   }

@@ -5,6 +5,7 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { storeErrorProperties } from './store-error-schema.js';
+import { checkUniqueNames } from './unique-names.js';
 
 /** What a rule counts by: one counter per value of it. */
 export const RATE_LIMIT_KEYS = ['principal', 'principal+tool', 'tool', 'server', 'global'] as const;
@@ -112,13 +113,7 @@ const TOOL_KEYS: ReadonlySet<string> = new Set(['principal+tool', 'tool']);
 
 /** What the schema cannot say: unique names. */
 export function rateLimitsChecks(rateLimits: RateLimitsConfig, problems: string[]): void {
-  if (!Array.isArray(rateLimits.rules)) return;
-  const seen = new Set<string>();
-  for (const rule of rateLimits.rules) {
-    if (typeof rule?.name !== 'string') continue;
-    if (seen.has(rule.name)) problems.push(`rateLimits.rules: the name "${rule.name}" is used twice`);
-    seen.add(rule.name);
-  }
+  if (Array.isArray(rateLimits.rules)) checkUniqueNames('rateLimits.rules', rateLimits.rules, problems);
 }
 
 /**

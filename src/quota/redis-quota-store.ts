@@ -12,6 +12,7 @@ import type { RedisClient } from '../redis/connection.js';
 import { firstReady } from '../rate-limit/first-ready.js';
 import { byUse, type QuotaCounter, type QuotaLimits, type QuotaMeasure } from './quota-store.js';
 import type { QuotaStore, QuotaUse, QuotaVerdict } from './quota-store.js';
+import { luaCommand } from '../redis/lua-command.js';
 
 /** KEYS: calls, seconds, calls' sorted set; ARGV: calls limit (0: none), seconds limit (0: none), who, expire at. */
 const ADMIT = `
@@ -41,8 +42,7 @@ export class RedisQuotaStore implements QuotaStore {
     private readonly keyPrefix: string,
     timeoutMs: number,
   ) {
-    redis.defineCommand('mcpgwQuotaAdmit', { numberOfKeys: 3, lua: ADMIT });
-    this.#admit = (redis as unknown as Record<'mcpgwQuotaAdmit', Admit>).mcpgwQuotaAdmit.bind(redis);
+    this.#admit = luaCommand<Admit>(redis, 'mcpgwQuotaAdmit', ADMIT, 3);
     this.#ready = firstReady(redis, timeoutMs);
   }
 

@@ -10,6 +10,7 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { CounterShape, CounterStore } from './counter-store.js';
 import { firstReady } from './first-ready.js';
+import { luaCommand } from '../redis/lua-command.js';
 
 const TAKE = `
 local t = redis.call('TIME')
@@ -48,8 +49,7 @@ export class RedisCounterStore implements CounterStore {
     private readonly keyPrefix: string,
     timeoutMs: number,
   ) {
-    redis.defineCommand('mcpgwRateTake', { numberOfKeys: 1, lua: TAKE });
-    this.#take = (redis as unknown as Record<'mcpgwRateTake', Take>).mcpgwRateTake.bind(redis);
+    this.#take = luaCommand<Take>(redis, 'mcpgwRateTake', TAKE, 1);
     this.#ready = firstReady(redis, timeoutMs);
   }
 

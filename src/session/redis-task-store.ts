@@ -3,6 +3,7 @@ import { END_RESERVE_BYTES, readTaskRecord, recordBytes, taskLimit, writeTaskRec
 import type { TaskBounds, TaskPage, TaskRecord, TaskStatus, TaskStore } from '../contracts/task-store.js';
 import type { RedisClient } from '../redis/connection.js';
 import { decodeCursor, encodeCursor } from './task-cursor.js';
+import { luaCommand } from '../redis/lua-command.js';
 
 /** Replaces a task's record only while its status is one of ARGV[3..]: cancelled stays cancelled. */
 const TRANSITION = `
@@ -88,13 +89,9 @@ export class RedisTaskStore implements TaskStore {
     private readonly redis: RedisClient,
     private readonly keyPrefix: string,
   ) {
-    redis.defineCommand('mcpgwTaskAdmit', { numberOfKeys: 2, lua: ADMIT });
-    redis.defineCommand('mcpgwTaskCharge', { numberOfKeys: 1, lua: CHARGE });
-    redis.defineCommand('mcpgwTaskDrop', { numberOfKeys: 2, lua: DROP });
-    const commands = redis as unknown as Record<'mcpgwTaskAdmit' | 'mcpgwTaskCharge' | 'mcpgwTaskDrop', Script>;
-    this.#admit = commands.mcpgwTaskAdmit.bind(redis);
-    this.#charge = commands.mcpgwTaskCharge.bind(redis);
-    this.#drop = commands.mcpgwTaskDrop.bind(redis);
+    this.#admit = luaCommand<Script>(redis, 'mcpgwTaskAdmit', ADMIT, 2);
+    this.#charge = luaCommand<Script>(redis, 'mcpgwTaskCharge', CHARGE, 1);
+    this.#drop = luaCommand<Script>(redis, 'mcpgwTaskDrop', DROP, 2);
   }
 
   async create(record: TaskRecord, bounds: TaskBounds): Promise<void> {

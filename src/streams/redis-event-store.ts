@@ -1,6 +1,7 @@
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
 import { closeRedis, type RedisClient } from '../redis/connection.js';
 import type { AppendOptions, EventStore, EventStoreLimits, Replay, StoredEvent } from './event-store.js';
+import { luaCommand } from '../redis/lua-command.js';
 
 export interface RedisEventStoreOptions extends EventStoreLimits {
   /** Prefix of every key (no `{` or `}`: the session id is the key's hash tag). */
@@ -59,9 +60,7 @@ export class RedisEventStore implements EventStore {
     this.#prefix = options.keyPrefix ?? 'mcpgw:';
     if (/[{}]/.test(this.#prefix)) throw new Error('keyPrefix must not contain "{" or "}"');
     this.#limits = { maxEvents: options.maxEvents, maxAgeMs: options.maxAgeMs };
-    redis.defineCommand('mcpgwEventAppend', { numberOfKeys: 2, lua: APPEND_SCRIPT });
-    const command = (redis as unknown as { mcpgwEventAppend: AppendCommand }).mcpgwEventAppend;
-    this.#append = command.bind(redis);
+    this.#append = luaCommand<AppendCommand>(redis, 'mcpgwEventAppend', APPEND_SCRIPT, 2);
   }
 
   async append(

@@ -13,6 +13,8 @@ import { TokenExchange, identityRefused } from '../../upstream-auth/token-exchan
 import { AuthorizationCode } from '../../upstream-auth/authorization-code.js';
 import type { Caller } from '../../contracts/request-context.js';
 import type { TokenStore } from '../../contracts/token-store.js';
+import type { UpstreamCall } from '../../contracts/upstream.js';
+import { failedCall } from '../../contracts/deferred-call.js';
 import { ResponseBody } from './response-body.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 
@@ -44,6 +46,12 @@ export interface CallerAuth {
   caller: Caller;
   headers: Record<string, string>;
 }
+
+/** A call refused before it was sent, or what it carries (no user's: undefined). */
+export type CallAdmission =
+  { refused: UpstreamCall; auth?: undefined } | { refused?: undefined; auth: CallerAuth | undefined };
+
+const AS_NOBODY: CallAdmission = { auth: undefined };
 
 /** A grant that gets each user a token of their own (token-exchange, authorization-code). */
 interface UserTokens {
@@ -117,6 +125,24 @@ export class HttpEndpoint {
   /** What `caller`'s calls carry; throws CLAIM_HEADER_INVALID for a claim that cannot be sent. */
   forCaller(caller: Caller): CallerAuth {
     return { caller, headers: this.#headers.resolve(caller) };
+  }
+
+  /**
+   * Whether a call may be sent, and as whom: while the circuit is open, its refusal (counted); else,
+   * for a user's call where calls go as their users, what it carries (a claim that cannot be sent
+   * refuses the call here). Every HTTP wire starts a call with it.
+   */
+  admit(caller: Caller | undefined): CallAdmission {
+    if (this.breaker.state === 'open') {
+      this.diagnostics.emit('pool:rejection', { upstream: this.name, reason: 'circuit_open' });
+      return { refused: failedCall(this.breaker.openError()) };
+    }
+    if (caller === undefined || !this.actsForUsers) return AS_NOBODY;
+    try {
+      return { auth: this.forCaller(caller) };
+    } catch (err) {
+      return { refused: failedCall(err as Error) };
+    }
   }
 
   /**

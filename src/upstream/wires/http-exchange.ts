@@ -13,6 +13,7 @@ import { DeadlineTimer } from '../../timing/deadline-timer.js';
 import { INITIALIZE } from '../connection/initialize.js';
 import type { JsonRpcConnection } from '../connection/json-rpc-connection.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import type { McpResult, UpstreamCall } from '../../contracts/upstream.js';
 import { messageData, readSse } from './sse-reader.js';
 
 /** The most of a 4xx body read for the JSON-RPC error it may hold. */
@@ -55,6 +56,28 @@ export class CallersInFlight {
     const forget = () => void this.#byId.delete(call.id);
     call.promise.then(forget, forget);
   }
+}
+
+/**
+ * What an HTTP wire returns for a call it sent: its user forgotten once it settles, and a cancel
+ * that ends the call the wire's way (`end`) and aborts the exchange still carrying it.
+ */
+export function sentCall(
+  call: { id: number; promise: Promise<McpResult> },
+  auth: CallerAuth | undefined,
+  callers: CallersInFlight,
+  aborts: ReadonlyMap<number, Abort>,
+  end: (error: Error) => void,
+): UpstreamCall {
+  if (auth) callers.forgetWhenSettled(call);
+  return {
+    promise: call.promise,
+    cancel: (error) => {
+      const abort = aborts.get(call.id);
+      end(error);
+      abort?.abort(new Cancelled(error));
+    },
+  };
 }
 
 export type Outcome =

@@ -3,9 +3,8 @@ import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../../timing/abort.js';
 import { Backoff, sleep } from '../../timing/backoff.js';
-import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
-import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
+import { CallersInFlight, Cancelled, exchange, sentCall, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { INITIALIZE, INITIALIZED } from '../connection/initialize.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
@@ -96,19 +95,8 @@ export class HttpUpstream extends BaseUpstream {
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    const { breaker, diagnostics } = this.#endpoint;
-    if (breaker.state === 'open') {
-      diagnostics.emit('pool:rejection', { upstream: this.#endpoint.name, reason: 'circuit_open' });
-      return failedCall(breaker.openError());
-    }
-    let auth: CallerAuth | undefined;
-    if (options?.caller !== undefined && this.#endpoint.actsForUsers) {
-      try {
-        auth = this.#endpoint.forCaller(options.caller);
-      } catch (err) {
-        return failedCall(err as Error);
-      }
-    }
+    const { refused, auth } = this.#endpoint.admit(options?.caller);
+    if (refused) return refused;
     // The user's newest token serves what the worker sends for nobody in particular (its stream, its DELETE).
     if (auth && this.#owner?.caller.principal === auth.caller.principal) this.#owner = auth;
     this.#sending = auth;
@@ -118,15 +106,7 @@ export class HttpUpstream extends BaseUpstream {
     } finally {
       this.#sending = undefined;
     }
-    if (auth) this.#callers.forgetWhenSettled(call);
-    return {
-      promise: call.promise,
-      cancel: (error) => {
-        const abort = this.#aborts.get(call.id);
-        call.cancel(error);
-        abort?.abort(new Cancelled(error));
-      },
-    };
+    return sentCall(call, auth, this.#callers, this.#aborts, (error) => call.cancel(error));
   }
 
   async close(): Promise<void> {

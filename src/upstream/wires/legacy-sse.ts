@@ -2,7 +2,6 @@ import { GatewayError } from '../../jsonrpc/errors.js';
 import { parseMessages, type JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../../timing/abort.js';
 import { Backoff, sleep } from '../../timing/backoff.js';
-import { failedCall } from '../../contracts/deferred-call.js';
 import { mediaType, retryAfterMs } from './http-endpoint.js';
 import type { HttpUpstreamOptions } from './http.js';
 import { DeadlineTimer } from '../../timing/deadline-timer.js';
@@ -56,11 +55,10 @@ export class LegacySseUpstream extends BaseUpstream {
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    const { breaker, config, diagnostics, name } = this.options.endpoint;
-    if (breaker.state === 'open') {
-      diagnostics.emit('pool:rejection', { upstream: name, reason: 'circuit_open' });
-      return failedCall(breaker.openError());
-    }
+    const { breaker, config } = this.options.endpoint;
+    // Calls go as the gateway itself here (no caller): only the circuit can refuse one.
+    const { refused } = this.options.endpoint.admit(undefined);
+    if (refused) return refused;
     // The answer arrives on the shared stream, not on the POST: each call keeps its own deadline,
     // restarted by its progress, so a call nobody else times out (a list, a ping) cannot hang.
     let timer: DeadlineTimer | undefined;

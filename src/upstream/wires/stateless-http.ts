@@ -3,13 +3,12 @@ import { GatewayError } from '../../jsonrpc/errors.js';
 import type { JsonRpcMessage, JsonRpcNotification } from '../../jsonrpc/messages.js';
 import { Abort } from '../../timing/abort.js';
 import { Backoff, sleep } from '../../timing/backoff.js';
-import { failedCall } from '../../contracts/deferred-call.js';
 import type { CallOptions, UpstreamCall } from '../../contracts/upstream.js';
 import { JsonRpcConnection } from '../connection/json-rpc-connection.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 import { isRetryable } from '../connection/retry-policy.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
-import { CallersInFlight, Cancelled, exchange, type Outcome } from './http-exchange.js';
+import { CallersInFlight, Cancelled, exchange, sentCall, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { MCP_NAME_PARAM } from '../../jsonrpc/meta-keys.js';
 import { headerValue } from '../connection/stateless-headers.js';
@@ -79,21 +78,8 @@ export class StatelessHttpWire {
   }
 
   call(method: string, params: Record<string, unknown> | undefined, options?: CallOptions): UpstreamCall {
-    const { breaker, diagnostics } = this.endpoint;
-    if (breaker.state === 'open') {
-      diagnostics.emit('pool:rejection', { upstream: this.endpoint.name, reason: 'circuit_open' });
-      return failedCall(breaker.openError());
-    }
-    // As the 2025 wire does: the user's exchanged token and claim headers, settled before sending (a bad claim fails
-    // here).
-    let auth: CallerAuth | undefined;
-    if (options?.caller !== undefined && this.endpoint.actsForUsers) {
-      try {
-        auth = this.endpoint.forCaller(options.caller);
-      } catch (err) {
-        return failedCall(err as Error);
-      }
-    }
+    const { refused, auth } = this.endpoint.admit(options?.caller);
+    if (refused) return refused;
     this.#pendingHeaders = options?.headers;
     this.#pendingCaller = auth;
     let call;
@@ -103,15 +89,7 @@ export class StatelessHttpWire {
       this.#pendingHeaders = undefined;
       this.#pendingCaller = undefined;
     }
-    if (auth) this.#callers.forgetWhenSettled(call);
-    return {
-      promise: call.promise,
-      cancel: (error) => {
-        const abort = this.#aborts.get(call.id);
-        this.#connection.fail(call.id, error);
-        abort?.abort(new Cancelled(error));
-      },
-    };
+    return sentCall(call, auth, this.#callers, this.#aborts, (error) => this.#connection.fail(call.id, error));
   }
 
   /**
