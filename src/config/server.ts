@@ -202,7 +202,7 @@ export const legacySseSchema = {
 /** WebSocket (subprotocol `mcp`): `false` turns it off; see `websocketSettings` for the defaults. */
 export const websocketSchema = {
   description:
-    'MCP over WebSocket (subprotocol mcp, one JSON-RPC message per text frame): false turns it off. Its path sits ' +
+    'MCP over WebSocket (subprotocol mcp, one JSON-RPC message per text message): false turns it off. Its path sits ' +
     "under each MCP endpoint's base.",
   anyOf: [
     { const: false },

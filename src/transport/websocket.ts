@@ -14,6 +14,7 @@ import { InFlightLimit } from './in-flight-limit.js';
 import type { IntakeLimits } from './message-intake.js';
 import type { RequestDoor } from './request-door.js';
 import { PacedFrames } from './paced-frames.js';
+import { WebSocketSender } from './websocket-sender.js';
 import type { RawData } from 'ws';
 
 export interface WebSocketOptions {
@@ -44,7 +45,7 @@ export const CLOSE = {
 const CUT_OFF_MS = 1000;
 
 /**
- * MCP over WebSocket: one JSON-RPC message per text frame, both ways; one session per
+ * MCP over WebSocket: one JSON-RPC message per text message, both ways; one session per
  * connection, opened by the upgrade (after the same door as HTTP: Origin, readiness, the
  * Authorization header) and ended when it closes. Frames larger than the HTTP body limit end the
  * connection (1009, ws's maxPayload); a frame that is not JSON is answered with a parse error and
@@ -135,6 +136,7 @@ export class WebSocketTransport {
     if (!session) return void socket.terminate();
     this.#opening.delete(request);
     const bound = o.settings.maxBufferedBytes;
+    const sender = new WebSocketSender(socket);
     const connection = new ClientConnection(
       session,
       {
@@ -145,7 +147,7 @@ export class WebSocketTransport {
             this.#cutOff(socket, CLOSE.SLOW_READER, `too slow: more than ${bound} bytes unread`);
             return false;
           }
-          socket.send(JSON.stringify(message));
+          sender.send(JSON.stringify(message));
           return true;
         },
       },

@@ -88,6 +88,11 @@ export type Outcome =
   | { kind: 'cut'; lastEventId: string | undefined; retryMs: number | undefined; progressed: boolean }
   | { kind: 'failed'; failure: ExchangeFailure | GatewayError };
 
+/** What an exchange that threw failed with: the failure as thrown, or anything else as a failure once sent. */
+export function failureOf(err: unknown): ExchangeFailure | GatewayError {
+  return err instanceof GatewayError || err instanceof ExchangeFailure ? err : new ExchangeFailure('sent', String(err));
+}
+
 export interface ExchangeRequest {
   endpoint: HttpEndpoint;
   connection: JsonRpcConnection;

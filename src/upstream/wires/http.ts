@@ -4,7 +4,7 @@ import type { JsonRpcMessage } from '../../jsonrpc/messages.js';
 import { Abort } from '../../timing/abort.js';
 import { Backoff, sleep } from '../../timing/backoff.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
-import { CallersInFlight, Cancelled, exchange, sentCall, type Outcome } from './http-exchange.js';
+import { CallersInFlight, Cancelled, exchange, failureOf, sentCall, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { INITIALIZE, INITIALIZED } from '../connection/initialize.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
@@ -263,13 +263,7 @@ export class HttpUpstream extends BaseUpstream {
         if (method !== INITIALIZE && method !== INITIALIZED && this.#reinit) await this.#reinit;
         outcome = await this.#exchange(message, id, method, resumeFrom);
       } catch (err) {
-        outcome = {
-          kind: 'failed',
-          failure:
-            err instanceof GatewayError || err instanceof ExchangeFailure
-              ? err
-              : new ExchangeFailure('sent', String(err)),
-        };
+        outcome = { kind: 'failed', failure: failureOf(err) };
       }
       resumeFrom = undefined;
       if (outcome.kind === 'done') return;

@@ -8,6 +8,7 @@ import { DeadlineTimer } from '../../timing/deadline-timer.js';
 import { startTimeoutMs } from '../connection/initialize.js';
 import { BaseUpstream } from '../connection/base-upstream.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
+import { failureOf } from './http-exchange.js';
 import { isRetryable } from '../connection/retry-policy.js';
 import { messageData, readSse } from './sse-reader.js';
 import type { CallOptions, UpstreamCall, UpstreamServerInfo } from '../../contracts/upstream.js';
@@ -192,10 +193,7 @@ export class LegacySseUpstream extends BaseUpstream {
         await this.#post(this.#postUrl, message);
         return;
       } catch (err) {
-        failure =
-          err instanceof ExchangeFailure || err instanceof GatewayError
-            ? err
-            : new ExchangeFailure('sent', String(err));
+        failure = failureOf(err);
       }
       if (failure instanceof ExchangeFailure && failure.status === 404) {
         this.#die('no longer knows its session (HTTP 404)');

@@ -8,7 +8,7 @@ import { JsonRpcConnection } from '../connection/json-rpc-connection.js';
 import { ExchangeFailure } from '../../contracts/exchange-failure.js';
 import { isRetryable } from '../connection/retry-policy.js';
 import type { CallerAuth, HttpEndpoint } from './http-endpoint.js';
-import { CallersInFlight, Cancelled, exchange, sentCall, type Outcome } from './http-exchange.js';
+import { CallersInFlight, Cancelled, exchange, failureOf, sentCall, type Outcome } from './http-exchange.js';
 import { ListenStream } from './http-get-stream.js';
 import { MCP_NAME_PARAM } from '../../jsonrpc/meta-keys.js';
 import { headerValue } from '../connection/stateless-headers.js';
@@ -167,13 +167,7 @@ export class StatelessHttpWire {
           onSessionId: () => undefined,
         });
       } catch (err) {
-        outcome = {
-          kind: 'failed',
-          failure:
-            err instanceof GatewayError || err instanceof ExchangeFailure
-              ? err
-              : new ExchangeFailure('sent', String(err)),
-        };
+        outcome = { kind: 'failed', failure: failureOf(err) };
       } finally {
         if (this.#aborts.get(id) === abort) this.#aborts.delete(id);
       }
