@@ -12,6 +12,16 @@ import type { RedisClient } from '../redis/connection.js';
  * fails. Sharded pub/sub (SPUBLISH, Redis 7) would keep a session's messages on its slot's
  * shard; it is not used: see "Running several replicas" in the README.
  */
+/**
+ * ioredis's Cluster subscribes through a connection of its own that always checks readiness with
+ * INFO (our SUBSCRIBER_OPTIONS do not reach it). A SUBSCRIBE written while that connection comes
+ * up goes before the INFO, the INFO then fails in subscriber mode, and ioredis refuses the
+ * SUBSCRIBE with this message and reconnects (seen once in CI, at start-up). Sent again, it passes.
+ */
+const SUBSCRIBER_MODE = 'Connection in subscriber mode';
+const SUBSCRIBE_ATTEMPTS = 5;
+const SUBSCRIBE_RETRY_MS = 50;
+
 export class RedisBus implements Bus {
   readonly replicaId = randomUUID();
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
@@ -43,8 +53,15 @@ export class RedisBus implements Bus {
     const full = this.prefix + channel;
     let set = this.#handlers.get(full);
     if (!set) {
-      this.#handlers.set(full, (set = new Set()));
-      await this.subscriber.subscribe(full);
+      const created = new Set<(message: string) => void>();
+      this.#handlers.set(full, (set = created));
+      try {
+        await this.#subscribe(full);
+      } catch (err) {
+        // Not subscribed: the next subscriber to this channel tries again.
+        if (this.#handlers.get(full) === created) this.#handlers.delete(full);
+        throw err;
+      }
     }
     set.add(handler);
     return async () => {
@@ -54,6 +71,20 @@ export class RedisBus implements Bus {
         await this.subscriber.unsubscribe(full).catch(() => undefined);
       }
     };
+  }
+
+  async #subscribe(channel: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.subscriber.subscribe(channel);
+        return;
+      } catch (err) {
+        const transient = err instanceof Error && err.message.startsWith(SUBSCRIBER_MODE);
+        if (!transient || attempt >= SUBSCRIBE_ATTEMPTS) throw err;
+        this.log?.debug({ channel, attempt }, 'bus subscribe refused while its connection came up; trying again');
+        await new Promise((resolve) => setTimeout(resolve, SUBSCRIBE_RETRY_MS * attempt));
+      }
+    }
   }
 
   async close(): Promise<void> {

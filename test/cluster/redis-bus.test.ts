@@ -92,4 +92,45 @@ describe('RedisBus', () => {
     await second();
     expect(await subscribers(`${prefix}u`)).toBe(0);
   });
+
+  it('sends a SUBSCRIBE again that ioredis refused while its connection came up, and no other refusal', async () => {
+    const prefix = `t-${randomUUID()}:`;
+    const real = createRedisClient({ url: redis.url }, { connectTimeout: 2000, ...SUBSCRIBER_OPTIONS });
+    // What a Cluster's own subscriber connection answers when its ready check loses the race.
+    const refusals = ['Connection in subscriber mode, only subscriber commands may be used', 'x', 'other failure'];
+    let refused = 0;
+    const subscriber = new Proxy(real, {
+      get(target, key) {
+        if (key === 'subscribe')
+          return (channel: string) => {
+            const message = refusals[refused];
+            if (message === 'x' || message === undefined) return target.subscribe(channel);
+            refused++;
+            return Promise.reject(new Error(message));
+          };
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const publisher = createRedisClient({ url: redis.url }, { maxRetriesPerRequest: 1 });
+    const b = new RedisBus(publisher, subscriber, prefix, quietLog());
+    buses.push(b);
+    const heard: string[] = [];
+    // The first SUBSCRIBE is refused as in the race, the second goes through.
+    await b.subscribe('r', (m) => heard.push(m));
+    expect(refused).toBe(1);
+    await bus(prefix).publish('r', 'after the race');
+    await until('the message', () => heard.length === 1, 5000);
+    expect(heard).toEqual(['after the race']);
+
+    // Any other refusal is the caller's at once, and the channel is not taken as subscribed.
+    refusals.splice(0, refusals.length, 'other failure', 'x');
+    refused = 0;
+    await expect(b.subscribe('s', () => undefined)).rejects.toThrow('other failure');
+    expect(refused).toBe(1);
+    const second: string[] = [];
+    await b.subscribe('s', (m) => second.push(m));
+    await bus(prefix).publish('s', 'subscribed on the second try');
+    await until('the second message', () => second.length === 1, 5000);
+  });
 });
