@@ -1,6 +1,6 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { JsonRpcMessage } from '../jsonrpc/messages.js';
-import { LARGE_TEXT_CHARS, writeAcrossTurns } from '../timing/loop-turns.js';
+import { LARGE_TEXT_CHARS, TurnQueue } from '../timing/loop-turns.js';
 
 export const SSE_HEADERS: OutgoingHttpHeaders = {
   'content-type': 'text/event-stream',
@@ -38,8 +38,11 @@ export function onceClosed(raw: ServerResponse, listener: () => void): void {
 export class SseWriter {
   #closed = false;
   readonly #closeListeners: Array<() => void> = [];
-  /** While a large event is written a slice per turn (timing/loop-turns.ts): what comes after it, in order. */
-  #waiting: string[] | undefined;
+  /** What is sent while a large event is written a slice per turn (timing/loop-turns.ts); a pending end after it. */
+  readonly #queue = new TurnQueue(
+    (chunk) => this.#write(chunk),
+    () => this.#endIfAsked(),
+  );
   /** end() was called while a large event was still being written. */
   #ending = false;
 
@@ -84,7 +87,7 @@ export class SseWriter {
   }
 
   end(): void {
-    if (this.#waiting && !this.closed) {
+    if (this.#queue.busy && !this.closed) {
       this.#ending = true;
       return;
     }
@@ -101,10 +104,7 @@ export class SseWriter {
 
   #write(chunk: string): boolean {
     if (this.closed) return false;
-    if (this.#waiting) {
-      this.#waiting.push(chunk);
-      return true;
-    }
+    if (this.#queue.holds(chunk)) return true;
     if (this.raw.writableLength > this.bound.maxBufferedBytes) {
       // Unsent bytes are lost with the socket: the client resumes (or reconnects) from what it read.
       this.raw.destroy();
@@ -117,29 +117,16 @@ export class SseWriter {
       return true;
     }
     // A large event goes out a slice per turn, so other clients' requests are not held behind it.
-    this.#waiting = [];
     const raw = this.raw;
     const write = (slice: string) => void raw.write(slice);
-    writeAcrossTurns(chunk, { write, last: write, stopped: () => this.closed }, () => this.#afterLarge());
+    this.#queue.writeLarge(chunk, { write, last: write, stopped: () => this.closed });
     return true;
   }
 
-  /** The large event is out (or the stream closed): what waited behind it goes now, then a pending end. */
-  #afterLarge(): void {
-    const waiting = this.#waiting ?? [];
-    this.#waiting = undefined;
-    for (let i = 0; i < waiting.length; i++) {
-      this.#write(waiting[i]!);
-      if (this.#waiting) {
-        // Another large event: the rest waits behind it in turn.
-        (this.#waiting as string[]).push(...waiting.slice(i + 1));
-        return;
-      }
-    }
-    if (this.#ending) {
-      this.#ending = false;
-      this.end();
-    }
+  #endIfAsked(): void {
+    if (!this.#ending) return;
+    this.#ending = false;
+    this.end();
   }
 
   #markClosed(): void {

@@ -39,11 +39,7 @@ export function sliceEnd(text: string, at: number): number {
  * calling `last`, as soon as `stopped()` says the destination is gone. Text up to LARGE_TEXT_CHARS
  * goes to `last` at once, in this turn.
  */
-export function writeAcrossTurns(
-  text: string,
-  sink: { write(slice: string): void; last(slice: string): void; stopped(): boolean },
-  done: () => void = () => {},
-): void {
+export function writeAcrossTurns(text: string, sink: SliceSink, done: () => void = () => {}): void {
   if (text.length <= LARGE_TEXT_CHARS) {
     sink.last(text);
     done();
@@ -66,4 +62,57 @@ export function writeAcrossTurns(
     nextTurn(step);
   };
   step();
+}
+
+/** Where writeAcrossTurns puts the slices of one large text. */
+export interface SliceSink {
+  write(slice: string): void;
+  last(slice: string): void;
+  stopped(): boolean;
+}
+
+/**
+ * What a stream sends behind a large message. While one is written a slice per turn, the messages
+ * sent meanwhile wait here, in order; once it is out they go through `resend` (the stream's own
+ * send, which may start another large message: the rest then waits behind that one), and
+ * `onIdle` runs when nothing waits any more.
+ */
+export class TurnQueue {
+  #waiting: string[] | undefined;
+
+  constructor(
+    private readonly resend: (text: string) => void,
+    private readonly onIdle: () => void = () => {},
+  ) {}
+
+  /** A large message is being written. */
+  get busy(): boolean {
+    return this.#waiting !== undefined;
+  }
+
+  /** Keeps `text` to send later if a large message is being written; false if it may go now. */
+  holds(text: string): boolean {
+    if (this.#waiting === undefined) return false;
+    this.#waiting.push(text);
+    return true;
+  }
+
+  /** Writes `text` (over LARGE_TEXT_CHARS) a slice per turn through `sink`; what is held meanwhile goes after it. */
+  writeLarge(text: string, sink: SliceSink): void {
+    this.#waiting = [];
+    writeAcrossTurns(text, sink, () => this.#drain());
+  }
+
+  #drain(): void {
+    const waiting = this.#waiting ?? [];
+    this.#waiting = undefined;
+    for (let i = 0; i < waiting.length; i++) {
+      this.resend(waiting[i]!);
+      if (this.busy) {
+        this.#waiting!.push(...waiting.slice(i + 1));
+        return;
+      }
+    }
+    this.onIdle();
+  }
 }

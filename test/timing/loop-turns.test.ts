@@ -1,10 +1,11 @@
 /**
  * A large message across event-loop turns (src/timing/loop-turns.ts): the slices put together are
  * the text, byte for byte once encoded, a surrogate pair is never cut, other work runs between
- * slices, and a destination that goes away stops the writing.
+ * slices, and a destination that goes away stops the writing; and what is sent behind a large
+ * message (TurnQueue) goes after it, in order, behind a second large one too.
  */
 import { describe, expect, it } from 'vitest';
-import { LARGE_TEXT_CHARS, SLICE_CHARS, sliceEnd, writeAcrossTurns } from '../../src/timing/loop-turns.js';
+import { LARGE_TEXT_CHARS, SLICE_CHARS, sliceEnd, TurnQueue, writeAcrossTurns } from '../../src/timing/loop-turns.js';
 
 function collect(text: string, stopAfter = Infinity) {
   const slices: string[] = [];
@@ -86,5 +87,33 @@ describe('sliceEnd', () => {
     expect(sliceEnd(text, 2)).toBe(2);
     expect(sliceEnd(text, 4)).toBe(4);
     expect(sliceEnd(text, 99)).toBe(text.length);
+  });
+});
+
+describe('TurnQueue', () => {
+  it('holds what is sent behind large messages and sends it after them, in order', async () => {
+    const out: string[] = [];
+    let idle = 0;
+    const large = (tag: string) => tag + 'x'.repeat(LARGE_TEXT_CHARS);
+    const send = (text: string): void => {
+      if (queue.holds(text)) return;
+      if (text.length <= LARGE_TEXT_CHARS) out.push(text);
+      else
+        queue.writeLarge(text, {
+          write: () => {},
+          last: () => out.push(text.slice(0, 1)),
+          stopped: () => false,
+        });
+    };
+    const queue: TurnQueue = new TurnQueue(send, () => idle++);
+    expect(queue.holds('a')).toBe(false);
+    send(large('L'));
+    expect(queue.busy).toBe(true);
+    for (const t of ['b', large('M'), 'c']) send(t);
+    expect(out).toEqual([]);
+    while (queue.busy) await new Promise((r) => setImmediate(r));
+    // 'c' waited behind the second large message, which itself waited behind the first.
+    expect(out).toEqual(['L', 'b', 'M', 'c']);
+    expect(idle).toBe(1);
   });
 });
