@@ -7,9 +7,11 @@
 // turns instrumentation on for the measured calls only, and reads the total from the dump.
 // User-space instructions only: the kernel's share of a syscall is not in it.
 //
-//   node load/tools/instructions.mjs <target> [--calls 2000] [--warmup 600] [--root <checkout>]
+//   node load/tools/instructions.mjs <target> [--calls 2000] [--warmup 600] [--root <checkout>] [--log-level warn]
 //   targets: bare-fastify, call-json, call-stateless, call-redis (cacheMs 0), call-http
 // --root: another built checkout's dist/main.js (e.g. the commit before), the load unchanged.
+// --log-level: the gateway's logLevel (warn by default, as the bench; info is the default configuration, with
+// the access log, written to a pipe this process drains).
 // --warmup: with --single-threaded TurboFan compiles on the main thread, inside the count; at
 // 2000 about 40 % of call-json's counted instructions were Runtime_CompileOptimized. 8000 is
 // close to steady state (load/results/2026-12-01-instructions-2.md has both).
@@ -39,6 +41,7 @@ const target = args.find((a, i) => !a.startsWith('--') && !args[i - 1]?.startsWi
 const calls = Number(opt('--calls', '2000'));
 const warmup = Number(opt('--warmup', '600'));
 const root = resolve(opt('--root', ROOT));
+const logLevel = opt('--log-level', 'warn');
 const CONNECTIONS = 10;
 
 const dir = mkdtempSync(join(tmpdir(), 'mcpgw-cg-'));
@@ -53,7 +56,7 @@ async function gateway(config) {
     JSON.stringify({
       listen: { host: LOOPBACK, port: 0 },
       path: '/mcp',
-      logLevel: 'warn',
+      logLevel,
       shutdown: { drainMs: 500 },
       ...config,
     }),
@@ -182,7 +185,7 @@ try {
     if (total === 0) await new Promise((r) => setTimeout(r, 200));
   }
   process.stdout.write(
-    `${target}${root === ROOT ? '' : ` (${root})`}: ${calls} calls in ${((Date.now() - t0) / 1000).toFixed(1)} s under callgrind; ${(total / calls / 1000).toFixed(1)} k instructions per call\n`,
+    `${target}${root === ROOT ? '' : ` (${root})`}${logLevel === 'warn' ? '' : ` at ${logLevel}`}: ${calls} calls in ${((Date.now() - t0) / 1000).toFixed(1)} s under callgrind; ${(total / calls / 1000).toFixed(1)} k instructions per call\n`,
   );
 } finally {
   await agent.close();

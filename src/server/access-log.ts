@@ -49,6 +49,9 @@ export function registerAccessLog(app: FastifyInstance, gateway: string, log: Lo
     done();
   });
   if (!log.isLevelEnabled('info')) return () => undefined;
+  // The access line's fields are the gateway's own (no header, body or query value), so it skips the
+  // logger's redaction: its wildcard paths (`*.token`) cost about 2 µs a line, one line per request.
+  const access = log.child({}, { redact: { paths: [] } });
   // What the transport learnt of each request, until its reply ends (keyed by Node's request object).
   const classified = new WeakMap<object, Classified>();
   const unsubscribe = subscribe(gateway, {
@@ -59,8 +62,9 @@ export function registerAccessLog(app: FastifyInstance, gateway: string, log: Lo
     const c = classified.get(request.raw);
     const url = request.url;
     const query = url.indexOf('?');
-    request.log.info(
+    access.info(
       {
+        reqId: request.id,
         method: request.method,
         path: query === -1 ? url : url.slice(0, query),
         status: reply.statusCode,
