@@ -4,15 +4,6 @@ import type { Bus } from './bus.js';
 import type { RedisClient } from '../redis/connection.js';
 
 /**
- * Redis pub/sub between replicas. One connection publishes, one subscribes to every channel
- * this replica listens on (a subscribed connection can do nothing else).
- *
- * On a Cluster this is classic pub/sub: a message published on any node reaches subscribers on
- * every node (over the cluster bus), and ioredis moves the subscriber to another node if its own
- * fails. Sharded pub/sub (SPUBLISH, Redis 7) would keep a session's messages on its slot's
- * shard; it is not used: see "Running several replicas" in the README.
- */
-/**
  * ioredis's Cluster subscribes through a connection of its own that always checks readiness with
  * INFO (our SUBSCRIBER_OPTIONS do not reach it). A SUBSCRIBE written while that connection comes
  * up goes before the INFO, the INFO then fails in subscriber mode, and ioredis refuses the
@@ -22,6 +13,15 @@ const SUBSCRIBER_MODE = 'Connection in subscriber mode';
 const SUBSCRIBE_ATTEMPTS = 5;
 const SUBSCRIBE_RETRY_MS = 50;
 
+/**
+ * Redis pub/sub between replicas. One connection publishes, one subscribes to every channel
+ * this replica listens on (a subscribed connection can do nothing else).
+ *
+ * On a Cluster this is classic pub/sub: a message published on any node reaches subscribers on
+ * every node (over the cluster bus), and ioredis moves the subscriber to another node if its own
+ * fails. Sharded pub/sub (SPUBLISH, Redis 7) would keep a session's messages on its slot's
+ * shard; it is not used: see "Running several replicas" in the README.
+ */
 export class RedisBus implements Bus {
   readonly replicaId = randomUUID();
   readonly #handlers = new Map<string, Set<(message: string) => void>>();
