@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { bm25Ranker } from '../../src/tool-search/bm25-ranker.js';
 import { searchable } from '../../src/tool-search/ranker.js';
-import { term, tokenize } from '../../src/tool-search/terms.js';
+import { foldTable, term, tokenize } from '../../src/tool-search/terms.js';
 import { ToolIndexes } from '../../src/tool-search/index-cache.js';
 
 const TOOLS = [
@@ -40,6 +40,18 @@ describe('terms', () => {
     expect(term('Issues')).toBe('issue');
     expect(term('find')).toBe(term('search'));
     expect(term('folders')).toBe(term('directory'));
+    expect(term('forget')).toBe(term('delete'));
+    expect(term('reply')).toBe(term('comment'));
+  });
+
+  it('refuses a synonym table where one word sits in two groups', () => {
+    expect(foldTable([['fork', 'copy'], ['clone']]).get('copy')).toBe('fork');
+    expect(() =>
+      foldTable([
+        ['fork', 'copy'],
+        ['clone', 'copy'],
+      ]),
+    ).toThrow('"copy" is in two groups');
   });
 });
 
