@@ -73,13 +73,23 @@ export function foldTable(groups: ReadonlyArray<readonly string[]>): ReadonlyMap
   return table;
 }
 
-/** Identifiers and prose alike: camelCase and any run of non-letters/digits split words. */
+/**
+ * Identifiers and prose alike: any run of non-letters/digits splits words, and camelCase splits a
+ * word into its parts while the whole word stays a token too: "GitHub" in a query must meet the
+ * upstream named "github", and "postMessage" must meet "post message".
+ */
 export function tokenize(text: string): string[] {
-  return text
-    .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
-    .replace(/(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((t) => t.length > 0);
+  const tokens: string[] = [];
+  for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
+    if (word.length === 0) continue;
+    const parts = word
+      .replace(/([\p{Ll}\p{N}])(\p{Lu})/gu, '$1 $2')
+      .replace(/(\p{Lu})(\p{Lu}\p{Ll}{2,})/gu, '$1 $2')
+      .split(' ');
+    if (parts.length > 1) tokens.push(word);
+    tokens.push(...parts);
+  }
+  return tokens;
 }
 
 /** One token as a term: null when it says nothing (a stop word). */

@@ -29,10 +29,11 @@ const TOOLS = [
 );
 
 describe('terms', () => {
-  it('splits identifiers on _ - . and camelCase', () => {
+  it('splits identifiers on _ - . and camelCase, keeping a camelCase word whole too', () => {
     expect(tokenize('github__create_issue')).toEqual(['github', 'create', 'issue']);
-    expect(tokenize('slack.postMessage-v2')).toEqual(['slack', 'post', 'Message', 'v2']);
-    expect(tokenize('parseHTTPResponse')).toEqual(['parse', 'HTTP', 'Response']);
+    expect(tokenize('slack.postMessage-v2')).toEqual(['slack', 'postMessage', 'post', 'Message', 'v2']);
+    expect(tokenize('parseHTTPResponse')).toEqual(['parseHTTPResponse', 'parse', 'HTTP', 'Response']);
+    expect(tokenize('on GitHub')).toEqual(['on', 'GitHub', 'Git', 'Hub']);
   });
 
   it('drops stop words, stems, folds synonyms onto one term', () => {
