@@ -5,6 +5,8 @@
 // this process sends small echo calls one at a time, 5 ms apart, for BENCH_PROBE_SECONDS (15), and
 // prints the small calls' p50/p90/p99/max. The large client runs in its own process so that its
 // own JSON work does not hold this one's event loop. Bounded in time; every process is stopped.
+// BENCH_PROBE_CPU_PROF=<dir> writes the gateway's CPU profile there (load/tools/profile-summary.mjs
+// reads it).
 //
 //   node load/tools/large-call-probe.mjs [<built checkout>]   (default: this one; build it first)
 import { spawn } from 'node:child_process';
@@ -15,6 +17,7 @@ const root = process.argv[2];
 if (root) useGatewayRoot(root);
 const seconds = Number(process.env.BENCH_PROBE_SECONDS ?? 15);
 const gw = await startGateway({
+  cpuProfDir: process.env.BENCH_PROBE_CPU_PROF,
   upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: { min: 2, max: 2, maxInFlight: 64 } }],
 });
 /** @param {string} sid @param {string} body */
