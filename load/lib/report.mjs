@@ -147,7 +147,8 @@ export function addPairedRatios(rows) {
 /** @param {number | undefined} v @param {number} [digits] */
 const num = (v, digits = 0) => (v === undefined || v === null || Number.isNaN(v) ? '—' : v.toFixed(digits));
 /** @param {number | undefined} v */
-const ratio = (v) => (v === undefined || Number.isNaN(v) ? '—' : `${v.toFixed(2)}×`);
+// Not finite: the base was 0 (autocannon reports whole milliseconds at saturation, so a p50 can be 0.00).
+const ratio = (v) => (v === undefined || !Number.isFinite(v) ? '—' : `${v.toFixed(2)}×`);
 /** @param {number | undefined} v */
 const ms = (v) => (v === undefined ? '—' : v < 10 ? v.toFixed(2) : v.toFixed(1));
 /** @param {number | undefined} kb */
