@@ -1,18 +1,21 @@
 // Search quality of the gateway's ranker (tool-search/bm25-ranker.ts) over catalog.json (real
 // public MCP servers' tool lists, captured by capture.mjs) and queries.json (natural-language
 // tasks, each with the tools that answer it): recall@1, recall@5 and MRR, on the real catalog
-// alone and with synthetic distractors mixed in, and the same for design.json's and design-2.json's
-// queries (what changes of terms.ts are judged on) and heldout.json's and heldout-2.json's (never
-// tuned against: reported apart, their misses not printed); and the bytes of tools/list with search on against off.
+// alone and with synthetic distractors mixed in, and the same for the design sets' queries
+// (design*.json: what changes of terms.ts are judged on) and the held-out sets' (heldout*.json: never
+// tuned against, their misses not printed); and the bytes of tools/list with search on against off.
 // `--cost` adds index build time, memory, search p99 and the longest event-loop holds at 5,000
-// and 50,000 tools, in process and on the search thread.
+// and 50,000 tools, in process and on the search thread, and what sharing a built index between
+// processes would cost (serialize, bytes, load) against building it again.
 // Needs `npm run build` first (it imports dist/).
 //
 //   node load/tool-search/quality.mjs [--distractors 5000] [--cost]
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { bm25Ranker } from '../../dist/tool-search/bm25-ranker.js';
+import MiniSearch from 'minisearch';
+import { FIELDS, RANK_SETTINGS, bm25Ranker, doc, searchOptions } from '../../dist/tool-search/bm25-ranker.js';
+import { term, tokenize } from '../../dist/tool-search/terms.js';
 import { threadRanker } from '../../dist/tool-search/search-thread.js';
 import { searchable } from '../../dist/tool-search/ranker.js';
 import { gatewayTools, searchDescription } from '../../dist/gateway/tool-search-tools.js';
@@ -25,7 +28,15 @@ const catalog = JSON.parse(readFileSync(join(here, 'catalog.json'), 'utf8'));
  * The query sets, in report order: the tuned set, the two design sets (what ranker changes are
  * judged on), and the held-out sets (never tuned against: they only report).
  */
-const SETS = ['queries.json', 'design.json', 'design-2.json', 'heldout.json', 'heldout-2.json'];
+const SETS = [
+  'queries.json',
+  'design.json',
+  'design-2.json',
+  'design-3.json',
+  'heldout.json',
+  'heldout-2.json',
+  'heldout-3.json',
+];
 const sets = SETS.map((file) => ({ file, queries: JSON.parse(readFileSync(join(here, file), 'utf8')).queries }));
 const queries = sets[0].queries;
 
@@ -168,4 +179,44 @@ if (args.includes('--cost')) {
           `(longest loop hold while searching ${(searching.max / 1e6).toFixed(0)} ms)`,
       );
     }
+}
+
+if (args.includes('--cost')) {
+  // Would an index built once be worth sharing between processes (through Redis, say) instead of
+  // each process building its own? Only if loading one is much cheaper than building it: the
+  // index as minisearch serializes it, timed against the build it would replace.
+  const options = {
+    fields: [...FIELDS],
+    storeFields: [],
+    tokenize,
+    processTerm: term,
+    searchOptions: searchOptions(RANK_SETTINGS),
+  };
+  for (const n of [5000, 50000]) {
+    const docs = [...real, ...synthetic(n - real.length)].map((t, id) => doc(searchable(t.entry, t.upstream), id));
+    let t0 = performance.now();
+    const built = new MiniSearch(options);
+    built.addAll(docs);
+    const build = performance.now() - t0;
+    t0 = performance.now();
+    const json = JSON.stringify(built);
+    const serialize = performance.now() - t0;
+    t0 = performance.now();
+    const loaded = MiniSearch.loadJSON(json, options);
+    const load = performance.now() - t0;
+    const ids = (index) =>
+      queries.map(({ query }) =>
+        index
+          .search(query)
+          .slice(0, 10)
+          .map((r) => r.id)
+          .join(),
+      );
+    const same = ids(built).join('|') === ids(loaded).join('|');
+    console.log(
+      `share ${n} tools, in process: build ${build.toFixed(0)} ms; serialize ${serialize.toFixed(0)} ms, ` +
+        `${(Buffer.byteLength(json) / 2 ** 20).toFixed(1)} MiB; load ${load.toFixed(0)} ms ` +
+        `(${(load / build).toFixed(2)}x the build); same rankings: ${same}`,
+    );
+  }
 }
