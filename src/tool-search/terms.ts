@@ -13,14 +13,14 @@ const STOP_WORDS: ReadonlySet<string> = new Set(
 
 /**
  * Groups of words agents and tool authors use for one thing; each folds onto its group's first.
- * Grown from the misses of load/tool-search/design.json and design-2.json (tasks written apart from
- * the held-out sets, which only report), general words only: a word that names one task's specifics,
+ * Grown from the misses of load/tool-search/design*.json (tasks written apart from the held-out
+ * sets, which only report), general words only: a word that names one task's specifics,
  * or one that agents use for several acts ("know", "sign", "discussion": tried and taken out), makes
  * tools match queries they don't answer.
  */
 const SYNONYM_GROUPS: ReadonlyArray<readonly string[]> = [
-  ['search', 'find', 'lookup', 'look', 'query', 'locate', 'discover', 'seek', 'hunt'],
-  ['create', 'make', 'new', 'add', 'start', 'insert'],
+  ['search', 'find', 'lookup', 'look', 'query', 'locate', 'discover', 'seek', 'hunt', 'grep'],
+  ['create', 'make', 'new', 'add', 'start', 'insert', 'append'],
   ['delete', 'remove', 'erase', 'destroy', 'drop', 'discard', 'forget', 'wipe', 'purge', 'rid', 'trash', 'clear'],
   ['update', 'edit', 'modify', 'change', 'patch', 'alter'],
   ['read', 'fetch', 'retrieve', 'show', 'view', 'load', 'download', 'obtain', 'grab', 'content', 'contents', 'written'],
@@ -39,8 +39,8 @@ const SYNONYM_GROUPS: ReadonlyArray<readonly string[]> = [
   ['user', 'person', 'member', 'people', 'account'],
   ['location', 'place', 'address', 'map', 'geocode', 'coordinate', 'latitude', 'longitude', 'lat', 'lng'],
   ['route', 'directions', 'distance', 'drive', 'driving', 'travel', 'commute', 'car'],
-  ['elevation', 'altitude', 'height', 'high', 'sea'],
-  ['memory', 'remember', 'knowledge', 'recall', 'graph', 'memorize', 'memorized', 'memorise', 'memorised'],
+  ['elevation', 'altitude', 'height', 'high', 'sea', 'climb'],
+  ['memory', 'mem', 'remember', 'knowledge', 'recall', 'graph', 'memorize', 'memorized', 'memorise', 'memorised'],
   ['relation', 'relationship', 'connect', 'connection', 'link'],
   ['sum', 'plus', 'total', 'addition', 'calculate'],
   ['gzip', 'compress', 'zip', 'archive', 'gz', 'squash', 'shrink'],
@@ -54,19 +54,21 @@ const SYNONYM_GROUPS: ReadonlyArray<readonly string[]> = [
   ['cache', 'redis', 'kv'],
   ['expire', 'expiration', 'expiry', 'ttl', 'vanish'],
   ['click', 'press', 'hit', 'tap', 'button'],
+  ['hover', 'mouse', 'mouseover'],
   ['fill', 'type', 'enter', 'input', 'field', 'box'],
   ['select', 'choose', 'pick', 'dropdown'],
-  ['javascript', 'js', 'script', 'evaluate', 'console'],
+  ['javascript', 'js', 'script', 'evaluate', 'console', 'eval'],
   ['echo', 'repeat', 'parrot'],
   ['size', 'space', 'big', 'biggest', 'largest', 'bytes'],
-  ['move', 'rename', 'relocate'],
+  ['move', 'rename', 'relocate', 'mv'],
   ['observation', 'fact', 'detail', 'note'],
   ['label', 'tag'],
   ['code', 'definition', 'defined', 'implementation', 'source'],
   ['multiple', 'several', 'together', 'many', 'batch', 'both'],
 ];
 
-const SYNONYMS = foldTable(SYNONYM_GROUPS);
+// Each word's stem too, so that an inflection the table does not list still folds ("updated", "removing").
+const SYNONYMS = foldTable(SYNONYM_GROUPS.map((group) => [...new Set([...group, ...group.map(stem)])]));
 
 /** Word -> its group's first word. A word in two groups would silently fold onto the later one: refused. */
 export function foldTable(groups: ReadonlyArray<readonly string[]>): ReadonlyMap<string, string> {
@@ -113,15 +115,22 @@ export function term(token: string): string | null {
   return SYNONYMS.get(word) ?? SYNONYMS.get(stemmed) ?? stemmed;
 }
 
-/** English plurals and verb endings, conservatively: "issues" -> "issue", "listing" -> "list". */
+/**
+ * English plurals and verb endings, conservatively: "issues" -> "issue", "listing" -> "list". A
+ * final e goes too, so that "close", "closed" and "closing" are one term ("clos").
+ */
 function stem(word: string): string {
   if (word.length <= 4 || /\d/.test(word)) return word;
   if (word.endsWith('ies')) return `${word.slice(0, -3)}y`;
   if (word.endsWith('sses')) return word.slice(0, -2);
-  if (word.endsWith('ing') && word.length > 5) return undouble(word.slice(0, -3));
-  if (word.endsWith('ed') && word.length > 5) return undouble(word.slice(0, -2));
-  if (word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us')) return word.slice(0, -1);
-  return word;
+  if (word.endsWith('ing') && word.length > 5) return dropE(undouble(word.slice(0, -3)));
+  if (word.endsWith('ed') && word.length > 5) return dropE(undouble(word.slice(0, -2)));
+  if (word.endsWith('s') && !word.endsWith('ss') && !word.endsWith('us')) return dropE(word.slice(0, -1));
+  return dropE(word);
+}
+
+function dropE(word: string): string {
+  return word.length > 4 && word.endsWith('e') && !word.endsWith('ee') ? word.slice(0, -1) : word;
 }
 
 function undouble(word: string): string {

@@ -45,6 +45,15 @@ describe('terms', () => {
     expect(term('reply')).toBe(term('comment'));
   });
 
+  it('meets a word in every inflection, and its synonyms in theirs', () => {
+    expect(term('closed')).toBe(term('close'));
+    expect(term('closing')).toBe(term('close'));
+    expect(term('closes')).toBe(term('close'));
+    expect(term('created')).toBe(term('create'));
+    expect(term('updated')).toBe(term('modify'));
+    expect(term('removing')).toBe(term('delete'));
+  });
+
   it('refuses a synonym table where one word sits in two groups', () => {
     expect(foldTable([['fork', 'copy'], ['clone']]).get('copy')).toBe('fork');
     expect(() =>
