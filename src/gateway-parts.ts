@@ -100,6 +100,7 @@ export function createVirtualServer(
     notifications,
     pins,
     toolSearch: toolSearch.current,
+    ...(side.toolIndexes ? { indexShare: side.toolIndexes } : {}),
     guardrails,
     policy,
   });

@@ -1,5 +1,5 @@
 // Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users,
-// used requestStates, tasks), memory or Redis as the config says, and the start-up deadline of
+// used requestStates, tasks, tool search indexes), memory or Redis as the config says, and the start-up deadline of
 // those that need Redis.
 import type { SpentStates } from './contracts/spent-states.js';
 import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
@@ -26,6 +26,8 @@ import type { Bus } from './cluster/bus.js';
 import { announceSessionChange, subscribeSessionChanges } from './cluster/session-changes.js';
 import { connectRedis, diagnoseCluster, redisTarget, type RedisClient, type RedisTarget } from './redis/connection.js';
 import { timeStoreEnds } from './transport/session-manager.js';
+import { RedisIndexShare } from './tool-search/redis-index-share.js';
+import { GATEWAY_VERSION } from './version.js';
 
 type CreatedStore = { store: SessionStore; status?: () => RedisStoreStatus; start(): Promise<void> };
 
@@ -170,12 +172,28 @@ function createTaskStore(config: GatewayConfig, log: Logger, into: SideConnectio
   return new MemoryTaskStore();
 }
 
+/**
+ * Where large tool search indexes are kept for the other replicas (tool-search/index-share.ts): in
+ * Redis beside the sessions, when some endpoint has `toolSearch` at start (a reload that first
+ * turns it on shares from the next start: until then each replica builds its own). Else none.
+ */
+function createIndexShare(config: GatewayConfig, log: Logger, into: SideConnection[]): RedisIndexShare | undefined {
+  const target = redisTarget(config.sessions);
+  const searched = config.toolSearch !== undefined || config.servers.some((s) => s.toolSearch !== undefined);
+  if (!target || !searched) return undefined;
+  // An index is megabytes: a command timeout to match. Not counted by /readyz: without it, each replica builds.
+  const redis = connectRedis({ target, name: 'mcp-gateway-tool-indexes', log, commandTimeoutMs: 10_000 });
+  into.push({ name: 'tool-indexes', redis, readiness: false });
+  return new RedisIndexShare(redis, `${config.sessions.keyPrefix}toolindex:${GATEWAY_VERSION}:`, log);
+}
+
 /** The stores beside the session store: each exists (or not) by what the config asks for. */
 export interface SideStores {
   events: EventStore;
   spentStates: SpentStates;
   tokens?: TokenStore;
   tasks?: TaskStore;
+  toolIndexes?: RedisIndexShare;
   /** Their Redis connections (none in memory). */
   connections: readonly SideConnection[];
 }
@@ -186,7 +204,15 @@ export function createSideStores(config: GatewayConfig, log: Logger): SideStores
   const tasks = createTaskStore(config, log, connections);
   const events = createEventStore(config, log, connections);
   const spentStates = createSpentStates(config, log, connections);
-  return { events, spentStates, ...(tokens ? { tokens } : {}), ...(tasks ? { tasks } : {}), connections };
+  const toolIndexes = createIndexShare(config, log, connections);
+  return {
+    events,
+    spentStates,
+    ...(tokens ? { tokens } : {}),
+    ...(tasks ? { tasks } : {}),
+    ...(toolIndexes ? { toolIndexes } : {}),
+    connections,
+  };
 }
 
 /** Resolves once every side connection is ready (start-up bounds it: withinStartDeadline). */
@@ -214,5 +240,6 @@ export function closeSideStores(side: SideStores): Array<() => unknown> {
     () => side.tokens?.close(),
     () => side.spentStates.close(),
     () => side.tasks?.close(),
+    () => side.toolIndexes?.close(),
   ];
 }

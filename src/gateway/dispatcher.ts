@@ -33,6 +33,7 @@ import { chainScopeOf } from '../stateless/input-chains.js';
 import type { ToolSearchConfig } from '../config/schema.js';
 import type { Guardrails } from '../guardrails/chains.js';
 import { toolSearchStep } from './tool-search-step.js';
+import type { IndexShare } from '../tool-search/index-share.js';
 import { guardedTaskResult, guardrailStep } from './guardrail-step.js';
 import { TaskPassThrough } from '../tasks/pass-through.js';
 import { policyStep } from './policy-step.js';
@@ -68,6 +69,8 @@ export interface DispatcherOptions {
   admissions?: readonly Admission[] | undefined;
   /** The main path's tool search (servers[] carry theirs), and the path itself (a metrics label). */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
+  /** Where large tool search indexes are kept for the other replicas; none: each builds its own. */
+  indexShare?: IndexShare;
   /** The guardrails (config `interceptors`: top level, servers[] and upstreams[]); none: no wrapper. */
   guardrails?: Guardrails | undefined;
   /** The authorization policy in force (authorization.policyFile); a reload swaps its set. */

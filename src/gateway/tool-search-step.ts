@@ -15,7 +15,8 @@ import type { DataPathEvents } from '../observability/events.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
 import { searchable, type SearchableTool } from '../tool-search/ranker.js';
-import { toolRanker } from '../tool-search/search-thread.js';
+import { sharedToolRanker } from '../tool-search/search-thread.js';
+import type { IndexShare } from '../tool-search/index-share.js';
 import { ToolIndexes } from '../tool-search/index-cache.js';
 import { remember } from '../tool-search/found-tools.js';
 import type { TaskEngine } from '../tasks/engine.js';
@@ -57,6 +58,8 @@ export interface ToolSearchParts {
   sessionCatalogs: SessionCatalogs;
   passThrough: TaskPassThrough;
   tasks: TaskEngine | undefined;
+  /** Where large indexes are kept for the other replicas; none: this process builds its own. */
+  indexShare?: IndexShare;
 }
 
 interface Endpoint {
@@ -82,7 +85,7 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: Reenter): Wrappe
 }
 
 class ToolSearch {
-  readonly #indexes = new ToolIndexes(toolRanker);
+  readonly #indexes: ToolIndexes;
   // search_tools' description of one list version, per endpoint config: computed once per version.
   readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
   readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
@@ -91,7 +94,11 @@ class ToolSearch {
   constructor(
     private readonly parts: ToolSearchParts,
     private readonly reenter: Reenter,
-  ) {}
+  ) {
+    this.#indexes = new ToolIndexes(sharedToolRanker(parts.indexShare), (origin) =>
+      parts.diagnostics.emit('tool-search:index', { origin }),
+    );
+  }
 
   async list(
     ctx: RequestContext,

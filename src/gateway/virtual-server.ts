@@ -3,6 +3,7 @@
 import type { SpentStates } from '../contracts/spent-states.js';
 import type { Logger } from 'pino';
 import type { ServerEntryConfig, StatelessConfig, ToolSearchConfig } from '../config/schema.js';
+import type { IndexShare } from '../tool-search/index-share.js';
 import type { Guardrails } from '../guardrails/chains.js';
 import type { Identity } from '../contracts/authenticator.js';
 import { GatewayError, errorResponse } from '../jsonrpc/errors.js';
@@ -63,6 +64,8 @@ export interface VirtualServerOptions {
   notifications?: NotificationEvents;
   /** The main path's `toolSearch` and the path (servers[] carry their own): taken at start. */
   toolSearch?: { config: ToolSearchConfig | undefined; path: string };
+  /** Where large tool search indexes are kept for the other replicas (Redis); none: each builds its own. */
+  indexShare?: IndexShare;
   /** The guardrails (shared with the per-session router, whose asks they check); closed with the server. */
   guardrails?: Guardrails | undefined;
   policy?: DispatcherOptions['policy']; // authorization.policyFile: every request decided before routing
@@ -122,6 +125,7 @@ export class VirtualServer implements McpHandler {
       passThrough,
       notifications: this.#notifications,
       ...(options.toolSearch ? { toolSearch: options.toolSearch } : {}),
+      ...(options.indexShare ? { indexShare: options.indexShare } : {}),
       guardrails: options.guardrails,
       policy: options.policy,
     });

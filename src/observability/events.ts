@@ -176,6 +176,8 @@ export interface EventMap {
   'tool-search:search': { endpoint: string; outcome: 'hit' | 'empty' };
   /** call_tool passed a call on (the call itself ends as a tools/call of the real tool). */
   'tool-search:call': { endpoint: string };
+  /** A tool search index was made: built here, or loaded as another process kept it (Redis). */
+  'tool-search:index': { origin: 'built' | 'loaded' };
   /** One interceptor ran on one message (config interceptors); `kinds`: what it found, never the text. */
   'guardrail:verdict': {
     interceptor: string;

@@ -222,6 +222,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly toolSearchIndexes = new Counter({
+    name: 'mcpgw_tool_search_indexes_total',
+    help: 'Tool search indexes made (one per catalog version and endpoint): built here, or loaded as a replica kept it',
+    labelNames: ['origin'] as const,
+    registers: [this.registry],
+  });
+
   readonly toolSearchCalls = new Counter({
     name: 'mcpgw_tool_search_calls_total',
     help: "Calls through call_tool by endpoint (each also counts as a tools/call under the real tool's name)",

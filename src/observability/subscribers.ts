@@ -87,6 +87,7 @@ export function subscribeMetrics(gateway: string, metrics: Metrics): () => void 
     'config:reload': (e) => metrics.configReloads.inc({ outcome: e.outcome }),
     'tool-search:search': (e) => metrics.toolSearches.inc({ endpoint: e.endpoint, outcome: e.outcome }),
     'tool-search:call': (e) => metrics.toolSearchCalls.inc({ endpoint: e.endpoint }),
+    'tool-search:index': (e) => metrics.toolSearchIndexes.inc({ origin: e.origin }),
     'guardrail:verdict': (e) => {
       metrics.interceptorVerdicts.inc({ interceptor: e.interceptor, verdict: e.verdict });
       metrics.interceptorSeconds.observe({ interceptor: e.interceptor }, e.seconds);

@@ -3,7 +3,7 @@
 // array, so a list_changed or a reload makes a new key and the old index goes with its catalog
 // (a WeakMap: nothing to evict). Built in a later turn of the event loop, never inside the
 // request that first asks: tools/list only starts it, and a search waits for it.
-import type { RankerFactory, SearchableTool, ToolRanker } from './ranker.js';
+import type { IndexOrigin, RankerFactory, SearchableTool, ToolRanker } from './ranker.js';
 
 type Entry = Record<string, unknown>;
 
@@ -16,7 +16,11 @@ export interface ToolIndex {
 export class ToolIndexes {
   readonly #built = new WeakMap<ReadonlyArray<Entry>, Promise<ToolIndex>>();
 
-  constructor(private readonly factory: RankerFactory) {}
+  constructor(
+    private readonly factory: RankerFactory,
+    /** Hears each index made, and where from. */
+    private readonly made: (origin: IndexOrigin) => void = () => undefined,
+  ) {}
 
   /** The index of `list`, built on first ask; `describe` turns an entry into what the ranker sees. */
   index(list: ReadonlyArray<Entry>, describe: (entry: Entry) => SearchableTool): Promise<ToolIndex> {
@@ -42,6 +46,8 @@ export class ToolIndexes {
 
   async #build(list: ReadonlyArray<Entry>, describe: (entry: Entry) => SearchableTool): Promise<ToolIndex> {
     const byName = new Map(list.map((e) => [String(e.name), e]));
-    return { ranker: await this.factory(list.map(describe)), byName };
+    const ranker = await this.factory(list.map(describe));
+    this.made(ranker.origin ?? 'built');
+    return { ranker, byName };
   }
 }

@@ -14,8 +14,13 @@ export interface SearchableTool {
   upstream: string;
 }
 
+/** Where an index comes from: built here, or loaded as another process kept it (index-share.ts). */
+export type IndexOrigin = 'built' | 'loaded';
+
 /** One catalog version's tools, ranked. */
 export interface ToolRanker {
+  /** Absent: built. */
+  readonly origin?: IndexOrigin;
   /** The names of the tools that match `query`, best first, at most `limit`. */
   search(query: string, limit: number): Promise<readonly string[]>;
 }

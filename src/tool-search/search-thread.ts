@@ -5,11 +5,13 @@
 // same tokens and terms in the same order: the same ranking as the in-process ranker's
 // (bm25-ranker.ts), ties included. One thread per process, started by the first large index and
 // ended when none is left; an index goes when its ranker is collected (its catalog version gone).
+// Given an IndexShare (Redis), an index is loaded as another process kept it, or built and kept.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { CHUNK, FIELDS, RANK_SETTINGS, bm25Ranker, doc, searchOptions } from './bm25-ranker.js';
-import type { RankerFactory, SearchableTool, ToolRanker } from './ranker.js';
-import { term, tokenize } from './terms.js';
+import type { IndexOrigin, RankerFactory, SearchableTool, ToolRanker } from './ranker.js';
+import { indexKey, type IndexShare } from './index-share.js';
+import { TERMS_FINGERPRINT, term, tokenize } from './terms.js';
 import { threadProgram, type FromThread, type TermPair, type ThreadData, type ToThread } from './thread-program.js';
 
 /**
@@ -20,15 +22,33 @@ export const THREAD_FROM_TOOLS = 2000;
 
 const SOURCE = `(${threadProgram.toString()})(require, ${searchOptions.toString()})`;
 
-/** The default ranker: in process for small lists, on the search thread for large ones. */
-export const toolRanker: RankerFactory = (tools) =>
-  tools.length >= THREAD_FROM_TOOLS ? threadRanker(tools) : bm25Ranker(tools);
+/**
+ * What decides a thread index's terms and ranking: an index shared under another format (another
+ * gateway build, term table or ranking) is never loaded, as its key differs (index-share.ts).
+ */
+const FORMAT = JSON.stringify([FIELDS, RANK_SETTINGS, TERMS_FINGERPRINT]);
+
+/**
+ * The default ranker: in process for small lists, on the search thread for large ones, whose
+ * indexes are kept in `share` (if any) for the other processes, and loaded from it when kept.
+ */
+export function sharedToolRanker(share: IndexShare | undefined): RankerFactory {
+  return (tools) => (tools.length >= THREAD_FROM_TOOLS ? searchThread.build(tools, share) : bm25Ranker(tools));
+}
+
+/** The key under which the index of `tools` is shared (this gateway build's format). */
+export const sharedIndexKey = (tools: readonly SearchableTool[]): Promise<string> => indexKey(FORMAT, tools, CHUNK);
+
+/** The default ranker, nothing shared. */
+export const toolRanker: RankerFactory = sharedToolRanker(undefined);
 
 /** BM25 on the search thread, whatever the list's size. */
-export const threadRanker: RankerFactory = (tools) => searchThread.build(tools);
+export const threadRanker: RankerFactory = (tools) => searchThread.build(tools, undefined);
+
+type Answer = Exclude<FromThread, { error: string }>;
 
 interface Pending {
-  resolve(ids: number[]): void;
+  resolve(answer: Answer): void;
   reject(err: Error): void;
 }
 
@@ -41,35 +61,64 @@ class SearchThread {
   #live = 0;
   readonly #collected = new FinalizationRegistry<{ index: number; thread: Worker }>((held) => this.#drop(held));
 
-  async build(tools: readonly SearchableTool[]): Promise<ToolRanker> {
+  async build(tools: readonly SearchableTool[], share: IndexShare | undefined): Promise<ToolRanker> {
     const thread = this.#running();
     const index = this.#nextIndex++;
     this.#live++;
+    let origin: IndexOrigin = 'loaded';
     try {
-      const sent = new Set<string>();
-      for (let from = 0; from < tools.length; from += CHUNK) {
-        // The tokenizing and the copy to the thread are the loop's work: a chunk per turn.
-        if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-        if (this.#thread !== thread) throw new Error('the search thread stopped');
-        const docs = tools.slice(from, from + CHUNK).map((t, i) => tokenized(doc(t, from + i), sent));
-        thread.postMessage({ op: 'add', index, docs: docs.map((d) => d.doc), terms: docs.flatMap((d) => d.terms) });
+      const key = share ? await sharedIndexKey(tools) : undefined;
+      if (!(share && key && (await this.#load(thread, index, tools.length, share, key)))) {
+        origin = 'built';
+        await this.#add(thread, index, tools);
+        if (share && key) void this.#keep(thread, index, share, key);
       }
-      await this.#call(thread, (call) => ({ op: 'built', index, call }));
     } catch (err) {
       this.#drop({ index, thread });
       throw err;
     }
     const names = tools.map((t) => t.name);
     const ranker: ToolRanker = {
+      origin,
       search: async (query, limit) => {
         const tokens = tokenize(query);
         const terms = tokens.map((t): TermPair => [t, term(t)]);
-        const ids = await this.#call(thread, (call) => ({ op: 'search', index, call, tokens, terms, limit }));
+        const ids = await this.#ids(thread, (call) => ({ op: 'search', index, call, tokens, terms, limit }));
         return ids.map((id) => names[id]!);
       },
     };
     this.#collected.register(ranker, { index, thread });
     return ranker;
+  }
+
+  /** Indexes `tools` on the thread. */
+  async #add(thread: Worker, index: number, tools: readonly SearchableTool[]): Promise<void> {
+    const sent = new Set<string>();
+    for (let from = 0; from < tools.length; from += CHUNK) {
+      // The tokenizing and the copy to the thread are the loop's work: a chunk per turn.
+      if (from > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.#thread !== thread) throw new Error('the search thread stopped');
+      const docs = tools.slice(from, from + CHUNK).map((t, i) => tokenized(doc(t, from + i), sent));
+      thread.postMessage({ op: 'add', index, docs: docs.map((d) => d.doc), terms: docs.flatMap((d) => d.terms) });
+    }
+    await this.#ids(thread, (call) => ({ op: 'built', index, call }));
+  }
+
+  /** Loads the index kept under `key`: false when none is kept, or the one kept does not load (then it is built). */
+  async #load(thread: Worker, index: number, count: number, share: IndexShare, key: string): Promise<boolean> {
+    const text = await share.get(key);
+    if (text === undefined) return false;
+    if (this.#thread !== thread) throw new Error('the search thread stopped');
+    return this.#call(thread, (call) => ({ op: 'load', index, call, text, count })).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /** Keeps the index built for the other processes; what fails here only costs them a build of their own. */
+  async #keep(thread: Worker, index: number, share: IndexShare, key: string): Promise<void> {
+    const answer = await this.#call(thread, (call) => ({ op: 'dump', index, call })).catch(() => undefined);
+    if (answer && 'text' in answer) await share.put(key, answer.text);
   }
 
   /** The thread, started on first use; it never keeps the process alive. */
@@ -86,7 +135,7 @@ class SearchThread {
       if (!pending) return;
       this.#calls.delete(m.call);
       if ('error' in m) pending.reject(new Error(`search thread: ${m.error}`));
-      else pending.resolve(m.ids);
+      else pending.resolve(m);
     });
     const lost = (err: Error) => {
       if (this.#thread !== thread) return;
@@ -101,11 +150,17 @@ class SearchThread {
     return thread;
   }
 
-  /** A searching or building call on `thread`; fails at once if that thread is gone. */
-  #call(thread: Worker, message: (call: number) => ToThread): Promise<number[]> {
+  /** A call on `thread` answered with ids (a search; a build, with none). */
+  async #ids(thread: Worker, message: (call: number) => ToThread): Promise<number[]> {
+    const answer = await this.#call(thread, message);
+    return 'ids' in answer ? answer.ids : [];
+  }
+
+  /** A call on `thread`; fails at once if that thread is gone. */
+  #call(thread: Worker, message: (call: number) => ToThread): Promise<Answer> {
     if (this.#thread !== thread) return Promise.reject(new Error('the search thread stopped'));
     const call = this.#nextCall++;
-    return new Promise<number[]>((resolve, reject) => {
+    return new Promise<Answer>((resolve, reject) => {
       this.#calls.set(call, { resolve, reject });
       thread.postMessage(message(call));
     });

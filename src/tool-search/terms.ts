@@ -137,3 +137,14 @@ function undouble(word: string): string {
   const n = word.length;
   return n > 2 && word[n - 1] === word[n - 2] && !'lsz'.includes(word[n - 1]!) ? word.slice(0, -1) : word;
 }
+
+/**
+ * What decides the terms, as text: the tables and the code. An index made under another
+ * fingerprint holds other terms, so a shared index is keyed by it (index-share.ts).
+ */
+export const TERMS_FINGERPRINT = JSON.stringify([
+  [...STOP_WORDS],
+  SYNONYM_GROUPS,
+  CAMEL_CASE.source,
+  ...[tokenize, term, stem, dropE, undouble].map(String),
+]);

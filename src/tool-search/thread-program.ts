@@ -3,7 +3,8 @@
 // the same from dist/ and from the TypeScript sources under the tests: it uses nothing from
 // outside its own body but its arguments. It never sees the gateway's terms code: each tool's
 // fields come tokenized, with what each token becomes (terms.ts's `term`), so its index is the
-// one the in-process ranker would build: the same tokens counted, the same terms kept.
+// one the in-process ranker would build: the same tokens counted, the same terms kept. An index
+// can also come whole, as another process's thread serialized it (`load`, `dump`: index-share.ts).
 import type MiniSearchClass from 'minisearch';
 import type { SearchOptions } from 'minisearch';
 import type { Doc, RankSettings } from './bm25-ranker.js';
@@ -21,9 +22,14 @@ export type ToThread =
   | { op: 'built'; index: number; call: number }
   /** The ids of the best `limit` matches of the query's tokens. */
   | { op: 'search'; index: number; call: number; tokens: string[]; terms: TermPair[]; limit: number }
+  /** An index as `dump` gave it (here or in another process), of `count` tools; answered once loaded. */
+  | { op: 'load'; index: number; call: number; text: string; count: number }
+  /** Answered with the index serialized (minisearch's JSON). */
+  | { op: 'dump'; index: number; call: number }
   | { op: 'drop'; index: number };
 
-export type FromThread = { call: number; ids: number[] } | { call: number; error: string };
+export type FromThread =
+  { call: number; ids: number[] } | { call: number; text: string } | { call: number; error: string };
 
 export interface ThreadData {
   /** minisearch's CommonJS entry, resolved by the gateway's own module (the thread has no module path of its own). */
@@ -44,19 +50,24 @@ export function threadProgram(require: NodeJS.Require, options: (s: RankSettings
     failed?: string;
   }
   const indexes = new Map<number, Entry>();
+  const optionsOf = (terms: Map<string, string | null>) => ({
+    fields: ['name', 'title', 'description', 'params', 'upstream'],
+    storeFields: [],
+    tokenize: split,
+    processTerm: (token: string) => terms.get(token) ?? null,
+    searchOptions: options(data.settings),
+  });
   const open = (index: number): Entry => {
     let entry = indexes.get(index);
     if (!entry) {
       const terms = new Map<string, string | null>();
-      const search: MiniSearchClass<ThreadDoc> = new MiniSearch<ThreadDoc>({
-        fields: ['name', 'title', 'description', 'params', 'upstream'],
-        storeFields: [],
-        tokenize: split,
-        processTerm: (token) => terms.get(token) ?? null,
-        searchOptions: options(data.settings),
-      });
-      indexes.set(index, (entry = { search, terms }));
+      indexes.set(index, (entry = { search: new MiniSearch<ThreadDoc>(optionsOf(terms)), terms }));
     }
+    return entry;
+  };
+  const existing = (index: number): Entry => {
+    const entry = indexes.get(index);
+    if (!entry) throw new Error(`no index ${index}`);
     return entry;
   };
   const port = parentPort!;
@@ -74,11 +85,21 @@ export function threadProgram(require: NodeJS.Require, options: (s: RankSettings
         const { failed } = open(m.index);
         port.postMessage(failed === undefined ? { call: m.call, ids: [] } : { call: m.call, error: failed });
       } else if (m.op === 'search') {
-        const entry = indexes.get(m.index);
-        if (!entry) throw new Error(`no index ${m.index}`);
         const query = new Map(m.terms);
-        const found = entry.search.search('', { tokenize: () => m.tokens, processTerm: (t) => query.get(t) ?? null });
+        const found = existing(m.index).search.search('', {
+          tokenize: () => m.tokens,
+          processTerm: (t) => query.get(t) ?? null,
+        });
         port.postMessage({ call: m.call, ids: found.slice(0, m.limit).map((r) => r.id as number) });
+      } else if (m.op === 'load') {
+        // A loaded index's terms are already made: a search brings its own (the query's).
+        const terms = new Map<string, string | null>();
+        const search = MiniSearch.loadJSON<ThreadDoc>(m.text, optionsOf(terms));
+        if (search.documentCount !== m.count) throw new Error(`${search.documentCount} tools, not ${m.count}`);
+        indexes.set(m.index, { search, terms });
+        port.postMessage({ call: m.call, ids: [] });
+      } else if (m.op === 'dump') {
+        port.postMessage({ call: m.call, text: JSON.stringify(existing(m.index).search) });
       } else {
         indexes.delete(m.index);
       }
