@@ -25,10 +25,12 @@ const log = createLogger('silent');
 let redis: RedisServer;
 const clients: RedisClient[] = [];
 
-function share(prefix: string, url = redis.url): { share: RedisIndexShare; client: RedisClient } {
+/** A share under `prefix` and its connection, ready (offline, commands fail at once) unless `url` has no Redis. */
+async function share(prefix: string, url = redis.url): Promise<{ share: RedisIndexShare; client: RedisClient }> {
   const client = connectRedis({ target: { url }, name: 'index-share-test' });
   client.on('error', () => undefined);
   clients.push(client);
+  if (url === redis.url) await new Promise((resolve) => client.once('ready', resolve));
   return { share: new RedisIndexShare(client, prefix, log), client };
 }
 
@@ -53,14 +55,14 @@ afterAll(async () => {
 
 describe('tool search indexes shared through Redis', () => {
   it('the first build keeps its index; a later one loads it and ranks as a build of its own does', async () => {
-    const { share: kept, client } = share('a:');
+    const { share: kept, client } = await share('a:');
     const first = await sharedToolRanker(kept)(TOOLS);
     expect(first.origin).toBe('built');
     const [key] = await keptKeys(client, 'a:');
     expect(Number(await client.strlen(key!))).toBeGreaterThan(100_000);
     expect(await client.pttl(key!)).toBeGreaterThan(23 * 3_600_000);
 
-    const later = await sharedToolRanker(share('a:').share)(TOOLS);
+    const later = await sharedToolRanker((await share('a:')).share)(TOOLS);
     expect(later.origin).toBe('loaded');
     const expected = await rankings(await threadRanker(TOOLS), 10);
     expect(expected.filter((r) => r.length > 0).length).toBeGreaterThan(50);
@@ -73,7 +75,7 @@ describe('tool search indexes shared through Redis', () => {
     const tools = TOOLS.map((t, i) => ({ ...t, name: `${t.name}_${i}` }));
     const reversed = [...tools].reverse();
     // The reversed list's index, kept under its own key, then planted under the key of `tools`.
-    const { share: kept, client } = share('b:');
+    const { share: kept, client } = await share('b:');
     await sharedToolRanker(kept)(reversed);
     const [plantedFrom] = await keptKeys(client, 'b:');
     await client.set(`b:${await sharedIndexKey(tools)}`, (await client.get(plantedFrom!))!);
@@ -90,7 +92,7 @@ describe('tool search indexes shared through Redis', () => {
 
   it('builds its own when the kept index is damaged, of another list size, or Redis is unreachable', async () => {
     const expected = await rankings(await threadRanker(TOOLS), 10);
-    const { share: kept, client } = share('d:');
+    const { share: kept, client } = await share('d:');
     const key = await sharedIndexKey(TOOLS);
     for (const damaged of ['not json', '{"documentCount":1}', '']) {
       await client.set(`d:${key}`, damaged);
@@ -99,16 +101,32 @@ describe('tool search indexes shared through Redis', () => {
       expect(await rankings(ranker, 10)).toEqual(expected);
     }
     // Another list's index under this list's key (a count that differs): refused, built.
-    const small = share('e:');
+    const small = await share('e:');
     await sharedToolRanker(small.share)(TOOLS.slice(0, THREAD_FROM_TOOLS));
     const [smallKey] = await keptKeys(small.client, 'e:');
     await client.set(`d:${key}`, (await client.get(smallKey!))!);
     expect((await sharedToolRanker(kept)(TOOLS)).origin).toBe('built');
 
-    const nowhere = share('f:', `redis://127.0.0.1:${await freePort()}`);
+    const nowhere = await share('f:', `redis://127.0.0.1:${await freePort()}`);
     const alone = await sharedToolRanker(nowhere.share)(TOOLS);
     expect(alone.origin).toBe('built');
     expect(await rankings(alone, 10)).toEqual(expected);
+  });
+
+  it('a Redis that takes the command and never answers holds a build for the wait only', async () => {
+    // A command timeout of a minute: were the wait (300 ms) not applied, this test would time out.
+    const client = connectRedis({ target: { url: redis.url }, name: 'index-share-test', commandTimeoutMs: 60_000 });
+    clients.push(client);
+    await new Promise((resolve) => client.once('ready', resolve));
+    const kept = new RedisIndexShare(client, 'h:', log, 300);
+    await sharedToolRanker(kept)(TOOLS);
+    await keptKeys(client, 'h:'); // kept: a later build would load it if Redis answered
+    redis.pause();
+    try {
+      expect((await sharedToolRanker(kept)(TOOLS)).origin).toBe('built');
+    } finally {
+      redis.resume();
+    }
   });
 
   it('a list changed by one word has another key; a small list is not kept at all', async () => {
@@ -116,7 +134,7 @@ describe('tool search indexes shared through Redis', () => {
     expect(await sharedIndexKey(changed)).not.toBe(await sharedIndexKey(TOOLS));
     expect(await sharedIndexKey(TOOLS)).toBe(await sharedIndexKey([...TOOLS]));
 
-    const { share: kept, client } = share('g:');
+    const { share: kept, client } = await share('g:');
     await sharedToolRanker(kept)(REAL_TOOLS);
     await new Promise((r) => setTimeout(r, 200));
     expect(await client.keys('g:*')).toEqual([]);
