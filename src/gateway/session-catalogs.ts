@@ -62,6 +62,8 @@ export class SessionCatalogs {
    * start.
    */
   readonly #failed = new WeakMap<Catalog, ReadonlyMap<string, GatewayError>>();
+  /** Every catalog built from one session's own workers (see isOwn). */
+  readonly #own = new WeakSet<Catalog>();
   /** A stateless request's catalog: its lists as the upstreams give them to its capabilities. */
   readonly #stateless: CapabilityCatalogs;
 
@@ -116,6 +118,11 @@ export class SessionCatalogs {
     return this.#failed.get(catalog)?.get(upstream);
   }
 
+  /** Whether `catalog` is one session's own (from its own workers), not one that other callers read too. */
+  isOwn(catalog: Catalog): boolean {
+    return this.#own.has(catalog);
+  }
+
   /** The lists each session on this replica last got from its own workers (for /status). */
   kept(): Catalog[] {
     return [...this.#kept.values()].map((k) => k.catalog);
@@ -163,6 +170,7 @@ export class SessionCatalogs {
     let catalog: Catalog;
     try {
       catalog = catalogs.withLists(lists);
+      this.#own.add(catalog);
     } catch (err) {
       log.warn(
         { err: err instanceof Error ? err.message : String(err) },

@@ -14,7 +14,7 @@ import type { JsonRpcRequest } from '../jsonrpc/messages.js';
 import type { DataPathEvents } from '../observability/events.js';
 import type { RequestContext } from '../contracts/request-context.js';
 import type { McpResult } from '../contracts/upstream.js';
-import { searchable, type SearchableTool } from '../tool-search/ranker.js';
+import { searchable, type IndexOrigin, type SearchableTool } from '../tool-search/ranker.js';
 import { sharedToolRanker } from '../tool-search/search-thread.js';
 import type { IndexShare } from '../tool-search/index-share.js';
 import { ToolIndexes } from '../tool-search/index-cache.js';
@@ -85,7 +85,13 @@ export function toolSearchStep(parts: ToolSearchParts, reenter: Reenter): Wrappe
 }
 
 class ToolSearch {
+  /** The indexes of the catalog every session shares (kept for the other replicas, given an indexShare). */
   readonly #indexes: ToolIndexes;
+  /**
+   * The indexes of a session's own catalog (upstreams that list per user): never kept in Redis,
+   * where one per user of a few megabytes each would pile up and serve no other user.
+   */
+  readonly #ownIndexes: ToolIndexes;
   // search_tools' description of one list version, per endpoint config: computed once per version.
   readonly #compiled = new WeakMap<ToolSearchConfig, Glob[]>();
   readonly #summaries = new WeakMap<ReadonlyArray<Entry>, Map<ToolSearchConfig, string>>();
@@ -95,9 +101,13 @@ class ToolSearch {
     private readonly parts: ToolSearchParts,
     private readonly reenter: Reenter,
   ) {
-    this.#indexes = new ToolIndexes(sharedToolRanker(parts.indexShare), (origin) =>
-      parts.diagnostics.emit('tool-search:index', { origin }),
-    );
+    const made = (origin: IndexOrigin) => parts.diagnostics.emit('tool-search:index', { origin });
+    this.#indexes = new ToolIndexes(sharedToolRanker(parts.indexShare), made);
+    this.#ownIndexes = new ToolIndexes(sharedToolRanker(undefined), made);
+  }
+
+  #indexesOf(catalog: Catalog): ToolIndexes {
+    return this.parts.sessionCatalogs.isOwn(catalog) ? this.#ownIndexes : this.#indexes;
   }
 
   async list(
@@ -110,7 +120,7 @@ class ToolSearch {
     const parts = this.parts;
     if (await openUserWorkers(ctx, parts)) catalog = await parts.sessionCatalogs.catalogFor(ctx);
     const all = tools(view, catalog);
-    this.#indexes.warm(all, describer(view, catalog));
+    this.#indexesOf(catalog).warm(all, describer(view, catalog));
     const pins = this.#pins(config);
     const mayCall = ctx.mayCall;
     const isPinned = (name: string) => pins.some((p) => p.test(name));
@@ -139,12 +149,13 @@ class ToolSearch {
     // A search stands in for the list: an upstream that lists only per user is opened as there.
     if (await openUserWorkers(ctx, this.parts)) catalog = await this.parts.sessionCatalogs.catalogFor(ctx);
     const all = tools(view, catalog);
-    const index = await this.#indexes.index(all, describer(view, catalog));
+    const indexes = this.#indexesOf(catalog);
+    const index = await indexes.index(all, describer(view, catalog));
     const mayCall = ctx.mayCall;
     // The caller's scopes filter after ranking: the index is shared, what one caller may call is not.
     const ranked = await index.ranker.search(query, mayCall ? all.length : limit).catch((err: unknown) => {
       // A ranker that failed (its thread lost) is built again by the next search.
-      this.#indexes.forget(all);
+      indexes.forget(all);
       throw err;
     });
     const found: Entry[] = [];

@@ -2,7 +2,7 @@
  * Tool search over a catalog large enough to be ranked on the search thread (3,000 tools), in a
  * gateway process started from dist/ (the thread runs the compiled program there), with the
  * official SDK v1 client: found by a query, called through call_tool, searches at once each
- * answered with its own result. Two replicas on one Redis: the index one built, the other loads.
+ * answered with its own result.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -11,8 +11,6 @@ import { THREAD_FROM_TOOLS } from '../../src/tool-search/search-thread.js';
 import { toolText } from '../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { listedServer, type ListedServer } from '../support/listed-server.js';
-import { sample } from '../support/metrics.js';
-import { startRedis, type RedisServer } from '../support/redis.js';
 
 const VERBS = ['get', 'list', 'create', 'delete', 'update', 'send'];
 const NOUNS = ['file', 'issue', 'message', 'user', 'invoice', 'report'];
@@ -37,15 +35,12 @@ afterAll(async () => {
   listed?.remove();
 });
 
-const search = async (query: string, by = client) =>
+const search = async (query: string) =>
   (
-    (await by.callTool({ name: 'search_tools', arguments: { query, limit: 3 } })).structuredContent as {
+    (await client.callTool({ name: 'search_tools', arguments: { query, limit: 3 } })).structuredContent as {
       tools: Array<{ name: string }>;
     }
   ).tools.map((t) => t.name);
-
-const indexes = async (replica: GatewayProcess, origin: 'built' | 'loaded') =>
-  sample(await (await fetch(new URL('/metrics', replica.url))).text(), 'mcpgw_tool_search_indexes_total', { origin });
 
 describe('tool search on the search thread (3,004 tools, dist/)', () => {
   it('lists the two gateway tools, saying how many are behind them; finds one and calls it', async () => {
@@ -66,42 +61,4 @@ describe('tool search on the search thread (3,004 tools, dist/)', () => {
         .map((n) => `big__${n}`),
     );
   });
-});
-
-describe('two replicas on one Redis', () => {
-  let redis: RedisServer;
-  const replicas: GatewayProcess[] = [];
-  const clients: Client[] = [];
-
-  afterAll(async () => {
-    for (const c of clients) await c.close().catch(() => undefined);
-    for (const r of replicas) await r.stop();
-    await redis?.stop();
-  });
-
-  it('the index the first replica built, the second loads from Redis; both find the same tools', async () => {
-    redis = await startRedis();
-    const config = {
-      upstreams: [listed.upstream('big')],
-      toolSearch: { enabled: true },
-      sessions: { store: 'redis', redisUrl: redis.url },
-    };
-    for (let i = 0; i < 2; i++) {
-      replicas.push(await spawnGateway(config));
-      const c = new Client({ name: `tool-search-replica-${i}`, version: '1.0.0' });
-      await c.connect(new StreamableHTTPClientTransport(replicas[i]!.url));
-      clients.push(c);
-    }
-    const [a, b] = replicas as [GatewayProcess, GatewayProcess];
-    expect(await search('zebra report', clients[0])).toEqual(await search('zebra report'));
-    expect(await indexes(a, 'built')).toBe(1);
-    // Kept once the first replica's thread has serialized it (after its first answer).
-    for (let i = 0; i < 100 && !(await redis.command('KEYS', '*toolindex:*')).includes('toolindex'); i++)
-      await new Promise((r) => setTimeout(r, 50));
-    const found = await search('compile latex', clients[1]);
-    expect(found[0]).toBe('big__compile_latex');
-    expect(found).toEqual(await search('compile latex'));
-    expect(await indexes(b, 'loaded')).toBe(1);
-    expect(await indexes(b, 'built')).toBe(0);
-  }, 60_000);
 });
