@@ -1,9 +1,10 @@
 // A built index kept for the gateway's other processes. Building is the costly part of a large
-// index (50,000 tools: about a second of CPU); loading one built elsewhere costs about a fifth of
-// that (load/tool-search/quality.mjs --cost). With sessions in Redis, the first process to build
-// an endpoint's index of a catalog version keeps it there (redis-index-share.ts), and the other
-// replicas, and this one after a restart, load it instead. Only lists ranked on the search thread
-// are shared: a smaller one builds in less time than the round trip takes.
+// index (50,000 tools: about a second of CPU); loading one built elsewhere, through Redis, costs
+// about a third of that (load/tool-search/share-cost.mjs). With sessions in Redis, the first
+// process to build an endpoint's index of a catalog version keeps it there
+// (redis-index-share.ts), and the other replicas, and this one after a restart, load it instead.
+// Only lists ranked on the search thread are shared: a smaller one builds in less time than the
+// round trip takes.
 import { createHash } from 'node:crypto';
 import type { SearchableTool } from './ranker.js';
 
