@@ -1,6 +1,6 @@
 // Wiring only: the stores beside the sessions (sessions, SSE events, tokens held for users,
-// used requestStates, tasks, tool search indexes), memory or Redis as the config says, and the start-up deadline of
-// those that need Redis.
+// used requestStates, tasks, tool search indexes), memory or Redis as the config says, and the
+// start-up deadline of those that need Redis.
 import type { SpentStates } from './contracts/spent-states.js';
 import { MemorySpentStates, RedisSpentStates } from './session/spent-states.js';
 import type { GatewayConfig } from './config/schema.js';

@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exampleConfig, startGateway, toolText, type RunningGateway } from '../support/gateway.js';
 import { everythingUpstream } from '../support/everything.js';
 import { httpUpstream } from '../support/http-upstream.js';
-import { startPerUserUpstream } from '../support/per-user-upstream.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startPerUserUpstream, tokenExchange } from '../support/per-user-upstream.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, TEST_ISSUER, type JwtIssuer } from '../support/jwt-issuer.js';
 import { capturingLogger } from '../support/log-lines.js';
 
@@ -33,13 +33,7 @@ const closers: Array<() => Promise<void>> = [];
 beforeAll(async () => {
   [as, issuer] = await Promise.all([startAuthorizationServer(), startJwtIssuer()]);
   upstream = await startPerUserUpstream(as);
-  const oauth = {
-    grant: 'token-exchange',
-    tokenUrl: as.tokenUrl,
-    clientId: TEST_CLIENT.id,
-    clientSecret: TEST_CLIENT.secret,
-    audience: 'urn:private',
-  };
+  const oauth = tokenExchange(as, 'urn:private');
   const config = exampleConfig({
     logLevel: 'warn',
     auth: issuer.authConfig,

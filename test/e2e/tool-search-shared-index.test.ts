@@ -13,14 +13,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/config/load.js';
 import { THREAD_FROM_TOOLS } from '../../src/tool-search/search-thread.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startGateway, type RunningGateway } from '../support/gateway.js';
 import { spawnGateway, type GatewayProcess } from '../support/gateway-process.js';
 import { httpUpstream } from '../support/http-upstream.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 import { listedServer, type ListedServer } from '../support/listed-server.js';
 import { sample } from '../support/metrics.js';
-import { startPerUserUpstream } from '../support/per-user-upstream.js';
+import { startPerUserUpstream, tokenExchange } from '../support/per-user-upstream.js';
 import { startRedis, type RedisServer } from '../support/redis.js';
 
 const NAMES = [...Array.from({ length: THREAD_FROM_TOOLS + 500 }, (_, i) => `list_item_${i}`), 'zebra_report'];
@@ -105,13 +105,7 @@ describe('a session whose catalog is its own (an upstream that lists per user)',
     [as, issuer] = await Promise.all([startAuthorizationServer(), startJwtIssuer()]);
     upstream = await startPerUserUpstream(as);
     closers.push(() => Promise.all([as.close(), issuer.close(), new Promise((r) => upstream.close(r))]));
-    const oauth = {
-      grant: 'token-exchange',
-      tokenUrl: as.tokenUrl,
-      clientId: TEST_CLIENT.id,
-      clientSecret: TEST_CLIENT.secret,
-      audience: 'urn:private',
-    };
+    const oauth = tokenExchange(as, 'urn:private');
     const port = (upstream.address() as AddressInfo).port;
     gw = await startGateway(
       resolveConfig(

@@ -10,8 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGateway, toolText, type RunningGateway } from '../support/gateway.js';
-import { perUserConfig, startPerUserUpstream } from '../support/per-user-upstream.js';
-import { startAuthorizationServer, TEST_CLIENT, type AuthorizationServer } from '../support/authorization-server.js';
+import { perUserConfig, startPerUserUpstream, tokenExchange } from '../support/per-user-upstream.js';
+import { startAuthorizationServer, type AuthorizationServer } from '../support/authorization-server.js';
 import { startJwtIssuer, type JwtIssuer } from '../support/jwt-issuer.js';
 
 let as: AuthorizationServer;
@@ -28,13 +28,7 @@ beforeAll(async () => {
     accepted: (a) => void accepted.push(a),
     refusedGateway: () => void refusedGateway++,
   });
-  const config = perUserConfig(issuer, upstream, {
-    grant: 'token-exchange',
-    tokenUrl: as.tokenUrl,
-    clientId: TEST_CLIENT.id,
-    clientSecret: TEST_CLIENT.secret,
-    audience: 'urn:private',
-  });
+  const config = perUserConfig(issuer, upstream, tokenExchange(as, 'urn:private'));
   gw = await startGateway(config);
 });
 afterAll(async () => {

@@ -8,7 +8,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { resolveConfig } from '../../src/config/load.js';
 import type { GatewayConfig } from '../../src/config/schema.js';
-import type { AuthorizationServer } from './authorization-server.js';
+import { TEST_CLIENT, type AuthorizationServer } from './authorization-server.js';
 import { httpUpstream } from './http-upstream.js';
 import type { JwtIssuer } from './jwt-issuer.js';
 import { oneToolResult, startJsonRpcServer } from './json-rpc-http.js';
@@ -34,6 +34,17 @@ export function startPerUserUpstream(as: AuthorizationServer, events: PerUserUps
       msg.method === 'initialize' ? { 'mcp-session-id': `s${++sessions}-${user}` } : {};
     return { result: oneToolResult(msg, 'private', 'whoami', `you are ${user} in ${session}`), headers };
   });
+}
+
+/** An upstream's `oauth`: the caller's token exchanged at `as` for one meant for `audience`, as the test client. */
+export function tokenExchange(as: AuthorizationServer, audience: string): Record<string, unknown> {
+  return {
+    grant: 'token-exchange',
+    tokenUrl: as.tokenUrl,
+    clientId: TEST_CLIENT.id,
+    clientSecret: TEST_CLIENT.secret,
+    audience,
+  };
 }
 
 /** A gateway config with auth on (`issuer`'s tokens) and `private`, the per-user `upstream` in mode per-session, reached with `oauth`. */
