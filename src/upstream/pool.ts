@@ -107,7 +107,7 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     const worker = this.#pick(now);
     if (worker) {
       // Only stalled workers left: another may start now (the stall timer saw this one still busy).
-      if (this.#stalled(worker, now)) this.#maybeGrow();
+      if (this.#stalled(worker, now)) this.#maybeGrow(now);
       return this.#dispatch(worker, method, params, options);
     }
 
@@ -226,10 +226,14 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     return call;
   }
 
-  /** Arms the stall timer for the next moment a worker with calls in flight would become stalled. */
-  #watchStalls(): void {
+  /**
+   * Arms the stall timer for the next moment a worker with calls in flight would become stalled. The timer reads
+   * the clock once for both the growth and the next arming: with two reads, a timer that fired a millisecond early
+   * (Node's timers run on the loop's cached clock) could see the worker not yet stalled, then the clock tick past
+   * its moment, and arm nothing: the pool never grew for that stall (seen as CI flakes of pool-busy).
+   */
+  #watchStalls(now = Date.now()): void {
     if (this.#stallTimer || this.closed || this.config.busyAfterMs === 0) return;
-    const now = Date.now();
     let next = Infinity;
     for (const w of this.#workers) {
       if (!w.ready || w.upstream.inFlight === 0) continue;
@@ -239,8 +243,9 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (next === Infinity) return;
     this.#stallTimer = setTimeout(() => {
       this.#stallTimer = undefined;
-      this.#maybeGrow();
-      this.#watchStalls();
+      const at = Date.now();
+      this.#maybeGrow(at);
+      this.#watchStalls(at);
     }, next - now);
     this.#stallTimer.unref();
   }
@@ -255,10 +260,9 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     this.diagnostics.emit('pool:queue', { upstream: this.name, depth: this.#queue.length });
   }
 
-  #maybeGrow(): void {
+  #maybeGrow(now = Date.now()): void {
     if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
-    const now = Date.now();
     const busy = this.#workers.every((w) => !w.ready || this.#full(w) || this.#rank(w, now) > 0);
     if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
   }

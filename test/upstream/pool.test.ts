@@ -3,9 +3,9 @@
  * answer only once the test releases their key, so "in flight" lasts exactly as long as a check
  * needs). Least-in-flight selection, growth up to `max` when every slot is taken, the bounded
  * queue (full: OVERLOADED at once; waited too long: OVERLOADED), a cancelled queued call that
- * never reaches a worker, a dead worker replaced, and close().
+ * never reaches a worker, growth on a stall whose timer fired early, a dead worker replaced, and close().
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
 import { LogThrottle } from '../../src/observability/log-throttle.js';
 import { UpstreamPool } from '../../src/upstream/pool.js';
@@ -149,6 +149,31 @@ describe('UpstreamPool', () => {
     // Had it been dispatched it would hold its worker now: cancel-b is never released.
     await until('the worker is idle', () => pool.status().inFlight === 0);
     expect(workers[0]!.inFlight).toBe(0);
+  });
+
+  it('a stall timer that fires a millisecond early still grows the pool once the worker is stalled', async () => {
+    const { pool } = heldPool({ min: 1, max: 2, maxInFlight: 4, busyAfterMs: 300 });
+    await pool.start();
+    // Only the pool's timers and clock are fake: the workers' pipes stay real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    try {
+      const stalledAt = Date.now() + 300;
+      const a = hold(pool, 'early-a');
+      // Node runs timers on the loop's cached clock, so the timer may read a clock just short of its
+      // moment, and the clock may tick before a second read: the timer must act on one reading.
+      vi.spyOn(Date, 'now').mockImplementationOnce(() => stalledAt - 1);
+      vi.advanceTimersByTime(300);
+      expect(pool.status().workers).toBe(1);
+      vi.advanceTimersByTime(1);
+      expect(pool.status().workers).toBe(2);
+      vi.useRealTimers();
+      await until('the second worker is ready', () => pool.status().ready === 2);
+      held.release('early-a');
+      expect(text(await a.promise)).toBe('released early-a');
+    } finally {
+      vi.useRealTimers();
+      vi.restoreAllMocks();
+    }
   });
 
   it('replaces a worker that dies, and its call in flight fails', async () => {
