@@ -39,9 +39,6 @@ export function sharedToolRanker(share: IndexShare | undefined): RankerFactory {
 /** The key under which the index of `tools` is shared (this gateway build's format). */
 export const sharedIndexKey = (tools: readonly SearchableTool[]): Promise<string> => indexKey(FORMAT, tools, CHUNK);
 
-/** The default ranker, nothing shared. */
-export const toolRanker: RankerFactory = sharedToolRanker(undefined);
-
 /** BM25 on the search thread, whatever the list's size. */
 export const threadRanker: RankerFactory = (tools) => searchThread.build(tools, undefined);
 

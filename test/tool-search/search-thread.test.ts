@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { bm25Ranker } from '../../src/tool-search/bm25-ranker.js';
 import type { ToolRanker } from '../../src/tool-search/ranker.js';
-import { THREAD_FROM_TOOLS, threadRanker, toolRanker } from '../../src/tool-search/search-thread.js';
+import { THREAD_FROM_TOOLS, sharedToolRanker, threadRanker } from '../../src/tool-search/search-thread.js';
 import { QUERIES, REAL_TOOLS, rankings, syntheticTools } from '../support/search-tools.js';
 
 describe('the search thread', () => {
@@ -47,6 +47,6 @@ describe('the search thread', () => {
       return early;
     };
     expect(await settledInMicrotasks(await bm25Ranker(tools))).toBe(true);
-    expect(await settledInMicrotasks(await toolRanker(tools))).toBe(false);
+    expect(await settledInMicrotasks(await sharedToolRanker(undefined)(tools))).toBe(false);
   });
 });
