@@ -240,13 +240,18 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
       const at = w.progressAt + this.config.busyAfterMs;
       if (at > now) next = Math.min(next, at);
     }
-    if (next === Infinity) return;
+    if (next !== Infinity) this.#armStallTimer(next - now);
+  }
+
+  /** In `ms`: another worker if the pool is busy, and the timer armed again for the next stall. */
+  #armStallTimer(ms: number): void {
+    clearTimeout(this.#stallTimer);
     this.#stallTimer = setTimeout(() => {
       this.#stallTimer = undefined;
       const at = Date.now();
       this.#maybeGrow(at);
       this.#watchStalls(at);
-    }, next - now);
+    }, ms);
     this.#stallTimer.unref();
   }
 
@@ -264,7 +269,16 @@ export class UpstreamPool extends WorkerSetBase implements WorkerSet {
     if (this.closed || this.#restartTimer) return;
     if (this.#workers.length + this.#starting >= this.config.max) return;
     const busy = this.#workers.every((w) => !w.ready || this.#full(w) || this.#rank(w, now) > 0);
-    if (busy && this.#starting === 0) this.#spawn().catch(() => this.#scheduleRestart());
+    if (busy && this.#starting === 0) this.#spawn().catch(() => this.#growthFailed());
+  }
+
+  /**
+   * A worker started to grow the pool failed to start. The stall that asked for it may well last, with no call to
+   * notice it (calls in flight on a stalled worker ask nothing more), so growth is tried again after the backoff.
+   */
+  #growthFailed(): void {
+    this.#scheduleRestart();
+    if (!this.closed && !this.#restartTimer) this.#armStallTimer(this.#backoff.next());
   }
 
   async #spawn(): Promise<Worker> {

@@ -3,7 +3,8 @@
  * answer only once the test releases their key, so "in flight" lasts exactly as long as a check
  * needs). Least-in-flight selection, growth up to `max` when every slot is taken, the bounded
  * queue (full: OVERLOADED at once; waited too long: OVERLOADED), a cancelled queued call that
- * never reaches a worker, growth on a stall whose timer fired early, a dead worker replaced, and close().
+ * never reaches a worker, growth on a stall (its timer fired early; its new worker failed to start), a dead
+ * worker replaced, and close().
  */
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { GatewayError } from '../../src/jsonrpc/errors.js';
@@ -27,15 +28,17 @@ const log = quietLog();
 let pool: UpstreamPool | undefined;
 let events: RecordedEvents | undefined;
 
-/** A pool of the held server with `pool` settings; `workers` are the workers it created, in order. */
-function heldPool(settings: Record<string, unknown>): { pool: UpstreamPool; workers: StdioUpstream[] } {
-  const config = stdioConfig({
-    name: 'held',
-    transport: 'stdio',
-    command: held.command,
-    args: held.args,
-    pool: { idleTimeoutMs: 60_000, ...settings },
-  });
+/**
+ * A pool of the held server with `pool` settings; `workers` are the workers it created, in order. A worker whose
+ * index `failsToStart` names runs a process that exits at once instead.
+ */
+function heldPool(
+  settings: Record<string, unknown>,
+  failsToStart: (index: number) => boolean = () => false,
+): { pool: UpstreamPool; workers: StdioUpstream[] } {
+  const upstream = { name: 'held', transport: 'stdio', pool: { idleTimeoutMs: 60_000, ...settings } };
+  const config = stdioConfig({ ...upstream, command: held.command, args: held.args });
+  const exits = stdioConfig({ ...upstream, command: process.execPath, args: ['-e', 'process.exit(3)'] });
   events = recordEvents(['pool:rejection', 'upstream:restart', 'pool:queue']);
   const workers: StdioUpstream[] = [];
   const diagnostics = events.diagnostics;
@@ -43,7 +46,7 @@ function heldPool(settings: Record<string, unknown>): { pool: UpstreamPool; work
     'held',
     config.pool,
     (i) => {
-      const w = new StdioUpstream(config, GATEWAY_IDENTITY, log, i, quietPeer(), {
+      const w = new StdioUpstream(failsToStart(i) ? exits : config, GATEWAY_IDENTITY, log, i, quietPeer(), {
         diagnostics,
         throttle: new LogThrottle(),
       });
@@ -174,6 +177,20 @@ describe('UpstreamPool', () => {
       vi.useRealTimers();
       vi.restoreAllMocks();
     }
+  });
+
+  it('a worker started for a stall that fails to start is tried again while the stall lasts', async () => {
+    const { pool, workers } = heldPool({ min: 1, max: 2, maxInFlight: 4, busyAfterMs: 100 }, (i) => i === 1);
+    await pool.start();
+    const a = hold(pool, 'regrow-a');
+    // No other call comes: only the pool itself can notice that the stall still needs another worker.
+    await until('a third worker, after the second failed to start', () => pool.status().ready === 2);
+    expect(workers.length).toBe(3);
+    const b = hold(pool, 'regrow-b');
+    held.release('regrow-b');
+    expect(text(await b.promise)).toBe('released regrow-b');
+    held.release('regrow-a');
+    expect(text(await a.promise)).toBe('released regrow-a');
   });
 
   it('replaces a worker that dies, and its call in flight fails', async () => {
