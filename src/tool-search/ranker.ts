@@ -36,12 +36,24 @@ export function searchable(entry: Record<string, unknown>, upstream: string): Se
     name: String(entry.name),
     title: typeof entry.title === 'string' ? entry.title : '',
     description: typeof entry.description === 'string' ? entry.description : '',
-    params: Object.entries(properties).map(([name, p]) => ({
-      name,
-      description: isRecord(p) && typeof p.description === 'string' ? p.description : '',
-    })),
+    params: Object.entries(properties).map(([name, p]) => ({ name, description: paramText(p) })),
     upstream,
   };
+}
+
+/** Enum values searched with the description: they name what a parameter sets ("closed" on an issue's state). */
+const MAX_ENUM_VALUES = 16;
+const MAX_ENUM_CHARS = 40;
+
+/** A parameter's description, then its enum's string values (the first few, short ones only). */
+function paramText(p: unknown): string {
+  if (!isRecord(p)) return '';
+  const description = typeof p.description === 'string' ? p.description : '';
+  const values = Array.isArray(p.enum) ? p.enum : isRecord(p.items) && Array.isArray(p.items.enum) ? p.items.enum : [];
+  const words = values
+    .slice(0, MAX_ENUM_VALUES)
+    .filter((v): v is string => typeof v === 'string' && v.length <= MAX_ENUM_CHARS);
+  return [description, ...words].filter((w) => w !== '').join(' ');
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {

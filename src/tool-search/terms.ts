@@ -63,6 +63,7 @@ const SYNONYM_GROUPS: ReadonlyArray<readonly string[]> = [
   ['move', 'rename', 'relocate', 'mv'],
   ['observation', 'fact', 'detail', 'note'],
   ['label', 'tag'],
+  ['close', 'resolve', 'done'],
   ['code', 'definition', 'defined', 'implementation', 'source'],
   ['multiple', 'several', 'together', 'many', 'batch', 'both'],
 ];

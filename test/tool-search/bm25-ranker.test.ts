@@ -43,6 +43,8 @@ describe('terms', () => {
     expect(term('folders')).toBe(term('directory'));
     expect(term('forget')).toBe(term('delete'));
     expect(term('reply')).toBe(term('comment'));
+    expect(term('done')).toBe(term('closed'));
+    expect(term('resolved')).toBe(term('close'));
   });
 
   it('meets a word in every inflection, and its synonyms in theirs', () => {
@@ -76,6 +78,28 @@ describe('bm25Ranker', () => {
     expect(await top('latitude and longitude of an address')).toBe('maps__geocode');
     expect(await top('database sql select')).toBe('pg__query');
     expect(await top('which PRs are open')).toBe('github__list_pull_requests');
+  });
+
+  it("searches a parameter's enum values with its description, the first few short ones", async () => {
+    const state = { type: 'string', description: 'The new state', enum: ['open', 'closed'] };
+    const entry = (name: string, properties: Record<string, unknown>) =>
+      searchable({ name, description: 'Change an existing issue', inputSchema: { type: 'object', properties } }, 'gh');
+    const tools = [
+      entry('gh__edit_issue', { title: { type: 'string', description: 'The new title' } }),
+      entry('gh__update_issue', { state }),
+    ];
+    expect((await (await bm25Ranker(tools)).search('mark the issue as done', 2))[0]).toBe('gh__update_issue');
+    expect(tools[1]!.params).toEqual([{ name: 'state', description: 'The new state open closed' }]);
+    const many = searchable(
+      { name: 'x', inputSchema: { properties: { v: { items: { enum: [...Array(20).keys()].map((i) => `v${i}`) } } } } },
+      'x',
+    );
+    expect(many.params[0]!.description.split(' ')).toHaveLength(16);
+    const long = searchable(
+      { name: 'y', inputSchema: { properties: { v: { enum: ['z'.repeat(41), 7, 'ok'] } } } },
+      'y',
+    );
+    expect(long.params[0]!.description).toBe('ok');
   });
 
   it('finds nothing for words no tool has, and keeps to the limit', async () => {
