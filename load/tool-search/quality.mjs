@@ -142,6 +142,19 @@ for (const r of rows)
     console.log(`\nmissed in top 5 (${r.set}, ${r.catalogLabel}):\n  ${r.misses.join('\n  ')}`);
 
 if (args.includes('--cost')) {
+  // What splitting text into tokens costs alone (terms.ts's tokenize, both sides of every search):
+  // the real catalog's indexed fields, 200 times over, the best of three.
+  const fields = real.flatMap((t) => Object.values(doc(searchable(t.entry, t.upstream), 0)).slice(1));
+  let best = Infinity;
+  for (let round = 0; round < 3; round++) {
+    const t0 = performance.now();
+    for (let i = 0; i < 200; i++) for (const text of fields) tokenize(text);
+    best = Math.min(best, performance.now() - t0);
+  }
+  console.log(`cost tokenize: ${fields.length} fields x 200 in ${best.toFixed(0)} ms`);
+}
+
+if (args.includes('--cost')) {
   // In process (bm25Ranker) and on the search thread (threadRanker, what the gateway uses from
   // THREAD_FROM_TOOLS on): build time, the longest event-loop hold while building and while
   // searching (what every other request waits), heap, and search p99 as the caller sees it.

@@ -92,7 +92,7 @@ const CAMEL_CASE = /[\p{Ll}\p{N}]\p{Lu}|\p{Lu}\p{Lu}\p{Ll}{2}/u;
  */
 export function tokenize(text: string): string[] {
   const tokens: string[] = [];
-  for (const word of text.split(/[^\p{L}\p{N}]+/u)) {
+  for (const word of shapeWords(text, tokens).split(/[^\p{L}\p{N}]+/u)) {
     if (word.length === 0) continue;
     // Most words have no inner capital: one test, not two replaces and a split (50,000 tools built in 0.8 s, not 1.3).
     if (!CAMEL_CASE.test(word)) {
@@ -105,7 +105,91 @@ export function tokenize(text: string): string[] {
       .split(' ');
     tokens.push(word, ...parts);
   }
+  return foldPhrases(tokens);
+}
+
+/**
+ * Two words that name one act, unlike either alone ("pull up" a file is not a pull request; "sign
+ * off" is an approval), as the term of that act. Keyed by the first word's stem and the second word.
+ */
+const PHRASES: ReadonlyMap<string, string> = new Map([
+  ['pull up', 'show'],
+  ['look at', 'show'],
+  ['write back', 'reply'],
+  ['sign off', 'approve'],
+  ['keep track', 'remember'],
+  ['set up', 'create'],
+  ['spin up', 'create'],
+  ['tear down', 'delete'],
+]);
+
+const PHRASE_ENDS: ReadonlySet<string> = new Set([...PHRASES.keys()].map((p) => p.split(' ')[1]!));
+const PHRASE_END_CHARS = Math.max(...[...PHRASE_ENDS].map((w) => w.length));
+
+function foldPhrases(tokens: string[]): string[] {
+  for (let i = 1; i < tokens.length; i++) {
+    const token = tokens[i]!;
+    // Most tokens are longer than any phrase's end: one comparison, not a lower-casing.
+    if (token.length > PHRASE_END_CHARS) continue;
+    const end = token.toLowerCase();
+    if (!PHRASE_ENDS.has(end)) continue;
+    const act = PHRASES.get(`${stem(tokens[i - 1]!.toLowerCase())} ${end}`);
+    if (act !== undefined) tokens.splice(i - 1, 2, act);
+  }
   return tokens;
+}
+
+/** A word holding a character that may make it a path, a slug, a channel, a handle or a URL. */
+const SHAPED = /(?<!\S)\S*[/#@.:]\S*[^\s.,:;!?)]/gu;
+/** Most text has none: a sentence's last period is followed by a space or nothing. */
+const MAYBE_SHAPED = /[/#@:]|\.[^\s.,:;!?)]/u;
+const FILE_EXTENSIONS: ReadonlySet<string> = new Set(
+  (
+    'md txt json jsonl yaml yml toml ini env cfg conf csv tsv log xml html htm css js mjs cjs ts tsx jsx py rb go rs ' +
+    'java kt c h cpp hpp cs php sh sql pdf doc docx xls xlsx ppt pptx zip gz tgz tar png jpg jpeg gif svg webp bmp'
+  ).split(' '),
+);
+const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set('png jpg jpeg gif svg webp bmp'.split(' '));
+const EDGE_PUNCTUATION = /^[("'`<[{]+|[)"'`>\]},.:;!?]+$/gu;
+const SLUG = /^[\p{L}\p{N}][\p{L}\p{N}_.-]*\/[\p{L}\p{N}][\p{L}\p{N}_.-]*$/u;
+
+/**
+ * Words whose shape says what they name, whatever their letters: `owner/name` a repository,
+ * `#name` a channel, `@name` a user, `a@b.org` an email, `dir/x.png` or `.csv` a file (an image too
+ * by its extension), `https://…` a web page. The shape's kind goes into `tokens`; the name's own
+ * letters go when they are only a name (a repository's, a channel's: "facebook/react" is not about
+ * reactions), and stay where they may say more (a file's name, a URL's host). Returns the text left.
+ */
+function shapeWords(text: string, tokens: string[]): string {
+  if (!MAYBE_SHAPED.test(text)) return text;
+  return text.replace(SHAPED, (chunk) => {
+    const shape = shapeOf(chunk.replace(EDGE_PUNCTUATION, ''));
+    if (shape === undefined) return chunk;
+    tokens.push(...shape.kinds);
+    return shape.keep ?? ' ';
+  });
+}
+
+function shapeOf(word: string): { kinds: string[]; keep?: string } | undefined {
+  if (/^(https?:\/\/|www\.)/i.test(word)) return { kinds: ['url'], keep: word };
+  if (/^#\p{L}[\p{L}\p{N}_-]*$/u.test(word)) return { kinds: ['channel'] };
+  if (/^@\p{L}[\p{L}\p{N}_.-]*$/u.test(word)) return { kinds: ['user'] };
+  if (/^[^@]+@[^@]+\.\p{L}{2,}$/u.test(word)) return { kinds: ['email'] };
+  const dot = word.lastIndexOf('.');
+  const extension = dot >= 0 ? word.slice(dot + 1).toLowerCase() : '';
+  if (FILE_EXTENSIONS.has(extension))
+    return { kinds: IMAGE_EXTENSIONS.has(extension) ? ['file', 'image'] : ['file'], keep: word.slice(0, dot) };
+  if (SLUG.test(word) && !isAlternation(word)) return { kinds: ['repository'] };
+  return undefined;
+}
+
+/**
+ * "lat/long", "read/write", "and/or": words that name acts or things, not an owner and a name. An
+ * owner is a person's or an organization's name ("facebook/react"), seldom a word the table knows.
+ */
+function isAlternation(slug: string): boolean {
+  const [first, second] = slug.toLowerCase().split('/') as [string, string];
+  return STOP_WORDS.has(first) || STOP_WORDS.has(second) || SYNONYMS.has(first) || SYNONYMS.has(stem(first));
 }
 
 /** One token as a term: null when it says nothing (a stop word). */
@@ -147,5 +231,7 @@ export const TERMS_FINGERPRINT = JSON.stringify([
   [...STOP_WORDS],
   SYNONYM_GROUPS,
   CAMEL_CASE.source,
-  ...[tokenize, term, stem, dropE, undouble].map(String),
+  [...PHRASES],
+  [...FILE_EXTENSIONS, SHAPED.source, MAYBE_SHAPED.source, EDGE_PUNCTUATION.source, SLUG.source],
+  ...[tokenize, foldPhrases, shapeWords, shapeOf, isAlternation, term, stem, dropE, undouble].map(String),
 ]);

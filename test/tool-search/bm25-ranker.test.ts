@@ -56,6 +56,37 @@ describe('terms', () => {
     expect(term('removing')).toBe(term('delete'));
   });
 
+  it("gives a word its shape's kind: a repository, a channel, a user, an email, a file, a web page", () => {
+    const repo = tokenize('open bugs in facebook/react?');
+    expect(repo).toContain('repository');
+    // A repository's owner and name are only names: "react" must not fold onto reactions.
+    expect(repo).not.toContain('react');
+    expect(tokenize('what was said in #support')).toEqual(['channel', 'what', 'was', 'said', 'in']);
+    expect(tokenize('ask @octocat')).toEqual(['user', 'ask']);
+    expect(tokenize('mail jo@example.org')).toEqual(['email', 'mail']);
+    const image = tokenize('look at notes/board.jpg, please');
+    expect(image).toEqual(expect.arrayContaining(['file', 'image', 'notes', 'board']));
+    expect(image).not.toContain('jpg');
+    expect(tokenize('every .csv under Downloads')).toEqual(['file', 'every', 'under', 'Downloads']);
+    expect(tokenize('go to https://example.com')).toEqual(['url', 'go', 'to', 'https', 'example', 'com']);
+  });
+
+  it('leaves alone what only looks like a shape: alternatives, sentence ends, dotted identifiers', () => {
+    expect(tokenize('the lat/long of it')).toEqual(['the', 'lat', 'long', 'of', 'it']);
+    expect(tokenize('read and/or write')).toEqual(['read', 'and', 'or', 'write']);
+    expect(tokenize('Read a file. Then stop.')).toEqual(['Read', 'a', 'file', 'Then', 'stop']);
+    expect(tokenize('document.title')).toEqual(['document', 'title']);
+  });
+
+  it('folds a two-word act onto its term, whatever its inflection, and only that pair', () => {
+    expect(tokenize('Pull up the README')).toEqual(['show', 'the', 'README']);
+    expect(tokenize('pulling up')).toEqual(['show']);
+    expect(tokenize('has anyone signed off on it')).toEqual(['has', 'anyone', 'approve', 'on', 'it']);
+    expect(tokenize('list pull requests')).toEqual(['list', 'pull', 'requests']);
+    expect(term('show')).toBe(term('read'));
+    expect(term('approve')).toBe(term('review'));
+  });
+
   it('refuses a synonym table where one word sits in two groups', () => {
     expect(foldTable([['fork', 'copy'], ['clone']]).get('copy')).toBe('fork');
     expect(() =>
@@ -100,6 +131,15 @@ describe('bm25Ranker', () => {
       'y',
     );
     expect(long.params[0]!.description).toBe('ok');
+  });
+
+  it('reads owner/name as a repository, not as the words of its name', async () => {
+    const tools = [
+      { name: 'slack__add_reaction', description: 'Add an emoji reaction to a message' },
+      { name: 'github__list_issues', description: 'List issues in a GitHub repository' },
+    ].map((t) => searchable({ ...t, inputSchema: { type: 'object' } }, t.name.split('__')[0]!));
+    const ranker = await bm25Ranker(tools);
+    expect(await ranker.search('open bugs in facebook/react', 1)).toEqual(['github__list_issues']);
   });
 
   it('finds nothing for words no tool has, and keeps to the limit', async () => {
