@@ -36,6 +36,7 @@ const SETS = [
   'heldout.json',
   'heldout-2.json',
   'heldout-3.json',
+  'heldout-4.json',
 ];
 const sets = SETS.map((file) => ({ file, queries: JSON.parse(readFileSync(join(here, file), 'utf8')).queries }));
 const queries = sets[0].queries;
