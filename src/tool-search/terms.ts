@@ -126,21 +126,29 @@ const PHRASES: ReadonlyMap<string, string> = new Map([
 const PHRASE_ENDS: ReadonlySet<string> = new Set([...PHRASES.keys()].map((p) => p.split(' ')[1]!));
 const PHRASE_END_CHARS = Math.max(...[...PHRASE_ENDS].map((w) => w.length));
 
+/** One pass into a new list: splicing in place is quadratic in a long text of phrases (an upstream's description). */
 function foldPhrases(tokens: string[]): string[] {
-  for (let i = 1; i < tokens.length; i++) {
-    const token = tokens[i]!;
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    const next = tokens[i + 1];
     // Most tokens are longer than any phrase's end: one comparison, not a lower-casing.
-    if (token.length > PHRASE_END_CHARS) continue;
-    const end = token.toLowerCase();
-    if (!PHRASE_ENDS.has(end)) continue;
-    const act = PHRASES.get(`${stem(tokens[i - 1]!.toLowerCase())} ${end}`);
-    if (act !== undefined) tokens.splice(i - 1, 2, act);
+    if (next !== undefined && next.length <= PHRASE_END_CHARS) {
+      const end = next.toLowerCase();
+      const act = PHRASE_ENDS.has(end) ? PHRASES.get(`${stem(tokens[i]!.toLowerCase())} ${end}`) : undefined;
+      if (act !== undefined) {
+        out.push(act);
+        i++;
+        continue;
+      }
+    }
+    out.push(tokens[i]!);
   }
-  return tokens;
+  return out;
 }
 
 /** A word holding a character that may make it a path, a slug, a channel, a handle or a URL. */
-const SHAPED = /(?<!\S)\S*[/#@.:]\S*[^\s.,:;!?)]/gu;
+// The part before the first such character holds none of them, so a match never backtracks over a long word.
+const SHAPED = /(?<!\S)[^\s/#@.:]*[/#@.:]\S*/gu;
 /** Most text has none: a sentence's last period is followed by a space or nothing. */
 const MAYBE_SHAPED = /[/#@:]|\.[^\s.,:;!?)]/u;
 const FILE_EXTENSIONS: ReadonlySet<string> = new Set(
@@ -150,7 +158,8 @@ const FILE_EXTENSIONS: ReadonlySet<string> = new Set(
   ).split(' '),
 );
 const IMAGE_EXTENSIONS: ReadonlySet<string> = new Set('png jpg jpeg gif svg webp bmp'.split(' '));
-const EDGE_PUNCTUATION = /^[("'`<[{]+|[)"'`>\]},.:;!?]+$/gu;
+const OPENING = '("\'`<[{';
+const CLOSING = ')"\'`>]},.:;!?';
 const SLUG = /^[\p{L}\p{N}][\p{L}\p{N}_.-]*\/[\p{L}\p{N}][\p{L}\p{N}_.-]*$/u;
 
 /**
@@ -163,11 +172,23 @@ const SLUG = /^[\p{L}\p{N}][\p{L}\p{N}_.-]*\/[\p{L}\p{N}][\p{L}\p{N}_.-]*$/u;
 function shapeWords(text: string, tokens: string[]): string {
   if (!MAYBE_SHAPED.test(text)) return text;
   return text.replace(SHAPED, (chunk) => {
-    const shape = shapeOf(chunk.replace(EDGE_PUNCTUATION, ''));
+    const shape = shapeOf(trimPunctuation(chunk));
     if (shape === undefined) return chunk;
     tokens.push(...shape.kinds);
     return shape.keep ?? ' ';
   });
+}
+
+/**
+ * Quotes and brackets around a word, and a sentence's punctuation after it, go. A loop: a pattern
+ * anchored at the end backtracks over a long run of them (quadratic).
+ */
+function trimPunctuation(word: string): string {
+  let start = 0;
+  let end = word.length;
+  while (start < end && OPENING.includes(word[start]!)) start++;
+  while (end > start && CLOSING.includes(word[end - 1]!)) end--;
+  return word.slice(start, end);
 }
 
 function shapeOf(word: string): { kinds: string[]; keep?: string } | undefined {
@@ -232,6 +253,8 @@ export const TERMS_FINGERPRINT = JSON.stringify([
   SYNONYM_GROUPS,
   CAMEL_CASE.source,
   [...PHRASES],
-  [...FILE_EXTENSIONS, SHAPED.source, MAYBE_SHAPED.source, EDGE_PUNCTUATION.source, SLUG.source],
-  ...[tokenize, foldPhrases, shapeWords, shapeOf, isAlternation, term, stem, dropE, undouble].map(String),
+  [...FILE_EXTENSIONS, SHAPED.source, MAYBE_SHAPED.source, OPENING, CLOSING, SLUG.source],
+  ...[tokenize, foldPhrases, shapeWords, trimPunctuation, shapeOf, isAlternation, term, stem, dropE, undouble].map(
+    String,
+  ),
 ]);

@@ -1,7 +1,7 @@
 /** The BM25 ranker and its terms, as a module: what a query finds in a small catalog of real-looking tools. */
 import { describe, expect, it } from 'vitest';
 import { bm25Ranker } from '../../src/tool-search/bm25-ranker.js';
-import { searchable } from '../../src/tool-search/ranker.js';
+import { INDEXED, searchable } from '../../src/tool-search/ranker.js';
 import { foldTable, term, tokenize } from '../../src/tool-search/terms.js';
 import { ToolIndexes } from '../../src/tool-search/index-cache.js';
 
@@ -78,6 +78,16 @@ describe('terms', () => {
     expect(tokenize('document.title')).toEqual(['document', 'title']);
   });
 
+  it("splits an upstream's hostile text in one pass: long runs of slashes, dots and phrases", () => {
+    // Each of these took a backtracking pattern or an in-place splice quadratic time: minutes at this size.
+    const n = 200_000;
+    expect(tokenize(`${'a/'.repeat(n)}.`)).toHaveLength(n);
+    expect(tokenize(`x${'.'.repeat(n)}x`)).toEqual(['x', 'x']);
+    expect(tokenize(`${'.'.repeat(n)} acme/api`)).toEqual(['repository']);
+    expect(tokenize(`a@${'b.c'.repeat(n)}1`).length).toBeGreaterThan(n);
+    expect(tokenize('set up '.repeat(n))).toEqual(Array(n).fill('create'));
+  });
+
   it('folds a two-word act onto its term, whatever its inflection, and only that pair', () => {
     expect(tokenize('Pull up the README')).toEqual(['show', 'the', 'README']);
     expect(tokenize('pulling up')).toEqual(['show']);
@@ -140,6 +150,27 @@ describe('bm25Ranker', () => {
     ].map((t) => searchable({ ...t, inputSchema: { type: 'object' } }, t.name.split('__')[0]!));
     const ranker = await bm25Ranker(tools);
     expect(await ranker.search('open bugs in facebook/react', 1)).toEqual(['github__list_issues']);
+  });
+
+  it("indexes the first part of an upstream's text, however long it sends it", () => {
+    const properties = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [`p${i}${'n'.repeat(5000)}`, { description: 'd'.repeat(1e5) }]),
+    );
+    const tool = searchable(
+      {
+        name: 'big',
+        title: 't'.repeat(1e5),
+        description: 'x '.repeat(1e6),
+        inputSchema: { type: 'object', properties },
+      },
+      'up',
+    );
+    expect(tool.description).toHaveLength(INDEXED.descriptionChars);
+    expect(tool.title).toHaveLength(INDEXED.titleChars);
+    expect(tool.params).toHaveLength(INDEXED.params);
+    expect(tool.params[0]!.name).toHaveLength(INDEXED.paramChars);
+    expect(tool.params[127]!.description).toHaveLength(INDEXED.paramChars);
+    expect(tool.params[127]!.name.startsWith('p127')).toBe(true);
   });
 
   it('finds nothing for words no tool has, and keeps to the limit', async () => {
