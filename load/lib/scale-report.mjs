@@ -101,18 +101,28 @@ export function stepLines(rows) {
   for (const store of new Set(scale.map((r) => r.extra.store))) {
     const mine = scale.filter((r) => r.extra.store === store);
     const first = mine[0]?.cpuUsPerReq;
+    // Paired within each round where the scenario says so (its steps measured side by side); else against the first row.
+    /** @param {any} r */
+    const ratio = (r) => r.extra.ratioToFirst ?? (first ? r.cpuUsPerReq / first : 1);
     const cells = mine.map((r) => {
-      const vs = first ? ` (${((r.cpuUsPerReq / first - 1) * 100).toFixed(0)} %)` : '';
+      const vs = ` (${((ratio(r) - 1) * 100).toFixed(0)} %)`;
       const redis =
         r.extra.redisBytesPerSession === undefined
           ? ''
           : `, Redis ${Math.round(r.extra.redisBytesPerSession)} B/session`;
       return `${r.extra.sessionsOpen} open: ${r.cpuUsPerReq?.toFixed(0)} µs/call${vs}${redis}`;
     });
-    const worst = Math.max(...mine.map((r) => (first ? Math.abs(r.cpuUsPerReq / first - 1) : 0)));
+    const worst = Math.max(...mine.map((r) => Math.abs(ratio(r) - 1)));
+    const paired = mine.some((r) => r.extra.ratioToFirst !== undefined)
+      ? ` (each step's median over ${mine[0].extra.ratioToFirstRounds.length} interleaved rounds of its ratio to the first` +
+        ` in the same round; per round: ${mine
+          .slice(1)
+          .map((r) => `${r.extra.sessionsOpen} ${r.extra.ratioToFirstRounds.map((x) => x.toFixed(2)).join('/')}`)
+          .join(', ')})`
+      : '';
     out.push(
       '',
-      `**sessions-scale, ${store}**: ${cells.join('; ')}; flat within 10 %: ${worst <= 0.1 ? 'pass' : 'fail'}.`,
+      `**sessions-scale, ${store}**: ${cells.join('; ')}; flat within 10 %: ${worst <= 0.1 ? 'pass' : 'fail'}${paired}.`,
     );
   }
   return out;
