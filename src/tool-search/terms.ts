@@ -146,8 +146,10 @@ function foldPhrases(tokens: string[]): string[] {
   return out;
 }
 
-/** A word holding a character that may make it a path, a slug, a channel, a handle or a URL. */
-// The part before the first such character holds none of them, so a match never backtracks over a long word.
+/**
+ * A word holding a character that may make it a path, a slug, a channel, a handle or a URL. The part
+ * before the first such character holds none of them, so a match never backtracks over a long word.
+ */
 const SHAPED = /(?<!\S)[^\s/#@.:]*[/#@.:]\S*/gu;
 /** Most text has none: a sentence's last period is followed by a space or nothing. */
 const MAYBE_SHAPED = /[/#@:]|\.[^\s.,:;!?)]/u;
@@ -200,17 +202,19 @@ function shapeOf(word: string): { kinds: string[]; keep?: string } | undefined {
   const extension = dot >= 0 ? word.slice(dot + 1).toLowerCase() : '';
   if (FILE_EXTENSIONS.has(extension))
     return { kinds: IMAGE_EXTENSIONS.has(extension) ? ['file', 'image'] : ['file'], keep: word.slice(0, dot) };
-  if (SLUG.test(word) && !isAlternation(word)) return { kinds: ['repository'] };
+  if (isSlug(word)) return { kinds: ['repository'] };
   return undefined;
 }
 
 /**
- * "lat/long", "read/write", "and/or": words that name acts or things, not an owner and a name. An
- * owner is a person's or an organization's name ("facebook/react"), seldom a word the table knows.
+ * `owner/name`. Not "lat/long", "read/write" or "and/or", words that name acts or things (an owner is
+ * a person's or an organization's name, seldom a word the tables know), nor "3/4" (no letter).
  */
-function isAlternation(slug: string): boolean {
-  const [first, second] = slug.toLowerCase().split('/') as [string, string];
-  return STOP_WORDS.has(first) || STOP_WORDS.has(second) || SYNONYMS.has(first) || SYNONYMS.has(stem(first));
+function isSlug(word: string): boolean {
+  if (!SLUG.test(word)) return false;
+  const [first, second] = word.toLowerCase().split('/') as [string, string];
+  if (!/\p{L}/u.test(first) || !/\p{L}/u.test(second)) return false;
+  return !(STOP_WORDS.has(first) || STOP_WORDS.has(second) || SYNONYMS.has(first) || SYNONYMS.has(stem(first)));
 }
 
 /** One token as a term: null when it says nothing (a stop word). */
@@ -254,7 +258,5 @@ export const TERMS_FINGERPRINT = JSON.stringify([
   CAMEL_CASE.source,
   [...PHRASES],
   [...FILE_EXTENSIONS, SHAPED.source, MAYBE_SHAPED.source, OPENING, CLOSING, SLUG.source],
-  ...[tokenize, foldPhrases, shapeWords, trimPunctuation, shapeOf, isAlternation, term, stem, dropE, undouble].map(
-    String,
-  ),
+  ...[tokenize, foldPhrases, shapeWords, trimPunctuation, shapeOf, isSlug, term, stem, dropE, undouble].map(String),
 ]);
