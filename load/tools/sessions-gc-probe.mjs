@@ -38,6 +38,8 @@ async function gcSeconds(base) {
 }
 
 const ROUNDS = Number(process.env.SESSIONS_ROUNDS ?? 3);
+/** With PROBE_CPU_PROF=<dir>, each gateway writes a CPU profile there; the probe prints each measured window. */
+const cpuProfDir = process.env.PROBE_CPU_PROF;
 /** @type {Array<{ step: number, gw: Awaited<ReturnType<typeof startGateway>>, sids: string[] }>} */
 const gateways = [];
 try {
@@ -45,6 +47,7 @@ try {
     const gw = await startGateway({
       upstreams: [{ name: 'echo', script: ECHO_SERVER, pool: { min: 1, max: 1, maxInFlight: 64 } }],
       extra: { limits: { maxSessions: step + 1000 } },
+      cpuProfDir,
     });
     gateways.push({ step, gw, sids: [] });
     gateways[gateways.length - 1].sids = (await openSessions(gw.url, step, 50)).slice(-50);
@@ -55,7 +58,12 @@ try {
       const pid = gw.gatewayPids()[0];
       const before = await gcSeconds(gw.base);
       const ticksBefore = threadTicks(pid);
+      const started = (Date.now() - gw.spawnedAt) / 1000;
       const m = await measureEcho(ctx, gw.url, sids, { gateway: gw.gatewayPids });
+      if (cpuProfDir)
+        console.log(
+          `pid ${pid}: --skip ${started.toFixed(0)} --until ${((Date.now() - gw.spawnedAt) / 1000).toFixed(0)}`,
+        );
       const after = await gcSeconds(gw.base);
       const ticksAfter = threadTicks(pid);
       const calls = m.reqPerSec * ctx.duration;
