@@ -332,9 +332,10 @@ export class RedisSessionStore implements SessionStore {
   }
 
   /**
-   * Tracked sessions whose TTL, as far as this replica knows, has run out: EXISTS tells expired
-   * ones (reported) from ones another replica kept alive (checked again a ttl later, and
-   * refreshed by this replica on its next use).
+   * Tracked sessions whose TTL, as far as this replica knows, has run out: PTTL tells expired
+   * ones (reported) from ones still alive (another replica kept them, or this replica's refresh
+   * reached Redis a little after it was timed here), which are checked again when the TTL Redis
+   * holds runs out. Checked again a whole ttl later instead, an expiry went unnoticed that long.
    */
   async #sweep(): Promise<void> {
     if (this.#sweeping || this.#closed || !this.ready) return;
@@ -350,14 +351,16 @@ export class RedisSessionStore implements SessionStore {
       const results = await perKey(
         this.#redis,
         due.map(([id]) => this.#key(id)),
-        (pipeline, key) => pipeline.exists(key),
+        (pipeline, key) => pipeline.pttl(key),
       );
       const now = Date.now();
       due.forEach(([id, tracked], i) => {
         if (this.#tracked.get(id) !== tracked) return; // used (or deleted) meanwhile
-        const exists = this.#pipelineValue<number>(results, i);
-        if (exists === 0) this.#gone(id);
-        else this.#track(id, now - this.#refreshMs, tracked.principal); // unknown refresh time: the next use refreshes
+        const pttl = this.#pipelineValue<number>(results, i);
+        if (pttl === -2) this.#gone(id);
+        // As if refreshed when Redis last set that TTL: checked again as it runs out.
+        else if (pttl >= 0) this.#track(id, now + pttl - this.#keyTtlMs, tracked.principal);
+        else this.#track(id, now - this.#refreshMs, tracked.principal); // no TTL at all: the next use sets one
       });
     } catch (err) {
       this.#log?.debug({ err: errorMessage(err) }, 'session store: expiry sweep failed');

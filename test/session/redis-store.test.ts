@@ -113,6 +113,27 @@ describe('RedisSessionStore', () => {
     expect(await other.get(rec.id)).toBeUndefined();
   });
 
+  it('without keyspace events, a key kept alive elsewhere is checked again as its TTL in Redis runs out', async () => {
+    // ttl 4 s: the key's TTL is 4.4 s, and the local sweep (every 100 ms) looks once 4.4 s have
+    // passed since this store refreshed it. Another replica (here PEXPIRE) kept the key to 5 s:
+    // the sweep finds it alive at 4.4 s, and must look again when it goes at 5 s. Before, it
+    // looked again a ttl later (at 8.4 s): a late refresh of its own went unnoticed as long, the
+    // cause of the contract's rare 'did not expire within 6000 ms'.
+    const keyPrefix = `late-${randomUUID().slice(0, 8)}:`;
+    const store = await readyStore({ ttlSeconds: 4, keyspaceEvents: false, keyPrefix });
+    const expired: Array<{ id: string; at: number }> = [];
+    store.onExpired((id) => expired.push({ id, at: Date.now() }));
+    const rec = record();
+    await store.create(rec);
+    await sleep(2000);
+    const key = `${keyPrefix}{${rec.id}}:session`;
+    expect(await redis.command('PEXPIRE', key, '3000')).toBe(':1\r\n');
+    const gone = Date.now() + 3000;
+    await until('the expiry to be noticed', () => expired.length > 0, 8000);
+    expect(expired[0]!.id).toBe(rec.id);
+    expect(expired[0]!.at - gone).toBeLessThan(2000);
+  });
+
   it('refreshes the TTL lazily: many gets cost far fewer PEXPIREs', async () => {
     // ttl 60 s, refresh interval 10 % of it. Only the stores' clock (Date) is faked, from before
     // the first key is written: it stands still through a burst and moves a set step per get
